@@ -1,0 +1,53 @@
+# The two commands a new machine needs are `make demo` and `make test`; each installs what it uses.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+export WLMAP_CACHE ?= $(HOME)/.cache/workload-map
+
+.PHONY: venv tools gojq apiserver test unit lint format demo bench crd clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+gojq:  ## the jq oracle for differential tests (github.com/itchyny/gojq v0.12.18)
+	bash hack/install-gojq.sh
+
+apiserver:  ## kube-apiserver + etcd built from their Go modules, cached outside the checkout
+	bash hack/build-apiserver.sh
+
+tools: gojq apiserver
+
+test: venv tools  ## every test, the real API server ones included
+	$(PY) -m pytest
+
+unit: venv  ## the fast tests only
+	$(PY) -m pytest -m "not integration"
+
+lint: venv
+	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/ruff format --check src tests benchmarks
+	$(VENV)/bin/mypy
+
+format: venv
+	$(VENV)/bin/ruff format src tests benchmarks
+	$(VENV)/bin/ruff check --fix src tests benchmarks
+
+demo: venv
+	bash hack/demo.sh
+
+bench: venv
+	$(PY) -m pip install -q -e '.[bench]'
+	$(PY) benchmarks/run.py
+
+crd: venv  ## regenerate deploy/crds/kartas.run.ai.yaml from the model
+	$(PY) -m workload_map.model.crd > deploy/crds/kartas.run.ai.yaml
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

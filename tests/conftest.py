@@ -1,0 +1,36 @@
+"""Fixtures shared by every test package.
+
+``../shared`` (upstream manifests, CRDs, jq conformance suites) exists beside the checkout on the
+project's machines but not in a user's clone; tests that read it take the ``shared_dir`` fixture
+and skip with a reason where it is absent.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def find_shared() -> Path | None:
+    """The shared folder: $WLMAP_SHARED, else ../shared beside the checkout."""
+    env = os.environ.get("WLMAP_SHARED")
+    candidates = [Path(env)] if env else []
+    candidates.append(ROOT.parent / "shared")
+    for candidate in candidates:
+        if (candidate / "realworld").is_dir():
+            return candidate
+    return None
+
+
+SHARED = find_shared()
+
+
+@pytest.fixture(scope="session")
+def shared_dir() -> Path:
+    if SHARED is None:
+        pytest.skip("../shared (upstream manifests and conformance suites) is not beside this checkout")
+    return SHARED
