@@ -1,0 +1,373 @@
+"""The typed Karta model: one frozen dataclass per object of the ``run.ai/v1alpha1`` schema.
+
+Every other package (engine, catalog, CLI) reads definitions through these classes, so the
+attribute names are stable: snake_case mirrors of the JSON keys, tuples for lists, ``None`` for an
+absent optional field. Mappings (``metadata``, ``matchLabels``) stay plain dicts; treat them as
+read-only. Loading and dumping live in :mod:`workload_map.model.load`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "API_VERSION",
+    "GROUP",
+    "GVK",
+    "KIND",
+    "STATUS_ORDER",
+    "VERSION",
+    "Action",
+    "Component",
+    "ComponentInstanceSelector",
+    "ComponentTypeSelector",
+    "ConditionMatcher",
+    "ConditionsDefinition",
+    "ExpressionMatcher",
+    "FragmentedPodSpecDefinition",
+    "GangScheduling",
+    "Karta",
+    "KartaCondition",
+    "KartaSpec",
+    "KartaStatus",
+    "Member",
+    "OptimizationInstructions",
+    "PhaseDefinition",
+    "PodGroupDefinition",
+    "PodGroupMapping",
+    "PodSelector",
+    "ReplicaSelector",
+    "ScaleDefinition",
+    "SpecDefinition",
+    "StatusDefinition",
+    "StatusMappings",
+    "StatusMatcher",
+    "StructureDefinition",
+    "SubGroup",
+    "SuspendDefinition",
+    "Topology",
+]
+
+GROUP = "run.ai"
+VERSION = "v1alpha1"
+KIND = "Karta"
+API_VERSION = f"{GROUP}/{VERSION}"
+
+#: The generic statuses in the reference's fixed evaluation/report order.
+STATUS_ORDER: tuple[str, ...] = (
+    "Resuming",
+    "Suspending",
+    "Suspended",
+    "Running",
+    "Failed",
+    "Completed",
+    "Initializing",
+    "Degraded",
+)
+
+
+@dataclass(frozen=True)
+class GVK:
+    """A group/version/kind; ``group`` is ``""`` for the core group."""
+
+    group: str
+    version: str
+    kind: str
+
+    @property
+    def api_version(self) -> str:
+        """``group/version``, or just ``version`` for the core group."""
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    def __str__(self) -> str:
+        return f"{self.api_version}, Kind={self.kind}"
+
+
+@dataclass(frozen=True)
+class FragmentedPodSpecDefinition:
+    """Eleven optional jq paths, each addressing one fragment of a pod spec."""
+
+    scheduler_name_path: str | None = None
+    labels_path: str | None = None
+    annotations_path: str | None = None
+    resources_path: str | None = None
+    resource_claims_path: str | None = None
+    pod_affinity_path: str | None = None
+    node_affinity_path: str | None = None
+    containers_path: str | None = None
+    container_path: str | None = None
+    priority_class_name_path: str | None = None
+    image_path: str | None = None
+
+
+@dataclass(frozen=True)
+class SpecDefinition:
+    """Where a component's pods are described: a template, a pod spec (+metadata) or fragments."""
+
+    pod_template_spec_path: str | None = None
+    pod_spec_path: str | None = None
+    metadata_path: str | None = None
+    fragmented_pod_spec_definition: FragmentedPodSpecDefinition | None = None
+
+
+@dataclass(frozen=True)
+class ScaleDefinition:
+    replicas_path: str | None = None
+    min_replicas_path: str | None = None
+    max_replicas_path: str | None = None
+
+
+@dataclass(frozen=True)
+class ComponentTypeSelector:
+    """Pod → component type: ``key_path`` existence/equality and/or every label equal."""
+
+    key_path: str | None = None
+    value: str | None = None
+    match_labels: Mapping[str, str] | None = None
+
+
+@dataclass(frozen=True)
+class ComponentInstanceSelector:
+    id_path: str
+
+
+@dataclass(frozen=True)
+class ReplicaSelector:
+    key_path: str
+
+
+@dataclass(frozen=True)
+class PodSelector:
+    component_type_selector: ComponentTypeSelector | None = None
+    component_instance_selector: ComponentInstanceSelector | None = None
+    replica_selector: ReplicaSelector | None = None
+
+
+@dataclass(frozen=True)
+class PhaseDefinition:
+    path: str
+
+
+@dataclass(frozen=True)
+class ConditionsDefinition:
+    """Where conditions live and which keys name their fields (CRD defaults applied on load)."""
+
+    path: str
+    type_field_name: str = "type"
+    status_field_name: str = "status"
+    message_field_name: str | None = "message"
+    reason_field_name: str | None = "reason"
+
+
+@dataclass(frozen=True)
+class ConditionMatcher:
+    type: str
+    status: str | None = None
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class ExpressionMatcher:
+    expression: str
+    expected_result: str
+
+
+@dataclass(frozen=True)
+class StatusMatcher:
+    """All present parts must hold (AND); matchers of one status are OR-ed."""
+
+    by_phase: str | None = None
+    by_conditions: tuple[ConditionMatcher, ...] = ()
+    by_expression: ExpressionMatcher | None = None
+
+
+@dataclass(frozen=True)
+class StatusMappings:
+    initializing: tuple[StatusMatcher, ...] = ()
+    running: tuple[StatusMatcher, ...] = ()
+    completed: tuple[StatusMatcher, ...] = ()
+    failed: tuple[StatusMatcher, ...] = ()
+    degraded: tuple[StatusMatcher, ...] = ()
+    suspended: tuple[StatusMatcher, ...] = ()
+    suspending: tuple[StatusMatcher, ...] = ()
+    resuming: tuple[StatusMatcher, ...] = ()
+
+    def entries(self) -> tuple[tuple[str, tuple[StatusMatcher, ...]], ...]:
+        """The 8 ``(status, matchers)`` pairs in the reference's fixed order (see STATUS_ORDER)."""
+        return tuple((name, getattr(self, name.lower())) for name in STATUS_ORDER)
+
+
+@dataclass(frozen=True)
+class StatusDefinition:
+    phase_definition: PhaseDefinition | None = None
+    conditions_definition: ConditionsDefinition | None = None
+    status_mappings: StatusMappings = field(default_factory=StatusMappings)
+
+
+@dataclass(frozen=True)
+class Action:
+    """Write ``value`` (JSON-encoded text) to ``path``."""
+
+    path: str
+    value: str
+
+
+@dataclass(frozen=True)
+class SuspendDefinition:
+    suspend_actions: tuple[Action, ...] = ()
+    resume_actions: tuple[Action, ...] = ()
+
+
+@dataclass(frozen=True)
+class Component:
+    """A root or child component; ``kind is None`` makes it a logical grouping."""
+
+    name: str
+    kind: GVK | None = None
+    owner_ref: str | None = None
+    spec_definition: SpecDefinition | None = None
+    scale_definition: ScaleDefinition | None = None
+    status_definition: StatusDefinition | None = None
+    suspend_definition: SuspendDefinition | None = None
+    instance_id_path: str | None = None
+    pod_selector: PodSelector | None = None
+
+
+@dataclass(frozen=True)
+class StructureDefinition:
+    root_component: Component
+    child_components: tuple[Component, ...] = ()
+    additional_child_kinds: tuple[GVK, ...] = ()
+
+
+@dataclass(frozen=True)
+class Topology:
+    topology_name: str | None = None
+    preferred_topology_level: str | None = None
+    required_topology_level: str | None = None
+
+
+@dataclass(frozen=True)
+class SubGroup:
+    component_name: str
+    topology: Topology | None = None
+
+
+@dataclass(frozen=True)
+class PodGroupMapping:
+    """The v2 ``podGroup`` form: one group, optional topology and per-component subgroups."""
+
+    name: str
+    topology: Topology | None = None
+    sub_groups: tuple[SubGroup, ...] = ()
+
+
+@dataclass(frozen=True)
+class Member:
+    component_name: str
+    group_by_key_paths: tuple[str, ...] = ()
+    filters: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class PodGroupDefinition:
+    """The deprecated alpha ``podGroups[]`` form."""
+
+    name: str
+    members: tuple[Member, ...] = ()
+
+
+@dataclass(frozen=True)
+class GangScheduling:
+    pod_group: PodGroupMapping | None = None
+    pod_groups: tuple[PodGroupDefinition, ...] = ()
+
+
+@dataclass(frozen=True)
+class OptimizationInstructions:
+    gang_scheduling: GangScheduling | None = None
+
+
+@dataclass(frozen=True)
+class KartaSpec:
+    structure_definition: StructureDefinition
+    optimization_instructions: OptimizationInstructions | None = None
+
+
+@dataclass(frozen=True)
+class KartaCondition:
+    """A ``metav1.Condition`` on the Karta object itself (written by an operator)."""
+
+    type: str
+    status: str
+    reason: str | None = None
+    message: str | None = None
+    last_transition_time: str | None = None
+    observed_generation: int | None = None
+
+
+@dataclass(frozen=True)
+class KartaStatus:
+    conditions: tuple[KartaCondition, ...] = ()
+
+
+@dataclass(frozen=True)
+class Karta:
+    """A whole ``run.ai/v1alpha1`` Karta object."""
+
+    api_version: str
+    kind: str
+    metadata: dict[str, Any]
+    spec: KartaSpec
+    status: KartaStatus | None = None
+
+    @property
+    def name(self) -> str | None:
+        """``metadata.name`` when set."""
+        value = self.metadata.get("name")
+        return value if isinstance(value, str) else None
+
+    @property
+    def root(self) -> Component:
+        return self.spec.structure_definition.root_component
+
+    @property
+    def root_gvk(self) -> GVK | None:
+        """The workload type this definition describes (the root component's kind)."""
+        return self.root.kind
+
+    def components(self) -> tuple[Component, ...]:
+        """Root first, then the children in definition order."""
+        return (self.root, *self.spec.structure_definition.child_components)
+
+    def component(self, name: str) -> Component | None:
+        """The first component with this name, or None."""
+        for comp in self.components():
+            if comp.name == name:
+                return comp
+        return None
+
+    def children_of(self, name: str) -> tuple[Component, ...]:
+        """Direct children (``ownerRef == name``) in definition order."""
+        return tuple(
+            c for c in self.spec.structure_definition.child_components if c.owner_ref == name
+        )
+
+    def iter_descendants(self, name: str) -> Iterator[Component]:
+        """Every component below ``name`` (depth first; safe against ownership cycles)."""
+        seen = {name}
+        stack = list(reversed(self.children_of(name)))
+        while stack:
+            comp = stack.pop()
+            if comp.name in seen:
+                continue
+            seen.add(comp.name)
+            yield comp
+            stack.extend(reversed(self.children_of(comp.name)))
+
+    @property
+    def gang_scheduling(self) -> GangScheduling | None:
+        instructions = self.spec.optimization_instructions
+        return instructions.gang_scheduling if instructions else None
