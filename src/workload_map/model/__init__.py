@@ -6,6 +6,9 @@ package is the single place that turns user input into that contract and explain
 
 from __future__ import annotations
 
+from workload_map.model.findings import Finding
+from workload_map.model.load import KartaLoadError, dump_karta, load_karta, load_kartas
+from workload_map.model.schema_check import check_against_crd, schema_nodes_at, schema_types_at
 from workload_map.model.types import (
     API_VERSION,
     GVK,
@@ -40,6 +43,7 @@ from workload_map.model.types import (
     SuspendDefinition,
     Topology,
 )
+from workload_map.model.validate import is_valid, validate
 
 __all__ = [
     "API_VERSION",
@@ -52,10 +56,12 @@ __all__ = [
     "ConditionMatcher",
     "ConditionsDefinition",
     "ExpressionMatcher",
+    "Finding",
     "FragmentedPodSpecDefinition",
     "GangScheduling",
     "Karta",
     "KartaCondition",
+    "KartaLoadError",
     "KartaSpec",
     "KartaStatus",
     "Member",
@@ -74,4 +80,12 @@ __all__ = [
     "SubGroup",
     "SuspendDefinition",
     "Topology",
+    "check_against_crd",
+    "dump_karta",
+    "is_valid",
+    "load_karta",
+    "load_kartas",
+    "schema_nodes_at",
+    "schema_types_at",
+    "validate",
 ]

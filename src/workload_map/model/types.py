@@ -82,7 +82,8 @@ class GVK:
         return f"{self.group}/{self.version}" if self.group else self.version
 
     def __str__(self) -> str:
-        return f"{self.api_version}, Kind={self.kind}"
+        # Go's schema.GroupVersionKind.String(): "group/version, Kind=kind" ("/v1, …" for core)
+        return f"{self.group}/{self.version}, Kind={self.kind}"
 
 
 @dataclass(frozen=True)

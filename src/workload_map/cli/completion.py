@@ -1,0 +1,222 @@
+"""Shell completion: small bash/zsh/fish scripts that ask ``wlmap __complete`` for candidates.
+
+One protocol for every shell: the script passes the words typed so far (the last one being the
+word under the cursor); Python answers one candidate per line, or ``:files`` to let the shell
+complete a path. Live candidates (types, names, namespaces) use a 2 s budget; any failure just
+yields nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Any
+
+from workload_map.cli.exits import OK, UsageError
+
+if TYPE_CHECKING:
+    from workload_map.cli.context import Context
+
+__all__ = ["complete", "script"]
+
+_BASH = r"""# bash completion for wlmap (source <(wlmap completion bash))
+_wlmap_complete() {
+    local cur="${COMP_WORDS[COMP_CWORD]}"
+    local out
+    out="$("${COMP_WORDS[0]}" __complete "${COMP_WORDS[@]:1:COMP_CWORD}" 2>/dev/null)"
+    if [[ "$out" == ":files" ]]; then
+        compopt -o default 2>/dev/null
+        COMPREPLY=()
+        return 0
+    fi
+    local IFS=$'\n'
+    COMPREPLY=($(compgen -W "$out" -- "$cur"))
+}
+complete -F _wlmap_complete wlmap kubectl-wlmap
+"""
+
+_ZSH = r"""#compdef wlmap kubectl-wlmap
+# zsh completion for wlmap (source <(wlmap completion zsh), after compinit)
+_wlmap() {
+    local out
+    out="$("${words[1]}" __complete "${(@)words[2,CURRENT]}" 2>/dev/null)"
+    if [[ "$out" == ":files" ]]; then
+        _files
+        return
+    fi
+    local -a candidates
+    candidates=("${(@f)out}")
+    compadd -- "${candidates[@]}"
+}
+if (( $+functions[compdef] )); then
+    compdef _wlmap wlmap kubectl-wlmap
+fi
+"""
+
+_FISH = r"""# fish completion for wlmap (wlmap completion fish | source)
+function __wlmap_complete
+    set -l tokens (commandline -opc) (commandline -ct)
+    set -l out ($tokens[1] __complete $tokens[2..-1] 2>/dev/null)
+    if test "$out" = ":files"
+        __fish_complete_path (commandline -ct)
+        return
+    end
+    printf '%s\n' $out
+end
+complete -c wlmap -f -a '(__wlmap_complete)'
+complete -c kubectl-wlmap -f -a '(__wlmap_complete)'
+"""
+
+
+def script(shell: str) -> str:
+    """The completion script for ``shell`` (bash, zsh or fish)."""
+    scripts = {"bash": _BASH, "zsh": _ZSH, "fish": _FISH}
+    if shell not in scripts:
+        raise UsageError(f"unsupported shell {shell!r} (bash, zsh or fish)")
+    return scripts[shell]
+
+
+_FILE_FLAGS = {"-f", "--file", "--pods", "--definition", "--crd", "--kubeconfig", "--config"}
+_OUTPUT_FLAGS = {"-o", "--output"}
+_NS_FLAGS = {"-n", "--namespace"}
+
+
+def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return {k: v for k, v in action.choices.items() if not k.startswith("__")}
+    return {}
+
+
+def _flags(parser: argparse.ArgumentParser) -> list[str]:
+    return sorted(s for s in parser._option_string_actions if s.startswith("--") or len(s) == 2)
+
+
+def _value_flags(parser: argparse.ArgumentParser) -> set[str]:
+    return {s for s, a in parser._option_string_actions.items() if a.nargs != 0}
+
+
+def complete(words: list[str], ctx: Context) -> int:
+    """Print completion candidates for ``words`` (the last is the word being completed)."""
+    from workload_map.cli.main import build_parser
+
+    try:
+        for candidate in _candidates(words, ctx, build_parser(ctx.stdout)):
+            ctx.stdout.write(candidate + "\n")
+    except Exception:  # completion must never print an error into the user's prompt
+        pass
+    ctx.warnings.clear()
+    return OK
+
+
+def _candidates(words: list[str], ctx: Context, parser: argparse.ArgumentParser) -> list[str]:
+    current = words[-1] if words else ""
+    before = words[:-1]
+    subs = _subparsers(parser)
+    command = None
+    positionals: list[str] = []
+    sub_parser: argparse.ArgumentParser = parser
+    skip = False
+    for word in before:
+        if skip:
+            skip = False
+            continue
+        if word.startswith("-"):
+            skip = word in _value_flags(sub_parser)
+            continue
+        if command is None and word in subs:
+            command, sub_parser = word, subs[word]
+        else:
+            positionals.append(word)
+    previous = before[-1] if before else ""
+    if previous in _FILE_FLAGS:
+        return [":files"]
+    if previous in _OUTPUT_FLAGS:
+        return ["table", "wide", "json", "yaml", "name"]
+    if previous in _NS_FLAGS:
+        return _live(ctx, _namespaces)
+    if previous == "--context":
+        return _contexts(ctx)
+    if previous == "--phase":
+        from workload_map.cli.get_cmd import PHASES
+
+        return list(PHASES)
+    if current.startswith("-"):
+        return _flags(sub_parser)
+    if command is None:
+        return [c for c in subs if c != "jq"] + ["jq"]
+    if command == "completion":
+        return ["bash", "zsh", "fish"] if not positionals else []
+    if command == "validate":
+        return [":files"]
+    if command == "definitions":
+        return [d.name for d in ctx.definitions(None).all()] if not positionals else []
+    if command in ("get", "describe"):
+        if not positionals:
+            if "/" in current:
+                type_token = current.split("/", 1)[0]
+                return [f"{type_token}/{n}" for n in _live(ctx, lambda c: _names(c, type_token))]
+            return _types(ctx)
+        if len(positionals) == 1 and "/" not in positionals[0]:
+            return _live(ctx, lambda c: _names(c, positionals[0]))
+    return []
+
+
+def _types(ctx: Context) -> list[str]:
+    definitions = ctx.definitions(None)
+    by_kind: dict[str, list[Any]] = {}
+    for d in definitions.all():
+        if d.gvk is not None and d.gvk.kind:
+            by_kind.setdefault(d.gvk.kind.lower(), []).append(d.gvk)
+    out = []
+    for kind, gvks in sorted(by_kind.items()):
+        if len({(g.group, g.version) for g in gvks}) == 1:
+            out.append(kind)
+        else:
+            out.extend(
+                f"{kind}.{g.version}.{g.group}" if g.group else f"{kind}.{g.version}" for g in gvks
+            )
+    return out
+
+
+def _live(ctx: Context, fetch: Any) -> list[str]:
+    """Run a cluster look-up within the 2 s completion budget; nothing on any failure."""
+    from dataclasses import replace
+
+    ctx.connection = replace(ctx.connection, timeout=2.0)
+    try:
+        return list(fetch(ctx.cluster()))
+    except Exception:
+        return []
+
+
+def _namespaces(cluster: Any) -> list[str]:
+    res = cluster.resource_for("v1", "Namespace")
+    if res is None:
+        return []
+    return sorted(str((o.get("metadata") or {}).get("name")) for o in cluster.iter_list(res, None))
+
+
+def _names(cluster: Any, type_token: str) -> list[str]:
+    from workload_map.cli.targets import resolve_type
+    from workload_map.cluster.definitions import Definitions
+
+    target = resolve_type(type_token, cluster, Definitions.load(None))
+    ns = cluster.namespace if target.resource.namespaced else None
+    return sorted(
+        str((o.get("metadata") or {}).get("name")) for o in cluster.iter_list(target.resource, ns)
+    )
+
+
+def _contexts(ctx: Context) -> list[str]:
+    try:
+        from kubernetes import config  # type: ignore[import-untyped]
+
+        from workload_map.cluster.kubeconfig import kubeconfig_files
+
+        files = kubeconfig_files(ctx.connection)
+        if not files:
+            return []
+        contexts, _ = config.list_kube_config_contexts(":".join(str(f) for f in files))
+        return sorted(str(c.get("name")) for c in contexts or [])
+    except Exception:
+        return []

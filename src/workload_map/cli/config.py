@@ -1,0 +1,107 @@
+"""User settings: a config file and environment variables, with the reference's precedence.
+
+File: ``--config`` > ``$WLMAP_CONFIG`` / ``$KARTA_CONFIG`` > ``~/.config/wlmap/config.yaml`` >
+``~/.karta/config.yaml``. A missing default file is ignored; a missing explicit one, bad YAML, an
+unknown key or a bad value is an error. Output format: ``table`` < file < ``$WLMAP_OUTPUT`` /
+``$KARTA_OUTPUT`` < an explicit ``-o`` (even when it equals the default).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from workload_map.cli.exits import UsageError
+
+__all__ = ["OUTPUTS", "Settings", "default_config_paths", "load_settings"]
+
+OUTPUTS = ("table", "wide", "json", "yaml", "name")
+_KEYS = {"output"}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Resolved settings and where each came from (for error messages)."""
+
+    output: str = "table"
+    output_source: str = "default"
+    config_file: str | None = None
+
+
+def default_config_paths(environ: Mapping[str, str]) -> list[Path]:
+    home = Path(environ.get("HOME") or Path.home())
+    xdg = environ.get("XDG_CONFIG_HOME")
+    base = Path(xdg) if xdg else home / ".config"
+    return [base / "wlmap" / "config.yaml", home / ".karta" / "config.yaml"]
+
+
+def _explicit_file(flag: str | None, environ: Mapping[str, str]) -> tuple[str, str] | None:
+    if flag:
+        return flag, "--config"
+    for var in ("WLMAP_CONFIG", "KARTA_CONFIG"):
+        if environ.get(var):
+            return environ[var], f"${var}"
+    return None
+
+
+def load_settings(
+    config_flag: str | None, output_flag: str | None, environ: Mapping[str, str]
+) -> Settings:
+    """Settings from the config file, the environment and ``-o``; raises :class:`UsageError`."""
+    output, source, path_used = "table", "default", None
+    explicit = _explicit_file(config_flag, environ)
+    if explicit is not None:
+        path, origin = explicit
+        if not Path(path).expanduser().is_file():
+            raise UsageError(f"config file {path} (from {origin}): no such file")
+        path_used = str(Path(path).expanduser())
+    else:
+        path_used = next((str(p) for p in default_config_paths(environ) if p.is_file()), None)
+    if path_used is not None:
+        data = _read(path_used)
+        if "output" in data:
+            output, source = (
+                _check_output(data["output"], f"config file {path_used}: key output"),
+                path_used,
+            )
+    for var in ("WLMAP_OUTPUT", "KARTA_OUTPUT"):
+        value = environ.get(var)
+        if value:
+            output, source = _check_output(value, f"${var}"), f"${var}"
+            break
+    if output_flag is not None:
+        output, source = _check_output(output_flag, "-o/--output"), "-o"
+    return Settings(output, source, path_used)
+
+
+def _check_output(value: object, where: str) -> str:
+    if not isinstance(value, str) or value not in OUTPUTS:
+        raise UsageError(f"{where}: invalid output format {value!r} (valid: {', '.join(OUTPUTS)})")
+    return value
+
+
+def _read(path: str) -> dict[str, object]:
+    import yaml
+
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"config file {path}: {exc.strerror or exc}") from exc
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise UsageError(f"config file {path}: not valid YAML: {exc}") from exc
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise UsageError(
+            f"config file {path}: expected a mapping of settings, got {type(data).__name__}"
+        )
+    unknown = sorted(str(k) for k in data if k not in _KEYS)
+    if unknown:
+        raise UsageError(
+            f"config file {path}: unknown key{'s' if len(unknown) > 1 else ''} "
+            f"{', '.join(unknown)} (known: {', '.join(sorted(_KEYS))})"
+        )
+    return {str(k): v for k, v in data.items()}

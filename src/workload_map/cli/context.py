@@ -1,0 +1,93 @@
+"""What every command gets: streams, environment, settings, and lazy cluster/definitions.
+
+The cluster is connected on first use only (offline commands never import the ``kubernetes``
+package), and warnings are held back and printed after the main output, as the reference does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import IO, TYPE_CHECKING
+
+from workload_map.cli.config import Settings
+from workload_map.cli.render import Styler
+
+if TYPE_CHECKING:
+    from workload_map.cluster import Cluster, ConnectionOptions
+    from workload_map.cluster.definitions import Definitions
+
+__all__ = ["Context"]
+
+
+@dataclass
+class Context:
+    stdin: IO[str]
+    stdout: IO[str]
+    stderr: IO[str]
+    environ: Mapping[str, str]
+    settings: Settings
+    connection: ConnectionOptions
+    connect: Callable[[ConnectionOptions], Cluster]
+    style: Styler
+    err_style: Styler
+    warnings: list[str] = field(default_factory=list)
+    _cluster: Cluster | None = None
+    _definitions: Definitions | None = None
+
+    @property
+    def output(self) -> str:
+        return self.settings.output
+
+    def output_for(self, allowed: tuple[str, ...], command: str) -> str:
+        """The output format for a command: an explicit ``-o`` must be allowed; an inherited
+        one (config file, environment) that does not apply falls back to ``table``."""
+        fmt = self.settings.output
+        if fmt in allowed:
+            return fmt
+        if self.settings.output_source == "-o":
+            from workload_map.cli.exits import UsageError
+
+            raise UsageError(
+                f"{command} does not support -o {fmt} (use one of: {', '.join(allowed)})"
+            )
+        return "table"
+
+    def warn(self, message: str) -> None:
+        if message not in self.warnings:
+            self.warnings.append(message)
+
+    def flush_warnings(self) -> None:
+        for message in self.warnings:
+            self.stderr.write(f"{self.err_style('warning:', 'yellow')} {message}\n")
+        self.warnings.clear()
+
+    def cluster(self) -> Cluster:
+        """The connected cluster (raises :class:`~workload_map.cluster.ClusterError`)."""
+        if self._cluster is None:
+            self._cluster = self.connect(self.connection)
+        return self._cluster
+
+    def optional_cluster(self, *, explicit_only: bool = False) -> Cluster | None:
+        """The cluster when one is configured, else None (silently, like the reference)."""
+        from workload_map.cluster import ClusterError, NotConfigured
+
+        if explicit_only and not self.connection.explicit:
+            return None
+        try:
+            return self.cluster()
+        except NotConfigured:
+            return None
+        except ClusterError as exc:
+            self.warn(f"could not read Karta definitions from the cluster: {exc}")
+            return None
+
+    def definitions(self, cluster: Cluster | None) -> Definitions:
+        """Catalog definitions merged with ``cluster``'s Kartas (warnings collected)."""
+        if self._definitions is None:
+            from workload_map.cluster.definitions import Definitions
+
+            self._definitions = Definitions.load(cluster)
+            for message in self._definitions.warnings:
+                self.warn(message)
+        return self._definitions

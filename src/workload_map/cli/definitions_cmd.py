@@ -1,0 +1,156 @@
+"""``wlmap definitions``: the workload types wlmap understands, and where each comes from.
+
+Works offline (the built-in catalog) and, when a cluster is configured, merges the cluster's
+Karta objects (origin ``cluster``). ``-o json|yaml`` prints Karta objects ready for
+``kubectl apply`` or ``wlmap validate -``.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Any
+
+from workload_map.cli.exits import ERROR, NO_DEFINITION, OK, CliError, UsageError
+
+if TYPE_CHECKING:
+    from workload_map.cli.context import Context
+    from workload_map.cluster.definitions import Definition
+
+__all__ = ["run"]
+
+_OUTPUTS = ("table", "json", "yaml")
+
+
+def run(args: argparse.Namespace, ctx: Context) -> int:
+    fmt = ctx.output_for(_OUTPUTS, "definitions")
+    if args.name and (args.group or args.kind or args.def_version):
+        raise UsageError("give a NAME or filters (--group/--kind/--version), not both")
+    if args.kind and not args.group:
+        raise UsageError("--kind needs --group (use --group '' for the core group)")
+    if args.def_version and not args.kind:
+        raise UsageError("--version needs --kind")
+    definitions = ctx.definitions(ctx.optional_cluster())
+    if args.name:
+        found = definitions.by_name(args.name)
+        if found is None:
+            from workload_map.cli.suggest import did_you_mean
+
+            names = [d.name for d in definitions.all()]
+            raise CliError(
+                f'no definition named "{args.name}"',
+                ERROR,
+                hint=did_you_mean(args.name, names) or "list them with: wlmap definitions",
+            )
+        if fmt in ("json", "yaml"):
+            from workload_map.cli.render import dump_document
+
+            ctx.stdout.write(dump_document(found.source, fmt))
+        else:
+            ctx.stdout.write(_detail(found))
+        return OK
+    items = definitions.all()
+    if args.group is not None:
+        items = [d for d in items if d.gvk is not None and d.gvk.group == args.group]
+    if args.kind:
+        items = [d for d in items if d.gvk is not None and d.gvk.kind.lower() == args.kind.lower()]
+    if args.def_version:
+        items = [d for d in items if d.gvk is not None and d.gvk.version == args.def_version]
+    if not items and (args.group is not None or args.kind):
+        raise CliError(
+            "no definition matches " + _filters(args),
+            NO_DEFINITION,
+            hint="list them with: wlmap definitions",
+        )
+    items.sort(key=lambda d: d.name)
+    if fmt in ("json", "yaml"):
+        from workload_map.cli.render import dump_document
+
+        ctx.stdout.write(
+            dump_document({"items": [d.source for d in items], "count": len(items)}, fmt)
+        )
+        return OK
+    from workload_map.cli.render import format_table
+
+    rows = [
+        [
+            d.name,
+            d.kind or "<none>",
+            d.gvk.api_version if d.gvk else "<none>",
+            d.origin,
+            _components(d, args.component_limit),
+        ]
+        for d in items
+    ]
+    for line in format_table(["NAME", "KIND", "APIVERSION", "ORIGIN", "COMPONENTS"], rows):
+        ctx.stdout.write(line + "\n")
+    return OK
+
+
+def _filters(args: argparse.Namespace) -> str:
+    parts = []
+    if args.group is not None:
+        parts.append(f"--group {args.group!r}")
+    if args.kind:
+        parts.append(f"--kind {args.kind}")
+    if args.def_version:
+        parts.append(f"--version {args.def_version}")
+    return " ".join(parts)
+
+
+def _components(d: Definition, limit: int) -> str:
+    names = [c.name for c in d.karta.components()]
+    if limit and len(names) > limit + 1:
+        return ", ".join(names[: limit + 1]) + f", +{len(names) - limit - 1} more"
+    return ", ".join(names)
+
+
+def _detail(d: Definition) -> str:
+    karta = d.karta
+    lines = [f"Name:       {d.name}", f"Origin:     {d.origin}"]
+    gvk = karta.root_gvk
+    if gvk is not None:
+        lines.append(f"Workload:   {gvk.kind} ({gvk.api_version})")
+    lines.append("Components:")
+
+    def walk(name: str, indent: str) -> None:
+        children = karta.children_of(name)
+        for index, child in enumerate(children):
+            last = index == len(children) - 1
+            lines.append(f"{indent}{'`-- ' if last else '|-- '}{_component_line(child)}")
+            walk(child.name, indent + ("    " if last else "|   "))
+
+    lines.append(f"  {_component_line(karta.root)}")
+    walk(karta.root.name, "  ")
+    status = karta.root.status_definition
+    if status is not None:
+        mapped = [name for name, matchers in status.status_mappings.entries() if matchers]
+        lines.append(f"Statuses:   {', '.join(mapped) if mapped else '<none>'}")
+    suspendable = [c.name for c in karta.components() if c.suspend_definition is not None]
+    if suspendable:
+        lines.append(f"Suspend:    {', '.join(suspendable)}")
+    gang = karta.gang_scheduling
+    if gang is not None:
+        if gang.pod_group is not None:
+            subs = ", ".join(s.component_name for s in gang.pod_group.sub_groups)
+            lines.append(
+                f"Gangs:      podGroup {gang.pod_group.name}"
+                + (f" (subgroups: {subs})" if subs else "")
+            )
+        for group in gang.pod_groups:
+            members = ", ".join(m.component_name for m in group.members)
+            lines.append(f"Gangs:      podGroups {group.name} (members: {members})")
+    lines.append("")
+    lines.append(f"(wlmap definitions {d.name} -o yaml prints the whole definition)")
+    return "\n".join(lines) + "\n"
+
+
+def _component_line(comp: Any) -> str:
+    kind = f" {comp.kind.kind}" if comp.kind is not None else " (grouping)"
+    bits = []
+    if comp.spec_definition is not None:
+        bits.append("pods")
+    if comp.scale_definition is not None:
+        bits.append("scale")
+    if comp.instance_id_path:
+        bits.append("instances")
+    return f"{comp.name}{kind}" + (f"  [{', '.join(bits)}]" if bits else "")

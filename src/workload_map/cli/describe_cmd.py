@@ -1,0 +1,208 @@
+"""``wlmap describe``: one workload's components, pods, gangs and resources, live or offline.
+
+Live: GET the object, list its namespace's pods and keep those whose controller chain reaches
+it. Offline (``-f``): the object from a file, candidate pods from ``--pods``, the definition from
+``--definition`` or the catalog. Both build the engine's ``Workload`` and print its
+``describe()`` dict as a table, JSON or YAML.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Any
+
+from workload_map.cli.exits import ERROR, NOT_FOUND, OK, USAGE, CliError, UsageError
+from workload_map.cli.targets import no_definition_error, parse_target, resolve_type
+
+if TYPE_CHECKING:
+    from workload_map.cli.context import Context
+    from workload_map.cluster.definitions import Definition
+
+__all__ = ["run"]
+
+_OUTPUTS = ("table", "json", "yaml")
+
+
+def run(args: argparse.Namespace, ctx: Context) -> int:
+    fmt = ctx.output_for(_OUTPUTS, "describe")
+    if args.file is not None:
+        if args.target:
+            raise UsageError(
+                "give either TYPE/NAME (live) or -f FILE (offline), not both",
+                hint=f"got -f {args.file} and {' '.join(args.target)}",
+            )
+        obj, pods, definition, age = _offline(args, ctx)
+    else:
+        if args.pods is not None:
+            raise UsageError("--pods only applies with -f FILE; live pods come from the cluster")
+        obj, pods, definition, age = _live(args, ctx)
+    view = _describe(obj, pods, definition, explain=args.explain)
+    if fmt in ("json", "yaml"):
+        from workload_map.cli.render import dump_document
+
+        ctx.stdout.write(dump_document(view, fmt))
+        return OK
+    from workload_map.cli.describe_view import RenderOptions, render_describe
+
+    explanation = view.pop("explain", None) if args.explain else None
+    opts = RenderOptions(
+        pod_limit=args.pod_limit, component_limit=args.component_limit, age=age, style=ctx.style
+    )
+    ctx.stdout.write(render_describe(view, opts))
+    if explanation is not None:
+        ctx.stdout.write("\nExplain:\n" + _explain_text(explanation))
+    return OK
+
+
+def _explain_text(explanation: Any) -> str:
+    if isinstance(explanation, str):
+        text = explanation
+    else:
+        from workload_map.cli.render import dump_document
+
+        text = dump_document(explanation, "yaml")
+    return "".join(f"  {line}\n" for line in text.rstrip("\n").splitlines())
+
+
+def _describe(
+    obj: dict[str, Any], pods: list[dict[str, Any]] | None, definition: Definition, *, explain: bool
+) -> dict[str, Any]:
+    from workload_map.engine import Workload
+    from workload_map.errors import WlmapError
+    from workload_map.jq.errors import JqError
+
+    meta = obj.get("metadata") or {}
+    label = f"{obj.get('kind')}/{meta.get('name') or meta.get('generateName') or '?'}"
+    try:
+        workload = Workload(
+            definition.karta, obj, pods, definition_name=definition.name, origin=definition.origin
+        )
+        view: dict[str, Any] = dict(workload.describe())
+        if explain:
+            view["explain"] = workload.explain()
+    except (WlmapError, JqError, ValueError, TypeError, KeyError) as exc:
+        raise CliError(
+            f"cannot describe {label} with definition {definition.name} "
+            f"({definition.origin}): {exc}",
+            ERROR,
+        ) from exc
+    return view
+
+
+def _offline(
+    args: argparse.Namespace, ctx: Context
+) -> tuple[dict[str, Any], list[dict[str, Any]] | None, Definition, str | None]:
+    from workload_map.cli.manifests import read_objects, read_single_object
+
+    if args.file == "-" and (args.pods == "-" or args.definition == "-"):
+        raise UsageError("only one of -f, --pods and --definition can read stdin (-)")
+    obj = read_single_object(args.file, ctx.stdin)
+    if ctx.connection.namespace and not (obj.get("metadata") or {}).get("namespace"):
+        obj = {
+            **obj,
+            "metadata": {**(obj.get("metadata") or {}), "namespace": ctx.connection.namespace},
+        }
+    pods = read_objects(args.pods, ctx.stdin) if args.pods is not None else None
+    if args.definition is not None:
+        definition = _definition_from_file(args.definition, ctx)
+    else:
+        definition = _definition_for_object(obj, ctx)
+    return obj, pods, definition, None
+
+
+def _definition_from_file(path: str, ctx: Context) -> Definition:
+    from workload_map.cli.manifests import read_single_object
+    from workload_map.cluster.definitions import Definition
+    from workload_map.errors import WlmapError
+    from workload_map.model import Karta, load_karta
+
+    doc = read_single_object(path, ctx.stdin)
+    try:
+        karta = load_karta(doc)
+    except (WlmapError, ValueError, TypeError, KeyError) as exc:
+        raise CliError(f"--definition {path}: not a usable Karta: {exc}", ERROR) from exc
+    if not isinstance(karta, Karta):
+        raise CliError(f"--definition {path}: expected one Karta", USAGE)
+    name = karta.name or path
+    return Definition(karta, name, "file", doc)
+
+
+def _definition_for_object(obj: dict[str, Any], ctx: Context) -> Definition:
+    from workload_map.cluster.definitions import AmbiguousDefinition
+    from workload_map.model import GVK
+
+    api_version = str(obj.get("apiVersion"))
+    group, _, version = api_version.rpartition("/")
+    gvk = GVK(group, version, str(obj.get("kind")))
+    definitions = ctx.definitions(ctx.optional_cluster(explicit_only=True))
+    try:
+        found = definitions.resolve(gvk)
+    except AmbiguousDefinition as exc:
+        raise CliError(str(exc), ERROR) from exc
+    if found is not None:
+        return found
+    others = definitions.for_group_kind(gvk.group, gvk.kind)
+    if others:
+        chosen = others[0]
+        if chosen.gvk is not None:
+            ctx.warn(
+                f"no definition for {gvk.kind} {api_version}; using {chosen.name} "
+                f"(written for {chosen.gvk.api_version})"
+            )
+        return chosen
+    raise no_definition_error(gvk=gvk)
+
+
+def _live(
+    args: argparse.Namespace, ctx: Context
+) -> tuple[dict[str, Any], list[dict[str, Any]] | None, Definition, str | None]:
+    from workload_map.cli.humanize import age
+    from workload_map.cluster.errors import ClusterError, Forbidden, NotFound
+    from workload_map.cluster.ownership import find_pods
+
+    type_token, name = parse_target(list(args.target), "describe")
+    if type_token is None:
+        raise UsageError(
+            "describe needs a workload: give it as TYPE/NAME or as TYPE NAME, or -f FILE",
+            hint="e.g. wlmap describe jobset/train -n ml",
+        )
+    if name is None:
+        raise UsageError(
+            f"describe {type_token}: the NAME is missing; give it as TYPE/NAME or as TYPE NAME",
+            hint=f"e.g. wlmap describe {type_token}/NAME (list them with wlmap get {type_token})",
+        )
+    cluster = ctx.cluster()
+    try:
+        definitions = ctx.definitions(cluster)
+        if args.definition is not None:
+            override = _definition_from_file(args.definition, ctx)
+            target_res = resolve_type(type_token, cluster, _only(definitions, override))
+            definition = override
+            res = target_res.resource
+        else:
+            target = resolve_type(type_token, cluster, definitions, warn=ctx.warn)
+            res, definition = target.resource, target.definition
+        namespace = cluster.namespace if res.namespaced else None
+        try:
+            obj = cluster.get(res, name, namespace)
+        except NotFound as exc:
+            raise CliError(
+                str(exc),
+                NOT_FOUND,
+                hint=f"list them with: wlmap get {type_token}"
+                + (f" -n {namespace}" if namespace else ""),
+            ) from exc
+        try:
+            pods = find_pods(cluster, obj)
+        except Forbidden as exc:
+            ctx.warn(f"{exc}; showing the workload without its pods")
+            pods = []
+    except ClusterError as exc:
+        raise CliError(str(exc), ERROR) from exc
+    return obj, pods, definition, age((obj.get("metadata") or {}).get("creationTimestamp"))
+
+
+def _only(definitions: Any, override: Definition) -> Any:
+    from workload_map.cluster.definitions import Definitions
+
+    return Definitions([override, *[d for d in definitions.all() if d.gvk != override.gvk]])

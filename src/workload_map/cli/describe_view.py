@@ -1,0 +1,325 @@
+"""The describe table: header, component/pod tree, phase, resources, gangs, leftover pods.
+
+Input is the ``Workload.describe()`` dict (INTERFACES.md shape) so the table can never say
+something the JSON does not. Tree lines use ``|-- `` / backtick ``-- `` like the reference;
+columns after the tree are aligned; long pod lists are cut with unhealthy pods kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from workload_map.cli.humanize import cpu, memory
+from workload_map.cli.render import Styler, format_table
+
+__all__ = ["RenderOptions", "render_describe"]
+
+
+@dataclass(frozen=True)
+class RenderOptions:
+    pod_limit: int = 20  # 0 = all
+    component_limit: int = 0  # 0 = all
+    age: str | None = None
+    style: Styler = field(default_factory=lambda: Styler(False))
+
+
+def _int(value: Any) -> int:
+    if isinstance(value, bool) or value is None:
+        return 0
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return 0
+
+
+def _pod_unhealthy(pod: dict[str, Any]) -> bool:
+    return not pod.get("ready") and pod.get("phase") != "Succeeded"
+
+
+def _subtree_pods(comp: dict[str, Any]) -> list[dict[str, Any]]:
+    pods = list(comp.get("pods") or [])
+    for child in comp.get("children") or []:
+        pods.extend(_subtree_pods(child))
+    return pods
+
+
+def _component_rank(comp: dict[str, Any], file_mode: bool) -> int:
+    """0: has unhealthy pods, 1: pods missing, 2: fine (the order kept under a limit)."""
+    if any(_pod_unhealthy(p) for p in _subtree_pods(comp)):
+        return 0
+    replicas = comp.get("replicas") or {}
+    current = replicas.get("current")
+    if not file_mode and current is not None and _int(current) < _int(replicas.get("desired")):
+        return 1
+    return 2
+
+
+def _limit(items: list[Any], limit: int, rank: Any) -> tuple[list[Any], list[Any]]:
+    if limit <= 0 or len(items) <= limit:
+        return items, []
+    order = sorted(range(len(items)), key=lambda i: (rank(items[i]), i))
+    keep = set(order[:limit])
+    return [x for i, x in enumerate(items) if i in keep], [
+        x for i, x in enumerate(items) if i not in keep
+    ]
+
+
+class _Tree:
+    def __init__(self, view: dict[str, Any], opts: RenderOptions) -> None:
+        self.view = view
+        self.opts = opts
+        self.file_mode = bool(view.get("fileMode"))
+        self.rows: list[tuple[str, list[str]]] = []  # (tree label, columns)
+
+    def add_components(self, comps: Sequence[dict[str, Any]], indent: str) -> None:
+        shown, hidden = _limit(
+            list(comps), self.opts.component_limit, lambda c: _component_rank(c, self.file_mode)
+        )
+        entries: list[tuple[str, Any]] = [("component", c) for c in shown]
+        if hidden:
+            entries.append(("more-components", hidden))
+        for index, (what, item) in enumerate(entries):
+            last = index == len(entries) - 1
+            branch = "`-- " if last else "|-- "
+            child_indent = indent + ("    " if last else "|   ")
+            if what == "component":
+                self.rows.append((indent + branch + self._label(item), self._columns(item)))
+                self.add_children(item, child_indent)
+            else:
+                bad = sum(1 for c in item if _component_rank(c, self.file_mode) < 2)
+                note = f" ({bad} with problems)" if bad else ""
+                self.rows.append((f"{indent}{branch}... and {len(item)} more components{note}", []))
+
+    def add_children(self, comp: dict[str, Any], indent: str) -> None:
+        pods = list(comp.get("pods") or [])
+        children = list(comp.get("children") or [])
+        shown, hidden = _limit(pods, self.opts.pod_limit, lambda p: 0 if _pod_unhealthy(p) else 1)
+        entries: list[tuple[str, Any]] = [("pod", p) for p in shown]
+        if hidden:
+            entries.append(("more-pods", (shown, hidden)))
+        entries.extend(("component", c) for c in children)
+        if not entries:
+            return
+        # Pods first, then sub-components; reuse add_components for the latter.
+        pod_entries = [e for e in entries if e[0] != "component"]
+        for index, (what, item) in enumerate(pod_entries):
+            last = index == len(pod_entries) - 1 and not children
+            branch = "`-- " if last else "|-- "
+            if what == "pod":
+                self.rows.append((indent + branch + str(item.get("name")), self._pod_columns(item)))
+            else:
+                shown_pods, hidden_pods = item
+                shown_bad = sum(1 for p in shown_pods if _pod_unhealthy(p))
+                all_bad = shown_bad + sum(1 for p in hidden_pods if _pod_unhealthy(p))
+                if all_bad == shown_bad:
+                    note = f"{shown_bad} unhealthy shown"
+                else:
+                    note = f"{shown_bad} of {all_bad} unhealthy shown"
+                self.rows.append((f"{indent}{branch}... and {len(hidden_pods)} more ({note})", []))
+        if children:
+            self.add_components(children, indent)
+
+    def _label(self, comp: dict[str, Any]) -> str:
+        name = str(comp.get("name") or comp.get("component") or "?")
+        component = comp.get("component")
+        kind = comp.get("kind") or {}
+        detail = []
+        if component and component != name:
+            detail.append(str(component))
+        if isinstance(kind, dict) and kind.get("kind"):
+            detail.append(str(kind["kind"]))
+        label = self.opts.style(name, "bold")
+        return f"{label} ({', '.join(detail)})" if detail else label
+
+    def _columns(self, comp: dict[str, Any]) -> list[str]:
+        replicas = comp.get("replicas") or {}
+        desired = _int(replicas.get("desired"))
+        if self.file_mode:
+            state = f"replicas: {desired}"
+        else:
+            ready = _int(replicas.get("ready"))
+            current = replicas.get("current")
+            state = f"{ready}/{desired} ready"
+            if current is not None and _int(current) != ready:
+                state += f", {_int(current)} pods"
+            if ready < desired:
+                state = self.opts.style(state, "yellow")
+        gpus = _int((comp.get("resources") or {}).get("gpus"))
+        nodes = comp.get("nodes")
+        if nodes is None:
+            nodes = sorted({str(p["node"]) for p in comp.get("pods") or [] if p.get("node")})
+        return [state, f"gpu: {gpus}" if gpus else "", _nodes(nodes)]
+
+    def _pod_columns(self, pod: dict[str, Any]) -> list[str]:
+        phase = str(pod.get("phase") or "Unknown")
+        reason = pod.get("reason")
+        state = phase
+        if not pod.get("ready") and phase == "Running":
+            state = "Running, not ready"
+        if reason:
+            state += f" ({reason})"
+        styled = (
+            self.opts.style.phase(state)
+            if not _pod_unhealthy(pod)
+            else self.opts.style(state, "red" if phase in ("Failed", "Unknown") else "yellow")
+        )
+        gpus = _int(pod.get("gpus"))
+        node = pod.get("node")
+        return [styled, f"gpu: {gpus}" if gpus else "", str(node) if node else "<none>"]
+
+    def lines(self) -> list[str]:
+        table = [[label, *cols] for label, cols in self.rows]
+        width = max((len(r) for r in table), default=1)
+        padded = [r + [""] * (width - len(r)) for r in table]
+        if not padded:
+            return []
+        # a row with no columns (a "... and N more" note) must not widen the first column
+        notes = {i for i, (_, cols) in enumerate(self.rows) if not cols}
+        aligned = format_table([""] * width, [r for i, r in enumerate(padded) if i not in notes])
+        out, it = [], iter(aligned[1:])
+        for i, (label, _) in enumerate(self.rows):
+            out.append(label if i in notes else next(it))
+        return out
+
+
+def _nodes(nodes: Sequence[str]) -> str:
+    if not nodes:
+        return ""
+    shown = list(nodes)[:3]
+    extra = len(nodes) - len(shown)
+    return "nodes: " + ",".join(shown) + (f",+{extra} more" if extra else "")
+
+
+def _own(comp: dict[str, Any]) -> dict[str, int]:
+    """A component's own request: its total minus its children's (a grouping row is skipped)."""
+    res = comp.get("resources") or {}
+    own = {k: _int(res.get(k)) for k in ("gpus", "cpuMillis", "memoryBytes")}
+    kids = [c.get("resources") or {} for c in comp.get("children") or []]
+    if kids:
+        less = {k: own[k] - sum(_int(r.get(k)) for r in kids) for k in own}
+        if all(v >= 0 for v in less.values()):
+            return less
+    return own
+
+
+def _resource_rows(comps: Sequence[dict[str, Any]], depth: int, rows: list[list[str]]) -> None:
+    for comp in comps:
+        children = comp.get("children") or []
+        grouping = not comp.get("kind") and not comp.get("pods") and children
+        if not grouping:
+            own = _own(comp)
+            replicas = _int((comp.get("replicas") or {}).get("desired"))
+            rows.append(
+                [
+                    "  " * depth + str(comp.get("name")),
+                    str(replicas),
+                    str(own["gpus"]),
+                    cpu(own["cpuMillis"]),
+                    memory(own["memoryBytes"]),
+                ]
+            )
+        _resource_rows(children, depth + (0 if grouping else 1), rows)
+
+
+def _pod_group_lines(groups: Sequence[dict[str, Any]], style: Styler) -> list[str]:
+    rows: list[list[str]] = []
+
+    def add(group: dict[str, Any], prefix: str) -> None:
+        pods = [
+            str(p) if not isinstance(p, dict) else str(p.get("name"))
+            for p in group.get("pods") or []
+        ]
+        min_member = group.get("minMember")
+        members = ", ".join(pods[:4]) + (f", +{len(pods) - 4} more" if len(pods) > 4 else "")
+        rows.append(
+            [
+                prefix + str(group.get("name")),
+                "-" if min_member is None else str(min_member),
+                str(len(pods)),
+                members or "<none>",
+            ]
+        )
+        for sub in group.get("subGroups") or []:
+            add(sub, prefix + "  ")
+
+    for group in groups:
+        add(group, "")
+    return format_table(["POD GROUP", "MIN MEMBERS", "PODS", "MEMBERS"], rows)
+
+
+def render_describe(view: dict[str, Any], opts: RenderOptions) -> str:
+    """The whole table view as text (newline-terminated)."""
+    style = opts.style
+    file_mode = bool(view.get("fileMode"))
+    name = f"{view.get('kind')}/{view.get('name')}"
+    header = [style(name, "bold")]
+    if view.get("namespace"):
+        header.append(f"namespace: {view['namespace']}")
+    definition = view.get("definition") or {}
+    if definition:
+        header.append(
+            f"definition: {definition.get('name') or '<unnamed>'} ({definition.get('origin')})"
+        )
+    if opts.age and not file_mode:
+        header.append(f"age: {opts.age}")
+    lines = ["   ".join(header)]
+    if file_mode:
+        lines.append(
+            "(file mode: no live status)"
+            if view.get("pods", {}).get("current") is None
+            else "(file mode: pods from a file)"
+        )
+    tree = _Tree(view, opts)
+    tree.add_components(view.get("components") or [], "")
+    lines.extend(tree.lines())
+    phases = [str(p) for p in view.get("phases") or []]
+    if phases and (not file_mode or phases != ["Undefined"]):
+        lines.append("")
+        lines.append(f"Phase: {style.phase(','.join(phases))}")
+    pods = view.get("pods") or {}
+    if pods.get("current") is not None:
+        lines.append(
+            f"Pods: {_int(pods.get('ready'))}/{_int(pods.get('desired'))} ready, "
+            f"{_int(pods.get('current'))} found"
+        )
+    rows: list[list[str]] = []
+    _resource_rows(view.get("components") or [], 0, rows)
+    total = view.get("resources") or {}
+    rows.append(
+        [
+            "TOTAL",
+            str(_int(pods.get("desired"))),
+            str(_int(total.get("gpus"))),
+            cpu(_int(total.get("cpuMillis"))),
+            memory(_int(total.get("memoryBytes"))),
+        ]
+    )
+    lines.append("")
+    lines.append("Resources:")
+    lines.extend(
+        "  " + line
+        for line in format_table(["COMPONENT", "REPLICAS", "GPU", "CPU", "MEMORY"], rows)
+    )
+    extended = {
+        k: v for k, v in (total.get("byResource") or {}).items() if k != "nvidia.com/gpu" and v
+    }
+    if extended:
+        lines.append("  other: " + ", ".join(f"{k}={v}" for k, v in sorted(extended.items())))
+    groups = view.get("podGroups") or []
+    if groups:
+        lines.append("")
+        lines.append("Gangs:")
+        lines.extend("  " + line for line in _pod_group_lines(groups, style))
+    leftover = view.get("unattributedPods") or []
+    if leftover:
+        lines.append("")
+        lines.append(f"Unattributed pods ({len(leftover)}): pods no component claims")
+        for pod in leftover:
+            if isinstance(pod, dict):
+                why = f"  ({pod['reason']})" if pod.get("reason") else ""
+                lines.append(f"  {pod.get('name')}{why}")
+            else:
+                lines.append(f"  {pod}")
+    return "\n".join(lines) + "\n"

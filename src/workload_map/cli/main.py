@@ -1,0 +1,452 @@
+"""``wlmap``: the command line (also installed as ``kubectl-wlmap``).
+
+Only ``argparse`` is imported at start; each subcommand's module (and YAML, the engine, the
+``kubernetes`` client) is imported when that subcommand runs, which keeps ``wlmap --help`` fast.
+``main(argv, stdin, stdout, stderr)`` never exits the process and never prints a traceback for
+bad input: it returns the exit code of INTERFACES.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from typing import IO, TYPE_CHECKING, Any, NoReturn
+
+from workload_map.cli.exits import ERROR, OK, CliError, UsageError
+
+if TYPE_CHECKING:
+    from workload_map.cluster import Cluster, ConnectionOptions
+
+__all__ = ["COMMANDS", "entry", "main"]
+
+COMMANDS = ("describe", "get", "definitions", "validate", "jq", "completion")
+_HIDDEN = ("__complete",)
+_VALUE_FLAGS = {
+    "--kubeconfig",
+    "--context",
+    "-n",
+    "--namespace",
+    "-o",
+    "--output",
+    "--config",
+    "--as",
+    "--request-timeout",
+}
+
+_DESCRIPTION = "Workload-aware views of any Kubernetes workload type, from Karta definitions."
+_EPILOG = """examples:
+  wlmap get jobsets -n ml                       list JobSets with phase, pods and GPUs
+  wlmap describe jobset/train -n ml             components, pods, gangs and resources
+  wlmap describe -f job.yaml --pods pods.yaml   the same view offline, from files
+  wlmap definitions                             the workload types wlmap understands
+  wlmap validate my-karta.yaml                  check a Karta definition
+
+exit codes: 0 ok, 1 error, 2 usage or unreadable file, 3 not in the cluster,
+            4 no definition covers the type, 5 a bare name matches several workloads"""
+
+
+class _Exit(Exception):
+    def __init__(self, status: int) -> None:
+        super().__init__(status)
+        self.status = status
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that writes to the given streams and raises instead of exiting."""
+
+    out: IO[str] = sys.stdout
+
+    def _print_message(self, message: str, file: Any = None) -> None:
+        # help and usage go to the injected stdout; errors never reach here (see error()).
+        if message:
+            self.out.write(message)
+
+    def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
+        if message:
+            raise UsageError(message.strip().removeprefix("error: "))
+        raise _Exit(status)
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message, hint=f"see '{self.prog} --help'")
+
+
+def _add_globals(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
+    def default(value: Any) -> Any:
+        return argparse.SUPPRESS if suppress else value
+
+    g = parser.add_argument_group("cluster and output (kubectl style)")
+    g.add_argument(
+        "--kubeconfig",
+        metavar="FILE",
+        default=default(None),
+        help="kubeconfig file (default: $KUBECONFIG, ~/.kube/config)",
+    )
+    g.add_argument(
+        "--context", metavar="NAME", default=default(None), help="kubeconfig context to use"
+    )
+    g.add_argument(
+        "-n",
+        "--namespace",
+        metavar="NS",
+        default=default(None),
+        help="namespace (default: the context's)",
+    )
+    g.add_argument(
+        "-o",
+        "--output",
+        metavar="FORMAT",
+        default=default(None),
+        help="table, wide, json, yaml or name (default: table, or the config file's)",
+    )
+    g.add_argument(
+        "--config",
+        metavar="FILE",
+        default=default(None),
+        help="wlmap config file (default: $WLMAP_CONFIG, $KARTA_CONFIG, "
+        "~/.config/wlmap/config.yaml, ~/.karta/config.yaml)",
+    )
+    g.add_argument(
+        "--as", dest="as_user", metavar="USER", default=default(None), help="impersonate this user"
+    )
+    g.add_argument(
+        "--request-timeout",
+        type=float,
+        metavar="SECONDS",
+        default=default(None),
+        help="timeout of each API request (default: 30)",
+    )
+
+
+def _int_at_least_zero(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must not be negative, got {value}")
+    return value
+
+
+def build_parser(out: IO[str]) -> argparse.ArgumentParser:
+    """The whole command tree (cheap: nothing but argparse objects)."""
+    _Parser.out = out
+    parser = _Parser(
+        prog="wlmap",
+        description=_DESCRIPTION,
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="store_true", help="print the version and exit")
+    _add_globals(parser, suppress=False)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    d = sub.add_parser(
+        "describe",
+        help="components, pods, gangs and resources of one workload",
+        description="Describe one workload: live (TYPE/NAME or TYPE NAME) or "
+        "offline from a file (-f FILE).",
+    )
+    d.add_argument("target", nargs="*", metavar="TYPE[/NAME] [NAME]")
+    d.add_argument("-f", "--file", metavar="FILE", help="read the workload from FILE (- = stdin)")
+    d.add_argument(
+        "--pods",
+        metavar="FILE",
+        help="with -f: the workload's pods (YAML/JSON stream "
+        "or List; other objects link owner chains)",
+    )
+    d.add_argument("--definition", metavar="FILE", help="use the Karta in FILE")
+    d.add_argument(
+        "--explain", action="store_true", help="show how each pod was attributed and grouped"
+    )
+    d.add_argument(
+        "--pod-limit",
+        type=_int_at_least_zero,
+        default=20,
+        metavar="N",
+        help="pods shown per component, unhealthy first (0 = all; default 20)",
+    )
+    d.add_argument(
+        "--component-limit",
+        type=_int_at_least_zero,
+        default=0,
+        metavar="N",
+        help="components shown, those with problems first (0 = all; default)",
+    )
+    _add_globals(d, suppress=True)
+
+    g = sub.add_parser(
+        "get",
+        help="list workloads with phase, pods and GPUs",
+        description="List workloads of a type (or of every covered type).",
+    )
+    g.add_argument("target", nargs="*", metavar="TYPE[/NAME] [NAME]")
+    g.add_argument("-A", "--all-namespaces", action="store_true", help="list in every namespace")
+    g.add_argument("-l", "--selector", metavar="SELECTOR", help="label selector on the workload")
+    g.add_argument(
+        "--phase",
+        action="append",
+        default=[],
+        metavar="PHASE",
+        help="keep workloads in this phase (repeatable, comma lists)",
+    )
+    g.add_argument(
+        "--all-types", action="store_true", help="every covered type; only top-level workloads"
+    )
+    g.add_argument(
+        "--chunk-size",
+        type=int,
+        default=500,
+        metavar="N",
+        help="list page size (default 500, 0 = no paging)",
+    )
+    _add_globals(g, suppress=True)
+
+    f = sub.add_parser(
+        "definitions",
+        help="the workload types wlmap understands",
+        description="List definitions (built-in catalog + the cluster's Kartas) or show one.",
+    )
+    f.add_argument("name", nargs="?", metavar="NAME")
+    f.add_argument("--group", help="only definitions of this API group")
+    f.add_argument("--kind", help="only this Kind (needs --group)")
+    f.add_argument(
+        "--version", dest="def_version", metavar="VERSION", help="only this version (needs --kind)"
+    )
+    f.add_argument(
+        "--component-limit",
+        type=_int_at_least_zero,
+        default=3,
+        metavar="N",
+        help="components listed per definition (default 3, 0 = all)",
+    )
+    _add_globals(f, suppress=True)
+
+    v = sub.add_parser(
+        "validate",
+        help="check a Karta definition file",
+        description="Validate a Karta definition offline.",
+    )
+    v.add_argument("file", metavar="FILE|-")
+    v.add_argument("--crd", metavar="CRDFILE", help="also check paths against this CRD's schema")
+    _add_globals(v, suppress=True)
+
+    sub.add_parser("jq", help="run a jq program (gojq compatible)", add_help=False)
+
+    c = sub.add_parser(
+        "completion",
+        help="shell completion script",
+        description="Print a completion script: source <(wlmap completion bash)",
+    )
+    c.add_argument("shell", choices=("bash", "zsh", "fish"))
+
+    h = sub.add_parser("__complete")
+    h.add_argument("words", nargs=argparse.REMAINDER)
+    _add_globals(h, suppress=True)
+    # keep the hidden command out of help listings
+    sub._choices_actions = [a for a in sub._choices_actions if a.dest != "__complete"]
+    return parser
+
+
+def _first_positional(argv: Sequence[str]) -> tuple[int, str] | None:
+    skip = False
+    for index, token in enumerate(argv):
+        if skip:
+            skip = False
+            continue
+        if token == "--":
+            return None
+        if token.startswith("-"):
+            if token in _VALUE_FLAGS:
+                skip = True
+            continue
+        return index, token
+    return None
+
+
+def main(
+    argv: Sequence[str] | None = None,
+    stdin: IO[str] | None = None,
+    stdout: IO[str] | None = None,
+    stderr: IO[str] | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+    connect: Callable[[ConnectionOptions], Cluster] | None = None,
+) -> int:
+    """Run ``wlmap`` with ``argv`` (without the program name); returns the exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    stdin = stdin if stdin is not None else sys.stdin
+    stdout = stdout if stdout is not None else sys.stdout
+    stderr = stderr if stderr is not None else sys.stderr
+    env = dict(os.environ if environ is None else environ)
+
+    first = _first_positional(argv)
+    if first is not None and first[1] == "jq":
+        from workload_map.cli import jq_cli  # type: ignore[attr-defined,unused-ignore]
+
+        return int(jq_cli.main(argv[first[0] + 1 :], stdin, stdout, stderr))
+
+    from workload_map.cli.render import Styler, wants_color
+
+    err_style = Styler(wants_color(stderr, env))
+    ctx = None
+    try:
+        if first is not None and first[1] not in COMMANDS + _HIDDEN:
+            from workload_map.cli.suggest import did_you_mean
+
+            raise UsageError(
+                f'unknown command "{first[1]}" for "wlmap"',
+                hint=did_you_mean(first[1], COMMANDS) or "see 'wlmap --help'",
+            )
+        parser = build_parser(stdout)
+        try:
+            args, extra = parser.parse_known_args(argv)
+        except _Exit as done:
+            return done.status
+        if extra:
+            where = f"wlmap {args.command}" if args.command else "wlmap"
+            raise UsageError(
+                f"unrecognized arguments: {' '.join(extra)}", hint=f"see '{where} --help'"
+            )
+        if args.version:
+            from workload_map import __version__
+
+            stdout.write(f"{__version__}\n")
+            return OK
+        if args.command is None:
+            parser.print_help()
+            return OK
+        if args.command == "completion":
+            from workload_map.cli.completion import script
+
+            stdout.write(script(args.shell))
+            return OK
+        ctx = _context(args, stdin, stdout, stderr, env, err_style, connect)
+        return _dispatch(args, ctx)
+    except CliError as exc:
+        if exc.payload is not None:
+            from workload_map.cli.render import dump_document
+
+            fmt = ctx.output if ctx is not None and ctx.output in ("json", "yaml") else "json"
+            stdout.write(dump_document(exc.payload, fmt))
+        if ctx is not None:
+            ctx.flush_warnings()
+        _print_error(stderr, err_style, exc.message, exc.hint)
+        return exc.code
+    except KeyboardInterrupt:
+        stderr.write("\n")
+        return 130
+    except BrokenPipeError:
+        return OK
+    except Exception as exc:  # a bug: say so briefly; the traceback only on request
+        if env.get("WLMAP_DEBUG"):
+            raise
+        if ctx is not None:
+            ctx.flush_warnings()
+        _print_error(
+            stderr, err_style, _describe_exception(exc), "set WLMAP_DEBUG=1 to see the traceback"
+        )
+        return ERROR
+    finally:
+        if ctx is not None:
+            ctx.flush_warnings()
+
+
+def _describe_exception(exc: Exception) -> str:
+    from workload_map.errors import WlmapError
+
+    if isinstance(exc, WlmapError):
+        return str(exc)
+    return f"unexpected {type(exc).__name__}: {exc}"
+
+
+def _print_error(stderr: IO[str], style: Any, message: str, hint: str | None) -> None:
+    stderr.write(f"{style('error:', 'red', 'bold')} {message}\n")
+    if hint:
+        stderr.write(f"{hint}\n")
+
+
+def _context(
+    args: argparse.Namespace,
+    stdin: IO[str],
+    stdout: IO[str],
+    stderr: IO[str],
+    env: dict[str, str],
+    err_style: Any,
+    connect: Callable[[ConnectionOptions], Cluster] | None,
+) -> Any:
+    from workload_map.cli.config import load_settings
+    from workload_map.cli.context import Context
+    from workload_map.cli.render import Styler, wants_color
+    from workload_map.cluster.kubeconfig import ConnectionOptions
+
+    settings = load_settings(getattr(args, "config", None), getattr(args, "output", None), env)
+    timeout = getattr(args, "request_timeout", None)
+    options = ConnectionOptions(
+        kubeconfig=getattr(args, "kubeconfig", None),
+        context=getattr(args, "context", None),
+        namespace=getattr(args, "namespace", None),
+        impersonate_user=getattr(args, "as_user", None),
+        timeout=float(timeout) if timeout else 30.0,
+        environ=env,
+    )
+    if connect is None:
+        from workload_map.cluster.client import connect as default_connect
+
+        connect = default_connect
+    return Context(
+        stdin=stdin,
+        stdout=stdout,
+        stderr=stderr,
+        environ=env,
+        settings=settings,
+        connection=options,
+        connect=connect,
+        style=Styler(wants_color(stdout, env)),
+        err_style=err_style,
+    )
+
+
+def _dispatch(args: argparse.Namespace, ctx: Any) -> int:
+    command = args.command
+    if command == "validate":
+        if ctx.settings.output_source == "-o":
+            raise UsageError("validate does not take -o; it prints OK or INVALID with findings")
+        from workload_map.cli import validate_cmd
+
+        return int(validate_cmd.run(args.file, args.crd, ctx.stdin, ctx.stdout, ctx.stderr))
+    if command == "describe":
+        from workload_map.cli import describe_cmd
+
+        return describe_cmd.run(args, ctx)
+    if command == "get":
+        from workload_map.cli import get_cmd
+
+        return get_cmd.run(args, ctx)
+    if command == "definitions":
+        from workload_map.cli import definitions_cmd
+
+        return definitions_cmd.run(args, ctx)
+    if command == "__complete":
+        from workload_map.cli import completion
+
+        return completion.complete(args.words, ctx)
+    raise UsageError(f"unknown command {command!r}")  # pragma: no cover - argparse guards it
+
+
+def entry() -> None:
+    """Console-script entry point (``wlmap`` and ``kubectl-wlmap``)."""
+    try:
+        code = main()
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # Output piped into `head` etc.: silence the flush error at exit too.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        code = OK
+    raise SystemExit(code)
+
+
+if __name__ == "__main__":
+    entry()

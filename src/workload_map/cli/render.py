@@ -1,0 +1,119 @@
+"""Output primitives shared by the commands: JSON/YAML documents, aligned tables, colour.
+
+Machine formats are stable (key order as built, 2-space indent, trailing newline). Colour is used
+only on a terminal and never when ``NO_COLOR`` is set, so piped output is plain text.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import IO, Any
+
+__all__ = ["Styler", "dump_document", "format_table", "wants_color"]
+
+
+def wants_color(stream: IO[str], environ: Mapping[str, str]) -> bool:
+    """Colour only on a TTY, and never with ``NO_COLOR`` (any value) or ``TERM=dumb``."""
+    if "NO_COLOR" in environ or environ.get("TERM") == "dumb":
+        return False
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return bool(isatty and isatty())
+    except (ValueError, OSError):
+        return False
+
+
+_CODES = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33", "cyan": "36"}
+
+
+class Styler:
+    """ANSI styling that is the identity when colour is off."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+
+    def __call__(self, text: str, *styles: str) -> str:
+        if not self.enabled or not styles or not text:
+            return text
+        codes = ";".join(_CODES[s] for s in styles)
+        return f"\x1b[{codes}m{text}\x1b[0m"
+
+    def phase(self, text: str) -> str:
+        """Colour a phase or pod state by what it means for the user."""
+        good = {"Running", "Completed", "Succeeded", "Ready"}
+        bad = {"Failed", "Degraded", "Error", "CrashLoopBackOff", "Unknown"}
+        words = {w.strip("() ") for w in text.replace(",", " ").split()}
+        if words & bad:
+            return self(text, "red")
+        if words and words <= good:
+            return self(text, "green")
+        return self(text, "yellow")
+
+
+def dump_document(value: Any, fmt: str) -> str:
+    """``value`` as a JSON (2-space indent) or YAML document, newline-terminated."""
+    if fmt == "json":
+        return json.dumps(value, indent=2, ensure_ascii=False, default=_json_default) + "\n"
+    import yaml
+
+    return str(
+        yaml.safe_dump(
+            _plain(value), sort_keys=False, default_flow_style=False, allow_unicode=True, width=100
+        )
+    )
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, (set, frozenset, tuple)):
+        return list(value)
+    raise TypeError(f"cannot encode {type(value).__name__} as JSON")
+
+
+def _plain(value: Any) -> Any:
+    """YAML's safe dumper refuses float/str subclasses and tuples; give it plain types."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    if isinstance(value, str):
+        return str(value)
+    return value
+
+
+def _visible_len(text: str) -> int:
+    import re
+
+    return len(re.sub(r"\x1b\[[0-9;]*m", "", text))
+
+
+def format_table(
+    headers: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    *,
+    gap: int = 3,
+    right: Sequence[int] = (),
+) -> list[str]:
+    """kubectl-style columns: left-aligned (``right`` = indexes aligned right), 3 spaces apart."""
+    widths = [len(h) for h in headers]
+    for row in rows:
+        for i, cell in enumerate(row):
+            widths[i] = max(widths[i], _visible_len(cell))
+    lines = []
+    for row in [list(headers), *[list(r) for r in rows]]:
+        cells = []
+        for i, cell in enumerate(row):
+            pad = widths[i] - _visible_len(cell)
+            last = i == len(row) - 1
+            if i in right:
+                cells.append(" " * pad + cell)
+            else:
+                cells.append(cell if last else cell + " " * pad)
+        lines.append((" " * gap).join(cells).rstrip())
+    return lines

@@ -1,0 +1,143 @@
+"""``wlmap validate FILE|- [--crd CRD]``: the author's check before a definition ships.
+
+Prints ``OK: …`` or ``INVALID: …`` plus one finding per line on stdout, advice as ``warning: …``
+on stderr, and exits 0 (valid), 1 (invalid) or 2 (unreadable or not YAML/JSON at all).
+"""
+
+from __future__ import annotations
+
+import gzip
+import warnings
+from collections.abc import Mapping
+from pathlib import Path
+from typing import IO, Any
+
+__all__ = ["run"]
+
+_OK, _INVALID, _UNREADABLE = 0, 1, 2
+
+
+class _Unreadable(Exception):
+    pass
+
+
+def _read(path: str, stdin: IO[str] | None) -> str:
+    if path == "-":
+        if stdin is None:
+            raise _Unreadable("no standard input to read")
+        try:
+            return stdin.read()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise _Unreadable(f"cannot read standard input: {exc}") from None
+    p = Path(path)
+    try:
+        if p.suffix == ".gz":
+            with gzip.open(p, "rt", encoding="utf-8") as fh:
+                return fh.read()
+        return p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise _Unreadable(f"cannot read {path}: no such file") from None
+    except IsADirectoryError:
+        raise _Unreadable(f"cannot read {path}: is a directory") from None
+    except UnicodeDecodeError:
+        raise _Unreadable(f"cannot read {path}: not UTF-8 text") from None
+    except (OSError, EOFError) as exc:
+        raise _Unreadable(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
+
+
+def _pick_crd(docs: list[Any], path: str, group: str | None, kind: str | None) -> Mapping[str, Any]:
+    crds = [
+        d for d in docs if isinstance(d, Mapping) and d.get("kind") == "CustomResourceDefinition"
+    ]
+    if not crds:
+        raise _Unreadable(f"{path} contains no CustomResourceDefinition")
+    for crd in crds:
+        spec = crd.get("spec")
+        names = spec.get("names") if isinstance(spec, Mapping) else None
+        if isinstance(names, Mapping) and spec.get("group") == group and names.get("kind") == kind:
+            return crd
+    return crds[0]
+
+
+def run(
+    path: str,
+    crd: str | None,
+    stdin: IO[str] | None,
+    stdout: IO[str],
+    stderr: IO[str],
+) -> int:
+    """Validate the Karta definition(s) at ``path`` (``-`` for stdin); return the exit code."""
+    from workload_map.model.findings import Finding
+    from workload_map.model.load import KartaLoadError, load_kartas, parse_documents
+    from workload_map.model.validate import validate
+
+    name = path
+    try:
+        text = _read(path, stdin)
+        crd_docs = None
+        if crd is not None:
+            crd_docs = parse_documents(_read(crd, stdin if path != "-" else None), source=crd)
+    except _Unreadable as exc:
+        stderr.write(f"error: {exc}\n")
+        return _UNREADABLE
+    except KartaLoadError as exc:
+        stderr.write(f"error: {exc}\n")
+        return _UNREADABLE
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", DeprecationWarning)
+        try:
+            docs = parse_documents(text, source=name)
+            if not docs:
+                raise KartaLoadError("contains no document", source=name)
+            kartas = []
+            for i, doc in enumerate(docs):
+                where = name if len(docs) == 1 else f"{name} (document {i + 1})"
+                try:
+                    kartas.append((where, load_kartas(doc, source=where)[0], None))
+                except KartaLoadError as exc:
+                    if not exc.problems:
+                        raise
+                    kartas.append((where, None, exc))
+        except KartaLoadError as exc:
+            stderr.write(f"error: {exc}\n")
+            return _UNREADABLE
+    for warning in caught:
+        stderr.write(f"warning: {warning.message}\n")
+
+    status = _OK
+    for where, karta, load_error in kartas:
+        findings: list[Finding]
+        if karta is None:
+            assert load_error is not None
+            findings = [Finding(p.path, "schema", "error", p.message) for p in load_error.problems]
+        else:
+            target = None
+            if crd_docs is not None:
+                gvk = karta.root_gvk
+                try:
+                    target = _pick_crd(
+                        crd_docs, str(crd), gvk.group if gvk else None, gvk.kind if gvk else None
+                    )
+                except _Unreadable as exc:
+                    stderr.write(f"error: {exc}\n")
+                    return _UNREADABLE
+            try:
+                findings = validate(karta, crd=target)
+            except RecursionError:
+                findings = [Finding("", "too-deep", "error", "the definition nests too deeply")]
+        errors = [f for f in findings if f.is_error]
+        for finding in findings:
+            if not finding.is_error:
+                stderr.write(f"warning: {where}: {finding}\n")
+        if errors:
+            stdout.write(f"INVALID: {where}\n")
+            for finding in errors:
+                stdout.write(f"  {finding}\n")
+            stderr.write(f"error: {len(errors)} finding(s) in {where}\n")
+            status = _INVALID
+        else:
+            assert karta is not None
+            gvk = karta.root_gvk
+            stdout.write(f"OK: {where} is a valid Karta definition (GVK: {gvk})\n")
+    return status

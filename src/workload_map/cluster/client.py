@@ -1,0 +1,156 @@
+"""A small read-only cluster client: discovery, GET by name, paged LIST, owner look-ups.
+
+Objects stay plain dicts (what the engine takes). Every failure names the resource and namespace
+it concerns, so the CLI can print it as is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from workload_map.cluster.discovery import APIResource, discover, version_priority
+from workload_map.cluster.errors import ApiError, Forbidden, NotFound
+from workload_map.cluster.kubeconfig import ConnectionOptions, resolve
+from workload_map.cluster.transport import KubeTransport, Transport
+
+__all__ = ["Cluster", "connect"]
+
+
+def connect(options: ConnectionOptions) -> Cluster:
+    """A :class:`Cluster` for the kubeconfig/context/in-cluster config the options select."""
+    resolved = resolve(options)
+    return Cluster(KubeTransport(resolved, options))
+
+
+class Cluster:
+    """Read access to one cluster through a :class:`Transport`."""
+
+    def __init__(self, transport: Transport) -> None:
+        self.transport = transport
+        self._resources: list[APIResource] | None = None
+        self._objects: dict[tuple[str, str, str, str], dict[str, Any] | None] = {}
+
+    @property
+    def namespace(self) -> str:
+        """The default namespace (``-n``, else the context's, else ``default``)."""
+        return self.transport.namespace
+
+    @property
+    def context(self) -> str | None:
+        return self.transport.context
+
+    @property
+    def server(self) -> str:
+        return self.transport.server
+
+    # discovery -------------------------------------------------------------------------------
+    def resources(self) -> list[APIResource]:
+        """Every served resource (discovered once per Cluster)."""
+        if self._resources is None:
+            self._resources = discover(self.transport)
+        return self._resources
+
+    def resource_for(self, api_version: str, kind: str) -> APIResource | None:
+        """The served resource of exactly this apiVersion and kind."""
+        group, _, version = api_version.rpartition("/")
+        for res in self.resources():
+            if res.group == group and res.version == version and res.kind == kind:
+                return res
+        return None
+
+    def served_versions(self, group: str, kind: str) -> list[APIResource]:
+        """The served versions of a group/kind, preferred first then Kubernetes order."""
+        found = [r for r in self.resources() if r.group == group and r.kind == kind]
+        found.sort(key=lambda r: (not r.preferred, version_priority(r.version)))
+        return found
+
+    # reads -----------------------------------------------------------------------------------
+    def get(self, res: APIResource, name: str, namespace: str | None) -> dict[str, Any]:
+        """One object; :class:`NotFound` / :class:`Forbidden` name the object."""
+        where = f" in namespace {namespace}" if res.namespaced and namespace else ""
+        try:
+            obj = self.transport.get(res.path(namespace if res.namespaced else None, name))
+        except NotFound as exc:
+            raise NotFound(404, f'{res.kind} "{name}" not found{where}', detail=exc.detail) from exc
+        except Forbidden as exc:
+            raise Forbidden(
+                403,
+                f'forbidden: cannot get {res.group_resource} "{name}"{where}',
+                detail=exc.detail,
+            ) from exc
+        return _as_object(obj, res)
+
+    def iter_list(
+        self,
+        res: APIResource,
+        namespace: str | None,
+        *,
+        label_selector: str | None = None,
+        chunk_size: int = 500,
+        resource_version: str | None = None,
+    ) -> Iterator[dict[str, Any]]:
+        """Every object (``namespace=None``: all namespaces), fetched ``chunk_size`` at a time."""
+        path = res.path(namespace if res.namespaced else None)
+        token: str | None = None
+        while True:
+            query: list[tuple[str, str]] = []
+            if label_selector:
+                query.append(("labelSelector", label_selector))
+            if chunk_size > 0:
+                query.append(("limit", str(chunk_size)))
+            if token:
+                query.append(("continue", token))
+            elif resource_version is not None:
+                query.append(("resourceVersion", resource_version))
+            try:
+                doc = self.transport.get(path, query)
+            except Forbidden as exc:
+                scope = f" in namespace {namespace}" if namespace and res.namespaced else ""
+                raise Forbidden(
+                    403, f"forbidden: cannot list {res.group_resource}{scope}", detail=exc.detail
+                ) from exc
+            for item in doc.get("items") or []:
+                yield _as_object(item, res)
+            token = (doc.get("metadata") or {}).get("continue") or None
+            if not token or chunk_size <= 0:
+                return
+
+    def get_cached(
+        self, api_version: str, kind: str, name: str, namespace: str | None
+    ) -> dict[str, Any] | None:
+        """An owner-chain link by reference, or None when it is missing or unreadable;
+        fetched once per Cluster (misses cached too)."""
+        key = (api_version, kind, namespace or "", name)
+        if key in self._objects:
+            return self._objects[key]
+        res = self.resource_for(api_version, kind)
+        obj: dict[str, Any] | None = None
+        if res is not None:
+            try:
+                obj = self.get(res, name, namespace)
+            except ApiError:
+                obj = None
+        self._objects[key] = obj
+        return obj
+
+    def remember(self, obj: dict[str, Any]) -> None:
+        """Seed the owner cache with an object already fetched (e.g. from a list)."""
+        meta = obj.get("metadata") or {}
+        key = (
+            str(obj.get("apiVersion")),
+            str(obj.get("kind")),
+            str(meta.get("namespace") or ""),
+            str(meta.get("name")),
+        )
+        self._objects[key] = obj
+
+
+def _as_object(obj: Any, res: APIResource) -> dict[str, Any]:
+    """List items lack apiVersion/kind; put them back so the engine sees whole objects."""
+    if not isinstance(obj, dict):
+        return {}
+    result: dict[str, Any] = obj
+    if "apiVersion" not in result or "kind" not in result:
+        result = {"apiVersion": res.api_version, "kind": res.kind, **result}
+    return result

@@ -1,0 +1,295 @@
+"""The ``describe`` view: the workload's components with desired and observed pods and requests.
+
+This is the JSON ``wlmap describe -o json`` prints (see INTERFACES.md). Placement follows the
+reference CLI: a pod-bearing root is itself a component node, otherwise the root's children are
+the top nodes; a component with several instances is one node per instance; a component with a
+``replicaSelector`` is split per observed replica key (``name[key]``) when pods are known;
+grouping components that end up with nothing under them are dropped. Numbers: a pod-bearing
+instance implies ``replicas``, else ``minReplicas``, else 1 pods, each requesting the
+scheduler's effective request of its spec.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from workload_map.engine import resources as res
+from workload_map.engine.extract import ExtractedInstance, desired_replicas
+from workload_map.engine.structure import has_pod_definition
+
+if TYPE_CHECKING:
+    from workload_map.engine.pods import Placement
+    from workload_map.engine.workload import Workload
+
+__all__ = ["describe", "instance_request", "pod_is_ready", "pod_reason"]
+
+
+def instance_request(inst: ExtractedInstance) -> res.Totals:
+    """The effective request of one pod of this instance."""
+    if inst.pod_template_spec is not None:
+        return res.pod_request(inst.pod_template_spec.get("spec"))
+    if inst.pod_spec is not None:
+        return res.pod_request(inst.pod_spec)
+    if inst.fragmented_pod_spec is not None:
+        return res.fragment_request(inst.fragmented_pod_spec)
+    return {}
+
+
+def _conditions(pod: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    status = pod.get("status")
+    conds = status.get("conditions") if isinstance(status, Mapping) else None
+    return [c for c in conds if isinstance(c, Mapping)] if isinstance(conds, list) else []
+
+
+def pod_is_ready(pod: Mapping[str, Any]) -> bool:
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in _conditions(pod))
+
+
+def pod_reason(pod: Mapping[str, Any]) -> str | None:
+    """Why a pod is not fine: unscheduled, pod reason, a container's waiting reason, not ready."""
+    conds = _conditions(pod)
+    for c in conds:
+        if c.get("type") == "PodScheduled" and c.get("status") == "False" and c.get("reason"):
+            return str(c["reason"])
+    status = pod.get("status")
+    if isinstance(status, Mapping):
+        if status.get("reason"):
+            return str(status["reason"])
+        for key in ("initContainerStatuses", "containerStatuses"):
+            for cs in status.get(key) or ():
+                state = cs.get("state") if isinstance(cs, Mapping) else None
+                waiting = state.get("waiting") if isinstance(state, Mapping) else None
+                if isinstance(waiting, Mapping) and waiting.get("reason"):
+                    return str(waiting["reason"])
+    for c in conds:
+        if c.get("type") == "Ready" and c.get("status") == "False" and c.get("reason"):
+            if status and isinstance(status, Mapping) and status.get("phase") == "Succeeded":
+                return None
+            return str(c["reason"])
+    return None
+
+
+def _pod_entry(pod: Mapping[str, Any], placement: Placement) -> dict[str, Any]:
+    status = pod.get("status") if isinstance(pod.get("status"), Mapping) else {}
+    spec = pod.get("spec") if isinstance(pod.get("spec"), Mapping) else {}
+    request = res.pod_request(spec)
+    entry: dict[str, Any] = {
+        "name": placement.pod,
+        "phase": status.get("phase") if isinstance(status, Mapping) else None,
+        "ready": pod_is_ready(pod),
+        "node": (spec.get("nodeName") if isinstance(spec, Mapping) else None) or None,
+        "gpus": request.get(res.GPU, 0),
+    }
+    reason = pod_reason(pod)
+    if reason:
+        entry["reason"] = reason
+    if placement.instance:
+        entry["instance"] = placement.instance
+    if placement.replica is not None:
+        entry["replica"] = placement.replica
+    return entry
+
+
+def _replica_sort_key(key: str) -> tuple[int, int | str]:
+    return (0, int(key)) if key.isdigit() else (1, key)
+
+
+class _Builder:
+    def __init__(self, wl: Workload):
+        self.wl = wl
+        self.structure = wl.structure
+        self.extractor = wl.extractor
+        self.pods_known = wl.pods is not None
+        self.entries: dict[tuple[str, str], list[tuple[Placement, Mapping[str, Any]]]] = {}
+        for pod, placement in zip(wl.candidate_pods, wl.placements, strict=True):
+            if placement.attributed and placement.component is not None:
+                key = (placement.component, placement.instance or "")
+                self.entries.setdefault(key, []).append((placement, pod))
+
+    def kind(self, name: str) -> dict[str, str] | None:
+        comp = self.structure.components[name]
+        if comp.kind is None:
+            return None
+        return {"group": comp.kind.group, "version": comp.kind.version, "kind": comp.kind.kind}
+
+    def nodes(
+        self, name: str, replica: tuple[str, str] | None, divisor: int
+    ) -> list[dict[str, Any]]:
+        comp = self.structure.components[name]
+        selector = comp.pod_selector.replica_selector if comp.pod_selector else None
+        split = selector is not None and self.pods_known and replica is None
+        out = []
+        for _, inst in sorted(self.extractor.instances(name).items()):
+            nodes = self._replica_split(name, inst) if split else None
+            if nodes is None:
+                node = self.node(name, inst, replica, divisor)
+                nodes = [node] if node is not None else []
+            out.extend(nodes)
+        return out
+
+    def _replica_split(self, name: str, inst: ExtractedInstance) -> list[dict[str, Any]] | None:
+        """One node per replica key seen on this instance's pods (``name[key]``)."""
+        pod_bearing = has_pod_definition(self.structure.components[name])
+        members = {name} if pod_bearing else set(self.structure.subtree(name))
+        keys = {
+            p.replica
+            for p in self.wl.placements
+            if p.attributed
+            and p.replica_component == name
+            and p.replica is not None
+            and p.component in members
+            and (not pod_bearing or (p.instance or "") == inst.instance_id)
+        }
+        if not keys:
+            return None
+        count = len(keys)
+        if not pod_bearing and inst.scale is not None and self.structure.children.get(name):
+            own = desired_replicas(inst.scale)
+            total = sum(self._desired(c) for c in self.structure.subtree(name))
+            if own and total % own == 0 and total // own:
+                count = total // own
+                if all(k.isdigit() for k in keys):
+                    keys |= {str(i) for i in range(count)}
+        out = []
+        for key in sorted(keys, key=_replica_sort_key):
+            node = self.node(name, inst, (name, key), count)
+            if node is not None:
+                node["name"] = f"{node['name']}[{key}]"
+                node["replica"] = key
+                out.append(node)
+        return out
+
+    def _desired(self, name: str) -> int:
+        if not has_pod_definition(self.structure.components[name]):
+            return 0
+        return sum(desired_replicas(i.scale) for i in self.extractor.instances(name).values())
+
+    def node(
+        self,
+        name: str,
+        inst: ExtractedInstance,
+        replica: tuple[str, str] | None,
+        divisor: int,
+    ) -> dict[str, Any] | None:
+        comp = self.structure.components[name]
+        pod_bearing = has_pod_definition(comp)
+        children: list[dict[str, Any]] = []
+        for child in self.structure.children[name]:
+            children.extend(self.nodes(child, replica, divisor))
+        pods: list[tuple[Placement, Mapping[str, Any]]] = []
+        if pod_bearing:
+            pods = [
+                (p, pod)
+                for p, pod in self.entries.get((name, inst.instance_id), [])
+                if replica is None or p.replica == replica[1]
+            ]
+        scale = inst.scale
+        desired = 0
+        totals: res.Totals = {}
+        if pod_bearing:
+            desired = desired_replicas(scale)
+            if divisor > 1:
+                desired = math.ceil(desired / divisor)
+            totals = res.scaled(instance_request(inst), desired)
+        if not pod_bearing and not children and scale is None:
+            return None
+        current: int | None = None
+        ready: int | None = None
+        if self.pods_known:
+            current = len(pods) + sum(c["replicas"]["current"] or 0 for c in children)
+            ready = sum(1 for _, pod in pods if pod_is_ready(pod)) + sum(
+                c["replicas"]["ready"] or 0 for c in children
+            )
+        desired += sum(c["replicas"]["desired"] for c in children)
+        child_totals = [c["_totals"] for c in children]
+        totals = res.add(totals, *child_totals)
+        node: dict[str, Any] = {
+            "name": inst.instance_id or name,
+            "component": name,
+            "instance": inst.instance_id or None,
+            "kind": self.kind(name),
+            "replicas": {
+                "desired": desired,
+                "current": current,
+                "ready": ready,
+                "min": scale.min_replicas if scale else None,
+                "max": scale.max_replicas if scale else None,
+            },
+            "resources": res.summarize(totals),
+            "pods": [_pod_entry(pod, p) for p, pod in sorted(pods, key=lambda e: e[0].pod)],
+            "children": children,
+            "_totals": totals,
+        }
+        return node
+
+
+def _strip(nodes: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    out = []
+    for node in nodes:
+        node = dict(node)
+        node.pop("_totals", None)
+        node["children"] = _strip(node["children"])
+        out.append(node)
+    return out
+
+
+def describe(wl: Workload) -> dict[str, Any]:
+    """The describe JSON of a workload (see the module doc and INTERFACES.md)."""
+    structure = wl.structure
+    obj = wl.obj if isinstance(wl.obj, Mapping) else {}
+    meta = obj.get("metadata") if isinstance(obj.get("metadata"), Mapping) else {}
+    builder = _Builder(wl)
+    root = structure.root
+    if has_pod_definition(root):
+        nodes = builder.nodes(root.name, None, 1)
+    else:
+        nodes = []
+        for child in structure.children[root.name]:
+            nodes.extend(builder.nodes(child, None, 1))
+    desired = 0
+    totals: res.Totals = {}
+    for name in structure.order:
+        if not has_pod_definition(structure.components[name]):
+            continue
+        for inst in wl.extractor.instances(name).values():
+            count = desired_replicas(inst.scale)
+            desired += count
+            totals = res.add(totals, res.scaled(instance_request(inst), count))
+    attributed = [
+        (p, pod) for p, pod in zip(wl.placements, wl.candidate_pods, strict=True) if p.attributed
+    ]
+    status = wl.status()
+    unattributed = wl.unattributed()
+    out: dict[str, Any] = {
+        "apiVersion": obj.get("apiVersion"),
+        "kind": obj.get("kind"),
+        "name": meta.get("name") if isinstance(meta, Mapping) else None,
+        "namespace": meta.get("namespace") if isinstance(meta, Mapping) else None,
+        "uid": meta.get("uid") if isinstance(meta, Mapping) else None,
+        "definition": {"name": wl.definition_name, "origin": wl.origin},
+        "fileMode": wl.file_mode,
+        "phases": wl.phases(),
+        "pods": {
+            "desired": desired,
+            "current": len(attributed) if wl.pods is not None else None,
+            "ready": sum(1 for _, pod in attributed if pod_is_ready(pod))
+            if wl.pods is not None
+            else None,
+        },
+        "resources": res.summarize(totals),
+        "components": _strip(nodes),
+        "podGroups": [g.to_dict() for g in wl.pod_groups()],
+        "unattributedPods": [name for name, _ in unattributed],
+        "unattributedReasons": dict(unattributed),
+    }
+    if wl.pods is not None:
+        actual = res.add(*(res.pod_request(pod.get("spec")) for _, pod in attributed))
+        out["observedResources"] = res.summarize(actual)
+    if status is not None:
+        out["status"] = {
+            "phase": status.phase,
+            "conditions": [c.to_dict() for c in status.conditions],
+        }
+    return out

@@ -1,0 +1,366 @@
+"""Reading a component's instances out of a workload object through its definition.
+
+Each result of a path is one instance (arrays and maps alike: gojq yields map values in sorted
+key order, which keeps ``instanceIdPath`` and the other paths aligned). A component without
+``instanceIdPath`` has the single unnamed instance ``""``. Every ``Get*`` result is keyed by
+instance id; a path yielding a different number of results than there are ids is an error,
+as in the reference.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from workload_map.engine.errors import DefinitionNotFoundError, ExtractionError
+from workload_map.engine.structure import Structure
+from workload_map.model import Component, FragmentedPodSpecDefinition
+
+__all__ = [
+    "FRAGMENT_FIELDS",
+    "ExtractedInstance",
+    "Extractor",
+    "Scale",
+    "desired_replicas",
+    "effective_minimum",
+]
+
+#: (JSON field, definition attribute) of the fragmented pod spec, in the reference's order.
+FRAGMENT_FIELDS: tuple[tuple[str, str], ...] = (
+    ("schedulerName", "scheduler_name_path"),
+    ("labels", "labels_path"),
+    ("annotations", "annotations_path"),
+    ("resources", "resources_path"),
+    ("resourceClaims", "resource_claims_path"),
+    ("podAffinity", "pod_affinity_path"),
+    ("nodeAffinity", "node_affinity_path"),
+    ("containers", "containers_path"),
+    ("container", "container_path"),
+    ("priorityClassName", "priority_class_name_path"),
+    ("image", "image_path"),
+)
+_FRAGMENT_TYPES: dict[str, type] = {
+    "schedulerName": str,
+    "labels": dict,
+    "annotations": dict,
+    "resources": dict,
+    "resourceClaims": list,
+    "podAffinity": dict,
+    "nodeAffinity": dict,
+    "containers": list,
+    "container": dict,
+    "priorityClassName": str,
+    "image": str,
+}
+
+
+@dataclass(frozen=True)
+class Scale:
+    """Replica counts of one instance; None where the definition or the object has none."""
+
+    replicas: int | None = None
+    min_replicas: int | None = None
+    max_replicas: int | None = None
+
+    def to_dict(self) -> dict[str, int | None]:
+        return {
+            "replicas": self.replicas,
+            "minReplicas": self.min_replicas,
+            "maxReplicas": self.max_replicas,
+        }
+
+
+def desired_replicas(scale: Scale | None) -> int:
+    """Pods one pod-bearing instance implies: replicas, else minReplicas, else 1."""
+    if scale is None:
+        return 1
+    if scale.replicas is not None:
+        return max(scale.replicas, 0)
+    if scale.min_replicas is not None:
+        return max(scale.min_replicas, 0)
+    return 1
+
+
+def effective_minimum(scale: Scale | None) -> int:
+    """The reference's per-instance minimum: minReplicas if > 0, else replicas if > 0, else 0."""
+    if scale is None:
+        return 0
+    if scale.min_replicas is not None and scale.min_replicas > 0:
+        return scale.min_replicas
+    if scale.replicas is not None and scale.replicas > 0:
+        return scale.replicas
+    return 0
+
+
+@dataclass
+class ExtractedInstance:
+    """The parts of one instance that the definition describes (None where it has none)."""
+
+    instance_id: str
+    pod_template_spec: dict[str, Any] | None = None
+    pod_spec: dict[str, Any] | None = None
+    metadata: dict[str, Any] | None = None
+    fragmented_pod_spec: dict[str, Any] | None = None
+    scale: Scale | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def pod_spec_view(self) -> dict[str, Any] | None:
+        """The PodSpec this instance's pods get (template spec or pod spec)."""
+        if self.pod_template_spec is not None:
+            spec = self.pod_template_spec.get("spec")
+            return spec if isinstance(spec, dict) else {}
+        return self.pod_spec
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.pod_template_spec is not None:
+            out["podTemplateSpec"] = self.pod_template_spec
+        if self.pod_spec is not None:
+            out["podSpec"] = self.pod_spec
+        if self.metadata is not None:
+            out["metadata"] = self.metadata
+        if self.fragmented_pod_spec is not None:
+            out["fragmentedPodSpec"] = self.fragmented_pod_spec
+        if self.scale is not None:
+            out["scale"] = self.scale.to_dict()
+        return out
+
+
+def _to_int(value: Any, what: str, index: int) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        raise ExtractionError(
+            f"failed to convert object at index {index} to type int32: {what} is a boolean"
+        )
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value) or value != int(value):
+            raise ExtractionError(
+                f"failed to convert object at index {index} to type int32: "
+                f"{what} value {value} is not an integer"
+            )
+        return int(value)
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            return int(text, 10)
+        except ValueError:
+            raise ExtractionError(
+                f'{what} value "{value}" at index {index} is not a number'
+            ) from None
+    raise ExtractionError(
+        f"failed to convert object at index {index} to type int32: {what} is {type(value).__name__}"
+    )
+
+
+class Extractor:
+    """Extraction of every component of one object (results cached per component)."""
+
+    def __init__(self, structure: Structure, obj: Any):
+        self.structure = structure
+        self.obj = obj
+        self._ids: dict[str, list[str]] = {}
+        self._instances: dict[str, dict[str, ExtractedInstance]] = {}
+
+    # -- helpers ---------------------------------------------------------------------------
+    def _component(self, name: str) -> Component:
+        comp = self.structure.components.get(name)
+        if comp is None:
+            raise ExtractionError(f"component {name} not found")
+        return comp
+
+    def _eval(self, component: Component, field_name: str, expr: str) -> list[Any]:
+        try:
+            return self.structure.eval(expr, self.obj)
+        except ExtractionError as err:
+            raise ExtractionError(f"component '{component.name}' {field_name}: {err}") from err
+
+    def _align(self, component: Component, field_name: str, values: list[Any]) -> dict[str, Any]:
+        ids = self.instance_ids(component.name)
+        if len(ids) != len(values):
+            raise ExtractionError(
+                f"component '{component.name}' {field_name}: instance ids count ({len(ids)}) "
+                f"does not match results count ({len(values)})"
+            )
+        return dict(zip(ids, values, strict=True))
+
+    def _objects(self, component: Component, field_name: str, expr: str) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for index, value in enumerate(self._eval(component, field_name, expr)):
+            if value is None:
+                out.append({})
+            elif isinstance(value, dict):
+                out.append(value)
+            else:
+                raise ExtractionError(
+                    f"component '{component.name}' {field_name}: failed to convert object at "
+                    f"index {index}: expected an object, got {type(value).__name__}"
+                )
+        return out
+
+    # -- instance ids ----------------------------------------------------------------------
+    def instance_ids(self, name: str) -> list[str]:
+        """The component's instance ids; ``[""]`` without ``instanceIdPath``."""
+        found = self._ids.get(name)
+        if found is not None:
+            return found
+        comp = self._component(name)
+        if not comp.instance_id_path:
+            ids = [""]
+        else:
+            values = self._eval(comp, "instanceIdPath", comp.instance_id_path)
+            ids = []
+            for index, value in enumerate(values):
+                if not isinstance(value, str):
+                    raise ExtractionError(
+                        f"component '{name}' instanceIdPath: failed to convert object at index "
+                        f"{index} to type string: got {_type(value)}"
+                    )
+                ids.append(value)
+            if any(v == "" for v in ids):
+                raise ExtractionError(
+                    f"component '{name}' instanceIdPath: instance id path contained empty "
+                    f"string values [{','.join(ids)}]"
+                )
+        self._ids[name] = ids
+        return ids
+
+    # -- parts -----------------------------------------------------------------------------
+    def pod_template_specs(self, name: str) -> dict[str, dict[str, Any]] | None:
+        comp = self._component(name)
+        path = comp.spec_definition.pod_template_spec_path if comp.spec_definition else None
+        if not path:
+            return None
+        return self._align(
+            comp, "podTemplateSpecPath", self._objects(comp, "podTemplateSpecPath", path)
+        )
+
+    def pod_specs(self, name: str) -> dict[str, dict[str, Any]] | None:
+        comp = self._component(name)
+        path = comp.spec_definition.pod_spec_path if comp.spec_definition else None
+        if not path:
+            return None
+        return self._align(comp, "podSpecPath", self._objects(comp, "podSpecPath", path))
+
+    def pod_metadata(self, name: str) -> dict[str, dict[str, Any]] | None:
+        comp = self._component(name)
+        path = comp.spec_definition.metadata_path if comp.spec_definition else None
+        if not path:
+            return None
+        return self._align(comp, "metadataPath", self._objects(comp, "metadataPath", path))
+
+    def fragmented_pod_specs(self, name: str) -> dict[str, dict[str, Any]] | None:
+        comp = self._component(name)
+        frag = comp.spec_definition.fragmented_pod_spec_definition if comp.spec_definition else None
+        if frag is None:
+            return None
+        columns = self._fragment_columns(comp, frag)
+        count = max((len(v) for v in columns.values()), default=0)
+        rows: list[dict[str, Any]] = []
+        for index in range(count):
+            row: dict[str, Any] = {}
+            for key, values in columns.items():
+                value = values[index] if index < len(values) else None
+                if value is not None:
+                    row[key] = value
+            rows.append(row)
+        return self._align(comp, "fragmentedPodSpecDefinition", rows)
+
+    def _fragment_columns(
+        self, comp: Component, frag: FragmentedPodSpecDefinition
+    ) -> dict[str, list[Any]]:
+        columns: dict[str, list[Any]] = {}
+        for key, attr in FRAGMENT_FIELDS:
+            path = getattr(frag, attr)
+            if not path:
+                continue
+            values = self._eval(comp, attr, path)
+            expected = _FRAGMENT_TYPES[key]
+            for index, value in enumerate(values):
+                if value is not None and not isinstance(value, expected):
+                    raise ExtractionError(
+                        f"component '{comp.name}' {attr}: failed to convert object at index "
+                        f"{index} to type {expected.__name__}: got {_type(value)}"
+                    )
+            columns[key] = values
+        return columns
+
+    def scales(self, name: str) -> dict[str, Scale] | None:
+        comp = self._component(name)
+        sd = comp.scale_definition
+        if sd is None or not (sd.replicas_path or sd.min_replicas_path or sd.max_replicas_path):
+            return None
+        columns: list[list[int | None]] = []
+        for what, path in (
+            ("replicas", sd.replicas_path),
+            ("minReplicas", sd.min_replicas_path),
+            ("maxReplicas", sd.max_replicas_path),
+        ):
+            if not path:
+                columns.append([])
+                continue
+            values = self._eval(comp, f"{what}Path", path)
+            columns.append([_to_int(v, what, i) for i, v in enumerate(values)])
+        count = max(len(c) for c in columns)
+
+        def at(column: list[int | None], index: int) -> int | None:
+            return column[index] if index < len(column) else None
+
+        rows = [
+            Scale(at(columns[0], i), at(columns[1], i), at(columns[2], i)) for i in range(count)
+        ]
+        return self._align(comp, "scaleDefinition", rows)
+
+    def instances(self, name: str) -> dict[str, ExtractedInstance]:
+        """Every instance with the parts that exist (reference ``GetExtractedInstances``)."""
+        found = self._instances.get(name)
+        if found is not None:
+            return found
+        ids = self.instance_ids(name)
+        out = {i: ExtractedInstance(instance_id=i) for i in ids}
+        for attr, getter in (
+            ("pod_template_spec", self.pod_template_specs),
+            ("pod_spec", self.pod_specs),
+            ("metadata", self.pod_metadata),
+            ("fragmented_pod_spec", self.fragmented_pod_specs),
+            ("scale", self.scales),
+        ):
+            values = getter(name)
+            if values is not None:
+                for key, value in values.items():
+                    setattr(out[key], attr, value)
+        self._instances[name] = out
+        return out
+
+    def require(self, name: str, what: str) -> None:
+        """Raise the reference's DefinitionNotFoundError when a part is not defined."""
+        comp = self._component(name)
+        spec = comp.spec_definition
+        missing = {
+            "spec": spec is None,
+            "pod template spec": spec is None or not spec.pod_template_spec_path,
+            "pod spec": spec is None or not spec.pod_spec_path,
+            "pod metadata": spec is None or not spec.metadata_path,
+            "fragmented pod spec": spec is None or spec.fragmented_pod_spec_definition is None,
+            "scale": comp.scale_definition is None,
+            "status": comp.status_definition is None,
+        }[what]
+        if missing:
+            raise DefinitionNotFoundError(f"component {name} does not have {what} definition")
+
+
+def _type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"

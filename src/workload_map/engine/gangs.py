@@ -1,0 +1,439 @@
+"""Pod groups (gangs) from a definition's gang-scheduling instructions.
+
+Both forms are read. The deprecated ``podGroups`` form places each pod in the first group whose
+member is the pod's component or an ancestor of it (direct mentions first) and whose filters
+pass, keyed by the member's ``groupByKeyPaths``. The v2 ``podGroup`` form makes one group for the
+whole workload with one subgroup per listed component. Names follow KAI: ``pg-<uid>`` plus the
+``-``-joined keys (v2: the group name), and must be DNS-1123 subdomains.
+
+Minimum members follow the project's contract, not the reference's (which takes whichever
+member pod it sees first, and multiplies a LeaderWorkerSet group by its own size): a group needs
+the pods the definition implies for all of its member components, and when its keys split the
+members by instance or by replica, only that instance's or replica's share. The reference's own
+rule, ``CalculateSubtreeScale``, is kept as :func:`subtree_scale` for KAI compatibility.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from workload_map.engine.errors import ExtractionError
+from workload_map.engine.extract import Extractor, Scale, effective_minimum
+from workload_map.engine.pods import Placement, single_value
+from workload_map.engine.structure import Structure, has_pod_definition
+from workload_map.model import Member, PodGroupDefinition, Topology
+
+__all__ = [
+    "GangAssignment",
+    "PodGroup",
+    "build_pod_groups",
+    "gang_minimum",
+    "is_dns1123_subdomain",
+    "subtree_scale",
+]
+
+_DNS1123 = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+
+
+def is_dns1123_subdomain(name: str) -> bool:
+    return len(name) <= 253 and bool(_DNS1123.match(name))
+
+
+def gang_minimum(scale: Scale | None) -> int:
+    """Pods one instance needs to start: minReplicas if > 0, else replicas, else 1."""
+    if scale is None:
+        return 1
+    if scale.min_replicas is not None and scale.min_replicas > 0:
+        return scale.min_replicas
+    if scale.replicas is not None:
+        return max(scale.replicas, 0)
+    return 1
+
+
+@dataclass
+class PodGroup:
+    """One gang: its KAI-compatible name, minimum, member pods and subgroups."""
+
+    name: str
+    min_member: int
+    pods: list[str] = field(default_factory=list)
+    sub_groups: list[PodGroup] = field(default_factory=list)
+    definition: str = ""
+    keys: tuple[str, ...] = ()
+    topology: dict[str, Any] | None = None
+    rule: str = ""
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "name": self.name,
+            "minMember": self.min_member,
+            "pods": sorted(self.pods),
+            "subGroups": [g.to_dict() for g in self.sub_groups],
+            "definition": self.definition,
+            "keys": list(self.keys),
+            "minMemberRule": self.rule,
+        }
+        if self.topology is not None:
+            out["topology"] = self.topology
+        if self.error is not None:
+            out["error"] = self.error
+        return out
+
+
+@dataclass
+class GangAssignment:
+    """How one pod was grouped (for ``explain``)."""
+
+    group: str | None = None
+    definition: str | None = None
+    member: str | None = None
+    effective_component: str | None = None
+    keys: list[dict[str, str]] = field(default_factory=list)
+    filters: list[str] = field(default_factory=list)
+    reason: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "group": self.group,
+            "definition": self.definition,
+            "member": self.member,
+            "effectiveComponent": self.effective_component,
+            "keys": list(self.keys),
+            "filters": list(self.filters),
+            "reason": self.reason,
+        }
+
+
+# -- the reference's subtree-scale rule -------------------------------------------------------
+def subtree_scale(
+    structure: Structure, extractor: Extractor, component: str, instance_id: str | None = None
+) -> int:
+    """The reference's ``CalculateSubtreeScale`` (KAI's minAvailable), exactly."""
+    if instance_id == "":
+        raise ExtractionError("instance id is empty")
+    if component not in structure.components:
+        raise ExtractionError(f"component {component} not found")
+    by_definition = any(c.scale_definition is not None for c in structure.components.values())
+
+    def own(name: str, inst: str | None) -> int:
+        scales = extractor.scales(name)
+        if inst is not None:
+            if scales is None or inst not in scales:
+                raise ExtractionError(f"instance id {inst} not found")
+            return effective_minimum(scales[inst])
+        return sum(effective_minimum(s) for s in scales.values()) if scales else 0
+
+    def by_scale(name: str, inst: str | None) -> int:
+        value = own(name, inst)
+        if structure.is_leaf(name):
+            return value
+        children = sum(by_scale(child, None) for child in structure.children[name])
+        if children == 0:
+            return value
+        if value == 0:
+            return children
+        return value * children
+
+    def by_leaves(name: str, inst: str | None) -> int:
+        if structure.is_leaf(name):
+            ids = extractor.instance_ids(name)
+            if inst is not None:
+                if inst not in ids:
+                    raise ExtractionError(f"instance id {inst} not found")
+                return 1
+            return len(ids) if ids and ids != [""] else 1
+        return sum(by_leaves(child, None) for child in structure.children[name])
+
+    return by_scale(component, instance_id) if by_definition else by_leaves(component, instance_id)
+
+
+# -- our minimum rule --------------------------------------------------------------------------
+class _Counter:
+    """Pods the definition implies for parts of the tree, by the gang-minimum rule."""
+
+    def __init__(self, structure: Structure, extractor: Extractor, placements: Sequence[Placement]):
+        self.structure = structure
+        self.extractor = extractor
+        self.placements = placements
+        self._observed_replicas: dict[str, int] | None = None
+
+    def instance_minimums(self, name: str) -> dict[str, int]:
+        if not has_pod_definition(self.structure.components[name]):
+            return {}
+        scales = self.extractor.scales(name)
+        return {
+            i: gang_minimum(scales.get(i) if scales else None)
+            for i in self.extractor.instance_ids(name)
+        }
+
+    def subtree(self, name: str, only: Mapping[str, str] | None = None) -> int:
+        """Σ over pod-bearing components under ``name``; ``only`` pins some to one instance."""
+        total = 0
+        for comp in self.structure.subtree(name):
+            for inst, count in self.instance_minimums(comp).items():
+                if only and comp in only and only[comp] != inst:
+                    continue
+                total += count
+        return total
+
+    def replica_count(self, component: str) -> int:
+        if self._observed_replicas is None:
+            seen: dict[str, set[str]] = {}
+            for p in self.placements:
+                if p.replica_component and p.replica is not None:
+                    seen.setdefault(p.replica_component, set()).add(p.replica)
+            self._observed_replicas = {k: len(v) for k, v in seen.items()}
+        return max(self._observed_replicas.get(component, 0), 1)
+
+    def replica_share(self, component: str, only: Mapping[str, str] | None) -> tuple[int, str]:
+        """Pods one replica of ``component`` implies."""
+        comp = self.structure.components[component]
+        scales = self.extractor.scales(component) if comp.scale_definition else None
+        if scales and not has_pod_definition(comp) and self.structure.children.get(component):
+            first = next(iter(scales.values()))
+            value = gang_minimum(first)
+            return value, f"one replica of {component}: its own scale ({value} pods)"
+        total = self.subtree(component, only)
+        count = self.replica_count(component)
+        return math.ceil(total / count), (
+            f"one replica of {component}: {total} pods over {count} observed replicas"
+        )
+
+
+def _dimensions(
+    keys_by_pod: Sequence[tuple[Placement, tuple[str, ...]]],
+) -> tuple[dict[str, str], str | None]:
+    """Which instance / replica the group's keys pin (checked on every pod of the group)."""
+    if not keys_by_pod:
+        return {}, None
+    width = len(keys_by_pod[0][1])
+    instance_pins: dict[str, str] = {}
+    replica_of: str | None = None
+    for index in range(width):
+        first, keys = keys_by_pod[0]
+        value = keys[index]
+        if first.instance and all(
+            p.instance == k[index] and p.component == first.component for p, k in keys_by_pod
+        ):
+            if first.component is not None:
+                instance_pins[first.component] = value
+            continue
+        if first.replica is not None and all(
+            p.replica == k[index] and p.replica_component == first.replica_component
+            for p, k in keys_by_pod
+        ):
+            replica_of = first.replica_component
+    return instance_pins, replica_of
+
+
+def _member_minimum(
+    counter: _Counter,
+    members: Sequence[Member],
+    keys_by_pod: Sequence[tuple[Placement, tuple[str, ...]]],
+) -> tuple[int, str]:
+    pins, replica_of = _dimensions(keys_by_pod)
+    names = [m.component_name for m in members if m.component_name in counter.structure.components]
+    if replica_of is not None:
+        share, why = counter.replica_share(replica_of, pins)
+        return share, why
+    total = sum(counter.subtree(n, pins) for n in names)
+    parts = ", ".join(names)
+    if pins:
+        scope = ", ".join(f"{c} instance {i}" for c, i in pins.items())
+        return total, f"pods implied for {parts}, keys pin {scope}"
+    return total, f"pods implied for {parts}"
+
+
+def _topology(topology: Topology | None) -> tuple[dict[str, Any] | None, str | None]:
+    if topology is None:
+        return None, None
+    out = {
+        "topologyName": topology.topology_name,
+        "preferredTopologyLevel": topology.preferred_topology_level,
+        "requiredTopologyLevel": topology.required_topology_level,
+    }
+    if not topology.topology_name:
+        return out, "topology: topologyName is required"
+    if not (topology.preferred_topology_level or topology.required_topology_level):
+        return out, "topology: at least one of preferredTopologyLevel/requiredTopologyLevel"
+    return out, None
+
+
+def _passes(structure: Structure, expr: str, pod: Any) -> bool:
+    values = structure.eval(expr, pod)
+    if len(values) > 1:
+        raise ExtractionError(f"filter '{expr}': expected single query result, got {len(values)}")
+    return bool(values) and values[0] is True
+
+
+def _candidates(
+    structure: Structure, component: str
+) -> list[tuple[str, PodGroupDefinition, Member]]:
+    gang = structure.karta.gang_scheduling
+    if gang is None:
+        return []
+    levels = [component, *structure.ancestors(component)]
+    out: list[tuple[str, PodGroupDefinition, Member]] = []
+    for level in levels:
+        for definition in gang.pod_groups:
+            for member in definition.members:
+                if member.component_name == level:
+                    out.append((level, definition, member))
+    return out
+
+
+def build_pod_groups(
+    structure: Structure,
+    extractor: Extractor,
+    pods: Sequence[Mapping[str, Any]],
+    placements: Sequence[Placement],
+    owner_uid: str,
+) -> tuple[list[PodGroup], list[GangAssignment]]:
+    """The pod groups of the attributed pods and, per pod, how it was grouped."""
+    gang = structure.karta.gang_scheduling
+    assignments = [GangAssignment() for _ in pods]
+    if gang is None or (gang.pod_group is None and not gang.pod_groups):
+        for a in assignments:
+            a.reason = "the definition has no gang-scheduling instructions"
+        return [], assignments
+    counter = _Counter(structure, extractor, placements)
+    if gang.pod_group is not None:
+        return _v2_groups(structure, counter, placements, assignments, owner_uid)
+    return _alpha_groups(structure, counter, pods, placements, assignments, owner_uid)
+
+
+def _v2_groups(
+    structure: Structure,
+    counter: _Counter,
+    placements: Sequence[Placement],
+    assignments: list[GangAssignment],
+    owner_uid: str,
+) -> tuple[list[PodGroup], list[GangAssignment]]:
+    mapping = structure.karta.gang_scheduling.pod_group  # type: ignore[union-attr]
+    assert mapping is not None
+    name = f"pg-{owner_uid}-{mapping.name}"
+    topology, error = _topology(mapping.topology)
+    group = PodGroup(name=name, min_member=0, definition=mapping.name, keys=(mapping.name,))
+    group.topology, group.error = topology, error
+    for placement, assignment in zip(placements, assignments, strict=True):
+        if not placement.attributed:
+            assignment.reason = "not attributed to a component"
+            continue
+        group.pods.append(placement.pod)
+        assignment.group = name
+        assignment.definition = mapping.name
+        assignment.keys = [{"path": "podGroup.name", "value": mapping.name}]
+    for sub in mapping.sub_groups:
+        sub_topology, sub_error = _topology(sub.topology)
+        if sub.component_name not in structure.components:
+            sub_group = PodGroup(
+                name=sub.component_name,
+                min_member=0,
+                definition=mapping.name,
+                error=f"subgroup component '{sub.component_name}' is not defined",
+            )
+            group.sub_groups.append(sub_group)
+            continue
+        members = set(structure.subtree(sub.component_name))
+        minimum = counter.subtree(sub.component_name)
+        sub_group = PodGroup(
+            name=sub.component_name,
+            min_member=minimum,
+            definition=mapping.name,
+            topology=sub_topology,
+            rule=f"pods implied for {sub.component_name} and its descendants",
+            error=sub_error
+            or (None if minimum > 0 else f"component {sub.component_name} implies no pods"),
+        )
+        for placement, assignment in zip(placements, assignments, strict=True):
+            if placement.attributed and placement.component in members:
+                sub_group.pods.append(placement.pod)
+                assignment.member = sub.component_name
+                assignment.effective_component = sub.component_name
+        group.sub_groups.append(sub_group)
+    explicit = getattr(mapping, "min_member", None)
+    if isinstance(explicit, int):
+        group.min_member, group.rule = explicit, "set by the definition"
+    elif group.sub_groups:
+        group.min_member = sum(g.min_member for g in group.sub_groups)
+        group.rule = "sum of the subgroups"
+    else:
+        group.min_member = counter.subtree(structure.root.name)
+        group.rule = "pods implied for the whole workload"
+    if not is_dns1123_subdomain(name):
+        group.error = group.error or f"pod group name {name!r} is not a DNS-1123 subdomain"
+    return [group], assignments
+
+
+def _alpha_groups(
+    structure: Structure,
+    counter: _Counter,
+    pods: Sequence[Mapping[str, Any]],
+    placements: Sequence[Placement],
+    assignments: list[GangAssignment],
+    owner_uid: str,
+) -> tuple[list[PodGroup], list[GangAssignment]]:
+    candidates_cache: dict[str, list[tuple[str, PodGroupDefinition, Member]]] = {}
+    grouped: dict[str, tuple[PodGroupDefinition, list[tuple[Placement, tuple[str, ...]]]]] = {}
+    for pod, placement, assignment in zip(pods, placements, assignments, strict=True):
+        if not placement.attributed or placement.component is None:
+            assignment.reason = "not attributed to a component"
+            continue
+        candidates = candidates_cache.get(placement.component)
+        if candidates is None:
+            candidates = candidates_cache[placement.component] = _candidates(
+                structure, placement.component
+            )
+        if not candidates:
+            assignment.reason = f"no pod group names {placement.component} or an ancestor"
+            continue
+        chosen = None
+        try:
+            for level, definition, member in candidates:
+                if all(_passes(structure, f, pod) for f in member.filters):
+                    chosen = (level, definition, member)
+                    break
+        except ExtractionError as err:
+            assignment.reason = str(err)
+            continue
+        if chosen is None:
+            assignment.reason = "the filters of every candidate pod group failed"
+            continue
+        level, definition, member = chosen
+        assignment.definition = definition.name
+        assignment.member = member.component_name
+        assignment.effective_component = level
+        assignment.filters = list(member.filters)
+        keys: list[str] = []
+        try:
+            for path in member.group_by_key_paths:
+                value = single_value(structure, path, pod)
+                keys.append(value)
+                assignment.keys.append({"path": path, "value": value})
+        except ExtractionError as err:
+            assignment.reason = f'failed to extract group key from path "{path}": {err}'
+            continue
+        name = "-".join([f"pg-{owner_uid}", *keys])
+        assignment.group = name
+        entry = grouped.setdefault(name, (definition, []))
+        entry[1].append((placement, tuple(keys)))
+    groups: list[PodGroup] = []
+    for name, (definition, members) in sorted(grouped.items()):
+        minimum, rule = _member_minimum(counter, definition.members, members)
+        group = PodGroup(
+            name=name,
+            min_member=minimum,
+            pods=[p.pod for p, _ in members],
+            definition=definition.name,
+            keys=members[0][1],
+            rule=rule,
+        )
+        if not is_dns1123_subdomain(name):
+            group.error = f"pod group name {name!r} is not a DNS-1123 subdomain"
+        groups.append(group)
+    return groups, assignments

@@ -1,0 +1,156 @@
+"""What pods will request, by the kube-scheduler's effective-request rule.
+
+Per pod: the larger of the biggest init container (each one running beside the restartable
+sidecars started before it) and the sum of the regular containers plus every restartable init
+container (``restartPolicy: Always``); pod-level ``resources`` replace CPU and memory; ``overhead``
+is added. Each resource is taken from ``requests``, else from ``limits``. Totals are exact
+integers: CPU in millicores, everything else in whole units (bytes, devices). DRA
+``resourceClaims`` are counted under :data:`CLAIMS` (their devices live in other objects).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from workload_map.engine.errors import EngineError
+from workload_map.engine.quantities import to_millis, to_units
+
+__all__ = [
+    "CLAIMS",
+    "GPU",
+    "Totals",
+    "add",
+    "container_request",
+    "fragment_request",
+    "pod_request",
+    "scaled",
+    "summarize",
+    "total_of",
+]
+
+Totals = dict[str, int]
+
+GPU = "nvidia.com/gpu"
+CLAIMS = "resourceClaims"
+_POD_LEVEL = ("cpu", "memory")
+
+
+def _amount(name: str, value: object) -> int:
+    try:
+        return to_millis(value) if name == "cpu" else to_units(value)
+    except EngineError as err:
+        raise EngineError(f"resource {name!r}: {err}") from None
+
+
+def _requirements(resources: object) -> Totals:
+    """One ResourceRequirements: requests, else limits, per resource name."""
+    if not isinstance(resources, Mapping):
+        return {}
+    out: Totals = {}
+    for key in ("limits", "requests"):  # requests win
+        section = resources.get(key)
+        if isinstance(section, Mapping):
+            for name, value in section.items():
+                if value is not None:
+                    out[name] = _amount(name, value)
+    return out
+
+
+def container_request(container: object) -> Totals:
+    """A container's request per resource (requests, else limits)."""
+    if not isinstance(container, Mapping):
+        return {}
+    return _requirements(container.get("resources"))
+
+
+def add(*parts: Mapping[str, int]) -> Totals:
+    """Resource-wise sum."""
+    out: Totals = {}
+    for part in parts:
+        for name, value in part.items():
+            out[name] = out.get(name, 0) + value
+    return out
+
+
+def _max(a: Mapping[str, int], b: Mapping[str, int]) -> Totals:
+    out = dict(a)
+    for name, value in b.items():
+        out[name] = max(out.get(name, 0), value)
+    return out
+
+
+def scaled(totals: Mapping[str, int], count: int) -> Totals:
+    """Every resource multiplied by ``count`` (a replica count)."""
+    return {name: value * count for name, value in totals.items()}
+
+
+def _containers(spec: Mapping[str, Any], key: str) -> list[Any]:
+    value = spec.get(key)
+    return value if isinstance(value, list) else []
+
+
+def pod_request(spec: object) -> Totals:
+    """The effective request of one pod with this PodSpec (scheduler rule, see module doc)."""
+    if not isinstance(spec, Mapping):
+        return {}
+    regular = add(*(container_request(c) for c in _containers(spec, "containers")))
+    sidecars: Totals = {}
+    init_peak: Totals = {}
+    for init in _containers(spec, "initContainers"):
+        request = container_request(init)
+        if isinstance(init, Mapping) and init.get("restartPolicy") == "Always":
+            regular = add(regular, request)
+            sidecars = add(sidecars, request)
+            running = sidecars
+        else:
+            running = add(request, sidecars)
+        init_peak = _max(init_peak, running)
+    total = _max(regular, init_peak)
+    pod_level = _requirements(spec.get("resources"))
+    for name in _POD_LEVEL:
+        if name in pod_level:
+            total[name] = pod_level[name]
+    overhead = spec.get("overhead")
+    if isinstance(overhead, Mapping):
+        total = add(total, {n: _amount(n, v) for n, v in overhead.items() if v is not None})
+    claims = spec.get("resourceClaims")
+    if isinstance(claims, list) and claims:
+        total[CLAIMS] = total.get(CLAIMS, 0) + len(claims)
+    return {name: value for name, value in total.items() if value}
+
+
+def fragment_request(fragment: Mapping[str, Any]) -> Totals:
+    """One pod of a fragmented spec: Σ containers + container, else the ``resources`` fragment."""
+    parts = [container_request(c) for c in fragment.get("containers") or () if c is not None]
+    if isinstance(fragment.get("container"), Mapping):
+        parts.append(container_request(fragment["container"]))
+    total = add(*parts)
+    if not total:
+        total = _requirements(fragment.get("resources"))
+    claims = fragment.get("resourceClaims")
+    if isinstance(claims, list) and claims:
+        total[CLAIMS] = total.get(CLAIMS, 0) + len(claims)
+    return {name: value for name, value in total.items() if value}
+
+
+def _extended(name: str) -> bool:
+    return "/" in name and not name.startswith("kubernetes.io/")
+
+
+def summarize(totals: Mapping[str, int] | None) -> dict[str, Any]:
+    """The JSON shape of ``describe``: gpus, cpuMillis, memoryBytes, byResource (+ extras)."""
+    totals = totals or {}
+    return {
+        "gpus": totals.get(GPU, 0),
+        "cpuMillis": totals.get("cpu", 0),
+        "memoryBytes": totals.get("memory", 0),
+        "byResource": {n: v for n, v in sorted(totals.items()) if _extended(n)},
+        "gpusAnyVendor": sum(v for n, v in totals.items() if n.endswith("/gpu")),
+        "resourceClaims": totals.get(CLAIMS, 0),
+    }
+
+
+def total_of(parts: Iterable[Mapping[str, int]]) -> Totals:
+    """Resource-wise sum of many totals."""
+    return add(*parts)

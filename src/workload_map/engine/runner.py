@@ -1,0 +1,165 @@
+"""Evaluating a definition's jq expressions: compiled once, run with the reference's limits.
+
+Every expression of a Karta runs against the whole workload object or the whole pod. The
+reference's runner caps results at 1000 and time at 10 s per query; :mod:`workload_map.jq` has
+those defaults. Plain field paths (``.metadata.labels["x"]``, ``.spec.replicas // 1``) — most of
+what definitions contain, and what runs once per pod — take a direct dictionary walk with the
+same results; anything else, and any type surprise on the way, goes through the jq engine.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+from workload_map.engine.errors import ExtractionError
+
+__all__ = ["Expression", "ExpressionCache", "fast_path"]
+
+_IDENT = re.compile(r"\.([A-Za-z_][A-Za-z0-9_]*)")
+_QUOTED = re.compile(r'\.?\[\s*("(?:[^"\\]|\\[^(])*")\s*\]|\."((?:[^"\\]|\\[^(])*)"')
+_INDEX = re.compile(r"\.?\[\s*(\d+)\s*\]")
+_ALT = re.compile(r"\s*//\s*(.+?)\s*$", re.S)
+_LITERAL = re.compile(
+    r'^(?:"(?:[^"\\]|\\[^(])*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null)$'
+)
+
+
+class _Fallback(Exception):
+    """The direct walk met something only the jq engine can answer exactly."""
+
+
+_MISSING = object()
+
+
+def _parse_steps(text: str) -> list[str | int] | None:
+    if text == ".":
+        return []
+    steps: list[str | int] = []
+    pos = 0
+    while pos < len(text):
+        m = _IDENT.match(text, pos)
+        if m:
+            steps.append(m.group(1))
+            pos = m.end()
+            continue
+        m = _QUOTED.match(text, pos)
+        if m:
+            steps.append(json.loads(m.group(1)) if m.group(1) else json.loads(f'"{m.group(2)}"'))
+            pos = m.end()
+            continue
+        m = _INDEX.match(text, pos)
+        if m and (pos > 0 or text.startswith(".")):
+            steps.append(int(m.group(1)))
+            pos = m.end()
+            continue
+        return None
+    return steps if text.startswith(".") else None
+
+
+def fast_path(expr: str) -> Callable[[Any], list[Any]] | None:
+    """A direct evaluator for a plain path (optionally ``// literal``), or None."""
+    text = expr.strip()
+    default: Any = _MISSING
+    alt = _ALT.search(text)
+    if alt and _LITERAL.match(alt.group(1)) and "//" not in text[: alt.start()]:
+        default = json.loads(alt.group(1))
+        text = text[: alt.start()].strip()
+    steps = _parse_steps(text)
+    if steps is None:
+        return None
+
+    def walk(value: Any) -> list[Any]:
+        for step in steps:
+            if value is None:
+                return _alt(None)
+            if isinstance(step, str):
+                if not isinstance(value, dict):
+                    raise _Fallback
+                value = value.get(step)
+            else:
+                if not isinstance(value, list):
+                    raise _Fallback
+                value = value[step] if step < len(value) else None
+        return _alt(value)
+
+    def _alt(value: Any) -> list[Any]:
+        if default is not _MISSING and (value is None or value is False):
+            return [default]
+        return [value]
+
+    return walk
+
+
+class Expression:
+    """One compiled expression of a definition."""
+
+    __slots__ = ("_direct", "_program", "text")
+
+    def __init__(self, text: str):
+        self.text = text
+        self._direct = fast_path(text)
+        self._program: Any = None
+
+    def _compiled(self) -> Any:
+        if self._program is None:
+            from workload_map import jq
+
+            try:
+                self._program = jq.compile(self.text)
+            except jq.JqParseError as err:
+                raise ExtractionError(
+                    f"failed to parse JQ expression '{self.text}': {err}"
+                ) from err
+            except jq.JqError as err:
+                raise ExtractionError(
+                    f"failed to compile JQ expression '{self.text}': {err}"
+                ) from err
+        return self._program
+
+    def all(self, value: Any) -> list[Any]:
+        """Every output (the reference's ``Evaluate``)."""
+        if self._direct is not None:
+            try:
+                return self._direct(value)
+            except _Fallback:
+                pass
+        from workload_map import jq
+
+        program = self._compiled()
+        try:
+            return list(program.all(value))
+        except jq.JqError as err:
+            raise ExtractionError(
+                f"JQ execution error for expression '{self.text}': {err}"
+            ) from err
+
+    def paths(self, value: Any) -> list[list[str | int]]:
+        """The locations the expression addresses (``path(expr)``); raises when computed."""
+        from workload_map import jq
+
+        program = self._compiled()
+        try:
+            return [list(p) for p in program.paths(value)]
+        except jq.JqError as err:
+            raise ExtractionError(
+                f"expression '{self.text}' does not address writable locations: {err}"
+            ) from err
+
+
+class ExpressionCache:
+    """Expressions of one definition, compiled on first use."""
+
+    def __init__(self) -> None:
+        self._items: dict[str, Expression] = {}
+
+    def get(self, text: str) -> Expression:
+        found = self._items.get(text)
+        if found is None:
+            found = self._items[text] = Expression(text)
+        return found
+
+    def all(self, text: str, value: Any) -> list[Any]:
+        return self.get(text).all(value)

@@ -1,0 +1,165 @@
+"""The generic status of a workload: phase, conditions and every matched status.
+
+Statuses are checked in the reference's fixed order (Resuming, Suspending, Suspended, Running,
+Failed, Completed, Initializing, Degraded); all that match are reported, ``["Undefined"]`` when
+none does. A matcher's parts (phase, each condition, expression) must all hold; the matchers of
+one status are alternatives.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from workload_map.engine.errors import ExtractionError
+from workload_map.engine.structure import Structure
+from workload_map.model import StatusDefinition, StatusMatcher
+
+__all__ = ["UNDEFINED", "Condition", "Status", "evaluate_status"]
+
+UNDEFINED = "Undefined"
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One condition as the definition's field names read it (strings only)."""
+
+    type: str
+    status: str | None = None
+    reason: str | None = None
+    message: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "type": self.type,
+            "status": self.status,
+            "reason": self.reason,
+            "message": self.message,
+        }
+
+
+@dataclass(frozen=True)
+class Status:
+    phase: str | None
+    conditions: tuple[Condition, ...]
+    matched: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "phase": self.phase,
+            "conditions": [c.to_dict() for c in self.conditions],
+            "phases": list(self.matched),
+        }
+
+
+def _string(entry: dict[str, Any], key: str | None) -> str | None:
+    if not key:
+        return None
+    value = entry.get(key)
+    return value if isinstance(value, str) else None
+
+
+def _phase(structure: Structure, definition: StatusDefinition, obj: Any) -> str | None:
+    if definition.phase_definition is None or not definition.phase_definition.path:
+        return None
+    path = definition.phase_definition.path
+    try:
+        values = structure.eval(path, obj)
+    except ExtractionError as err:
+        raise ExtractionError(f"phaseDefinition: {err}") from err
+    if not values:
+        return None
+    value = values[0]
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise ExtractionError(
+            f"phaseDefinition: failed to convert phase of '{path}' to string: got {value!r}"
+        )
+    return value
+
+
+def _conditions(structure: Structure, definition: StatusDefinition, obj: Any) -> list[Condition]:
+    cd = definition.conditions_definition
+    if cd is None or not cd.path:
+        return []
+    try:
+        results = structure.eval(cd.path, obj)
+    except ExtractionError as err:
+        raise ExtractionError(f"conditionsDefinition: {err}") from err
+    out: list[Condition] = []
+    for result in results:
+        if result is None:
+            continue
+        if not isinstance(result, list) or not all(isinstance(e, dict) for e in result):
+            raise ExtractionError(
+                f"conditionsDefinition: failed to extract conditions from '{cd.path}': "
+                "expected a list of objects"
+            )
+        for entry in result:
+            out.append(
+                Condition(
+                    type=_string(entry, cd.type_field_name or "type") or "",
+                    status=_string(entry, cd.status_field_name or "status"),
+                    reason=_string(entry, cd.reason_field_name),
+                    message=_string(entry, cd.message_field_name) or "",
+                )
+            )
+    return out
+
+
+def _tostring(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    from workload_map.jq import encoding
+
+    return str(encoding.dumps(value, indent=None))
+
+
+def _matches(
+    structure: Structure,
+    matcher: StatusMatcher,
+    phase: str | None,
+    by_type: dict[str, Condition],
+    obj: Any,
+) -> bool:
+    if matcher.by_phase and (phase is None or phase != matcher.by_phase):
+        return False
+    for expected in matcher.by_conditions:
+        cond = by_type.get(expected.type)
+        if cond is None:
+            return False
+        if expected.status and cond.status != expected.status:
+            return False
+        if expected.reason and cond.reason != expected.reason:
+            return False
+    if matcher.by_expression is not None:
+        expr = matcher.by_expression.expression
+        try:
+            values = structure.eval(expr, obj)
+        except ExtractionError as err:
+            raise ExtractionError(f"statusMappings byExpression: {err}") from err
+        if not values or values[0] is None:
+            return False
+        return _tostring(values[0]) == matcher.by_expression.expected_result
+    return True
+
+
+def evaluate_status(structure: Structure, obj: Any, component: str | None = None) -> Status | None:
+    """The status of ``obj`` by ``component``'s (default: the root's) status definition.
+
+    None when that component has no status definition.
+    """
+    comp = structure.components[component] if component else structure.root
+    definition = comp.status_definition
+    if definition is None:
+        return None
+    phase = _phase(structure, definition, obj)
+    conditions = _conditions(structure, definition, obj)
+    by_type = {c.type: c for c in conditions}
+    matched = [
+        status
+        for status, matchers in definition.status_mappings.entries()
+        if any(_matches(structure, m, phase, by_type, obj) for m in matchers)
+    ]
+    return Status(phase, tuple(conditions), tuple(matched) or (UNDEFINED,))

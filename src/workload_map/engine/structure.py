@@ -1,0 +1,130 @@
+"""A Karta prepared for evaluation: validated once, indexed once, expressions compiled once.
+
+Every question about a workload walks the component tree (parents, children, which components
+describe pods) and evaluates the same expressions many times; :func:`prepare` builds that index a
+single time per definition and keeps it (a small cache keyed by the definition object).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from workload_map.engine.errors import InvalidDefinitionError
+from workload_map.engine.runner import ExpressionCache
+from workload_map.model import Component, Karta
+
+__all__ = ["Structure", "has_pod_definition", "load_definition", "prepare"]
+
+
+def has_pod_definition(component: Component) -> bool:
+    """Whether the component describes pods (template, pod spec or fragments)."""
+    spec = component.spec_definition
+    return spec is not None and bool(
+        spec.pod_template_spec_path
+        or spec.pod_spec_path
+        or spec.fragmented_pod_spec_definition is not None
+    )
+
+
+@dataclass
+class Structure:
+    """Indexes over one definition's components."""
+
+    karta: Karta
+    components: dict[str, Component]
+    order: tuple[str, ...]
+    parent: dict[str, str | None]
+    children: dict[str, tuple[str, ...]]
+    leaves: tuple[str, ...]
+    expressions: ExpressionCache = field(default_factory=ExpressionCache)
+
+    @property
+    def root(self) -> Component:
+        return self.karta.root
+
+    def ancestors(self, name: str) -> list[str]:
+        """Parent, grandparent, … up to the root."""
+        out: list[str] = []
+        current = self.parent.get(name)
+        while current is not None and current not in out:
+            out.append(current)
+            current = self.parent.get(current)
+        return out
+
+    def subtree(self, name: str) -> list[str]:
+        """``name`` and every descendant, depth first in definition order."""
+        out = [name]
+        for child in self.children.get(name, ()):
+            if child not in out:
+                out.extend(c for c in self.subtree(child) if c not in out)
+        return out
+
+    def is_leaf(self, name: str) -> bool:
+        """A component without children (the subtree-scale rule's leaf)."""
+        return not self.children.get(name)
+
+    def eval(self, expr: str, value: Any) -> list[Any]:
+        return self.expressions.all(expr, value)
+
+
+def load_definition(karta: Karta | Mapping[str, Any] | str) -> Karta:
+    """A :class:`Karta` from a model object, a dict, YAML/JSON text or a file path."""
+    if isinstance(karta, Karta):
+        return karta
+    from workload_map.model import load_karta
+
+    loaded = load_karta(karta)
+    if isinstance(loaded, list):
+        if len(loaded) != 1:
+            raise InvalidDefinitionError(f"expected one Karta definition, got {len(loaded)}")
+        loaded = loaded[0]
+    return loaded
+
+
+def _validate(karta: Karta) -> None:
+    try:
+        from workload_map.model import validate
+    except ImportError:  # the validator is optional for evaluation
+        return
+    findings = [f for f in validate(karta) if getattr(f, "severity", "error") == "error"]
+    if findings:
+        text = "; ".join(f"{f.path}: {f.message}" for f in findings)
+        raise InvalidDefinitionError(f"invalid karta: {text}")
+
+
+_CACHE: OrderedDict[int, Structure] = OrderedDict()
+_CACHE_SIZE = 128
+
+
+def prepare(karta: Karta, *, validate: bool = True) -> Structure:
+    """The (cached) structure of ``karta``; invalid definitions raise InvalidDefinitionError."""
+    key = id(karta)
+    found = _CACHE.get(key)
+    if found is not None and found.karta is karta:
+        _CACHE.move_to_end(key)
+        return found
+    if validate:
+        _validate(karta)
+    comps = karta.components()
+    components = {c.name: c for c in comps}
+    parent: dict[str, str | None] = {c.name: c.owner_ref or None for c in comps}
+    parent[karta.root.name] = None
+    children = {c.name: tuple(k.name for k in comps if k.owner_ref == c.name) for c in comps}
+    children[karta.root.name] = tuple(
+        k.name for k in comps if k.owner_ref == karta.root.name and k is not karta.root
+    )
+    structure = Structure(
+        karta=karta,
+        components=components,
+        order=tuple(c.name for c in comps),
+        parent=parent,
+        children=children,
+        leaves=tuple(c.name for c in comps if has_pod_definition(c)),
+    )
+    _CACHE[key] = structure
+    while len(_CACHE) > _CACHE_SIZE:
+        _CACHE.popitem(last=False)
+    return structure

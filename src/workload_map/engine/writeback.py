@@ -1,0 +1,317 @@
+"""Writing pod templates, pod specs, metadata, fragments and suspend/resume values back.
+
+Every write is all-or-nothing: it works on a copy-on-write view of the object and either
+returns the new object or raises :class:`WriteRefusedError` with the input untouched. Refused:
+a path that does not address stored locations (a computed view, unless the value is unchanged),
+a value count that does not match the instances, and any change to ``apiVersion``, ``kind``,
+``metadata.name``, ``metadata.uid`` or ``status``.
+
+A supplied value is merged onto the stored fragment, not swapped in: keys it does not mention
+stay (so fields the caller never saw survive), a key set to ``null`` is removed, and lists of
+named things (containers, init containers, volumes, env, …) merge item by item on their key as
+in a strategic merge patch; other lists are replaced whole. Extracting and writing back the same
+values therefore gives back an identical object. Unset fragments are never written as ``null``.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from workload_map.engine.errors import DefinitionNotFoundError, ExtractionError, WriteRefusedError
+from workload_map.engine.extract import FRAGMENT_FIELDS, Extractor
+from workload_map.engine.structure import Structure
+from workload_map.model import Component
+
+__all__ = [
+    "MERGE_KEYS",
+    "apply_actions",
+    "getpath",
+    "merge",
+    "setpath",
+    "update_fragments",
+    "update_path",
+]
+
+#: List fields merged item by item, and the key that identifies an item (core/v1 patch keys).
+MERGE_KEYS: dict[str, str] = {
+    "containers": "name",
+    "initContainers": "name",
+    "ephemeralContainers": "name",
+    "volumes": "name",
+    "env": "name",
+    "volumeMounts": "mountPath",
+    "volumeDevices": "devicePath",
+    "ports": "containerPort",
+    "imagePullSecrets": "name",
+    "hostAliases": "ip",
+    "resourceClaims": "name",
+    "claims": "name",
+    "readinessGates": "conditionType",
+    "schedulingGates": "name",
+    "resizePolicy": "resourceName",
+}
+
+_IDENTITY = (("apiVersion",), ("kind",), ("metadata", "name"), ("metadata", "uid"), ("status",))
+_ABSENT = object()
+
+
+def getpath(value: Any, path: Sequence[str | int]) -> Any:
+    """The value at ``path`` (None where missing)."""
+    for step in path:
+        if isinstance(step, str):
+            value = value.get(step) if isinstance(value, dict) else None
+        elif isinstance(value, list) and -len(value) <= step < len(value):
+            value = value[step]
+        else:
+            return None
+    return value
+
+
+def setpath(value: Any, path: Sequence[str | int], new: Any) -> Any:
+    """A copy of ``value`` with ``new`` at ``path`` (containers created, lists null-padded)."""
+    if not path:
+        return new
+    step, rest = path[0], path[1:]
+    if isinstance(step, str):
+        if value is not None and not isinstance(value, dict):
+            raise ExtractionError(f"cannot index {type(value).__name__} with {step!r}")
+        out = dict(value or {})
+        out[step] = setpath(out.get(step), rest, new)
+        return out
+    if value is not None and not isinstance(value, list):
+        raise ExtractionError(f"cannot index {type(value).__name__} with {step}")
+    items = list(value or [])
+    if step < 0:
+        step += len(items)
+        if step < 0:
+            raise ExtractionError("out of bounds negative array index")
+    while len(items) <= step:
+        items.append(None)
+    items[step] = setpath(items[step], rest, new)
+    return items
+
+
+def merge(old: Any, new: Any, key: str | None = None) -> Any:
+    """``new`` merged onto ``old`` (see the module doc)."""
+    if isinstance(new, dict) and isinstance(old, dict):
+        out = dict(old)
+        for k, v in new.items():
+            if v is None:
+                if out.get(k) is not None:
+                    del out[k]
+                continue
+            out[k] = merge(old.get(k), v, k)
+        return out
+    if isinstance(new, list) and isinstance(old, list) and key in MERGE_KEYS:
+        field = MERGE_KEYS[key]
+        if all(isinstance(i, dict) and field in i for i in [*old, *new]):
+            stored = {i[field]: i for i in old}
+            return [merge(stored.get(i[field]), i) for i in new]
+    return copy.deepcopy(new)
+
+
+def _empty(value: Any) -> bool:
+    return value is None or value == "" or value == {} or value == []
+
+
+def _check_identity(before: Any, after: Any, path: str) -> None:
+    for field in _IDENTITY:
+        if getpath(before, field) != getpath(after, field) or (
+            _has(before, field) != _has(after, field)
+        ):
+            raise WriteRefusedError(path, f"the write would change {'.'.join(field)}")
+
+
+def _has(value: Any, path: Sequence[str]) -> bool:
+    for step in path:
+        if not isinstance(value, dict) or step not in value:
+            return False
+        value = value[step]
+    return True
+
+
+def _align(extractor: Extractor, component: Component, path: str, values: Any) -> list[Any]:
+    """The supplied values, one per instance id (a mapping by id, or a list in id order)."""
+    ids = extractor.instance_ids(component.name)
+    if not component.instance_id_path:
+        if isinstance(values, Mapping) and set(values) == {""}:
+            return [values[""]]
+        if isinstance(values, list):
+            if len(values) != 1:
+                raise WriteRefusedError(
+                    path,
+                    f"component '{component.name}' has one instance but {len(values)} values were supplied",
+                )
+            return list(values)
+        return [values]
+    if isinstance(values, Mapping):
+        out = []
+        for instance in ids:
+            if instance not in values:
+                raise WriteRefusedError(path, f"value not found for instance id: {instance}")
+            out.append(values[instance])
+        return out
+    if isinstance(values, list):
+        if len(values) != len(ids):
+            raise WriteRefusedError(
+                path, f"{len(ids)} instances but {len(values)} values were supplied"
+            )
+        return list(values)
+    raise WriteRefusedError(path, "expected a mapping of instance id to value, or a list")
+
+
+def _writes(
+    structure: Structure,
+    obj: Any,
+    path: str,
+    values: list[Any],
+    broadcast: bool,
+    skip_empty_absent: bool = False,
+) -> Any:
+    """``obj`` with each value merged at its location; raises, writing nothing, when refused."""
+    expression = structure.expressions.get(path)
+    try:
+        locations = expression.paths(obj)
+    except ExtractionError as err:
+        current = expression.all(obj)
+        if len(current) == len(values) or broadcast:
+            unchanged = all(
+                v is None or merge(c, v) == c
+                for c, v in zip(
+                    current, values * len(current) if broadcast else values, strict=False
+                )
+            )
+            if unchanged:
+                return obj
+        raise WriteRefusedError(path, str(err)) from None
+    if broadcast:
+        if len(values) != 1:
+            raise WriteRefusedError(path, f"expected one value, got {len(values)}")
+        values = values * len(locations)
+    elif len(locations) != len(values):
+        raise WriteRefusedError(
+            path,
+            f"path '{path}' resolves {len(locations)} locations but {len(values)} values were supplied",
+        )
+    result = obj
+    for location, value in zip(locations, values, strict=True):
+        if value is None:
+            continue
+        stored = getpath(result, location)
+        if skip_empty_absent and stored is None and _empty(value):
+            continue
+        merged = merge(stored, value)
+        if merged == stored and (stored is not None or _exists(result, location)):
+            continue
+        try:
+            result = setpath(result, location, merged)
+        except ExtractionError as err:
+            raise WriteRefusedError(path, str(err)) from None
+    _check_identity(obj, result, path)
+    return result
+
+
+def _exists(value: Any, path: Sequence[str | int]) -> bool:
+    for step in path:
+        if isinstance(step, str):
+            if not isinstance(value, dict) or step not in value:
+                return False
+            value = value[step]
+        else:
+            if not isinstance(value, list) or not -len(value) <= step < len(value):
+                return False
+            value = value[step]
+    return True
+
+
+def update_path(
+    structure: Structure, obj: Any, component: str, attr: str, label: str, values: Any
+) -> Any:
+    """Write a pod template spec / pod spec / metadata per instance (``attr`` of specDefinition)."""
+    comp = structure.components.get(component)
+    if comp is None:
+        raise DefinitionNotFoundError(f"component {component} not found")
+    spec = comp.spec_definition
+    path = getattr(spec, attr) if spec is not None else None
+    if not path:
+        raise DefinitionNotFoundError(f"component {component} does not have {label} definition")
+    extractor = Extractor(structure, obj)
+    aligned = _align(extractor, comp, path, values)
+    for value in aligned:
+        if value is not None and not isinstance(value, Mapping):
+            raise WriteRefusedError(path, f"{label} values must be objects")
+    return _writes(structure, obj, path, aligned, broadcast=not comp.instance_id_path)
+
+
+def update_fragments(structure: Structure, obj: Any, component: str, values: Any) -> Any:
+    """Write fragmented pod spec fields per instance, all of them or none."""
+    comp = structure.components.get(component)
+    if comp is None:
+        raise DefinitionNotFoundError(f"component {component} not found")
+    frag = comp.spec_definition.fragmented_pod_spec_definition if comp.spec_definition else None
+    if frag is None:
+        raise DefinitionNotFoundError(
+            f"component {component} does not have fragmented pod spec definition"
+        )
+    extractor = Extractor(structure, obj)
+    aligned = _align(extractor, comp, component, values)
+    result = obj
+    for key, attr in FRAGMENT_FIELDS:
+        column = [v.get(key) if isinstance(v, Mapping) else None for v in aligned]
+        if not any(isinstance(v, Mapping) and key in v for v in aligned):
+            continue
+        path = getattr(frag, attr)
+        if not path:
+            if any(not _empty(v) for v in column):
+                raise WriteRefusedError(key, "path is not defined and values are not empty")
+            continue
+        if all(_empty(v) for v in column):
+            current = structure.eval(path, result)
+            if all(_empty(c) for c in current):
+                continue
+        result = _writes(
+            structure,
+            result,
+            path,
+            column,
+            broadcast=not comp.instance_id_path,
+            skip_empty_absent=True,
+        )
+    _check_identity(obj, result, component)
+    return result
+
+
+def apply_actions(structure: Structure, obj: Any, which: str) -> Any:
+    """Apply every component's suspend (``which="suspend"``) or resume actions, children first."""
+    ordered = [*structure.order[1:], structure.order[0]]
+    result = obj
+    found = False
+    for name in ordered:
+        definition = structure.components[name].suspend_definition
+        if definition is None:
+            continue
+        actions = definition.suspend_actions if which == "suspend" else definition.resume_actions
+        found = True
+        label = "suspendActions" if which == "suspend" else "resumeActions"
+        for index, action in enumerate(actions):
+            try:
+                value = json.loads(action.value)
+            except ValueError as err:
+                raise WriteRefusedError(
+                    action.path, f"{label}[{index}]: failed to decode value: {err}"
+                ) from None
+            try:
+                locations = structure.expressions.get(action.path).paths(result)
+            except ExtractionError as err:
+                raise WriteRefusedError(action.path, f"{label}[{index}]: {err}") from None
+            for location in locations:
+                result = setpath(result, location, copy.deepcopy(value))
+    if not found:
+        raise DefinitionNotFoundError(
+            f"component {structure.root.name} does not have suspendDefinition"
+        )
+    _check_identity(obj, result, which)
+    return result

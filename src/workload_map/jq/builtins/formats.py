@@ -1,0 +1,206 @@
+"""The `@format` filters (`@text @json @html @uri @urid @csv @tsv @sh @base64 @base64d`).
+
+Registered both as `@name/0` and under gojq's internal names (`_tohtml`, …), plus `format/1`.
+Non-string inputs are first turned into text with `tostring` (except the row formats, which
+take an array). Invalid UTF-8 produced by decoding becomes U+FFFD per byte, as gojq prints it.
+"""
+
+from __future__ import annotations
+
+import codecs
+import urllib.parse
+from collections.abc import Callable
+from typing import Any
+
+from workload_map.jq import encoding
+from workload_map.jq.errors import JqRuntimeError
+from workload_map.jq.values import preview, type_error, type_error_preview
+
+__all__ = ["FORMATS", "NATIVES", "decode_bytes", "format_value"]
+
+
+def _replace_per_byte(err: UnicodeError) -> tuple[str, int]:
+    assert isinstance(err, UnicodeDecodeError)
+    return "\ufffd" * (err.end - err.start), err.end
+
+
+codecs.register_error("wlmap-gojq-replace", _replace_per_byte)
+
+
+def decode_bytes(data: bytes) -> str:
+    """UTF-8 to text, each invalid byte becoming U+FFFD (how Go prints invalid strings)."""
+    return data.decode("utf-8", "wlmap-gojq-replace")
+
+
+def _text(v: Any) -> str:
+    return v if type(v) is str else encoding.dumps(v, None)
+
+
+def f_text(v: Any) -> Any:
+    return _text(v)
+
+
+def f_json(v: Any) -> Any:
+    return encoding.dumps(v, None)
+
+
+_HTML = str.maketrans({"<": "&lt;", ">": "&gt;", "&": "&amp;", "'": "&apos;", '"': "&quot;"})
+
+
+def f_html(v: Any) -> Any:
+    return _text(v).translate(_HTML)
+
+
+def f_uri(v: Any) -> Any:
+    return urllib.parse.quote(_text(v).encode("utf-8", "surrogatepass"), safe="-_.~")
+
+
+def _is_hex(c: str) -> bool:
+    return c in "0123456789abcdefABCDEF"
+
+
+def f_urid(v: Any) -> Any:
+    s = _text(v)
+    out = bytearray()
+    i, n = 0, len(s)
+    while i < n:
+        c = s[i]
+        if c == "%":
+            if i + 2 >= n or not (_is_hex(s[i + 1]) and _is_hex(s[i + 2])):
+                bad = s[i : i + 3]
+                raise JqRuntimeError(
+                    f"@urid cannot be applied to {preview(v)}: "
+                    f"invalid URL escape {encoding.dumps(bad, None)}"
+                )
+            out.append(int(s[i + 1 : i + 3], 16))
+            i += 3
+            continue
+        out.extend(c.encode("utf-8", "surrogatepass"))
+        i += 1
+    return decode_bytes(bytes(out))
+
+
+def _row(name: str, v: Any, sep: str, escape: Callable[[str], str]) -> str:
+    if type(v) is not list:
+        raise type_error("@" + name, v)
+    parts: list[str] = []
+    for x in v:
+        tx = type(x)
+        if tx is list or tx is dict:
+            raise JqRuntimeError(
+                f"@{name} cannot format an array including: {type_error_preview(x)}"
+            )
+        if tx is str:
+            parts.append(escape(x))
+            continue
+        s = encoding.dumps(x, None)
+        parts.append(s if (s != "null" or name == "sh") else "")
+    return sep.join(parts)
+
+
+_CSV = str.maketrans({'"': '""', "\x00": "\\0"})
+_TSV = str.maketrans({"\t": "\\t", "\r": "\\r", "\n": "\\n", "\\": "\\\\", "\x00": "\\0"})
+_SH = str.maketrans({"'": "'\\''", "\x00": "\\0"})
+
+
+def f_csv(v: Any) -> Any:
+    return _row("csv", v, ",", lambda s: '"' + s.translate(_CSV) + '"')
+
+
+def f_tsv(v: Any) -> Any:
+    return _row("tsv", v, "\t", lambda s: s.translate(_TSV))
+
+
+def f_sh(v: Any) -> Any:
+    if type(v) is not list:
+        v = [v]
+    return _row("sh", v, " ", lambda s: "'" + s.translate(_SH) + "'")
+
+
+_B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+_B64_INDEX = {c: i for i, c in enumerate(_B64)}
+
+
+def f_base64(v: Any) -> Any:
+    import base64
+
+    return base64.b64encode(_text(v).encode("utf-8", "surrogatepass")).decode("ascii")
+
+
+def f_base64d(v: Any) -> Any:
+    s = _text(v)
+    pad = s.find("=")
+    if pad >= 0:
+        s = s[:pad]
+    out = bytearray()
+    acc = 0
+    count = 0
+    quantum_start = 0
+    for i, c in enumerate(s):
+        if c in "\r\n":
+            continue
+        d = _B64_INDEX.get(c)
+        if d is None:
+            raise JqRuntimeError(
+                f"@base64d cannot be applied to {preview(v)}: illegal base64 data at input byte {i}"
+            )
+        if count == 0:
+            quantum_start = i
+        acc = (acc << 6) | d
+        count += 1
+        if count == 4:
+            out.extend(acc.to_bytes(3, "big"))
+            acc = 0
+            count = 0
+    if count == 1:
+        raise JqRuntimeError(
+            f"@base64d cannot be applied to {preview(v)}: "
+            f"illegal base64 data at input byte {quantum_start}"
+        )
+    if count == 2:
+        out.append((acc >> 4) & 0xFF)
+    elif count == 3:
+        out.extend(((acc >> 2) & 0xFFFF).to_bytes(2, "big"))
+    return decode_bytes(bytes(out))
+
+
+FORMATS: dict[str, Callable[[Any], Any]] = {
+    "@text": f_text,
+    "@json": f_json,
+    "@html": f_html,
+    "@uri": f_uri,
+    "@urid": f_urid,
+    "@csv": f_csv,
+    "@tsv": f_tsv,
+    "@sh": f_sh,
+    "@base64": f_base64,
+    "@base64d": f_base64d,
+}
+
+
+def format_value(name: str, v: Any) -> Any:
+    """Apply `@name` (with the `@`) to `v`; `format not defined: @name` for unknown names."""
+    fn = FORMATS.get(name)
+    if fn is None:
+        raise JqRuntimeError(f"format not defined: {name}")
+    return fn(v)
+
+
+def f_format(v: Any, name: Any) -> Any:
+    if type(name) is not str:
+        raise type_error("format", name)
+    return format_value("@" + name, v)
+
+
+NATIVES: dict[tuple[str, int], Callable[..., Any]] = {
+    **{(name, 0): fn for name, fn in FORMATS.items()},
+    ("_tohtml", 0): f_html,
+    ("_touri", 0): f_uri,
+    ("_tourid", 0): f_urid,
+    ("_tocsv", 0): f_csv,
+    ("_totsv", 0): f_tsv,
+    ("_tosh", 0): f_sh,
+    ("_tobase64", 0): f_base64,
+    ("_tobase64d", 0): f_base64d,
+    ("format", 1): f_format,
+}

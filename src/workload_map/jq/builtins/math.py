@@ -1,0 +1,451 @@
+"""gojq's math builtins: float64 in, float64 out, with Go's `math` package edge values.
+
+Python's `math` raises where Go returns NaN or ±Inf (`sqrt(-1)`, `log(0)`, `exp(1000)`), rounds
+half to even in `round`, and returns ints from `floor`/`ceil`; these wrappers give Go's answers.
+Bessel functions come from the C library (glibc), which Go's ports agree with.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import math
+import struct
+from collections.abc import Callable
+from fractions import Fraction
+from typing import Any
+
+from workload_map.jq.values import to_float, type_error
+
+__all__ = ["NATIVES"]
+
+# Go's exact constants 1/Ln10 and 1/Ln2 rounded once (1 / math.log(10) rounds twice)
+_INV_LN10 = 0.43429448190325182765112891891660508229439700580366656611445378316586464920887
+_INV_LN2 = 1.4426950408889634073599246810018921374266459541529859341354494069311092191811851
+_INF = math.inf
+_NAN = math.nan
+
+
+def _num(name: str, v: Any) -> float:
+    t = type(v)
+    if t is bool or not isinstance(v, (int, float)):
+        raise type_error(name, v)
+    return to_float(v)
+
+
+def _keep_zero_sign(r: float, x: float) -> float:
+    return math.copysign(0.0, x) if r == 0 else r
+
+
+def _floor(x: float) -> float:
+    return x if not math.isfinite(x) else _keep_zero_sign(float(math.floor(x)), x)
+
+
+def _ceil(x: float) -> float:
+    return x if not math.isfinite(x) else _keep_zero_sign(float(math.ceil(x)), x)
+
+
+def _trunc(x: float) -> float:
+    return x if not math.isfinite(x) else _keep_zero_sign(float(math.trunc(x)), x)
+
+
+def _round(x: float) -> float:
+    if not math.isfinite(x):
+        return x
+    t = float(math.trunc(x))
+    if abs(x - t) >= 0.5:
+        t += math.copysign(1.0, x)
+    return _keep_zero_sign(t, x)
+
+
+def _round_even(x: float) -> float:
+    return x if not math.isfinite(x) else _keep_zero_sign(float(round(x)), x)
+
+
+def _significand(x: float) -> float:
+    if math.isnan(x) or math.isinf(x) or x == 0.0:
+        return x
+    bits = struct.unpack("<Q", struct.pack("<d", x))[0]
+    bits = (bits & 0x800FFFFFFFFFFFFF) | 0x3FF0000000000000
+    return float(struct.unpack("<d", struct.pack("<Q", bits))[0])
+
+
+def _logb(x: float) -> float:
+    if x == 0:
+        return -_INF
+    if math.isinf(x):
+        return _INF
+    if math.isnan(x):
+        return x
+    return float(math.frexp(x)[1] - 1)
+
+
+def _log(f: Callable[[float], float], x: float) -> float:
+    if x == 0:
+        return -_INF
+    if x < 0 or math.isnan(x):
+        return _NAN
+    if math.isinf(x):
+        return _INF
+    return f(x)
+
+
+def _go_log2(x: float) -> float:
+    frac, exp = math.frexp(x)
+    if frac == 0.5:
+        return float(exp - 1)
+    return math.log(frac) * _INV_LN2 + float(exp)
+
+
+def _log1p(x: float) -> float:
+    if x == -1:
+        return -_INF
+    if x < -1 or math.isnan(x):
+        return _NAN
+    return math.log1p(x)
+
+
+def _gamma(x: float) -> float:
+    if x == 0:
+        return math.copysign(_INF, x)
+    if math.isnan(x) or x == -_INF:
+        return _NAN
+    if x == _INF:
+        return _INF
+    if x < 0 and x == math.floor(x):
+        return _NAN
+    try:
+        return math.gamma(x)
+    except OverflowError:
+        return _INF if x > 0 else 0.0
+
+
+def _lgamma(x: float) -> float:
+    if math.isinf(x):
+        return _INF
+    if math.isnan(x):
+        return x
+    if x <= 0 and x == math.floor(x):
+        return _INF
+    try:
+        return math.lgamma(x)
+    except OverflowError:
+        return _INF
+
+
+def _exp_like(f: Callable[[float], float], x: float) -> float:
+    try:
+        return f(x)
+    except OverflowError:
+        return _INF
+
+
+def _sinh(x: float) -> float:
+    try:
+        return math.sinh(x)
+    except OverflowError:
+        return math.copysign(_INF, x)
+
+
+def _domain(f: Callable[[float], float]) -> Callable[[float], float]:
+    def g(x: float) -> float:
+        try:
+            return f(x)
+        except ValueError:
+            return _NAN
+        except OverflowError:
+            return _INF
+
+    return g
+
+
+def _pow(x: float, y: float) -> float:
+    try:
+        return math.pow(x, y)
+    except OverflowError:
+        # sign: negative base with odd integer exponent
+        odd = y == math.floor(y) and math.fmod(y, 2) != 0
+        return -_INF if (x < 0 and odd) else _INF
+    except (ValueError, ZeroDivisionError):
+        if x == 0 and y < 0:
+            odd = y == math.floor(y) and math.fmod(y, 2) != 0
+            return math.copysign(_INF, x) if odd else _INF
+        return _NAN
+
+
+def _fmod(x: float, y: float) -> float:
+    if y == 0 or math.isinf(x) or math.isnan(x) or math.isnan(y):
+        return _NAN
+    return math.fmod(x, y)
+
+
+def _remainder(x: float, y: float) -> float:
+    if y == 0 or math.isinf(x) or math.isnan(x) or math.isnan(y):
+        return _NAN
+    return math.remainder(x, y)
+
+
+def _drem(x: float, y: float) -> float:
+    r = _remainder(x, y)
+    return math.copysign(r, x) if r == 0.0 else r
+
+
+def _fdim(x: float, y: float) -> float:
+    if math.isnan(x) or math.isnan(y):
+        return _NAN
+    if x == y:
+        return 0.0
+    v = x - y
+    return v if v > 0 else 0.0
+
+
+def _fmax(x: float, y: float) -> float:
+    if (math.isinf(x) and x > 0) or (math.isinf(y) and y > 0):
+        return _INF
+    if math.isnan(x) or math.isnan(y):
+        return _NAN
+    if x == 0 and x == y:
+        return y if math.copysign(1, x) < 0 else x
+    return x if x > y else y
+
+
+def _fmin(x: float, y: float) -> float:
+    if (math.isinf(x) and x < 0) or (math.isinf(y) and y < 0):
+        return -_INF
+    if math.isnan(x) or math.isnan(y):
+        return _NAN
+    if x == 0 and x == y:
+        return x if math.copysign(1, x) < 0 else y
+    return x if x < y else y
+
+
+def _go_int(x: float) -> int:
+    if math.isnan(x):
+        return -(1 << 63)
+    if math.isinf(x):
+        return (1 << 63) - 1 if x > 0 else -(1 << 63)
+    return int(x)
+
+
+def _ldexp(x: float, e: float) -> float:
+    try:
+        return math.ldexp(x, max(min(_go_int(e), 1 << 20), -(1 << 20)))
+    except OverflowError:
+        return math.copysign(_INF, x)
+
+
+def _hypot(x: float, y: float) -> float:
+    p, q = abs(x), abs(y)
+    if math.isinf(p) or math.isinf(q):
+        return _INF
+    if math.isnan(p) or math.isnan(q):
+        return _NAN
+    if p < q:
+        p, q = q, p
+    if p == 0:
+        return 0.0
+    q = q / p
+    return p * math.sqrt(1 + q * q)
+
+
+def _fma(x: float, y: float, z: float) -> float:
+    if not (math.isfinite(x) and math.isfinite(y) and math.isfinite(z)):
+        return x * y + z
+    try:
+        return float(Fraction(x) * Fraction(y) + Fraction(z))
+    except OverflowError:
+        return x * y + z
+
+
+def _libm() -> ctypes.CDLL | None:
+    name = ctypes.util.find_library("m")
+    try:
+        return ctypes.CDLL(name or "libm.so.6")
+    except OSError:
+        return None
+
+
+_LIBM = _libm()
+
+
+def _libm_fn(name: str, argtypes: list[Any]) -> Callable[..., float]:
+    if _LIBM is None:  # pragma: no cover - glibc is always there on Linux
+
+        def missing(*_a: Any) -> float:
+            return _NAN
+
+        return missing
+    fn = getattr(_LIBM, name)
+    fn.restype = ctypes.c_double
+    fn.argtypes = argtypes
+    return fn  # type: ignore[no-any-return]
+
+
+_D = ctypes.c_double
+_j0 = _libm_fn("j0", [_D])
+_j1 = _libm_fn("j1", [_D])
+_y0 = _libm_fn("y0", [_D])
+_y1 = _libm_fn("y1", [_D])
+_jn = _libm_fn("jn", [ctypes.c_int, _D])
+_yn = _libm_fn("yn", [ctypes.c_int, _D])
+
+
+def _clamp_int32(x: float) -> int:
+    return max(min(_go_int(x), 2**31 - 1), -(2**31))
+
+
+_UNARY: dict[str, Callable[[float], float]] = {
+    "sin": _domain(math.sin),
+    "cos": _domain(math.cos),
+    "tan": _domain(math.tan),
+    "asin": _domain(math.asin),
+    "acos": _domain(math.acos),
+    "atan": math.atan,
+    "sinh": _sinh,
+    "cosh": lambda x: _exp_like(math.cosh, x),
+    "tanh": math.tanh,
+    "asinh": math.asinh,
+    "acosh": _domain(math.acosh),
+    "atanh": lambda x: math.copysign(_INF, x) if abs(x) == 1 else _domain(math.atanh)(x),
+    "floor": _floor,
+    "round": _round,
+    "nearbyint": _round_even,
+    "rint": _round_even,
+    "ceil": _ceil,
+    "trunc": _trunc,
+    "significand": _significand,
+    "fabs": math.fabs,
+    "sqrt": _domain(math.sqrt),
+    "cbrt": math.cbrt,
+    "exp": lambda x: _exp_like(math.exp, x),
+    "exp10": lambda x: _pow(10.0, x),
+    "exp2": lambda x: _exp_like(math.exp2, x),
+    "expm1": lambda x: _exp_like(math.expm1, x),
+    "log": lambda x: _log(math.log, x),
+    "log10": lambda x: _log(math.log, x) * _INV_LN10,
+    "log1p": _log1p,
+    "log2": lambda x: _log(_go_log2, x),
+    "logb": _logb,
+    "gamma": _gamma,
+    "tgamma": _gamma,
+    "lgamma": _lgamma,
+    "erf": math.erf,
+    "erfc": math.erfc,
+    "j0": lambda x: float(_j0(x)),
+    "j1": lambda x: float(_j1(x)),
+    "y0": lambda x: float(_y0(x)),
+    "y1": lambda x: float(_y1(x)),
+}
+
+_BINARY: dict[str, Callable[[float, float], float]] = {
+    "atan2": math.atan2,
+    "copysign": math.copysign,
+    "drem": _drem,
+    "fdim": _fdim,
+    "fmax": _fmax,
+    "fmin": _fmin,
+    "fmod": _fmod,
+    "hypot": _hypot,
+    "jn": lambda n, x: float(_jn(_clamp_int32(n), x)),
+    "nextafter": math.nextafter,
+    "nexttoward": math.nextafter,
+    "remainder": _remainder,
+    "ldexp": _ldexp,
+    "scalb": _ldexp,
+    "scalbln": _ldexp,
+    "yn": lambda n, x: float(_yn(_clamp_int32(n), x)),
+    "pow": _pow,
+}
+
+
+def _unary(name: str, f: Callable[[float], float]) -> Callable[[Any], Any]:
+    def native(v: Any) -> Any:
+        return f(_num(name, v))
+
+    return native
+
+
+def _binary(name: str, f: Callable[[float, float], float]) -> Callable[[Any, Any, Any], Any]:
+    def native(_v: Any, a: Any, b: Any) -> Any:
+        return f(_num(name, a), _num(name, b))
+
+    return native
+
+
+def f_fma(_v: Any, a: Any, b: Any, c: Any) -> Any:
+    return _fma(_num("fma", a), _num("fma", b), _num("fma", c))
+
+
+def f_frexp(v: Any) -> Any:
+    x = _num("frexp", v)
+    if not math.isfinite(x) or x == 0:
+        return [x, 0]
+    m, e = math.frexp(x)
+    return [m, e]
+
+
+def f_modf(v: Any) -> Any:
+    x = _num("modf", v)
+    if math.isinf(x):
+        return [math.copysign(0.0, x), x]
+    if math.isnan(x):
+        return [x, x]
+    frac, whole = math.modf(x)
+    return [frac, whole]
+
+
+def f_infinite(_v: Any) -> Any:
+    return _INF
+
+
+def f_nan(_v: Any) -> Any:
+    return _NAN
+
+
+def _as_float(v: Any) -> float | None:
+    t = type(v)
+    if t is bool or not isinstance(v, (int, float)):
+        return None
+    return to_float(v)
+
+
+def f_isinfinite(v: Any) -> Any:
+    x = _as_float(v)
+    return x is not None and math.isinf(x)
+
+
+def f_isfinite(v: Any) -> Any:
+    x = _as_float(v)
+    return x is not None and not math.isinf(x)
+
+
+def f_isnan(v: Any) -> Any:
+    x = _as_float(v)
+    if x is None:
+        if v is None:
+            return False
+        raise type_error("isnan", v)
+    return math.isnan(x)
+
+
+def f_isnormal(v: Any) -> Any:
+    x = _as_float(v)
+    if x is None:
+        return False
+    e = (struct.unpack("<Q", struct.pack("<d", x))[0] >> 52) & 0x7FF
+    return 0 < e < 0x7FF
+
+
+NATIVES: dict[tuple[str, int], Callable[..., Any]] = {
+    **{(name, 0): _unary(name, f) for name, f in _UNARY.items()},
+    **{(name, 2): _binary(name, f) for name, f in _BINARY.items()},
+    ("fma", 3): f_fma,
+    ("frexp", 0): f_frexp,
+    ("modf", 0): f_modf,
+    ("infinite", 0): f_infinite,
+    ("nan", 0): f_nan,
+    ("isinfinite", 0): f_isinfinite,
+    ("isfinite", 0): f_isfinite,
+    ("isnan", 0): f_isnan,
+    ("isnormal", 0): f_isnormal,
+}

@@ -1,0 +1,2333 @@
+"""Compile a jq tree into Python closures: no tree walking while a program runs.
+
+Every node becomes a ``Code`` with three entry points:
+
+* ``run(v, env)`` — an iterable of the node's outputs for input ``v``;
+* ``one(v, env)`` — set only for nodes that always produce exactly one output (field chains,
+  arithmetic on such nodes, literals, single-valued natives): the hot path, no generator;
+* ``paths(v, p, env)`` — path mode: pairs ``(value, path)`` where ``path`` is a tuple, or
+  ``None`` when the value was computed rather than found (gojq's "intact" check).
+
+``env`` is a tuple: slot 0 is the run's ``Ctx`` (deadline, depth, hooks), the other slots hold
+variables and closures, laid out at compile time. Functions are resolved as gojq does: local
+definitions, then the compiler's own closure builtins and ``builtin.jq`` (compiled lazily, once
+per process), then value natives.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import sys
+import time
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from workload_map.jq import ast as A
+from workload_map.jq import values as V
+from workload_map.jq.builtins.native import NATIVES, STREAM_NATIVES
+from workload_map.jq.errors import (
+    JqBreak,
+    JqCompileError,
+    JqError,
+    JqHaltError,
+    JqLimitError,
+    JqRuntimeError,
+)
+
+__all__ = ["Code", "Ctx", "compile_tree"]
+
+if sys.getrecursionlimit() < 16000:
+    sys.setrecursionlimit(16000)
+
+Env = tuple[Any, ...]
+Path = tuple[Any, ...]
+Run = Callable[[Any, Env], Iterable[Any]]
+One = Callable[[Any, Env], Any]
+PathRun = Callable[[Any, "Path | None", Env], Iterable[tuple[Any, "Path | None"]]]
+
+MAX_ARRAY_LENGTH = 10_000_000
+_TICKS = 512
+_label_ids = itertools.count(1)
+_NOTHING: Any = object()
+
+
+class Ctx:
+    """Per-evaluation state: deadline, call depth, hooks."""
+
+    __slots__ = ("deadline", "depth", "env", "max_depth", "stderr", "ticks", "timeout")
+
+    def __init__(
+        self,
+        timeout: float | None,
+        max_depth: int,
+        stderr: Callable[[str], None] | None = None,
+    ) -> None:
+        self.timeout = timeout
+        self.deadline = (time.monotonic() + timeout) if timeout is not None else None
+        self.depth = 0
+        self.max_depth = max_depth
+        self.ticks = _TICKS
+        self.stderr = stderr
+        self.env: dict[str, str] | None = None
+
+    def check(self) -> None:
+        self.ticks = _TICKS
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise JqLimitError(f"evaluation exceeded the deadline of {self.timeout:g} s")
+
+    def environ(self) -> dict[str, str]:
+        if self.env is None:
+            self.env = dict(os.environ)
+        return self.env
+
+
+def _tick(ctx: Ctx) -> None:
+    ctx.ticks -= 1
+    if ctx.ticks <= 0:
+        ctx.check()
+
+
+def _catchable(e: JqRuntimeError) -> bool:
+    return not isinstance(e, (JqLimitError, JqHaltError))
+
+
+def _annotate(e: JqError, offset: int) -> None:
+    if e.offset is None:
+        e.offset = offset
+
+
+def _intact(out: Any, v: Any) -> bool:
+    to = type(out)
+    if to is list or to is dict:
+        return out is v
+    if to is not type(v):
+        return False
+    if to is float and out != out:
+        return bool(v != v)
+    return bool(out == v)
+
+
+def _invalid_path(v: Any) -> JqRuntimeError:
+    return JqRuntimeError(f"invalid path against: {V.type_error_preview(v)}")
+
+
+def _invalid_iter_path(v: Any) -> JqRuntimeError:
+    return JqRuntimeError(f"invalid path on iterating against: {V.type_error_preview(v)}")
+
+
+class Code:
+    """A compiled node (see the module docstring)."""
+
+    __slots__ = ("const", "one", "paths", "run")
+
+    def __init__(
+        self,
+        run: Run,
+        one: One | None = None,
+        paths: PathRun | None = None,
+        const: Any = _NOTHING,
+    ) -> None:
+        self.run = run
+        self.one = one
+        self.paths: PathRun = paths if paths is not None else _value_paths(run)
+        self.const = const
+
+
+def _value_paths(run: Run) -> PathRun:
+    """Path mode for a computing node: its outputs are paths only when they are the input."""
+
+    def paths(v: Any, p: Path | None, env: Env) -> Iterator[tuple[Any, Path | None]]:
+        for out in run(v, env):
+            yield out, (p if p is not None and _intact(out, v) else None)
+
+    return paths
+
+
+def _from_one(one: One, paths: PathRun | None = None, const: Any = _NOTHING) -> Code:
+    def run(v: Any, env: Env) -> tuple[Any]:
+        return (one(v, env),)
+
+    return Code(run, one, paths, const)
+
+
+def _const(value: Any) -> Code:
+    def one(v: Any, env: Env) -> Any:
+        return value
+
+    def run(v: Any, env: Env) -> tuple[Any]:
+        return (value,)
+
+    return Code(run, one, None, value)
+
+
+_IDENTITY_ONE: One = lambda v, env: v  # noqa: E731
+
+
+def _identity_paths(v: Any, p: Path | None, env: Env) -> tuple[tuple[Any, Path | None]]:
+    return ((v, p),)
+
+
+IDENTITY = Code(lambda v, env: (v,), _IDENTITY_ONE, _identity_paths)
+
+
+def _empty_run(v: Any, env: Env) -> tuple[()]:
+    return ()
+
+
+def _empty_paths(v: Any, p: Path | None, env: Env) -> tuple[()]:
+    return ()
+
+
+EMPTY = Code(_empty_run, None, _empty_paths)
+
+
+# --- compile-time scopes -------------------------------------------------------------------------
+
+
+class FuncInfo:
+    """A jq-defined function: its parameters, the env length at its definition, its body."""
+
+    __slots__ = ("body", "n_def", "name", "params")
+
+    def __init__(self, name: str, params: tuple[str, ...], n_def: int) -> None:
+        self.name = name
+        self.params = params
+        self.n_def = n_def
+        self.body: Code | None = None
+
+
+class Scope:
+    """Persistent chain of bindings: variables (slot), functions, filter params, labels."""
+
+    __slots__ = ("kind", "key", "parent", "size", "value")
+
+    def __init__(self, parent: Scope | None, kind: str, key: Any, value: Any, size: int) -> None:
+        self.parent = parent
+        self.kind = kind  # "var" | "func" | "param" | "label" | "root"
+        self.key = key
+        self.value = value
+        self.size = size
+
+    def bind_var(self, name: str) -> Scope:
+        return Scope(self, "var", name, self.size, self.size + 1)
+
+    def bind_label(self, name: str) -> Scope:
+        return Scope(self, "label", name, self.size, self.size + 1)
+
+    def bind_param(self, name: str) -> Scope:
+        return Scope(self, "param", name, self.size, self.size + 1)
+
+    def bind_func(self, info: FuncInfo) -> Scope:
+        return Scope(self, "func", (info.name, len(info.params)), info, self.size)
+
+    def lookup(self, kind: str, key: Any) -> Any:
+        s: Scope | None = self
+        while s is not None:
+            if s.kind == kind and s.key == key:
+                return s.value
+            s = s.parent
+        return None
+
+    def lookup_callable(self, name: str, arity: int) -> tuple[str, Any] | None:
+        s: Scope | None = self
+        while s is not None:
+            if s.kind == "func" and s.key == (name, arity):
+                return "func", s.value
+            if arity == 0 and s.kind == "param" and s.key == name:
+                return "param", s.value
+            s = s.parent
+        return None
+
+
+def _root_scope(variables: tuple[str, ...]) -> Scope:
+    scope = Scope(None, "root", None, None, 1)
+    for name in variables:
+        scope = scope.bind_var(name.lstrip("$"))
+    return scope
+
+
+# --- the compiler --------------------------------------------------------------------------------
+
+
+class Compiler:
+    def __init__(self, source: str | None) -> None:
+        self.source = source
+
+    def error(self, message: str, node: Any) -> JqCompileError:
+        return JqCompileError(message, offset=getattr(node, "offset", None), program=self.source)
+
+    def compile(self, node: Any, scope: Scope) -> Code:
+        method = _DISPATCH.get(type(node))
+        if method is None:  # pragma: no cover - every parser node is dispatched
+            raise self.error(f"cannot compile {type(node).__name__}", node)
+        code: Code = method(self, node, scope)
+        return code
+
+    # --- simple terms ------------------------------------------------------------------------
+    def c_identity(self, node: A.Identity, scope: Scope) -> Code:
+        return IDENTITY
+
+    def c_literal(self, node: A.Literal, scope: Scope) -> Code:
+        return _const(node.value)
+
+    def c_var(self, node: A.Var, scope: Scope) -> Code:
+        name = node.name
+        slot = scope.lookup("var", name)
+        if slot is None:
+            if name == "ENV":
+
+                def env_one(v: Any, env: Env) -> Any:
+                    return dict(env[0].environ())
+
+                return _from_one(env_one)
+            raise self.error(f"variable not defined: ${name}", node)
+
+        def one(v: Any, env: Env) -> Any:
+            return env[slot]
+
+        return _from_one(one)
+
+    def c_format(self, node: A.Format, scope: Scope) -> Code:
+        fn = NATIVES.get((node.name, 0))
+        if fn is None:
+            raise self.error(f"format not defined: {node.name}", node)
+        offset = node.offset
+
+        def one(v: Any, env: Env) -> Any:
+            try:
+                return fn(v)
+            except JqError as e:
+                _annotate(e, offset)
+                raise
+
+        return _from_one(one)
+
+    def c_str(self, node: A.Str, scope: Scope) -> Code:
+        if node.fmt is not None:
+            fmt = NATIVES.get((node.fmt, 0))
+            if fmt is None:
+                raise self.error(f"format not defined: {node.fmt}", node)
+        else:
+            fmt = NATIVES[("tostring", 0)]
+        parts: list[Any] = []
+        for part in node.parts:
+            parts.append(part if isinstance(part, str) else self.compile(part, scope))
+        if all(isinstance(p, str) or p.one is not None for p in parts):
+            ones = [p if isinstance(p, str) else p.one for p in parts]
+
+            def one(v: Any, env: Env) -> Any:
+                vals = [x if isinstance(x, str) else fmt(x(v, env)) for x in reversed(ones)]
+                vals.reverse()
+                return "".join(vals)
+
+            return _from_one(one)
+
+        def run(v: Any, env: Env) -> Iterator[Any]:
+            def rec(i: int) -> Iterator[list[str]]:
+                # last interpolation varies slowest (gojq folds left with "+")
+                if i < 0:
+                    yield []
+                    return
+                part = parts[i]
+                if isinstance(part, str):
+                    for rest in rec(i - 1):
+                        rest.append(part)
+                        yield rest
+                    return
+                for x in part.run(v, env):
+                    s = fmt(x)
+                    for rest in rec(i - 1):
+                        rest.append(s)
+                        yield rest
+
+            for pieces in rec(len(parts) - 1):
+                yield "".join(pieces)
+
+        return Code(run)
+
+    def c_recurse_all(self, node: A.RecurseAll, scope: Scope) -> Code:
+        return Code(_recurse_children_run, None, _recurse_children_paths)
+
+    # --- suffixes ----------------------------------------------------------------------------
+    def _const_key_chain(self, node: Any) -> tuple[Any, list[Any]] | None:
+        """``.a.b[0]``: the base node and the constant keys (strings and ints) on top of it."""
+        keys: list[Any] = []
+        while isinstance(node, A.Index) and isinstance(node.key, A.Literal):
+            k = node.key.value
+            if node.key.kind == "string" or (type(k) is int and k >= 0):
+                keys.append(k)
+                node = node.target
+            else:
+                break
+        if not keys:
+            return None
+        keys.reverse()
+        return node, keys
+
+    def c_index(self, node: A.Index, scope: Scope) -> Code:
+        chain = self._const_key_chain(node)
+        offset = node.offset
+        if chain is not None:
+            base_node, keys = chain
+            base = self.compile(base_node, scope)
+            return _index_chain(base, keys, offset)
+        target = self.compile(node.target, scope)
+        key = self.compile(node.key, scope)
+        t_one, k_one = target.one, key.one
+        t_run, k_run = target.run, key.run
+        t_paths = target.paths
+        index = V.index
+
+        if t_one is not None and k_one is not None:
+
+            def one(v: Any, env: Env) -> Any:
+                try:
+                    return index(t_one(v, env), k_one(v, env))
+                except JqError as e:
+                    _annotate(e, offset)
+                    raise
+
+            def paths1(v: Any, p: Path | None, env: Env) -> Iterator[tuple[Any, Path | None]]:
+                k = k_one(v, env)
+                for t, tp in t_paths(v, p, env):
+                    yield _index_path(t, tp, k, offset)
+
+            return _from_one(one, paths1)
+
+        def run(v: Any, env: Env) -> Iterator[Any]:
+            try:
+                for k in k_run(v, env):
+                    for t in t_run(v, env):
+                        yield index(t, k)
+            except JqError as e:
+                _annotate(e, offset)
+                raise
+
+        def paths(v: Any, p: Path | None, env: Env) -> Iterator[tuple[Any, Path | None]]:
+            for k in k_run(v, env):
+                for t, tp in t_paths(v, p, env):
+                    yield _index_path(t, tp, k, offset)
+
+        return Code(run, None, paths)
+
+    def c_slice(self, node: A.Slice, scope: Scope) -> Code:
+        target = self.compile(node.target, scope)
+        start = self.compile(node.start, scope) if node.start is not None else _const(None)
+        end = self.compile(node.end, scope) if node.end is not None else _const(None)
+        offset = node.offset
+        slice_ = V.slice
+
+        def run(v: Any, env: Env) -> Iterator[Any]:
+            try:
+                for s in start.run(v, env):
+                    for e in end.run(v, env):
+                        for t in target.run(v, env):
+                            yield slice_(t, s, e)
+            except JqError as err:
+                _annotate(err, offset)
+                raise
+
+        def paths(v: Any, p: Path | None, env: Env) -> Iterator[tuple[Any, Path | None]]:
+            for s in start.run(v, env):
+                for e in end.run(v, env):
+                    for t, tp in target.paths(v, p, env):
+                        try:
+                            w = slice_(t, s, e)
+                        except JqError as err:
+                            _annotate(err, offset)
+                            raise
+                        if tp is None:
+                            raise _invalid_path(t)
+                        yield w, (*tp, {"start": s, "end": e})
+
+        if target.one is not None and start.one is not None and end.one is not None:
+            t1, s1, e1 = target.one, start.one, end.one
+
+            def one(v: Any, env: Env) -> Any:
+                try:
+                    return slice_(t1(v, env), s1(v, env), e1(v, env))
+                except JqError as err:
+                    _annotate(err, offset)
+                    raise
+
+            return _from_one(one, paths)
+        return Code(run, None, paths)
+
+    def c_iterate(self, node: A.Iterate, scope: Scope) -> Code:
+        target = self.compile(node.target, scope)
+        offset = node.offset
+        iterate = V.iterate
+
+        if target.one is not None:
+            t1 = target.one
+
+            def run1(v: Any, env: Env) -> Iterable[Any]:
+                try:
+                    return iterate(t1(v, env))
+                except JqError as e:
+                    _annotate(e, offset)
+                    raise
+
+            run: Run = run1
+        else:
+            t_run = target.run
+
+            def run_many(v: Any, env: Env) -> Iterator[Any]:
+                for t in t_run(v, env):
+                    try:
+                        it = iterate(t)
+                    except JqError as e:
+                        _annotate(e, offset)
+                        raise
+                    yield from it
+
+            run = run_many
+
+        def paths(v: Any, p: Path | None, env: Env) -> Iterator[tuple[Any, Path | None]]:
+            for t, tp in target.paths(v, p, env):
+                yield from _iterate_paths(t, tp, offset)
+
+        return Code(run, None, paths)
+
+    def c_optional(self, node: A.Optional, scope: Scope) -> Code:
+        return _try(self.compile(node.target, scope), None)
+
+    def c_try(self, node: A.Try, scope: Scope) -> Code:
+        body = self.compile(node.body, scope)
+        handler = self.compile(node.catch, scope) if node.catch is not None else None
+        return _try(body, handler)
+
+    # --- constructors ------------------------------------------------------------------------
+    def c_array(self, node: A.Array, scope: Scope) -> Code:
+        if node.body is None:
+
+            def empty_one(v: Any, env: Env) -> Any:
+                return []
+
+            return _from_one(empty_one)
+        body = self.compile(node.body, scope)
+        b_run = body.run
+        if body.one is not None:
+            b1 = body.one
+
+            def one1(v: Any, env: Env) -> Any:
+                return [b1(v, env)]
+
+            return _from_one(one1)
+        items = _flatten_comma(node.body)
+        if len(items) > 1:
+            codes = [self.compile(x, scope) for x in items]
+            if all(c.one is not None for c in codes):
+                ones = [c.one for c in codes]
+
+                def one_n(v: Any, env: Env) -> Any:
+                    return [o(v, env) for o in ones]  # type: ignore[misc]
+
+                return _from_one(one_n)
+
+        def one(v: Any, env: Env) -> Any:
+            out: list[Any] = []
+            append = out.append
+            ctx = env[0]
+            n = 0
+            for x in b_run(v, env):
+                append(x)
+                n += 1
+                if n & 1023 == 0:
+                    ctx.check()
+                    if n > MAX_ARRAY_LENGTH:
+                        raise JqLimitError(
+                            f"array too large: more than {MAX_ARRAY_LENGTH} elements"
+                        )
+            return out
+
+        return _from_one(one)
+
+    def c_object(self, node: A.Object, scope: Scope) -> Code:
+        entries: list[tuple[Code, Code]] = []
+        for e in node.entries:
+            key_node = e.key
+            if e.computed:
+                key = self.compile(key_node, scope)
+            elif isinstance(key_node, A.Var):
+                if e.value is None:
+                    key = _const(key_node.name)
+                else:
+                    key = self.compile(key_node, scope)
+            else:
+                key = self.compile(key_node, scope)
+            if e.value is not None:
+                val = self.compile(e.value, scope)
+            elif isinstance(key_node, A.Var):
+                val = self.compile(key_node, scope)
+            elif isinstance(key_node, A.Literal):
+                val = _index_chain(IDENTITY, [key_node.value], key_node.offset)
+            else:
+                # {"\(x)"}: the value is .[key]
+                val = self.compile(A.Index(A.Identity(), key_node, offset=node.offset), scope)
+            entries.append((key, val))
+        offset = node.offset
+
+        def check_key(k: Any) -> str:
+            if type(k) is not str:
+                raise JqRuntimeError(
+                    f"expected a string for object key but got: {V.type_error_preview(k)}",
+                    offset=offset,
+                )
+            return k
+
+        if all(k.one is not None and v.one is not None for k, v in entries):
+            const_keys = [k.const for k, _ in entries]
+            if all(type(k) is str for k in const_keys):
+                pairs = [(k, v.one) for k, (_, v) in zip(const_keys, entries, strict=True)]
+
+                def one_const(v: Any, env: Env) -> Any:
+                    return {k: f(v, env) for k, f in pairs}  # type: ignore[misc]
+
+                return _from_one(one_const)
+            ones = [(k.one, v.one) for k, v in entries]
+
+            def one(v: Any, env: Env) -> Any:
+                out: dict[str, Any] = {}
+                for kf, vf in ones:
+                    k = check_key(kf(v, env))  # type: ignore[misc]
+                    out[k] = vf(v, env)  # type: ignore[misc]
+                return out
+
+            return _from_one(one)
+
+        def run(v: Any, env: Env) -> Iterator[Any]:
+            def rec(i: int, acc: dict[str, Any]) -> Iterator[dict[str, Any]]:
+                if i == len(entries):
+                    yield dict(acc)
+                    return
+                kc, vc = entries[i]
+                for k in kc.run(v, env):
+                    k = check_key(k)
+                    for x in vc.run(v, env):
+                        acc2 = dict(acc)
+                        acc2[k] = x
+                        yield from rec(i + 1, acc2)
+
+            return rec(0, {})
+
+        return Code(run)
+
+    # --- operators ---------------------------------------------------------------------------
+    def c_unary(self, node: A.Unary, scope: Scope) -> Code:
+        operand = self.compile(node.operand, scope)
+        fn = V.negate if node.op == "-" else NATIVES[("_plus", 0)]
+        if node.op == "-" and operand.const is not _NOTHING and V.is_number(operand.const):
+            return _const(V.negate(operand.const))
+        return _map_code(operand, fn, node.offset)
+
+    def c_pipe(self, node: A.Pipe, scope: Scope) -> Code:
+        left = self.compile(node.left, scope)
+        right = self.compile(node.right, scope)
+        return _pipe(left, right)
+
+    def c_comma(self, node: A.Comma, scope: Scope) -> Code:
+        codes = [self.compile(x, scope) for x in _flatten_comma(node)]
+        runs = [c.run for c in codes]
+        pathss = [c.paths for c in codes]
+
+        def run(v: Any, env: Env) -> Iterator[Any]:
+            for r in runs:
+                yield from r(v, env)
+
+        def paths(v: Any, p: Path | None, env: Env) -> Iterator[tuple[Any, Path | None]]:
+            for f in pathss:
+                yield from f(v, p, env)
+
+        return Code(run, None, paths)
+
+    def c_alt(self, node: A.Alt, scope: Scope) -> Code:
+        left = self.compile(node.left, scope)
+        right = self.compile(node.right, scope)
+        l_run, r_run = left.run, right.run
+
+        def run(v: Any, env: Env) -> Iterator[Any]:
+            found = False
+            try:
+                for x in l_run(v, env):
+                    if x is not None and x is not False:
+                        found = True
+                        yield x
+            except JqRuntimeError as e:
+                if not _catchable(e):
+                    raise
+            if not found:
+                yield from r_run(v, env)
+
+        def paths(v: Any, p: Path | None, env: Env) -> Iterator[tuple[Any, Path | None]]:
+            found = False
+            try:
+                for x, xp in left.paths(v, p, env):
+                    if x is not None and x is not False:
+                        found = True
+                        yield x, xp
+            except JqRuntimeError as e:
+                if not _catchable(e):
+                    raise
+            if not found:
+                yield from right.paths(v, p, env)
+
+        if left.one is not None and right.one is not None:
+            l1, r1 = left.one, right.one
+
+            def one(v: Any, env: Env) -> Any:
+                try:
+                    x = l1(v, env)
+                except JqRuntimeError as e:
+                    if not _catchable(e):
+                        raise
+                    x = None
+                if x is None or x is False:
+                    return r1(v, env)
+                return x
+
+            return _from_one(one, paths)
+        return Code(run, None, paths)
+
+    def c_binary(self, node: A.Binary, scope: Scope) -> Code:
+        left = self.compile(node.left, scope)
+        right = self.compile(node.right, scope)
+        op = node.op
+        if op in ("and", "or"):
+            return _logic(op, left, right)
+        fn = _BINOPS[op]
+        offset = node.offset
+        if left.one is not None and right.one is not None:
+            l1, r1 = left.one, right.one
+            if right.const is not _NOTHING:
+                rc = right.const
+
+                def one_c(v: Any, env: Env) -> Any:
+                    try:
+                        return fn(l1(v, env), rc)
+                    except JqError as e:
+                        _annotate(e, offset)
+                        raise
+
+                return _from_one(one_c)
+
+            def one(v: Any, env: Env) -> Any:
+                try:
+                    r = r1(v, env)
+                    return fn(l1(v, env), r)
+                except JqError as e:
+                    _annotate(e, offset)
+                    raise
+
+            return _from_one(one)
+        l_run, r_run = left.run, right.run
+
+        def run(v: Any, env: Env) -> Iterator[Any]:
+            try:
+                for r in r_run(v, env):
+                    for x in l_run(v, env):
+                        yield fn(x, r)
+            except JqError as e:
+                _annotate(e, offset)
+                raise
+
+        return Code(run)
+
+    def c_update(self, node: A.Update, scope: Scope) -> Code:
+        lhs = self.compile(node.left, scope)
+        rhs = self.compile(node.right, scope)
+        op = node.op
+        offset = node.offset
+        lhs_paths = lhs.paths
+
+        def all_paths(v: Any, env: Env) -> Iterator[list[Any]]:
+            for x, p in lhs_paths(v, (), env):
+                if p is None:
+                    raise _invalid_path(x)
+                yield list(p)
+
+        if op == "=":
+
+            def run_assign(v: Any, env: Env) -> Iterator[Any]:
+                for x in rhs.run(v, env):
+                    acc = v
+                    for p in all_paths(v, env):
+                        acc = _setpath(acc, p, x, offset)
+                    yield acc
+
+            return Code(run_assign)
+        if op == "|=":
+
+            def run_modify(v: Any, env: Env) -> Iterator[Any]:
+                yield _modify(v, env, all_paths, rhs.run, offset)
+
+            return Code(run_modify)
+        fn = _BINOPS.get(op[:-1])
+
+        def run_arith(v: Any, env: Env) -> Iterator[Any]:
+            for x in rhs.run(v, env):
+                if fn is None:  # "//="
+
+                    def upd(old: Any, env: Env, x: Any = x) -> tuple[Any]:
+                        return (x if old is None or old is False else old,)
+
+                else:
+
+                    def upd(old: Any, env: Env, x: Any = x) -> tuple[Any]:
+                        try:
+                            return (fn(old, x),)
+                        except JqError as e:
+                            _annotate(e, offset)
+                            raise
+
+                yield _modify(v, env, all_paths, upd, offset)
+
+        return Code(run_arith)
+
+    # --- control -----------------------------------------------------------------------------
+    def c_if(self, node: A.If, scope: Scope) -> Code:
+        branches = [(node.cond, node.then), *node.elifs]
+        otherwise = self.compile(node.otherwise, scope) if node.otherwise is not None else IDENTITY
+        code = otherwise
+        for cond_node, then_node in reversed(branches):
+            code = _if(self.compile(cond_node, scope), self.compile(then_node, scope), code)
+        return code
+
+    def c_reduce(self, node: A.Reduce, scope: Scope) -> Code:
+        source = self.compile(node.source, scope)
+        binder, inner = self.pattern_binder([node.pattern], scope, node)
+        init = self.compile(node.init, scope)
+        update = self.compile(node.update, inner)
+        u_run = update.run
+
+        def run(v: Any, env: Env) -> Iterator[Any]:
+            ctx = env[0]
+            for acc in init.run(v, env):
+                for x in source.run(v, env):
+                    for env2 in binder(x, env):
+                        ctx.ticks -= 1
+                        if ctx.ticks <= 0:
+                            ctx.check()
+                        last = _NOTHING
+                        for y in u_run(acc, env2):
+                            last = y
+                        if last is not _NOTHING:
+                            acc = last
+                yield acc
+
+        return Code(run)
+
+    def c_foreach(self, node: A.Foreach, scope: Scope) -> Code:
+        source = self.compile(node.source, scope)
+        binder, inner = self.pattern_binder([node.pattern], scope, node)
+        init = self.compile(node.init, scope)
+        update = self.compile(node.update, inner)
+        extract = self.compile(node.extract, inner) if node.extract is not None else None
+
+        def run(v: Any, env: Env) -> Iterator[Any]:
+            ctx = env[0]
+            for acc in init.run(v, env):
+                for x in source.run(v, env):
+                    for env2 in binder(x, env):
+                        _tick(ctx)
+                        for y in update.run(acc, env2):
+                            acc = y
+                            if extract is None:
+                                yield y
+                            else:
+                                yield from extract.run(y, env2)
+
+        return Code(run)
+
+    def c_bind(self, node: A.Bind, scope: Scope) -> Code:
+        source = self.compile(node.source, scope)
+        binder, inner = self.pattern_binder(list(node.patterns), scope, node)
+        body = self.compile(node.body, inner)
+        b_run, b_paths = body.run, body.paths
+        if len(node.patterns) == 1:
+            if source.one is not None and isinstance(node.patterns[0], A.PVar):
+                s1 = source.one
+
+                def run1(v: Any, env: Env) -> Iterable[Any]:
+                    return b_run(v, (*env, s1(v, env)))
+
+                def paths1(v: Any, p: Path | None, env: Env) -> Iterable[tuple[Any, Path | None]]:
+                    return b_paths(v, p, (*env, s1(v, env)))
+
+                if body.one is not None:
+                    bo = body.one
+
+                    def one1(v: Any, env: Env) -> Any:
+                        return bo(v, (*env, s1(v, env)))
+
+                    return _from_one(one1, paths1)
+                return Code(run1, None, paths1)
+
+            def run(v: Any, env: Env) -> Iterator[Any]:
+                for x in source.run(v, env):
+                    for env2 in binder(x, env):
+                        yield from b_run(v, env2)
+
+            def paths(v: Any, p: Path | None, env: Env) -> Iterator[tuple[Any, Path | None]]:
+                for x in source.run(v, env):
+                    for env2 in binder(x, env):
+                        yield from b_paths(v, p, env2)
+
+            return Code(run, None, paths)
+        alternatives = self.alternative_binders(list(node.patterns), scope, node)
+
+        def run_alt(v: Any, env: Env) -> Iterator[Any]:
+            for x in source.run(v, env):
+                last = len(alternatives) - 1
+                for i, bind in enumerate(alternatives):
+                    try:
+                        for env2 in bind(x, env):
+                            yield from b_run(v, env2)
+                        break
+                    except JqRuntimeError as e:
+                        if not _catchable(e) or i == last:
+                            raise
+
+        return Code(run_alt)
+
+    def c_label(self, node: A.Label, scope: Scope) -> Code:
+        inner = scope.bind_label(node.name)
+        body = self.compile(node.body, inner)
+
+        def run(v: Any, env: Env) -> Iterator[Any]:
+            token = next(_label_ids)
+            try:
+                yield from body.run(v, (*env, token))
+            except JqBreak as b:
+                if b.label_id != token:
+                    raise
+
+        def paths(v: Any, p: Path | None, env: Env) -> Iterator[tuple[Any, Path | None]]:
+            token = next(_label_ids)
+            try:
+                yield from body.paths(v, p, (*env, token))
+            except JqBreak as b:
+                if b.label_id != token:
+                    raise
+
+        return Code(run, None, paths)
+
+    def c_break(self, node: A.Break, scope: Scope) -> Code:
+        slot = scope.lookup("label", node.name)
+        if slot is None:
+            raise self.error(f"label not defined: ${node.name}", node)
+
+        def run(v: Any, env: Env) -> Iterator[Any]:
+            raise JqBreak(env[slot])
+            yield  # pragma: no cover
+
+        def paths(v: Any, p: Path | None, env: Env) -> Iterator[tuple[Any, Path | None]]:
+            raise JqBreak(env[slot])
+            yield  # pragma: no cover
+
+        return Code(run, None, paths)
+
+    # --- functions ---------------------------------------------------------------------------
+    def c_withdefs(self, node: A.WithDefs, scope: Scope) -> Code:
+        for d in node.defs:
+            scope = self.define(d, scope)
+        return self.compile(node.body, scope)
+
+    def define(self, d: A.FuncDef, scope: Scope) -> Scope:
+        info = FuncInfo(d.name, d.params, scope.size)
+        outer = scope.bind_func(info)
+        inner = outer
+        for param in d.params:
+            inner = inner.bind_param(param.lstrip("$"))
+        for param in d.params:
+            if param.startswith("$"):
+                inner = inner.bind_var(param[1:])
+        info.body = self.compile(d.body, inner)
+        return outer
+
+    def c_call(self, node: A.Call, scope: Scope) -> Code:
+        name, arity = node.name, len(node.args)
+        found = scope.lookup_callable(name, arity)
+        if found is not None:
+            kind, value = found
+            if kind == "param":
+                return _param_call(value)
+            return self.call_func(value, node, scope)
+        return self.call_global(node, scope)
+
+    def call_global(self, node: A.Call, scope: Scope) -> Code:
+        name, arity = node.name, len(node.args)
+        key = (name, arity)
+        special = SPECIALS.get(key)
+        if special is not None:
+            args = [self.compile(a, scope) for a in node.args]
+            code: Code = special(self, args, node)
+            return code
+        info = _builtin_func(key)
+        if info is not None:
+            return self.call_func(info, node, scope)
+        fn = NATIVES.get(key)
+        if fn is not None:
+            args = [self.compile(a, scope) for a in node.args]
+            return _native_call(fn, args, node.offset, False)
+        sfn = STREAM_NATIVES.get(key)
+        if sfn is not None:
+            args = [self.compile(a, scope) for a in node.args]
+            return _native_call(sfn, args, node.offset, True)
+        if key in (("input", 0), ("inputs", 0)):
+            raise self.error("input(s)/0 is not allowed", node)
+        raise self.error(f"function not defined: {name}/{arity}", node)
+
+    def call_func(self, info: FuncInfo, node: A.Call, scope: Scope) -> Code:
+        args = [self.compile(a, scope) for a in node.args]
+        return _func_call(info, args, node.offset)
+
+    # --- patterns ----------------------------------------------------------------------------
+    def pattern_vars(self, pattern: Any, out: list[str]) -> None:
+        if isinstance(pattern, A.PVar):
+            if pattern.name not in out:
+                out.append(pattern.name)
+        elif isinstance(pattern, A.PArray):
+            for e in pattern.elements:
+                self.pattern_vars(e, out)
+        else:
+            for key, sub, _computed in pattern.entries:
+                if isinstance(key, A.Var) and not _computed:
+                    if key.name not in out:
+                        out.append(key.name)
+                if sub is not None:
+                    self.pattern_vars(sub, out)
+
+    def pattern_binder(
+        self, patterns: list[Any], scope: Scope, node: Any
+    ) -> tuple[Callable[[Any, Env], Iterable[Env]], Scope]:
+        names: list[str] = []
+        for p in patterns:
+            self.pattern_vars(p, names)
+        inner = scope
+        slots: dict[str, int] = {}
+        for n in names:
+            slots[n] = inner.size
+            inner = inner.bind_var(n)
+        if len(patterns) == 1 and isinstance(patterns[0], A.PVar):
+
+            def bind_simple(x: Any, env: Env) -> tuple[Env]:
+                return ((*env, x),)
+
+            return bind_simple, inner
+        matcher = self.pattern_matcher(patterns[0], scope, slots)
+        base = scope.size
+        count = len(names)
+
+        def bind(x: Any, env: Env) -> Iterator[Env]:
+            for assigned in matcher(x, env, {}):
+                values = [None] * count
+                for slot, val in assigned.items():
+                    values[slot - base] = val
+                yield (*env, *values)
+
+        return bind, inner
+
+    def alternative_binders(
+        self, patterns: list[Any], scope: Scope, node: Any
+    ) -> list[Callable[[Any, Env], Iterable[Env]]]:
+        names: list[str] = []
+        for p in patterns:
+            self.pattern_vars(p, names)
+        slots = {n: scope.size + i for i, n in enumerate(names)}
+        base = scope.size
+        count = len(names)
+        out = []
+        for p in patterns:
+            matcher = self.pattern_matcher(p, scope, slots)
+
+            def bind(
+                x: Any, env: Env, matcher: Callable[..., Iterator[dict[int, Any]]] = matcher
+            ) -> Iterator[Env]:
+                for assigned in matcher(x, env, {}):
+                    values = [None] * count
+                    for slot, val in assigned.items():
+                        values[slot - base] = val
+                    yield (*env, *values)
+
+            out.append(bind)
+        return out
+
+    def pattern_matcher(
+        self, pattern: Any, scope: Scope, slots: dict[str, int]
+    ) -> Callable[[Any, Env, dict[int, Any]], Iterator[dict[int, Any]]]:
+        """A generator of slot assignments; key queries see the variables bound so far."""
+        if isinstance(pattern, A.PVar):
+            slot = slots[pattern.name]
+
+            def m_var(x: Any, env: Env, acc: dict[int, Any]) -> Iterator[dict[int, Any]]:
+                out = dict(acc)
+                out[slot] = x
+                yield out
+
+            return m_var
+        if isinstance(pattern, A.PArray):
+            subs = [self.pattern_matcher(e, scope, slots) for e in pattern.elements]
+
+            def m_array(x: Any, env: Env, acc: dict[int, Any]) -> Iterator[dict[int, Any]]:
+                if x is not None and type(x) is not list:
+                    raise JqRuntimeError(
+                        f"expected an array but got: {V.type_error_preview(x)}",
+                        offset=pattern.offset,
+                    )
+
+                def rec(i: int, acc: dict[int, Any]) -> Iterator[dict[int, Any]]:
+                    if i == len(subs):
+                        yield acc
+                        return
+                    for a in subs[i](V.index(x, i), env, acc):
+                        yield from rec(i + 1, a)
+
+                yield from rec(0, acc)
+
+            return m_array
+        # object pattern: key queries are evaluated with the variables bound so far in scope
+        entries: list[tuple[Any, Any, int | None]] = []
+        for key, sub, computed in pattern.entries:
+            var_slot: int | None = None
+            if isinstance(key, A.Var) and not computed:
+                var_slot = slots[key.name]
+                key_code = _const(key.name)
+            else:
+                key_code = self.compile(key, _scope_with_slots(scope, slots))
+            sub_m = self.pattern_matcher(sub, scope, slots) if sub is not None else None
+            entries.append((key_code, sub_m, var_slot))
+        offset = pattern.offset
+
+        def m_object(x: Any, env: Env, acc: dict[int, Any]) -> Iterator[dict[int, Any]]:
+            if x is not None and type(x) is not dict:
+                raise JqRuntimeError(
+                    f"expected an object but got: {V.type_error_preview(x)}", offset=offset
+                )
+
+            def rec(i: int, acc: dict[int, Any]) -> Iterator[dict[int, Any]]:
+                if i == len(entries):
+                    yield acc
+                    return
+                key_code, sub_m, var_slot = entries[i]
+                full = _env_with(env, acc, scope.size, len(slots))
+                for k in key_code.run(x, full):
+                    if type(k) is not str:
+                        raise JqRuntimeError(
+                            f"expected a string for object key but got: {V.type_error_preview(k)}",
+                            offset=offset,
+                        )
+                    val = x.get(k) if x is not None else None
+                    acc2 = acc
+                    if var_slot is not None:
+                        acc2 = dict(acc)
+                        acc2[var_slot] = val
+                    if sub_m is None:
+                        yield from rec(i + 1, acc2)
+                    else:
+                        for a in sub_m(val, env, acc2):
+                            yield from rec(i + 1, a)
+
+            yield from rec(0, acc)
+
+        return m_object
+
+
+def _scope_with_slots(scope: Scope, slots: dict[str, int]) -> Scope:
+    inner = scope
+    for name in sorted(slots, key=slots.__getitem__):
+        inner = inner.bind_var(name)
+    return inner
+
+
+def _env_with(env: Env, acc: dict[int, Any], base: int, count: int) -> Env:
+    values = [None] * count
+    for slot, val in acc.items():
+        values[slot - base] = val
+    return (*env, *values)
+
+
+def _flatten_comma(node: Any) -> list[Any]:
+    items: list[Any] = []
+    while isinstance(node, A.Comma):
+        items.append(node.right)
+        node = node.left
+    items.append(node)
+    items.reverse()
+    return items
+
+
+# --- building blocks -------------------------------------------------------------------------------
+
+
+def _index_path(t: Any, tp: Path | None, k: Any, offset: int) -> tuple[Any, Path | None]:
+    try:
+        w = V.index(t, k)
+    except JqError as e:
+        _annotate(e, offset)
+        raise
+    if tp is None:
+        raise _invalid_path(t)
+    return w, (*tp, k)
+
+
+def _iterate_paths(t: Any, tp: Path | None, offset: int) -> Iterator[tuple[Any, Path | None]]:
+    tt = type(t)
+    if tt is not list and tt is not dict:
+        try:
+            V.iterate(t)
+        except JqError as e:
+            _annotate(e, offset)
+            raise
+    if tp is None:
+        raise _invalid_iter_path(t)
+    for k, x in V.iterate_items(t):
+        yield x, (*tp, k)
+
+
+def _index_chain(base: Code, keys: list[Any], offset: int) -> Code:
+    index = V.index
+
+    def slow(v: Any, i: int) -> Any:
+        try:
+            for k in keys[i:]:
+                v = index(v, k)
+        except JqError as e:
+            _annotate(e, offset)
+            raise
+        return v
+
+    if len(keys) == 1 and type(keys[0]) is str:
+        k0 = keys[0]
+
+        def walk(v: Any) -> Any:
+            if type(v) is dict:
+                return v.get(k0)
+            return slow(v, 0)
+
+    elif len(keys) == 2 and type(keys[0]) is str and type(keys[1]) is str:
+        k0, k1 = keys
+
+        def walk(v: Any) -> Any:
+            if type(v) is dict:
+                v = v.get(k0)
+                if type(v) is dict:
+                    return v.get(k1)
+                return slow(v, 1)
+            return slow(v, 0)
+
+    elif len(keys) == 3 and all(type(k) is str for k in keys):
+        k0, k1, k2 = keys
+
+        def walk(v: Any) -> Any:
+            if type(v) is dict:
+                v = v.get(k0)
+                if type(v) is dict:
+                    v = v.get(k1)
+                    if type(v) is dict:
+                        return v.get(k2)
+                    return slow(v, 2)
+                return slow(v, 1)
+            return slow(v, 0)
+
+    else:
+        indexed = list(enumerate(keys))
+
+        def walk(v: Any) -> Any:
+            for i, k in indexed:
+                if type(v) is dict and type(k) is str:
+                    v = v.get(k)
+                else:
+                    return slow(v, i)
+            return v
+
+    base_paths = base.paths
+
+    def paths(v: Any, p: Path | None, env: Env) -> Iterator[tuple[Any, Path | None]]:
+        for t, tp in base_paths(v, p, env):
+            for k in keys:
+                t, tp = _index_path(t, tp, k, offset)
+            yield t, tp
+
+    if base is IDENTITY:
+
+        def one(v: Any, env: Env) -> Any:
+            return walk(v)
+
+        def run(v: Any, env: Env) -> tuple[Any]:
+            return (walk(v),)
+
+        return Code(run, one, paths)
+    if base.one is not None:
+        b1 = base.one
+
+        def one_b(v: Any, env: Env) -> Any:
+            return walk(b1(v, env))
+
+        return _from_one(one_b, paths)
+    b_run = base.run
+
+    def run_b(v: Any, env: Env) -> Iterator[Any]:
+        for x in b_run(v, env):
+            yield walk(x)
+
+    return Code(run_b, None, paths)
+
+
+def _map_code(operand: Code, fn: Callable[[Any], Any], offset: int) -> Code:
+    if operand.one is not None:
+        o1 = operand.one
+
+        def one(v: Any, env: Env) -> Any:
+            try:
+                return fn(o1(v, env))
+            except JqError as e:
+                _annotate(e, offset)
+                raise
+
+        return _from_one(one)
+    o_run = operand.run
+
+    def run(v: Any, env: Env) -> Iterator[Any]:
+        try:
+            for x in o_run(v, env):
+                yield fn(x)
+        except JqError as e:
+            _annotate(e, offset)
+            raise
+
+    return Code(run)
+
+
+def _pipe(left: Code, right: Code) -> Code:
+    if left is IDENTITY:
+        return right
+    if right is IDENTITY:
+        return left
+    l_run, r_run = left.run, right.run
+    l_paths, r_paths = left.paths, right.paths
+
+    def paths(v: Any, p: Path | None, env: Env) -> Iterator[tuple[Any, Path | None]]:
+        for x, xp in l_paths(v, p, env):
+            yield from r_paths(x, xp, env)
+
+    if left.one is not None and right.one is not None:
+        l1, r1 = left.one, right.one
+
+        def one(v: Any, env: Env) -> Any:
+            return r1(l1(v, env), env)
+
+        return _from_one(one, paths)
+    if left.one is not None:
+        l1 = left.one
+
+        def run_l1(v: Any, env: Env) -> Iterable[Any]:
+            return r_run(l1(v, env), env)
+
+        return Code(run_l1, None, paths)
+    if right.one is not None:
+        r1 = right.one
+
+        def run_r1(v: Any, env: Env) -> Iterator[Any]:
+            for x in l_run(v, env):
+                yield r1(x, env)
+
+        return Code(run_r1, None, paths)
+
+    def run(v: Any, env: Env) -> Iterator[Any]:
+        for x in l_run(v, env):
+            yield from r_run(x, env)
+
+    return Code(run, None, paths)
+
+
+def _try(body: Code, handler: Code | None) -> Code:
+    b_run, b_paths = body.run, body.paths
+
+    def run(v: Any, env: Env) -> Iterator[Any]:
+        try:
+            for x in b_run(v, env):
+                yield x
+        except JqRuntimeError as e:
+            if not _catchable(e):
+                raise
+            if handler is not None:
+                yield from handler.run(e.value, env)
+
+    def paths(v: Any, p: Path | None, env: Env) -> Iterator[tuple[Any, Path | None]]:
+        try:
+            for x in b_paths(v, p, env):
+                yield x
+        except JqRuntimeError as e:
+            if not _catchable(e):
+                raise
+            if handler is not None:
+                yield from handler.paths(e.value, None, env)
+
+    return Code(run, None, paths)
+
+
+def _if(cond: Code, then: Code, otherwise: Code) -> Code:
+    truthy = V.truthy
+    if cond.one is not None:
+        c1 = cond.one
+        if then.one is not None and otherwise.one is not None:
+            t1, o1 = then.one, otherwise.one
+
+            def one(v: Any, env: Env) -> Any:
+                c = c1(v, env)
+                if c is None or c is False:
+                    return o1(v, env)
+                return t1(v, env)
+
+            def paths1(v: Any, p: Path | None, env: Env) -> Iterable[tuple[Any, Path | None]]:
+                c = c1(v, env)
+                if c is None or c is False:
+                    return otherwise.paths(v, p, env)
+                return then.paths(v, p, env)
+
+            return _from_one(one, paths1)
+
+        def run1(v: Any, env: Env) -> Iterable[Any]:
+            c = c1(v, env)
+            if c is None or c is False:
+                return otherwise.run(v, env)
+            return then.run(v, env)
+
+        def paths_1(v: Any, p: Path | None, env: Env) -> Iterable[tuple[Any, Path | None]]:
+            c = c1(v, env)
+            if c is None or c is False:
+                return otherwise.paths(v, p, env)
+            return then.paths(v, p, env)
+
+        return Code(run1, None, paths_1)
+
+    def run(v: Any, env: Env) -> Iterator[Any]:
+        for c in cond.run(v, env):
+            if truthy(c):
+                yield from then.run(v, env)
+            else:
+                yield from otherwise.run(v, env)
+
+    def paths(v: Any, p: Path | None, env: Env) -> Iterator[tuple[Any, Path | None]]:
+        for c in cond.run(v, env):
+            if truthy(c):
+                yield from then.paths(v, p, env)
+            else:
+                yield from otherwise.paths(v, p, env)
+
+    return Code(run, None, paths)
+
+
+def _logic(op: str, left: Code, right: Code) -> Code:
+    is_and = op == "and"
+    if left.one is not None and right.one is not None:
+        l1, r1 = left.one, right.one
+        if is_and:
+
+            def one_and(v: Any, env: Env) -> Any:
+                x = l1(v, env)
+                if x is None or x is False:
+                    return False
+                y = r1(v, env)
+                return not (y is None or y is False)
+
+            return _from_one(one_and)
+
+        def one_or(v: Any, env: Env) -> Any:
+            x = l1(v, env)
+            if not (x is None or x is False):
+                return True
+            y = r1(v, env)
+            return not (y is None or y is False)
+
+        return _from_one(one_or)
+
+    def run(v: Any, env: Env) -> Iterator[Any]:
+        for x in left.run(v, env):
+            t = not (x is None or x is False)
+            if t != is_and:
+                yield t
+                continue
+            for y in right.run(v, env):
+                yield not (y is None or y is False)
+
+    return Code(run)
+
+
+def _cmp(pred: Callable[[int], bool]) -> Callable[[Any, Any], bool]:
+    compare = V.compare
+
+    def fn(a: Any, b: Any) -> bool:
+        return pred(compare(a, b))
+
+    return fn
+
+
+def _equals(a: Any, b: Any) -> bool:
+    return V.equals(a, b)
+
+
+def _not_equals(a: Any, b: Any) -> bool:
+    return not V.equals(a, b)
+
+
+_BINOPS: dict[str, Callable[[Any, Any], Any]] = {
+    "+": V.add,
+    "-": V.subtract,
+    "*": V.multiply,
+    "/": V.divide,
+    "%": V.modulo,
+    "==": _equals,
+    "!=": _not_equals,
+    "<": _cmp(lambda c: c < 0),
+    "<=": _cmp(lambda c: c <= 0),
+    ">": _cmp(lambda c: c > 0),
+    ">=": _cmp(lambda c: c >= 0),
+}
+
+
+def _setpath(v: Any, path: list[Any], x: Any, offset: int) -> Any:
+    try:
+        return NATIVES[("setpath", 2)](v, path, x)
+    except JqError as e:
+        _annotate(e, offset)
+        raise
+
+
+def _modify(
+    v: Any,
+    env: Env,
+    all_paths: Callable[[Any, Env], Iterator[list[Any]]],
+    update: Run,
+    offset: int,
+) -> Any:
+    getpath = NATIVES[("getpath", 1)]
+    acc = v
+    deletions: list[list[Any]] = []
+    for p in all_paths(v, env):
+        try:
+            old = getpath(acc, p)
+        except JqError as e:
+            _annotate(e, offset)
+            raise
+        for new in update(old, env):
+            acc = _setpath(acc, p, new, offset)
+            break
+        else:
+            deletions.append(p)
+    if deletions:
+        try:
+            acc = NATIVES[("delpaths", 1)](acc, deletions)
+        except JqError as e:
+            _annotate(e, offset)
+            raise
+    return acc
+
+
+def _recurse_children_run(v: Any, env: Env) -> Iterator[Any]:
+    """``..``: pre-order, objects in key order; iterative so deep values cannot overflow."""
+    ctx = env[0]
+    stack: list[Iterator[Any]] = [iter((v,))]
+    iterate = V.iterate
+    while stack:
+        x = next(stack[-1], _NOTHING)
+        if x is _NOTHING:
+            stack.pop()
+            continue
+        yield x
+        tx = type(x)
+        if tx is list or tx is dict:
+            _tick(ctx)
+            if len(stack) > 1_000_000:  # pragma: no cover - JSON nesting is bounded upstream
+                raise JqLimitError("value too deep")
+            stack.append(iterate(x))
+
+
+def _recurse_children_paths(
+    v: Any, p: Path | None, env: Env
+) -> Iterator[tuple[Any, Path | None]]:
+    ctx = env[0]
+    stack: list[Iterator[tuple[Any, Path | None]]] = [iter(((v, p),))]
+    while stack:
+        item = next(stack[-1], _NOTHING)
+        if item is _NOTHING:
+            stack.pop()
+            continue
+        yield item
+        x, xp = item
+        tx = type(x)
+        if tx is list or tx is dict:
+            _tick(ctx)
+            if xp is None:
+                raise _invalid_iter_path(x)
+            stack.append(((w, (*xp, k)) for k, w in V.iterate_items(x)))
+
+
+def _param_call(slot: int) -> Code:
+    def run(v: Any, env: Env) -> Iterable[Any]:
+        code, cenv = env[slot]
+        return code.run(v, cenv)  # type: ignore[no-any-return]
+
+    def paths(v: Any, p: Path | None, env: Env) -> Iterable[tuple[Any, Path | None]]:
+        code, cenv = env[slot]
+        return code.paths(v, p, cenv)  # type: ignore[no-any-return]
+
+    return Code(run, None, paths)
+
+
+def _func_call(info: FuncInfo, args: list[Code], offset: int) -> Code:
+    n_def = info.n_def
+    params = info.params
+    value_params = [i for i, prm in enumerate(params) if prm.startswith("$")]
+
+    def make_env(v: Any, env: Env) -> Iterator[Env]:
+        base = env[:n_def] + tuple((a, env) for a in args)
+        if not value_params:
+            yield base
+            return
+
+        def rec(i: int, acc: Env) -> Iterator[Env]:
+            if i == len(value_params):
+                yield acc
+                return
+            for x in args[value_params[i]].run(v, env):
+                yield from rec(i + 1, (*acc, x))
+
+        yield from rec(0, base)
+
+    def run(v: Any, env: Env) -> Iterator[Any]:
+        ctx = env[0]
+        ctx.depth += 1
+        try:
+            if ctx.depth > ctx.max_depth:
+                raise JqLimitError(f"maximum depth of {ctx.max_depth} nested calls exceeded")
+            ctx.ticks -= 1
+            if ctx.ticks <= 0:
+                ctx.check()
+            body = info.body
+            assert body is not None
+            for new_env in make_env(v, env):
+                yield from body.run(v, new_env)
+        finally:
+            ctx.depth -= 1
+
+    def paths(v: Any, p: Path | None, env: Env) -> Iterator[tuple[Any, Path | None]]:
+        ctx = env[0]
+        ctx.depth += 1
+        try:
+            if ctx.depth > ctx.max_depth:
+                raise JqLimitError(f"maximum depth of {ctx.max_depth} nested calls exceeded")
+            _tick(ctx)
+            body = info.body
+            assert body is not None
+            for new_env in make_env(v, env):
+                yield from body.paths(v, p, new_env)
+        finally:
+            ctx.depth -= 1
+
+    return Code(run, None, paths)
+
+
+def _native_call(fn: Callable[..., Any], args: list[Code], offset: int, stream: bool) -> Code:
+    n = len(args)
+    if n == 0:
+        if stream:
+
+            def run0s(v: Any, env: Env) -> Iterator[Any]:
+                ctx = env[0]
+                try:
+                    for x in fn(v):
+                        _tick(ctx)
+                        yield x
+                except JqError as e:
+                    _annotate(e, offset)
+                    raise
+
+            return Code(run0s)
+
+        def one0(v: Any, env: Env) -> Any:
+            try:
+                return fn(v)
+            except JqError as e:
+                _annotate(e, offset)
+                raise
+
+        return _from_one(one0)
+    if not stream and all(a.one is not None for a in args):
+        ones = [a.one for a in args]
+        if n == 1:
+            a1 = ones[0]
+            assert a1 is not None
+            if args[0].const is not _NOTHING:
+                c = args[0].const
+
+                def one_c(v: Any, env: Env) -> Any:
+                    try:
+                        return fn(v, c)
+                    except JqError as e:
+                        _annotate(e, offset)
+                        raise
+
+                return _from_one(one_c)
+
+            def one1(v: Any, env: Env) -> Any:
+                try:
+                    return fn(v, a1(v, env))
+                except JqError as e:
+                    _annotate(e, offset)
+                    raise
+
+            return _from_one(one1)
+
+        def one_n(v: Any, env: Env) -> Any:
+            try:
+                vals = [o(v, env) for o in reversed(ones)]  # type: ignore[misc]
+                vals.reverse()
+                return fn(v, *vals)
+            except JqError as e:
+                _annotate(e, offset)
+                raise
+
+        return _from_one(one_n)
+
+    def combos(v: Any, env: Env) -> Iterator[list[Any]]:
+        # gojq evaluates the last argument in the outermost loop
+        def rec(i: int) -> Iterator[list[Any]]:
+            if i < 0:
+                yield []
+                return
+            for x in args[i].run(v, env):
+                for rest in rec(i - 1):
+                    yield [*rest, x]
+
+        return rec(n - 1)
+
+    def run(v: Any, env: Env) -> Iterator[Any]:
+        ctx = env[0]
+        try:
+            for vals in combos(v, env):
+                if stream:
+                    for x in fn(v, *vals):
+                        _tick(ctx)
+                        yield x
+                else:
+                    yield fn(v, *vals)
+        except JqError as e:
+            _annotate(e, offset)
+            raise
+
+    return Code(run)
+
+
+# --- builtins: the compiler's closure builtins and builtin.jq --------------------------------------
+
+Special = Callable[[Compiler, list[Code], A.Call], Code]
+SPECIALS: dict[tuple[str, int], Special] = {}
+
+_BUILTIN_DEFS: dict[tuple[str, int], A.FuncDef] | None = None
+_BUILTIN_FUNCS: dict[tuple[str, int], FuncInfo] = {}
+
+
+def _load_builtin_defs() -> dict[tuple[str, int], A.FuncDef]:
+    global _BUILTIN_DEFS
+    if _BUILTIN_DEFS is None:
+        from importlib import resources
+
+        from workload_map.jq.parser import parse
+
+        text = resources.files("workload_map.jq.builtins").joinpath("builtin.jq").read_text()
+        tree = parse(text + " .")
+        defs: dict[tuple[str, int], A.FuncDef] = {}
+        assert isinstance(tree, A.WithDefs)
+        for d in tree.defs:
+            defs[(d.name, len(d.params))] = d
+        _BUILTIN_DEFS = defs
+    return _BUILTIN_DEFS
+
+
+def builtin_names() -> list[str]:
+    """Every builtin a program can call, as ``name/arity`` (what ``builtins`` yields)."""
+    names = {f"{n}/{a}" for n, a in _load_builtin_defs() if not n.startswith("_")}
+    names |= {f"{n}/{a}" for n, a in SPECIALS if not n.startswith("_")}
+    names |= {
+        f"{n}/{a}"
+        for n, a in list(NATIVES) + list(STREAM_NATIVES)
+        if not n.startswith(("_", "@")) and n != "format" or n == "format"
+    }
+    names.add("input/0")
+    names.add("inputs/0")
+    return sorted(names)
+
+
+def _builtin_func(key: tuple[str, int]) -> FuncInfo | None:
+    info = _BUILTIN_FUNCS.get(key)
+    if info is not None:
+        return info
+    d = _load_builtin_defs().get(key)
+    if d is None:
+        return None
+    info = FuncInfo(d.name, d.params, 1)
+    _BUILTIN_FUNCS[key] = info
+    root = _root_scope(())
+    inner = root.bind_func(info)
+    for param in d.params:
+        inner = inner.bind_param(param.lstrip("$"))
+    for param in d.params:
+        if param.startswith("$"):
+            inner = inner.bind_var(param[1:])
+    try:
+        info.body = Compiler(None).compile(d.body, inner)
+    except BaseException:
+        del _BUILTIN_FUNCS[key]
+        raise
+    return info
+
+
+def _special(name: str, arity: int) -> Callable[[Special], Special]:
+    def deco(fn: Special) -> Special:
+        SPECIALS[(name, arity)] = fn
+        return fn
+
+    return deco
+
+
+@_special("empty", 0)
+def _sp_empty(c: Compiler, args: list[Code], node: A.Call) -> Code:
+    return EMPTY
+
+
+@_special("not", 0)
+def _sp_not(c: Compiler, args: list[Code], node: A.Call) -> Code:
+    def one(v: Any, env: Env) -> Any:
+        return v is None or v is False
+
+    return _from_one(one)
+
+
+@_special("path", 1)
+def _sp_path(c: Compiler, args: list[Code], node: A.Call) -> Code:
+    f_paths = args[0].paths
+
+    def run(v: Any, env: Env) -> Iterator[Any]:
+        for x, p in f_paths(v, (), env):
+            if p is None:
+                raise _invalid_path(x)
+            yield list(p)
+
+    return Code(run)
+
+
+@_special("getpath", 1)
+def _sp_getpath(c: Compiler, args: list[Code], node: A.Call) -> Code:
+    getpath = NATIVES[("getpath", 1)]
+    base = _native_call(getpath, args, node.offset, False)
+    arg = args[0]
+    offset = node.offset
+
+    def paths(v: Any, p: Path | None, env: Env) -> Iterator[tuple[Any, Path | None]]:
+        for path in arg.run(v, env):
+            try:
+                w = getpath(v, path)
+            except JqError as e:
+                _annotate(e, offset)
+                raise
+            if p is None:
+                raise _invalid_path(v)
+            yield w, (*p, *path)
+
+    return Code(base.run, base.one, paths)
+
+
+@_special("select", 1)
+def _sp_select(c: Compiler, args: list[Code], node: A.Call) -> Code:
+    cond = args[0]
+    if cond.one is not None:
+        c1 = cond.one
+
+        def run1(v: Any, env: Env) -> tuple[Any, ...]:
+            x = c1(v, env)
+            if x is None or x is False:
+                return ()
+            return (v,)
+
+        def paths1(v: Any, p: Path | None, env: Env) -> tuple[tuple[Any, Path | None], ...]:
+            x = c1(v, env)
+            if x is None or x is False:
+                return ()
+            return ((v, p),)
+
+        return Code(run1, None, paths1)
+    c_run = cond.run
+
+    def run(v: Any, env: Env) -> Iterator[Any]:
+        for x in c_run(v, env):
+            if not (x is None or x is False):
+                yield v
+
+    def paths(v: Any, p: Path | None, env: Env) -> Iterator[tuple[Any, Path | None]]:
+        for x in c_run(v, env):
+            if not (x is None or x is False):
+                yield v, p
+
+    return Code(run, None, paths)
+
+
+@_special("map", 1)
+def _sp_map(c: Compiler, args: list[Code], node: A.Call) -> Code:
+    f = args[0]
+    iterate = V.iterate
+    offset = node.offset
+    if f.one is not None:
+        f1 = f.one
+
+        def one1(v: Any, env: Env) -> Any:
+            try:
+                items = iterate(v)
+            except JqError as e:
+                _annotate(e, offset)
+                raise
+            return [f1(x, env) for x in items]
+
+        return _from_one(one1)
+    f_run = f.run
+
+    def one(v: Any, env: Env) -> Any:
+        try:
+            items = iterate(v)
+        except JqError as e:
+            _annotate(e, offset)
+            raise
+        out: list[Any] = []
+        for x in items:
+            out.extend(f_run(x, env))
+        return out
+
+    return _from_one(one)
+
+
+def _first_of(it: Iterable[Any]) -> Any:
+    for x in it:
+        return x
+    return _NOTHING
+
+
+@_special("first", 1)
+def _sp_first(c: Compiler, args: list[Code], node: A.Call) -> Code:
+    f = args[0]
+
+    def run(v: Any, env: Env) -> tuple[Any, ...]:
+        x = _first_of(f.run(v, env))
+        return () if x is _NOTHING else (x,)
+
+    def paths(v: Any, p: Path | None, env: Env) -> tuple[tuple[Any, Path | None], ...]:
+        x = _first_of(f.paths(v, p, env))
+        return () if x is _NOTHING else (x,)
+
+    return Code(run, None, paths)
+
+
+@_special("last", 1)
+def _sp_last(c: Compiler, args: list[Code], node: A.Call) -> Code:
+    f = args[0]
+
+    def run(v: Any, env: Env) -> tuple[Any, ...]:
+        ctx = env[0]
+        last = _NOTHING
+        for x in f.run(v, env):
+            last = x
+            _tick(ctx)
+        return () if last is _NOTHING else (last,)
+
+    return Code(run)
+
+
+@_special("isempty", 1)
+def _sp_isempty(c: Compiler, args: list[Code], node: A.Call) -> Code:
+    f = args[0]
+
+    def one(v: Any, env: Env) -> Any:
+        return _first_of(f.run(v, env)) is _NOTHING
+
+    return _from_one(one)
+
+
+def _limit_count(n: Any, name: str) -> int:
+    if not V.is_number(n):
+        raise JqRuntimeError(f"{name}: expected a number but got: {V.type_error_preview(n)}")
+    if n != n:
+        return 0
+    c = V.to_int_ceil(n)
+    return 0 if c is None else c
+
+
+@_special("limit", 2)
+def _sp_limit(c: Compiler, args: list[Code], node: A.Call) -> Code:
+    n_code, f = args
+
+    def counts(v: Any, env: Env) -> Iterator[int]:
+        for n in n_code.run(v, env):
+            if V.is_number(n) and n < 0:
+                raise JqRuntimeError("limit doesn't support negative count")
+            yield _limit_count(n, "limit")
+
+    def run(v: Any, env: Env) -> Iterator[Any]:
+        for count in counts(v, env):
+            if count <= 0:
+                continue
+            yield from itertools.islice(f.run(v, env), count)
+
+    def paths(v: Any, p: Path | None, env: Env) -> Iterator[tuple[Any, Path | None]]:
+        for count in counts(v, env):
+            if count <= 0:
+                continue
+            yield from itertools.islice(f.paths(v, p, env), count)
+
+    return Code(run, None, paths)
+
+
+@_special("skip", 2)
+def _sp_skip(c: Compiler, args: list[Code], node: A.Call) -> Code:
+    n_code, f = args
+
+    def counts(v: Any, env: Env) -> Iterator[int]:
+        for n in n_code.run(v, env):
+            if V.is_number(n) and n < 0:
+                raise JqRuntimeError("skip doesn't support negative count")
+            yield _limit_count(n, "skip")
+
+    def run(v: Any, env: Env) -> Iterator[Any]:
+        for count in counts(v, env):
+            yield from itertools.islice(f.run(v, env), count, None)
+
+    def paths(v: Any, p: Path | None, env: Env) -> Iterator[tuple[Any, Path | None]]:
+        for count in counts(v, env):
+            yield from itertools.islice(f.paths(v, p, env), count, None)
+
+    return Code(run, None, paths)
+
+
+@_special("nth", 2)
+def _sp_nth(c: Compiler, args: list[Code], node: A.Call) -> Code:
+    n_code, f = args
+
+    def counts(v: Any, env: Env) -> Iterator[int]:
+        for n in n_code.run(v, env):
+            if V.is_number(n) and n < 0:
+                raise JqRuntimeError("nth doesn't support negative index")
+            yield _limit_count(n, "nth")
+
+    def run(v: Any, env: Env) -> Iterator[Any]:
+        for count in counts(v, env):
+            x = _first_of(itertools.islice(f.run(v, env), count, None))
+            if x is not _NOTHING:
+                yield x
+
+    def paths(v: Any, p: Path | None, env: Env) -> Iterator[tuple[Any, Path | None]]:
+        for count in counts(v, env):
+            x = _first_of(itertools.islice(f.paths(v, p, env), count, None))
+            if x is not _NOTHING:
+                yield x
+
+    return Code(run, None, paths)
+
+
+def _any_all(is_any: bool, gen: Code | None, cond: Code | None) -> Code:
+    iterate = V.iterate
+
+    def one(v: Any, env: Env) -> Any:
+        items = gen.run(v, env) if gen is not None else iterate(v)
+        for x in items:
+            if cond is None:
+                t = not (x is None or x is False)
+                if t == is_any:
+                    return is_any
+                continue
+            c1 = cond.one
+            if c1 is not None:
+                y = c1(x, env)
+                if (not (y is None or y is False)) == is_any:
+                    return is_any
+                continue
+            for y in cond.run(x, env):
+                if (not (y is None or y is False)) == is_any:
+                    return is_any
+        return not is_any
+
+    return _from_one(one)
+
+
+@_special("any", 0)
+def _sp_any0(c: Compiler, args: list[Code], node: A.Call) -> Code:
+    return _any_all(True, None, None)
+
+
+@_special("any", 1)
+def _sp_any1(c: Compiler, args: list[Code], node: A.Call) -> Code:
+    return _any_all(True, None, args[0])
+
+
+@_special("any", 2)
+def _sp_any2(c: Compiler, args: list[Code], node: A.Call) -> Code:
+    return _any_all(True, args[0], args[1])
+
+
+@_special("all", 0)
+def _sp_all0(c: Compiler, args: list[Code], node: A.Call) -> Code:
+    return _any_all(False, None, None)
+
+
+@_special("all", 1)
+def _sp_all1(c: Compiler, args: list[Code], node: A.Call) -> Code:
+    return _any_all(False, None, args[0])
+
+
+@_special("all", 2)
+def _sp_all2(c: Compiler, args: list[Code], node: A.Call) -> Code:
+    return _any_all(False, args[0], args[1])
+
+
+def _recurse(f: Code, cond: Code | None) -> Code:
+    """``recurse(f)``/``recurse(f; cond)``: depth-first, iterative."""
+
+    def run(v: Any, env: Env) -> Iterator[Any]:
+        ctx = env[0]
+        stack: list[Iterator[Any]] = [iter((v,))]
+        while stack:
+            x = next(stack[-1], _NOTHING)
+            if x is _NOTHING:
+                stack.pop()
+                continue
+            yield x
+            _tick(ctx)
+            if len(stack) > ctx.max_depth * 16:
+                raise JqLimitError(f"recursion deeper than {ctx.max_depth * 16} levels")
+            children: Iterator[Any] = iter(f.run(x, env))
+            if cond is not None:
+                children = _select_iter(children, cond, env)
+            stack.append(children)
+
+    def paths(v: Any, p: Path | None, env: Env) -> Iterator[tuple[Any, Path | None]]:
+        ctx = env[0]
+        stack: list[Iterator[tuple[Any, Path | None]]] = [iter(((v, p),))]
+        while stack:
+            item = next(stack[-1], _NOTHING)
+            if item is _NOTHING:
+                stack.pop()
+                continue
+            yield item
+            _tick(ctx)
+            if len(stack) > ctx.max_depth * 16:
+                raise JqLimitError(f"recursion deeper than {ctx.max_depth * 16} levels")
+            children = iter(f.paths(item[0], item[1], env))
+            if cond is not None:
+                children = (
+                    (x, xp)
+                    for x, xp in children
+                    for y in cond.run(x, env)
+                    if not (y is None or y is False)
+                )
+            stack.append(children)
+
+    return Code(run, None, paths)
+
+
+def _select_iter(it: Iterator[Any], cond: Code, env: Env) -> Iterator[Any]:
+    for x in it:
+        for y in cond.run(x, env):
+            if not (y is None or y is False):
+                yield x
+
+
+_ITER_OPT = _try(Code(lambda v, env: V.iterate(v), None, None), None)
+_ITER_OPT.paths = _try(
+    Code(lambda v, env: V.iterate(v), None, lambda v, p, env: _iterate_paths(v, p, -1)), None
+).paths
+
+
+@_special("recurse", 0)
+def _sp_recurse0(c: Compiler, args: list[Code], node: A.Call) -> Code:
+    return Code(_recurse_children_run, None, _recurse_children_paths)
+
+
+@_special("recurse", 1)
+def _sp_recurse1(c: Compiler, args: list[Code], node: A.Call) -> Code:
+    return _recurse(args[0], None)
+
+
+@_special("recurse", 2)
+def _sp_recurse2(c: Compiler, args: list[Code], node: A.Call) -> Code:
+    return _recurse(args[0], args[1])
+
+
+@_special("repeat", 1)
+def _sp_repeat(c: Compiler, args: list[Code], node: A.Call) -> Code:
+    f = args[0]
+
+    def run(v: Any, env: Env) -> Iterator[Any]:
+        ctx = env[0]
+        while True:
+            ctx.check()
+            yield from f.run(v, env)
+
+    def paths(v: Any, p: Path | None, env: Env) -> Iterator[tuple[Any, Path | None]]:
+        ctx = env[0]
+        while True:
+            ctx.check()
+            yield from f.paths(v, p, env)
+
+    return Code(run, None, paths)
+
+
+@_special("while", 2)
+def _sp_while(c: Compiler, args: list[Code], node: A.Call) -> Code:
+    cond, update = args
+
+    def run(v: Any, env: Env) -> Iterator[Any]:
+        # def _while: if cond then ., (update | _while) else empty end
+        ctx = env[0]
+        stack: list[Iterator[Any]] = [iter((v,))]
+        while stack:
+            x = next(stack[-1], _NOTHING)
+            if x is _NOTHING:
+                stack.pop()
+                continue
+            _tick(ctx)
+            for ok in cond.run(x, env):
+                if not (ok is None or ok is False):
+                    yield x
+                    stack.append(iter(update.run(x, env)))
+                    break
+            if len(stack) > ctx.max_depth * 16:
+                raise JqLimitError(f"recursion deeper than {ctx.max_depth * 16} levels")
+
+    return Code(run)
+
+
+@_special("until", 2)
+def _sp_until(c: Compiler, args: list[Code], node: A.Call) -> Code:
+    cond, update = args
+
+    def run(v: Any, env: Env) -> Iterator[Any]:
+        # def _until: if cond then . else next | _until end
+        ctx = env[0]
+        stack: list[Iterator[Any]] = [iter((v,))]
+        while stack:
+            x = next(stack[-1], _NOTHING)
+            if x is _NOTHING:
+                stack.pop()
+                continue
+            _tick(ctx)
+            for ok in cond.run(x, env):
+                if not (ok is None or ok is False):
+                    yield x
+                else:
+                    stack.append(iter(update.run(x, env)))
+                    if len(stack) > ctx.max_depth * 16:
+                        raise JqLimitError(f"recursion deeper than {ctx.max_depth * 16} levels")
+
+    return Code(run)
+
+
+@_special("env", 0)
+def _sp_env(c: Compiler, args: list[Code], node: A.Call) -> Code:
+    def one(v: Any, env: Env) -> Any:
+        return dict(env[0].environ())
+
+    return _from_one(one)
+
+
+@_special("builtins", 0)
+def _sp_builtins(c: Compiler, args: list[Code], node: A.Call) -> Code:
+    def one(v: Any, env: Env) -> Any:
+        return builtin_names()
+
+    return _from_one(one)
+
+
+def _stderr_write(env: Env, text: str) -> None:
+    hook = env[0].stderr
+    if hook is not None:
+        hook(text)
+    else:
+        sys.stderr.write(text)
+
+
+@_special("debug", 0)
+def _sp_debug0(c: Compiler, args: list[Code], node: A.Call) -> Code:
+    from workload_map.jq import encoding
+
+    def one(v: Any, env: Env) -> Any:
+        _stderr_write(env, encoding.dumps(["DEBUG:", v], None) + "\n")
+        return v
+
+    return _from_one(one)
+
+
+@_special("debug", 1)
+def _sp_debug1(c: Compiler, args: list[Code], node: A.Call) -> Code:
+    from workload_map.jq import encoding
+
+    msg = args[0]
+
+    def run(v: Any, env: Env) -> Iterator[Any]:
+        for m in msg.run(v, env):
+            _stderr_write(env, encoding.dumps(["DEBUG:", m], None) + "\n")
+        yield v
+
+    return Code(run)
+
+
+@_special("stderr", 0)
+def _sp_stderr(c: Compiler, args: list[Code], node: A.Call) -> Code:
+    from workload_map.jq import encoding
+
+    def one(v: Any, env: Env) -> Any:
+        _stderr_write(env, encoding.dumps(v, None))
+        return v
+
+    return _from_one(one)
+
+
+@_special("input_line_number", 0)
+def _sp_no_line_number(c: Compiler, args: list[Code], node: A.Call) -> Code:
+    raise c.error("function not defined: input_line_number/0", node)
+
+
+_DISPATCH: dict[type, Callable[[Compiler, Any, Scope], Code]] = {
+    A.Identity: Compiler.c_identity,
+    A.RecurseAll: Compiler.c_recurse_all,
+    A.Literal: Compiler.c_literal,
+    A.Str: Compiler.c_str,
+    A.Format: Compiler.c_format,
+    A.Var: Compiler.c_var,
+    A.Index: Compiler.c_index,
+    A.Slice: Compiler.c_slice,
+    A.Iterate: Compiler.c_iterate,
+    A.Optional: Compiler.c_optional,
+    A.Array: Compiler.c_array,
+    A.Object: Compiler.c_object,
+    A.Unary: Compiler.c_unary,
+    A.Pipe: Compiler.c_pipe,
+    A.Comma: Compiler.c_comma,
+    A.Alt: Compiler.c_alt,
+    A.Binary: Compiler.c_binary,
+    A.Update: Compiler.c_update,
+    A.If: Compiler.c_if,
+    A.Reduce: Compiler.c_reduce,
+    A.Foreach: Compiler.c_foreach,
+    A.Bind: Compiler.c_bind,
+    A.Label: Compiler.c_label,
+    A.Break: Compiler.c_break,
+    A.Call: Compiler.c_call,
+    A.WithDefs: Compiler.c_withdefs,
+}
+
+
+def compile_tree(tree: Any, source: str | None, variables: tuple[str, ...] = ()) -> Code:
+    """Compile a parsed program; ``variables`` are the names of the program-level ``$vars``."""
+    try:
+        return Compiler(source).compile(tree, _root_scope(variables))
+    except RecursionError:
+        raise JqCompileError("query too deep to compile", program=source) from None

@@ -1,0 +1,466 @@
+"""JSON text in and out, byte for byte as gojq writes and reads it.
+
+Output (`dumps`): object keys sorted, numbers in gojq's format (shortest round-trip floats, plain
+decimal between 1e-6 and 1e21, `1e-7` style exponents otherwise, NaN as `null`, infinities
+clamped to ±1.7976931348623157e+308, integers with all their digits, input literals verbatim),
+strings escaped like gojq (`\\u007f`, invalid text as `\\ufffd`). The encoder is iterative so
+10000-deep values print without recursion.
+
+Input (`loads`, `iter_values`): strict RFC 8259 (no NaN/Infinity, no BOM), nesting at most 10000
+deep, integers exact, other numbers kept as `LiteralNumber` when their text is not what gojq
+would print, lone surrogate escapes replaced by U+FFFD (as Go's decoder does). The C decoder
+does the work; a small pure-Python parser takes over for very deep input and to produce Go's
+error texts (`unexpected EOF`, `invalid character 'x' after object key`, …).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from decimal import Decimal
+from typing import Any
+
+from workload_map.jq.values import LiteralNumber
+
+__all__ = [
+    "MAX_DEPTH",
+    "JsonDecodeError",
+    "dumps",
+    "format_number",
+    "iter_values",
+    "loads",
+]
+
+MAX_DEPTH = 10000
+_MAX_FLOAT = 1.7976931348623157e308
+_encode_str = json.encoder.encode_basestring
+_encode_str_ascii = json.encoder.encode_basestring_ascii
+_SPECIAL_CHARS = re.compile("[\x7f\ud800-\udfff]")
+
+
+class JsonDecodeError(ValueError):
+    """Invalid JSON text; `message` is Go's wording, `offset` the character offset of the fault."""
+
+    def __init__(self, message: str, offset: int):
+        super().__init__(message)
+        self.message = message
+        self.offset = offset
+
+
+# ---------------------------------------------------------------------------------------------
+# output
+
+
+def _format_float(f: float) -> str:
+    if f != f:
+        return "null"
+    if f > _MAX_FLOAT:
+        f = _MAX_FLOAT
+    elif f < -_MAX_FLOAT:
+        f = -_MAX_FLOAT
+    r = repr(f)
+    a = abs(f)
+    if a != 0 and (a < 1e-6 or a >= 1e21):
+        # exponent form: Python's repr already is shortest with e±XX; gojq drops the 0 of e-0X
+        if "e" not in r:
+            r = f"{f:e}"
+        mant, _, exp = r.partition("e")
+        if mant.endswith(".0"):
+            mant = mant[:-2]
+        sign = exp[0] if exp[0] in "+-" else "+"
+        digits = exp.lstrip("+-").lstrip("0") or "0"
+        if sign == "+" and len(digits) < 2:
+            digits = digits.rjust(2, "0")
+        return f"{mant}e{sign}{digits}"
+    if "e" in r or "E" in r:
+        return format(Decimal(r), "f")
+    if r.endswith(".0"):
+        return r[:-2]
+    return r
+
+
+def _format_int(i: int) -> str:
+    try:
+        return str(i)
+    except ValueError:  # beyond sys.get_int_max_str_digits()
+        return format(Decimal(i), "f")
+
+
+def format_number(v: Any) -> str:
+    """A number as gojq prints it (`tostring`, output, string interpolation)."""
+    t = type(v)
+    if t is int:
+        return _format_int(v)
+    if t is LiteralNumber:
+        return str(v.text)
+    if t is float:
+        return _format_float(v)
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return _format_int(int(v))
+    return _format_float(float(v))
+
+
+def _fix_specials(m: re.Match[str]) -> str:
+    return "\\u007f" if m.group() == "\x7f" else "\\ufffd"
+
+
+def _scalar(v: Any, ascii_only: bool) -> str:
+    t = type(v)
+    if t is str:
+        s = _encode_str_ascii(v) if ascii_only else _encode_str(v)
+        return str(s)
+    if v is None:
+        return "null"
+    if v is True:
+        return "true"
+    if v is False:
+        return "false"
+    return format_number(v)
+
+
+def dumps(
+    v: Any,
+    indent: int | None = 2,
+    *,
+    tab: bool = False,
+    ascii: bool = False,
+) -> str:
+    """`v` as gojq prints it: `indent=None` compact, else `indent` spaces (or a tab) per level."""
+    t = type(v)
+    if t is str:
+        out = _scalar(v, ascii)
+        return _SPECIAL_CHARS.sub(_fix_specials, out) if not ascii else out
+    if t is not list and t is not dict:
+        return _scalar(v, ascii)
+    unit: str | None
+    if tab:
+        unit = "\t"
+    elif indent:
+        unit = " " * indent
+    else:
+        unit = None
+    text = _encode_container(v, unit, ascii)
+    if not ascii and _SPECIAL_CHARS.search(text):
+        text = _SPECIAL_CHARS.sub(_fix_specials, text)
+    return text
+
+
+def _encode_container(root: Any, unit: str | None, ascii_only: bool) -> str:
+    out: list[str] = []
+    append = out.append
+    key_sep = ": " if unit is not None else ":"
+    encode_key = _encode_str_ascii if ascii_only else _encode_str
+    # frame: [iterator, is_object, count, closing bracket]
+    stack: list[list[Any]] = []
+
+    def open_container(c: Any) -> None:
+        if type(c) is dict:
+            if not c:
+                append("{}")
+                return
+            append("{")
+            items = [(k, c[k]) for k in sorted(c)] if len(c) > 1 else list(c.items())
+            stack.append([iter(items), True, 0, "}"])
+        else:
+            if not c:
+                append("[]")
+                return
+            append("[")
+            stack.append([iter(c), False, 0, "]"])
+
+    open_container(root)
+    while stack:
+        frame = stack[-1]
+        try:
+            item = next(frame[0])
+        except StopIteration:
+            stack.pop()
+            if unit is not None:
+                append("\n" + unit * len(stack))
+            append(frame[3])
+            continue
+        if frame[2]:
+            append(",")
+        frame[2] += 1
+        if unit is not None:
+            append("\n" + unit * len(stack))
+        if frame[1]:
+            append(encode_key(item[0]))
+            append(key_sep)
+            item = item[1]
+        t = type(item)
+        if t is dict or t is list:
+            open_container(item)
+        else:
+            append(_scalar(item, ascii_only))
+    return "".join(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# input
+
+
+def _parse_int(text: str) -> Any:
+    if text == "-0":
+        return LiteralNumber(-0.0, text)
+    try:
+        return int(text)
+    except ValueError:  # beyond sys.get_int_max_str_digits()
+        return int(Decimal(text))
+
+
+def _parse_float(text: str) -> Any:
+    f = float(text)
+    if _format_float(f) == text:
+        return f
+    return LiteralNumber(f, text)
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"invalid constant {name}")
+
+
+_DECODER = json.JSONDecoder(
+    parse_float=_parse_float, parse_int=_parse_int, parse_constant=_reject_constant
+)
+_WS = re.compile(r"[ \t\n\r]*")
+_LONE_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF]")
+
+
+def _fix_surrogates(v: Any) -> Any:
+    """Lone surrogates (from `\\ud800` escapes) become U+FFFD, as in Go's decoder."""
+    t = type(v)
+    if t is str:
+        if _SPECIAL_CHARS.search(v):
+            return v.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+        return v
+    if t is list:
+        return [_fix_surrogates(x) for x in v]
+    if t is dict:
+        return {_fix_surrogates(k): _fix_surrogates(x) for k, x in v.items()}
+    return v
+
+
+def _decode_at(text: str, pos: int) -> tuple[Any, int]:
+    """One value starting at `pos` (no leading whitespace); returns (value, end)."""
+    try:
+        value, end = _DECODER.raw_decode(text, pos)
+    except (ValueError, RecursionError):
+        return _Parser(text, pos).parse_value_at()
+    if _LONE_SURROGATE_ESCAPE.search(text, pos, end):
+        value = _fix_surrogates(value)
+    return value, end
+
+
+def loads(text: str) -> Any:
+    """Exactly one JSON value (surrounding whitespace allowed); JsonDecodeError otherwise."""
+    pos = _WS.match(text, 0).end()  # type: ignore[union-attr]
+    if pos == len(text):
+        raise JsonDecodeError("unexpected EOF", pos)
+    value, end = _decode_at(text, pos)
+    end = _WS.match(text, end).end()  # type: ignore[union-attr]
+    if end != len(text):
+        raise JsonDecodeError(
+            f"invalid character {_quote_char(text[end])} after top-level value", end
+        )
+    return value
+
+
+def iter_values(text: str) -> Iterator[Any]:
+    """Every JSON value of a whitespace-separated stream; raises JsonDecodeError at the fault."""
+    n = len(text)
+    pos = _WS.match(text, 0).end()  # type: ignore[union-attr]
+    while pos < n:
+        value, pos = _decode_at(text, pos)
+        yield value
+        pos = _WS.match(text, pos).end()  # type: ignore[union-attr]
+
+
+def _quote_char(c: str) -> str:
+    """Go's quoteChar: `'x'`, with escapes for quotes and control characters."""
+    if c == "'":
+        return "'\\''"
+    if c == '"':
+        return "'\"'"
+    q = json.dumps(c)[1:-1] if (ord(c) < 0x20 or c == "\\") else c
+    if c == "\\":
+        q = "\\\\"
+    return f"'{q}'"
+
+
+_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
+_STRING_CHUNK = re.compile(r'[^"\\\x00-\x1f]*')
+_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+
+
+class _Parser:
+    """Iterative strict JSON parser with Go's error wording (slow path only)."""
+
+    def __init__(self, text: str, pos: int):
+        self.text = text
+        self.pos = pos
+
+    def fail(self, what: str) -> JsonDecodeError:
+        if self.pos >= len(self.text):
+            return JsonDecodeError("unexpected EOF", self.pos)
+        return JsonDecodeError(
+            f"invalid character {_quote_char(self.text[self.pos])} {what}", self.pos
+        )
+
+    def skip_ws(self) -> None:
+        self.pos = _WS.match(self.text, self.pos).end()  # type: ignore[union-attr]
+
+    def parse_value_at(self) -> tuple[Any, int]:
+        text = self.text
+        # stack frames: [container, pending key or None]
+        stack: list[list[Any]] = []
+        while True:
+            self.skip_ws()
+            if self.pos >= len(text):
+                raise self.fail("")
+            c = text[self.pos]
+            value: Any
+            if c == "{" or c == "[":
+                if len(stack) >= MAX_DEPTH:
+                    raise JsonDecodeError("exceeded max depth", self.pos)
+                self.pos += 1
+                self.skip_ws()
+                if c == "[":
+                    if self.pos < len(text) and text[self.pos] == "]":
+                        self.pos += 1
+                        value = []
+                    else:
+                        stack.append([[], None])
+                        continue
+                else:
+                    if self.pos < len(text) and text[self.pos] == "}":
+                        self.pos += 1
+                        value = {}
+                    else:
+                        key = self.parse_key("looking for beginning of object key string")
+                        stack.append([{}, key])
+                        continue
+            else:
+                value = self.parse_scalar()
+            # attach the finished value to its parents, closing as many as end here
+            while True:
+                if not stack:
+                    return value, self.pos
+                frame = stack[-1]
+                container = frame[0]
+                if type(container) is list:
+                    container.append(value)
+                    self.skip_ws()
+                    if self.pos < len(text) and text[self.pos] == ",":
+                        self.pos += 1
+                        break
+                    if self.pos < len(text) and text[self.pos] == "]":
+                        self.pos += 1
+                        value = stack.pop()[0]
+                        continue
+                    raise self.fail("after array element")
+                container[frame[1]] = value
+                self.skip_ws()
+                if self.pos < len(text) and text[self.pos] == ",":
+                    self.pos += 1
+                    self.skip_ws()
+                    frame[1] = self.parse_key("looking for beginning of object key string")
+                    break
+                if self.pos < len(text) and text[self.pos] == "}":
+                    self.pos += 1
+                    value = stack.pop()[0]
+                    continue
+                raise self.fail("after object key:value pair")
+
+    def parse_key(self, context: str) -> str:
+        if self.pos >= len(self.text) or self.text[self.pos] != '"':
+            raise self.fail(context)
+        key = self.parse_string()
+        self.skip_ws()
+        if self.pos >= len(self.text) or self.text[self.pos] != ":":
+            raise self.fail("after object key")
+        self.pos += 1
+        return key
+
+    def parse_scalar(self) -> Any:
+        text = self.text
+        c = text[self.pos]
+        if c == '"':
+            return self.parse_string()
+        if c == "-" or "0" <= c <= "9":
+            return self.parse_number()
+        for word, value in (("true", True), ("false", False), ("null", None)):
+            if c == word[0]:
+                for expected in word:
+                    if self.pos >= len(text):
+                        raise self.fail("")
+                    if text[self.pos] != expected:
+                        raise self.fail(f"in literal {word} (expecting {_quote_char(expected)})")
+                    self.pos += 1
+                return value
+        raise self.fail("looking for beginning of value")
+
+    def parse_number(self) -> Any:
+        text = self.text
+        m = _NUMBER.match(text, self.pos)
+        start = self.pos
+        if m is None or m.end() == start or text[m.end() - 1] == "-":
+            self.pos = start + 1
+            raise self.fail("in numeric literal")
+        end = m.end()
+        # Go reports the first bad character after a partial number
+        if end < len(text) and text[end] in ".eE":
+            self.pos = end + 1
+            if text[end] == ".":
+                raise self.fail("after decimal point in numeric literal")
+            if self.pos < len(text) and text[self.pos] in "+-":
+                self.pos += 1
+            raise self.fail("in exponent of numeric literal")
+        self.pos = end
+        num = text[start:end]
+        if "." in num or "e" in num or "E" in num:
+            return _parse_float(num)
+        return _parse_int(num)
+
+    def parse_string(self) -> str:
+        text = self.text
+        self.pos += 1
+        parts: list[str] = []
+        while True:
+            m = _STRING_CHUNK.match(text, self.pos)
+            assert m is not None
+            parts.append(m.group())
+            self.pos = m.end()
+            if self.pos >= len(text):
+                raise self.fail("")
+            c = text[self.pos]
+            if c == '"':
+                self.pos += 1
+                s = "".join(parts)
+                if _SPECIAL_CHARS.search(s):
+                    s = s.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+                return s
+            if c == "\\":
+                self.pos += 1
+                if self.pos >= len(text):
+                    raise self.fail("")
+                e = text[self.pos]
+                if e in _ESCAPES:
+                    parts.append(_ESCAPES[e])
+                    self.pos += 1
+                    continue
+                if e == "u":
+                    self.pos += 1
+                    for _ in range(4):
+                        if self.pos >= len(text):
+                            raise self.fail("")
+                        if text[self.pos] not in "0123456789abcdefABCDEF":
+                            raise self.fail("in \\u hexadecimal character escape")
+                        self.pos += 1
+                    parts.append(chr(int(text[self.pos - 4 : self.pos], 16)))
+                    continue
+                raise self.fail("in string escape code")
+            raise self.fail("in string literal")

@@ -1,0 +1,573 @@
+"""Recursive-descent parser for gojq's grammar, producing the tree of ``ast.py``.
+
+Precedence, loosest first, as in gojq's ``parser.go.y``: ``|`` (right; ``def``, ``as`` and
+``label`` swallow the rest of the pipe), ``,`` (left), ``//`` (right), ``= |= += -= *= /= %= //=``
+(non-associative), ``or``, ``and``, comparisons (non-associative), ``+ -``, ``* / %``, then terms
+with postfix suffixes (``.name``, ``[…]``, ``?``). ``try`` and ``catch`` bodies are postfix terms;
+``reduce``/``foreach`` sources are full expressions without pipe and comma. Object values are
+expressions joined by ``|``.
+
+Nesting is bounded (``MAX_DEPTH``) so that deep programs fail with a clean ``JqParseError`` instead
+of exhausting Python's stack.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from workload_map.jq import ast as A
+from workload_map.jq.errors import JqParseError
+from workload_map.jq.lexer import Lexer, Token, quote_token
+
+__all__ = ["MAX_DEPTH", "parse"]
+
+MAX_DEPTH = 1000
+
+_UPDATE_OPS = frozenset({"=", "|=", "+=", "-=", "*=", "/=", "%=", "//="})
+_COMPARE_OPS = frozenset({"==", "!=", "<", "<=", ">", ">="})
+# binary precedence: (level, associativity)
+_BINARY: dict[str, tuple[int, str]] = {"//": (1, "right")}
+_BINARY.update({op: (2, "none") for op in _UPDATE_OPS})
+_BINARY.update({"or": (3, "left"), "and": (4, "left")})
+_BINARY.update({op: (5, "none") for op in _COMPARE_OPS})
+_BINARY.update({"+": (6, "left"), "-": (6, "left"), "*": (7, "left"), "/": (7, "left")})
+_BINARY["%"] = (7, "left")
+
+
+def _parse_number(text: str) -> int | float:
+    if any(c in text for c in ".eE"):
+        try:
+            return float(text)
+        except ValueError:  # pragma: no cover - the lexer only accepts valid numbers
+            return float("inf")
+    return int(text)
+
+
+class _Parser:
+    def __init__(self, source: str) -> None:
+        self.src = source
+        self.lex = Lexer(source)
+        self.tok: Token = self.lex.next()
+        self.depth = 0
+
+    # --- helpers ------------------------------------------------------------------------------
+    def advance(self) -> Token:
+        tok = self.tok
+        self.tok = self.lex.next()
+        return tok
+
+    def unexpected(self, tok: Token | None = None) -> JqParseError:
+        tok = tok or self.tok
+        if tok.kind == "EOF":
+            return JqParseError("unexpected EOF", offset=tok.end, program=self.src, token="")
+        text = self.src[tok.start : tok.end]
+        return JqParseError(
+            f"unexpected token {quote_token(text)}", offset=tok.end, program=self.src, token=text
+        )
+
+    def is_op(self, text: str) -> bool:
+        return self.tok.kind == "OP" and self.tok.text == text
+
+    def is_kw(self, text: str) -> bool:
+        return self.tok.kind == "KEYWORD" and self.tok.text == text
+
+    def expect_op(self, text: str) -> Token:
+        if not self.is_op(text):
+            raise self.unexpected()
+        return self.advance()
+
+    def expect_kw(self, text: str) -> Token:
+        if not self.is_kw(text):
+            raise self.unexpected()
+        return self.advance()
+
+    def enter(self) -> None:
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise JqParseError(
+                f"query too deep (more than {MAX_DEPTH} nested levels)",
+                offset=self.tok.start,
+                program=self.src,
+                token=self.src[self.tok.start : self.tok.end],
+            )
+
+    # --- grammar ------------------------------------------------------------------------------
+    def program(self) -> A.Node:
+        if self.tok.kind == "EOF":
+            raise JqParseError("missing query (try \".\")", offset=0, program=self.src, token="")
+        defs: list[A.FuncDef] = []
+        while self.is_kw("def"):
+            defs.append(self.funcdef())
+        if self.tok.kind == "EOF":
+            if defs:
+                raise JqParseError(
+                    "missing query (try \".\")", offset=len(self.src), program=self.src, token=""
+                )
+            raise self.unexpected()
+        body = self.pipe()
+        if self.tok.kind != "EOF":
+            raise self.unexpected()
+        if defs:
+            body = A.WithDefs(tuple(defs), body, offset=defs[0].offset)
+        return body
+
+    def pipe(self) -> A.Node:
+        self.enter()
+        try:
+            return self._pipe()
+        finally:
+            self.depth -= 1
+
+    def _pipe(self) -> A.Node:
+        if self.is_kw("def"):
+            start = self.tok.start
+            defs = [self.funcdef()]
+            while self.is_kw("def"):
+                defs.append(self.funcdef())
+            return A.WithDefs(tuple(defs), self.pipe(), offset=start)
+        if self.is_kw("label"):
+            start = self.advance().start
+            if self.tok.kind != "VAR":
+                raise self.unexpected()
+            name = self.advance().text
+            self.expect_op("|")
+            return A.Label(name, self.pipe(), offset=start)
+        left = self.comma()
+        if self.is_op("|"):
+            tok = self.advance()
+            right = self.pipe()
+            return A.Pipe(left, right, offset=tok.start)
+        return left
+
+    def comma(self) -> A.Node:
+        left = self.comma_operand()
+        grown = 0
+        try:
+            while self.is_op(","):
+                tok = self.advance()
+                self.enter()
+                grown += 1
+                right = self.comma_operand()
+                left = A.Comma(left, right, offset=tok.start)
+            return left
+        finally:
+            self.depth -= grown
+
+    def comma_operand(self) -> A.Node:
+        if self.is_kw("def") or self.is_kw("label"):
+            return self.pipe()
+        start = self.tok.start
+        expr = self.binary(1)
+        if self.is_kw("as"):
+            self.advance()
+            patterns = [self.pattern()]
+            while self.is_op("?//"):
+                self.advance()
+                patterns.append(self.pattern())
+            self.expect_op("|")
+            body = self.pipe()
+            return A.Bind(expr, tuple(patterns), body, offset=start)
+        return expr
+
+    def binary(self, min_level: int) -> A.Node:
+        left = self.unary()
+        base = self.depth
+        try:
+            return self._binary_loop(left, min_level, 0)
+        finally:
+            self.depth = base
+
+    def _binary_loop(self, left: A.Node, min_level: int, last_nonassoc: int) -> A.Node:
+        while True:
+            tok = self.tok
+            if tok.kind == "OP" or (tok.kind == "KEYWORD" and tok.text in ("and", "or")):
+                info = _BINARY.get(tok.text)
+            else:
+                info = None
+            if info is None:
+                return left
+            level, assoc = info
+            if level < min_level:
+                return left
+            if assoc == "none" and last_nonassoc == level:
+                raise self.unexpected()
+            self.advance()
+            self.enter()
+            if assoc == "right":
+                right = self.binary(level)
+            else:
+                right = self.binary(level + 1)
+            op = tok.text
+            if op == "//":
+                left = A.Alt(left, right, offset=tok.start)
+            elif op in _UPDATE_OPS:
+                left = A.Update(op, left, right, offset=tok.start)
+            else:
+                left = A.Binary(op, left, right, offset=tok.start)
+            last_nonassoc = level if assoc == "none" else 0
+
+    def unary(self) -> A.Node:
+        if self.is_op("-") or self.is_op("+"):
+            tok = self.advance()
+            self.enter()
+            try:
+                operand = self.postfix()
+            finally:
+                self.depth -= 1
+            return A.Unary(tok.text, operand, offset=tok.start)
+        return self.postfix()
+
+    def postfix(self) -> A.Node:
+        if self.is_op("-") or self.is_op("+"):
+            return self.unary()
+        term = self.primary()
+        base = self.depth
+        try:
+            return self._suffixes(term)
+        finally:
+            self.depth = base
+
+    def _suffixes(self, term: A.Node) -> A.Node:
+        while True:
+            self.enter()
+            tok = self.tok
+            if tok.kind == "FIELD":
+                self.advance()
+                term = A.Index(term, A.Literal(tok.text, "string", offset=tok.start + 1), offset=tok.start)
+            elif tok.kind == "OP" and tok.text == "[":
+                term = self.bracket_suffix(term)
+            elif tok.kind == "OP" and tok.text == "?":
+                self.advance()
+                term = A.Optional(term, offset=tok.start)
+            elif tok.kind == "OP" and tok.text == ".":
+                self.advance()
+                if self.is_op("["):
+                    term = self.bracket_suffix(term)
+                elif self.tok.kind == "QUOTE":
+                    key = self.string(None)
+                    term = A.Index(term, key, offset=tok.start)
+                else:
+                    raise self.unexpected()
+            else:
+                return term
+
+    def bracket_suffix(self, term: A.Node) -> A.Node:
+        start = self.expect_op("[").start
+        if self.is_op("]"):
+            self.advance()
+            return A.Iterate(term, offset=start)
+        if self.is_op(":"):
+            self.advance()
+            end = self.pipe()
+            self.expect_op("]")
+            return A.Slice(term, None, end, offset=start)
+        index = self.pipe()
+        if self.is_op(":"):
+            self.advance()
+            if self.is_op("]"):
+                self.advance()
+                return A.Slice(term, index, None, offset=start)
+            end = self.pipe()
+            self.expect_op("]")
+            return A.Slice(term, index, end, offset=start)
+        self.expect_op("]")
+        return A.Index(term, index, offset=start)
+
+    def string(self, fmt: str | None) -> A.Node:
+        """Parse a string literal; the current token is its opening quote."""
+        quote = self.tok
+        if quote.kind != "QUOTE":
+            raise self.unexpected()
+        parts: list[str | A.Node] = []
+        text: list[str] = []
+        while True:
+            segment, term, _s, _e = self.lex.string_segment()
+            text.append(segment)
+            if term == '"':
+                break
+            if text and "".join(text):
+                parts.append("".join(text))
+            text = []
+            self.tok = self.lex.next()
+            query = self.pipe()
+            if not self.is_op(")"):
+                raise self.unexpected()
+            parts.append(query)
+            # continue scanning the string right after ")"
+            self.lex.pos = self.tok.end
+        if "".join(text):
+            parts.append("".join(text))
+        self.tok = self.lex.next()
+        if fmt is None and all(isinstance(p, str) for p in parts):
+            return A.Literal("".join(p for p in parts if isinstance(p, str)), "string", offset=quote.start)
+        return A.Str(tuple(parts), fmt, offset=quote.start)
+
+    def primary(self) -> A.Node:
+        tok = self.tok
+        kind = tok.kind
+        if kind == "OP":
+            op = tok.text
+            if op == ".":
+                self.advance()
+                if self.tok.kind == "QUOTE":
+                    return A.Index(A.Identity(offset=tok.start), self.string(None), offset=tok.start)
+                if self.is_op("["):
+                    return self.bracket_suffix(A.Identity(offset=tok.start))
+                return A.Identity(offset=tok.start)
+            if op == "..":
+                self.advance()
+                return A.RecurseAll(offset=tok.start)
+            if op == "(":
+                self.advance()
+                inner = self.pipe()
+                self.expect_op(")")
+                return inner
+            if op == "[":
+                self.advance()
+                if self.is_op("]"):
+                    self.advance()
+                    return A.Array(None, offset=tok.start)
+                body = self.pipe()
+                self.expect_op("]")
+                return A.Array(body, offset=tok.start)
+            if op == "{":
+                return self.object()
+            raise self.unexpected()
+        if kind == "FIELD":
+            self.advance()
+            return A.Index(A.Identity(offset=tok.start), A.Literal(tok.text, "string", offset=tok.start + 1), offset=tok.start)
+        if kind == "NUMBER":
+            self.advance()
+            return A.Literal(_parse_number(tok.text), "number", offset=tok.start)
+        if kind == "QUOTE":
+            return self.string(None)
+        if kind == "FORMAT":
+            self.advance()
+            if self.tok.kind == "QUOTE":
+                return self.string(tok.text)
+            return A.Format(tok.text, offset=tok.start)
+        if kind == "VAR":
+            self.advance()
+            return A.Var(tok.text, offset=tok.start)
+        if kind == "MODVAR":
+            self.advance()
+            return A.Var(tok.text, offset=tok.start)
+        if kind in ("IDENT", "MODIDENT"):
+            self.advance()
+            args: list[A.Node] = []
+            if self.is_op("("):
+                self.advance()
+                args.append(self.pipe())
+                while self.is_op(";"):
+                    self.advance()
+                    args.append(self.pipe())
+                self.expect_op(")")
+            return A.Call(tok.text, tuple(args), offset=tok.start)
+        if kind == "KEYWORD":
+            word = tok.text
+            if word == "null":
+                self.advance()
+                return A.Literal(None, "null", offset=tok.start)
+            if word in ("true", "false"):
+                self.advance()
+                return A.Literal(word == "true", "boolean", offset=tok.start)
+            if word == "if":
+                return self.if_()
+            if word == "try":
+                self.advance()
+                body = self.postfix_nested()
+                catch = None
+                if self.is_kw("catch"):
+                    self.advance()
+                    catch = self.postfix_nested()
+                return A.Try(body, catch, offset=tok.start)
+            if word in ("reduce", "foreach"):
+                return self.reduce_foreach()
+            if word == "break":
+                self.advance()
+                if self.tok.kind != "VAR":
+                    raise self.unexpected()
+                name = self.advance().text
+                return A.Break(name, offset=tok.start)
+        raise self.unexpected()
+
+    def postfix_nested(self) -> A.Node:
+        self.enter()
+        try:
+            return self.postfix()
+        finally:
+            self.depth -= 1
+
+    def if_(self) -> A.Node:
+        start = self.expect_kw("if").start
+        cond = self.pipe()
+        self.expect_kw("then")
+        then = self.pipe()
+        elifs: list[tuple[A.Node, A.Node]] = []
+        otherwise: A.Node | None = None
+        while self.is_kw("elif"):
+            self.advance()
+            c = self.pipe()
+            self.expect_kw("then")
+            elifs.append((c, self.pipe()))
+        if self.is_kw("else"):
+            self.advance()
+            otherwise = self.pipe()
+        self.expect_kw("end")
+        return A.If(cond, then, tuple(elifs), otherwise, offset=start)
+
+    def reduce_foreach(self) -> A.Node:
+        tok = self.advance()
+        self.enter()
+        try:
+            source = self.binary(1)
+        finally:
+            self.depth -= 1
+        self.expect_kw("as")
+        pattern = self.pattern()
+        self.expect_op("(")
+        init = self.pipe()
+        self.expect_op(";")
+        update = self.pipe()
+        if tok.text == "reduce":
+            self.expect_op(")")
+            return A.Reduce(source, pattern, init, update, offset=tok.start)
+        extract = None
+        if self.is_op(";"):
+            self.advance()
+            extract = self.pipe()
+        self.expect_op(")")
+        return A.Foreach(source, pattern, init, update, extract, offset=tok.start)
+
+    def funcdef(self) -> A.FuncDef:
+        start = self.expect_kw("def").start
+        if self.tok.kind != "IDENT":
+            raise self.unexpected()
+        name = self.advance().text
+        params: list[str] = []
+        if self.is_op("("):
+            self.advance()
+            while True:
+                if self.tok.kind == "IDENT":
+                    params.append(self.advance().text)
+                elif self.tok.kind == "VAR":
+                    params.append("$" + self.advance().text)
+                else:
+                    raise self.unexpected()
+                if self.is_op(";"):
+                    self.advance()
+                    continue
+                self.expect_op(")")
+                break
+        self.expect_op(":")
+        body = self.pipe()
+        self.expect_op(";")
+        return A.FuncDef(name, tuple(params), body, offset=start)
+
+    def pattern(self) -> A.Pattern:
+        tok = self.tok
+        if tok.kind == "VAR":
+            self.advance()
+            return A.PVar(tok.text, offset=tok.start)
+        if self.is_op("["):
+            self.advance()
+            elements = [self.pattern()]
+            while self.is_op(","):
+                self.advance()
+                elements.append(self.pattern())
+            self.expect_op("]")
+            return A.PArray(tuple(elements), offset=tok.start)
+        if self.is_op("{"):
+            self.advance()
+            entries = [self.object_pattern_entry()]
+            while self.is_op(","):
+                self.advance()
+                entries.append(self.object_pattern_entry())
+            self.expect_op("}")
+            return A.PObject(tuple(entries), offset=tok.start)
+        raise self.unexpected()
+
+    def object_pattern_entry(self) -> tuple[A.Node, A.Pattern | None, bool]:
+        tok = self.tok
+        if tok.kind == "VAR":
+            self.advance()
+            key: A.Node = A.Var(tok.text, offset=tok.start)
+            if self.is_op(":"):
+                self.advance()
+                return key, self.pattern(), False
+            return key, None, False
+        computed = False
+        if tok.kind in ("IDENT", "KEYWORD"):
+            self.advance()
+            key = A.Literal(tok.text, "string", offset=tok.start)
+        elif tok.kind == "QUOTE":
+            key = self.string(None)
+        elif self.is_op("("):
+            self.advance()
+            key = self.pipe()
+            self.expect_op(")")
+            computed = True
+        else:
+            raise self.unexpected()
+        self.expect_op(":")
+        return key, self.pattern(), computed
+
+    def object(self) -> A.Node:
+        start = self.expect_op("{").start
+        entries: list[A.ObjectEntry] = []
+        if self.is_op("}"):
+            self.advance()
+            return A.Object((), offset=start)
+        while True:
+            entries.append(self.object_entry())
+            if self.is_op(","):
+                self.advance()
+                if self.is_op("}"):
+                    self.advance()
+                    break
+                continue
+            self.expect_op("}")
+            break
+        return A.Object(tuple(entries), offset=start)
+
+    def object_entry(self) -> A.ObjectEntry:
+        tok = self.tok
+        computed = False
+        key: A.Node
+        if tok.kind == "VAR":
+            self.advance()
+            key = A.Var(tok.text, offset=tok.start)
+        elif tok.kind in ("IDENT", "KEYWORD"):
+            self.advance()
+            key = A.Literal(tok.text, "string", offset=tok.start)
+        elif tok.kind == "QUOTE":
+            key = self.string(None)
+        elif self.is_op("("):
+            self.advance()
+            key = self.pipe()
+            self.expect_op(")")
+            computed = True
+            self.expect_op(":")
+            return A.ObjectEntry(key, self.object_value(), True)
+        else:
+            raise self.unexpected()
+        if self.is_op(":"):
+            self.advance()
+            return A.ObjectEntry(key, self.object_value(), computed)
+        return A.ObjectEntry(key, None, computed)
+
+    def object_value(self) -> A.Node:
+        self.enter()
+        try:
+            left = self.binary(1)
+            if self.is_op("|"):
+                tok = self.advance()
+                return A.Pipe(left, self.object_value(), offset=tok.start)
+            return left
+        finally:
+            self.depth -= 1
+
+
+def parse(source: str) -> Any:
+    """Parse a jq program into its tree (``ast.Node``); raises ``JqParseError``."""
+    return _Parser(source).program()

@@ -1,0 +1,74 @@
+"""Kubernetes label syntax (keys are qualified names, values are ≤63-character names).
+
+Written after ``k8s.io/apimachinery/pkg/util/validation`` so that a ``matchLabels`` the validator
+accepts is one an API server and a label selector accept too.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["label_key_errors", "label_value_errors"]
+
+_NAME_FMT = r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
+_NAME_RE = re.compile(_NAME_FMT)
+_NAME_MAX = 63
+_DNS1123_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_DNS1123_SUBDOMAIN_RE = re.compile(rf"{_DNS1123_LABEL}(\.{_DNS1123_LABEL})*")
+_DNS1123_SUBDOMAIN_MAX = 253
+_VALUE_RE = re.compile(rf"({_NAME_FMT})?")
+
+_NAME_RULE = (
+    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
+    f"alphanumeric character (regex used for validation is '{_NAME_FMT}')"
+)
+_PREFIX_RULE = (
+    "must be a lowercase RFC 1123 subdomain: lowercase alphanumeric characters, '-' or '.', "
+    "starting and ending with an alphanumeric character"
+)
+
+
+def label_key_errors(key: str) -> list[str]:
+    """Why ``key`` is not a valid label key (a qualified name); empty when valid."""
+    errors: list[str] = []
+    parts = key.split("/")
+    if len(parts) == 1:
+        name = parts[0]
+    elif len(parts) == 2:
+        prefix, name = parts
+        if not prefix:
+            errors.append("prefix part must be non-empty")
+        else:
+            if len(prefix) > _DNS1123_SUBDOMAIN_MAX:
+                errors.append(
+                    f"prefix part must be no more than {_DNS1123_SUBDOMAIN_MAX} characters"
+                )
+            if not _DNS1123_SUBDOMAIN_RE.fullmatch(prefix):
+                errors.append(f"prefix part {_PREFIX_RULE}")
+    else:
+        return [
+            "a qualified name must consist of an optional DNS subdomain prefix and '/' "
+            "followed by a name (e.g. 'example.com/MyName')"
+        ]
+    if not name:
+        errors.append("name part must be non-empty")
+    else:
+        if len(name) > _NAME_MAX:
+            errors.append(f"name part must be no more than {_NAME_MAX} characters")
+        if not _NAME_RE.fullmatch(name):
+            errors.append(f"name part {_NAME_RULE}")
+    return errors
+
+
+def label_value_errors(value: str) -> list[str]:
+    """Why ``value`` is not a valid label value; empty when valid (the empty value is valid)."""
+    errors: list[str] = []
+    if len(value) > _NAME_MAX:
+        errors.append(f"must be no more than {_NAME_MAX} characters")
+    if not _VALUE_RE.fullmatch(value):
+        errors.append(
+            "a valid label must be an empty string or consist of alphanumeric characters, '-', "
+            f"'_' or '.', and must start and end with an alphanumeric character (regex used for "
+            f"validation is '({_NAME_FMT})?')"
+        )
+    return errors

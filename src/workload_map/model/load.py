@@ -1,0 +1,424 @@
+"""Turning whatever a user has into typed Karta objects, and back.
+
+Accepted inputs: YAML or JSON text, a path, a dict, a multi-document stream, a ``List``, a list of
+dicts, and the predecessor ``optimization.nvidia.com/v1alpha1`` ``ResourceInterface`` (converted
+with a :class:`DeprecationWarning`). Every problem (unknown field, wrong type, missing required
+field) is collected and raised together as one :class:`KartaLoadError` naming the file and the
+JSON path of each field, so an author fixes them all in one pass.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+import warnings
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from workload_map.errors import WlmapError
+from workload_map.model.shape import FREE, INT, LENIENT_REQUIRED, SHAPES, STR, STRMAP, ListOf
+from workload_map.model.types import API_VERSION, GROUP, KIND, Karta, KartaSpec, KartaStatus
+
+__all__ = [
+    "LEGACY_API_VERSION",
+    "LEGACY_KIND",
+    "KartaLoadError",
+    "LoadProblem",
+    "dump_karta",
+    "load_karta",
+    "load_kartas",
+    "parse_documents",
+]
+
+LEGACY_API_VERSION = "optimization.nvidia.com/v1alpha1"
+LEGACY_KIND = "ResourceInterface"
+
+
+@dataclass(frozen=True)
+class LoadProblem:
+    """One reason a document is not a Karta: a JSON-style field path and a message."""
+
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}" if self.path else self.message
+
+
+class KartaLoadError(WlmapError):
+    """The input cannot be read or decoded as a Karta (every problem is in ``problems``)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        source: str | None = None,
+        problems: Iterable[LoadProblem] = (),
+    ) -> None:
+        self.message = message
+        self.source = source
+        self.problems = tuple(problems)
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        head = f"{self.source}: {self.message}" if self.source else self.message
+        if not self.problems:
+            return head
+        if len(self.problems) == 1:
+            return f"{head}: {self.problems[0]}"
+        return head + ":\n" + "\n".join(f"  {p}" for p in self.problems)
+
+
+_Base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _Loader(_Base):  # type: ignore[misc]
+    """SafeLoader that keeps timestamps as text (Karta and metav1 fields are strings)."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
+def _looks_like_path(text: str) -> bool:
+    if "\n" in text or not text.strip():
+        return False
+    stripped = text.strip()
+    if stripped.startswith(("{", "[")):
+        return False
+    if stripped.endswith((".yaml", ".yml", ".json")):
+        return True
+    return Path(stripped).is_file()
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise KartaLoadError("no such file", source=str(path)) from None
+    except IsADirectoryError:
+        raise KartaLoadError("is a directory, not a file", source=str(path)) from None
+    except UnicodeDecodeError as exc:
+        raise KartaLoadError(f"not UTF-8 text ({exc.reason})", source=str(path)) from None
+    except OSError as exc:
+        raise KartaLoadError(f"cannot read: {exc.strerror or exc}", source=str(path)) from None
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abAB]")
+
+
+def _join_surrogates(value: Any) -> Any:
+    """YAML decodes ``\\ud83d\\ude00`` as two lone surrogates; JSON joins them. Join them."""
+    if isinstance(value, str):
+        try:
+            return value.encode("utf-16", "surrogatepass").decode("utf-16")
+        except UnicodeDecodeError:
+            return value
+    if isinstance(value, list):
+        return [_join_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {_join_surrogates(k): _join_surrogates(v) for k, v in value.items()}
+    return value
+
+
+def parse_documents(text: str, *, source: str | None = None) -> list[Any]:
+    """Every non-empty YAML/JSON document of ``text``, ``List`` objects expanded."""
+    if text.lstrip().startswith(("{", "[")):
+        try:
+            value = json.loads(text)
+        except ValueError:
+            pass  # a JSON stream or flow-style YAML: the YAML parser decides
+        else:
+            return _expand_lists(value if isinstance(value, list) else [value])
+    try:
+        docs = [d for d in yaml.load_all(text, Loader=_Loader) if d is not None]
+        if _SURROGATE_ESCAPE.search(text):
+            docs = [_join_surrogates(d) for d in docs]
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+        what = exc.problem or str(exc)
+        if exc.context:
+            what = f"{what} ({exc.context})"
+        raise KartaLoadError(f"not valid YAML or JSON: {where}{what}", source=source) from None
+    except yaml.YAMLError as exc:
+        raise KartaLoadError(f"not valid YAML or JSON: {exc}", source=source) from None
+    return _expand_lists(docs)
+
+
+def _expand_lists(docs: Iterable[Any]) -> list[Any]:
+    out: list[Any] = []
+    for doc in docs:
+        kind = doc.get("kind") if isinstance(doc, dict) else None
+        if isinstance(kind, str) and kind.endswith("List") and isinstance(doc.get("items"), list):
+            out.extend(item for item in doc["items"] if item is not None)
+        else:
+            out.append(doc)
+    return out
+
+
+def _documents(src: Any) -> tuple[list[Any], str | None]:
+    if isinstance(src, Path):
+        return parse_documents(_read_text(src), source=str(src)), str(src)
+    if isinstance(src, bytes):
+        try:
+            src = src.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise KartaLoadError(f"not UTF-8 text ({exc.reason})") from None
+    if isinstance(src, str):
+        if _looks_like_path(src):
+            path = Path(src.strip())
+            return parse_documents(_read_text(path), source=str(path)), str(path)
+        return parse_documents(src), None
+    if isinstance(src, Mapping):
+        return _expand_lists([dict(src)]), None
+    if isinstance(src, list | tuple):
+        return _expand_lists(src), None
+    raise KartaLoadError(
+        f"cannot load a Karta from a {type(src).__name__}; "
+        "give YAML/JSON text, a path, a dict or a list of dicts"
+    )
+
+
+def load_kartas(src: Any, *, source: str | None = None) -> list[Karta]:
+    """Every Karta in ``src`` (text, path, dict, list or ``List``), in order."""
+    if isinstance(src, Karta):
+        return [src]
+    docs, origin = _documents(src)
+    where = source or origin
+    kartas: list[Karta] = []
+    for index, doc in enumerate(docs):
+        doc_where = where
+        if len(docs) > 1:
+            doc_where = f"{where or 'input'} (document {index + 1})"
+        kartas.append(_to_karta(doc, doc_where))
+    return kartas
+
+
+def load_karta(src: Any, *, source: str | None = None) -> Karta:
+    """Exactly one Karta from ``src``; zero or several documents is an error."""
+    if isinstance(src, Karta):
+        return src
+    docs, origin = _documents(src)
+    where = source or origin
+    if not docs:
+        raise KartaLoadError("contains no document", source=where)
+    if len(docs) > 1:
+        raise KartaLoadError(
+            f"contains {len(docs)} documents; expected exactly one Karta (use load_kartas)",
+            source=where,
+        )
+    return _to_karta(docs[0], where)
+
+
+def _type_name(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def _preview(value: Any) -> str:
+    text = repr(value) if not isinstance(value, bool) else str(value).lower()
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _to_karta(doc: Any, source: str | None) -> Karta:
+    if not isinstance(doc, dict):
+        raise KartaLoadError(
+            f"expected a Karta object, got {_type_name(doc)} {_preview(doc)}", source=source
+        )
+    api_version = doc.get("apiVersion", API_VERSION)
+    kind = doc.get("kind", KIND)
+    if api_version == LEGACY_API_VERSION and kind == LEGACY_KIND:
+        warnings.warn(
+            f"{source or 'definition'}: {LEGACY_KIND} ({LEGACY_API_VERSION}) is deprecated; "
+            f"converted to {KIND} ({API_VERSION})",
+            DeprecationWarning,
+            stacklevel=4,
+        )
+        doc = {**doc, "apiVersion": API_VERSION, "kind": KIND}
+    elif kind != KIND or api_version != API_VERSION:
+        if kind == KIND and isinstance(api_version, str) and api_version.startswith(f"{GROUP}/"):
+            msg = f"unsupported version {api_version!r} of {KIND}; expected {API_VERSION}"
+        else:
+            msg = (
+                f"not a Karta definition: apiVersion {api_version!r}, kind {kind!r} "
+                f"(expected {API_VERSION} {KIND}, or {LEGACY_API_VERSION} {LEGACY_KIND})"
+            )
+        raise KartaLoadError(msg, source=source)
+    problems: list[LoadProblem] = []
+    allowed = {"apiVersion", "kind", "metadata", "spec", "status"}
+    for key in doc:
+        if key not in allowed:
+            problems.append(_unknown(str(key), key, allowed))
+    metadata = doc.get("metadata")
+    if metadata is None:
+        metadata = {}
+    elif not isinstance(metadata, dict):
+        problems.append(_wrong_type("metadata", "object", metadata))
+        metadata = {}
+    spec = None
+    if "spec" not in doc or doc["spec"] is None:
+        problems.append(LoadProblem("spec", "required field is missing"))
+    else:
+        spec = _convert_object(KartaSpec, doc["spec"], "spec", problems)
+    status = None
+    if doc.get("status") is not None:
+        status = _convert_object(KartaStatus, doc["status"], "status", problems)
+    if problems or spec is None:
+        noun = "problem" if len(problems) == 1 else "problems"
+        raise KartaLoadError(
+            f"not a valid Karta ({len(problems)} {noun})", source=source, problems=problems
+        )
+    return Karta(
+        api_version=API_VERSION, kind=KIND, metadata=dict(metadata), spec=spec, status=status
+    )
+
+
+def _join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+def _unknown(path: str, key: Any, allowed: Iterable[str]) -> LoadProblem:
+    hint = ""
+    if isinstance(key, str):
+        close = difflib.get_close_matches(key, list(allowed), n=1, cutoff=0.6)
+        if close:
+            hint = f" (did you mean {close[0]!r}?)"
+    return LoadProblem(path, f"unknown field{hint}")
+
+
+def _wrong_type(path: str, expected: str, value: Any) -> LoadProblem:
+    hint = " (quote it to make it a string)" if expected == "string" and value is not None else ""
+    return LoadProblem(
+        path, f"expected {expected}, got {_type_name(value)} {_preview(value)}{hint}"
+    )
+
+
+def _convert(typ: Any, value: Any, path: str, problems: list[LoadProblem]) -> Any:
+    if typ == STR:
+        if isinstance(value, str):
+            return value
+        problems.append(_wrong_type(path, "string", value))
+        return None
+    if typ == INT:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        problems.append(_wrong_type(path, "integer", value))
+        return None
+    if typ == FREE:
+        if isinstance(value, dict):
+            return dict(value)
+        problems.append(_wrong_type(path, "object", value))
+        return None
+    if typ == STRMAP:
+        if not isinstance(value, dict):
+            problems.append(_wrong_type(path, "object", value))
+            return None
+        out: dict[str, str] = {}
+        for k, v in value.items():
+            if not isinstance(k, str):
+                problems.append(LoadProblem(f"{path}[{k!r}]", "keys must be strings"))
+            elif not isinstance(v, str):
+                problems.append(_wrong_type(f"{path}[{k!r}]", "string", v))
+            else:
+                out[k] = v
+        return out
+    if isinstance(typ, ListOf):
+        if not isinstance(value, list):
+            problems.append(_wrong_type(path, "array", value))
+            return ()
+        return tuple(
+            _convert(typ.item, item, f"{path}[{i}]", problems) for i, item in enumerate(value)
+        )
+    return _convert_object(typ, value, path, problems)
+
+
+def _convert_object(cls: type, value: Any, path: str, problems: list[LoadProblem]) -> Any:
+    shape = SHAPES[cls]
+    if not isinstance(value, dict):
+        problems.append(_wrong_type(path, "object", value))
+        return None
+    keys = [f.key for f in shape.fields]
+    for key in value:
+        if key not in keys:
+            problems.append(_unknown(_join(path, str(key)), key, keys))
+    kwargs: dict[str, Any] = {}
+    broken = False
+    for f in shape.fields:
+        fpath = _join(path, f.key)
+        raw = value.get(f.key)
+        if raw is None:
+            if f.default is not None:
+                kwargs[f.attr] = f.default
+            elif f.load_default is not None:
+                kwargs[f.attr] = f.load_default
+            elif f.required and (cls, f.key) not in LENIENT_REQUIRED:
+                problems.append(LoadProblem(fpath, "required field is missing"))
+                broken = True
+            elif isinstance(f.type, ListOf):
+                kwargs[f.attr] = ()
+            continue
+        converted = _convert(f.type, raw, fpath, problems)
+        if converted is None:
+            broken = True
+            continue
+        kwargs[f.attr] = converted
+    if broken:
+        return None
+    try:
+        return cls(**kwargs)
+    except TypeError as exc:  # a field the shape forgot; a programming error, reported plainly
+        problems.append(LoadProblem(path, f"cannot build {cls.__name__}: {exc}"))
+        return None
+
+
+def _dump_value(typ: Any, value: Any) -> Any:
+    if typ in (STR, INT):
+        return value
+    if typ in (FREE, STRMAP):
+        return dict(value)
+    if isinstance(typ, ListOf):
+        return [_dump_value(typ.item, item) for item in value]
+    return _dump_object(value)
+
+
+def _dump_object(obj: Any) -> dict[str, Any]:
+    shape = SHAPES[type(obj)]
+    out: dict[str, Any] = {}
+    for f in shape.fields:
+        value = getattr(obj, f.attr)
+        if value is None:
+            continue
+        if isinstance(f.type, ListOf) and not value and not f.required:
+            continue
+        out[f.key] = _dump_value(f.type, value)
+    return out
+
+
+def dump_karta(karta: Karta) -> dict[str, Any]:
+    """The JSON-ready dict of ``karta`` (``dump_karta(load_karta(x)) == x`` for canonical x)."""
+    out: dict[str, Any] = {"apiVersion": karta.api_version, "kind": karta.kind}
+    if karta.metadata:
+        out["metadata"] = dict(karta.metadata)
+    out["spec"] = _dump_object(karta.spec)
+    if karta.status is not None:
+        out["status"] = _dump_object(karta.status)
+    return out

@@ -1,0 +1,666 @@
+"""Validation that explains: every finding about a Karta, not just the first.
+
+The error rules and their order follow the reference validator (duplicate names stop everything;
+the ownership-cycle check runs only on a structurally sound tree; gang members and jq expressions
+are always checked). Two checks are deliberately stricter and are errors: the jq safety rules
+apply to the whole expression tree, and v2 ``subGroups`` must name existing components.
+Everything else added here is a warning: advice that does not change the verdict.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from workload_map.model.findings import ERROR, WARNING, Finding
+from workload_map.model.labels import label_key_errors, label_value_errors
+from workload_map.model.load import load_karta
+from workload_map.model.shape import iter_jq_fields
+from workload_map.model.types import Component, Karta, StatusMatcher
+
+__all__ = ["component_paths", "is_valid", "validate"]
+
+_STRUCT = "spec.structureDefinition"
+_ROOT = f"{_STRUCT}.rootComponent"
+_GANG = "spec.optimizationInstructions.gangScheduling"
+#: Top-level fields of a Pod; selector paths outside them can never match anything.
+_POD_FIELDS = (".metadata", ".spec", ".status", ".kind", ".apiVersion")
+
+
+def component_paths(karta: Karta) -> list[tuple[str, Component]]:
+    """``(json path, component)`` for the root then each child."""
+    out = [(_ROOT, karta.root)]
+    out.extend(
+        (f"{_STRUCT}.childComponents[{i}]", c)
+        for i, c in enumerate(karta.spec.structure_definition.child_components)
+    )
+    return out
+
+
+def is_valid(
+    karta: Karta | Mapping[str, Any] | str, *, crd: Mapping[str, Any] | None = None
+) -> bool:
+    """True when :func:`validate` reports no error (warnings allowed)."""
+    return not any(f.is_error for f in validate(karta, crd=crd))
+
+
+def validate(
+    karta: Karta | Mapping[str, Any] | str | None, *, crd: Mapping[str, Any] | None = None
+) -> list[Finding]:
+    """Every finding about ``karta`` (errors and warnings), in a stable order.
+
+    ``crd``, when given, is the target workload type's CustomResourceDefinition: every path that
+    evaluates against the workload is then also checked against its served schema.
+    """
+    if karta is None:
+        return [Finding("", "karta-nil", ERROR, "karta is nil")]
+    if not isinstance(karta, Karta):
+        karta = load_karta(karta)
+    comps = component_paths(karta)
+    duplicates = _duplicates(comps)
+    if duplicates:
+        return duplicates
+    findings: list[Finding] = []
+    findings += _root_rules(karta)
+    findings += _child_owner_rules(karta, comps)
+    for path, comp in comps:
+        findings += _component_rules(path, comp)
+    if not any(f.is_error for f in findings):
+        findings += _cycles(karta, comps)
+    findings += _gang_rules(karta)
+    findings += _jq_rules(karta)
+    findings += _warnings(karta, comps)
+    if crd is not None:
+        from workload_map.model.schema_check import check_against_crd
+
+        findings += check_against_crd(karta, crd)
+    return findings
+
+
+def _duplicates(comps: list[tuple[str, Component]]) -> list[Finding]:
+    seen: set[str] = set()
+    out: list[Finding] = []
+    for path, comp in comps:
+        if comp.name in seen:
+            out.append(
+                Finding(
+                    f"{path}.name",
+                    "duplicate-component",
+                    ERROR,
+                    f"component name {comp.name} is not unique",
+                    comp.name,
+                )
+            )
+        seen.add(comp.name)
+    return out
+
+
+def _root_rules(karta: Karta) -> list[Finding]:
+    root = karta.root
+    out: list[Finding] = []
+    kind = root.kind
+    if kind is None or not kind.version or not kind.kind or (not kind.group and kind.kind != "Pod"):
+        out.append(
+            Finding(
+                f"{_ROOT}.kind",
+                "root-kind-incomplete",
+                ERROR,
+                "root component must have full kind (group, version, kind)",
+                root.name,
+            )
+        )
+    if root.owner_ref is not None:
+        out.append(
+            Finding(
+                f"{_ROOT}.ownerRef",
+                "root-owner-ref",
+                ERROR,
+                "root component cannot have owner ref",
+                root.name,
+            )
+        )
+    if root.status_definition is None:
+        out.append(
+            Finding(
+                f"{_ROOT}.statusDefinition",
+                "root-no-status",
+                ERROR,
+                "root component must have status definition",
+                root.name,
+            )
+        )
+    return out
+
+
+def _child_owner_rules(karta: Karta, comps: list[tuple[str, Component]]) -> list[Finding]:
+    names = {c.name for _, c in comps}
+    out: list[Finding] = []
+    for path, comp in comps[1:]:
+        if not comp.owner_ref:
+            out.append(
+                Finding(
+                    f"{path}.ownerRef",
+                    "missing-owner-ref",
+                    ERROR,
+                    f"child component '{comp.name}' has no owner ref",
+                    comp.name,
+                )
+            )
+        elif comp.owner_ref not in names:
+            out.append(
+                Finding(
+                    f"{path}.ownerRef",
+                    "unknown-owner",
+                    ERROR,
+                    f"child component '{comp.name}' has owner ref to non-existing component "
+                    f"'{comp.owner_ref}'",
+                    comp.name,
+                )
+            )
+    return out
+
+
+def _component_rules(path: str, comp: Component) -> list[Finding]:
+    out: list[Finding] = []
+    name = comp.name
+    if not name:
+        out.append(
+            Finding(f"{path}.name", "empty-component-name", ERROR, "component name is empty")
+        )
+    spec = comp.spec_definition
+    if spec is not None:
+        shapes = [
+            key
+            for key, present in (
+                ("podTemplateSpecPath", spec.pod_template_spec_path),
+                ("podSpecPath", spec.pod_spec_path),
+                ("fragmentedPodSpecDefinition", spec.fragmented_pod_spec_definition),
+            )
+            if present
+        ]
+        if len(shapes) > 1:
+            out.append(
+                Finding(
+                    f"{path}.specDefinition",
+                    "multiple-spec-definitions",
+                    ERROR,
+                    f"component '{name}' has multiple pod spec definitions ({', '.join(shapes)})",
+                    name,
+                )
+            )
+    selector = comp.pod_selector
+    instance_selector = selector.component_instance_selector if selector else None
+    if comp.instance_id_path and instance_selector is None:
+        out.append(
+            Finding(
+                f"{path}.instanceIdPath",
+                "instance-id-without-selector",
+                ERROR,
+                f"component '{name}' has instance id path but no pod component instance selector",
+                name,
+            )
+        )
+    if instance_selector is not None and not comp.instance_id_path:
+        out.append(
+            Finding(
+                f"{path}.podSelector.componentInstanceSelector",
+                "selector-without-instance-id",
+                ERROR,
+                f"component '{name}' has pod component instance selector but no instance id path",
+                name,
+            )
+        )
+    type_selector = selector.component_type_selector if selector else None
+    if type_selector is not None:
+        spath = f"{path}.podSelector.componentTypeSelector"
+        labels = type_selector.match_labels
+        if not type_selector.key_path and labels is None:
+            out.append(
+                Finding(
+                    spath,
+                    "type-selector-empty",
+                    ERROR,
+                    f"component '{name}' has a componentTypeSelector with neither keyPath nor "
+                    "matchLabels",
+                    name,
+                )
+            )
+        if labels is not None and not labels:
+            out.append(
+                Finding(
+                    f"{spath}.matchLabels",
+                    "empty-match-labels",
+                    ERROR,
+                    f"component '{name}' has a componentTypeSelector with empty matchLabels",
+                    name,
+                )
+            )
+        if type_selector.value is not None and not type_selector.key_path:
+            out.append(
+                Finding(
+                    f"{spath}.value",
+                    "value-without-key-path",
+                    ERROR,
+                    f"component '{name}' has a componentTypeSelector with value without keyPath",
+                    name,
+                )
+            )
+        for key in sorted(labels or {}):
+            kpath = f"{spath}.matchLabels[{json.dumps(key)}]"
+            for why in label_key_errors(key):
+                out.append(
+                    Finding(
+                        kpath,
+                        "invalid-label",
+                        ERROR,
+                        f"matchLabels key: Invalid value: {json.dumps(key)}: {why}",
+                        name,
+                    )
+                )
+            value = (labels or {})[key]
+            for why in label_value_errors(value):
+                out.append(
+                    Finding(
+                        kpath,
+                        "invalid-label",
+                        ERROR,
+                        f"matchLabels value: Invalid value: {json.dumps(value)}: {why}",
+                        name,
+                    )
+                )
+    return out
+
+
+def _cycles(karta: Karta, comps: list[tuple[str, Component]]) -> list[Finding]:
+    parent = {c.name: c.owner_ref for _, c in comps[1:] if c.owner_ref}
+    paths = {c.name: p for p, c in comps}
+    reported: set[str] = set()
+    out: list[Finding] = []
+    for _, comp in comps[1:]:
+        chain: list[str] = []
+        node: str | None = comp.name
+        while node is not None and node not in chain:
+            chain.append(node)
+            node = parent.get(node)
+        if node is None:
+            continue
+        cycle = chain[chain.index(node) :]
+        if reported.intersection(cycle):
+            continue
+        reported.update(cycle)
+        out.append(
+            Finding(
+                f"{paths[comp.name]}.ownerRef",
+                "ownership-cycle",
+                ERROR,
+                f"ownership cycle detected involving component {comp.name} "
+                f"({' -> '.join([*cycle, cycle[0]])})",
+                comp.name,
+            )
+        )
+    return out
+
+
+def _gang_rules(karta: Karta) -> list[Finding]:
+    gang = karta.gang_scheduling
+    if gang is None:
+        return []
+    names = {c.name for c in karta.components()}
+    out: list[Finding] = []
+    for gi, group in enumerate(gang.pod_groups):
+        for mi, member in enumerate(group.members):
+            if member.component_name not in names:
+                out.append(
+                    Finding(
+                        f"{_GANG}.podGroups[{gi}].members[{mi}].componentName",
+                        "unknown-pod-group-member",
+                        ERROR,
+                        f"pod-group member component '{member.component_name}' is not defined "
+                        "(should be a root or child component)",
+                        member.component_name,
+                    )
+                )
+    if gang.pod_group is not None:
+        for si, sub in enumerate(gang.pod_group.sub_groups):
+            if sub.component_name not in names:
+                out.append(
+                    Finding(
+                        f"{_GANG}.podGroup.subGroups[{si}].componentName",
+                        "unknown-subgroup-component",
+                        ERROR,
+                        f"pod-group subgroup component '{sub.component_name}' is not defined "
+                        "(should be a root or child component)",
+                        sub.component_name,
+                    )
+                )
+    return out
+
+
+def _jq_rules(karta: Karta) -> list[Finding]:
+    from workload_map import jq
+
+    out: list[Finding] = []
+    for field in iter_jq_fields(karta):
+        expr = field.expression
+        try:
+            jq.parse(expr)
+        except jq.JqParseError as exc:
+            out.append(
+                Finding(
+                    field.path,
+                    "jq-parse-error",
+                    ERROR,
+                    f"failed to parse JQ expression '{expr}': {exc.message}",
+                    field.component,
+                    exc.offset,
+                )
+            )
+            continue
+        for violation in jq.karta_violations(expr):
+            out.append(
+                Finding(
+                    field.path,
+                    "jq-forbidden",
+                    ERROR,
+                    f"JQ expression '{expr}' failed validation: {violation.message}",
+                    field.component,
+                    violation.offset,
+                )
+            )
+    return out
+
+
+def _matcher_warnings(karta: Karta, path: str, comp: Component) -> Iterable[Finding]:
+    status = comp.status_definition
+    if status is None:
+        return
+    spath = f"{path}.statusDefinition"
+    if comp is not karta.root:
+        yield Finding(
+            spath,
+            "status-on-child",
+            WARNING,
+            "a statusDefinition is only evaluated on the root component; this one is ignored",
+            comp.name,
+        )
+    entries: list[tuple[str, tuple[StatusMatcher, ...]]] = [
+        (name.lower(), matchers) for name, matchers in status.status_mappings.entries()
+    ]
+    if not any(matchers for _, matchers in entries):
+        yield Finding(
+            f"{spath}.statusMappings",
+            "no-status-mappings",
+            WARNING,
+            "no status mapping is defined: the workload's status will always be Undefined",
+            comp.name,
+        )
+    for key, matchers in sorted(entries):
+        for i, matcher in enumerate(matchers):
+            mpath = f"{spath}.statusMappings.{key}[{i}]"
+            if matcher.by_phase is None and not matcher.by_conditions and not matcher.by_expression:
+                yield Finding(
+                    mpath,
+                    "empty-status-matcher",
+                    WARNING,
+                    f"a matcher with nothing set matches every workload: it is always {key}",
+                    comp.name,
+                )
+            if matcher.by_phase is not None and status.phase_definition is None:
+                yield Finding(
+                    f"{mpath}.byPhase",
+                    "phase-without-phase-definition",
+                    WARNING,
+                    "byPhase can never match: there is no phaseDefinition",
+                    comp.name,
+                )
+            if matcher.by_conditions and status.conditions_definition is None:
+                yield Finding(
+                    f"{mpath}.byConditions",
+                    "conditions-without-conditions-definition",
+                    WARNING,
+                    "byConditions can never match: there is no conditionsDefinition",
+                    comp.name,
+                )
+
+
+def _warnings(karta: Karta, comps: list[tuple[str, Component]]) -> list[Finding]:
+    out: list[Finding] = []
+    pod_bearing = [c for _, c in comps if c.spec_definition is not None]
+    for path, comp in comps:
+        out.extend(_matcher_warnings(karta, path, comp))
+        selector = comp.pod_selector
+        type_selector = selector.component_type_selector if selector else None
+        if comp.spec_definition is not None and type_selector is None and len(pod_bearing) > 1:
+            out.append(
+                Finding(
+                    f"{path}.podSelector",
+                    "unattributable-component",
+                    WARNING,
+                    f"component '{comp.name}' has a pod spec but no componentTypeSelector while "
+                    f"{len(pod_bearing)} components have pod specs: no pod can be attributed to it",
+                    comp.name,
+                )
+            )
+        spec = comp.spec_definition
+        if spec is not None and spec.metadata_path and not spec.pod_spec_path:
+            out.append(
+                Finding(
+                    f"{path}.specDefinition.metadataPath",
+                    "metadata-without-pod-spec",
+                    WARNING,
+                    "metadataPath is only used together with podSpecPath",
+                    comp.name,
+                )
+            )
+        if (
+            comp.scale_definition is not None
+            and comp.spec_definition is None
+            and not karta.children_of(comp.name)
+        ):
+            out.append(
+                Finding(
+                    f"{path}.scaleDefinition",
+                    "scale-without-pods",
+                    WARNING,
+                    f"component '{comp.name}' has a scale but neither a pod spec nor children: "
+                    "its replicas multiply nothing",
+                    comp.name,
+                )
+            )
+        if (
+            comp is not karta.root
+            and comp.kind is not None
+            and not (comp.kind.version and comp.kind.kind)
+        ):
+            out.append(
+                Finding(
+                    f"{path}.kind",
+                    "incomplete-kind",
+                    WARNING,
+                    f"component '{comp.name}' names a kind without version or kind",
+                    comp.name,
+                )
+            )
+        if selector is not None:
+            for sub, expr in (
+                (
+                    "componentTypeSelector.keyPath",
+                    type_selector.key_path if type_selector else None,
+                ),
+                (
+                    "componentInstanceSelector.idPath",
+                    selector.component_instance_selector.id_path
+                    if selector.component_instance_selector
+                    else None,
+                ),
+                (
+                    "replicaSelector.keyPath",
+                    selector.replica_selector.key_path if selector.replica_selector else None,
+                ),
+            ):
+                if expr and not _starts_with_pod_field(expr):
+                    out.append(
+                        Finding(
+                            f"{path}.podSelector.{sub}",
+                            "selector-not-pod-field",
+                            WARNING,
+                            f"'{expr}' runs against a Pod but does not start at one of its "
+                            f"fields ({', '.join(_POD_FIELDS)})",
+                            comp.name,
+                        )
+                    )
+        if comp.suspend_definition is not None:
+            for key, actions in (
+                ("suspendActions", comp.suspend_definition.suspend_actions),
+                ("resumeActions", comp.suspend_definition.resume_actions),
+            ):
+                for i, action in enumerate(actions):
+                    try:
+                        json.loads(action.value)
+                    except ValueError:
+                        out.append(
+                            Finding(
+                                f"{path}.suspendDefinition.{key}[{i}].value",
+                                "action-value-not-json",
+                                WARNING,
+                                f"value {action.value!r} is not JSON text (write strings quoted, "
+                                "e.g. '\"Suspended\"')",
+                                comp.name,
+                            )
+                        )
+    out += _list_key_warnings(karta)
+    out += _gang_warnings(karta)
+    return out
+
+
+def _starts_with_pod_field(expr: str) -> bool:
+    text = expr.lstrip(" (")
+    return any(
+        text == f or text.startswith((f + ".", f + "[", f + " ", f + "|", f + "?"))
+        for f in _POD_FIELDS
+    )
+
+
+def _dupes(keys: Iterable[str]) -> list[tuple[int, str]]:
+    seen: set[str] = set()
+    out = []
+    for i, key in enumerate(keys):
+        if key in seen:
+            out.append((i, key))
+        seen.add(key)
+    return out
+
+
+def _list_key_warnings(karta: Karta) -> list[Finding]:
+    out: list[Finding] = []
+    kinds = karta.spec.structure_definition.additional_child_kinds
+    for i, kind in _dupes(k.kind for k in kinds):
+        out.append(
+            Finding(
+                f"{_STRUCT}.additionalChildKinds[{i}].kind",
+                "duplicate-list-key",
+                WARNING,
+                f"kind {kind!r} is listed twice; an API server rejects duplicate keys of this list",
+            )
+        )
+    gang = karta.gang_scheduling
+    if gang is not None:
+        for i, name in _dupes(g.name for g in gang.pod_groups):
+            out.append(
+                Finding(
+                    f"{_GANG}.podGroups[{i}].name",
+                    "duplicate-list-key",
+                    WARNING,
+                    f"pod group {name!r} is listed twice; an API server rejects duplicate keys",
+                )
+            )
+        for gi, group in enumerate(gang.pod_groups):
+            for i, name in _dupes(m.component_name for m in group.members):
+                out.append(
+                    Finding(
+                        f"{_GANG}.podGroups[{gi}].members[{i}].componentName",
+                        "duplicate-list-key",
+                        WARNING,
+                        f"member {name!r} is listed twice; an API server rejects duplicate keys",
+                        name,
+                    )
+                )
+        if gang.pod_group is not None:
+            for i, name in _dupes(s.component_name for s in gang.pod_group.sub_groups):
+                out.append(
+                    Finding(
+                        f"{_GANG}.podGroup.subGroups[{i}].componentName",
+                        "duplicate-list-key",
+                        WARNING,
+                        f"subgroup {name!r} is listed twice; an API server rejects duplicate keys",
+                        name,
+                    )
+                )
+    return out
+
+
+def _gang_warnings(karta: Karta) -> list[Finding]:
+    gang = karta.gang_scheduling
+    if gang is None:
+        return []
+    out: list[Finding] = []
+    if gang.pod_group is not None and gang.pod_groups:
+        out.append(
+            Finding(
+                _GANG,
+                "both-pod-group-forms",
+                WARNING,
+                "both podGroup and the deprecated podGroups are set; consumers use podGroup",
+            )
+        )
+    if gang.pod_group is not None:
+        topologies = [(f"{_GANG}.podGroup.topology", gang.pod_group.topology)]
+        topologies += [
+            (f"{_GANG}.podGroup.subGroups[{i}].topology", s.topology)
+            for i, s in enumerate(gang.pod_group.sub_groups)
+        ]
+        for path, topo in topologies:
+            if topo is None:
+                continue
+            if not topo.topology_name:
+                out.append(
+                    Finding(
+                        f"{path}.topologyName",
+                        "topology-without-name",
+                        WARNING,
+                        "a topology constraint without topologyName is ignored by schedulers",
+                    )
+                )
+            if not topo.preferred_topology_level and not topo.required_topology_level:
+                out.append(
+                    Finding(
+                        path,
+                        "topology-without-level",
+                        WARNING,
+                        "a topology constraint with neither preferredTopologyLevel nor "
+                        "requiredTopologyLevel constrains nothing",
+                    )
+                )
+        if gang.pod_group.sub_groups:
+            by_name = {c.name: c for c in karta.components()}
+            for i, sub in enumerate(gang.pod_group.sub_groups):
+                comp = by_name.get(sub.component_name)
+                if comp is not None and not _has_scale(karta, comp):
+                    out.append(
+                        Finding(
+                            f"{_GANG}.podGroup.subGroups[{i}].componentName",
+                            "subgroup-without-scale",
+                            WARNING,
+                            f"component '{comp.name}' and its descendants have no "
+                            "scaleDefinition: a scheduler cannot size this subgroup",
+                            comp.name,
+                        )
+                    )
+    return out
+
+
+def _has_scale(karta: Karta, comp: Component) -> bool:
+    if comp.scale_definition is not None:
+        return True
+    return any(c.scale_definition is not None for c in karta.iter_descendants(comp.name))

@@ -1,0 +1,829 @@
+"""A real Kubernetes API server for the integration tests: etcd + kube-apiserver on loopback.
+
+A Kubernetes tool has to be tested against Kubernetes, and these machines have no Docker, so the
+tests run the genuine binaries (built from their Go modules by ``hack/build-apiserver.sh``) the way
+controller-runtime's envtest does: fresh etcd data dir, free ports, a throw-away CA, an admin
+client certificate in ``system:masters``. No kubelet, scheduler or controller-manager runs, so pods
+stay Pending until a test sets their status through the status subresource.
+
+``WLMAP_TEST_KUBECONFIG`` swaps the local control plane for any existing cluster; the ``Cluster``
+helpers (apply, set_status, install_crd, namespaces) work the same on both.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import datetime
+import gzip
+import ipaddress
+import json
+import os
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+BUILD_HINT = (
+    "Build them once with `make apiserver` (runs hack/build-apiserver.sh; needs the Go toolchain, "
+    "install Go from https://go.dev/dl or your package manager), or point TEST_ASSET_KUBE_APISERVER"
+    "/TEST_ASSET_ETCD or KUBEBUILDER_ASSETS at existing binaries, or run the suite against your own "
+    "cluster with WLMAP_TEST_KUBECONFIG=~/.kube/config."
+)
+FIELD_MANAGER = "wlmap-tests"
+# Metadata a server assigns: copied manifests (kubectl -o yaml output) must not send it back.
+SERVER_METADATA = (
+    "resourceVersion",
+    "uid",
+    "selfLink",
+    "creationTimestamp",
+    "managedFields",
+    "generation",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+)
+
+
+class HarnessError(RuntimeError):
+    """The control plane could not be found, started or talked to (message says why and how)."""
+
+
+class BinariesMissing(HarnessError):
+    """kube-apiserver or etcd is not built yet."""
+
+
+def cache_dir() -> Path:
+    env = os.environ.get("WLMAP_CACHE")
+    return Path(env) if env else Path.home() / ".cache" / "workload-map"
+
+
+def find_binaries() -> tuple[Path, Path]:
+    """(kube-apiserver, etcd): envtest's variables first, then the build script's cache dir."""
+    assets = os.environ.get("KUBEBUILDER_ASSETS")
+    found: dict[str, Path] = {}
+    for name, var in (("kube-apiserver", "TEST_ASSET_KUBE_APISERVER"), ("etcd", "TEST_ASSET_ETCD")):
+        if os.environ.get(var):
+            found[name] = Path(os.environ[var])
+        elif assets:
+            found[name] = Path(assets) / name
+        else:
+            found[name] = cache_dir() / "bin" / name
+    missing = [
+        f"{name} ({path})"
+        for name, path in found.items()
+        if not (path.is_file() and os.access(path, os.X_OK))
+    ]
+    if missing:
+        raise BinariesMissing(
+            "the integration tests need a real kube-apiserver and etcd, but "
+            + " and ".join(missing)
+            + " is missing. "
+            + BUILD_HINT
+        )
+    return found["kube-apiserver"], found["etcd"]
+
+
+# --------------------------------------------------------------------------- certificates
+
+
+def _certificates(workdir: Path, names: list[str]) -> dict[str, Path]:
+    """Serving CA + cert, a separate client CA + admin cert, the service-account key pair."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+    now = datetime.datetime.now(datetime.UTC)
+    files: dict[str, Path] = {}
+
+    def write_key(name: str, key: ec.EllipticCurvePrivateKey) -> None:
+        path = workdir / f"{name}.key"
+        path.write_bytes(
+            key.private_bytes(
+                serialization.Encoding.PEM,
+                serialization.PrivateFormat.PKCS8,
+                serialization.NoEncryption(),
+            )
+        )
+        path.chmod(0o600)
+        files[f"{name}.key"] = path
+
+    def write_cert(name: str, cert: x509.Certificate) -> None:
+        path = workdir / f"{name}.crt"
+        path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+        files[f"{name}.crt"] = path
+
+    def subject(cn: str, org: str | None = None) -> x509.Name:
+        attrs = [x509.NameAttribute(NameOID.COMMON_NAME, cn)]
+        if org:
+            attrs.append(x509.NameAttribute(NameOID.ORGANIZATION_NAME, org))
+        return x509.Name(attrs)
+
+    def issue(
+        name: str,
+        cn: str,
+        org: str | None,
+        ca: tuple[x509.Certificate, Any] | None,
+        usage: list[x509.ObjectIdentifier] | None = None,
+        sans: list[x509.GeneralName] | None = None,
+    ) -> tuple[x509.Certificate, Any]:
+        key = ec.generate_private_key(ec.SECP256R1())
+        issuer_name, issuer_key = (ca[0].subject, ca[1]) if ca else (subject(cn, org), key)
+        builder = (
+            x509.CertificateBuilder()
+            .subject_name(subject(cn, org))
+            .issuer_name(issuer_name)
+            .public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(minutes=5))
+            .not_valid_after(now + datetime.timedelta(days=7))
+            .add_extension(x509.BasicConstraints(ca=ca is None, path_length=None), critical=True)
+        )
+        if ca is None:
+            builder = builder.add_extension(
+                x509.KeyUsage(
+                    digital_signature=True,
+                    key_cert_sign=True,
+                    crl_sign=True,
+                    content_commitment=False,
+                    key_encipherment=False,
+                    data_encipherment=False,
+                    key_agreement=False,
+                    encipher_only=False,
+                    decipher_only=False,
+                ),
+                critical=True,
+            )
+        if usage:
+            builder = builder.add_extension(x509.ExtendedKeyUsage(usage), critical=False)
+        if sans:
+            builder = builder.add_extension(x509.SubjectAlternativeName(sans), critical=False)
+        cert = builder.sign(issuer_key, hashes.SHA256())
+        write_key(name, key)
+        write_cert(name, cert)
+        return cert, key
+
+    serving_ca = issue("serving-ca", "wlmap-test-serving-ca", "workload-map", None)
+    sans: list[x509.GeneralName] = []
+    for host in names:
+        try:
+            sans.append(x509.IPAddress(ipaddress.ip_address(host)))
+        except ValueError:
+            sans.append(x509.DNSName(host))
+    issue("apiserver", "localhost", None, serving_ca, [ExtendedKeyUsageOID.SERVER_AUTH], sans)
+    client_ca = issue("client-ca", "wlmap-test-client-ca", "workload-map", None)
+    issue("admin", "admin", "system:masters", client_ca, [ExtendedKeyUsageOID.CLIENT_AUTH])
+    write_key("service-account", ec.generate_private_key(ec.SECP256R1()))
+    sa_key = serialization.load_pem_private_key(files["service-account.key"].read_bytes(), None)
+    pub = workdir / "service-account.pub"
+    pub.write_bytes(
+        sa_key.public_key().public_bytes(
+            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+        )
+    )
+    files["service-account.pub"] = pub
+    return files
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def tail(path: Path, lines: int = 40) -> str:
+    try:
+        text = path.read_text(errors="replace").splitlines()
+    except OSError:
+        return f"({path} not readable)"
+    return "\n".join(text[-lines:])
+
+
+# --------------------------------------------------------------------------- processes
+
+
+def _die_with_parent() -> None:
+    """Child side of fork: get SIGKILLed if the test process dies without cleaning up (Linux)."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+@dataclass
+class _Proc:
+    name: str
+    popen: subprocess.Popen[bytes]
+    log: Path
+
+    def running(self) -> bool:
+        return self.popen.poll() is None
+
+    def stop(self, grace: float = 20.0) -> None:
+        """SIGTERM the process group, wait, then SIGKILL it; always reaps the child."""
+        if self.popen.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.popen.pid, signal.SIGTERM)
+            try:
+                self.popen.wait(grace)
+            except subprocess.TimeoutExpired:
+                pass
+        # Anything left in the group (the leader or stray children) goes now.
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.popen.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.popen.wait(10)
+
+
+def _spawn(name: str, argv: list[str], log: Path) -> _Proc:
+    with log.open("wb") as out:  # the child keeps its own descriptor; no pipe to fill up
+        popen = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=_die_with_parent,
+            cwd=log.parent,
+        )
+    return _Proc(name, popen, log)
+
+
+_LIVE: set[LocalControlPlane] = set()
+_LIVE_LOCK = threading.Lock()
+
+
+def _stop_all() -> None:
+    with _LIVE_LOCK:
+        planes = list(_LIVE)
+    for plane in planes:
+        plane.stop()
+
+
+atexit.register(_stop_all)
+
+
+def _install_sigterm_handler() -> None:
+    """Turn SIGTERM into SystemExit so atexit (and fixture finalisers) still run."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+
+        def on_term(signum: int, frame: object) -> None:
+            raise SystemExit(128 + signum)
+
+        signal.signal(signal.SIGTERM, on_term)
+
+
+# --------------------------------------------------------------------------- cluster access
+
+
+@dataclass
+class Cluster:
+    """Client-side helpers over one cluster: the local control plane or WLMAP_TEST_KUBECONFIG's."""
+
+    kubeconfig: Path
+    server: str = ""
+    context: str | None = None
+    _config: Any = field(default=None, repr=False)
+    _resources: dict[tuple[str, str], tuple[str, bool]] = field(default_factory=dict, repr=False)
+    _client: Any = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        from kubernetes import client, config
+
+        cfg = client.Configuration()
+        config.load_kube_config(
+            config_file=str(self.kubeconfig),
+            context=self.context,
+            client_configuration=cfg,
+            persist_config=False,
+        )
+        self._config = cfg
+        self.server = cfg.host
+        self._client = client.ApiClient(cfg)
+
+    def api_client(self) -> Any:
+        """A new ``kubernetes.client.ApiClient`` for this cluster (caller may close it)."""
+        from kubernetes import client
+
+        return client.ApiClient(self._config)
+
+    # -- raw REST --------------------------------------------------------------------------
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        content_type: str = "application/json",
+        query: Mapping[str, Any] | None = None,
+    ) -> Any:
+        """One API call; returns the decoded JSON body; raises kubernetes ApiException."""
+        result = self._client.call_api(
+            path,
+            method,
+            query_params=list((query or {}).items()),
+            header_params={"Content-Type": content_type, "Accept": "application/json"},
+            body=body,
+            response_type="object",
+            auth_settings=["BearerToken"],
+            _return_http_data_only=True,
+            _preload_content=True,
+            _request_timeout=60,
+        )
+        return result
+
+    def resource(self, api_version: str, kind: str) -> tuple[str, bool]:
+        """(plural, namespaced) of a kind from discovery, refreshed when unknown (new CRDs)."""
+        key = (api_version, kind)
+        if key not in self._resources:
+            base = "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
+            from kubernetes.client.exceptions import ApiException
+
+            try:
+                listing = self.request("GET", base)
+            except ApiException as err:
+                if err.status != 404:
+                    raise
+                listing = {"resources": []}
+            for res in listing.get("resources", []):
+                if "/" not in res["name"]:
+                    self._resources[(api_version, res["kind"])] = (
+                        res["name"],
+                        bool(res["namespaced"]),
+                    )
+        if key not in self._resources:
+            raise HarnessError(
+                f"the cluster serves no kind {kind!r} in {api_version!r} "
+                "(CRD not installed or not yet in discovery)"
+            )
+        return self._resources[key]
+
+    def path(
+        self, api_version: str, kind: str, name: str | None = None, namespace: str | None = None
+    ) -> str:
+        plural, namespaced = self.resource(api_version, kind)
+        base = "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
+        if namespaced:
+            base += f"/namespaces/{namespace or 'default'}"
+        base += f"/{plural}"
+        return f"{base}/{name}" if name else base
+
+    # -- objects ---------------------------------------------------------------------------
+
+    def apply(
+        self,
+        obj_or_yaml: Mapping[str, Any] | str | Path,
+        namespace: str | None = None,
+        *,
+        field_validation: str | None = None,
+    ) -> Any:
+        """Server-side apply one object (dict) or every document of a YAML text/file.
+
+        Returns the applied object as the server stored it, or a list of them when the YAML
+        holds several documents (or a ``kind: List``). ``namespace`` overrides the manifests'
+        namespace for namespaced kinds. Server-assigned metadata in copied manifests is dropped;
+        ``status`` is ignored by the server (use ``set_status``). ``field_validation="Strict"``
+        turns unknown/duplicate fields into errors instead of silent pruning."""
+        docs = load_objects(obj_or_yaml)
+        results = [self._apply_one(doc, namespace, field_validation) for doc in docs]
+        if isinstance(obj_or_yaml, Mapping) and obj_or_yaml.get("kind") != "List":
+            return results[0]
+        return results[0] if len(results) == 1 else results
+
+    def _apply_one(
+        self, obj: Mapping[str, Any], namespace: str | None, field_validation: str | None = None
+    ) -> Any:
+        body = json.loads(json.dumps(obj))  # deep copy, JSON-only values
+        meta = body.setdefault("metadata", {})
+        for key in SERVER_METADATA:
+            meta.pop(key, None)
+        name = meta.get("name")
+        if not name or "apiVersion" not in body or "kind" not in body:
+            raise HarnessError(
+                f"cannot apply an object without apiVersion/kind/metadata.name: {str(obj)[:200]}"
+            )
+        _, namespaced = self.resource(body["apiVersion"], body["kind"])
+        if namespaced:
+            meta["namespace"] = namespace or meta.get("namespace") or "default"
+        else:
+            meta.pop("namespace", None)
+        path = self.path(body["apiVersion"], body["kind"], name, meta.get("namespace"))
+        query = {"fieldManager": FIELD_MANAGER, "force": "true"}
+        if field_validation:
+            query["fieldValidation"] = field_validation
+        return self.request(
+            "PATCH", path, body, content_type="application/apply-patch+yaml", query=query
+        )
+
+    def get(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> Any:
+        return self.request("GET", self.path(api_version, kind, name, namespace))
+
+    def delete(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> Any:
+        """Delete at once (grace 0): no kubelet will ever confirm a graceful pod deletion."""
+        return self.request(
+            "DELETE",
+            self.path(api_version, kind, name, namespace),
+            {"gracePeriodSeconds": 0, "propagationPolicy": "Background"},
+        )
+
+    def set_status(self, obj: Mapping[str, Any], namespace: str | None = None) -> Any:
+        """Replace an existing object's ``.status`` through the status subresource.
+
+        ``obj`` needs apiVersion, kind, metadata.name (+ namespace) and status; it is what
+        a controller or kubelet would have written. For a CRD without the status subresource
+        the whole object is PUT instead (status is then ordinary data). Returns the stored
+        object."""
+        from kubernetes.client.exceptions import ApiException
+
+        meta = obj.get("metadata") or {}
+        if "status" not in obj or not meta.get("name"):
+            raise HarnessError("set_status needs metadata.name and a status field")
+        ns = namespace or meta.get("namespace")
+        path = self.path(obj["apiVersion"], obj["kind"], meta["name"], ns)
+        target = path + "/status"
+        for _attempt in range(5):
+            current = self.request("GET", path)
+            current["status"] = json.loads(json.dumps(obj["status"]))
+            try:
+                return self.request("PUT", target, current)
+            except ApiException as err:
+                if err.status == 404 and target != path:
+                    target = path  # a CRD without the status subresource: status is plain data
+                elif err.status != 409:  # 409: resourceVersion conflict, read again
+                    raise
+        raise HarnessError(f"set_status kept conflicting on {path}")
+
+    def create_with_status(self, obj: Mapping[str, Any], namespace: str | None = None) -> Any:
+        """Apply a manifest, then set the status it carries (for kubectl -o yaml fixtures)."""
+        applied = self.apply(obj, namespace)
+        if obj.get("status") is None:
+            return applied
+        return self.set_status({**obj, "metadata": applied["metadata"]})
+
+    # -- CRDs and namespaces ---------------------------------------------------------------
+
+    def install_crd(self, crd: Mapping[str, Any] | str | Path, timeout: float = 30.0) -> Any:
+        """Apply a CRD (dict, YAML text or file, ``.gz`` allowed); wait until Established and
+        every served version is in discovery. Returns the CRD as stored."""
+        docs = [d for d in load_objects(crd) if d.get("kind") == "CustomResourceDefinition"]
+        if len(docs) != 1:
+            raise HarnessError(f"expected exactly one CustomResourceDefinition, found {len(docs)}")
+        stored = self._apply_one(docs[0], None)
+        name = stored["metadata"]["name"]
+        group = stored["spec"]["group"]
+        kind = stored["spec"]["names"]["kind"]
+        versions = [v["name"] for v in stored["spec"]["versions"] if v.get("served", True)]
+        deadline = time.monotonic() + timeout
+        path = f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}"
+        while True:
+            stored = self.request("GET", path)
+            conditions = {c["type"]: c for c in stored.get("status", {}).get("conditions", [])}
+            established = conditions.get("Established", {}).get("status") == "True"
+            if established and all(self._discovered(f"{group}/{v}", kind) for v in versions):
+                return stored
+            if time.monotonic() > deadline:
+                raise HarnessError(
+                    f"CRD {name} not Established/discoverable after {timeout} s: "
+                    f"{json.dumps(list(conditions.values()))}"
+                )
+            time.sleep(0.1)
+
+    def _discovered(self, api_version: str, kind: str) -> bool:
+        self._resources.pop((api_version, kind), None)
+        try:
+            self.resource(api_version, kind)
+        except HarnessError:
+            return False
+        return True
+
+    def create_namespace(self, prefix: str = "wlmap-test-") -> str:
+        created = self.request(
+            "POST",
+            "/api/v1/namespaces",
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"generateName": prefix}},
+        )
+        return str(created["metadata"]["name"])
+
+    def delete_namespace(self, name: str) -> None:
+        """Start deletion (a local plane has no namespace controller: it stays Terminating)."""
+        from kubernetes.client.exceptions import ApiException
+
+        try:
+            self.request("DELETE", f"/api/v1/namespaces/{name}")
+        except ApiException as err:
+            if err.status != 404:
+                raise
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+
+def load_objects(src: Mapping[str, Any] | str | Path) -> list[dict[str, Any]]:
+    """Objects of a dict, a YAML/JSON text, or a file (``.gz`` read through gzip); Lists flattened."""
+    if isinstance(src, Mapping):
+        raw: list[Any] = [dict(src)]
+    else:
+        if isinstance(src, Path) or ("\n" not in src and Path(src).is_file()):
+            path = Path(src)
+            data = path.read_bytes()
+            text = (gzip.decompress(data) if path.suffix == ".gz" else data).decode()
+        else:
+            text = src
+        raw = [d for d in yaml.safe_load_all(text) if d is not None]
+    out: list[dict[str, Any]] = []
+    for doc in raw:
+        if not isinstance(doc, dict):
+            raise HarnessError(f"expected a Kubernetes object (mapping), got {type(doc).__name__}")
+        if doc.get("kind") == "List" or (
+            str(doc.get("kind", "")).endswith("List") and "items" in doc
+        ):
+            out.extend(doc.get("items") or [])
+        else:
+            out.append(doc)
+    return out
+
+
+# --------------------------------------------------------------------------- control plane
+
+
+@dataclass(eq=False)
+class LocalControlPlane:
+    """etcd + kube-apiserver as child processes in a temp dir; ``stop()`` leaves nothing behind."""
+
+    apiserver_bin: Path
+    etcd_bin: Path
+    start_timeout: float = 120.0
+    workdir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="wlmap-kube-")))
+    keep_workdir: bool = False
+    procs: list[_Proc] = field(default_factory=list)
+    kubeconfig: Path | None = None
+    server: str = ""
+    startup_seconds: float = 0.0
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def start(self) -> LocalControlPlane:
+        _install_sigterm_handler()
+        with _LIVE_LOCK:
+            _LIVE.add(self)
+        begin = time.monotonic()
+        try:
+            for attempt in range(3):  # free ports are racy: retry on a lost bind
+                try:
+                    self._start_once()
+                    break
+                except _PortClash:
+                    self._stop_procs()
+                    if attempt == 2:
+                        raise
+        except BaseException:
+            self.stop()
+            raise
+        self.startup_seconds = time.monotonic() - begin
+        return self
+
+    def _start_once(self) -> None:
+        etcd_port, peer_port, api_port = free_port(), free_port(), free_port()
+        certs = _certificates(self.workdir, ["127.0.0.1", "localhost"])
+        data = self.workdir / "etcd-data"
+        shutil.rmtree(data, ignore_errors=True)
+        etcd_url, peer_url = f"http://127.0.0.1:{etcd_port}", f"http://127.0.0.1:{peer_port}"
+        etcd = _spawn(
+            "etcd",
+            [
+                str(self.etcd_bin),
+                f"--data-dir={data}",
+                f"--listen-client-urls={etcd_url}",
+                f"--advertise-client-urls={etcd_url}",
+                f"--listen-peer-urls={peer_url}",
+                f"--initial-advertise-peer-urls={peer_url}",
+                f"--initial-cluster=default={peer_url}",
+                "--unsafe-no-fsync=true",
+                "--log-level=warn",
+            ],
+            self.workdir / "etcd.log",
+        )
+        self.procs.append(etcd)
+        self._wait(etcd, lambda: _http_ok(f"{etcd_url}/health"), "etcd /health")
+
+        self.server = f"https://127.0.0.1:{api_port}"
+        certdir = self.workdir / "apiserver-certs"
+        certdir.mkdir(exist_ok=True)
+        apiserver = _spawn(
+            "kube-apiserver",
+            [
+                str(self.apiserver_bin),
+                f"--etcd-servers={etcd_url}",
+                f"--cert-dir={certdir}",
+                f"--tls-cert-file={certs['apiserver.crt']}",
+                f"--tls-private-key-file={certs['apiserver.key']}",
+                f"--secure-port={api_port}",
+                "--bind-address=127.0.0.1",
+                "--advertise-address=127.0.0.1",
+                "--endpoint-reconciler-type=none",
+                "--service-cluster-ip-range=10.0.0.0/24",
+                f"--service-account-issuer={self.server}",
+                f"--service-account-key-file={certs['service-account.pub']}",
+                f"--service-account-signing-key-file={certs['service-account.key']}",
+                "--authorization-mode=RBAC",
+                f"--client-ca-file={certs['client-ca.crt']}",
+                "--allow-privileged=true",
+                "--disable-admission-plugins=ServiceAccount,StorageObjectInUseProtection",
+                "--enable-priority-and-fairness=false",
+                "--profiling=false",
+                "--v=1",
+            ],
+            self.workdir / "kube-apiserver.log",
+        )
+        self.procs.append(apiserver)
+        ctx = ssl.create_default_context(cafile=str(certs["serving-ca.crt"]))
+        ctx.load_cert_chain(str(certs["admin.crt"]), str(certs["admin.key"]))
+        self._wait(
+            apiserver, lambda: _http_ok(f"{self.server}/readyz", ctx), "kube-apiserver /readyz"
+        )
+        self._wait(
+            apiserver,
+            lambda: _http_ok(f"{self.server}/api/v1/namespaces/default", ctx),
+            "the default namespace",
+        )
+        self.kubeconfig = self.workdir / "kubeconfig"
+        self.kubeconfig.write_text(_kubeconfig(self.server, certs))
+        self.kubeconfig.chmod(0o600)
+
+    def _wait(self, proc: _Proc, ready: Any, what: str) -> None:
+        deadline = time.monotonic() + self.start_timeout
+        delay = 0.05
+        while not ready():
+            if not proc.running():
+                log = tail(proc.log)
+                if "address already in use" in log:
+                    raise _PortClash(log)
+                raise HarnessError(
+                    f"{proc.name} exited with code {proc.popen.returncode} before "
+                    f"{what} was ready; last lines of {proc.log}:\n{log}"
+                )
+            if time.monotonic() > deadline:
+                raise HarnessError(
+                    f"{what} not ready after {self.start_timeout:.0f} s "
+                    f"(WLMAP_TEST_START_TIMEOUT raises it); last lines of "
+                    f"{proc.log}:\n{tail(proc.log)}"
+                )
+            time.sleep(delay)
+            delay = min(delay * 1.5, 0.5)
+
+    def pids(self) -> list[int]:
+        return [p.popen.pid for p in self.procs]
+
+    def rss_mb(self) -> dict[str, float]:
+        """Resident memory of each running child in MiB (Linux /proc)."""
+        out: dict[str, float] = {}
+        for proc in self.procs:
+            with contextlib.suppress(OSError):
+                for line in Path(f"/proc/{proc.popen.pid}/status").read_text().splitlines():
+                    if line.startswith("VmRSS:"):
+                        out[proc.name] = int(line.split()[1]) / 1024
+        return out
+
+    def log_tails(self, lines: int = 30) -> str:
+        return "\n".join(
+            f"--- {p.log.name} (last {lines} lines) ---\n{tail(p.log, lines)}" for p in self.procs
+        )
+
+    def _stop_procs(self) -> None:
+        for proc in reversed(self.procs):  # apiserver before etcd
+            proc.stop()
+        self.procs.clear()
+
+    def stop(self) -> None:
+        """Idempotent: stop children (apiserver first), remove the temp dir."""
+        self._stop_procs()
+        with _LIVE_LOCK:
+            _LIVE.discard(self)
+        if not self.keep_workdir:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def __enter__(self) -> LocalControlPlane:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+class _PortClash(HarnessError):
+    pass
+
+
+def _http_ok(url: str, ctx: ssl.SSLContext | None = None) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=2, context=ctx) as resp:
+            return int(resp.status) == 200
+    except (urllib.error.URLError, OSError, ValueError):
+        return False
+
+
+def _kubeconfig(server: str, certs: Mapping[str, Path]) -> str:
+    import base64
+
+    def b64(name: str) -> str:
+        return base64.b64encode(certs[name].read_bytes()).decode()
+
+    return yaml.safe_dump(
+        {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "current-context": "wlmap-test",
+            "clusters": [
+                {
+                    "name": "wlmap-test",
+                    "cluster": {
+                        "server": server,
+                        "certificate-authority-data": b64("serving-ca.crt"),
+                    },
+                }
+            ],
+            "users": [
+                {
+                    "name": "admin",
+                    "user": {
+                        "client-certificate-data": b64("admin.crt"),
+                        "client-key-data": b64("admin.key"),
+                    },
+                }
+            ],
+            "contexts": [
+                {"name": "wlmap-test", "context": {"cluster": "wlmap-test", "user": "admin"}}
+            ],
+        }
+    )
+
+
+def start_timeout() -> float:
+    raw = os.environ.get("WLMAP_TEST_START_TIMEOUT", "120")
+    try:
+        return float(raw)
+    except ValueError as err:
+        raise HarnessError(f"WLMAP_TEST_START_TIMEOUT must be seconds, got {raw!r}") from err
+
+
+@dataclass
+class Kube(Cluster):
+    """What the ``kube`` fixture yields: a Cluster plus the local plane behind it (if any)."""
+
+    plane: LocalControlPlane | None = None
+
+    def shutdown(self) -> None:
+        """Close the client and stop the local plane (if any); idempotent."""
+        try:
+            self.close()
+        finally:
+            if self.plane is not None:
+                self.plane.stop()
+
+
+def open_kube() -> Kube:
+    """The cluster for a test session: WLMAP_TEST_KUBECONFIG's, else a fresh local plane."""
+    external = os.environ.get("WLMAP_TEST_KUBECONFIG")
+    if external:
+        path = Path(external).expanduser()
+        if not path.is_file():
+            raise HarnessError(f"WLMAP_TEST_KUBECONFIG={external}: no such file")
+        return Kube(kubeconfig=path, context=os.environ.get("WLMAP_TEST_CONTEXT") or None)
+    apiserver, etcd = find_binaries()
+    plane = LocalControlPlane(
+        apiserver,
+        etcd,
+        start_timeout=start_timeout(),
+        keep_workdir=bool(os.environ.get("WLMAP_TEST_KEEP_DIR")),
+    )
+    plane.start()
+    try:
+        assert plane.kubeconfig is not None
+        return Kube(kubeconfig=plane.kubeconfig, plane=plane)
+    except BaseException:
+        plane.stop()
+        raise
+
+
+def random_suffix() -> str:
+    return uuid.uuid4().hex[:8]
