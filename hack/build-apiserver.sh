@@ -10,13 +10,14 @@
 #
 # Environment: WLMAP_CACHE (cache root), WLMAP_KUBE_VERSION (default v1.34.4),
 # WLMAP_ETCD_VERSION (default: the etcd server version required by that release),
-# WLMAP_BUILD_JOBS (default 1: the build machine is shared; raise it on your own machine).
+# WLMAP_BUILD_JOBS (default 1, as development machines here are shared; all cores when CI=true).
 set -euo pipefail
 
 KUBE_VERSION="${WLMAP_KUBE_VERSION:-v1.34.4}"
 CACHE="${WLMAP_CACHE:-$HOME/.cache/workload-map}"
 BIN="$CACHE/bin"
-JOBS="${WLMAP_BUILD_JOBS:-1}"
+if [[ "${CI:-}" == true ]]; then JOBS="${WLMAP_BUILD_JOBS:-$(nproc 2>/dev/null || echo 2)}"
+else JOBS="${WLMAP_BUILD_JOBS:-1}"; fi
 
 die() { echo "build-apiserver: $*" >&2; exit 1; }
 log() { echo "build-apiserver: $*" >&2; }

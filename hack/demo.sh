@@ -9,8 +9,13 @@ if [[ ! -x "$WLMAP" ]]; then
     exit 1
 fi
 
+bold="" plain=""
+if [[ -t 1 && -z "${NO_COLOR+x}" ]]; then
+    bold=$'\033[1m' plain=$'\033[0m'
+fi
+
 run() {
-    printf '\n\033[1m$ wlmap %s\033[0m\n' "$*"
+    printf '\n%s$ wlmap %s%s\n' "$bold" "$*" "$plain"
     "$WLMAP" "$@"
 }
 

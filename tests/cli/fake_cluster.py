@@ -69,7 +69,9 @@ class FakeAPI:
         return self
 
     # the Transport protocol -------------------------------------------------------------------
-    def get(self, path: str, query: Sequence[tuple[str, str]] = (), *, accept: str | None = None) -> Any:
+    def get(
+        self, path: str, query: Sequence[tuple[str, str]] = (), *, accept: str | None = None
+    ) -> Any:
         self.requests.append(path)
         if self.unreachable:
             raise Unreachable(f"cannot reach the cluster at {self.server}: connection refused")
@@ -152,10 +154,17 @@ class FakeAPI:
         start = int(params.get("continue") or 0)
         limit = int(params.get("limit") or 0)
         end = start + limit if limit else len(items)
-        page = [{k: v for k, v in o.items() if k not in ("apiVersion", "kind")} for o in items[start:end]]
+        page = [
+            {k: v for k, v in o.items() if k not in ("apiVersion", "kind")}
+            for o in items[start:end]
+        ]
         meta = {"continue": str(end)} if end < len(items) else {}
-        return {"kind": f"{res.kind}List", "apiVersion": res.api_version, "metadata": meta,
-                "items": copy.deepcopy(page)}
+        return {
+            "kind": f"{res.kind}List",
+            "apiVersion": res.api_version,
+            "metadata": meta,
+            "items": copy.deepcopy(page),
+        }
 
     def _fail(self, status: int, message: str, path: str) -> Any:
         body = {"kind": "Status", "status": "Failure", "message": message, "code": status}
@@ -183,8 +192,11 @@ def obj(
     spec: dict[str, Any] | None = None,
     status: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    meta: dict[str, Any] = {"name": name, "uid": uid or f"uid-{kind.lower()}-{name}",
-                            "creationTimestamp": created}
+    meta: dict[str, Any] = {
+        "name": name,
+        "uid": uid or f"uid-{kind.lower()}-{name}",
+        "creationTimestamp": created,
+    }
     if namespace is not None:
         meta["namespace"] = namespace
     if labels:
@@ -200,23 +212,48 @@ def obj(
 
 
 def owner_ref(o: dict[str, Any]) -> dict[str, Any]:
-    return {"apiVersion": o["apiVersion"], "kind": o["kind"], "name": o["metadata"]["name"],
-            "uid": o["metadata"]["uid"], "controller": True}
+    return {
+        "apiVersion": o["apiVersion"],
+        "kind": o["kind"],
+        "name": o["metadata"]["name"],
+        "uid": o["metadata"]["uid"],
+        "controller": True,
+    }
 
 
-def pod(name: str, owner: dict[str, Any] | None, *, namespace: str = "default", ready: bool = True,
-        phase: str = "Running", node: str | None = "node-1", labels: dict[str, str] | None = None,
-        gpus: int = 0) -> dict[str, Any]:
+def pod(
+    name: str,
+    owner: dict[str, Any] | None,
+    *,
+    namespace: str = "default",
+    ready: bool = True,
+    phase: str = "Running",
+    node: str | None = "node-1",
+    labels: dict[str, str] | None = None,
+    gpus: int = 0,
+) -> dict[str, Any]:
     requests: dict[str, str] = {"cpu": "1", "memory": "1Gi"}
     if gpus:
         requests["nvidia.com/gpu"] = str(gpus)
-    spec: dict[str, Any] = {"containers": [{"name": "main", "image": "busybox",
-                                            "resources": {"requests": requests}}]}
+    spec: dict[str, Any] = {
+        "containers": [{"name": "main", "image": "busybox", "resources": {"requests": requests}}]
+    }
     if node:
         spec["nodeName"] = node
-    status = {"phase": phase, "conditions": [{"type": "Ready", "status": "True" if ready else "False"}]}
-    return obj("v1", "Pod", name, namespace, labels=labels,
-               owner=owner_ref(owner) if owner else None, spec=spec, status=status)
+    status = {
+        "phase": phase,
+        "conditions": [{"type": "Ready", "status": "True" if ready else "False"}],
+    }
+    return obj(
+        "v1",
+        "Pod",
+        name,
+        namespace,
+        labels=labels,
+        owner=owner_ref(owner) if owner else None,
+        spec=spec,
+        status=status,
+    )
 
 
 def all_of(items: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -28,8 +28,14 @@ def test_legacy_discovery_and_type_matching() -> None:
     resources = discover(api)
     kinds = {(r.group, r.kind) for r in resources}
     assert ("jobset.x-k8s.io", "JobSet") in kinds and ("", "Pod") in kinds
-    for token in ("jobsets", "jobset", "JobSet", "js", "jobsets.jobset.x-k8s.io",
-                  "jobset.v1alpha2.jobset.x-k8s.io"):
+    for token in (
+        "jobsets",
+        "jobset",
+        "JobSet",
+        "js",
+        "jobsets.jobset.x-k8s.io",
+        "jobset.v1alpha2.jobset.x-k8s.io",
+    ):
         found = match_type(token, resources)
         assert [r.kind for r in found] == ["JobSet"], token
     assert match_type("nope", resources) == []
@@ -45,26 +51,55 @@ def test_aggregated_discovery_parsing() -> None:
             {
                 "metadata": {"name": "jobset.x-k8s.io"},
                 "versions": [
-                    {"version": "v1alpha2", "resources": [
-                        {"resource": "jobsets", "singularResource": "jobset",
-                         "responseKind": {"group": "jobset.x-k8s.io", "version": "v1alpha2",
-                                          "kind": "JobSet"},
-                         "scope": "Namespaced", "shortNames": ["js"], "verbs": ["list"]}]},
-                    {"version": "v1alpha1", "resources": [
-                        {"resource": "jobsets",
-                         "responseKind": {"kind": "JobSet"}, "scope": "Namespaced"}]},
+                    {
+                        "version": "v1alpha2",
+                        "resources": [
+                            {
+                                "resource": "jobsets",
+                                "singularResource": "jobset",
+                                "responseKind": {
+                                    "group": "jobset.x-k8s.io",
+                                    "version": "v1alpha2",
+                                    "kind": "JobSet",
+                                },
+                                "scope": "Namespaced",
+                                "shortNames": ["js"],
+                                "verbs": ["list"],
+                            }
+                        ],
+                    },
+                    {
+                        "version": "v1alpha1",
+                        "resources": [
+                            {
+                                "resource": "jobsets",
+                                "responseKind": {"kind": "JobSet"},
+                                "scope": "Namespaced",
+                            }
+                        ],
+                    },
                 ],
             }
         ],
     }
     resources = _from_aggregated(doc)
-    assert [(r.version, r.preferred) for r in resources] == [("v1alpha2", True), ("v1alpha1", False)]
+    assert [(r.version, r.preferred) for r in resources] == [
+        ("v1alpha2", True),
+        ("v1alpha1", False),
+    ]
     assert resources[0].short_names == ("js",) and resources[0].namespaced
 
 
 def test_version_priority() -> None:
     versions = ["v1alpha1", "v2beta1", "v1", "v1beta2", "v2", "foo"]
-    assert sorted(versions, key=version_priority) == ["v2", "v1", "v2beta1", "v1beta2", "v1alpha1", "foo"]
+    assert sorted(versions, key=version_priority) == [
+        "v2",
+        "v1",
+        "v2beta1",
+        "v1beta2",
+        "v1alpha1",
+        "foo",
+    ]
 
 
 def test_paged_listing_follows_continue_tokens() -> None:
@@ -89,7 +124,9 @@ def test_get_errors_name_the_object() -> None:
     with pytest.raises(NotFound, match='JobSet "x" not found in namespace default'):
         cluster.get(res, "x", "default")
     api.forbidden.add("/apis/jobset.x-k8s.io/v1alpha2/namespaces/default/jobsets")
-    with pytest.raises(Forbidden, match="cannot list jobsets.jobset.x-k8s.io in namespace default"):
+    with pytest.raises(
+        Forbidden, match=r"cannot list jobsets\.jobset\.x-k8s\.io in namespace default"
+    ):
         list(cluster.iter_list(res, "default"))
 
 
@@ -107,9 +144,16 @@ def _jobset_with_pods(api: FakeAPI) -> dict:
     job = obj("batch/v1", "Job", "train-workers-0", owner=owner_ref(js))
     other = obj("jobset.x-k8s.io/v1alpha2", "JobSet", "other")
     other_job = obj("batch/v1", "Job", "other-workers-0", owner=owner_ref(other))
-    api.add(js, job, other, other_job,
-            pod("train-workers-0-0", job), pod("train-workers-0-1", job, ready=False),
-            pod("other-workers-0-0", other_job), pod("bare", None))
+    api.add(
+        js,
+        job,
+        other,
+        other_job,
+        pod("train-workers-0-0", job),
+        pod("train-workers-0-1", job, ready=False),
+        pod("other-workers-0-0", other_job),
+        pod("bare", None),
+    )
     return js
 
 
@@ -138,8 +182,18 @@ def test_owning_workload() -> None:
     js = obj("jobset.x-k8s.io/v1alpha2", "JobSet", "train")
     job = obj("batch/v1", "Job", "train-0", owner=owner_ref(js))
     lone = obj("batch/v1", "Job", "lone")
-    orphan = obj("batch/v1", "Job", "orphan", owner={"apiVersion": "apps/v1", "kind": "ReplicaSet",
-                                                     "name": "gone", "uid": "u", "controller": True})
+    orphan = obj(
+        "batch/v1",
+        "Job",
+        "orphan",
+        owner={
+            "apiVersion": "apps/v1",
+            "kind": "ReplicaSet",
+            "name": "gone",
+            "uid": "u",
+            "controller": True,
+        },
+    )
     api.add(js, job, lone)
     cluster = Cluster(api)
 
@@ -184,7 +238,7 @@ def test_kubeconfig_contexts_and_namespaces(tmp_path: Path) -> None:
     assert override.namespace == "x"
     via_env = resolve(ConnectionOptions(environ={"HOME": str(tmp_path), "KUBECONFIG": str(path)}))
     assert via_env.context == "dev"
-    with pytest.raises(ClusterError, match='context "nope" not found.*dev, prod'):
+    with pytest.raises(ClusterError, match=r'context "nope" not found.*dev, prod'):
         resolve(ConnectionOptions(kubeconfig=str(path), context="nope", environ=env))
     with pytest.raises(ClusterError, match="no such file"):
         resolve(ConnectionOptions(kubeconfig=str(tmp_path / "missing"), environ=env))
@@ -200,6 +254,8 @@ def test_unreachable_server_is_a_clear_error(tmp_path: Path) -> None:
 
     path = tmp_path / "config"
     path.write_text(KUBECONFIG)
-    cluster = connect(ConnectionOptions(kubeconfig=str(path), timeout=2, environ={"HOME": str(tmp_path)}))
+    cluster = connect(
+        ConnectionOptions(kubeconfig=str(path), timeout=2, environ={"HOME": str(tmp_path)})
+    )
     with pytest.raises(Unreachable, match=r"cannot reach the cluster at https://127\.0\.0\.1:1"):
         cluster.resources()

@@ -37,21 +37,26 @@ ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "reference-differences.md"
 OUR_CATALOG = ROOT / "src" / "workload_map" / "catalog" / "data"
 ENGINE_FIXTURES = ROOT / "tests" / "engine" / "fixtures"
-MAX_SYNTHETIC_PODS = 48
+MAX_SYNTHETIC_PODS = 48  # per workload: enough for several groups, cheap for both engines
 MISSING = "∅"  # a fact one side does not state
 
 
-def _load_client() -> ModuleType:
-    path = ROOT / "benchmarks" / "refgo" / "client.py"
-    spec = importlib.util.spec_from_file_location("wlmap_refgo_client", path)
+def _load(name: str) -> ModuleType:
+    """A module of benchmarks/refgo (not a package on sys.path), loaded once."""
+    qualified = f"wlmap_refgo_{name}"
+    if qualified in sys.modules:
+        return sys.modules[qualified]
+    path = ROOT / "benchmarks" / "refgo" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(qualified, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("wlmap_refgo_client", module)
+    sys.modules[qualified] = module
     spec.loader.exec_module(module)
     return module
 
 
-refgo_client = _load_client()
+refgo_client = _load("client")
+refgo_workloads = _load("workloads")
 
 
 def _shared() -> Path | None:
@@ -61,7 +66,7 @@ def _shared() -> Path | None:
 
 
 # --------------------------------------------------------------------------------------------
-# Cases: definitions × objects × pods
+# Cases: definitions, objects and pods
 # --------------------------------------------------------------------------------------------
 
 
@@ -104,7 +109,9 @@ def _definitions(shared: Path | None) -> list[Definition]:
     sources: list[tuple[str, Path]] = []
     if shared is not None:
         upstream = shared / "realworld" / "karta-upstream"
-        sources += [("refcat", p) for p in sorted((upstream / "workload-map-catalog").glob("*.yaml"))]
+        sources += [
+            ("refcat", p) for p in sorted((upstream / "workload-map-catalog").glob("*.yaml"))
+        ]
         sources += [("ri", p) for p in sorted((upstream / "run-ai-karta-examples").glob("*.yaml"))]
         sources += [("newer", p) for p in sorted((upstream / "run-ai-karta-newer").glob("*.yaml"))]
     sources += [("ours", p) for p in sorted(OUR_CATALOG.glob("*.yaml"))]
@@ -171,113 +178,127 @@ def _with_uid(case_id: str, obj: dict[str, Any]) -> dict[str, Any]:
     return obj
 
 
-def _pod(obj: Mapping[str, Any], name: str, labels: dict[str, str], annotations: dict[str, str]) -> dict[str, Any]:
-    meta = obj["metadata"]
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": name,
-            "namespace": meta.get("namespace", "default"),
-            "uid": "pod-" + hashlib.sha1(name.encode()).hexdigest()[:12],
-            "labels": labels,
-            "annotations": annotations,
-            "ownerReferences": [
-                {
-                    "apiVersion": obj["apiVersion"],
-                    "kind": obj["kind"],
-                    "name": meta.get("name", ""),
-                    "uid": meta["uid"],
-                    "controller": True,
-                }
-            ],
-        },
-        "spec": {"containers": [{"name": "main", "image": "registry.example/main:1"}]},
-        "status": {"phase": "Running"},
-    }
-
-
-def _int(value: Any, default: int) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else default
-
-
-def synthetic_pods(obj: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The pods the operator would create, labelled as the operator labels them.
-
-    Hand-written knowledge of three operators' labels (LeaderWorkerSet, JobSet, Kubeflow
-    training jobs); other kinds get no synthetic pods.
-    """
-    kind = obj.get("kind")
-    spec = obj.get("spec") or {}
-    name = str((obj.get("metadata") or {}).get("name", "w"))
-    pods: list[dict[str, Any]] = []
-    if kind == "LeaderWorkerSet":
-        lwt = spec.get("leaderWorkerTemplate") or {}
-        size = _int(lwt.get("size"), 1)
-        for group in range(_int(spec.get("replicas"), 1)):
-            leader = f"{name}-{group}"
-            for worker in range(size):
-                labels = {
-                    "leaderworkerset.sigs.k8s.io/name": name,
-                    "leaderworkerset.sigs.k8s.io/group-index": str(group),
-                    "leaderworkerset.sigs.k8s.io/worker-index": str(worker),
-                }
-                notes = {"leaderworkerset.sigs.k8s.io/size": str(size)}
-                if worker:
-                    notes["leaderworkerset.sigs.k8s.io/leader-name"] = leader
-                pods.append(_pod(obj, leader if not worker else f"{leader}-{worker}", labels, notes))
-    elif kind == "JobSet":
-        for rjob in spec.get("replicatedJobs") or []:
-            rname = str(rjob.get("name"))
-            job_spec = ((rjob.get("template") or {}).get("spec")) or {}
-            parallelism = _int(job_spec.get("parallelism"), 1)
-            for job in range(_int(rjob.get("replicas"), 1)):
-                for index in range(parallelism):
-                    labels = {
-                        "jobset.sigs.k8s.io/jobset-name": name,
-                        "jobset.sigs.k8s.io/replicatedjob-name": rname,
-                        "jobset.sigs.k8s.io/job-index": str(job),
-                        "batch.kubernetes.io/job-completion-index": str(index),
-                    }
-                    pods.append(_pod(obj, f"{name}-{rname}-{job}-{index}", labels, {}))
-    elif str(obj.get("apiVersion", "")).startswith("kubeflow.org/"):
-        replica_specs = next(
-            (v for k, v in spec.items() if k.endswith("ReplicaSpecs") and isinstance(v, dict)), {}
-        )
-        for rtype, rspec in replica_specs.items():
-            for index in range(_int((rspec or {}).get("replicas"), 1)):
-                labels = {
-                    "training.kubeflow.org/job-name": name,
-                    "training.kubeflow.org/replica-type": rtype.lower(),
-                    "training.kubeflow.org/replica-index": str(index),
-                    "training.kubeflow.org/job-role": rtype.lower(),
-                }
-                pods.append(_pod(obj, f"{name}-{rtype.lower()}-{index}", labels, {}))
-    return pods[:MAX_SYNTHETIC_PODS]
-
-
 def _engine_fixture_cases(definitions: list[Definition]) -> Iterator[Case]:
-    """ENGINE's hand-written fixtures: files holding a Karta, a workload and optionally pods."""
+    """ENGINE's hand-written fixtures: one folder (or file) per workload with its Karta,
+    the workload object and its pods, in any split over YAML files."""
     if not ENGINE_FIXTURES.is_dir():
         return
+    groups: dict[Path, list[Any]] = {}
     for path in sorted(ENGINE_FIXTURES.rglob("*.yaml")):
         try:
             docs = [d for d in _docs(path) if isinstance(d, dict)]
         except yaml.YAMLError:
             continue
+        key = path.parent if path.parent != ENGINE_FIXTURES else path
+        groups.setdefault(key, []).extend(docs)
+    for key, docs in groups.items():
         kartas = [d for d in docs if d.get("kind") in ("Karta", "ResourceInterface")]
         pods = [d for d in docs if d.get("kind") == "Pod"]
-        objects = [d for d in docs if d.get("kind") not in ("Karta", "ResourceInterface", "Pod")]
-        rel = path.relative_to(ROOT)
+        objects = [
+            d
+            for d in docs
+            if d.get("kind") not in ("Karta", "ResourceInterface", "Pod")
+            and isinstance(d.get("metadata"), dict)
+        ]
+        rel = key.relative_to(ROOT)
         for index, obj in enumerate(objects):
             gvk = _object_gvk(obj)
+            # The folder's own Karta, else (a folder of plain manifests) our catalog's.
             defs = [
-                Definition(f"fixture:{path.stem}", k, gvk) for k in kartas if _root_gvk(k) == gvk
-            ] or [d for d in definitions if d.gvk == gvk and d.id.startswith("ours:")]
+                Definition(f"fixture:{rel.name}", k, gvk) for k in kartas if _root_gvk(k) == gvk
+            ]
+            if not kartas:
+                defs = [d for d in definitions if d.gvk == gvk and d.id.startswith("ours:")]
             for definition in defs:
                 case_id = f"{rel}#{index} ~ {definition.id}"
-                obj_with_uid = _with_uid(case_id, obj)
-                yield Case(case_id, definition, obj_with_uid, pods or synthetic_pods(obj_with_uid))
+                owned = _with_uid(case_id, obj)
+                yield Case(
+                    case_id,
+                    definition,
+                    owned,
+                    pods or refgo_workloads.operator_pods(owned, limit=MAX_SYNTHETIC_PODS),
+                )
+
+
+def _probe_karta(**changes: Any) -> dict[str, Any]:
+    """A small hand-written two-component definition; ``changes`` edit it per probe."""
+    karta: dict[str, Any] = {
+        "apiVersion": "run.ai/v1alpha1",
+        "kind": "Karta",
+        "metadata": {"name": "probe-example-com-trainer-v1"},
+        "spec": {
+            "structureDefinition": {
+                "rootComponent": {
+                    "name": "trainer",
+                    "kind": {"group": "probe.example.com", "version": "v1", "kind": "Trainer"},
+                    "statusDefinition": {
+                        "phaseDefinition": {"path": ".status.phase"},
+                        "statusMappings": {
+                            "running": [{"byPhase": "Running"}],
+                            "failed": [
+                                {
+                                    "byExpression": {
+                                        "expression": changes.get("failed", ".status.failed"),
+                                        "expectedResult": "true",
+                                    }
+                                }
+                            ],
+                        },
+                    },
+                },
+                "childComponents": [
+                    {
+                        "name": "worker",
+                        "ownerRef": "trainer",
+                        "specDefinition": {"podTemplateSpecPath": ".spec.worker.template"},
+                        "scaleDefinition": {"replicasPath": ".spec.worker.replicas"},
+                    }
+                ],
+            },
+            "optimizationInstructions": {
+                "gangScheduling": {
+                    "podGroup": {
+                        "name": "job",
+                        "subGroups": [{"componentName": changes.get("subgroup", "worker")}],
+                    }
+                }
+            },
+        },
+    }
+    return karta
+
+
+def _probe_object(replicas: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "probe.example.com/v1",
+        "kind": "Trainer",
+        "metadata": {"name": "probe", "namespace": "default", "uid": "probe-uid"},
+        "spec": {
+            "worker": {
+                "replicas": replicas,
+                "template": {"spec": {"containers": [{"name": "main", "image": "w:1"}]}},
+            }
+        },
+        "status": {"phase": "Running"},
+    }
+
+
+def _probe_cases() -> Iterator[Case]:
+    """Hand-written definitions for rules no upstream file exercises: a forbidden jq construct
+    nested inside an array constructor (the pinned reference walks the whole tree as we do; the
+    newest generation's check is shallow), a v2 subgroup naming no component (we reject it, the
+    reference does not check), and a replica count written as a numeric string (we accept it as
+    the newest generation does; the pinned one fails)."""
+    gvk = ("probe.example.com", "v1", "Trainer")
+    probes = {
+        "jq-nested-del": (_probe_karta(failed="[del(.status)] | length == 0"), 3),
+        "v2-unknown-subgroup": (_probe_karta(subgroup="coordinator"), 3),
+        "numeric-string-replicas": (_probe_karta(), "3"),
+    }
+    for name, (karta, replicas) in probes.items():
+        yield Case(
+            f"probe:{name}", Definition(f"probe:{name}", karta, gvk), _probe_object(replicas)
+        )
 
 
 @cache
@@ -296,9 +317,20 @@ def all_cases() -> tuple[Case, ...]:
                 obj_with_uid = _with_uid(case_id, obj)
                 name = str(obj_with_uid["metadata"].get("name", ""))
                 family = object_id.split("/", 1)[0]
-                pods = [p for p in realworld_pods.get(family, []) if name and _pod_mentions(p, name)]
-                cases.append(Case(case_id, definition, obj_with_uid, pods or synthetic_pods(obj_with_uid)))
+                pods = [
+                    p for p in realworld_pods.get(family, []) if name and _pod_mentions(p, name)
+                ]
+                cases.append(
+                    Case(
+                        case_id,
+                        definition,
+                        obj_with_uid,
+                        pods
+                        or refgo_workloads.operator_pods(obj_with_uid, limit=MAX_SYNTHETIC_PODS),
+                    )
+                )
     cases.extend(_engine_fixture_cases(definitions))
+    cases.extend(_probe_cases())
     return tuple(cases)
 
 
@@ -323,16 +355,25 @@ def _spec_summary(part: Any) -> Any:
     containers = spec.get("containers") or []
     return {
         "containers": [
-            [c.get("name"), c.get("image")] for c in containers if isinstance(c, Mapping)
+            [c.get("name") or None, c.get("image") or None]
+            for c in containers
+            if isinstance(c, Mapping)
         ],
         "schedulerName": spec.get("schedulerName") or None,
     }
 
 
+def _empty(value: Any) -> bool:
+    """Go's zero values: the reference's typed projection cannot tell them from absent."""
+    if isinstance(value, Mapping):
+        return all(_empty(v) for v in value.values())
+    return value in (None, "", [], False)
+
+
 def _fragment_summary(fragment: Any) -> Any:
     if not isinstance(fragment, Mapping):
         return None
-    return sorted(k for k, v in fragment.items() if v not in (None, "", [], {}))
+    return sorted(k for k, v in fragment.items() if not _empty(v))
 
 
 def _condition(c: Mapping[str, Any]) -> list[Any]:
@@ -392,7 +433,9 @@ def reference_facts(report: Mapping[str, Any], case: Case) -> Facts:
             if instance["podSpec"] is not None:
                 facts[f"podSpec[{key}]"] = _spec_summary(instance["podSpec"])
             if instance["fragmentedPodSpec"] is not None:
-                facts[f"fragmentedPodSpec[{key}]"] = _fragment_summary(instance["fragmentedPodSpec"])
+                facts[f"fragmentedPodSpec[{key}]"] = _fragment_summary(
+                    instance["fragmentedPodSpec"]
+                )
     for pod in report["pods"]:
         pod_key = f"pod[{pod['name']}]"
         if pod["component"] is None:
@@ -417,7 +460,7 @@ def reference_facts(report: Mapping[str, Any], case: Case) -> Facts:
 def _answer(fn: Any, *args: Any) -> Any:
     """A method's answer, or "error" when it raises (an answer to compare, not a test crash)."""
     from workload_map.errors import WlmapError
-    from workload_map.jq import JqError
+    from workload_map.jq.errors import JqError
 
     try:
         return fn(*args)
@@ -537,7 +580,7 @@ def our_facts(case: Case) -> Facts:
 
 def render(value: Any) -> str:
     """A short, stable text for a fact value (long lists become a count and a digest)."""
-    if value is MISSING:
+    if isinstance(value, str) and value == MISSING:
         return MISSING
     if isinstance(value, list) and len(value) > 4:
         digest = hashlib.sha1(json.dumps(value, sort_keys=True).encode()).hexdigest()[:8]
@@ -599,9 +642,7 @@ def reason_ids() -> set[str]:
 
 def compute_all(refgo: Any) -> dict[str, tuple[Facts, Facts]]:
     cases = all_cases()
-    requests = [
-        {"karta": c.definition.karta, "object": c.obj, "pods": c.pods} for c in cases
-    ]
+    requests = [{"karta": c.definition.karta, "object": c.obj, "pods": c.pods} for c in cases]
     reports = refgo.describe_many(requests)
     return {
         case.id: (our_facts(case), reference_facts(report, case))
@@ -648,9 +689,13 @@ def test_every_difference_is_documented(all_facts: dict[str, tuple[Facts, Facts]
 def test_every_documented_difference_has_a_reason() -> None:
     known = reason_ids()
     unexplained = sorted(
-        f"{d.case} {d.fact}: {reason!r}" for d, reason in documented().items() if reason not in known
+        f"{d.case} {d.fact}: {reason!r}"
+        for d, reason in documented().items()
+        if reason not in known
     )
-    assert not unexplained, "rows whose reason is not a '### <id>' section:\n" + "\n".join(unexplained)
+    assert not unexplained, "rows whose reason is not a '### <id>' section:\n" + "\n".join(
+        unexplained
+    )
 
 
 def test_cases_cover_every_reference_catalog_definition() -> None:

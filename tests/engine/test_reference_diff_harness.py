@@ -1,7 +1,7 @@
 """The reference harness itself: wlmap-refgo reports what the reference library computes.
 
 Hand-written definitions and objects, with answers worked out by hand from the reference's
-documented rules (REFERENCE.md §2.3–§2.8, §8). These pin the harness (and the reference's
+documented rules (REFERENCE.md §2.3 to §2.8, §8). These pin the harness (and the reference's
 quirks the differential test relies on) without ``../shared`` and without our engine.
 Skipped, with the reason, where the Go toolchain or the module proxy is unavailable.
 """
@@ -60,7 +60,10 @@ TRAINER_KARTA: dict[str, Any] = {
                     "specDefinition": {"podTemplateSpecPath": ".spec.master.template"},
                     "scaleDefinition": {"replicasPath": ".spec.master.replicas"},
                     "podSelector": {
-                        "componentTypeSelector": {"keyPath": ".metadata.labels.role", "value": "master"}
+                        "componentTypeSelector": {
+                            "keyPath": ".metadata.labels.role",
+                            "value": "master",
+                        }
                     },
                 },
                 {
@@ -72,7 +75,10 @@ TRAINER_KARTA: dict[str, Any] = {
                         "minReplicasPath": ".spec.worker.minReplicas",
                     },
                     "podSelector": {
-                        "componentTypeSelector": {"keyPath": ".metadata.labels.role", "value": "worker"}
+                        "componentTypeSelector": {
+                            "keyPath": ".metadata.labels.role",
+                            "value": "worker",
+                        }
                     },
                 },
             ],
@@ -80,7 +86,10 @@ TRAINER_KARTA: dict[str, Any] = {
         "optimizationInstructions": {
             "gangScheduling": {
                 "podGroups": [
-                    {"name": "all", "members": [{"componentName": "master"}, {"componentName": "worker"}]}
+                    {
+                        "name": "all",
+                        "members": [{"componentName": "master"}, {"componentName": "worker"}],
+                    }
                 ]
             }
         },
@@ -98,7 +107,7 @@ TRAINER: dict[str, Any] = {
     "metadata": {"name": "t1", "namespace": "ml", "uid": "abc"},
     "spec": {
         "master": {"replicas": 1, "template": _template("m:1")},
-        "worker": {"replicas": "3", "template": _template("w:1")},
+        "worker": {"replicas": 3, "template": _template("w:1")},
     },
     "status": {
         "phase": "Running",
@@ -135,13 +144,25 @@ def test_extraction_status_and_subtree_scale(refgo: Any) -> None:
     ]
     worker = _component(report, "worker")
     assert worker["instanceIds"] == [""]
-    # A numeric string is a replica count; a missing minReplicas stays absent.
+    # A missing minReplicas stays absent.
     assert worker["instances"][0]["scale"] == {"replicas": 3}
     assert worker["instances"][0]["extractedInstanceParts"] == ["podTemplateSpec", "scale"]
     assert worker["instances"][0]["podTemplateSpec"]["spec"]["containers"][0]["image"] == "w:1"
     # By definition: the root has no scale, so it carries its children's sum, 1 + 3.
     assert root["subtreeScale"] == 4
     assert worker["subtreeScale"] == 3
+
+
+def test_pinned_reference_rejects_numeric_string_scale(refgo: Any) -> None:
+    # Newer generations parse "3" as 3; the version KAI pins fails the conversion.
+    obj = copy.deepcopy(TRAINER)
+    obj["spec"]["worker"]["replicas"] = "3"
+    worker = _component(refgo.describe(TRAINER_KARTA, obj), "worker")
+    assert worker["extractionErrors"]["scale"].endswith(
+        "json: cannot unmarshal string into Go value of type int32"
+    )
+    assert worker["instances"][0]["scale"] is None
+    assert worker["subtreeScaleError"] is not None
 
 
 def test_group_minimum_is_whichever_pod_comes_first(refgo: Any) -> None:

@@ -495,7 +495,9 @@ class Cluster:
         path = f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}"
         while True:
             stored = self.request("GET", path)
-            conditions = {c["type"]: c for c in stored.get("status", {}).get("conditions", [])}
+            conditions = {
+                c["type"]: c for c in (stored.get("status") or {}).get("conditions") or []
+            }
             established = conditions.get("Established", {}).get("status") == "True"
             if established and all(self._discovered(f"{group}/{v}", kind) for v in versions):
                 return stored

@@ -7,6 +7,7 @@ ones are warnings (advice), never errors.
 
 from __future__ import annotations
 
+import functools
 import gzip
 import warnings
 from pathlib import Path
@@ -69,11 +70,73 @@ def test_kai_example_matches_its_crd(shared_dir: Path) -> None:
 
 
 def test_upstream_jobset_example_against_jobset_crd(shared_dir: Path) -> None:
-    crd_path = shared_dir / "realworld" / "jobset" / "jobset.x-k8s.io_jobsets.yaml.gz"
-    crd = yaml.safe_load(gzip.decompress(crd_path.read_bytes()))
+    crd = _load_crd(shared_dir / "realworld" / "jobset" / "jobset.x-k8s.io_jobsets.yaml.gz")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         karta = load_karta(
             shared_dir / "realworld/karta-upstream/run-ai-karta-examples/jobset.yaml"
         )
     assert check_against_crd(karta, crd) == []
+
+
+# Upstream definitions checked against the upstream CRDs kept beside them. The findings are real:
+# the old Milvus example reads a `template` the Milvus CRD never had, the old RayJob example looks
+# for `workerGroupSpecs` at the RayJob's top level (it lives under `rayClusterSpec`), and the
+# KubeRay RayJob CRD at the stored commit has no `status.conditions` yet.
+CRD_FOR = {
+    "dynamo.yaml": "nvidia-dynamo/nvidia.com_dynamographdeployments.yaml.gz",
+    "jobset.yaml": "jobset/jobset.x-k8s.io_jobsets.yaml.gz",
+    "knative-serving.yaml": "knative-serving/service.crd.yaml",
+    "serving-knative-dev-service-v1.yaml": "knative-serving/service.crd.yaml",
+    "kserve.yaml": "kserve/serving.kserve.io_inferenceservices.yaml.gz",
+    "lws.yaml": "lws/leaderworkerset.x-k8s.io_leaderworkersets.yaml.gz",
+    "leaderworkerset-x-k8s-io-leaderworkerset-v1.yaml": (
+        "lws/leaderworkerset.x-k8s.io_leaderworkersets.yaml.gz"
+    ),
+    "milvus.yaml": "milvus/milvus.io_milvuses.yaml.gz",
+    "milvus-io-milvus-v1beta1.yaml": "milvus/milvus.io_milvuses.yaml.gz",
+    "nimservice.yaml": "nvidia-nim/apps.nvidia.com_nimservices.yaml.gz",
+    "pytorch.yaml": "kubeflow-training-v1/kubeflow.org_pytorchjobs.yaml.gz",
+    "raycluster.yaml": "ray/ray.io_rayclusters.yaml.gz",
+    "rayjob.yaml": "ray/ray.io_rayjobs.yaml.gz",
+    "ray-io-rayjob-v1.yaml": "ray/ray.io_rayjobs.yaml.gz",
+    "grove-podcliqueset.yaml": "nvidia-grove/grove.io_podcliquesets.yaml.gz",
+    "serving-kserve-io-llminferenceservice-v1alpha1.yaml": (
+        "kserve/serving.kserve.io_llminferenceservices.yaml.gz"
+    ),
+    "serving-kserve-io-llminferenceservice-v1alpha2.yaml": (
+        "kserve/serving.kserve.io_llminferenceservices.yaml.gz"
+    ),
+}
+_CONDITIONS = "spec.structureDefinition.rootComponent.statusDefinition.conditionsDefinition.path"
+EXPECTED_SCHEMA_FINDINGS = {
+    "milvus.yaml": {
+        "spec.structureDefinition.childComponents[0].specDefinition.podTemplateSpecPath",
+        "spec.structureDefinition.childComponents[1].specDefinition.podTemplateSpecPath",
+    },
+    "rayjob.yaml": {_CONDITIONS, "spec.structureDefinition.childComponents[1].instanceIdPath"},
+    "ray-io-rayjob-v1.yaml": {_CONDITIONS},
+}
+
+
+@functools.cache
+def _load_crd(path: Path) -> dict[str, object]:
+    data = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return next(
+        d
+        for d in yaml.load_all(data, Loader=loader)
+        if d and d.get("kind") == "CustomResourceDefinition"
+    )
+
+
+@pytest.mark.parametrize("name", sorted(CRD_FOR))
+def test_upstream_definitions_against_upstream_crds(shared_dir: Path, name: str) -> None:
+    realworld = shared_dir / "realworld"
+    (path,) = (realworld / "karta-upstream").rglob(name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        karta = load_karta(path)
+    findings = check_against_crd(karta, _load_crd(realworld / CRD_FOR[name]))
+    assert {f.path for f in findings} == EXPECTED_SCHEMA_FINDINGS.get(name, set()), findings
+    assert all(f.code == "schema-unknown-field" for f in findings)

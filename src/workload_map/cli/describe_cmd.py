@@ -55,13 +55,38 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def _explain_text(explanation: Any) -> str:
+    """Per pod: where it was placed and why, then its gang; YAML for shapes we do not know."""
     if isinstance(explanation, str):
-        text = explanation
-    else:
+        return "".join(f"  {line}\n" for line in explanation.rstrip("\n").splitlines())
+    if not isinstance(explanation, list) or not all(isinstance(e, dict) for e in explanation):
         from workload_map.cli.render import dump_document
 
         text = dump_document(explanation, "yaml")
-    return "".join(f"  {line}\n" for line in text.rstrip("\n").splitlines())
+        return "".join(f"  {line}\n" for line in text.rstrip("\n").splitlines())
+    lines: list[str] = []
+    for entry in explanation:
+        place = "/".join(
+            str(entry[k]) for k in ("component", "instance") if entry.get(k) not in (None, "")
+        )
+        if entry.get("replica") is not None:
+            place += f"[{entry['replica']}]"
+        if entry.get("unattributedReason"):
+            lines.append(f"  {entry.get('pod')}: not attributed ({entry['unattributedReason']})")
+        else:
+            lines.append(f"  {entry.get('pod')} -> {place or '<no component>'}")
+        lines.extend(f"      {step}" for step in entry.get("steps") or [])
+        gang = entry.get("gang") or {}
+        if gang.get("group"):
+            rule = f": {gang['minMemberRule']}" if gang.get("minMemberRule") else ""
+            lines.append(f"      gang {gang['group']} (min {gang.get('minMember')}{rule})")
+            for key in gang.get("keys") or []:
+                lines.append(f"        key {key.get('path')} = {key.get('value')}")
+            sub = gang.get("subGroup")
+            if isinstance(sub, dict):
+                lines.append(f"        subgroup {sub.get('name')} (min {sub.get('minMember')})")
+        elif gang.get("reason"):
+            lines.append(f"      no gang: {gang['reason']}")
+    return "\n".join(lines) + "\n"
 
 
 def _describe(
@@ -166,14 +191,13 @@ def _live(
             "describe needs a workload: give it as TYPE/NAME or as TYPE NAME, or -f FILE",
             hint="e.g. wlmap describe jobset/train -n ml",
         )
-    if name is None:
-        raise UsageError(
-            f"describe {type_token}: the NAME is missing; give it as TYPE/NAME or as TYPE NAME",
-            hint=f"e.g. wlmap describe {type_token}/NAME (list them with wlmap get {type_token})",
-        )
+    if name is None and _names_a_type(type_token):
+        raise _missing_name(type_token)  # before any cluster access: a plain usage error
     cluster = ctx.cluster()
     try:
         definitions = ctx.definitions(cluster)
+        if name is None:
+            return _bare_name(type_token, args, ctx, cluster, definitions)
         if args.definition is not None:
             override = _definition_from_file(args.definition, ctx)
             target_res = resolve_type(type_token, cluster, _only(definitions, override))
@@ -200,6 +224,42 @@ def _live(
     except ClusterError as exc:
         raise CliError(str(exc), ERROR) from exc
     return obj, pods, definition, age((obj.get("metadata") or {}).get("creationTimestamp"))
+
+
+def _names_a_type(token: str) -> bool:
+    """Whether a bare word is a covered type (kind, plural, ``kind.version.group``)."""
+    from workload_map.cli.targets import definition_kind_match
+    from workload_map.cluster.definitions import Definitions
+
+    return bool(definition_kind_match(token, Definitions.load(None)))
+
+
+def _missing_name(type_token: str) -> UsageError:
+    return UsageError(
+        f"describe {type_token}: the NAME is missing; give it as TYPE/NAME or as TYPE NAME",
+        hint=f"e.g. wlmap describe {type_token}/NAME (list them with wlmap get {type_token})",
+    )
+
+
+def _bare_name(
+    word: str, args: argparse.Namespace, ctx: Context, cluster: Any, definitions: Any
+) -> tuple[dict[str, Any], list[dict[str, Any]] | None, Definition, str | None]:
+    """``describe WORD``: a TYPE without NAME (usage error) or a bare workload name."""
+    from workload_map.cli.humanize import age
+    from workload_map.cli.targets import ambiguous_name_error, find_by_name
+    from workload_map.cluster.discovery import match_type
+    from workload_map.cluster.ownership import find_pods
+
+    if match_type(word, cluster.resources()) or definitions.by_root_kind(word):
+        raise _missing_name(word)
+    found = find_by_name(word, cluster, definitions)
+    if not found:
+        raise _missing_name(word)
+    if len(found) > 1:
+        raise ambiguous_name_error(word, found, "describe")
+    target, obj = found[0]
+    pods = find_pods(cluster, obj)
+    return obj, pods, target.definition, age((obj.get("metadata") or {}).get("creationTimestamp"))
 
 
 def _only(definitions: Any, override: Definition) -> Any:

@@ -143,7 +143,7 @@ class _Tree:
             current = replicas.get("current")
             state = f"{ready}/{desired} ready"
             if current is not None and _int(current) != ready:
-                state += f", {_int(current)} pods"
+                state += f", {_int(current)} pod{'' if _int(current) == 1 else 's'}"
             if ready < desired:
                 state = self.opts.style(state, "yellow")
         gpus = _int((comp.get("resources") or {}).get("gpus"))
@@ -204,23 +204,32 @@ def _own(comp: dict[str, Any]) -> dict[str, int]:
     return own
 
 
-def _resource_rows(comps: Sequence[dict[str, Any]], depth: int, rows: list[list[str]]) -> None:
+def _resource_rows(
+    comps: Sequence[dict[str, Any]], depth: int, rows: list[list[str]], prefix: str = ""
+) -> None:
     for comp in comps:
         children = comp.get("children") or []
+        name = prefix + str(comp.get("name"))
         grouping = not comp.get("kind") and not comp.get("pods") and children
-        if not grouping:
-            own = _own(comp)
-            replicas = _int((comp.get("replicas") or {}).get("desired"))
-            rows.append(
-                [
-                    "  " * depth + str(comp.get("name")),
-                    str(replicas),
-                    str(own["gpus"]),
-                    cpu(own["cpuMillis"]),
-                    memory(own["memoryBytes"]),
-                ]
-            )
-        _resource_rows(children, depth + (0 if grouping else 1), rows)
+        if grouping:
+            # a grouping row has no request of its own: name its children through it
+            _resource_rows(children, depth, rows, f"{name}/")
+            continue
+        own = _own(comp)
+        replicas = _int((comp.get("replicas") or {}).get("desired"))
+        below = sum(_int((c.get("replicas") or {}).get("desired")) for c in children)
+        if children and replicas - below >= 0:
+            replicas -= below  # children's pods are counted on their own rows
+        rows.append(
+            [
+                "  " * depth + name,
+                str(replicas),
+                str(own["gpus"]),
+                cpu(own["cpuMillis"]),
+                memory(own["memoryBytes"]),
+            ]
+        )
+        _resource_rows(children, depth + 1, rows)
 
 
 def _pod_group_lines(groups: Sequence[dict[str, Any]], style: Styler) -> list[str]:
@@ -232,7 +241,7 @@ def _pod_group_lines(groups: Sequence[dict[str, Any]], style: Styler) -> list[st
             for p in group.get("pods") or []
         ]
         min_member = group.get("minMember")
-        members = ", ".join(pods[:4]) + (f", +{len(pods) - 4} more" if len(pods) > 4 else "")
+        members = ", ".join(pods[:2]) + (f", +{len(pods) - 2} more" if len(pods) > 2 else "")
         rows.append(
             [
                 prefix + str(group.get("name")),
@@ -315,7 +324,9 @@ def render_describe(view: dict[str, Any], opts: RenderOptions) -> str:
     leftover = view.get("unattributedPods") or []
     if leftover:
         lines.append("")
-        lines.append(f"Unattributed pods ({len(leftover)}): pods no component claims")
+        lines.append(
+            f"Unattributed pods ({len(leftover)}): candidates this workload does not claim"
+        )
         for pod in leftover:
             if isinstance(pod, dict):
                 why = f"  ({pod['reason']})" if pod.get("reason") else ""

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from workload_map.cli.exits import AMBIGUOUS, ERROR, NOT_FOUND, OK, CliError, UsageError
+from workload_map.cli.exits import ERROR, NOT_FOUND, OK, CliError, UsageError
 from workload_map.cli.targets import NotInstalled, Target, parse_target, resolve_type
 
 if TYPE_CHECKING:
@@ -270,34 +270,21 @@ def _all_types(
     definitions: Definitions,
     namespace: str | None,
 ) -> list[Row]:
-    from workload_map.cluster.discovery import version_priority
+    from workload_map.cli.targets import covered_targets
     from workload_map.cluster.errors import Forbidden
     from workload_map.cluster.ownership import owning_workload
-    from workload_map.model import GVK
 
-    covered: dict[tuple[str, str], list[Any]] = {}
-    for d in definitions.all():
-        if d.gvk is not None and d.gvk.kind:
-            covered.setdefault((d.gvk.group, d.gvk.kind), []).append(d)
+    covered = {(d.gvk.group, d.gvk.kind) for d in definitions.all() if d.gvk is not None}
     kind_groups: dict[str, set[str]] = {}
     for group, kind in covered:
         kind_groups.setdefault(kind, set()).add(group)
-    targets: list[tuple[Target, str]] = []
-    for (group, kind), defs in sorted(covered.items()):
-        served = cluster.served_versions(group, kind)
-        if not served:
-            continue
-        served.sort(key=lambda r: version_priority(r.version))
-        chosen: Target | None = None
-        for res in served:
-            exact = definitions.resolve(GVK(group, res.version, kind))
-            if exact is not None:
-                chosen = Target(res, exact)
-                break
-        if chosen is None:
-            chosen = Target(served[0], defs[0])
-        label = f"{kind}.{group}" if len(kind_groups[kind]) > 1 and group else kind
-        targets.append((chosen, label))
+    targets = []
+    for target in covered_targets(cluster, definitions):
+        res = target.resource
+        label = (
+            f"{res.kind}.{res.group}" if len(kind_groups[res.kind]) > 1 and res.group else res.kind
+        )
+        targets.append((target, label))
 
     def is_covered(api_version: str, kind: str) -> bool:
         return (api_version.rpartition("/")[0], kind) in covered
@@ -348,28 +335,15 @@ def _bare_name(
     fmt: str,
 ) -> int:
     """``wlmap get NAME``: find NAME among every covered type in the namespace."""
-    from workload_map.cluster.errors import ApiError
+    from workload_map.cli.targets import ambiguous_name_error, find_by_name
 
-    found: list[tuple[Target, dict[str, Any], str]] = []
-    for target, label in _covered_targets(cluster, definitions):
-        ns = cluster.namespace if target.resource.namespaced else None
-        try:
-            obj = cluster.get(target.resource, word, ns)
-        except ApiError:
-            continue
-        found.append((target, obj, label))
+    found = find_by_name(word, cluster, definitions)
     if not found:
         raise type_error
     if len(found) > 1:
-        names = ", ".join(f"{t.resource.kind.lower()}/{word}" for t, _, _ in found)
-        raise CliError(
-            f'the name "{word}" matches several workloads: {names}',
-            AMBIGUOUS,
-            hint="give the TYPE too, e.g. wlmap get "
-            + f"{found[0][0].resource.kind.lower()}/{word}",
-        )
-    target, obj, label = found[0]
-    row = _row(ctx, cluster, target, obj, None, label)
+        raise ambiguous_name_error(word, found, "get")
+    target, obj = found[0]
+    row = _row(ctx, cluster, target, obj, None, target.resource.kind)
     if row is None:
         raise CliError(f"could not resolve {target.resource.kind}/{word}", ERROR)
     if fmt in ("json", "yaml"):
@@ -378,29 +352,6 @@ def _bare_name(
         ctx.stdout.write(dump_document(row.view, fmt))
         return OK
     return _print([row], ctx, fmt, set(), cluster.namespace, all_types=True)
-
-
-def _covered_targets(cluster: Cluster, definitions: Definitions) -> list[tuple[Target, str]]:
-    from workload_map.model import GVK
-
-    out = []
-    seen: set[tuple[str, str]] = set()
-    for d in definitions.all():
-        gvk = d.gvk
-        if gvk is None or (gvk.group, gvk.kind) in seen:
-            continue
-        served = cluster.served_versions(gvk.group, gvk.kind)
-        if not served:
-            continue
-        seen.add((gvk.group, gvk.kind))
-        for res in served:
-            exact = definitions.resolve(GVK(gvk.group, res.version, gvk.kind))
-            if exact is not None:
-                out.append((Target(res, exact), gvk.kind))
-                break
-        else:
-            out.append((Target(served[0], d), gvk.kind))
-    return out
 
 
 def _pods_cell(pods: dict[str, Any]) -> str:

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import IO, TYPE_CHECKING, Any, NoReturn
 
 from workload_map.cli.exits import ERROR, OK, CliError, UsageError
+from workload_map.errors import WlmapError
 
 if TYPE_CHECKING:
     from workload_map.cluster import Cluster, ConnectionOptions
@@ -325,11 +326,10 @@ def main(
         ctx = _context(args, stdin, stdout, stderr, env, err_style, connect)
         return _dispatch(args, ctx)
     except CliError as exc:
-        if exc.payload is not None:
+        if exc.payload is not None and ctx is not None and ctx.output in ("json", "yaml"):
             from workload_map.cli.render import dump_document
 
-            fmt = ctx.output if ctx is not None and ctx.output in ("json", "yaml") else "json"
-            stdout.write(dump_document(exc.payload, fmt))
+            stdout.write(dump_document(exc.payload, ctx.output))
         if ctx is not None:
             ctx.flush_warnings()
         _print_error(stderr, err_style, exc.message, exc.hint)
@@ -339,26 +339,22 @@ def main(
         return 130
     except BrokenPipeError:
         return OK
+    except WlmapError as exc:  # a known failure a command did not map itself
+        if ctx is not None:
+            ctx.flush_warnings()
+        _print_error(stderr, err_style, str(exc), None)
+        return ERROR
     except Exception as exc:  # a bug: say so briefly; the traceback only on request
         if env.get("WLMAP_DEBUG"):
             raise
         if ctx is not None:
             ctx.flush_warnings()
-        _print_error(
-            stderr, err_style, _describe_exception(exc), "set WLMAP_DEBUG=1 to see the traceback"
-        )
+        message = f"unexpected {type(exc).__name__}: {exc}"
+        _print_error(stderr, err_style, message, "set WLMAP_DEBUG=1 to see the traceback")
         return ERROR
     finally:
         if ctx is not None:
             ctx.flush_warnings()
-
-
-def _describe_exception(exc: Exception) -> str:
-    from workload_map.errors import WlmapError
-
-    if isinstance(exc, WlmapError):
-        return str(exc)
-    return f"unexpected {type(exc).__name__}: {exc}"
 
 
 def _print_error(stderr: IO[str], style: Any, message: str, hint: str | None) -> None:

@@ -19,7 +19,17 @@ if TYPE_CHECKING:
     from workload_map.cluster.definitions import Definition, Definitions
     from workload_map.cluster.discovery import APIResource
 
-__all__ = ["NotInstalled", "Target", "no_definition_error", "parse_target", "resolve_type"]
+__all__ = [
+    "NotInstalled",
+    "Target",
+    "ambiguous_name_error",
+    "covered_targets",
+    "definition_kind_match",
+    "find_by_name",
+    "no_definition_error",
+    "parse_target",
+    "resolve_type",
+]
 
 
 def parse_target(words: list[str], command: str) -> tuple[str | None, str | None]:
@@ -93,7 +103,7 @@ def type_candidates(cluster: Cluster | None, definitions: Definitions) -> list[s
     return sorted(out)
 
 
-def _definition_kind_match(token: str, definitions: Definitions) -> list[Definition]:
+def definition_kind_match(token: str, definitions: Definitions) -> list[Definition]:
     token = token.lower()
     name, _, rest = token.partition(".")
     if rest:
@@ -124,7 +134,7 @@ def resolve_type(
 
     matches = match_type(token, cluster.resources())
     if not matches:
-        covered = _definition_kind_match(token, definitions)
+        covered = definition_kind_match(token, definitions)
         if covered:
             raise NotInstalled(covered[0].kind or token)
         raise no_definition_error(
@@ -161,3 +171,60 @@ def resolve_type(
             )
         return Target(served[0], chosen)
     raise no_definition_error(gvk=GVK(group, served[0].version, kind))
+
+
+def covered_targets(cluster: Cluster, definitions: Definitions) -> list[Target]:
+    """One served resource per covered group/kind (the version with an exact definition)."""
+    from workload_map.cluster.discovery import version_priority
+    from workload_map.model import GVK
+
+    out = []
+    seen: set[tuple[str, str]] = set()
+    for d in definitions.all():
+        gvk = d.gvk
+        if gvk is None or (gvk.group, gvk.kind) in seen:
+            continue
+        served = cluster.served_versions(gvk.group, gvk.kind)
+        if not served:
+            continue
+        seen.add((gvk.group, gvk.kind))
+        served.sort(key=lambda r: version_priority(r.version))
+        chosen = None
+        for res in served:
+            exact = definitions.resolve(GVK(gvk.group, res.version, gvk.kind))
+            if exact is not None:
+                chosen = Target(res, exact)
+                break
+        out.append(chosen or Target(served[0], definitions.for_group_kind(gvk.group, gvk.kind)[0]))
+    return out
+
+
+def find_by_name(
+    name: str, cluster: Cluster, definitions: Definitions
+) -> list[tuple[Target, dict[str, Any]]]:
+    """Every covered workload called ``name`` in the current namespace (bare-name lookup)."""
+    from workload_map.cluster.errors import ApiError
+
+    found = []
+    for target in covered_targets(cluster, definitions):
+        ns = cluster.namespace if target.resource.namespaced else None
+        try:
+            found.append((target, cluster.get(target.resource, name, ns)))
+        except ApiError:
+            continue
+    return found
+
+
+def ambiguous_name_error(
+    name: str, found: list[tuple[Target, dict[str, Any]]], verb: str
+) -> CliError:
+    """Exit 5: a bare name that several workloads carry."""
+    from workload_map.cli.exits import AMBIGUOUS
+
+    names = ", ".join(f"{t.resource.kind.lower()}/{name}" for t, _ in found)
+    first = found[0][0].resource.kind.lower()
+    return CliError(
+        f'the name "{name}" matches several workloads: {names}',
+        AMBIGUOUS,
+        hint=f"give the TYPE too, e.g. wlmap {verb} {first}/{name}",
+    )

@@ -53,7 +53,9 @@ def _pick_crd(docs: list[Any], path: str, group: str | None, kind: str | None) -
         raise _Unreadable(f"{path} contains no CustomResourceDefinition")
     for crd in crds:
         spec = crd.get("spec")
-        names = spec.get("names") if isinstance(spec, Mapping) else None
+        if not isinstance(spec, Mapping):
+            continue
+        names = spec.get("names")
         if isinstance(names, Mapping) and spec.get("group") == group and names.get("kind") == kind:
             return crd
     return crds[0]
@@ -68,7 +70,8 @@ def run(
 ) -> int:
     """Validate the Karta definition(s) at ``path`` (``-`` for stdin); return the exit code."""
     from workload_map.model.findings import Finding
-    from workload_map.model.load import KartaLoadError, load_kartas, parse_documents
+    from workload_map.model.load import KartaLoadError, karta_from_document, parse_documents
+    from workload_map.model.types import Karta
     from workload_map.model.validate import validate
 
     name = path
@@ -90,11 +93,11 @@ def run(
             docs = parse_documents(text, source=name)
             if not docs:
                 raise KartaLoadError("contains no document", source=name)
-            kartas = []
+            kartas: list[tuple[str, Karta | None, KartaLoadError | None]] = []
             for i, doc in enumerate(docs):
                 where = name if len(docs) == 1 else f"{name} (document {i + 1})"
                 try:
-                    kartas.append((where, load_kartas(doc, source=where)[0], None))
+                    kartas.append((where, karta_from_document(doc, source=where), None))
                 except KartaLoadError as exc:
                     if not exc.problems:
                         raise

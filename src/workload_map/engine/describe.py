@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from workload_map.engine import resources as res
+from workload_map.engine.errors import EngineError
 from workload_map.engine.extract import ExtractedInstance, desired_replicas
 from workload_map.engine.structure import has_pod_definition
 
@@ -71,10 +72,17 @@ def pod_reason(pod: Mapping[str, Any]) -> str | None:
     return None
 
 
+def _pod_request(pod: Mapping[str, Any]) -> res.Totals:
+    try:
+        return res.pod_request(pod.get("spec"))
+    except EngineError:
+        return {}  # a pod with an unreadable quantity requests nothing we can count
+
+
 def _pod_entry(pod: Mapping[str, Any], placement: Placement) -> dict[str, Any]:
     status = pod.get("status") if isinstance(pod.get("status"), Mapping) else {}
     spec = pod.get("spec") if isinstance(pod.get("spec"), Mapping) else {}
-    request = res.pod_request(spec)
+    request = _pod_request(pod)
     entry: dict[str, Any] = {
         "name": placement.pod,
         "phase": status.get("phase") if isinstance(status, Mapping) else None,
@@ -102,6 +110,7 @@ class _Builder:
         self.structure = wl.structure
         self.extractor = wl.extractor
         self.pods_known = wl.pods is not None
+        self.errors: list[str] = []
         self.entries: dict[tuple[str, str], list[tuple[Placement, Mapping[str, Any]]]] = {}
         for pod, placement in zip(wl.candidate_pods, wl.placements, strict=True):
             if placement.attributed and placement.component is not None:
@@ -120,14 +129,42 @@ class _Builder:
         comp = self.structure.components[name]
         selector = comp.pod_selector.replica_selector if comp.pod_selector else None
         split = selector is not None and self.pods_known and replica is None
+        try:
+            instances = self.extractor.instances(name)
+        except EngineError as err:
+            self.error(str(err))
+            return [self._error_node(name, str(err))]
         out = []
-        for _, inst in sorted(self.extractor.instances(name).items()):
+        for _, inst in sorted(instances.items()):
             nodes = self._replica_split(name, inst) if split else None
             if nodes is None:
                 node = self.node(name, inst, replica, divisor)
                 nodes = [node] if node is not None else []
             out.extend(nodes)
         return out
+
+    def error(self, message: str) -> None:
+        if message not in self.errors:
+            self.errors.append(message)
+
+    def _error_node(self, name: str, message: str) -> dict[str, Any]:
+        current = ready = None
+        if self.pods_known:
+            mine = [pod for (comp, _), entries in self.entries.items() if comp == name
+                    for _, pod in entries]
+            current, ready = len(mine), sum(1 for pod in mine if pod_is_ready(pod))
+        return {
+            "name": name,
+            "component": name,
+            "instance": None,
+            "kind": self.kind(name),
+            "replicas": {"desired": 0, "current": current, "ready": ready, "min": None, "max": None},
+            "resources": res.summarize({}),
+            "pods": [],
+            "children": [],
+            "error": message,
+            "_totals": {},
+        }
 
     def _replica_split(self, name: str, inst: ExtractedInstance) -> list[dict[str, Any]] | None:
         """One node per replica key seen on this instance's pods (``name[key]``)."""
@@ -164,7 +201,11 @@ class _Builder:
     def _desired(self, name: str) -> int:
         if not has_pod_definition(self.structure.components[name]):
             return 0
-        return sum(desired_replicas(i.scale) for i in self.extractor.instances(name).values())
+        try:
+            instances = self.extractor.instances(name)
+        except EngineError:
+            return 0
+        return sum(desired_replicas(i.scale) for i in instances.values())
 
     def node(
         self,
@@ -192,7 +233,10 @@ class _Builder:
             desired = desired_replicas(scale)
             if divisor > 1:
                 desired = math.ceil(desired / divisor)
-            totals = res.scaled(instance_request(inst), desired)
+            try:
+                totals = res.scaled(instance_request(inst), desired)
+            except EngineError as err:
+                self.error(f"component '{name}': {err}")
         if not pod_bearing and not children and scale is None:
             return None
         current: int | None = None
@@ -253,14 +297,26 @@ def describe(wl: Workload) -> dict[str, Any]:
     for name in structure.order:
         if not has_pod_definition(structure.components[name]):
             continue
-        for inst in wl.extractor.instances(name).values():
+        try:
+            instances = wl.extractor.instances(name)
+        except EngineError:
+            continue  # reported by the component's node
+        for inst in instances.values():
             count = desired_replicas(inst.scale)
             desired += count
-            totals = res.add(totals, res.scaled(instance_request(inst), count))
+            try:
+                totals = res.add(totals, res.scaled(instance_request(inst), count))
+            except EngineError as err:
+                builder.error(f"component '{name}': {err}")
     attributed = [
         (p, pod) for p, pod in zip(wl.placements, wl.candidate_pods, strict=True) if p.attributed
     ]
-    status = wl.status()
+    try:
+        status = wl.status()
+        phases = wl.phases()
+    except EngineError as err:
+        builder.error(f"status: {err}")
+        status, phases = None, ["Undefined"]
     unattributed = wl.unattributed()
     out: dict[str, Any] = {
         "apiVersion": obj.get("apiVersion"),
@@ -270,7 +326,7 @@ def describe(wl: Workload) -> dict[str, Any]:
         "uid": meta.get("uid") if isinstance(meta, Mapping) else None,
         "definition": {"name": wl.definition_name, "origin": wl.origin},
         "fileMode": wl.file_mode,
-        "phases": wl.phases(),
+        "phases": phases,
         "pods": {
             "desired": desired,
             "current": len(attributed) if wl.pods is not None else None,
@@ -283,9 +339,10 @@ def describe(wl: Workload) -> dict[str, Any]:
         "podGroups": [g.to_dict() for g in wl.pod_groups()],
         "unattributedPods": [name for name, _ in unattributed],
         "unattributedReasons": dict(unattributed),
+        "errors": builder.errors,
     }
     if wl.pods is not None:
-        actual = res.add(*(res.pod_request(pod.get("spec")) for _, pod in attributed))
+        actual = res.add(*(_pod_request(pod) for _, pod in attributed))
         out["observedResources"] = res.summarize(actual)
     if status is not None:
         out["status"] = {

@@ -340,7 +340,10 @@ def _v2_groups(
             group.sub_groups.append(sub_group)
             continue
         members = set(structure.subtree(sub.component_name))
-        minimum = counter.subtree(sub.component_name)
+        try:
+            minimum = counter.subtree(sub.component_name)
+        except ExtractionError as err:
+            minimum, sub_error = 0, sub_error or str(err)
         sub_group = PodGroup(
             name=sub.component_name,
             min_member=minimum,
@@ -363,8 +366,11 @@ def _v2_groups(
         group.min_member = sum(g.min_member for g in group.sub_groups)
         group.rule = "sum of the subgroups"
     else:
-        group.min_member = counter.subtree(structure.root.name)
-        group.rule = "pods implied for the whole workload"
+        try:
+            group.min_member = counter.subtree(structure.root.name)
+            group.rule = "pods implied for the whole workload"
+        except ExtractionError as err:
+            group.error = group.error or str(err)
     if not is_dns1123_subdomain(name):
         group.error = group.error or f"pod group name {name!r} is not a DNS-1123 subdomain"
     return [group], assignments
@@ -424,7 +430,10 @@ def _alpha_groups(
         entry[1].append((placement, tuple(keys)))
     groups: list[PodGroup] = []
     for name, (definition, members) in sorted(grouped.items()):
-        minimum, rule = _member_minimum(counter, definition.members, members)
+        try:
+            minimum, rule, error = *_member_minimum(counter, definition.members, members), None
+        except ExtractionError as err:
+            minimum, rule, error = 0, "", str(err)
         group = PodGroup(
             name=name,
             min_member=minimum,
@@ -432,8 +441,9 @@ def _alpha_groups(
             definition=definition.name,
             keys=members[0][1],
             rule=rule,
+            error=error,
         )
         if not is_dns1123_subdomain(name):
-            group.error = f"pod group name {name!r} is not a DNS-1123 subdomain"
+            group.error = group.error or f"pod group name {name!r} is not a DNS-1123 subdomain"
         groups.append(group)
     return groups, assignments

@@ -149,12 +149,16 @@ def partition_pods(
     other than ``workload`` — or names an object of the workload's own kind that is not it.
     """
     items = [o for o in objects if isinstance(o, Mapping)]
-    index = _Index(items)
+    pods = [o for o in items if o.get("kind") == "Pod" and (o.get("apiVersion") or "v1") == "v1"]
+    links = [o for o in items if not (o.get("kind") == "Pod" and (o.get("apiVersion") or "v1") == "v1")]
+    index = _Index(links)
     top = _self_ref(workload)
     candidates: list[Mapping[str, Any]] = []
     excluded: list[tuple[Mapping[str, Any], str]] = []
-    for obj in items:
-        if obj.get("kind") != "Pod" or str(obj.get("apiVersion") or "v1") != "v1":
+    for obj in pods:
+        ref = controller_ref(obj)
+        if ref is None or (not links and (ref.kind, ref.group) != (top.kind, top.group)):
+            candidates.append(obj)  # a bare pod, or a chain that leaves the file at once
             continue
         chain = walk_chain(obj, index.fetch)
         verdict = _verdict(chain, top, index)

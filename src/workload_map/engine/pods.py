@@ -87,7 +87,7 @@ def single_value(structure: Structure, expr: str, pod: Any) -> str:
         raise ExtractionError(f"expected single query result, got {len(values)}")
     value = values[0]
     if value is None or value == "":
-        raise ExtractionError(f"query result is empty {_go_string(value) if value else value!r}")
+        raise ExtractionError(f"query result is empty {'<nil>' if value is None else value}")
     return _go_string(value)
 
 
@@ -113,7 +113,21 @@ def matches_type(structure: Structure, selector: ComponentTypeSelector | None, p
     return True
 
 
+_DESCRIPTIONS: dict[int, tuple[ComponentTypeSelector, str]] = {}
+
+
 def _describe_selector(selector: ComponentTypeSelector) -> str:
+    found = _DESCRIPTIONS.get(id(selector))
+    if found is not None and found[0] is selector:
+        return found[1]
+    text = _selector_text(selector)
+    if len(_DESCRIPTIONS) > 4096:
+        _DESCRIPTIONS.clear()
+    _DESCRIPTIONS[id(selector)] = (selector, text)
+    return text
+
+
+def _selector_text(selector: ComponentTypeSelector) -> str:
     parts = []
     if selector.key_path:
         parts.append(

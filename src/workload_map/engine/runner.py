@@ -71,26 +71,39 @@ def fast_path(expr: str) -> Callable[[Any], list[Any]] | None:
     if steps is None:
         return None
 
-    def walk(value: Any) -> list[Any]:
-        for step in steps:
-            if value is None:
-                return _alt(None)
-            if isinstance(step, str):
-                if not isinstance(value, dict):
-                    raise _Fallback
-                value = value.get(step)
-            else:
-                if not isinstance(value, list):
-                    raise _Fallback
-                value = value[step] if step < len(value) else None
-        return _alt(value)
+    return _generate(steps, default)
 
-    def _alt(value: Any) -> list[Any]:
-        if default is not _MISSING and (value is None or value is False):
-            return [default]
-        return [value]
 
+def _generate(steps: list[str | int], default: Any) -> Callable[[Any], list[Any]]:
+    """Straight-line Python for one path: no loop, no per-step dispatch (it runs per pod)."""
+    missing = "[_DEFAULT]" if default is not _MISSING else "[None]"
+    lines = ["def walk(v):"]
+    for index, step in enumerate(steps):
+        lines.append("    if v is None:")
+        lines.append(f"        return {missing}")
+        if isinstance(step, str):
+            lines.append("    if type(v) is not dict:")
+            lines.append("        raise _Fallback")
+            lines.append(f"    v = v.get(_S{index})")
+        else:
+            lines.append("    if type(v) is not list:")
+            lines.append("        raise _Fallback")
+            lines.append(f"    v = v[{step}] if {step} < len(v) else None")
+    if default is not _MISSING:
+        lines.append("    if v is None or v is False:")
+        lines.append("        return [_DEFAULT]")
+    lines.append("    return [v]")
+    namespace: dict[str, Any] = {"_Fallback": _Fallback, "_DEFAULT": default}
+    namespace.update({f"_S{i}": step for i, step in enumerate(steps)})
+    exec("\n".join(lines), namespace)  # noqa: S102 - generated from parsed path steps only
+    walk: Callable[[Any], list[Any]] = namespace["walk"]
     return walk
+
+
+def _jq_error() -> type[Exception]:
+    from workload_map.jq import JqError
+
+    return JqError
 
 
 class Expression:
@@ -126,12 +139,10 @@ class Expression:
                 return self._direct(value)
             except _Fallback:
                 pass
-        from workload_map import jq
-
         program = self._compiled()
         try:
             return list(program.all(value))
-        except jq.JqError as err:
+        except _jq_error() as err:
             raise ExtractionError(
                 f"JQ execution error for expression '{self.text}': {err}"
             ) from err

@@ -109,8 +109,13 @@ def _conditions(structure: Structure, definition: StatusDefinition, obj: Any) ->
 
 
 def _tostring(value: Any) -> str:
+    """jq's ``tostring``: strings as they are, anything else as compact JSON."""
     if isinstance(value, str):
         return value
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
     from workload_map.jq import encoding
 
     return str(encoding.dumps(value, indent=None))
@@ -159,7 +164,7 @@ def evaluate_status(structure: Structure, obj: Any, component: str | None = None
     by_type = {c.type: c for c in conditions}
     matched = [
         status
-        for status, matchers in definition.status_mappings.entries()
+        for status, matchers in structure.status_entries(comp.name)
         if any(_matches(structure, m, phase, by_type, obj) for m in matchers)
     ]
     return Status(phase, tuple(conditions), tuple(matched) or (UNDEFINED,))

@@ -40,6 +40,17 @@ class Structure:
     children: dict[str, tuple[str, ...]]
     leaves: tuple[str, ...]
     expressions: ExpressionCache = field(default_factory=ExpressionCache)
+    _ancestors: dict[str, list[str]] = field(default_factory=dict)
+    _entries: dict[str, Any] = field(default_factory=dict)
+
+    def status_entries(self, name: str) -> Any:
+        """The component's status mappings in the fixed order, only statuses with matchers."""
+        found = self._entries.get(name)
+        if found is None:
+            definition = self.components[name].status_definition
+            entries = definition.status_mappings.entries() if definition else ()
+            found = self._entries[name] = tuple((s, m) for s, m in entries if m)
+        return found
 
     @property
     def root(self) -> Component:
@@ -47,11 +58,15 @@ class Structure:
 
     def ancestors(self, name: str) -> list[str]:
         """Parent, grandparent, … up to the root."""
+        found = self._ancestors.get(name)
+        if found is not None:
+            return found
         out: list[str] = []
         current = self.parent.get(name)
         while current is not None and current not in out:
             out.append(current)
             current = self.parent.get(current)
+        self._ancestors[name] = out
         return out
 
     def subtree(self, name: str) -> list[str]:

@@ -170,6 +170,7 @@ def _writes(
     values: list[Any],
     broadcast: bool,
     skip_empty_absent: bool = False,
+    list_key: str | None = None,
 ) -> Any:
     """``obj`` with each value merged at its location; raises, writing nothing, when refused."""
     expression = structure.expressions.get(path)
@@ -179,7 +180,7 @@ def _writes(
         current = expression.all(obj)
         if len(current) == len(values) or broadcast:
             unchanged = all(
-                v is None or merge(c, v) == c
+                v is None or merge(c, v, list_key) == c
                 for c, v in zip(
                     current, values * len(current) if broadcast else values, strict=False
                 )
@@ -203,7 +204,7 @@ def _writes(
         stored = getpath(result, location)
         if skip_empty_absent and stored is None and _empty(value):
             continue
-        merged = merge(stored, value)
+        merged = merge(stored, value, list_key)
         if merged == stored and (stored is not None or _exists(result, location)):
             continue
         try:
@@ -279,6 +280,7 @@ def update_fragments(structure: Structure, obj: Any, component: str, values: Any
             column,
             broadcast=not comp.instance_id_path,
             skip_empty_absent=True,
+            list_key=key,
         )
     _check_identity(obj, result, component)
     return result

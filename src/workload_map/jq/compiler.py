@@ -700,6 +700,20 @@ class Compiler:
         offset = node.offset
         if left.one is not None and right.one is not None:
             l1, r1 = left.one, right.one
+            if op in ("==", "!=") and (type(right.const) is str or right.const is None):
+                # equality with a string or null constant is plain Python equality
+                rc = right.const
+                if op == "==":
+
+                    def one_eq(v: Any, env: Env) -> Any:
+                        return l1(v, env) == rc
+
+                    return _from_one(one_eq)
+
+                def one_ne(v: Any, env: Env) -> Any:
+                    return l1(v, env) != rc
+
+                return _from_one(one_ne)
             if right.const is not _NOTHING:
                 rc = right.const
 
@@ -1329,9 +1343,8 @@ def _pipe(left: Code, right: Code) -> Code:
     if right.one is not None:
         r1 = right.one
 
-        def run_r1(v: Any, env: Env) -> Iterator[Any]:
-            for x in l_run(v, env):
-                yield r1(x, env)
+        def run_r1(v: Any, env: Env) -> Iterable[Any]:
+            return map(r1, l_run(v, env), itertools.repeat(env))
 
         return Code(run_r1, None, paths)
 
@@ -1562,7 +1575,12 @@ def _recurse_children_paths(
             _tick(ctx)
             if xp is None:
                 raise _invalid_iter_path(x)
-            stack.append(((w, (*xp, k)) for k, w in V.iterate_items(x)))
+            stack.append(_child_paths(x, xp))
+
+
+def _child_paths(x: Any, xp: Path) -> Iterator[tuple[Any, Path]]:
+    for k, w in V.iterate_items(x):
+        yield w, (*xp, k)
 
 
 def _param_call(slot: int) -> Code:
@@ -1752,12 +1770,8 @@ def builtin_names() -> list[str]:
     names = {f"{n}/{a}" for n, a in _load_builtin_defs() if not n.startswith("_")}
     names |= {f"{n}/{a}" for n, a in SPECIALS if not n.startswith("_")}
     names |= {
-        f"{n}/{a}"
-        for n, a in list(NATIVES) + list(STREAM_NATIVES)
-        if not n.startswith(("_", "@")) and n != "format" or n == "format"
+        f"{n}/{a}" for n, a in list(NATIVES) + list(STREAM_NATIVES) if not n.startswith(("_", "@"))
     }
-    names.add("input/0")
-    names.add("inputs/0")
     return sorted(names)
 
 
@@ -2036,22 +2050,23 @@ def _sp_nth(c: Compiler, args: list[Code], node: A.Call) -> Code:
 def _any_all(is_any: bool, gen: Code | None, cond: Code | None) -> Code:
     iterate = V.iterate
 
+    c1 = cond.one if cond is not None else None
+
     def one(v: Any, env: Env) -> Any:
         items = gen.run(v, env) if gen is not None else iterate(v)
+        if c1 is not None:
+            for x in items:
+                y = c1(x, env)
+                if (not (y is None or y is False)) is is_any:
+                    return is_any
+            return not is_any
         for x in items:
             if cond is None:
-                t = not (x is None or x is False)
-                if t == is_any:
-                    return is_any
-                continue
-            c1 = cond.one
-            if c1 is not None:
-                y = c1(x, env)
-                if (not (y is None or y is False)) == is_any:
+                if (not (x is None or x is False)) is is_any:
                     return is_any
                 continue
             for y in cond.run(x, env):
-                if (not (y is None or y is False)) == is_any:
+                if (not (y is None or y is False)) is is_any:
                     return is_any
         return not is_any
 
@@ -2138,12 +2153,6 @@ def _select_iter(it: Iterator[Any], cond: Code, env: Env) -> Iterator[Any]:
         for y in cond.run(x, env):
             if not (y is None or y is False):
                 yield x
-
-
-_ITER_OPT = _try(Code(lambda v, env: V.iterate(v), None, None), None)
-_ITER_OPT.paths = _try(
-    Code(lambda v, env: V.iterate(v), None, lambda v, p, env: _iterate_paths(v, p, -1)), None
-).paths
 
 
 @_special("recurse", 0)
@@ -2290,9 +2299,35 @@ def _sp_stderr(c: Compiler, args: list[Code], node: A.Call) -> Code:
     return _from_one(one)
 
 
-@_special("input_line_number", 0)
-def _sp_no_line_number(c: Compiler, args: list[Code], node: A.Call) -> Code:
-    raise c.error("function not defined: input_line_number/0", node)
+@_special("sub", 3)
+def _sp_sub(c: Compiler, args: list[Code], node: A.Call) -> Code:
+    """``sub($re; replacement; $flags)``; one output per combination of replacement outputs,
+    the last match's replacement varying slowest (gojq's order)."""
+    re_code, replacement, flags_code = args
+    match = NATIVES[("_match", 3)]
+    capture = NATIVES[("_capture", 0)]
+    add = V.add
+    offset = node.offset
+
+    def run(v: Any, env: Env) -> Iterator[Any]:
+        try:
+            for regex in re_code.run(v, env):
+                for flags in flags_code.run(v, env):
+                    matches = match(v, regex, flags, False)
+                    reps = [list(replacement.run(capture(m), env)) for m in matches]
+                    for combo in itertools.product(*reversed(reps)):
+                        acc = ""
+                        end: int | None = None
+                        for m, rep in zip(reversed(matches), combo, strict=True):
+                            start = m["offset"]
+                            acc = add(add(rep, v[start + m["length"] : end]), acc)
+                            end = start
+                        yield add(v[:end], acc)
+        except JqError as e:
+            _annotate(e, offset)
+            raise
+
+    return Code(run)
 
 
 _DISPATCH: dict[type, Callable[[Compiler, Any, Scope], Code]] = {
@@ -2306,6 +2341,7 @@ _DISPATCH: dict[type, Callable[[Compiler, Any, Scope], Code]] = {
     A.Slice: Compiler.c_slice,
     A.Iterate: Compiler.c_iterate,
     A.Optional: Compiler.c_optional,
+    A.Try: Compiler.c_try,
     A.Array: Compiler.c_array,
     A.Object: Compiler.c_object,
     A.Unary: Compiler.c_unary,

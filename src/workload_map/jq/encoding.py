@@ -138,7 +138,7 @@ def dumps(
     unit: str | None
     if tab:
         unit = "\t"
-    elif indent:
+    elif indent is not None:
         unit = " " * indent
     else:
         unit = None

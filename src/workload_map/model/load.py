@@ -30,6 +30,7 @@ __all__ = [
     "KartaLoadError",
     "LoadProblem",
     "dump_karta",
+    "karta_from_document",
     "load_karta",
     "load_kartas",
     "parse_documents",
@@ -95,7 +96,10 @@ def _looks_like_path(text: str) -> bool:
         return False
     if stripped.endswith((".yaml", ".yml", ".json")):
         return True
-    return Path(stripped).is_file()
+    try:
+        return Path(stripped).is_file()
+    except (OSError, ValueError):  # too long for a file name, or NUL inside
+        return False
 
 
 def _read_text(path: Path) -> str:
@@ -133,6 +137,10 @@ def parse_documents(text: str, *, source: str | None = None) -> list[Any]:
     if text.lstrip().startswith(("{", "[")):
         try:
             value = json.loads(text)
+        except RecursionError:
+            raise KartaLoadError(
+                "not usable: the document nests too deeply", source=source
+            ) from None
         except ValueError:
             pass  # a JSON stream or flow-style YAML: the YAML parser decides
         else:
@@ -150,6 +158,8 @@ def parse_documents(text: str, *, source: str | None = None) -> list[Any]:
         raise KartaLoadError(f"not valid YAML or JSON: {where}{what}", source=source) from None
     except yaml.YAMLError as exc:
         raise KartaLoadError(f"not valid YAML or JSON: {exc}", source=source) from None
+    except RecursionError:
+        raise KartaLoadError("not usable: the document nests too deeply", source=source) from None
     return _expand_lists(docs)
 
 
@@ -218,6 +228,11 @@ def load_karta(src: Any, *, source: str | None = None) -> Karta:
     return _to_karta(docs[0], where)
 
 
+def karta_from_document(doc: Any, *, source: str | None = None) -> Karta:
+    """One already-parsed document (a dict) as a Karta; anything else is a KartaLoadError."""
+    return _to_karta(doc, source)
+
+
 def _type_name(value: Any) -> str:
     if value is None:
         return "null"
@@ -251,7 +266,7 @@ def _to_karta(doc: Any, source: str | None) -> Karta:
             f"{source or 'definition'}: {LEGACY_KIND} ({LEGACY_API_VERSION}) is deprecated; "
             f"converted to {KIND} ({API_VERSION})",
             DeprecationWarning,
-            stacklevel=4,
+            stacklevel=3,
         )
         doc = {**doc, "apiVersion": API_VERSION, "kind": KIND}
     elif kind != KIND or api_version != API_VERSION:

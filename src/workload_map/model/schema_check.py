@@ -581,7 +581,7 @@ def _check_paths(karta: Karta, schema: Schema, gvk: GVK) -> list[Finding]:
             continue
         try:
             _, problems = _analyse(schema, field.expression)
-        except jq.JqError:
+        except (jq.JqError, RecursionError):
             continue  # reported by validate() as jq-parse-error
         for problem in problems:
             out.append(

@@ -345,7 +345,8 @@ def _jq_rules(karta: Karta) -> list[Finding]:
         expr = field.expression
         try:
             jq.parse(expr)
-        except jq.JqParseError as exc:
+            violations = jq.karta_violations(expr)
+        except jq.JqError as exc:
             out.append(
                 Finding(
                     field.path,
@@ -357,7 +358,18 @@ def _jq_rules(karta: Karta) -> list[Finding]:
                 )
             )
             continue
-        for violation in jq.karta_violations(expr):
+        except RecursionError:
+            out.append(
+                Finding(
+                    field.path,
+                    "jq-parse-error",
+                    ERROR,
+                    f"failed to parse JQ expression '{expr[:40]}…': it nests too deeply",
+                    field.component,
+                )
+            )
+            continue
+        for violation in violations:
             out.append(
                 Finding(
                     field.path,

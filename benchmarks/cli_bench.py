@@ -1,0 +1,74 @@
+"""Start-up time of ``wlmap``: ``--help`` (target 150 ms) and ``describe -f`` (target 300 ms).
+
+Each command runs as a fresh subprocess (what a user waits for), N times; the median counts.
+A plain ``python -c pass`` is measured alongside as the floor the interpreter itself sets.
+"""
+
+from __future__ import annotations
+
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+WLMAP = [sys.executable, "-m", "workload_map.cli"]
+RUNS = 15
+
+CASES = [
+    ("python -c pass (floor)", [sys.executable, "-c", "pass"], None),
+    ("wlmap --help", [*WLMAP, "--help"], 0.150),
+    ("wlmap --version", [*WLMAP, "--version"], 0.150),
+    (
+        "wlmap describe -f jobset --pods",
+        [
+            *WLMAP,
+            "describe",
+            "-f",
+            str(ROOT / "examples/jobset/jobset.yaml"),
+            "--pods",
+            str(ROOT / "examples/jobset/pods.yaml"),
+        ],
+        0.300,
+    ),
+    (
+        "wlmap describe -f raycluster -o json",
+        [*WLMAP, "describe", "-f", str(ROOT / "examples/raycluster/raycluster.yaml"), "-o", "json"],
+        0.300,
+    ),
+]
+
+
+def _time(argv: list[str]) -> tuple[float, int]:
+    started = time.perf_counter()
+    done = subprocess.run(argv, capture_output=True, check=False, cwd=ROOT)
+    return time.perf_counter() - started, done.returncode
+
+
+def run() -> list[dict[str, object]]:
+    rows: list[dict[str, object]] = []
+    for name, argv, target in CASES:
+        _time(argv)  # warm the page cache and .pyc files
+        samples, codes = [], set()
+        for _ in range(RUNS):
+            elapsed, code = _time(argv)
+            samples.append(elapsed)
+            codes.add(code)
+        median = statistics.median(samples)
+        verdict = "" if target is None else ("ok" if median <= target else "SLOW")
+        rows.append(
+            {
+                "case": name,
+                "median_ms": round(median * 1000, 1),
+                "min_ms": round(min(samples) * 1000, 1),
+                "target_ms": "" if target is None else int(target * 1000),
+                "verdict": verdict if codes == {0} else f"exit {sorted(codes)}",
+            }
+        )
+    return rows
+
+
+if __name__ == "__main__":
+    for row in run():
+        print(row)

@@ -1,0 +1,479 @@
+"""`wlmap jq`: gojq's command line on our engine (flags, output format, messages, exit codes).
+
+Exit codes are gojq's: 0 ok, 1 with `-e` when the last output is false or null, 2 flag error,
+3 compile error, 4 with `-e` when there was no output, 5 run-time or input error, or the code
+given to `halt_error`. Messages keep gojq's layout with this program's name in front
+(`wlmap: expected an object but got: …`, `wlmap: invalid query: …` plus the caret display).
+After a run-time error on one input value the next value is still processed, as gojq does.
+"""
+
+from __future__ import annotations
+
+import sys
+import unicodedata
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+PROG = "wlmap"
+
+HELP = """wlmap jq - run a jq program (gojq semantics) on JSON
+
+Usage:
+  wlmap jq [OPTIONS] FILTER [FILE...]
+
+Options:
+  -c, --compact-output   output without pretty-printing
+  -r, --raw-output       output raw strings
+  -j, --join-output      implies -r with no newline delimiter
+      --raw-output0      implies -r with NUL character delimiter
+  -a, --ascii-output     escape non-ASCII characters
+      --tab              use tabs for indentation
+      --indent n         number of spaces for indentation
+  -n, --null-input       use null as input value
+  -R, --raw-input        read input as raw strings
+  -s, --slurp            read all inputs into an array
+  -e, --exit-status      exit 1 when the last value is false or null
+      --arg name value   set a string value to a variable
+      --argjson name v   set a JSON value to a variable
+      --args             consume remaining arguments as positional string values
+      --jsonargs         consume remaining arguments as positional JSON values
+  -h, --help             display this help information
+"""
+
+_BOOL_LONG = {
+    "compact-output": "compact",
+    "raw-output": "raw",
+    "join-output": "join",
+    "raw-output0": "raw0",
+    "ascii-output": "ascii",
+    "tab": "tab",
+    "null-input": "null_input",
+    "raw-input": "raw_input",
+    "slurp": "slurp",
+    "exit-status": "exit_status",
+    "help": "help",
+    "monochrome-output": "mono",
+    "color-output": "color",
+}
+_BOOL_SHORT = {
+    "c": "compact",
+    "r": "raw",
+    "j": "join",
+    "a": "ascii",
+    "n": "null_input",
+    "R": "raw_input",
+    "s": "slurp",
+    "e": "exit_status",
+    "h": "help",
+    "M": "mono",
+    "C": "color",
+}
+
+
+class FlagError(Exception):
+    """A command-line error (exit code 2)."""
+
+
+@dataclass
+class Options:
+    compact: bool = False
+    raw: bool = False
+    join: bool = False
+    raw0: bool = False
+    ascii: bool = False
+    tab: bool = False
+    indent: int | None = None
+    null_input: bool = False
+    raw_input: bool = False
+    slurp: bool = False
+    exit_status: bool = False
+    help: bool = False
+    mono: bool = False
+    color: bool = False
+    named: dict[str, str] = field(default_factory=dict)
+    named_json: dict[str, str] = field(default_factory=dict)
+    positional: list[tuple[str, str]] = field(default_factory=list)  # (kind, text)
+    rest: list[str] = field(default_factory=list)
+
+
+def parse_flags(argv: Sequence[str]) -> Options:
+    """gojq's flag grammar: long flags (`--x`, `--x=v`), bundled short flags, `--` ends flags."""
+    opts = Options()
+    args = list(argv)
+    positional_kind: str | None = None
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "--":
+            for a in args[i + 1 :]:
+                if positional_kind and opts.rest:
+                    opts.positional.append((positional_kind, a))
+                else:
+                    opts.rest.append(a)
+            break
+        if arg.startswith("--"):
+            name, eq, value = arg[2:].partition("=")
+            if name in _BOOL_LONG:
+                if eq:
+                    raise FlagError(f"boolean flag `--{name}' cannot have an argument")
+                setattr(opts, _BOOL_LONG[name], True)
+            elif name == "indent":
+                if not eq:
+                    i += 1
+                    if i >= len(args):
+                        raise FlagError("expected argument for flag `--indent'")
+                    value = args[i]
+                try:
+                    opts.indent = int(value)
+                except ValueError:
+                    raise FlagError(
+                        f"invalid argument for flag `--indent': strconv.Atoi: parsing "
+                        f'"{value}": invalid syntax'
+                    ) from None
+            elif name in ("arg", "argjson"):
+                if i + 2 >= len(args):
+                    raise FlagError(f"expected 2 arguments for flag `--{name}'")
+                target = opts.named if name == "arg" else opts.named_json
+                key, val = args[i + 1], args[i + 2]
+                if key not in opts.named and key not in opts.named_json:
+                    target[key] = val
+                i += 2
+            elif name in ("args", "jsonargs"):
+                positional_kind = name
+            else:
+                raise FlagError(f"unknown flag `--{name}'")
+            i += 1
+            continue
+        if len(arg) > 1 and arg[0] == "-" and all(c.isascii() and c.isalpha() for c in arg[1:]):
+            for c in arg[1:]:
+                if c not in _BOOL_SHORT:
+                    raise FlagError(f"unknown flag `{c}'")
+                setattr(opts, _BOOL_SHORT[c], True)
+            i += 1
+            continue
+        if positional_kind and opts.rest:
+            opts.positional.append((positional_kind, arg))
+        else:
+            opts.rest.append(arg)
+        i += 1
+    return opts
+
+
+# ---------------------------------------------------------------------------------------------
+# error displays (gojq's cli/error.go)
+
+
+def _width(s: str) -> int:
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in s)
+
+
+def _split_lines(text: str) -> list[tuple[str, int]]:
+    """(line, start offset) pairs; CR, LF and CRLF all end a line."""
+    out: list[tuple[str, int]] = []
+    i, n = 0, len(text)
+    while i < n:
+        j = i
+        while j < n and text[j] not in "\r\n":
+            j += 1
+        out.append((text[i:j], i))
+        if j < n and text[j] == "\r" and j + 1 < n and text[j + 1] == "\n":
+            j += 1
+        i = j + 1
+    return out
+
+
+def _line_at(text: str, offset: int) -> tuple[str, int, int]:
+    """gojq's getLineByOffset: (line text, 1-based line number, display column of offset)."""
+    linestr, line = "", 0
+    for s, start in _split_lines(text):
+        line += 1
+        linestr = s
+        end = start + len(s) + 1
+        if end >= offset:
+            offset -= start
+            break
+    offset = min(max(offset - 1, 0), len(linestr))
+    if offset > 48:
+        skip = offset - 48
+        linestr = linestr[skip:]
+        offset -= skip
+    linestr = linestr[:64]
+    offset = min(offset, len(linestr))
+    return linestr, line, _width(linestr[:offset])
+
+
+def _caret_display(kind: str, name: str, contents: str, offset: int, message: str) -> str:
+    """gojq's two layouts: `KIND: LABEL` + line + caret, or `KIND: NAME:LINE` + `N | line`."""
+    linestr, line, column = _line_at(contents, offset)
+    if kind == "invalid query":
+        multi = name != "<arg>" or "\n" in contents or "\r" in contents
+        label = contents
+    else:
+        multi = line > 1
+        label = name
+    if multi:
+        num = str(line)
+        return (
+            f"{kind}: {name}:{line}\n    {num} | {linestr}\n"
+            f"    {' ' * (column + len(num) + 3)}^  {message}"
+        )
+    return f"{kind}: {label}\n    {linestr}\n    {' ' * column}^  {message}"
+
+
+# ---------------------------------------------------------------------------------------------
+# running
+
+
+class _Exit(Exception):
+    def __init__(self, code: int):
+        super().__init__(code)
+        self.code = code
+
+
+@dataclass
+class _Runner:
+    opts: Options
+    stdout: IO[str]
+    stderr: IO[str]
+    last_truthy: bool | None = None
+    failed: bool = False
+
+    def error(self, message: str) -> None:
+        self.stderr.write(f"{PROG}: {message}\n")
+
+    def write(self, value: Any) -> None:
+        from workload_map.jq.encoding import dumps
+
+        o = self.opts
+        if (o.raw or o.join or o.raw0) and type(value) is str:
+            if o.raw0 and "\x00" in value:
+                raise _OutputError(
+                    "cannot output a string containing NUL character: " + dumps(value, None)
+                )
+            text = value
+        elif o.compact:
+            text = dumps(value, None, ascii=o.ascii)
+        elif o.tab:
+            text = dumps(value, 1, tab=True, ascii=o.ascii)
+        else:
+            text = dumps(value, 2 if o.indent is None else o.indent, ascii=o.ascii)
+        if o.raw0:
+            text += "\x00"
+        elif not o.join:
+            text += "\n"
+        self.stdout.write(text)
+        self.last_truthy = not (value is None or value is False)
+
+
+class _OutputError(Exception):
+    pass
+
+
+def _read_inputs(opts: Options, files: list[str], stdin: IO[str] | IO[bytes] | None) -> str:
+    from workload_map.jq.builtins.formats import decode_bytes
+
+    if not files:
+        if stdin is None:
+            return ""
+        data = stdin.read()
+        return decode_bytes(data) if isinstance(data, bytes) else data
+    parts = []
+    for name in files:
+        try:
+            with open(name, "rb") as f:
+                parts.append(decode_bytes(f.read()))
+        except OSError as e:
+            raise _InputError(f"open {name}: {e.strerror.lower() if e.strerror else e}") from None
+    return "".join(parts)
+
+
+class _InputError(Exception):
+    pass
+
+
+def _json_error_display(name: str, contents: str, err: Any) -> str:
+    offset = len(contents) + 1 if err.message == "unexpected EOF" else err.offset + 1
+    return _caret_display("invalid json", name, contents, offset, err.message)
+
+
+def _inputs(opts: Options, text: str, name: str) -> Iterator[Any]:
+    """Input values; a JsonDecodeError is yielded (as the CLI reports and stops)."""
+    from workload_map.jq.encoding import JsonDecodeError, iter_values
+
+    if opts.raw_input:
+        if opts.slurp:
+            yield text
+            return
+        lines = text.split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
+        yield from lines
+        return
+    if opts.slurp:
+        try:
+            yield list(iter_values(text))
+        except JsonDecodeError as e:
+            yield e
+        return
+    try:
+        yield from iter_values(text)
+    except JsonDecodeError as e:
+        yield e
+
+
+def main(
+    argv: Sequence[str],
+    stdin: IO[str] | IO[bytes] | None = None,
+    stdout: IO[str] | None = None,
+    stderr: IO[str] | None = None,
+) -> int:
+    """Run `wlmap jq ARGV…`; returns the exit code."""
+    out = stdout if stdout is not None else sys.stdout
+    err = stderr if stderr is not None else sys.stderr
+    if stdin is None:
+        stdin = sys.stdin.buffer if hasattr(sys.stdin, "buffer") else sys.stdin
+    try:
+        opts = parse_flags(argv)
+    except FlagError as e:
+        err.write(f"{PROG}: {e}\n")
+        return 2
+    if opts.help:
+        out.write(HELP)
+        return 0
+    runner = _Runner(opts, out, err)
+    try:
+        return _run(opts, runner, stdin)
+    except _Exit as e:
+        return e.code
+
+
+def _run(opts: Options, runner: _Runner, stdin: IO[str] | IO[bytes] | None) -> int:
+    from workload_map import jq
+    from workload_map.jq.encoding import JsonDecodeError, loads
+    from workload_map.jq.errors import (
+        JqCompileError,
+        JqHaltError,
+        JqLimitError,
+        JqParseError,
+        JqRuntimeError,
+    )
+
+    if opts.indent is not None:
+        if opts.indent > 9:
+            runner.error(f"too many indentation count: {opts.indent}")
+            return 5
+        if opts.indent < 0:
+            runner.error(f"negative indentation count: {opts.indent}")
+            return 5
+    variables: dict[str, Any] = {}
+    named: dict[str, Any] = {}
+    for key, value in opts.named.items():
+        variables[key] = named[key] = value
+    for key, text in opts.named_json.items():
+        try:
+            variables[key] = named[key] = loads(text)
+        except JsonDecodeError as e:
+            runner.error(_json_error_display(f"${key}", text, e))
+            return 5
+    positional: list[Any] = []
+    for kind, text in opts.positional:
+        if kind == "args":
+            positional.append(text)
+            continue
+        try:
+            positional.append(loads(text))
+        except JsonDecodeError as e:
+            runner.error(_json_error_display("--jsonargs", text, e))
+            return 5
+    variables["ARGS"] = {"named": named, "positional": positional}
+
+    if opts.rest:
+        query, files, qname = opts.rest[0].strip(), opts.rest[1:], "<arg>"
+    else:
+        query, files, qname = ".", [], "<arg>"
+    try:
+        program = _compile(jq, query, list(variables))
+    except JqParseError as e:
+        # gojq: the error offset is the end of the bad token; the caret goes under its start
+        offset = (e.offset or 0) - len(e.token or "") + 1
+        runner.error(_caret_display("invalid query", qname, query, offset, e.message))
+        return 3
+    except JqCompileError as e:
+        runner.error(f"compile error: {e.message}")
+        return 3
+
+    if opts.null_input:
+        values: Iterator[Any] = iter([None])
+        stdin_name = "<stdin>"
+        text = ""
+    else:
+        try:
+            text = _read_inputs(opts, files, stdin)
+        except _InputError as e:
+            runner.error(str(e))
+            return 2
+        stdin_name = files[0] if len(files) == 1 else "<stdin>"
+        values = _inputs(opts, text, stdin_name)
+
+    exit_code = 0
+    limits = _unlimited(jq)
+    for value in values:
+        if isinstance(value, JsonDecodeError):
+            runner.error(_json_error_display(stdin_name, text, value))
+            exit_code = 5
+            break
+        try:
+            for result in _iterate(program, value, variables, limits):
+                runner.write(result)
+        except JqHaltError as e:
+            _report_halt(runner, e)
+            runner.stdout.flush()
+            return e.exit_code
+        except JqLimitError as e:
+            runner.error(e.message)
+            exit_code = 5
+        except JqRuntimeError as e:
+            runner.error(e.message)
+            exit_code = 5
+        except _OutputError as e:
+            runner.error(str(e))
+            exit_code = 5
+    if exit_code:
+        return exit_code
+    if opts.exit_status:
+        if runner.last_truthy is None:
+            return 4
+        return 0 if runner.last_truthy else 1
+    return 0
+
+
+def _report_halt(runner: _Runner, e: Any) -> None:
+    from workload_map.jq.encoding import dumps
+
+    value = getattr(e, "value", None)
+    if value is None:
+        return
+    if type(value) is str:
+        runner.stderr.write(value)
+    else:
+        runner.stderr.write(dumps(value, None) + "\n")
+
+
+def _compile(jq: Any, query: str, names: list[str]) -> Any:
+    return jq.compile(query, variables=[f"${n}" for n in names])
+
+
+def _unlimited(jq: Any) -> Any:
+    import dataclasses
+
+    base = jq.DEFAULT_LIMITS
+    try:
+        return dataclasses.replace(base, max_results=None, timeout=None)
+    except TypeError:
+        return jq.Limits(max_results=None, timeout=None, max_depth=base.max_depth)
+
+
+def _iterate(program: Any, value: Any, variables: dict[str, Any], limits: Any) -> Iterator[Any]:
+    bound = {f"${k}": v for k, v in variables.items()}
+    return iter(program.iter(value, variables=bound, limits=limits))

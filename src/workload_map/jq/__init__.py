@@ -1,0 +1,58 @@
+"""workload_map.jq: a jq engine with gojq v0.12.18 semantics, compiled to Python closures.
+
+Every path in a Karta definition is a jq program evaluated against workload objects and pods::
+
+    from workload_map import jq
+    prog = jq.compile(".spec.replicatedJobs[].name")   # cached by text
+    prog.all(obj)      # every output
+    prog.first(obj)    # the first output or None, lazily
+
+Values are plain Python JSON (None, bool, int, float, str, list, dict); inputs are never mutated.
+Object keys iterate in sorted order, integers are exact, errors use gojq's texts and carry the
+offset of the failing term.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from workload_map.jq.builtins.native import delpaths, getpath, setpath
+from workload_map.jq.errors import (
+    JqBreak,
+    JqCompileError,
+    JqError,
+    JqHaltError,
+    JqLimitError,
+    JqParseError,
+    JqRuntimeError,
+)
+from workload_map.jq.parser import parse as _parse
+from workload_map.jq.program import DEFAULT_LIMITS, Limits, Program, compile
+from workload_map.jq.safety import Violation, is_writable, karta_violations, writability
+
+__all__ = [
+    "DEFAULT_LIMITS",
+    "JqBreak",
+    "JqCompileError",
+    "JqError",
+    "JqHaltError",
+    "JqLimitError",
+    "JqParseError",
+    "JqRuntimeError",
+    "Limits",
+    "Program",
+    "Violation",
+    "compile",
+    "delpaths",
+    "getpath",
+    "is_writable",
+    "karta_violations",
+    "parse",
+    "setpath",
+    "writability",
+]
+
+
+def parse(program: str) -> Any:
+    """Parse ``program`` into its syntax tree (``workload_map.jq.ast``); raises JqParseError."""
+    return _parse(program)

@@ -1,0 +1,251 @@
+"""Compiled programs, evaluation limits and the compile cache: the engine's public entry points.
+
+``compile(text)`` parses and compiles once per distinct text (a repeated compile is a dict hit);
+``Program.all/first/iter/paths`` evaluate it on plain Python JSON values under ``Limits`` (result
+cap, cooperative deadline, call depth). Errors leaving a program carry its text and the offset of
+the failing term.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from workload_map.jq import ast as A
+from workload_map.jq.builtins.native import NATIVES
+from workload_map.jq.compiler import Code, Ctx, compile_tree
+from workload_map.jq.errors import JqError, JqLimitError, JqRuntimeError
+from workload_map.jq.parser import parse
+
+__all__ = ["DEFAULT_LIMITS", "Limits", "Program", "compile"]
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Evaluation limits. ``max_results``: reaching it is an error (the reference runner's rule);
+    ``timeout``: seconds, checked cooperatively; ``max_depth``: nested jq function calls."""
+
+    max_results: int | None = 1000
+    timeout: float | None = 10.0
+    max_depth: int = 1000
+
+
+DEFAULT_LIMITS = Limits(max_results=1000, timeout=10.0, max_depth=1000)
+
+_CACHE: dict[tuple[str, tuple[str, ...]], Program] = {}
+_CACHE_MAX = 4096
+_CACHE_LOCK = threading.Lock()
+
+
+def _normalise_vars(variables: Sequence[str]) -> tuple[str, ...]:
+    out = []
+    for name in variables:
+        bare = name[1:] if name.startswith("$") else name
+        if not bare:
+            raise JqError(f"invalid variable name: {name!r}")
+        out.append(bare)
+    return tuple(out)
+
+
+def compile(program: str, *, variables: Sequence[str] = ()) -> Program:  # noqa: A001
+    """Parse and compile ``program``; cached by text. Raises JqParseError / JqCompileError."""
+    key = (program, tuple(variables))
+    cached = _CACHE.get(key)
+    if cached is not None:
+        return cached
+    names = _normalise_vars(variables)
+    tree = parse(program)
+    code = compile_tree(tree, program, names)
+    prog = Program(program, tree, code, names)
+    with _CACHE_LOCK:
+        if len(_CACHE) >= _CACHE_MAX:
+            _CACHE.clear()
+        _CACHE[key] = prog
+    return prog
+
+
+class Program:
+    """A compiled jq program; safe to share between threads and calls."""
+
+    __slots__ = ("_code", "_one", "_run", "_shared_env", "source", "tree", "variables")
+
+    def __init__(self, source: str, tree: Any, code: Code, variables: tuple[str, ...]) -> None:
+        self.source = source
+        self.tree = tree
+        self.variables = variables
+        self._code = code
+        self._one = code.one
+        self._run = code.run
+        # Programs that cannot loop or recurse share one context (no deadline to arm).
+        self._shared_env: tuple[Any, ...] | None = None
+        if not variables and not _needs_context(tree):
+            self._shared_env = (Ctx(None, DEFAULT_LIMITS.max_depth, None),)
+
+    def __repr__(self) -> str:
+        return f"Program({self.source!r})"
+
+    def _env(
+        self,
+        variables: Mapping[str, Any] | None,
+        limits: Limits | None,
+        stderr: Callable[[str], None] | None,
+    ) -> tuple[Any, ...]:
+        lim = limits if limits is not None else DEFAULT_LIMITS
+        ctx = Ctx(lim.timeout, lim.max_depth, stderr)
+        if not self.variables:
+            return (ctx,)
+        given = {}
+        for k, v in (variables or {}).items():
+            given[k[1:] if k.startswith("$") else k] = v
+        missing = [n for n in self.variables if n not in given]
+        if missing:
+            raise JqError(
+                f"variable not bound: ${missing[0]}", program=self.source
+            )
+        return (ctx, *(given[n] for n in self.variables))
+
+    def _fail(self, e: BaseException) -> JqError:
+        if isinstance(e, RecursionError):
+            err: JqError = JqLimitError("maximum depth exceeded (recursion too deep)")
+        else:
+            assert isinstance(e, JqError)
+            err = e
+        if err.program is None:
+            err.program = self.source
+        return err
+
+    def iter(
+        self,
+        value: Any,
+        *,
+        variables: Mapping[str, Any] | None = None,
+        limits: Limits | None = None,
+        stderr: Callable[[str], None] | None = None,
+    ) -> Iterator[Any]:
+        """Outputs one at a time (the result cap still applies)."""
+        lim = limits if limits is not None else DEFAULT_LIMITS
+        env = self._env(variables, lim, stderr)
+        cap = lim.max_results
+        n = 0
+        try:
+            for x in self._run(value, env):
+                n += 1
+                if cap is not None and n >= cap:
+                    raise JqLimitError(f"query results exceed the allowed number {cap}")
+                yield x
+        except (JqError, RecursionError) as e:
+            raise self._fail(e) from None
+
+    def all(
+        self,
+        value: Any,
+        *,
+        variables: Mapping[str, Any] | None = None,
+        limits: Limits | None = None,
+        stderr: Callable[[str], None] | None = None,
+    ) -> list[Any]:
+        """Every output, in order."""
+        lim = limits if limits is not None else DEFAULT_LIMITS
+        env = self._shared_env
+        if env is None or variables is not None or stderr is not None:
+            env = self._env(variables, lim, stderr)
+        cap = lim.max_results
+        try:
+            if self._one is not None:
+                out = [self._one(value, env)]
+            elif cap is None:
+                out = list(self._run(value, env))
+            else:
+                out = []
+                append = out.append
+                for x in self._run(value, env):
+                    append(x)
+                    if len(out) >= cap:
+                        break
+        except (JqError, RecursionError) as e:
+            raise self._fail(e) from None
+        if cap is not None and len(out) >= cap:
+            raise JqLimitError(
+                f"query results exceed the allowed number {cap}", program=self.source
+            )
+        return out
+
+    def first(
+        self,
+        value: Any,
+        *,
+        variables: Mapping[str, Any] | None = None,
+        limits: Limits | None = None,
+        stderr: Callable[[str], None] | None = None,
+    ) -> Any:
+        """The first output, or None when there is none; later outputs are never computed."""
+        env = self._shared_env
+        if env is None or variables is not None or limits is not None or stderr is not None:
+            env = self._env(variables, limits, stderr)
+        try:
+            if self._one is not None:
+                return self._one(value, env)
+            for x in self._run(value, env):
+                return x
+            return None
+        except (JqError, RecursionError) as e:
+            raise self._fail(e) from None
+
+    def paths(
+        self,
+        value: Any,
+        *,
+        variables: Mapping[str, Any] | None = None,
+        limits: Limits | None = None,
+        stderr: Callable[[str], None] | None = None,
+    ) -> list[list[Any]]:
+        """What ``path(PROGRAM)`` yields: the locations the program's outputs come from."""
+        lim = limits if limits is not None else DEFAULT_LIMITS
+        env = self._env(variables, lim, stderr)
+        cap = lim.max_results
+        out: list[list[Any]] = []
+        try:
+            for x, p in self._code.paths(value, (), env):
+                if p is None:
+                    raise JqRuntimeError(
+                        f"invalid path against: {_preview(x)}", program=self.source
+                    )
+                out.append(list(p))
+                if cap is not None and len(out) >= cap:
+                    raise JqLimitError(f"query results exceed the allowed number {cap}")
+        except (JqError, RecursionError) as e:
+            raise self._fail(e) from None
+        return out
+
+
+_CTX_FREE_CALLS = frozenset(
+    {("empty", 0), ("not", 0), ("select", 1), ("map", 1), ("path", 1), ("getpath", 1)}
+    | {("any", n) for n in range(3)}
+    | {("all", n) for n in range(3)}
+    | {("first", 1), ("isempty", 1)}
+)
+
+
+def _needs_context(tree: Any) -> bool:
+    """Whether evaluating ``tree`` can loop, recurse or read the environment."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (A.Reduce, A.Foreach, A.RecurseAll, A.WithDefs)):
+            return True
+        if isinstance(node, A.Var) and node.name == "ENV":
+            return True
+        if isinstance(node, A.Call):
+            key = (node.name, len(node.args))
+            if key not in _CTX_FREE_CALLS and key not in NATIVES:
+                return True
+        stack.extend(A.iter_children(node))
+    return False
+
+
+def _preview(v: Any) -> str:
+    from workload_map.jq.values import type_error_preview
+
+    return type_error_preview(v)

@@ -1,0 +1,163 @@
+"""Karta's rules for jq expressions in definitions: safety and writability.
+
+``karta_violations`` rejects what the reference validator rejects (assignment and update
+operators, ``del``, ``..``, ``recurse``, ``walk``, ``paths``, ``range``, ``repeat``) with the
+reference's messages, but checks the WHOLE tree (the reference only looks at function arguments
+and binary operands, so ``[del(.x)]`` slipped through there).
+
+``writability`` tells whether every output of a program is a location in its input (what
+``path(…)`` can find), so that write-back through the program is meaningful.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from workload_map.jq import ast as A
+from workload_map.jq.parser import parse
+
+__all__ = ["Violation", "is_writable", "karta_violations", "writability"]
+
+_EXCESSIVE = frozenset({"range", "paths", "recurse", "walk", "repeat"})
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    """A forbidden construct: the reference's message, its offset, and the construct itself."""
+
+    message: str
+    offset: int
+    construct: str
+
+
+def _walk(tree: Any) -> list[Any]:
+    """Every node of the tree, iteratively (deep programs cannot overflow the stack)."""
+    out: list[Any] = []
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        stack.extend(reversed(A.iter_children(node)))
+    return out
+
+
+def karta_violations(program: str) -> list[Violation]:
+    """Every forbidden construct anywhere in ``program``, in source order.
+
+    Raises ``JqParseError`` when the program does not parse.
+    """
+    tree = parse(program)
+    found: list[Violation] = []
+    for node in _walk(tree):
+        if isinstance(node, A.Update):
+            found.append(
+                Violation(f"modifying operator '{node.op}' is not allowed", node.offset, node.op)
+            )
+        elif isinstance(node, A.RecurseAll):
+            found.append(Violation("recursive descent '..' is not allowed", node.offset, ".."))
+        elif isinstance(node, A.Call):
+            if node.name == "del":
+                found.append(Violation("del function is not allowed", node.offset, "del"))
+            elif node.name in _EXCESSIVE:
+                found.append(
+                    Violation(
+                        f"function '{node.name}' may produce excessive output and is not allowed",
+                        node.offset,
+                        node.name,
+                    )
+                )
+    found.sort(key=lambda v: v.offset)
+    return found
+
+
+# --- writability -----------------------------------------------------------------------------
+
+_LOCATION_CALLS_1 = frozenset({"select", "first", "getpath", "recurse"})
+_TRANSPARENT_CALLS = {("limit", 2): 1, ("skip", 2): 1, ("nth", 2): 1, ("first", 1): 0}
+_EMPTY_CALLS = frozenset({("empty", 0), ("error", 0), ("error", 1)})
+
+
+def _describe(node: Any) -> str:
+    if isinstance(node, A.Call):
+        return f"'{node.name}' computes a value"
+    if isinstance(node, A.Literal):
+        return "a literal is not a location"
+    if isinstance(node, (A.Str, A.Format)):
+        return "a string is computed"
+    if isinstance(node, A.Var):
+        return f"variable ${node.name} is not a location"
+    if isinstance(node, A.Array):
+        return "array construction is not a location"
+    if isinstance(node, A.Object):
+        return "object construction is not a location"
+    if isinstance(node, (A.Binary, A.Unary)):
+        op = node.op
+        return f"operator '{op}' computes a value"
+    if isinstance(node, A.Update):
+        return f"operator '{node.op}' computes a value"
+    if isinstance(node, (A.Reduce, A.Foreach)):
+        return "reduce/foreach computes a value"
+    if isinstance(node, A.Try):
+        return "a catch handler computes a value"
+    if isinstance(node, A.WithDefs):
+        return "function definitions are not supported in a writable path"
+    return f"{type(node).__name__.lower()} is not a location"
+
+
+def _non_location(node: Any) -> Any | None:
+    """The first node (in source order) whose outputs are not locations, or None."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (A.Identity, A.RecurseAll, A.Break)):
+            continue
+        if isinstance(n, (A.Index, A.Slice)):
+            stack.append(n.target)
+        elif isinstance(n, (A.Iterate, A.Optional)):
+            stack.append(n.target)
+        elif isinstance(n, (A.Pipe, A.Comma, A.Alt)):
+            stack.extend((n.right, n.left))
+        elif isinstance(n, A.If):
+            branches = [n.then, *(t for _c, t in n.elifs)]
+            if n.otherwise is not None:
+                branches.append(n.otherwise)
+            stack.extend(reversed(branches))
+        elif isinstance(n, A.Try) and n.catch is None:
+            stack.append(n.body)
+        elif isinstance(n, (A.Bind, A.Label)):
+            stack.append(n.body)
+        elif isinstance(n, A.Call):
+            key = (n.name, len(n.args))
+            if key in _EMPTY_CALLS:
+                continue
+            if key in _TRANSPARENT_CALLS:
+                stack.append(n.args[_TRANSPARENT_CALLS[key]])
+            elif n.name in _LOCATION_CALLS_1 and len(n.args) <= 2:
+                if n.name == "recurse" and n.args:
+                    stack.append(n.args[0])
+                continue
+            else:
+                return n
+        elif isinstance(n, A.Literal) and n.kind == "null":
+            return n
+        else:
+            return n
+    return None
+
+
+def writability(program: str) -> str | None:
+    """None when every output of ``program`` is a location in its input; else the reason.
+
+    Raises ``JqParseError`` when the program does not parse.
+    """
+    tree = parse(program)
+    bad = _non_location(tree)
+    if bad is None:
+        return None
+    return f"{_describe(bad)} (offset {bad.offset})"
+
+
+def is_writable(program: str) -> bool:
+    """Whether every output of ``program`` is a location (fields, indexes, ``[]``, ``select``, …)."""
+    return writability(program) is None

@@ -1,0 +1,64 @@
+"""The expression runner: the direct path walk must agree with the jq engine everywhere."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from workload_map import jq
+from workload_map.engine import ExtractionError
+from workload_map.engine.runner import Expression, fast_path
+
+VALUES: list[Any] = [
+    None, {}, {"a": None}, {"a": {"b": 1}}, {"a": {"b": False}}, {"a": {"b": [1, 2]}}, {"a": "str"},
+    {"a": [{"b": 3}]}, [1, 2], "x", 3, {"metadata": {"labels": {"k/x": "v", "n": "0"}}},
+    {"a": {"b": {"c": ""}}},
+]
+EXPRESSIONS = [
+    ".", ".a", ".a.b", '.a["b"]', '.["a"].b', '."a".b', ".a.b[1]", ".a[0].b", ".[0]",
+    '.metadata.labels["k/x"]', '.metadata.labels["k/x"] // "d"', ".a.b // 1", ".a.b // null",
+    '.a.b.c // "z"', ".a // false", '.metadata.labels.n // "0"',
+]
+
+
+@pytest.mark.parametrize("expr", EXPRESSIONS)
+def test_fast_paths_agree_with_jq(expr: str) -> None:
+    direct = fast_path(expr)
+    assert direct is not None, expr
+    program = jq.compile(expr)
+    for value in VALUES:
+        try:
+            expected: Any = program.all(value)
+        except jq.JqError:
+            expected = "error"
+        try:
+            got: Any = Expression(expr).all(value)
+        except ExtractionError:
+            got = "error"
+        assert got == expected, (expr, value)
+
+
+@pytest.mark.parametrize("expr", [".a[]", ".a | .b", ".a.b // .c", "(.a)", ".a?", ".[-1]", "[.a]", "1",
+                                  '.a["b\\(1)"]', ".a // 1 // 2"])
+def test_other_expressions_take_the_engine(expr: str) -> None:
+    assert fast_path(expr) is None
+
+
+def test_errors_name_the_expression() -> None:
+    with pytest.raises(ExtractionError, match=r"failed to parse JQ expression '\.a \|'"):
+        Expression(".a |").all({})
+    with pytest.raises(ExtractionError, match=r"JQ execution error for expression '\.a\[\]'"):
+        Expression(".a[]").all({"a": 1})
+
+
+def test_result_limit_is_the_reference_one() -> None:
+    with pytest.raises(ExtractionError, match="query results exceed the allowed number 1000"):
+        Expression(".[]").all(list(range(1000)))
+    assert len(Expression(".[]").all(list(range(999)))) == 999
+
+
+def test_paths_of_computed_values_raise() -> None:
+    with pytest.raises(ExtractionError, match="does not address writable locations"):
+        Expression("{a: .b}").paths({"b": 1})
+    assert Expression(".a.b").paths({}) == [["a", "b"]]

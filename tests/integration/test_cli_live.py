@@ -1,0 +1,418 @@
+"""``wlmap get``/``describe`` against a real kube-apiserver (the ``kube`` harness).
+
+Pods are created directly (owned by Jobs owned by the JobSet, as the controllers would) and
+their status is set through the status subresource. Forbidden paths use impersonation
+(``--as``) with the harness's admin credential: a user with no RBAC at all, and one allowed
+to read workloads but not Karta definitions.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from workload_map.cli.main import main
+
+ROOT = Path(__file__).resolve().parents[2]
+
+JOBSET_CRD: dict[str, Any] = {
+    "apiVersion": "apiextensions.k8s.io/v1",
+    "kind": "CustomResourceDefinition",
+    "metadata": {"name": "jobsets.jobset.x-k8s.io"},
+    "spec": {
+        "group": "jobset.x-k8s.io",
+        "scope": "Namespaced",
+        "names": {
+            "plural": "jobsets",
+            "singular": "jobset",
+            "kind": "JobSet",
+            "listKind": "JobSetList",
+            "shortNames": ["js"],
+        },
+        "versions": [
+            {
+                "name": "v1alpha2",
+                "served": True,
+                "storage": True,
+                "subresources": {"status": {}},
+                "schema": {
+                    "openAPIV3Schema": {
+                        "type": "object",
+                        "properties": {
+                            "spec": {
+                                "type": "object",
+                                "x-kubernetes-preserve-unknown-fields": True,
+                            },
+                            "status": {
+                                "type": "object",
+                                "x-kubernetes-preserve-unknown-fields": True,
+                            },
+                        },
+                    }
+                },
+            }
+        ],
+    },
+}
+
+KARTA_CRD: dict[str, Any] = {
+    "apiVersion": "apiextensions.k8s.io/v1",
+    "kind": "CustomResourceDefinition",
+    "metadata": {"name": "kartas.run.ai"},
+    "spec": {
+        "group": "run.ai",
+        "scope": "Cluster",
+        "names": {
+            "plural": "kartas",
+            "singular": "karta",
+            "kind": "Karta",
+            "listKind": "KartaList",
+            "shortNames": ["krt"],
+        },
+        "versions": [
+            {
+                "name": "v1alpha1",
+                "served": True,
+                "storage": True,
+                "subresources": {"status": {}},
+                "schema": {
+                    "openAPIV3Schema": {
+                        "type": "object",
+                        "properties": {
+                            "spec": {
+                                "type": "object",
+                                "x-kubernetes-preserve-unknown-fields": True,
+                            },
+                            "status": {
+                                "type": "object",
+                                "x-kubernetes-preserve-unknown-fields": True,
+                            },
+                        },
+                    }
+                },
+            }
+        ],
+    },
+}
+
+
+def wlmap(kube: Any, *argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    env = {"HOME": "/nonexistent", "PATH": "/usr/bin:/bin"}
+    code = main(["--kubeconfig", str(kube.kubeconfig), *argv], io.StringIO(), out, err, environ=env)
+    return code, out.getvalue(), err.getvalue()
+
+
+def _karta_crd() -> Any:
+    """The project's generated CRD when present (without any stored ``status``), else ours."""
+    generated = ROOT / "deploy" / "crds" / "kartas.run.ai.yaml"
+    if not generated.is_file():
+        return KARTA_CRD
+    import yaml
+
+    crd = yaml.safe_load(generated.read_text())
+    crd.pop("status", None)
+    return crd
+
+
+def install_crd(kube: Any, crd: dict[str, Any], timeout: float = 30.0) -> None:
+    """Apply a CRD and wait until it is Established and served (tolerates a fresh CRD whose
+    ``status.conditions`` is still null)."""
+    import time
+
+    stored = kube.apply(crd)
+    name = stored["metadata"]["name"]
+    group, plural = stored["spec"]["group"], stored["spec"]["names"]["plural"]
+    versions = [v["name"] for v in stored["spec"]["versions"] if v.get("served", True)]
+    deadline = time.monotonic() + timeout
+    path = f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}"
+    while time.monotonic() < deadline:
+        conditions = (kube.request("GET", path).get("status") or {}).get("conditions") or []
+        established = any(
+            c.get("type") == "Established" and c.get("status") == "True" for c in conditions
+        )
+        if established and all(_served(kube, group, v, plural) for v in versions):
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"CRD {name} not established after {timeout} s")
+
+
+def _served(kube: Any, group: str, version: str, plural: str) -> bool:
+    from kubernetes.client.exceptions import ApiException
+
+    try:
+        listing = kube.request("GET", f"/apis/{group}/{version}")
+    except ApiException:
+        return False
+    return any(r.get("name") == plural for r in listing.get("resources") or [])
+
+
+def _install_karta_crd(kube: Any) -> None:
+    install_crd(kube, _karta_crd())
+
+
+def _ready_status(node: str, ready: bool) -> dict[str, Any]:
+    return {
+        "phase": "Running",
+        "conditions": [
+            {"type": "PodScheduled", "status": "True"},
+            {
+                "type": "Ready",
+                "status": "True" if ready else "False",
+                **({} if ready else {"reason": "ContainersNotReady"}),
+            },
+        ],
+    }
+
+
+@pytest.fixture(scope="module")
+def jobset_crd(kube: Any) -> None:
+    install_crd(kube, JOBSET_CRD)
+
+
+def _make_jobset(kube: Any, namespace: str, name: str = "train") -> dict[str, Any]:
+    js = kube.apply(
+        {
+            "apiVersion": "jobset.x-k8s.io/v1alpha2",
+            "kind": "JobSet",
+            "metadata": {"name": name, "namespace": namespace, "labels": {"team": "vision"}},
+            "spec": {
+                "replicatedJobs": [
+                    {
+                        "name": "workers",
+                        "replicas": 1,
+                        "template": {
+                            "spec": {
+                                "parallelism": 2,
+                                "completions": 2,
+                                "template": {
+                                    "spec": {
+                                        "restartPolicy": "Never",
+                                        "containers": [
+                                            {
+                                                "name": "c",
+                                                "image": "busybox",
+                                                "resources": {
+                                                    "requests": {"cpu": "1", "nvidia.com/gpu": "4"},
+                                                    "limits": {"nvidia.com/gpu": "4"},
+                                                },
+                                            }
+                                        ],
+                                    }
+                                },
+                            }
+                        },
+                    }
+                ]
+            },
+        },
+        namespace,
+    )
+    kube.set_status(
+        {
+            **js,
+            "status": {
+                "replicatedJobsStatus": [
+                    {
+                        "name": "workers",
+                        "ready": 1,
+                        "active": 2,
+                        "succeeded": 0,
+                        "failed": 0,
+                        "suspended": 0,
+                    }
+                ]
+            },
+        }
+    )
+    job = kube.apply(
+        {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": {
+                "name": f"{name}-workers-0",
+                "namespace": namespace,
+                "ownerReferences": [
+                    {
+                        "apiVersion": "jobset.x-k8s.io/v1alpha2",
+                        "kind": "JobSet",
+                        "name": name,
+                        "uid": js["metadata"]["uid"],
+                        "controller": True,
+                    }
+                ],
+            },
+            "spec": {
+                "template": {
+                    "metadata": {"labels": {"app": name}},
+                    "spec": {
+                        "restartPolicy": "Never",
+                        "containers": [{"name": "c", "image": "busybox"}],
+                    },
+                }
+            },
+        },
+        namespace,
+    )
+    for index, ready in enumerate((True, False)):
+        created = kube.apply(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {
+                    "name": f"{name}-workers-0-{index}",
+                    "namespace": namespace,
+                    "labels": {
+                        "jobset.sigs.k8s.io/replicatedjob-name": "workers",
+                        "jobset.sigs.k8s.io/jobset-name": name,
+                    },
+                    "ownerReferences": [
+                        {
+                            "apiVersion": "batch/v1",
+                            "kind": "Job",
+                            "name": job["metadata"]["name"],
+                            "uid": job["metadata"]["uid"],
+                            "controller": True,
+                        }
+                    ],
+                },
+                "spec": {
+                    "nodeName": f"gpu-{index}",
+                    "containers": [
+                        {
+                            "name": "c",
+                            "image": "busybox",
+                            "resources": {
+                                "requests": {"nvidia.com/gpu": "4"},
+                                "limits": {"nvidia.com/gpu": "4"},
+                            },
+                        }
+                    ],
+                },
+            },
+            namespace,
+        )
+        kube.set_status({**created, "status": _ready_status(f"gpu-{index}", ready)})
+    return js
+
+
+def test_get_and_describe(kube: Any, namespace: str, jobset_crd: None) -> None:
+    _make_jobset(kube, namespace)
+    code, out, err = wlmap(kube, "get", "jobsets", "-n", namespace)
+    assert code == 0, err
+    row = out.splitlines()[1].split()
+    assert row[0] == "train" and row[1] == namespace
+    assert row[3] == "1/2" and row[4] == "8"
+    code, out, err = wlmap(
+        kube,
+        "get",
+        "jobsets",
+        "-n",
+        namespace,
+        "-l",
+        "team=vision",
+        "--chunk-size",
+        "1",
+        "-o",
+        "json",
+    )
+    assert code == 0 and json.loads(out)["count"] == 1
+    code, out, err = wlmap(kube, "describe", "jobset/train", "-n", namespace, "-o", "json")
+    assert code == 0, err
+    view = json.loads(out)
+    assert view["pods"] == {"desired": 2, "current": 2, "ready": 1}
+    assert view["resources"]["gpus"] == 8
+    assert view["fileMode"] is False
+    code, out, err = wlmap(kube, "describe", "js", "train", "-n", namespace)
+    assert code == 0, err
+    assert "train-workers-0-1" in out and "ContainersNotReady" in out
+    code, out, err = wlmap(kube, "get", "--all-types", "-n", namespace)
+    assert code == 0, err
+    types = {(line.split()[0], line.split()[2]) for line in out.splitlines()[1:]}
+    assert types == {("train", "JobSet")}  # the Job and the pods are not top-level
+
+
+def test_missing_workload_and_types(kube: Any, namespace: str, jobset_crd: None) -> None:
+    code, _, err = wlmap(kube, "describe", "jobset/nope", "-n", namespace)
+    assert code == 3 and "not found" in err
+    code, _, err = wlmap(kube, "describe", "pytorchjob/x", "-n", namespace)
+    assert code == 3 and "PyTorchJob is not installed in this cluster" in err
+    code, out, err = wlmap(kube, "get", "pytorchjobs", "-n", namespace)
+    assert code == 0 and out == "" and "not installed" in err
+    code, out, err = wlmap(kube, "describe", "flinkdeployment/etl", "-n", namespace, "-o", "json")
+    assert code == 4 and json.loads(out)["error"] == "no_definition_for_type"
+
+
+def test_karta_crd_missing_then_cluster_karta_wins(
+    kube: Any, namespace: str, jobset_crd: None
+) -> None:
+    _make_jobset(kube, namespace)
+    crds = kube.request("GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions")
+    if not any(c["metadata"]["name"] == "kartas.run.ai" for c in crds["items"]):
+        code, out, err = wlmap(kube, "get", "jobsets", "-n", namespace, "-o", "wide")
+        assert code == 0
+        assert "the kartas.run.ai CRD is not installed" in err
+        assert "catalog" in out
+    _install_karta_crd(kube)
+    code, out, _ = wlmap(kube, "definitions", "jobset-x-k8s-io-jobset-v1alpha2", "-o", "json")
+    karta = json.loads(out)
+    karta["metadata"] = {"name": f"team-jobset-{namespace}"}
+    kube.apply(karta)
+    try:
+        code, out, err = wlmap(kube, "describe", "jobset/train", "-n", namespace, "-o", "json")
+        assert code == 0, err
+        assert json.loads(out)["definition"] == {
+            "name": f"team-jobset-{namespace}",
+            "origin": "cluster",
+        }
+        code, out, err = wlmap(kube, "definitions", "--group", "jobset.x-k8s.io")
+        assert "cluster" in out and f"team-jobset-{namespace}" in out
+    finally:
+        kube.request("DELETE", f"/apis/run.ai/v1alpha1/kartas/team-jobset-{namespace}")
+
+
+def test_forbidden(kube: Any, namespace: str, jobset_crd: None) -> None:
+    _make_jobset(kube, namespace)
+    code, _, err = wlmap(kube, "--as", "nobody", "get", "jobsets", "-n", namespace)
+    assert code == 1
+    assert "forbidden" in err and "jobsets.jobset.x-k8s.io" in err
+    user = f"reader-{namespace}"
+    kube.apply(
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": {"name": user},
+            "rules": [
+                {"apiGroups": [""], "resources": ["*"], "verbs": ["get", "list"]},
+                {
+                    "apiGroups": ["batch", "apps", "jobset.x-k8s.io"],
+                    "resources": ["*"],
+                    "verbs": ["get", "list"],
+                },
+            ],
+        }
+    )
+    kube.apply(
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": user},
+            "roleRef": {
+                "apiGroup": "rbac.authorization.k8s.io",
+                "kind": "ClusterRole",
+                "name": user,
+            },
+            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}],
+        }
+    )
+    crds = kube.request("GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions")
+    karta_installed = any(c["metadata"]["name"] == "kartas.run.ai" for c in crds["items"])
+    code, out, err = wlmap(kube, "--as", user, "get", "jobsets", "-n", namespace)
+    assert code == 0, err
+    assert "train" in out
+    if karta_installed:
+        assert "not allowed to list Karta definitions" in err
