@@ -259,3 +259,25 @@ def test_unreachable_server_is_a_clear_error(tmp_path: Path) -> None:
     )
     with pytest.raises(Unreachable, match=r"cannot reach the cluster at https://127\.0\.0\.1:1"):
         cluster.resources()
+
+
+def test_in_cluster_service_account(tmp_path: Path) -> None:
+    sa = tmp_path / "sa"
+    sa.mkdir()
+    (sa / "token").write_text("tok")
+    (sa / "ca.crt").write_text("-----BEGIN CERTIFICATE-----\n")
+    (sa / "namespace").write_text("team-b\n")
+    env = {
+        "HOME": str(tmp_path),
+        "KUBERNETES_SERVICE_HOST": "10.0.0.1",
+        "KUBERNETES_SERVICE_PORT": "443",
+    }
+    resolved = resolve(ConnectionOptions(environ=env, service_account_dir=sa))
+    assert resolved.source == "in-cluster"
+    assert resolved.server == "https://10.0.0.1:443"
+    assert resolved.namespace == "team-b"
+    override = resolve(ConnectionOptions(environ=env, service_account_dir=sa, namespace="x"))
+    assert override.namespace == "x"
+    # without the service host it is not in-cluster
+    with pytest.raises(NotConfigured):
+        resolve(ConnectionOptions(environ={"HOME": str(tmp_path)}, service_account_dir=sa))

@@ -156,3 +156,17 @@ def test_complete_never_errors_without_cluster(wlmap) -> None:
     r = wlmap(["__complete", "get", "jobset", ""])
     assert r.code == 0
     assert r.err == ""
+
+
+def test_jq_gets_the_raw_arguments(wlmap) -> None:
+    r = wlmap(["jq", "-c", ".a"], stdin='{"a": [1, 2]}')
+    assert (r.code, r.out) == (0, "[1,2]\n")
+    r = wlmap(["--context", "x", "jq", "-r", ".b"], stdin='{"b": "hi"}')
+    assert (r.code, r.out) == (0, "hi\n")
+
+
+def test_validate_dispatch(wlmap, tmp_path) -> None:
+    r = wlmap(["validate", "-"], stdin="x: 1\n")
+    assert r.code == 1 and r.out.startswith("INVALID: -")
+    r = wlmap(["validate", str(tmp_path / "missing.yaml")])
+    assert r.code == 2

@@ -58,7 +58,12 @@ def karta_dict(root: dict[str, Any], *children: dict[str, Any], gang: Any = None
     }
     if gang is not None:
         spec["optimizationInstructions"] = {"gangScheduling": gang}
-    return {"apiVersion": "run.ai/v1alpha1", "kind": "Karta", "metadata": {"name": "t"}, "spec": spec}
+    return {
+        "apiVersion": "run.ai/v1alpha1",
+        "kind": "Karta",
+        "metadata": {"name": "t"},
+        "spec": spec,
+    }
 
 
 ROOT_KIND = {"group": "example.com", "version": "v1", "kind": "Thing"}

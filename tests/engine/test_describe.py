@@ -10,8 +10,19 @@ from tests.engine.conftest import FIXTURE_NAMES, workload
 
 GI = 2**30
 TOP_KEYS = {
-    "apiVersion", "kind", "name", "namespace", "uid", "definition", "fileMode", "phases", "pods",
-    "resources", "components", "podGroups", "unattributedPods",
+    "apiVersion",
+    "kind",
+    "name",
+    "namespace",
+    "uid",
+    "definition",
+    "fileMode",
+    "phases",
+    "pods",
+    "resources",
+    "components",
+    "podGroups",
+    "unattributedPods",
 }
 NODE_KEYS = {"name", "component", "instance", "kind", "replicas", "resources", "pods", "children"}
 
@@ -63,7 +74,12 @@ def test_file_mode_has_null_counts_and_same_desired(name: str) -> None:
 def test_array_of_jobs() -> None:
     d = workload("jobgroup", definition_name="jg", origin="cluster").describe()
     assert (d["apiVersion"], d["kind"], d["name"], d["namespace"], d["uid"]) == (
-        "example.com/v1", "JobGroup", "train", "ml", "1111-aaaa")
+        "example.com/v1",
+        "JobGroup",
+        "train",
+        "ml",
+        "1111-aaaa",
+    )
     assert d["definition"] == {"name": "jg", "origin": "cluster"}
     assert d["phases"] == ["Running"]
     assert d["pods"] == {"desired": 5, "current": 5, "ready": 4}
@@ -80,12 +96,21 @@ def test_array_of_jobs() -> None:
     assert workers["kind"] == {"group": "batch", "version": "v1", "kind": "Job"}
     assert workers["replicas"] == {"desired": 4, "current": 4, "ready": 3, "min": None, "max": None}
     assert workers["resources"]["gpus"] == 32
-    pending = [p for p in workers["pods"] if p["name"] == "train-workers-1-1-ddddd"][0]
-    assert pending == {"name": "train-workers-1-1-ddddd", "phase": "Pending", "ready": False,
-                       "node": None, "gpus": 8, "reason": "Unschedulable", "instance": "workers"}
+    pending = next(p for p in workers["pods"] if p["name"] == "train-workers-1-1-ddddd")
+    assert pending == {
+        "name": "train-workers-1-1-ddddd",
+        "phase": "Pending",
+        "ready": False,
+        "node": None,
+        "gpus": 8,
+        "reason": "Unschedulable",
+        "instance": "workers",
+    }
     assert d["unattributedPods"] == ["other-workers-0-0-zzzzz", "train-ghost-0-0-qqqqq"]
     assert "another JobGroup" in d["unattributedReasons"]["other-workers-0-0-zzzzz"]
-    assert 'could not match instance id "ghost"' in d["unattributedReasons"]["train-ghost-0-0-qqqqq"]
+    assert (
+        'could not match instance id "ghost"' in d["unattributedReasons"]["train-ghost-0-0-qqqqq"]
+    )
     groups = {g["name"]: g for g in d["podGroups"]}
     assert groups["pg-1111-aaaa-workers"]["minMember"] == 4
     assert len(groups["pg-1111-aaaa-workers"]["pods"]) == 4
@@ -102,29 +127,45 @@ def test_map_of_services_with_replica_split() -> None:
     assert d["resources"]["resourceClaims"] == 4
     nodes = _nodes(d)
     assert list(nodes) == ["api", "cache", "worker[0]", "worker[1]"]
-    assert nodes["cache"]["replicas"] == {"desired": 1, "current": 0, "ready": 0, "min": 2, "max": 5}
+    assert nodes["cache"]["replicas"] == {
+        "desired": 1,
+        "current": 0,
+        "ready": 0,
+        "min": 2,
+        "max": 5,
+    }
     assert nodes["worker[1]"]["replicas"]["desired"] == 2
     assert nodes["worker[1]"]["replicas"]["ready"] == 1
-    crash = [p for p in nodes["worker[1]"]["pods"] if not p["ready"]][0]
+    crash = next(p for p in nodes["worker[1]"]["pods"] if not p["ready"])
     assert crash["reason"] == "CrashLoopBackOff" and crash["replica"] == "1"
     assert d["unattributedPods"] == ["chat-unlabelled-0"]
     assert {g["name"]: g["minMember"] for g in d["podGroups"]} == {
-        "pg-3333-cccc-api": 1, "pg-3333-cccc-worker": 4}
+        "pg-3333-cccc-api": 1,
+        "pg-3333-cccc-worker": 4,
+    }
 
 
 def test_leader_worker_groups() -> None:
     d = workload("leaderworker").describe()
     assert d["pods"] == {"desired": 6, "current": 5, "ready": 5}
     nodes = _nodes(d)
-    assert list(nodes) == ["group[0]", "group[0]/leader", "group[0]/worker", "group[1]",
-                           "group[1]/leader", "group[1]/worker"]
+    assert list(nodes) == [
+        "group[0]",
+        "group[0]/leader",
+        "group[0]/worker",
+        "group[1]",
+        "group[1]/leader",
+        "group[1]/worker",
+    ]
     assert nodes["group[1]"]["replicas"]["desired"] == 3
     assert nodes["group[1]"]["replicas"]["current"] == 2
     assert nodes["group[1]/worker"]["replicas"]["desired"] == 2
     assert nodes["group[0]"]["kind"] is None
     # one gang per group index, each of `size` pods (the reference would say 3 x 6 = 18)
     assert [(g["name"], g["minMember"], len(g["pods"])) for g in d["podGroups"]] == [
-        ("pg-4444-dddd-vllm-0", 3, 3), ("pg-4444-dddd-vllm-1", 3, 2)]
+        ("pg-4444-dddd-vllm-0", 3, 3),
+        ("pg-4444-dddd-vllm-1", 3, 2),
+    ]
 
 
 def test_leader_worker_without_pods_is_one_group_node() -> None:
@@ -156,12 +197,19 @@ def test_v2_pod_group_with_subgroups() -> None:
     d = workload("trainer").describe()
     assert d["phases"] == ["Running", "Initializing"]
     assert d["status"]["conditions"][1] == {
-        "type": "Running", "status": "True", "reason": "Running", "message": "job running"}
+        "type": "Running",
+        "status": "True",
+        "reason": "Running",
+        "message": "job running",
+    }
     [group] = d["podGroups"]
     assert group["name"] == "pg-6666-ffff-trainer"
     assert group["minMember"] == 4
-    assert group["topology"] == {"topologyName": "cluster-topology",
-                                 "preferredTopologyLevel": None, "requiredTopologyLevel": "rack"}
+    assert group["topology"] == {
+        "topologyName": "cluster-topology",
+        "preferredTopologyLevel": None,
+        "requiredTopologyLevel": "rack",
+    }
     subs = {s["name"]: s for s in group["subGroups"]}
     assert subs["master"]["minMember"] == 1 and subs["master"]["pods"] == ["mnist-master-0"]
     assert subs["worker"]["minMember"] == 3 and len(subs["worker"]["pods"]) == 3
@@ -169,16 +217,26 @@ def test_v2_pod_group_with_subgroups() -> None:
 
 
 def test_pod_bearing_root_is_a_component_and_empty_groupings_are_dropped() -> None:
-    from workload_map.engine import Workload
     from tests.engine.conftest import karta_dict, root
+    from workload_map.engine import Workload
 
     karta = karta_dict(
-        root(specDefinition={"podTemplateSpecPath": ".spec.template"},
-             scaleDefinition={"replicasPath": ".spec.replicas // 1"}),
-        {"name": "replicaset", "ownerRef": "thing", "kind": {"group": "apps", "version": "v1", "kind": "ReplicaSet"}},
+        root(
+            specDefinition={"podTemplateSpecPath": ".spec.template"},
+            scaleDefinition={"replicasPath": ".spec.replicas // 1"},
+        ),
+        {
+            "name": "replicaset",
+            "ownerRef": "thing",
+            "kind": {"group": "apps", "version": "v1", "kind": "ReplicaSet"},
+        },
     )
-    obj = {"apiVersion": "example.com/v1", "kind": "Thing", "metadata": {"name": "d"},
-           "spec": {"replicas": 3, "template": {"spec": {"containers": [{"name": "c"}]}}}}
+    obj = {
+        "apiVersion": "example.com/v1",
+        "kind": "Thing",
+        "metadata": {"name": "d"},
+        "spec": {"replicas": 3, "template": {"spec": {"containers": [{"name": "c"}]}}},
+    }
     d = Workload(karta, obj, []).describe()
     assert [n["name"] for n in d["components"]] == ["thing"]
     assert d["components"][0]["children"] == []

@@ -1,4 +1,4 @@
-"""Extraction per component and instance (REFERENCE §8 items 24–28 and the conversion rules)."""
+"""Extraction per component and instance (REFERENCE §8 items 24-28 and the conversion rules)."""
 
 from __future__ import annotations
 
@@ -40,8 +40,13 @@ def test_instance_ids_from_map_keys_are_sorted() -> None:
 
 
 def test_empty_instance_id_is_an_error() -> None:
-    wl = _wl({"instanceIdPath": ".spec.jobs[].name"}, {"jobs": [{"name": "a"}, {"name": ""}, {"name": "b"}]})
-    with pytest.raises(ExtractionError, match=r"instance id path contained empty string values \[a,,b\]"):
+    wl = _wl(
+        {"instanceIdPath": ".spec.jobs[].name"},
+        {"jobs": [{"name": "a"}, {"name": ""}, {"name": "b"}]},
+    )
+    with pytest.raises(
+        ExtractionError, match=r"instance id path contained empty string values \[a,,b\]"
+    ):
         wl.instance_ids("c")
 
 
@@ -91,16 +96,24 @@ def test_integral_floats_are_accepted() -> None:
 
 def test_results_count_must_match_instance_ids() -> None:
     wl = _wl(
-        {"instanceIdPath": ".spec.jobs[].name", "specDefinition": {"podTemplateSpecPath": ".spec.templates[]"}},
+        {
+            "instanceIdPath": ".spec.jobs[].name",
+            "specDefinition": {"podTemplateSpecPath": ".spec.templates[]"},
+        },
         {"jobs": [{"name": "a"}, {"name": "b"}], "templates": [{}]},
     )
-    with pytest.raises(ExtractionError, match=r"instance ids count \(2\) does not match results count \(1\)"):
+    with pytest.raises(
+        ExtractionError, match=r"instance ids count \(2\) does not match results count \(1\)"
+    ):
         wl.pod_template_specs("c")
 
 
 def test_null_result_keeps_alignment_as_an_empty_value() -> None:
     wl = _wl(
-        {"instanceIdPath": ".spec.jobs[].name", "specDefinition": {"podTemplateSpecPath": ".spec.jobs[].template"}},
+        {
+            "instanceIdPath": ".spec.jobs[].name",
+            "specDefinition": {"podTemplateSpecPath": ".spec.jobs[].template"},
+        },
         {"jobs": [{"name": "a"}, {"name": "b", "template": {"spec": {}}}]},
     )
     assert wl.pod_template_specs("c") == {"a": {}, "b": {"spec": {}}}
@@ -129,7 +142,9 @@ def test_missing_definitions_give_none_and_required_parts_raise() -> None:
     assert wl.pod_template_specs("c") is None
     assert wl.scales("c") is None
     assert wl.fragmented_pod_specs("c") is None
-    with pytest.raises(DefinitionNotFoundError, match="component c does not have pod template spec definition"):
+    with pytest.raises(
+        DefinitionNotFoundError, match="component c does not have pod template spec definition"
+    ):
         wl.update_pod_template("c", {})
 
 
@@ -144,14 +159,22 @@ def test_fragments_are_zipped_and_unset_fields_omitted() -> None:
 
 
 def test_fragment_of_the_wrong_type_is_an_error() -> None:
-    wl = _wl({"specDefinition": {"fragmentedPodSpecDefinition": {"labelsPath": ".spec.l"}}}, {"l": "x"})
-    with pytest.raises(ExtractionError, match="labels_path: failed to convert object at index 0 to type dict"):
+    wl = _wl(
+        {"specDefinition": {"fragmentedPodSpecDefinition": {"labelsPath": ".spec.l"}}}, {"l": "x"}
+    )
+    with pytest.raises(
+        ExtractionError, match="labels_path: failed to convert object at index 0 to type dict"
+    ):
         wl.fragmented_pod_specs("c")
 
 
 def test_bad_expression_errors_name_component_and_expression() -> None:
-    wl = _wl({"scaleDefinition": {"replicasPath": ".spec.jobs[] | .replicas +"}}, {}, validate=False)
-    with pytest.raises(ExtractionError, match=r"component 'c' replicasPath: failed to parse JQ expression"):
+    wl = _wl(
+        {"scaleDefinition": {"replicasPath": ".spec.jobs[] | .replicas +"}}, {}, validate=False
+    )
+    with pytest.raises(
+        ExtractionError, match=r"component 'c' replicasPath: failed to parse JQ expression"
+    ):
         wl.scales("c")
     wl = _wl({"scaleDefinition": {"replicasPath": ".spec.x[]"}}, {"x": 3})
     with pytest.raises(ExtractionError, match=r"JQ execution error for expression '\.spec\.x\[\]'"):
@@ -169,5 +192,7 @@ def test_invalid_definition_is_refused_before_evaluation() -> None:
 
     child = {"name": "c", "ownerRef": "thing", "instanceIdPath": ".spec.jobs[].name"}
     karta = karta_dict(root(), child)
-    with pytest.raises(InvalidDefinitionError, match="invalid karta: .*instance id path"):
-        Workload(karta, {"apiVersion": "example.com/v1", "kind": "Thing", "metadata": {"name": "x"}})
+    with pytest.raises(InvalidDefinitionError, match=r"invalid karta: .*instance id path"):
+        Workload(
+            karta, {"apiVersion": "example.com/v1", "kind": "Thing", "metadata": {"name": "x"}}
+        )

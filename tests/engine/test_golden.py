@@ -43,7 +43,9 @@ _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 def _all_objects(shared: Path) -> tuple[tuple[str, tuple[str, str, str], dict[str, Any]], ...]:
     realworld = shared / "realworld"
     out = []
-    for family in sorted(p for p in realworld.iterdir() if p.is_dir() and p.name != "karta-upstream"):
+    for family in sorted(
+        p for p in realworld.iterdir() if p.is_dir() and p.name != "karta-upstream"
+    ):
         for path in sorted([*family.glob("*.yaml"), *(family / "with-status").glob("*.yaml")]):
             try:
                 docs = list(yaml.load_all(path.read_text(), Loader=_LOADER))
@@ -62,15 +64,24 @@ def _objects(shared: Path, gvk: tuple[str, str, str]) -> list[tuple[str, dict[st
     return [(oid, copy.deepcopy(doc)) for oid, g, doc in _all_objects(shared) if g == gvk]
 
 
-def _pod(name: str, labels: dict[str, str], annotations: dict[str, str] | None = None,
-         owner: dict[str, Any] | None = None) -> dict[str, Any]:
+def _pod(
+    name: str,
+    labels: dict[str, str],
+    annotations: dict[str, str] | None = None,
+    owner: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     meta: dict[str, Any] = {"name": name, "labels": labels}
     if annotations:
         meta["annotations"] = annotations
     if owner:
         meta["ownerReferences"] = [owner]
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": {"containers": [{"name": "c"}]},
-            "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": meta,
+        "spec": {"containers": [{"name": "c"}]},
+        "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]},
+    }
 
 
 def _operator_pods(obj: dict[str, Any]) -> list[dict[str, Any]] | None:
@@ -83,8 +94,13 @@ def _operator_pods(obj: dict[str, Any]) -> list[dict[str, Any]] | None:
             base = {f"{LWS}/name": name, f"{LWS}/group-index": str(group)}
             pods.append(_pod(f"{name}-{group}", {**base, f"{LWS}/worker-index": "0"}))
             for worker in range(1, size):
-                pods.append(_pod(f"{name}-{group}-{worker}", {**base, f"{LWS}/worker-index": str(worker)},
-                                 {f"{LWS}/leader-name": f"{name}-{group}"}))
+                pods.append(
+                    _pod(
+                        f"{name}-{group}-{worker}",
+                        {**base, f"{LWS}/worker-index": str(worker)},
+                        {f"{LWS}/leader-name": f"{name}-{group}"},
+                    )
+                )
         return pods[:40]
     if obj["kind"] == "StatefulSet":
         owner = {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": name, "controller": True}
@@ -96,7 +112,12 @@ def _realworld_pods(shared: Path, family: str, name: str) -> list[dict[str, Any]
     out = []
     for path in sorted((shared / "realworld" / family / "pods").glob("*.yaml")):
         for doc in yaml.safe_load_all(path.read_text()):
-            if isinstance(doc, dict) and doc.get("kind") == "Pod" and name and name in str(doc.get("metadata")):
+            if (
+                isinstance(doc, dict)
+                and doc.get("kind") == "Pod"
+                and name
+                and name in str(doc.get("metadata"))
+            ):
                 out.append(doc)
     return out
 
@@ -125,10 +146,20 @@ def _summary(karta: Any, obj: dict[str, Any], pods: list[dict[str, Any]]) -> dic
     return {
         "phases": d["phases"],
         "pods": [d["pods"]["desired"], d["pods"]["current"], d["pods"]["ready"]],
-        "resources": {k: d["resources"][k] for k in ("gpus", "cpuMillis", "memoryBytes", "byResource")},
+        "resources": {
+            k: d["resources"][k] for k in ("gpus", "cpuMillis", "memoryBytes", "byResource")
+        },
         "components": [node(n) for n in d["components"]],
-        "podGroups": [[g["name"].replace(obj["metadata"].get("uid") or obj["metadata"].get("name", ""), "<uid>", 1),
-                       g["minMember"], len(g["pods"])] for g in d["podGroups"]],
+        "podGroups": [
+            [
+                g["name"].replace(
+                    obj["metadata"].get("uid") or obj["metadata"].get("name", ""), "<uid>", 1
+                ),
+                g["minMember"],
+                len(g["pods"]),
+            ]
+            for g in d["podGroups"]
+        ],
         "unattributedPods": len(d["unattributedPods"]),
         **({"errors": d["errors"]} if d["errors"] else {}),
     }
@@ -139,14 +170,18 @@ def _summary(karta: Any, obj: dict[str, Any], pods: list[dict[str, Any]]) -> dic
 def test_golden(definition: str, shared_dir: Path, update_golden: bool) -> None:
     from workload_map.model import load_karta
 
-    path = shared_dir / "realworld" / "karta-upstream" / "workload-map-catalog" / f"{definition}.yaml"
+    path = (
+        shared_dir / "realworld" / "karta-upstream" / "workload-map-catalog" / f"{definition}.yaml"
+    )
     raw = yaml.safe_load(path.read_text())
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         karta = load_karta(raw)
     got: dict[str, Any] = {}
     for object_id, obj in _objects(shared_dir, _gvk(raw)):
-        pods = _realworld_pods(shared_dir, object_id.split("/", 1)[0], obj["metadata"].get("name", ""))
+        pods = _realworld_pods(
+            shared_dir, object_id.split("/", 1)[0], obj["metadata"].get("name", "")
+        )
         got[object_id] = _summary(karta, obj, pods or _operator_pods(obj) or [])
     golden = GOLDEN / f"{definition}.yaml"
     if update_golden or not golden.exists():

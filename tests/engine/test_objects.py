@@ -15,7 +15,8 @@ def test_kubernetes_models_are_serialised_with_api_names() -> None:
     from kubernetes import client
 
     pod = client.V1Pod(
-        api_version="v1", kind="Pod",
+        api_version="v1",
+        kind="Pod",
         metadata=client.V1ObjectMeta(name="p", labels={"train.example.com/replica-type": "worker"}),
         spec=client.V1PodSpec(node_name="n1", containers=[client.V1Container(name="c")]),
     )
@@ -41,6 +42,8 @@ def test_kr8s_and_lightkube_style_objects() -> None:
 
 
 def test_unknown_objects_are_a_clear_error() -> None:
-    with pytest.raises(EngineError, match="workload: expected a dict or a Kubernetes client object, got object"):
+    with pytest.raises(
+        EngineError, match="workload: expected a dict or a Kubernetes client object, got object"
+    ):
         karta, _, _ = load_fixture("trainer")
         Workload(karta, object())

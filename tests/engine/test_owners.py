@@ -7,12 +7,25 @@ from typing import Any
 from workload_map.engine.owners import OwnerRef, controller_ref, partition_pods, walk_chain
 
 
-def _obj(kind: str, name: str, uid: str, owner: tuple[str, str, str, str] | None = None,
-         api_version: str = "v1", controller: bool = True) -> dict[str, Any]:
+def _obj(
+    kind: str,
+    name: str,
+    uid: str,
+    owner: tuple[str, str, str, str] | None = None,
+    api_version: str = "v1",
+    controller: bool = True,
+) -> dict[str, Any]:
     meta: dict[str, Any] = {"name": name, "namespace": "ns", "uid": uid}
     if owner:
-        meta["ownerReferences"] = [{"apiVersion": owner[0], "kind": owner[1], "name": owner[2],
-                                    "uid": owner[3], "controller": controller}]
+        meta["ownerReferences"] = [
+            {
+                "apiVersion": owner[0],
+                "kind": owner[1],
+                "name": owner[2],
+                "uid": owner[3],
+                "controller": controller,
+            }
+        ]
     return {"apiVersion": api_version, "kind": kind, "metadata": meta}
 
 
@@ -20,17 +33,23 @@ WL = _obj("JobSet", "train", "u-train", api_version="jobset.x-k8s.io/v1alpha2")
 
 
 def test_controller_ref_prefers_the_controller() -> None:
-    obj = {"metadata": {"ownerReferences": [
-        {"apiVersion": "v1", "kind": "A", "name": "a", "uid": "1"},
-        {"apiVersion": "apps/v1", "kind": "B", "name": "b", "uid": "2", "controller": True},
-    ]}}
+    obj = {
+        "metadata": {
+            "ownerReferences": [
+                {"apiVersion": "v1", "kind": "A", "name": "a", "uid": "1"},
+                {"apiVersion": "apps/v1", "kind": "B", "name": "b", "uid": "2", "controller": True},
+            ]
+        }
+    }
     ref = controller_ref(obj)
     assert ref is not None and (ref.kind, ref.group) == ("B", "apps")
     assert controller_ref({"metadata": {}}) is None
 
 
 def test_walk_chain_uses_fetch_and_stops_on_unknown_and_cycles() -> None:
-    job = _obj("Job", "j", "u-j", ("jobset.x-k8s.io/v1alpha2", "JobSet", "train", "u-train"), "batch/v1")
+    job = _obj(
+        "Job", "j", "u-j", ("jobset.x-k8s.io/v1alpha2", "JobSet", "train", "u-train"), "batch/v1"
+    )
     pod = _obj("Pod", "p", "u-p", ("batch/v1", "Job", "j", "u-j"))
     seen: list[OwnerRef] = []
 
@@ -46,8 +65,20 @@ def test_walk_chain_uses_fetch_and_stops_on_unknown_and_cycles() -> None:
 
 
 def test_partition_keeps_own_pods_and_drops_other_owners() -> None:
-    mine_job = _obj("Job", "train-w-0", "u-j1", ("jobset.x-k8s.io/v1alpha2", "JobSet", "train", "u-train"), "batch/v1")
-    other_job = _obj("Job", "other-w-0", "u-j2", ("jobset.x-k8s.io/v1alpha2", "JobSet", "other", "u-other"), "batch/v1")
+    mine_job = _obj(
+        "Job",
+        "train-w-0",
+        "u-j1",
+        ("jobset.x-k8s.io/v1alpha2", "JobSet", "train", "u-train"),
+        "batch/v1",
+    )
+    other_job = _obj(
+        "Job",
+        "other-w-0",
+        "u-j2",
+        ("jobset.x-k8s.io/v1alpha2", "JobSet", "other", "u-other"),
+        "batch/v1",
+    )
     orphan_rs = _obj("ReplicaSet", "rs", "u-rs", api_version="apps/v1")
     pods = [
         _obj("Pod", "mine", "p1", ("batch/v1", "Job", "train-w-0", "u-j1")),
@@ -59,7 +90,12 @@ def test_partition_keeps_own_pods_and_drops_other_owners() -> None:
         _obj("Pod", "sibling", "p7", ("jobset.x-k8s.io/v1alpha2", "JobSet", "train2", "u-train2")),
     ]
     candidates, excluded = partition_pods(WL, [mine_job, other_job, orphan_rs, *pods])
-    assert [p["metadata"]["name"] for p in candidates] == ["mine", "unknown-owner", "bare", "direct"]
+    assert [p["metadata"]["name"] for p in candidates] == [
+        "mine",
+        "unknown-owner",
+        "bare",
+        "direct",
+    ]
     reasons = {p["metadata"]["name"]: r for p, r in excluded}
     assert set(reasons) == {"other", "rs-pod", "sibling"}
     assert "other" in reasons["other"] and "ReplicaSet/rs" in reasons["rs-pod"]

@@ -17,8 +17,18 @@ from workload_map.engine.quantities import (
 
 @pytest.mark.parametrize(
     ("text", "millis"),
-    [("500m", 500), ("2", 2000), ("0.1", 100), ("1.5", 1500), (2, 2000), ("1e3", 1_000_000),
-     ("100u", 1), ("1n", 1), (".5", 500), ("+1", 1000)],
+    [
+        ("500m", 500),
+        ("2", 2000),
+        ("0.1", 100),
+        ("1.5", 1500),
+        (2, 2000),
+        ("1e3", 1_000_000),
+        ("100u", 1),
+        ("1n", 1),
+        (".5", 500),
+        ("+1", 1000),
+    ],
 )
 def test_cpu_to_millicores_rounds_up(text: object, millis: int) -> None:
     assert to_millis(text) == millis
@@ -26,8 +36,19 @@ def test_cpu_to_millicores_rounds_up(text: object, millis: int) -> None:
 
 @pytest.mark.parametrize(
     ("text", "units"),
-    [("1Gi", 2**30), ("512Mi", 512 * 2**20), ("1G", 10**9), ("1.5Gi", 3 * 2**29), ("129M", 129 * 10**6),
-     ("8", 8), ("1k", 1000), ("1Ki", 1024), ("100m", 1), ("2E", 2 * 10**18), ("1Ei", 2**60)],
+    [
+        ("1Gi", 2**30),
+        ("512Mi", 512 * 2**20),
+        ("1G", 10**9),
+        ("1.5Gi", 3 * 2**29),
+        ("129M", 129 * 10**6),
+        ("8", 8),
+        ("1k", 1000),
+        ("1Ki", 1024),
+        ("100m", 1),
+        ("2E", 2 * 10**18),
+        ("1Ei", 2**60),
+    ],
 )
 def test_units_round_up(text: str, units: int) -> None:
     assert to_units(text) == units
@@ -48,7 +69,9 @@ def test_formatting() -> None:
     assert format_bytes(1001) == "1001"
 
 
-def _c(name: str, requests: dict | None = None, limits: dict | None = None, **extra: object) -> dict:
+def _c(
+    name: str, requests: dict | None = None, limits: dict | None = None, **extra: object
+) -> dict:
     resources: dict = {}
     if requests:
         resources["requests"] = requests
@@ -69,7 +92,10 @@ def test_containers_sum() -> None:
 
 def test_largest_init_container_wins_over_the_sum() -> None:
     spec = {
-        "initContainers": [_c("i1", requests={"cpu": "3", "memory": "1Gi"}), _c("i2", requests={"cpu": "1"})],
+        "initContainers": [
+            _c("i1", requests={"cpu": "3", "memory": "1Gi"}),
+            _c("i2", requests={"cpu": "1"}),
+        ],
         "containers": [_c("a", requests={"cpu": "1", "memory": "2Gi"})],
     }
     assert res.pod_request(spec) == {"cpu": 3000, "memory": 2 * 2**30}
@@ -116,7 +142,9 @@ def test_overhead_is_added_and_claims_counted() -> None:
 
 
 def test_fragment_request_falls_back_to_resources() -> None:
-    assert res.fragment_request({"resources": {"limits": {"nvidia.com/gpu": 1}}}) == {"nvidia.com/gpu": 1}
+    assert res.fragment_request({"resources": {"limits": {"nvidia.com/gpu": 1}}}) == {
+        "nvidia.com/gpu": 1
+    }
     frag = {
         "containers": [_c("a", requests={"cpu": "1"})],
         "container": _c("b", requests={"cpu": "1"}),
@@ -126,7 +154,9 @@ def test_fragment_request_falls_back_to_resources() -> None:
 
 
 def test_summary_reports_every_gpu_vendor() -> None:
-    summary = res.summarize({"nvidia.com/gpu": 8, "amd.com/gpu": 2, "cpu": 500, "memory": 10, "example.com/fpga": 1})
+    summary = res.summarize(
+        {"nvidia.com/gpu": 8, "amd.com/gpu": 2, "cpu": 500, "memory": 10, "example.com/fpga": 1}
+    )
     assert summary["gpus"] == 8
     assert summary["gpusAnyVendor"] == 10
     assert summary["byResource"] == {"amd.com/gpu": 2, "example.com/fpga": 1, "nvidia.com/gpu": 8}

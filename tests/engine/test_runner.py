@@ -11,14 +11,37 @@ from workload_map.engine import ExtractionError
 from workload_map.engine.runner import Expression, fast_path
 
 VALUES: list[Any] = [
-    None, {}, {"a": None}, {"a": {"b": 1}}, {"a": {"b": False}}, {"a": {"b": [1, 2]}}, {"a": "str"},
-    {"a": [{"b": 3}]}, [1, 2], "x", 3, {"metadata": {"labels": {"k/x": "v", "n": "0"}}},
+    None,
+    {},
+    {"a": None},
+    {"a": {"b": 1}},
+    {"a": {"b": False}},
+    {"a": {"b": [1, 2]}},
+    {"a": "str"},
+    {"a": [{"b": 3}]},
+    [1, 2],
+    "x",
+    3,
+    {"metadata": {"labels": {"k/x": "v", "n": "0"}}},
     {"a": {"b": {"c": ""}}},
 ]
 EXPRESSIONS = [
-    ".", ".a", ".a.b", '.a["b"]', '.["a"].b', '."a".b', ".a.b[1]", ".a[0].b", ".[0]",
-    '.metadata.labels["k/x"]', '.metadata.labels["k/x"] // "d"', ".a.b // 1", ".a.b // null",
-    '.a.b.c // "z"', ".a // false", '.metadata.labels.n // "0"',
+    ".",
+    ".a",
+    ".a.b",
+    '.a["b"]',
+    '.["a"].b',
+    '."a".b',
+    ".a.b[1]",
+    ".a[0].b",
+    ".[0]",
+    '.metadata.labels["k/x"]',
+    '.metadata.labels["k/x"] // "d"',
+    ".a.b // 1",
+    ".a.b // null",
+    '.a.b.c // "z"',
+    ".a // false",
+    '.metadata.labels.n // "0"',
 ]
 
 
@@ -39,8 +62,21 @@ def test_fast_paths_agree_with_jq(expr: str) -> None:
         assert got == expected, (expr, value)
 
 
-@pytest.mark.parametrize("expr", [".a[]", ".a | .b", ".a.b // .c", "(.a)", ".a?", ".[-1]", "[.a]", "1",
-                                  '.a["b\\(1)"]', ".a // 1 // 2"])
+@pytest.mark.parametrize(
+    "expr",
+    [
+        ".a[]",
+        ".a | .b",
+        ".a.b // .c",
+        "(.a)",
+        ".a?",
+        ".[-1]",
+        "[.a]",
+        "1",
+        '.a["b\\(1)"]',
+        ".a // 1 // 2",
+    ],
+)
 def test_other_expressions_take_the_engine(expr: str) -> None:
     assert fast_path(expr) is None
 
@@ -62,3 +98,19 @@ def test_paths_of_computed_values_raise() -> None:
     with pytest.raises(ExtractionError, match="does not address writable locations"):
         Expression("{a: .b}").paths({"b": 1})
     assert Expression(".a.b").paths({}) == [["a", "b"]]
+
+
+def test_runner_facts_of_the_reference() -> None:
+    # missing path -> [null]; a select that matches nothing -> []
+    assert Expression(".a.b.c").all({}) == [None]
+    assert Expression(".items[] | select(.id == 9)").all({"items": [{"id": 1}]}) == []
+    # any source type is evaluable
+    assert Expression(". | length").all("abc") == [3]
+    assert Expression(". + 8").all(2) == [10]
+    assert Expression(". | length").all(None) == [0]
+    # // defaults for missing intermediates, numbers, booleans, objects, arrays; chains
+    assert Expression(".a.b // 5").all({}) == [5]
+    assert Expression(".a // true").all({"a": False}) == [True]
+    assert Expression(".a // {}").all({}) == [{}]
+    assert Expression(".a // []").all({"a": None}) == [[]]
+    assert Expression('.a // .b // "c"').all({}) == ["c"]

@@ -1,4 +1,4 @@
-"""Write-back: merge per instance, all-or-nothing refusals, suspend/resume (§8 items 29–31)."""
+"""Write-back: merge per instance, all-or-nothing refusals, suspend/resume (§8 items 29-31)."""
 
 from __future__ import annotations
 
@@ -44,16 +44,26 @@ def test_extract_then_update_with_the_same_values_is_identity(name: str) -> None
 def test_template_update_per_instance_merges_and_keeps_unknown_fields() -> None:
     wl = workload("jobgroup")
     before = _frozen(wl)
-    new = wl.update_pod_template("job", {
-        "workers": {"spec": {"schedulerName": "kai", "containers": [{"name": "main", "image": "worker:2"}]}},
-        "driver": None,  # nil skips the instance
-    })
+    new = wl.update_pod_template(
+        "job",
+        {
+            "workers": {
+                "spec": {
+                    "schedulerName": "kai",
+                    "containers": [{"name": "main", "image": "worker:2"}],
+                }
+            },
+            "driver": None,  # nil skips the instance
+        },
+    )
     assert wl.obj == before  # input untouched
     workers = new["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
     assert workers["schedulerName"] == "kai"
     main = workers["containers"][0]
     assert main["image"] == "worker:2"
-    assert main["x-unknown-field"] == "keep-me" and main["resources"]["limits"]["nvidia.com/gpu"] == 8
+    assert (
+        main["x-unknown-field"] == "keep-me" and main["resources"]["limits"]["nvidia.com/gpu"] == 8
+    )
     assert new["spec"]["replicatedJobs"][1] == before["spec"]["replicatedJobs"][1]
 
 
@@ -70,32 +80,58 @@ def test_value_count_mismatch_is_refused() -> None:
 
 
 def test_containers_merge_by_name_and_null_removes() -> None:
-    old = {"containers": [{"name": "a", "image": "1", "x": 1}, {"name": "b", "image": "2"}], "keep": 1, "drop": 2}
+    old = {
+        "containers": [{"name": "a", "image": "1", "x": 1}, {"name": "b", "image": "2"}],
+        "keep": 1,
+        "drop": 2,
+    }
     new = {"containers": [{"name": "b", "image": "3"}, {"name": "c"}], "drop": None}
-    assert merge(old, new) == {"containers": [{"name": "b", "image": "3"}, {"name": "c"}], "keep": 1}
-    assert merge({"tolerations": [{"key": "a"}]}, {"tolerations": [{"key": "b"}]}) == {"tolerations": [{"key": "b"}]}
+    assert merge(old, new) == {
+        "containers": [{"name": "b", "image": "3"}, {"name": "c"}],
+        "keep": 1,
+    }
+    assert merge({"tolerations": [{"key": "a"}]}, {"tolerations": [{"key": "b"}]}) == {
+        "tolerations": [{"key": "b"}]
+    }
     assert merge({"a": None}, {"a": None}) == {"a": None}
 
 
 def _thing(spec: dict[str, Any], **component: Any) -> Workload:
     child = {"name": "c", "ownerRef": "thing", **component}
-    obj = {"apiVersion": "example.com/v1", "kind": "Thing", "metadata": {"name": "x", "uid": "u"}, "spec": spec,
-           "status": {"s": 1}}
+    obj = {
+        "apiVersion": "example.com/v1",
+        "kind": "Thing",
+        "metadata": {"name": "x", "uid": "u"},
+        "spec": spec,
+        "status": {"s": 1},
+    }
     return Workload(karta_dict(root(), child), obj)
 
 
 def test_unset_fragments_are_never_written_as_null() -> None:
-    frag = {"labelsPath": ".spec.labels", "annotationsPath": ".spec.annotations",
-            "resourcesPath": ".spec.resources", "containersPath": ".spec.containers"}
-    wl = _thing({"containers": [{"name": "a", "image": "1", "env": [{"name": "E", "value": "v"}]}]},
-                specDefinition={"fragmentedPodSpecDefinition": frag})
+    frag = {
+        "labelsPath": ".spec.labels",
+        "annotationsPath": ".spec.annotations",
+        "resourcesPath": ".spec.resources",
+        "containersPath": ".spec.containers",
+    }
+    wl = _thing(
+        {"containers": [{"name": "a", "image": "1", "env": [{"name": "E", "value": "v"}]}]},
+        specDefinition={"fragmentedPodSpecDefinition": frag},
+    )
     extracted = wl.fragmented_pod_specs("c")[""]
     assert set(extracted) == {"containers"}
-    same = wl.update_fragmented_pod_spec("c", {**extracted, "labels": None, "annotations": {}, "resources": {}})
+    same = wl.update_fragmented_pod_spec(
+        "c", {**extracted, "labels": None, "annotations": {}, "resources": {}}
+    )
     assert same == wl.obj and "labels" not in same["spec"]
-    changed = wl.update_fragmented_pod_spec("c", {"containers": [{"name": "a", "image": "2"}], "labels": {"q": "1"}})
+    changed = wl.update_fragmented_pod_spec(
+        "c", {"containers": [{"name": "a", "image": "2"}], "labels": {"q": "1"}}
+    )
     assert changed["spec"]["labels"] == {"q": "1"}
-    assert changed["spec"]["containers"] == [{"name": "a", "image": "2", "env": [{"name": "E", "value": "v"}]}]
+    assert changed["spec"]["containers"] == [
+        {"name": "a", "image": "2", "env": [{"name": "E", "value": "v"}]}
+    ]
 
 
 def test_fragment_without_a_path_is_refused_when_non_empty() -> None:
@@ -107,38 +143,63 @@ def test_fragment_without_a_path_is_refused_when_non_empty() -> None:
 
 def test_fragmented_update_is_all_or_nothing() -> None:
     frag = {"labelsPath": ".spec.labels", "resourcesPath": "{requests: .spec.res}"}
-    wl = _thing({"labels": {"a": "1"}, "res": {"cpu": "1"}}, specDefinition={"fragmentedPodSpecDefinition": frag})
+    wl = _thing(
+        {"labels": {"a": "1"}, "res": {"cpu": "1"}},
+        specDefinition={"fragmentedPodSpecDefinition": frag},
+    )
     before = _frozen(wl)
     # the computed view may be "written" unchanged (read-modify-write round trips keep working)
-    assert wl.update_fragmented_pod_spec("c", {"labels": {"a": "2"}, "resources": {"requests": {"cpu": "1"}}})[
-        "spec"]["labels"] == {"a": "2"}
+    assert wl.update_fragmented_pod_spec(
+        "c", {"labels": {"a": "2"}, "resources": {"requests": {"cpu": "1"}}}
+    )["spec"]["labels"] == {"a": "2"}
     with pytest.raises(WriteRefusedError, match="refused, nothing was written"):
-        wl.update_fragmented_pod_spec("c", {"labels": {"a": "2"}, "resources": {"requests": {"cpu": "2"}}})
+        wl.update_fragmented_pod_spec(
+            "c", {"labels": {"a": "2"}, "resources": {"requests": {"cpu": "2"}}}
+        )
     assert wl.obj == before
 
 
 def test_identity_changes_are_refused() -> None:
     karta = karta_dict(root(specDefinition={"podTemplateSpecPath": "."}))
-    karta["spec"]["structureDefinition"]["rootComponent"]["kind"] = {"group": "", "version": "v1", "kind": "Pod"}
-    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "uid": "u", "labels": {"a": "1"}},
-           "spec": {"containers": [{"name": "c"}]}, "status": {"phase": "Running"}}
+    karta["spec"]["structureDefinition"]["rootComponent"]["kind"] = {
+        "group": "",
+        "version": "v1",
+        "kind": "Pod",
+    }
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "uid": "u", "labels": {"a": "1"}},
+        "spec": {"containers": [{"name": "c"}]},
+        "status": {"phase": "Running"},
+    }
     wl = Workload(karta, pod)
     ok = wl.update_pod_template("thing", {"metadata": {"labels": {"b": "2"}}})
     assert ok["metadata"]["labels"] == {"a": "1", "b": "2"} and ok["metadata"]["name"] == "p"
-    for change, field in (({"metadata": {"name": "q"}}, "metadata.name"), ({"kind": "Job"}, "kind"),
-                          ({"status": {"phase": "x"}}, "status"), ({"metadata": {"uid": None}}, "metadata.uid")):
+    for change, field in (
+        ({"metadata": {"name": "q"}}, "metadata.name"),
+        ({"kind": "Job"}, "kind"),
+        ({"status": {"phase": "x"}}, "status"),
+        ({"metadata": {"uid": None}}, "metadata.uid"),
+    ):
         with pytest.raises(WriteRefusedError, match=f"would change {field}"):
             wl.update_pod_template("thing", change)
     assert wl.obj == pod
 
 
 def test_alternative_paths_write_the_existing_side_and_select_writes_only_selected() -> None:
-    wl = _thing({"primary": {"a": 1}}, specDefinition={"podSpecPath": ".spec.primary // .spec.fallback"})
+    wl = _thing(
+        {"primary": {"a": 1}}, specDefinition={"podSpecPath": ".spec.primary // .spec.fallback"}
+    )
     assert wl.update_pod_spec("c", {"b": 2})["spec"] == {"primary": {"a": 1, "b": 2}}
-    wl = _thing({"fallback": {"a": 1}}, specDefinition={"podSpecPath": ".spec.primary // .spec.fallback"})
+    wl = _thing(
+        {"fallback": {"a": 1}}, specDefinition={"podSpecPath": ".spec.primary // .spec.fallback"}
+    )
     assert wl.update_pod_spec("c", {"b": 2})["spec"] == {"fallback": {"a": 1, "b": 2}}
-    wl = _thing({"items": [{"id": 1}, {"id": 2}]},
-                specDefinition={"podSpecPath": ".spec.items[] | select(.id == 2)"})
+    wl = _thing(
+        {"items": [{"id": 1}, {"id": 2}]},
+        specDefinition={"podSpecPath": ".spec.items[] | select(.id == 2)"},
+    )
     assert wl.update_pod_spec("c", {"x": 1})["spec"]["items"] == [{"id": 1}, {"id": 2, "x": 1}]
 
 
@@ -152,7 +213,9 @@ def test_single_instance_accepts_the_empty_key_and_broadcasts() -> None:
 
 def test_creates_missing_intermediate_objects() -> None:
     wl = _thing({}, specDefinition={"podTemplateSpecPath": ".spec.deep.template"})
-    assert wl.update_pod_template("c", {"spec": {"x": 1}})["spec"] == {"deep": {"template": {"spec": {"x": 1}}}}
+    assert wl.update_pod_template("c", {"spec": {"x": 1}})["spec"] == {
+        "deep": {"template": {"spec": {"x": 1}}}
+    }
 
 
 def test_suspend_and_resume() -> None:
@@ -168,7 +231,9 @@ def test_suspend_errors() -> None:
     with pytest.raises(DefinitionNotFoundError, match="does not have suspendDefinition"):
         workload("leaderworker").suspend()
     karta, obj, _ = load_fixture("jobgroup")
-    karta["spec"]["structureDefinition"]["rootComponent"]["suspendDefinition"]["suspendActions"][0]["value"] = "tru"
+    karta["spec"]["structureDefinition"]["rootComponent"]["suspendDefinition"]["suspendActions"][0][
+        "value"
+    ] = "tru"
     with pytest.raises(WriteRefusedError, match=r"suspendActions\[0\]: failed to decode value"):
         Workload(karta, obj).suspend()
 
@@ -177,3 +242,45 @@ def test_non_object_values_are_refused() -> None:
     wl = _thing({"a": {}}, specDefinition={"podSpecPath": ".spec.a"})
     with pytest.raises(WriteRefusedError, match="must be objects"):
         wl.update_pod_spec("c", "nope")
+
+
+def _json_strategy():  # type: ignore[no-untyped-def]
+    from hypothesis import strategies as st
+
+    scalars = st.none() | st.booleans() | st.integers() | st.text(max_size=5)
+    return st.recursive(
+        scalars,
+        lambda inner: (
+            st.lists(inner, max_size=3)
+            | st.dictionaries(
+                st.sampled_from(["name", "a", "b", "containers", "env"]), inner, max_size=3
+            )
+        ),
+        max_leaves=12,
+    )
+
+
+def test_merging_a_value_onto_itself_changes_nothing() -> None:
+    from hypothesis import given, settings
+
+    @settings(max_examples=200, deadline=None)
+    @given(_json_strategy())
+    def check(value: Any) -> None:
+        before = copy.deepcopy(value)
+        assert merge(value, value) == before
+        assert value == before
+
+    check()
+
+
+def test_resources_per_instance_desired_and_actual() -> None:
+    r = workload("jobgroup").resources()
+    workers = r["components"]["job"]["instances"]["workers"]
+    assert (
+        workers["desiredPods"] == 4 and workers["observedPods"] == 4 and workers["readyPods"] == 3
+    )
+    assert workers["perPod"]["cpuMillis"] == 4250 and workers["desired"]["gpus"] == 32
+    assert workers["actual"]["gpus"] == 32
+    assert r["desired"]["gpus"] == 32 and r["actual"]["gpus"] == 32
+    offline = workload("jobgroup", with_pods=False).resources()
+    assert offline["actual"] is None and offline["components"]["job"]["observedPods"] is None

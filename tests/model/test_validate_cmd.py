@@ -95,6 +95,8 @@ def test_unreadable_and_unparseable(tmp_path: Path) -> None:
     assert code == 2 and "directory" in err
     code, _, err = _run("-", stdin=None)
     assert code == 2
+    code, _, err = _run("-", stdin=">")
+    assert code == 2 and "expected a Karta object, got string" in err
 
 
 def test_legacy_form_warns(tmp_path: Path) -> None:

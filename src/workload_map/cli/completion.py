@@ -178,15 +178,24 @@ def _types(ctx: Context) -> list[str]:
     return out
 
 
-def _live(ctx: Context, fetch: Any) -> list[str]:
-    """Run a cluster look-up within the 2 s completion budget; nothing on any failure."""
+def _live(ctx: Context, fetch: Any, budget: float = 2.0) -> list[str]:
+    """Run a cluster look-up within the completion budget; nothing on failure or timeout."""
+    import threading
     from dataclasses import replace
 
-    ctx.connection = replace(ctx.connection, timeout=2.0)
-    try:
-        return list(fetch(ctx.cluster()))
-    except Exception:
-        return []
+    ctx.connection = replace(ctx.connection, timeout=budget)
+    result: list[str] = []
+
+    def work() -> None:
+        try:
+            result.extend(fetch(ctx.cluster()))
+        except Exception:
+            result.clear()
+
+    worker = threading.Thread(target=work, daemon=True)
+    worker.start()
+    worker.join(budget)
+    return [] if worker.is_alive() else list(result)
 
 
 def _namespaces(cluster: Any) -> list[str]:

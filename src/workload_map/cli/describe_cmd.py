@@ -159,14 +159,22 @@ def _definition_for_object(obj: dict[str, Any], ctx: Context) -> Definition:
     api_version = str(obj.get("apiVersion"))
     group, _, version = api_version.rpartition("/")
     gvk = GVK(group, version, str(obj.get("kind")))
-    definitions = ctx.definitions(ctx.optional_cluster(explicit_only=True))
-    try:
-        found = definitions.resolve(gvk)
-    except AmbiguousDefinition as exc:
-        raise CliError(str(exc), ERROR) from exc
-    if found is not None:
-        return found
-    others = definitions.for_group_kind(gvk.group, gvk.kind)
+    cluster = ctx.optional_cluster(explicit_only=True)
+    if cluster is None:
+        from workload_map.cluster.definitions import catalog_definition
+
+        found, others = catalog_definition(gvk)
+        if found is not None:
+            return found
+    else:
+        definitions = ctx.definitions(cluster)
+        try:
+            found = definitions.resolve(gvk)
+        except AmbiguousDefinition as exc:
+            raise CliError(str(exc), ERROR) from exc
+        if found is not None:
+            return found
+        others = definitions.for_group_kind(gvk.group, gvk.kind)
     if others:
         chosen = others[0]
         if chosen.gvk is not None:

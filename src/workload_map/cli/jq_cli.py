@@ -9,6 +9,7 @@ After a run-time error on one input value the next value is still processed, as 
 
 from __future__ import annotations
 
+import re
 import sys
 import unicodedata
 from collections.abc import Iterator, Sequence
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 PROG = "wlmap"
+_VAR_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
 
 HELP = """wlmap jq - run a jq program (gojq semantics) on JSON
 
@@ -194,13 +196,17 @@ def _line_at(text: str, offset: int) -> tuple[str, int, int]:
             offset -= start
             break
     offset = min(max(offset - 1, 0), len(linestr))
-    if offset > 48:
-        skip = offset - 48
-        linestr = linestr[skip:]
-        offset -= skip
-    linestr = linestr[:64]
-    offset = min(offset, len(linestr))
-    return linestr, line, _width(linestr[:offset])
+    # gojq cuts long lines in bytes (48 before the fault, 64 in all) at character boundaries
+    raw = linestr.encode("utf-8", "surrogatepass")
+    boff = len(linestr[:offset].encode("utf-8", "surrogatepass"))
+    if boff > 48:
+        skip = len(raw[: boff - 48].decode("utf-8", "ignore").encode("utf-8", "surrogatepass"))
+        raw = raw[skip:]
+        boff -= skip
+    raw = raw[:64]
+    text = raw.decode("utf-8", "ignore")
+    before = raw[: min(boff, len(raw))].decode("utf-8", "ignore")
+    return text, line, _width(before)
 
 
 def _caret_display(kind: str, name: str, contents: str, offset: int, message: str) -> str:
@@ -249,7 +255,7 @@ class _Runner:
         if (o.raw or o.join or o.raw0) and type(value) is str:
             if o.raw0 and "\x00" in value:
                 raise _OutputError(
-                    "cannot output a string containing NUL character: " + dumps(value, None)
+                    "cannot output a string containing NUL character: " + go_quote(value)
                 )
             text = value
         elif o.compact:
@@ -270,6 +276,26 @@ class _OutputError(Exception):
     pass
 
 
+_GO_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t",
+               "\v": "\\v", "\\": "\\\\", '"': '\\"'}  # fmt: skip
+
+
+def go_quote(s: str) -> str:
+    """Go's strconv.Quote (`%q`): printable text as is, control characters as `\\xNN`."""
+    out = ['"']
+    for c in s:
+        if c in _GO_ESCAPES:
+            out.append(_GO_ESCAPES[c])
+        elif ord(c) < 0x20 or ord(c) == 0x7F:
+            out.append(f"\\x{ord(c):02x}")
+        elif not c.isprintable() and c != " ":
+            out.append(f"\\u{ord(c):04x}" if ord(c) < 0x10000 else f"\\U{ord(c):08x}")
+        else:
+            out.append(c)
+    out.append('"')
+    return "".join(out)
+
+
 def _read_inputs(opts: Options, files: list[str], stdin: IO[str] | IO[bytes] | None) -> str:
     from workload_map.jq.builtins.formats import decode_bytes
 
@@ -280,6 +306,10 @@ def _read_inputs(opts: Options, files: list[str], stdin: IO[str] | IO[bytes] | N
         return decode_bytes(data) if isinstance(data, bytes) else data
     parts = []
     for name in files:
+        if name == "-" and stdin is not None:
+            data = stdin.read()
+            parts.append(decode_bytes(data) if isinstance(data, bytes) else data)
+            continue
         try:
             with open(name, "rb") as f:
                 parts.append(decode_bytes(f.read()))
@@ -388,6 +418,10 @@ def _run(opts: Options, runner: _Runner, stdin: IO[str] | IO[bytes] | None) -> i
             return 5
     variables["ARGS"] = {"named": named, "positional": positional}
 
+    for key in [*opts.named, *opts.named_json]:
+        if not _VAR_NAME.match(key):
+            runner.error(f"compile error: invalid variable name: ${key}")
+            return 3
     if opts.rest:
         query, files, qname = opts.rest[0].strip(), opts.rest[1:], "<arg>"
     else:
@@ -469,9 +503,9 @@ def _unlimited(jq: Any) -> Any:
 
     base = jq.DEFAULT_LIMITS
     try:
-        return dataclasses.replace(base, max_results=None, timeout=None)
+        return dataclasses.replace(base, max_results=None, timeout=None, max_depth=100_000)
     except TypeError:
-        return jq.Limits(max_results=None, timeout=None, max_depth=base.max_depth)
+        return jq.Limits(max_results=None, timeout=None, max_depth=100_000)
 
 
 def _iterate(program: Any, value: Any, variables: dict[str, Any], limits: Any) -> Iterator[Any]:

@@ -19,7 +19,13 @@ if TYPE_CHECKING:
     from workload_map.cluster.client import Cluster
     from workload_map.model import GVK, Karta
 
-__all__ = ["KARTAS_PATH", "AmbiguousDefinition", "Definition", "Definitions"]
+__all__ = [
+    "KARTAS_PATH",
+    "AmbiguousDefinition",
+    "Definition",
+    "Definitions",
+    "catalog_definition",
+]
 
 KARTAS_PATH = "/apis/run.ai/v1alpha1/kartas"
 
@@ -35,7 +41,16 @@ class Definition:
     karta: Karta
     name: str
     origin: str  # "catalog", "cluster" or "file"
-    source: dict[str, Any]  # the object as stored (for -o json|yaml)
+    raw: dict[str, Any] | None = None  # the object as stored; None: dump the model on demand
+
+    @property
+    def source(self) -> dict[str, Any]:
+        """The definition as a Karta object (what ``-o json|yaml`` prints)."""
+        if self.raw is not None:
+            return self.raw
+        from workload_map.model import dump_karta
+
+        return dump_karta(self.karta)
 
     @property
     def gvk(self) -> GVK | None:
@@ -133,13 +148,20 @@ class Definitions:
 
 def _catalog_definitions() -> list[Definition]:
     from workload_map.catalog import catalog
-    from workload_map.model import dump_karta
 
-    out = []
-    for karta in catalog.list():
-        name = karta.name or ""
-        out.append(Definition(karta, name, "catalog", dump_karta(karta)))
-    return out
+    return [Definition(karta, karta.name or "", "catalog") for karta in catalog.list()]
+
+
+def catalog_definition(gvk: GVK) -> tuple[Definition | None, list[Definition]]:
+    """Offline fast path: the catalog's definition of exactly ``gvk`` (else None) and those of
+    the same group/kind at other versions, loading only the files that can match."""
+    from workload_map.catalog import catalog
+
+    exact = catalog.get(gvk.group, gvk.version, gvk.kind)
+    if exact is not None:
+        return Definition(exact, exact.name or "", "catalog"), []
+    others = [Definition(k, k.name or "", "catalog") for k in catalog.find(gvk.group, gvk.kind)]
+    return None, others
 
 
 def _cluster_definitions(cluster: Cluster, warnings: list[str], page_size: int) -> list[Definition]:

@@ -31,6 +31,7 @@ class ConnectionOptions:
     impersonate_user: str | None = None
     timeout: float = 30.0
     environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    service_account_dir: Path = _SA_DIR  # where a pod's token, CA and namespace are mounted
 
     @property
     def explicit(self) -> bool:
@@ -69,7 +70,8 @@ def kubeconfig_files(options: ConnectionOptions) -> list[Path]:
 
 def _in_cluster(options: ConnectionOptions) -> bool:
     env = options.environ
-    return bool(env.get("KUBERNETES_SERVICE_HOST")) and (_SA_DIR / "token").is_file()
+    token = options.service_account_dir / "token"
+    return bool(env.get("KUBERNETES_SERVICE_HOST")) and token.is_file()
 
 
 def resolve(options: ConnectionOptions) -> ResolvedConfig:
@@ -123,19 +125,28 @@ def _from_kubeconfig(files: list[Path], options: ConnectionOptions) -> ResolvedC
 
 
 def _from_service_account(options: ConnectionOptions) -> ResolvedConfig:
-    from kubernetes import client, config
+    from kubernetes import client
     from kubernetes.config.config_exception import ConfigException
+    from kubernetes.config.incluster_config import (  # type: ignore[import-untyped]
+        InClusterConfigLoader,
+    )
 
+    sa_dir = options.service_account_dir
     configuration = client.Configuration()
+    loader = InClusterConfigLoader(
+        token_filename=str(sa_dir / "token"),
+        cert_filename=str(sa_dir / "ca.crt"),
+        environ=dict(options.environ),
+    )
     try:
-        config.load_incluster_config(client_configuration=configuration)
+        loader.load_and_set(configuration)
     except (ConfigException, OSError) as exc:
         raise ClusterError(f"in-cluster configuration: {exc}") from exc
     _tune(configuration)
     namespace = options.namespace
     if namespace is None:
         try:
-            namespace = (_SA_DIR / "namespace").read_text().strip() or "default"
+            namespace = (sa_dir / "namespace").read_text().strip() or "default"
         except OSError:
             namespace = "default"
     return ResolvedConfig(configuration, namespace, None, "in-cluster")

@@ -150,15 +150,25 @@ class _Builder:
     def _error_node(self, name: str, message: str) -> dict[str, Any]:
         current = ready = None
         if self.pods_known:
-            mine = [pod for (comp, _), entries in self.entries.items() if comp == name
-                    for _, pod in entries]
+            mine = [
+                pod
+                for (comp, _), entries in self.entries.items()
+                if comp == name
+                for _, pod in entries
+            ]
             current, ready = len(mine), sum(1 for pod in mine if pod_is_ready(pod))
         return {
             "name": name,
             "component": name,
             "instance": None,
             "kind": self.kind(name),
-            "replicas": {"desired": 0, "current": current, "ready": ready, "min": None, "max": None},
+            "replicas": {
+                "desired": 0,
+                "current": current,
+                "ready": ready,
+                "min": None,
+                "max": None,
+            },
             "resources": res.summarize({}),
             "pods": [],
             "children": [],

@@ -150,7 +150,9 @@ def partition_pods(
     """
     items = [o for o in objects if isinstance(o, Mapping)]
     pods = [o for o in items if o.get("kind") == "Pod" and (o.get("apiVersion") or "v1") == "v1"]
-    links = [o for o in items if not (o.get("kind") == "Pod" and (o.get("apiVersion") or "v1") == "v1")]
+    links = [
+        o for o in items if not (o.get("kind") == "Pod" and (o.get("apiVersion") or "v1") == "v1")
+    ]
     index = _Index(links)
     top = _self_ref(workload)
     candidates: list[Mapping[str, Any]] = []

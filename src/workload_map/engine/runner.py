@@ -95,7 +95,7 @@ def _generate(steps: list[str | int], default: Any) -> Callable[[Any], list[Any]
     lines.append("    return [v]")
     namespace: dict[str, Any] = {"_Fallback": _Fallback, "_DEFAULT": default}
     namespace.update({f"_S{i}": step for i, step in enumerate(steps)})
-    exec("\n".join(lines), namespace)  # noqa: S102 - generated from parsed path steps only
+    exec("\n".join(lines), namespace)
     walk: Callable[[Any], list[Any]] = namespace["walk"]
     return walk
 
