@@ -1,44 +1,36 @@
 """Our engine against the reference Go library on the same workloads: seconds and ratios.
 
-Three measurements, on JobSet and LeaderWorkerSet workloads built here with the pods their
-operators create (``benchmarks/refgo/workloads.py``) and our catalog's definitions (which the
-pinned reference reads too):
+The workloads are ``engine_bench``'s (JobSet and LeaderWorkerSet objects with the pods their
+operators create) under our catalog's definitions, which the pinned reference reads too:
 
-- attribution + grouping of 100k pods of 1k workloads (target for us: 2 s);
+- attribution + grouping of 100k pods of 1k workloads (our target: 2 s);
 - status of 10k workloads (target 0.5 s);
-- the workload tree of one 2k-pod workload (``describe()`` has a 0.3 s target; the reference's
-  ``tree.Build`` is spec-only, so ours is timed both as ``tree()`` and as ``describe()``).
+- one 2k-pod workload: the reference's ``tree.Build`` (spec only) against our ``tree()`` (with
+  pods), and our ``describe()`` (target 0.3 s), which the library has no counterpart for.
 
 The reference runs in ``wlmap-refgo bench`` (github.com/run-ai/karta at the version KAI pins),
-which decodes its JSON input before timing, as a scheduler receives typed objects; we are
-timed from plain dicts likewise. Without a Go toolchain the reference column says why it is
-missing. ``WLMAP_BENCH_SCALE`` (default 1.0) shrinks the workload counts for a quick look.
+which decodes its JSON input before timing, as a scheduler receives typed objects; we are timed
+from plain dicts likewise. Both columns are wall-clock seconds, best of three. Without a Go
+toolchain the reference column says why it is missing. ``WLMAP_BENCH_SCALE`` (default 1.0)
+shrinks the workload counts, and the targets with them, for a quick look.
 """
 
 from __future__ import annotations
 
-import copy
 import importlib.util
 import os
 import sys
 import time
-import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-import yaml
-
 HERE = Path(__file__).resolve().parent
-CATALOG = HERE.parent / "src" / "workload_map" / "catalog" / "data"
-DEFINITIONS = {
-    "jobset": "jobset-x-k8s-io-jobset-v1alpha2.yaml",
-    "lws": "leaderworkerset-x-k8s-io-leaderworkerset-v1.yaml",
-}
 REPEAT = 3
 
-Workload = tuple[str, dict[str, Any], list[dict[str, Any]]]
+# (definition name, object, pods); the definition name keys both engines' definitions.
+Item = tuple[str, dict[str, Any], list[dict[str, Any]]]
 
 
 def _load(name: str) -> ModuleType:
@@ -53,79 +45,28 @@ def _load(name: str) -> ModuleType:
     return module
 
 
-def _template(gpus: int) -> dict[str, Any]:
-    resources = {"requests": {"cpu": "4", "memory": "16Gi"}}
-    if gpus:
-        resources["limits"] = {"nvidia.com/gpu": str(gpus)}
+def _engine_bench() -> ModuleType:
+    if str(HERE) not in sys.path:
+        sys.path.insert(0, str(HERE))
+    import engine_bench
+
+    return engine_bench
+
+
+def _sets(scale: float) -> dict[str, tuple[list[Item], float]]:
+    """The workloads of each measurement and our target for it (scaled with the work)."""
+    gen = _engine_bench()
+    half = max(int(500 * scale), 1)
+    mixed: list[Item] = [("jobset", *gen.jobset(i)) for i in range(half)]
+    mixed += [("lws", *gen.lws(i)) for i in range(half)]
+    no_pods: list[dict[str, Any]] = []
+    statuses: list[Item] = [(name, obj, no_pods) for name, obj, _ in mixed] * 10
+    big_obj, big_pods = gen.jobset(0, workers=max(int(1998 * scale), 3))
     return {
-        "spec": {"containers": [{"name": "main", "image": "trainer:1", "resources": resources}]}
+        "attribution+grouping": (mixed, 2.0 * scale),
+        "status": (statuses, 0.5 * scale),
+        "tree (one workload)": ([("jobset", big_obj, big_pods)], 0.3 * scale),
     }
-
-
-def jobset(index: int, workers: int, parallelism: int) -> dict[str, Any]:
-    """A JobSet: one driver pod and ``workers`` jobs of ``parallelism`` pods, running."""
-    job = {"parallelism": parallelism, "completions": parallelism, "template": _template(8)}
-    return {
-        "apiVersion": "jobset.x-k8s.io/v1alpha2",
-        "kind": "JobSet",
-        "metadata": {"name": f"train-{index}", "namespace": "ml", "uid": f"js-{index:06d}"},
-        "spec": {
-            "replicatedJobs": [
-                {"name": "driver", "replicas": 1, "template": {"spec": {"template": _template(0)}}},
-                {"name": "workers", "replicas": workers, "template": {"spec": job}},
-            ]
-        },
-        "status": {
-            "conditions": [{"type": "StartupPolicyCompleted", "status": "True"}],
-            "replicatedJobsStatus": [
-                {"name": "driver", "ready": 1, "active": 1},
-                {"name": "workers", "ready": workers, "active": workers},
-            ],
-        },
-    }
-
-
-def leaderworkerset(index: int, groups: int, size: int) -> dict[str, Any]:
-    """A LeaderWorkerSet of ``groups`` groups of ``size`` pods, available."""
-    return {
-        "apiVersion": "leaderworkerset.x-k8s.io/v1",
-        "kind": "LeaderWorkerSet",
-        "metadata": {"name": f"serve-{index}", "namespace": "ml", "uid": f"lws-{index:06d}"},
-        "spec": {
-            "replicas": groups,
-            "leaderWorkerTemplate": {"size": size, "workerTemplate": _template(8)},
-        },
-        "status": {
-            "replicas": groups,
-            "readyReplicas": groups,
-            "conditions": [{"type": "Available", "status": "True"}],
-        },
-    }
-
-
-def workloads(count: int, pods_each: int, *, with_pods: bool = True) -> list[Workload]:
-    """``count`` workloads, half JobSets and half LeaderWorkerSets, ~``pods_each`` pods each."""
-    pod_source = _load("workloads")
-    out: list[Workload] = []
-    for i in range(count):
-        if i % 2 == 0:
-            parallelism = 8
-            obj = jobset(i, max((pods_each - 1) // parallelism, 1), parallelism)
-            name = "jobset"
-        else:
-            size = 4
-            obj = leaderworkerset(i, max(pods_each // size, 1), size)
-            name = "lws"
-        out.append((name, obj, pod_source.operator_pods(obj) if with_pods else []))
-    return out
-
-
-def _kartas() -> dict[str, dict[str, Any]]:
-    out: dict[str, dict[str, Any]] = {}
-    for name, file in DEFINITIONS.items():
-        with open(CATALOG / file, encoding="utf-8") as handle:
-            out[name] = yaml.safe_load(handle)
-    return out
 
 
 def _best(fn: Callable[[], object], repeat: int = REPEAT) -> float:
@@ -137,80 +78,51 @@ def _best(fn: Callable[[], object], repeat: int = REPEAT) -> float:
     return best
 
 
-def _ours(kartas: dict[str, dict[str, Any]]) -> tuple[Any, dict[str, Any]]:
-    import workload_map as wm
+def _definitions() -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """Our catalog's JobSet and LeaderWorkerSet definitions, as models and as Karta dicts."""
+    from workload_map.catalog import catalog
+    from workload_map.model import dump_karta
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        models = {name: wm.load_karta(copy.deepcopy(k)) for name, k in kartas.items()}
-    return wm.Workload, models
-
-
-def _attribute_all(workload_cls: Any, models: dict[str, Any], items: Iterable[Workload]) -> None:
-    for name, obj, pods in items:
-        workload = workload_cls(models[name], obj, pods=pods)
-        _ = workload.placements
-        workload.pod_groups()
-
-
-def _status_all(workload_cls: Any, models: dict[str, Any], items: Iterable[Workload]) -> None:
-    for name, obj, _pods in items:
-        workload_cls(models[name], obj).phases()
+    models: dict[str, Any] = {}
+    for name, gvk in (
+        ("jobset", ("jobset.x-k8s.io", "v1alpha2", "JobSet")),
+        ("lws", ("leaderworkerset.x-k8s.io", "v1", "LeaderWorkerSet")),
+    ):
+        model = catalog.get(*gvk)
+        if model is None:
+            raise RuntimeError(f"the catalog has no definition for {'/'.join(gvk)}")
+        models[name] = model
+    # dump_karta writes the CRD defaults, as a Karta stored in a cluster (read by KAI) has them.
+    return models, {name: dump_karta(model) for name, model in models.items()}
 
 
-def run() -> list[dict[str, object]]:
-    scale = float(os.environ.get("WLMAP_BENCH_SCALE", "1"))
-    kartas = _kartas()
-    workload_cls, models = _ours(kartas)
-    sets = {
-        "attribution+grouping": (workloads(max(int(1000 * scale), 2), 100), 2.0),
-        "status": (workloads(max(int(10000 * scale), 2), 0, with_pods=False), 0.5),
-        "tree (one workload)": (workloads(1, max(int(2000 * scale), 8)), 0.3),
-    }
-    ours: dict[str, float] = {
-        "attribution+grouping": _best(
-            lambda: _attribute_all(workload_cls, models, sets["attribution+grouping"][0])
-        ),
-        "status": _best(lambda: _status_all(workload_cls, models, sets["status"][0])),
-    }
+def _ours(models: dict[str, Any], sets: dict[str, tuple[list[Item], float]]) -> dict[str, float]:
+    from workload_map.engine import Workload
+
+    mixed = sets["attribution+grouping"][0]
+    statuses = sets["status"][0]
     name, obj, pods = sets["tree (one workload)"][0][0]
-    ours["tree (one workload)"] = _best(lambda: workload_cls(models[name], obj, pods=pods).tree())
-    describe_seconds = _best(lambda: workload_cls(models[name], obj, pods=pods).describe())
+    for warm_name, warm_obj, warm_pods in (mixed[0], mixed[-1]):  # per-definition one-off costs
+        Workload(models[warm_name], warm_obj, warm_pods).pod_groups()
 
-    reference, why = _reference(kartas, sets)
-    rows: list[dict[str, object]] = []
-    for measure, (items, target) in sets.items():
-        mine = ours[measure]
-        theirs = reference.get(measure)
-        rows.append(
-            {
-                "measure": measure,
-                "workloads": len(items),
-                "pods": sum(len(p) for _, _, p in items),
-                "ours_s": f"{mine:.3f}",
-                "reference_s": f"{theirs:.3f}" if theirs is not None else f"n/a ({why})",
-                "reference/ours": f"{theirs / mine:.2f}x" if theirs is not None else "",
-                "target_s": target,
-                "verdict": "ok" if mine <= target else "SLOW",
-            }
-        )
-    rows.append(
-        {
-            "measure": "describe() (one workload)",
-            "workloads": 1,
-            "pods": len(pods),
-            "ours_s": f"{describe_seconds:.3f}",
-            "reference_s": "n/a (the library has no describe view)",
-            "reference/ours": "",
-            "target_s": 0.3,
-            "verdict": "ok" if describe_seconds <= 0.3 else "SLOW",
-        }
-    )
-    return rows
+    def attribute_and_group() -> None:
+        for item_name, item_obj, item_pods in mixed:
+            Workload(models[item_name], item_obj, item_pods).pod_groups()
+
+    def status() -> None:
+        for item_name, item_obj, _ in statuses:
+            Workload(models[item_name], item_obj).phases()
+
+    return {
+        "attribution+grouping": _best(attribute_and_group),
+        "status": _best(status),
+        "tree (one workload)": _best(lambda: Workload(models[name], obj, pods).tree()),
+        "describe() (one workload)": _best(lambda: Workload(models[name], obj, pods).describe()),
+    }
 
 
 def _reference(
-    kartas: dict[str, dict[str, Any]], sets: dict[str, tuple[list[Workload], float]]
+    kartas: dict[str, dict[str, Any]], sets: dict[str, tuple[list[Item], float]]
 ) -> tuple[dict[str, float], str]:
     client = _load("client")
     try:
@@ -227,6 +139,41 @@ def _reference(
         result = refgo.bench(kartas, sets[measure][0], sections=[section], repeat=REPEAT)
         out[measure] = float(result["sections"][section]["seconds"])
     return out, ""
+
+
+def run() -> list[dict[str, object]]:
+    scale = float(os.environ.get("WLMAP_BENCH_SCALE", "1"))
+    sets = _sets(scale)
+    models, kartas = _definitions()
+    ours = _ours(models, sets)
+    reference, why = _reference(kartas, sets)
+    measures: list[tuple[str, list[Item], float]] = [
+        (measure, items, target) for measure, (items, target) in sets.items()
+    ]
+    measures.append(("describe() (one workload)", sets["tree (one workload)"][0], 0.3 * scale))
+    rows: list[dict[str, object]] = []
+    for measure, items, target in measures:
+        mine = ours[measure]
+        theirs = reference.get(measure)
+        if theirs is not None:
+            reference_text, ratio = f"{theirs:.3f}", f"{theirs / mine:.2f}x"
+        elif measure.startswith("describe"):
+            reference_text, ratio = "n/a (the library has no describe view)", ""
+        else:
+            reference_text, ratio = f"n/a ({why})", ""
+        rows.append(
+            {
+                "measure": measure,
+                "workloads": len(items),
+                "pods": sum(len(p) for _, _, p in items),
+                "ours_s": f"{mine:.3f}",
+                "reference_s": reference_text,
+                "reference/ours": ratio,
+                "target_s": f"{target:.3f}",
+                "verdict": "ok" if mine <= target else "SLOW",
+            }
+        )
+    return rows
 
 
 if __name__ == "__main__":

@@ -32,7 +32,7 @@ kube_ok() { [[ -x "$BIN/kube-apiserver" ]] &&
     [[ "$("$BIN/kube-apiserver" --version 2>/dev/null)" == "Kubernetes $KUBE_VERSION" ]]; }
 etcd_ok() { [[ -x "$BIN/etcd" ]] && [[ -f "$BIN/etcd.version" ]] &&
     [[ "$(head -n1 "$BIN/etcd.version")" == "$1" ]] &&
-    "$BIN/etcd" --version 2>/dev/null | grep -qx "etcd Version: ${1#v}"; }
+    [[ $'\n'"$("$BIN/etcd" --version 2>/dev/null)"$'\n' == *$'\n'"etcd Version: ${1#v}"$'\n'* ]]; }
 
 # Fast path: nothing to do (no Go needed) when both binaries answer with the expected versions.
 if kube_ok && [[ -f "$BIN/etcd.version" ]] && etcd_ok "$(head -n1 "$BIN/etcd.version")" &&
@@ -47,6 +47,7 @@ manager (e.g. 'apt-get install golang-go', 'brew install go'), then run 'make ap
 Alternatively point WLMAP_TEST_KUBECONFIG at an existing cluster's kubeconfig."
 
 mkdir -p "$BIN" "$CACHE/src"
+cd "$CACHE/src"  # outside any Go module of the caller
 # One build at a time per cache dir (two `make test` runs at once would race on the same files).
 exec 9>"$CACHE/.build-apiserver.lock"
 flock 9

@@ -136,8 +136,13 @@ BUILTIN: dict[tuple[str, str, str], Schema] = {
     ),
     ("apps", "v1", "StatefulSet"): _kind(
         obj(replicas=INTEGER, podManagementPolicy=STRING, template=POD_TEMPLATE),
-        obj(**REPLICA_STATUS, currentReplicas=INTEGER, currentRevision=STRING,
-            updateRevision=STRING, conditions=CONDITIONS),
+        obj(
+            **REPLICA_STATUS,
+            currentReplicas=INTEGER,
+            currentRevision=STRING,
+            updateRevision=STRING,
+            conditions=CONDITIONS,
+        ),
     ),
     ("apps", "v1", "ReplicaSet"): _kind(
         obj(replicas=INTEGER, template=POD_TEMPLATE),

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import datetime as dt
 import gzip
+import hashlib
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -36,24 +38,47 @@ def _plain(value: Any) -> Any:
     return json.loads(json.dumps(value, default=default))
 
 
-def read_yaml_docs(path: Path) -> list[Any]:
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def read_text(path: Path) -> str:
     opener = gzip.open if path.name.endswith(".gz") else open
     with opener(path, "rt", encoding="utf-8") as fh:
-        return [_plain(d) for d in yaml.safe_load_all(fh) if d is not None]
+        return fh.read()
 
 
-def iter_objects(root: Path, *, skip: tuple[str, ...] = ()) -> Iterator[tuple[str, dict[str, Any]]]:
-    """(relative file name, object) for every Kubernetes object in every YAML file under root."""
+def read_yaml_docs(path: Path, text: str | None = None, *, plain: bool = True) -> list[Any]:
+    text = read_text(path) if text is None else text
+    docs = [d for d in yaml.load_all(text, Loader=_LOADER) if d is not None]
+    return [_plain(d) for d in docs] if plain else docs
+
+
+def iter_objects(
+    root: Path,
+    *,
+    skip: tuple[str, ...] = (),
+    containing: str | None = None,
+    plain: bool = True,
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(relative file name, object) for every Kubernetes object in every YAML file under root.
+
+    ``containing`` skips (unparsed) the files whose text lacks that string.
+    """
     for path in sorted(root.rglob("*.yaml")) + sorted(root.rglob("*.yaml.gz")):
         rel = path.relative_to(root).as_posix()
         if any(part in rel for part in skip):
             continue
+        text = read_text(path)
+        if containing is not None and containing not in text:
+            continue
         try:
-            docs = read_yaml_docs(path)
+            docs = read_yaml_docs(path, text, plain=plain)
         except yaml.YAMLError:
             continue
         for doc in docs:
-            items = doc.get("items") if isinstance(doc, dict) and doc.get("kind") == "List" else [doc]
+            items = (
+                doc.get("items") if isinstance(doc, dict) and doc.get("kind") == "List" else [doc]
+            )
             for item in items or []:
                 if isinstance(item, dict) and item.get("kind") and item.get("apiVersion"):
                     yield rel, item
@@ -68,19 +93,64 @@ def realworld_dir(shared_dir: Path) -> Path:
     return shared_dir / "realworld"
 
 
+def _cached_crds(root: Path) -> list[tuple[str, dict[str, Any]]]:
+    """The CRDs under ``root``; parsed YAML is cached as JSON (parsing the big CRDs is slow)."""
+    cache = Path(os.environ.get("WLMAP_CACHE", Path.home() / ".cache" / "workload-map"))
+    cache = cache / "test-crds"
+    out: list[tuple[str, dict[str, Any]]] = []
+    for path in sorted(root.rglob("*.yaml")) + sorted(root.rglob("*.yaml.gz")):
+        rel = path.relative_to(root).as_posix()
+        if rel.startswith("karta-upstream/"):
+            continue
+        stat = path.stat()
+        key = hashlib.sha256(f"{path}:{stat.st_size}:{stat.st_mtime_ns}".encode()).hexdigest()
+        cached = cache / f"{key}.json"
+        if cached.exists():
+            docs = json.loads(cached.read_text())
+        else:
+            text = read_text(path)
+            docs = []
+            if "CustomResourceDefinition" in text:
+                try:
+                    docs = [
+                        d
+                        for d in read_yaml_docs(path, text, plain=False)
+                        if isinstance(d, dict) and d.get("kind") == "CustomResourceDefinition"
+                    ]
+                except yaml.YAMLError:
+                    docs = []
+            cache.mkdir(parents=True, exist_ok=True)
+            cached.write_text(json.dumps(docs))
+        out.extend((rel, d) for d in docs)
+    return out
+
+
 def crds_by_gvk(root: Path) -> dict[tuple[str, str, str], tuple[str, dict[str, Any]]]:
     """Upstream CRDs under ``root`` keyed by every (group, version, kind) they serve."""
     out: dict[tuple[str, str, str], tuple[str, dict[str, Any]]] = {}
-    for rel, obj in iter_objects(root, skip=("karta-upstream/",)):
+    for rel, obj in _cached_crds(root):
         if obj.get("kind") != "CustomResourceDefinition":
             continue
         spec = obj.get("spec") or {}
         for version in spec.get("versions") or []:
             if not version.get("served"):
                 continue
-            key = (spec.get("group", ""), version.get("name", ""), spec.get("names", {}).get("kind", ""))
+            key = (
+                spec.get("group", ""),
+                version.get("name", ""),
+                spec.get("names", {}).get("kind", ""),
+            )
             known = out.get(key)
             # A trimmed copy (``*.minimal.yaml``) never replaces the full CRD.
             if known is None or "minimal" in known[0]:
                 out[key] = (rel, obj)
+    return out
+
+
+def objects_in(path: Path) -> list[dict[str, Any]]:
+    """The Kubernetes objects of one YAML file (``List`` items expanded)."""
+    out: list[dict[str, Any]] = []
+    for doc in read_yaml_docs(path):
+        items = doc.get("items") if isinstance(doc, dict) and doc.get("kind") == "List" else [doc]
+        out.extend(i for i in items or [] if isinstance(i, dict) and i.get("kind"))
     return out

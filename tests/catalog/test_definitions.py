@@ -81,7 +81,9 @@ def test_file_loads_validates_and_is_named_by_its_slug(name: str) -> None:
     karta = load_karta(text)
     gvk = karta.root_gvk
     assert gvk is not None
-    assert name == f"{slug(gvk.group, gvk.version, gvk.kind)}.yaml" == f"{karta.metadata['name']}.yaml"
+    assert (
+        name == f"{slug(gvk.group, gvk.version, gvk.kind)}.yaml" == f"{karta.metadata['name']}.yaml"
+    )
     assert raw["apiVersion"] == "run.ai/v1alpha1" and raw["kind"] == "Karta"
     findings = validate(karta)
     assert findings == [], "\n".join(f"{f.path}: {f.message}" for f in findings)

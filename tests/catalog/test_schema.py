@@ -124,7 +124,11 @@ def test_paths_exist_with_the_right_types(name: str) -> None:
             )
             assert actions is not None
             index = int(field.path.rsplit("[", 1)[1].split("]")[0])
-            pool = actions.suspend_actions if "suspendActions" in field.path else actions.resume_actions
+            pool = (
+                actions.suspend_actions
+                if "suspendActions" in field.path
+                else actions.resume_actions
+            )
             wanted = {_json_type(json.loads(pool[index].value))}
             if wanted == {"integer"}:
                 wanted = NUMBER
@@ -132,7 +136,9 @@ def test_paths_exist_with_the_right_types(name: str) -> None:
             continue
         types = schema_types_at(crd, field.expression, version=entry.version) - {"unknown", "null"}
         if types - wanted:
-            problems.append(f"{field.path}: '{field.expression}' gives {sorted(types)}, needs {sorted(wanted)}")
+            problems.append(
+                f"{field.path}: '{field.expression}' gives {sorted(types)}, needs {sorted(wanted)}"
+            )
     assert problems == [], f"against {source}:\n" + "\n".join(problems)
 
 
@@ -140,10 +146,7 @@ def test_paths_exist_with_the_right_types(name: str) -> None:
 def test_kinds_without_schema_have_hand_written_fixtures(name: str) -> None:
     entry = catalog.entry(name)
     assert entry is not None
-    covered = {
-        (obj["apiVersion"], obj["kind"])
-        for _, obj in iter_objects(FIXTURES)
-    }
+    covered = {(obj["apiVersion"], obj["kind"]) for _, obj in iter_objects(FIXTURES)}
     if entry.derived:
         source = catalog.entry(entry.source.removesuffix(".yaml"))
         assert source is not None

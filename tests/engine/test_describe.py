@@ -243,3 +243,16 @@ def test_pod_bearing_root_is_a_component_and_empty_groupings_are_dropped() -> No
     assert d["components"][0]["replicas"]["desired"] == 3
     assert d["pods"] == {"desired": 3, "current": 0, "ready": 0}
     assert d["phases"] == ["Undefined"]
+
+
+def test_pods_without_a_replica_key_stay_visible() -> None:
+    from tests.engine.conftest import load_fixture
+    from workload_map.engine import Workload
+
+    karta, obj, pods = load_fixture("leaderworker")
+    del pods[-1]["metadata"]["labels"]["lw.example.com/group-index"]  # vllm-1-1
+    d = Workload(karta, obj, pods).describe()
+    nodes = _nodes(d)
+    assert "group[?]/worker" in nodes
+    assert [p["name"] for p in nodes["group[?]/worker"]["pods"]] == ["vllm-1-1"]
+    assert d["pods"]["current"] == 5

@@ -107,3 +107,25 @@ def test_partition_matches_by_name_when_uids_are_absent() -> None:
     pod["metadata"]["ownerReferences"][0].pop("uid")
     candidates, excluded = partition_pods(wl, [pod])
     assert len(candidates) == 1 and not excluded
+
+
+def test_live_helpers_cache_fetches_and_find_the_top_owner() -> None:
+    from workload_map.engine.owners import is_owned_by, top_owner
+
+    job = _obj(
+        "Job", "j", "u-j", ("jobset.x-k8s.io/v1alpha2", "JobSet", "train", "u-train"), "batch/v1"
+    )
+    calls: list[str] = []
+
+    def fetch(ref: OwnerRef) -> dict[str, Any] | None:
+        calls.append(ref.name)
+        return job if ref.name == "j" else None
+
+    cache: dict[OwnerRef, Any] = {}
+    pods = [_obj("Pod", f"p{i}", f"u{i}", ("batch/v1", "Job", "j", "u-j")) for i in range(3)]
+    assert all(is_owned_by(p, WL, fetch, cache=cache) for p in pods)
+    assert calls == ["j", "train"]
+    assert top_owner(pods[0], fetch, cache=cache).name == "train"
+    assert top_owner(WL, fetch).kind == "JobSet"
+    stranger = _obj("Pod", "s", "us", ("batch/v1", "Job", "k", "u-k"))
+    assert not is_owned_by(stranger, WL, fetch, cache=cache)

@@ -15,6 +15,9 @@ import pytest
 
 from tests.engine.test_reference_diff import refgo_client
 
+# A fresh machine builds the harness first (module downloads and a compile: minutes).
+pytestmark = pytest.mark.timeout(900)
+
 
 @pytest.fixture(scope="module")
 def refgo() -> Any:

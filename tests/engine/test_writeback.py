@@ -284,3 +284,10 @@ def test_resources_per_instance_desired_and_actual() -> None:
     assert r["desired"]["gpus"] == 32 and r["actual"]["gpus"] == 32
     offline = workload("jobgroup", with_pods=False).resources()
     assert offline["actual"] is None and offline["components"]["job"]["observedPods"] is None
+
+
+def test_slices_and_negative_indexes_are_not_writable() -> None:
+    for path in (".spec.items[-1]", ".spec.items[0:1]"):
+        wl = _thing({"items": [{"a": 1}]}, specDefinition={"podSpecPath": path})
+        with pytest.raises(WriteRefusedError, match="refused"):
+            wl.update_pod_spec("c", {"b": 2})

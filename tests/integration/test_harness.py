@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import socket
 import subprocess
@@ -17,6 +18,7 @@ from kubernetes.client.exceptions import ApiException
 
 from .harness import (
     BinariesMissing,
+    HarnessError,
     Kube,
     LocalControlPlane,
     cache_dir,
@@ -325,3 +327,54 @@ def test_memory_of_the_control_plane_is_reported(kube: Kube) -> None:
     assert set(rss) == {"etcd", "kube-apiserver"}
     assert all(mb > 1 for mb in rss.values())
     print(f"startup {plane.startup_seconds:.1f} s; RSS MiB {json.dumps(rss)}")
+
+
+def test_suite_runs_against_an_existing_cluster(kube: Kube) -> None:
+    """WLMAP_TEST_KUBECONFIG: the same tests, no local plane (here: pointed at this session's)."""
+    env = {**os.environ, "WLMAP_TEST_KUBECONFIG": str(kube.kubeconfig)}
+    chosen = "namespaces_are_fresh or pod_without_kubelet or admin_is_a_cluster_admin"
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-k",
+            chosen,
+            str(Path(__file__)),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=240,
+    )
+    assert run.returncode == 0, run.stdout[-3000:]
+    assert "2 passed, 1 skipped" in run.stdout, run.stdout[-3000:]
+
+
+def fake_binary(path: Path, body: str) -> Path:
+    path.write_text(f"#!/bin/sh\n{body}\n")
+    path.chmod(0o755)
+    return path
+
+
+def test_a_server_that_dies_at_start_is_reported_with_its_log(tmp_path: Path) -> None:
+    etcd = fake_binary(tmp_path / "etcd", 'echo "etcd: bad flag $1" >&2; exit 3')
+    plane = LocalControlPlane(fake_binary(tmp_path / "kas", "exit 0"), etcd, start_timeout=30)
+    with pytest.raises(HarnessError) as err:
+        plane.start()
+    message = str(err.value)
+    assert "etcd exited with code 3" in message and "etcd: bad flag --data-dir=" in message
+    assert not plane.workdir.exists() and plane.procs == []
+
+
+def test_a_server_that_never_gets_ready_times_out_and_is_stopped(tmp_path: Path) -> None:
+    etcd = fake_binary(tmp_path / "etcd", "echo starting; exec sleep 600")
+    plane = LocalControlPlane(fake_binary(tmp_path / "kas", "exit 0"), etcd, start_timeout=1)
+    with pytest.raises(HarnessError) as err:
+        plane.start()
+    assert "etcd /health not ready after 1 s" in str(err.value) and "starting" in str(err.value)
+    assert plane.procs == [] and not plane.workdir.exists()

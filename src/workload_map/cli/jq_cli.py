@@ -18,6 +18,7 @@ from typing import IO, Any
 
 PROG = "wlmap"
 _VAR_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
+_ESCAPED_BYTES = re.compile("[\udc80-\udcff]")
 
 HELP = """wlmap jq - run a jq program (gojq semantics) on JSON
 
@@ -340,6 +341,8 @@ def _inputs(opts: Options, text: str, name: str) -> Iterator[Any]:
             lines.pop()
         yield from lines
         return
+    if _ESCAPED_BYTES.search(text):  # invalid UTF-8 in JSON text: U+FFFD per byte, as Go reads it
+        text = _ESCAPED_BYTES.sub("\ufffd", text)
     if opts.slurp:
         try:
             yield list(iter_values(text))

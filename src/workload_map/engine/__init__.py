@@ -16,7 +16,7 @@ from workload_map.engine.errors import (
 )
 from workload_map.engine.extract import ExtractedInstance, Scale
 from workload_map.engine.gangs import PodGroup
-from workload_map.engine.owners import partition_pods, walk_chain
+from workload_map.engine.owners import is_owned_by, partition_pods, top_owner, walk_chain
 from workload_map.engine.pods import Placement
 from workload_map.engine.status import Condition, Status
 from workload_map.engine.workload import Workload
@@ -35,6 +35,8 @@ __all__ = [
     "Status",
     "Workload",
     "WriteRefusedError",
+    "is_owned_by",
     "partition_pods",
+    "top_owner",
     "walk_chain",
 ]

@@ -105,6 +105,8 @@ def _replica_sort_key(key: str) -> tuple[int, int | str]:
 
 
 class _Builder:
+    """Builds the component nodes of one workload (pods grouped by component and instance)."""
+
     def __init__(self, wl: Workload):
         self.wl = wl
         self.structure = wl.structure
@@ -124,7 +126,7 @@ class _Builder:
         return {"group": comp.kind.group, "version": comp.kind.version, "kind": comp.kind.kind}
 
     def nodes(
-        self, name: str, replica: tuple[str, str] | None, divisor: int
+        self, name: str, replica: tuple[str, str | None] | None, divisor: int
     ) -> list[dict[str, Any]]:
         comp = self.structure.components[name]
         selector = comp.pod_selector.replica_selector if comp.pod_selector else None
@@ -180,17 +182,17 @@ class _Builder:
         """One node per replica key seen on this instance's pods (``name[key]``)."""
         pod_bearing = has_pod_definition(self.structure.components[name])
         members = {name} if pod_bearing else set(self.structure.subtree(name))
-        keys = {
-            p.replica
+        mine = [
+            p
             for p in self.wl.placements
             if p.attributed
-            and p.replica_component == name
-            and p.replica is not None
             and p.component in members
             and (not pod_bearing or (p.instance or "") == inst.instance_id)
-        }
+        ]
+        keys = {p.replica for p in mine if p.replica_component == name and p.replica is not None}
         if not keys:
             return None
+        unkeyed = any(p.replica is None for p in mine)
         count = len(keys)
         if not pod_bearing and inst.scale is not None and self.structure.children.get(name):
             own = desired_replicas(inst.scale)
@@ -205,6 +207,12 @@ class _Builder:
             if node is not None:
                 node["name"] = f"{node['name']}[{key}]"
                 node["replica"] = key
+                out.append(node)
+        if unkeyed:  # pods whose replica key could not be read stay visible
+            node = self.node(name, inst, (name, None), count)
+            if node is not None:
+                node["name"] = f"{node['name']}[?]"
+                node["replica"] = None
                 out.append(node)
         return out
 
@@ -221,7 +229,7 @@ class _Builder:
         self,
         name: str,
         inst: ExtractedInstance,
-        replica: tuple[str, str] | None,
+        replica: tuple[str, str | None] | None,
         divisor: int,
     ) -> dict[str, Any] | None:
         comp = self.structure.components[name]

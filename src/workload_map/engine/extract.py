@@ -164,6 +164,7 @@ class Extractor:
         self.obj = obj
         self._ids: dict[str, list[str]] = {}
         self._instances: dict[str, dict[str, ExtractedInstance]] = {}
+        self._scales: dict[str, dict[str, Scale] | None] = {}
 
     # -- helpers ---------------------------------------------------------------------------
     def _component(self, name: str) -> Component:
@@ -289,6 +290,12 @@ class Extractor:
         return columns
 
     def scales(self, name: str) -> dict[str, Scale] | None:
+        if name in self._scales:
+            return self._scales[name]
+        found = self._scales[name] = self._read_scales(name)
+        return found
+
+    def _read_scales(self, name: str) -> dict[str, Scale] | None:
         comp = self._component(name)
         sd = comp.scale_definition
         if sd is None or not (sd.replicas_path or sd.min_replicas_path or sd.max_replicas_path):

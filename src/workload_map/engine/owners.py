@@ -16,7 +16,9 @@ __all__ = [
     "OwnerRef",
     "controller_ref",
     "group_of",
+    "is_owned_by",
     "partition_pods",
+    "top_owner",
     "walk_chain",
 ]
 
@@ -88,11 +90,21 @@ def walk_chain(
     fetch: Callable[[OwnerRef], Mapping[str, Any] | None],
     *,
     max_depth: int = MAX_DEPTH,
+    cache: dict[OwnerRef, Mapping[str, Any] | None] | None = None,
 ) -> list[OwnerRef]:
     """The owner references from ``obj`` upwards; the last one is the top owner reached.
 
     ``fetch`` returns the owner object (or None when unknown/unreadable); the walk stops there.
+    Pass the same ``cache`` dict for many pods to fetch each owner once (misses included).
     """
+    if cache is not None:
+        raw_fetch = fetch
+
+        def fetch(ref: OwnerRef) -> Mapping[str, Any] | None:
+            if ref not in cache:
+                cache[ref] = raw_fetch(ref)
+            return cache[ref]
+
     chain: list[OwnerRef] = []
     current: Mapping[str, Any] | None = obj
     seen: set[tuple[str, str, str]] = set()
@@ -107,6 +119,29 @@ def walk_chain(
         chain.append(ref)
         current = fetch(ref)
     return chain
+
+
+def top_owner(
+    obj: Mapping[str, Any],
+    fetch: Callable[[OwnerRef], Mapping[str, Any] | None],
+    *,
+    cache: dict[OwnerRef, Mapping[str, Any] | None] | None = None,
+) -> OwnerRef:
+    """The top owner reached from ``obj`` (``obj`` itself when it has no owner)."""
+    chain = walk_chain(obj, fetch, cache=cache)
+    return chain[-1] if chain else _self_ref(obj)
+
+
+def is_owned_by(
+    obj: Mapping[str, Any],
+    workload: Mapping[str, Any],
+    fetch: Callable[[OwnerRef], Mapping[str, Any] | None],
+    *,
+    cache: dict[OwnerRef, Mapping[str, Any] | None] | None = None,
+) -> bool:
+    """Whether ``obj``'s controller chain reaches ``workload`` (live pod discovery)."""
+    top = _self_ref(workload)
+    return any(_same(ref, top) for ref in walk_chain(obj, fetch, cache=cache))
 
 
 class _Index:
@@ -158,9 +193,14 @@ def partition_pods(
     candidates: list[Mapping[str, Any]] = []
     excluded: list[tuple[Mapping[str, Any], str]] = []
     for obj in pods:
+        if not links:
+            refs = (obj.get("metadata") or {}).get("ownerReferences")
+            if not refs or all(isinstance(r, Mapping) and r.get("kind") != top.kind for r in refs):
+                candidates.append(obj)  # a bare pod, or a chain that leaves the file at once
+                continue
         ref = controller_ref(obj)
-        if ref is None or (not links and (ref.kind, ref.group) != (top.kind, top.group)):
-            candidates.append(obj)  # a bare pod, or a chain that leaves the file at once
+        if ref is None:
+            candidates.append(obj)
             continue
         chain = walk_chain(obj, index.fetch)
         verdict = _verdict(chain, top, index)

@@ -39,7 +39,12 @@ class Placement:
     replica: str | None = None
     replica_component: str | None = None
     reason: str | None = None
-    steps: list[str] = field(default_factory=list)
+    trace: list[tuple[Any, ...]] = field(default_factory=list)
+
+    @property
+    def steps(self) -> list[str]:
+        """The decisions that placed the pod, as text (formatted on demand: this runs per pod)."""
+        return [str(template).format(*args) for template, *args in self.trace]
 
     @property
     def attributed(self) -> bool:
@@ -59,10 +64,9 @@ class Placement:
 
 def pod_name(pod: Mapping[str, Any]) -> str:
     meta = pod.get("metadata")
-    name = meta.get("name") if isinstance(meta, Mapping) else None
-    if not name and isinstance(meta, Mapping):
-        name = meta.get("generateName")
-    return str(name or "")
+    if not isinstance(meta, dict):
+        return ""
+    return str(meta.get("name") or meta.get("generateName") or "")
 
 
 def _go_string(value: Any) -> str:
@@ -103,9 +107,9 @@ def matches_type(structure: Structure, selector: ComponentTypeSelector | None, p
         elif not any(isinstance(v, str) and v == selector.value for v in values):
             return False
     if selector.match_labels:
-        meta = pod.get("metadata") if isinstance(pod, Mapping) else None
-        labels = meta.get("labels") if isinstance(meta, Mapping) else None
-        if not isinstance(labels, Mapping):
+        meta = pod.get("metadata") if isinstance(pod, dict) else None
+        labels = meta.get("labels") if isinstance(meta, dict) else None
+        if not isinstance(labels, dict):
             return False
         for key, value in selector.match_labels.items():
             if labels.get(key) != value:
@@ -146,7 +150,7 @@ def infer_component(structure: Structure, pod: Any, placement: Placement) -> str
         placement.reason = "the definition has no component that describes pods"
         return None
     if len(leaves) == 1:
-        placement.steps.append(f"component {leaves[0]}: the only component describing pods")
+        placement.trace.append(("component {}: the only component describing pods", leaves[0]))
         return leaves[0]
     unselectable = []
     for name in leaves:
@@ -156,7 +160,7 @@ def infer_component(structure: Structure, pod: Any, placement: Placement) -> str
             unselectable.append(name)
             continue
         if matches_type(structure, selector, pod):
-            placement.steps.append(f"component {name}: {_describe_selector(selector)}")
+            placement.trace.append(("component {}: {}", name, _describe_selector(selector)))
             return name
     reason = "no component's componentTypeSelector matches"
     if unselectable:
@@ -186,7 +190,10 @@ def attribute(structure: Structure, extractor: Extractor, pod: Mapping[str, Any]
     except ExtractionError as err:
         placement.reason = str(err)
         return placement
-    if selector is not None and selector.id_path and ids and ids[0] != "":
+    if not ids:
+        placement.reason = f"component {component} has no instances in the object"
+        return placement
+    if selector is not None and selector.id_path and ids[0] != "":
         try:
             value = single_value(structure, selector.id_path, pod)
         except ExtractionError as err:
@@ -199,7 +206,7 @@ def attribute(structure: Structure, extractor: Extractor, pod: Mapping[str, Any]
             placement.reason = str(err2)
             return placement
         placement.instance = value
-        placement.steps.append(f"instance {value}: {selector.id_path}")
+        placement.trace.append(("instance {}: {}", value, selector.id_path))
     elif ids == [""]:
         placement.instance = ""
     else:
@@ -212,8 +219,10 @@ def attribute(structure: Structure, extractor: Extractor, pod: Mapping[str, Any]
             try:
                 placement.replica = single_value(structure, replica.key_path, pod)
                 placement.replica_component = name
-                placement.steps.append(f"replica {placement.replica} of {name}: {replica.key_path}")
+                placement.trace.append(
+                    ("replica {} of {}: {}", placement.replica, name, replica.key_path)
+                )
             except ExtractionError as err:
-                placement.steps.append(f"replica of {name}: {replica.key_path}: {err}")
+                placement.trace.append(("replica of {}: {}: {}", name, replica.key_path, err))
             break
     return placement

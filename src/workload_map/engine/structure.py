@@ -82,7 +82,8 @@ class Structure:
         return not self.children.get(name)
 
     def eval(self, expr: str, value: Any) -> list[Any]:
-        return self.expressions.all(expr, value)
+        """Every output of ``expr`` (compiled once) on ``value``."""
+        return self.expressions.get(expr).all(value)
 
 
 def load_definition(karta: Karta | Mapping[str, Any] | str) -> Karta:

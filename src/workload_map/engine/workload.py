@@ -60,7 +60,7 @@ class Workload:
             items = [to_plain(p, what="pod") for p in pods]
             self.pods = [p for p in items if isinstance(p, dict)]
             candidates, excluded = partition_pods(self.obj, self.pods)
-            self.candidate_pods = [dict(c) for c in candidates]
+            self.candidate_pods = [c for c in candidates if isinstance(c, dict)]
             self._excluded = [(pod_name(p), reason) for p, reason in excluded]
 
     # -- basics -----------------------------------------------------------------------------

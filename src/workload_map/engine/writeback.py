@@ -177,17 +177,20 @@ def _writes(
     try:
         locations = expression.paths(obj)
     except ExtractionError as err:
+        # a computed view: only an unchanged value may be "written" (a no-op)
         current = expression.all(obj)
-        if len(current) == len(values) or broadcast:
-            unchanged = all(
-                v is None or merge(c, v, list_key) == c
-                for c, v in zip(
-                    current, values * len(current) if broadcast else values, strict=False
-                )
-            )
-            if unchanged:
-                return obj
+        supplied = values * len(current) if broadcast and len(values) == 1 else values
+        if len(supplied) == len(current) and all(
+            v is None or merge(c, v, list_key) == c for c, v in zip(current, supplied, strict=True)
+        ):
+            return obj
         raise WriteRefusedError(path, str(err)) from None
+    for location in locations:
+        if any(
+            isinstance(s, bool) or not isinstance(s, str | int) or (isinstance(s, int) and s < 0)
+            for s in location
+        ):
+            raise WriteRefusedError(path, f"location {location} is a slice or a negative index")
     if broadcast:
         if len(values) != 1:
             raise WriteRefusedError(path, f"expected one value, got {len(values)}")

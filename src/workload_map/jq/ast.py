@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any
 
 __all__ = [
     "Alt",
@@ -21,6 +21,7 @@ __all__ = [
     "Break",
     "Call",
     "Comma",
+    "Foreach",
     "Format",
     "FuncDef",
     "Identity",
@@ -40,7 +41,6 @@ __all__ = [
     "Pipe",
     "RecurseAll",
     "Reduce",
-    "Foreach",
     "Slice",
     "Str",
     "Try",
@@ -230,7 +230,7 @@ class PObject:
     offset: int = _off()
 
 
-Pattern = Union[PVar, PArray, PObject]
+Pattern = PVar | PArray | PObject
 
 
 @dataclass(frozen=True, slots=True)
@@ -313,35 +313,35 @@ class WithDefs:
     offset: int = _off()
 
 
-Node = Union[
-    Identity,
-    RecurseAll,
-    Literal,
-    Str,
-    Format,
-    Var,
-    Index,
-    Slice,
-    Iterate,
-    Optional,
-    Array,
-    Object,
-    Unary,
-    Pipe,
-    Comma,
-    Alt,
-    Binary,
-    Update,
-    Bind,
-    Reduce,
-    Foreach,
-    If,
-    Try,
-    Label,
-    Break,
-    Call,
-    WithDefs,
-]
+Node = (
+    Identity
+    | RecurseAll
+    | Literal
+    | Str
+    | Format
+    | Var
+    | Index
+    | Slice
+    | Iterate
+    | Optional
+    | Array
+    | Object
+    | Unary
+    | Pipe
+    | Comma
+    | Alt
+    | Binary
+    | Update
+    | Bind
+    | Reduce
+    | Foreach
+    | If
+    | Try
+    | Label
+    | Break
+    | Call
+    | WithDefs
+)
 
 
 def iter_children(node: Any) -> list[Any]:
@@ -521,7 +521,7 @@ def _objval(node: Any) -> str:
     return _paren(node, _PREC_ALT)
 
 
-def format(node: Any) -> str:  # noqa: A001 - the public name in the plan
+def format(node: Any) -> str:
     """Print a tree as jq source that parses back to an equal tree."""
     if isinstance(node, Identity):
         return "."
@@ -546,7 +546,9 @@ def format(node: Any) -> str:  # noqa: A001 - the public name in the plan
         base = _suffix_target(node.target)
         if isinstance(key, Literal) and key.kind == "string" and _is_ident(key.value):
             return f"{base}.{key.value}"
-        if isinstance(key, (Literal, Str)) and (key.kind == "string" if isinstance(key, Literal) else key.fmt is None):
+        if isinstance(key, (Literal, Str)) and (
+            key.kind == "string" if isinstance(key, Literal) else key.fmt is None
+        ):
             return f"{base}.{format(key)}"
         return f"{base or '.'}[{format(key)}]"
     if isinstance(node, Slice):
@@ -562,16 +564,16 @@ def format(node: Any) -> str:  # noqa: A001 - the public name in the plan
         return "[]" if node.body is None else f"[{format(node.body)}]"
     if isinstance(node, Object):
         parts = []
-        for e in node.entries:
-            if e.computed:
-                k = f"({format(e.key)})"
-            elif isinstance(e.key, Var):
-                k = "$" + e.key.name
-            elif isinstance(e.key, Literal):
-                k = e.key.value if _is_ident(e.key.value) else _quote(e.key.value)
+        for ent in node.entries:
+            if ent.computed:
+                k = f"({format(ent.key)})"
+            elif isinstance(ent.key, Var):
+                k = "$" + ent.key.name
+            elif isinstance(ent.key, Literal):
+                k = ent.key.value if _is_ident(ent.key.value) else _quote(ent.key.value)
             else:
-                k = format(e.key)
-            parts.append(k if e.value is None else f"{k}: {_objval(e.value)}")
+                k = format(ent.key)
+            parts.append(k if ent.value is None else f"{k}: {_objval(ent.value)}")
         return "{" + ", ".join(parts) + "}"
     if isinstance(node, Unary):
         return node.op + _term(node.operand)

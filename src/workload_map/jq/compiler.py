@@ -23,8 +23,8 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from workload_map.jq import ast as A
-from workload_map.jq import values as V
+from workload_map.jq import ast
+from workload_map.jq import values as jv
 from workload_map.jq.builtins.native import NATIVES, STREAM_NATIVES
 from workload_map.jq.errors import (
     JqBreak,
@@ -109,11 +109,11 @@ def _intact(out: Any, v: Any) -> bool:
 
 
 def _invalid_path(v: Any) -> JqRuntimeError:
-    return JqRuntimeError(f"invalid path against: {V.type_error_preview(v)}")
+    return JqRuntimeError(f"invalid path against: {jv.type_error_preview(v)}")
 
 
 def _invalid_iter_path(v: Any) -> JqRuntimeError:
-    return JqRuntimeError(f"invalid path on iterating against: {V.type_error_preview(v)}")
+    return JqRuntimeError(f"invalid path on iterating against: {jv.type_error_preview(v)}")
 
 
 class Code:
@@ -161,6 +161,8 @@ def _const(value: Any) -> Code:
     return Code(run, one, None, value)
 
 
+_KEYED = Code(lambda v, env: (v,))  # marker: object shorthand value `.[key]`
+
 _IDENTITY_ONE: One = lambda v, env: v  # noqa: E731
 
 
@@ -200,7 +202,7 @@ class FuncInfo:
 class Scope:
     """Persistent chain of bindings: variables (slot), functions, filter params, labels."""
 
-    __slots__ = ("kind", "key", "parent", "size", "value")
+    __slots__ = ("key", "kind", "parent", "size", "value")
 
     def __init__(self, parent: Scope | None, kind: str, key: Any, value: Any, size: int) -> None:
         self.parent = parent
@@ -265,13 +267,13 @@ class Compiler:
         return code
 
     # --- simple terms ------------------------------------------------------------------------
-    def c_identity(self, node: A.Identity, scope: Scope) -> Code:
+    def c_identity(self, node: ast.Identity, scope: Scope) -> Code:
         return IDENTITY
 
-    def c_literal(self, node: A.Literal, scope: Scope) -> Code:
+    def c_literal(self, node: ast.Literal, scope: Scope) -> Code:
         return _const(node.value)
 
-    def c_var(self, node: A.Var, scope: Scope) -> Code:
+    def c_var(self, node: ast.Var, scope: Scope) -> Code:
         name = node.name
         slot = scope.lookup("var", name)
         if slot is None:
@@ -288,10 +290,8 @@ class Compiler:
 
         return _from_one(one)
 
-    def c_format(self, node: A.Format, scope: Scope) -> Code:
-        fn = NATIVES.get((node.name, 0))
-        if fn is None:
-            raise self.error(f"format not defined: {node.name}", node)
+    def c_format(self, node: ast.Format, scope: Scope) -> Code:
+        fn = NATIVES.get((node.name, 0)) or _missing_format(node.name)
         offset = node.offset
 
         def one(v: Any, env: Env) -> Any:
@@ -303,11 +303,9 @@ class Compiler:
 
         return _from_one(one)
 
-    def c_str(self, node: A.Str, scope: Scope) -> Code:
+    def c_str(self, node: ast.Str, scope: Scope) -> Code:
         if node.fmt is not None:
-            fmt = NATIVES.get((node.fmt, 0))
-            if fmt is None:
-                raise self.error(f"format not defined: {node.fmt}", node)
+            fmt = NATIVES.get((node.fmt, 0)) or _missing_format(node.fmt)
         else:
             fmt = NATIVES[("tostring", 0)]
         parts: list[Any] = []
@@ -346,14 +344,14 @@ class Compiler:
 
         return Code(run)
 
-    def c_recurse_all(self, node: A.RecurseAll, scope: Scope) -> Code:
+    def c_recurse_all(self, node: ast.RecurseAll, scope: Scope) -> Code:
         return Code(_recurse_children_run, None, _recurse_children_paths)
 
     # --- suffixes ----------------------------------------------------------------------------
     def _const_key_chain(self, node: Any) -> tuple[Any, list[Any]] | None:
         """``.a.b[0]``: the base node and the constant keys (strings and ints) on top of it."""
         keys: list[Any] = []
-        while isinstance(node, A.Index) and isinstance(node.key, A.Literal):
+        while isinstance(node, ast.Index) and isinstance(node.key, ast.Literal):
             k = node.key.value
             if node.key.kind == "string" or (type(k) is int and k >= 0):
                 keys.append(k)
@@ -365,7 +363,7 @@ class Compiler:
         keys.reverse()
         return node, keys
 
-    def c_index(self, node: A.Index, scope: Scope) -> Code:
+    def c_index(self, node: ast.Index, scope: Scope) -> Code:
         chain = self._const_key_chain(node)
         offset = node.offset
         if chain is not None:
@@ -377,7 +375,7 @@ class Compiler:
         t_one, k_one = target.one, key.one
         t_run, k_run = target.run, key.run
         t_paths = target.paths
-        index = V.index
+        index = jv.index
 
         if t_one is not None and k_one is not None:
 
@@ -411,12 +409,12 @@ class Compiler:
 
         return Code(run, None, paths)
 
-    def c_slice(self, node: A.Slice, scope: Scope) -> Code:
+    def c_slice(self, node: ast.Slice, scope: Scope) -> Code:
         target = self.compile(node.target, scope)
         start = self.compile(node.start, scope) if node.start is not None else _const(None)
         end = self.compile(node.end, scope) if node.end is not None else _const(None)
         offset = node.offset
-        slice_ = V.slice
+        slice_ = jv.slice
 
         def run(v: Any, env: Env) -> Iterator[Any]:
             try:
@@ -454,10 +452,10 @@ class Compiler:
             return _from_one(one, paths)
         return Code(run, None, paths)
 
-    def c_iterate(self, node: A.Iterate, scope: Scope) -> Code:
+    def c_iterate(self, node: ast.Iterate, scope: Scope) -> Code:
         target = self.compile(node.target, scope)
         offset = node.offset
-        iterate = V.iterate
+        iterate = jv.iterate
 
         if target.one is not None:
             t1 = target.one
@@ -490,16 +488,24 @@ class Compiler:
 
         return Code(run, None, paths)
 
-    def c_optional(self, node: A.Optional, scope: Scope) -> Code:
-        return _try(self.compile(node.target, scope), None)
+    def c_optional(self, node: ast.Optional, scope: Scope) -> Code:
+        # gojq: `T.key?` / `T[]?` guards only the last suffix, applied to T's outputs.
+        target = node.target
+        if isinstance(target, (ast.Index, ast.Slice, ast.Iterate)) and not isinstance(
+            target.target, ast.Identity
+        ):
+            base = self.compile(target.target, scope)
+            last = self.compile(_with_identity_target(target), scope)
+            return _pipe(base, _try(last, None))
+        return _try(self.compile(target, scope), None)
 
-    def c_try(self, node: A.Try, scope: Scope) -> Code:
+    def c_try(self, node: ast.Try, scope: Scope) -> Code:
         body = self.compile(node.body, scope)
         handler = self.compile(node.catch, scope) if node.catch is not None else None
         return _try(body, handler)
 
     # --- constructors ------------------------------------------------------------------------
-    def c_array(self, node: A.Array, scope: Scope) -> Code:
+    def c_array(self, node: ast.Array, scope: Scope) -> Code:
         if node.body is None:
 
             def empty_one(v: Any, env: Env) -> Any:
@@ -544,13 +550,13 @@ class Compiler:
 
         return _from_one(one)
 
-    def c_object(self, node: A.Object, scope: Scope) -> Code:
+    def c_object(self, node: ast.Object, scope: Scope) -> Code:
         entries: list[tuple[Code, Code]] = []
         for e in node.entries:
             key_node = e.key
             if e.computed:
                 key = self.compile(key_node, scope)
-            elif isinstance(key_node, A.Var):
+            elif isinstance(key_node, ast.Var):
                 if e.value is None:
                     key = _const(key_node.name)
                 else:
@@ -559,25 +565,25 @@ class Compiler:
                 key = self.compile(key_node, scope)
             if e.value is not None:
                 val = self.compile(e.value, scope)
-            elif isinstance(key_node, A.Var):
+            elif isinstance(key_node, ast.Var):
                 val = self.compile(key_node, scope)
-            elif isinstance(key_node, A.Literal):
+            elif isinstance(key_node, ast.Literal):
                 val = _index_chain(IDENTITY, [key_node.value], key_node.offset)
             else:
-                # {"\(x)"}: the value is .[key]
-                val = self.compile(A.Index(A.Identity(), key_node, offset=node.offset), scope)
+                # {"\(x)"}: the value is .[key] of each key
+                val = _KEYED
             entries.append((key, val))
         offset = node.offset
 
         def check_key(k: Any) -> str:
             if type(k) is not str:
                 raise JqRuntimeError(
-                    f"expected a string for object key but got: {V.type_error_preview(k)}",
+                    f"expected a string for object key but got: {jv.type_error_preview(k)}",
                     offset=offset,
                 )
             return k
 
-        if all(k.one is not None and v.one is not None for k, v in entries):
+        if all(k.one is not None and v.one is not None and v is not _KEYED for k, v in entries):
             const_keys = [k.const for k, _ in entries]
             if all(type(k) is str for k in const_keys):
                 pairs = [(k, v.one) for k, (_, v) in zip(const_keys, entries, strict=True)]
@@ -605,7 +611,7 @@ class Compiler:
                 kc, vc = entries[i]
                 for k in kc.run(v, env):
                     k = check_key(k)
-                    for x in vc.run(v, env):
+                    for x in (jv.index(v, k),) if vc is _KEYED else vc.run(v, env):
                         acc2 = dict(acc)
                         acc2[k] = x
                         yield from rec(i + 1, acc2)
@@ -615,19 +621,19 @@ class Compiler:
         return Code(run)
 
     # --- operators ---------------------------------------------------------------------------
-    def c_unary(self, node: A.Unary, scope: Scope) -> Code:
+    def c_unary(self, node: ast.Unary, scope: Scope) -> Code:
         operand = self.compile(node.operand, scope)
-        fn = V.negate if node.op == "-" else NATIVES[("_plus", 0)]
-        if node.op == "-" and operand.const is not _NOTHING and V.is_number(operand.const):
-            return _const(V.negate(operand.const))
+        fn = jv.negate if node.op == "-" else NATIVES[("_plus", 0)]
+        if node.op == "-" and operand.const is not _NOTHING and jv.is_number(operand.const):
+            return _const(jv.negate(operand.const))
         return _map_code(operand, fn, node.offset)
 
-    def c_pipe(self, node: A.Pipe, scope: Scope) -> Code:
+    def c_pipe(self, node: ast.Pipe, scope: Scope) -> Code:
         left = self.compile(node.left, scope)
         right = self.compile(node.right, scope)
         return _pipe(left, right)
 
-    def c_comma(self, node: A.Comma, scope: Scope) -> Code:
+    def c_comma(self, node: ast.Comma, scope: Scope) -> Code:
         codes = [self.compile(x, scope) for x in _flatten_comma(node)]
         runs = [c.run for c in codes]
         pathss = [c.paths for c in codes]
@@ -642,7 +648,7 @@ class Compiler:
 
         return Code(run, None, paths)
 
-    def c_alt(self, node: A.Alt, scope: Scope) -> Code:
+    def c_alt(self, node: ast.Alt, scope: Scope) -> Code:
         left = self.compile(node.left, scope)
         right = self.compile(node.right, scope)
         l_run, r_run = left.run, right.run
@@ -690,7 +696,7 @@ class Compiler:
             return _from_one(one, paths)
         return Code(run, None, paths)
 
-    def c_binary(self, node: A.Binary, scope: Scope) -> Code:
+    def c_binary(self, node: ast.Binary, scope: Scope) -> Code:
         left = self.compile(node.left, scope)
         right = self.compile(node.right, scope)
         op = node.op
@@ -748,7 +754,7 @@ class Compiler:
 
         return Code(run)
 
-    def c_update(self, node: A.Update, scope: Scope) -> Code:
+    def c_update(self, node: ast.Update, scope: Scope) -> Code:
         lhs = self.compile(node.left, scope)
         rhs = self.compile(node.right, scope)
         op = node.op
@@ -800,7 +806,7 @@ class Compiler:
         return Code(run_arith)
 
     # --- control -----------------------------------------------------------------------------
-    def c_if(self, node: A.If, scope: Scope) -> Code:
+    def c_if(self, node: ast.If, scope: Scope) -> Code:
         branches = [(node.cond, node.then), *node.elifs]
         otherwise = self.compile(node.otherwise, scope) if node.otherwise is not None else IDENTITY
         code = otherwise
@@ -808,7 +814,7 @@ class Compiler:
             code = _if(self.compile(cond_node, scope), self.compile(then_node, scope), code)
         return code
 
-    def c_reduce(self, node: A.Reduce, scope: Scope) -> Code:
+    def c_reduce(self, node: ast.Reduce, scope: Scope) -> Code:
         source = self.compile(node.source, scope)
         binder, inner = self.pattern_binder([node.pattern], scope, node)
         init = self.compile(node.init, scope)
@@ -832,7 +838,7 @@ class Compiler:
 
         return Code(run)
 
-    def c_foreach(self, node: A.Foreach, scope: Scope) -> Code:
+    def c_foreach(self, node: ast.Foreach, scope: Scope) -> Code:
         source = self.compile(node.source, scope)
         binder, inner = self.pattern_binder([node.pattern], scope, node)
         init = self.compile(node.init, scope)
@@ -854,13 +860,13 @@ class Compiler:
 
         return Code(run)
 
-    def c_bind(self, node: A.Bind, scope: Scope) -> Code:
+    def c_bind(self, node: ast.Bind, scope: Scope) -> Code:
         source = self.compile(node.source, scope)
         binder, inner = self.pattern_binder(list(node.patterns), scope, node)
         body = self.compile(node.body, inner)
         b_run, b_paths = body.run, body.paths
         if len(node.patterns) == 1:
-            if source.one is not None and isinstance(node.patterns[0], A.PVar):
+            if source.one is not None and isinstance(node.patterns[0], ast.PVar):
                 s1 = source.one
 
                 def run1(v: Any, env: Env) -> Iterable[Any]:
@@ -905,7 +911,7 @@ class Compiler:
 
         return Code(run_alt)
 
-    def c_label(self, node: A.Label, scope: Scope) -> Code:
+    def c_label(self, node: ast.Label, scope: Scope) -> Code:
         inner = scope.bind_label(node.name)
         body = self.compile(node.body, inner)
 
@@ -927,7 +933,7 @@ class Compiler:
 
         return Code(run, None, paths)
 
-    def c_break(self, node: A.Break, scope: Scope) -> Code:
+    def c_break(self, node: ast.Break, scope: Scope) -> Code:
         slot = scope.lookup("label", node.name)
         if slot is None:
             raise self.error(f"label not defined: ${node.name}", node)
@@ -943,12 +949,12 @@ class Compiler:
         return Code(run, None, paths)
 
     # --- functions ---------------------------------------------------------------------------
-    def c_withdefs(self, node: A.WithDefs, scope: Scope) -> Code:
+    def c_withdefs(self, node: ast.WithDefs, scope: Scope) -> Code:
         for d in node.defs:
             scope = self.define(d, scope)
         return self.compile(node.body, scope)
 
-    def define(self, d: A.FuncDef, scope: Scope) -> Scope:
+    def define(self, d: ast.FuncDef, scope: Scope) -> Scope:
         info = FuncInfo(d.name, d.params, scope.size)
         outer = scope.bind_func(info)
         inner = outer
@@ -960,7 +966,7 @@ class Compiler:
         info.body = self.compile(d.body, inner)
         return outer
 
-    def c_call(self, node: A.Call, scope: Scope) -> Code:
+    def c_call(self, node: ast.Call, scope: Scope) -> Code:
         name, arity = node.name, len(node.args)
         found = scope.lookup_callable(name, arity)
         if found is not None:
@@ -970,7 +976,7 @@ class Compiler:
             return self.call_func(value, node, scope)
         return self.call_global(node, scope)
 
-    def call_global(self, node: A.Call, scope: Scope) -> Code:
+    def call_global(self, node: ast.Call, scope: Scope) -> Code:
         name, arity = node.name, len(node.args)
         key = (name, arity)
         special = SPECIALS.get(key)
@@ -993,21 +999,21 @@ class Compiler:
             raise self.error("input(s)/0 is not allowed", node)
         raise self.error(f"function not defined: {name}/{arity}", node)
 
-    def call_func(self, info: FuncInfo, node: A.Call, scope: Scope) -> Code:
+    def call_func(self, info: FuncInfo, node: ast.Call, scope: Scope) -> Code:
         args = [self.compile(a, scope) for a in node.args]
         return _func_call(info, args, node.offset)
 
     # --- patterns ----------------------------------------------------------------------------
     def pattern_vars(self, pattern: Any, out: list[str]) -> None:
-        if isinstance(pattern, A.PVar):
+        if isinstance(pattern, ast.PVar):
             if pattern.name not in out:
                 out.append(pattern.name)
-        elif isinstance(pattern, A.PArray):
+        elif isinstance(pattern, ast.PArray):
             for e in pattern.elements:
                 self.pattern_vars(e, out)
         else:
             for key, sub, _computed in pattern.entries:
-                if isinstance(key, A.Var) and not _computed:
+                if isinstance(key, ast.Var) and not _computed:
                     if key.name not in out:
                         out.append(key.name)
                 if sub is not None:
@@ -1024,7 +1030,7 @@ class Compiler:
         for n in names:
             slots[n] = inner.size
             inner = inner.bind_var(n)
-        if len(patterns) == 1 and isinstance(patterns[0], A.PVar):
+        if len(patterns) == 1 and isinstance(patterns[0], ast.PVar):
 
             def bind_simple(x: Any, env: Env) -> tuple[Env]:
                 return ((*env, x),)
@@ -1052,7 +1058,7 @@ class Compiler:
         slots = {n: scope.size + i for i, n in enumerate(names)}
         base = scope.size
         count = len(names)
-        out = []
+        out: list[Callable[[Any, Env], Iterable[Env]]] = []
         for p in patterns:
             matcher = self.pattern_matcher(p, scope, slots)
 
@@ -1072,7 +1078,7 @@ class Compiler:
         self, pattern: Any, scope: Scope, slots: dict[str, int]
     ) -> Callable[[Any, Env, dict[int, Any]], Iterator[dict[int, Any]]]:
         """A generator of slot assignments; key queries see the variables bound so far."""
-        if isinstance(pattern, A.PVar):
+        if isinstance(pattern, ast.PVar):
             slot = slots[pattern.name]
 
             def m_var(x: Any, env: Env, acc: dict[int, Any]) -> Iterator[dict[int, Any]]:
@@ -1081,13 +1087,13 @@ class Compiler:
                 yield out
 
             return m_var
-        if isinstance(pattern, A.PArray):
+        if isinstance(pattern, ast.PArray):
             subs = [self.pattern_matcher(e, scope, slots) for e in pattern.elements]
 
             def m_array(x: Any, env: Env, acc: dict[int, Any]) -> Iterator[dict[int, Any]]:
                 if x is not None and type(x) is not list:
                     raise JqRuntimeError(
-                        f"expected an array but got: {V.type_error_preview(x)}",
+                        f"expected an array but got: {jv.type_error_preview(x)}",
                         offset=pattern.offset,
                     )
 
@@ -1095,7 +1101,7 @@ class Compiler:
                     if i == len(subs):
                         yield acc
                         return
-                    for a in subs[i](V.index(x, i), env, acc):
+                    for a in subs[i](jv.index(x, i), env, acc):
                         yield from rec(i + 1, a)
 
                 yield from rec(0, acc)
@@ -1105,7 +1111,7 @@ class Compiler:
         entries: list[tuple[Any, Any, int | None]] = []
         for key, sub, computed in pattern.entries:
             var_slot: int | None = None
-            if isinstance(key, A.Var) and not computed:
+            if isinstance(key, ast.Var) and not computed:
                 var_slot = slots[key.name]
                 key_code = _const(key.name)
             else:
@@ -1117,7 +1123,7 @@ class Compiler:
         def m_object(x: Any, env: Env, acc: dict[int, Any]) -> Iterator[dict[int, Any]]:
             if x is not None and type(x) is not dict:
                 raise JqRuntimeError(
-                    f"expected an object but got: {V.type_error_preview(x)}", offset=offset
+                    f"expected an object but got: {jv.type_error_preview(x)}", offset=offset
                 )
 
             def rec(i: int, acc: dict[int, Any]) -> Iterator[dict[int, Any]]:
@@ -1129,7 +1135,7 @@ class Compiler:
                 for k in key_code.run(x, full):
                     if type(k) is not str:
                         raise JqRuntimeError(
-                            f"expected a string for object key but got: {V.type_error_preview(k)}",
+                            f"expected a string for object key but got: {jv.type_error_preview(k)}",
                             offset=offset,
                         )
                     val = x.get(k) if x is not None else None
@@ -1148,6 +1154,22 @@ class Compiler:
         return m_object
 
 
+def _with_identity_target(node: Any) -> Any:
+    ident = ast.Identity(offset=node.offset)
+    if isinstance(node, ast.Index):
+        return ast.Index(ident, node.key, offset=node.offset)
+    if isinstance(node, ast.Slice):
+        return ast.Slice(ident, node.start, node.end, offset=node.offset)
+    return ast.Iterate(ident, offset=node.offset)
+
+
+def _missing_format(name: str) -> Callable[[Any], Any]:
+    def fail(v: Any) -> Any:
+        raise JqRuntimeError(f"format not defined: {name}")
+
+    return fail
+
+
 def _scope_with_slots(scope: Scope, slots: dict[str, int]) -> Scope:
     inner = scope
     for name in sorted(slots, key=slots.__getitem__):
@@ -1164,7 +1186,7 @@ def _env_with(env: Env, acc: dict[int, Any], base: int, count: int) -> Env:
 
 def _flatten_comma(node: Any) -> list[Any]:
     items: list[Any] = []
-    while isinstance(node, A.Comma):
+    while isinstance(node, ast.Comma):
         items.append(node.right)
         node = node.left
     items.append(node)
@@ -1177,7 +1199,7 @@ def _flatten_comma(node: Any) -> list[Any]:
 
 def _index_path(t: Any, tp: Path | None, k: Any, offset: int) -> tuple[Any, Path | None]:
     try:
-        w = V.index(t, k)
+        w = jv.index(t, k)
     except JqError as e:
         _annotate(e, offset)
         raise
@@ -1190,18 +1212,18 @@ def _iterate_paths(t: Any, tp: Path | None, offset: int) -> Iterator[tuple[Any, 
     tt = type(t)
     if tt is not list and tt is not dict:
         try:
-            V.iterate(t)
+            jv.iterate(t)
         except JqError as e:
             _annotate(e, offset)
             raise
     if tp is None:
         raise _invalid_iter_path(t)
-    for k, x in V.iterate_items(t):
+    for k, x in jv.iterate_items(t):
         yield x, (*tp, k)
 
 
 def _index_chain(base: Code, keys: list[Any], offset: int) -> Code:
-    index = V.index
+    index = jv.index
 
     def slow(v: Any, i: int) -> Any:
         try:
@@ -1360,8 +1382,7 @@ def _try(body: Code, handler: Code | None) -> Code:
 
     def run(v: Any, env: Env) -> Iterator[Any]:
         try:
-            for x in b_run(v, env):
-                yield x
+            yield from b_run(v, env)
         except JqRuntimeError as e:
             if not _catchable(e):
                 raise
@@ -1370,8 +1391,7 @@ def _try(body: Code, handler: Code | None) -> Code:
 
     def paths(v: Any, p: Path | None, env: Env) -> Iterator[tuple[Any, Path | None]]:
         try:
-            for x in b_paths(v, p, env):
-                yield x
+            yield from b_paths(v, p, env)
         except JqRuntimeError as e:
             if not _catchable(e):
                 raise
@@ -1382,7 +1402,7 @@ def _try(body: Code, handler: Code | None) -> Code:
 
 
 def _if(cond: Code, then: Code, otherwise: Code) -> Code:
-    truthy = V.truthy
+    truthy = jv.truthy
     if cond.one is not None:
         c1 = cond.one
         if then.one is not None and otherwise.one is not None:
@@ -1470,7 +1490,7 @@ def _logic(op: str, left: Code, right: Code) -> Code:
 
 
 def _cmp(pred: Callable[[int], bool]) -> Callable[[Any, Any], bool]:
-    compare = V.compare
+    compare = jv.compare
 
     def fn(a: Any, b: Any) -> bool:
         return pred(compare(a, b))
@@ -1479,19 +1499,19 @@ def _cmp(pred: Callable[[int], bool]) -> Callable[[Any, Any], bool]:
 
 
 def _equals(a: Any, b: Any) -> bool:
-    return V.equals(a, b)
+    return jv.equals(a, b)
 
 
 def _not_equals(a: Any, b: Any) -> bool:
-    return not V.equals(a, b)
+    return not jv.equals(a, b)
 
 
 _BINOPS: dict[str, Callable[[Any, Any], Any]] = {
-    "+": V.add,
-    "-": V.subtract,
-    "*": V.multiply,
-    "/": V.divide,
-    "%": V.modulo,
+    "+": jv.add,
+    "-": jv.subtract,
+    "*": jv.multiply,
+    "/": jv.divide,
+    "%": jv.modulo,
     "==": _equals,
     "!=": _not_equals,
     "<": _cmp(lambda c: c < 0),
@@ -1543,7 +1563,7 @@ def _recurse_children_run(v: Any, env: Env) -> Iterator[Any]:
     """``..``: pre-order, objects in key order; iterative so deep values cannot overflow."""
     ctx = env[0]
     stack: list[Iterator[Any]] = [iter((v,))]
-    iterate = V.iterate
+    iterate = jv.iterate
     while stack:
         x = next(stack[-1], _NOTHING)
         if x is _NOTHING:
@@ -1558,9 +1578,7 @@ def _recurse_children_run(v: Any, env: Env) -> Iterator[Any]:
             stack.append(iterate(x))
 
 
-def _recurse_children_paths(
-    v: Any, p: Path | None, env: Env
-) -> Iterator[tuple[Any, Path | None]]:
+def _recurse_children_paths(v: Any, p: Path | None, env: Env) -> Iterator[tuple[Any, Path | None]]:
     ctx = env[0]
     stack: list[Iterator[tuple[Any, Path | None]]] = [iter(((v, p),))]
     while stack:
@@ -1579,7 +1597,7 @@ def _recurse_children_paths(
 
 
 def _child_paths(x: Any, xp: Path) -> Iterator[tuple[Any, Path]]:
-    for k, w in V.iterate_items(x):
+    for k, w in jv.iterate_items(x):
         yield w, (*xp, k)
 
 
@@ -1741,14 +1759,14 @@ def _native_call(fn: Callable[..., Any], args: list[Code], offset: int, stream: 
 
 # --- builtins: the compiler's closure builtins and builtin.jq --------------------------------------
 
-Special = Callable[[Compiler, list[Code], A.Call], Code]
+Special = Callable[[Compiler, list[Code], ast.Call], Code]
 SPECIALS: dict[tuple[str, int], Special] = {}
 
-_BUILTIN_DEFS: dict[tuple[str, int], A.FuncDef] | None = None
+_BUILTIN_DEFS: dict[tuple[str, int], ast.FuncDef] | None = None
 _BUILTIN_FUNCS: dict[tuple[str, int], FuncInfo] = {}
 
 
-def _load_builtin_defs() -> dict[tuple[str, int], A.FuncDef]:
+def _load_builtin_defs() -> dict[tuple[str, int], ast.FuncDef]:
     global _BUILTIN_DEFS
     if _BUILTIN_DEFS is None:
         from importlib import resources
@@ -1757,8 +1775,8 @@ def _load_builtin_defs() -> dict[tuple[str, int], A.FuncDef]:
 
         text = resources.files("workload_map.jq.builtins").joinpath("builtin.jq").read_text()
         tree = parse(text + " .")
-        defs: dict[tuple[str, int], A.FuncDef] = {}
-        assert isinstance(tree, A.WithDefs)
+        defs: dict[tuple[str, int], ast.FuncDef] = {}
+        assert isinstance(tree, ast.WithDefs)
         for d in tree.defs:
             defs[(d.name, len(d.params))] = d
         _BUILTIN_DEFS = defs
@@ -1808,12 +1826,12 @@ def _special(name: str, arity: int) -> Callable[[Special], Special]:
 
 
 @_special("empty", 0)
-def _sp_empty(c: Compiler, args: list[Code], node: A.Call) -> Code:
+def _sp_empty(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     return EMPTY
 
 
 @_special("not", 0)
-def _sp_not(c: Compiler, args: list[Code], node: A.Call) -> Code:
+def _sp_not(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     def one(v: Any, env: Env) -> Any:
         return v is None or v is False
 
@@ -1821,7 +1839,7 @@ def _sp_not(c: Compiler, args: list[Code], node: A.Call) -> Code:
 
 
 @_special("path", 1)
-def _sp_path(c: Compiler, args: list[Code], node: A.Call) -> Code:
+def _sp_path(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     f_paths = args[0].paths
 
     def run(v: Any, env: Env) -> Iterator[Any]:
@@ -1834,7 +1852,7 @@ def _sp_path(c: Compiler, args: list[Code], node: A.Call) -> Code:
 
 
 @_special("getpath", 1)
-def _sp_getpath(c: Compiler, args: list[Code], node: A.Call) -> Code:
+def _sp_getpath(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     getpath = NATIVES[("getpath", 1)]
     base = _native_call(getpath, args, node.offset, False)
     arg = args[0]
@@ -1855,7 +1873,7 @@ def _sp_getpath(c: Compiler, args: list[Code], node: A.Call) -> Code:
 
 
 @_special("select", 1)
-def _sp_select(c: Compiler, args: list[Code], node: A.Call) -> Code:
+def _sp_select(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     cond = args[0]
     if cond.one is not None:
         c1 = cond.one
@@ -1889,9 +1907,9 @@ def _sp_select(c: Compiler, args: list[Code], node: A.Call) -> Code:
 
 
 @_special("map", 1)
-def _sp_map(c: Compiler, args: list[Code], node: A.Call) -> Code:
+def _sp_map(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     f = args[0]
-    iterate = V.iterate
+    iterate = jv.iterate
     offset = node.offset
     if f.one is not None:
         f1 = f.one
@@ -1928,7 +1946,7 @@ def _first_of(it: Iterable[Any]) -> Any:
 
 
 @_special("first", 1)
-def _sp_first(c: Compiler, args: list[Code], node: A.Call) -> Code:
+def _sp_first(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     f = args[0]
 
     def run(v: Any, env: Env) -> tuple[Any, ...]:
@@ -1943,7 +1961,7 @@ def _sp_first(c: Compiler, args: list[Code], node: A.Call) -> Code:
 
 
 @_special("last", 1)
-def _sp_last(c: Compiler, args: list[Code], node: A.Call) -> Code:
+def _sp_last(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     f = args[0]
 
     def run(v: Any, env: Env) -> tuple[Any, ...]:
@@ -1958,7 +1976,7 @@ def _sp_last(c: Compiler, args: list[Code], node: A.Call) -> Code:
 
 
 @_special("isempty", 1)
-def _sp_isempty(c: Compiler, args: list[Code], node: A.Call) -> Code:
+def _sp_isempty(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     f = args[0]
 
     def one(v: Any, env: Env) -> Any:
@@ -1968,21 +1986,21 @@ def _sp_isempty(c: Compiler, args: list[Code], node: A.Call) -> Code:
 
 
 def _limit_count(n: Any, name: str) -> int:
-    if not V.is_number(n):
-        raise JqRuntimeError(f"{name}: expected a number but got: {V.type_error_preview(n)}")
+    if not jv.is_number(n):
+        raise JqRuntimeError(f"{name}: expected a number but got: {jv.type_error_preview(n)}")
     if n != n:
         return 0
-    c = V.to_int_ceil(n)
+    c = jv.to_int_ceil(n)
     return 0 if c is None else c
 
 
 @_special("limit", 2)
-def _sp_limit(c: Compiler, args: list[Code], node: A.Call) -> Code:
+def _sp_limit(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     n_code, f = args
 
     def counts(v: Any, env: Env) -> Iterator[int]:
         for n in n_code.run(v, env):
-            if V.is_number(n) and n < 0:
+            if jv.is_number(n) and n < 0:
                 raise JqRuntimeError("limit doesn't support negative count")
             yield _limit_count(n, "limit")
 
@@ -2002,12 +2020,12 @@ def _sp_limit(c: Compiler, args: list[Code], node: A.Call) -> Code:
 
 
 @_special("skip", 2)
-def _sp_skip(c: Compiler, args: list[Code], node: A.Call) -> Code:
+def _sp_skip(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     n_code, f = args
 
     def counts(v: Any, env: Env) -> Iterator[int]:
         for n in n_code.run(v, env):
-            if V.is_number(n) and n < 0:
+            if jv.is_number(n) and n < 0:
                 raise JqRuntimeError("skip doesn't support negative count")
             yield _limit_count(n, "skip")
 
@@ -2023,12 +2041,12 @@ def _sp_skip(c: Compiler, args: list[Code], node: A.Call) -> Code:
 
 
 @_special("nth", 2)
-def _sp_nth(c: Compiler, args: list[Code], node: A.Call) -> Code:
+def _sp_nth(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     n_code, f = args
 
     def counts(v: Any, env: Env) -> Iterator[int]:
         for n in n_code.run(v, env):
-            if V.is_number(n) and n < 0:
+            if jv.is_number(n) and n < 0:
                 raise JqRuntimeError("nth doesn't support negative index")
             yield _limit_count(n, "nth")
 
@@ -2048,7 +2066,7 @@ def _sp_nth(c: Compiler, args: list[Code], node: A.Call) -> Code:
 
 
 def _any_all(is_any: bool, gen: Code | None, cond: Code | None) -> Code:
-    iterate = V.iterate
+    iterate = jv.iterate
 
     c1 = cond.one if cond is not None else None
 
@@ -2074,32 +2092,32 @@ def _any_all(is_any: bool, gen: Code | None, cond: Code | None) -> Code:
 
 
 @_special("any", 0)
-def _sp_any0(c: Compiler, args: list[Code], node: A.Call) -> Code:
+def _sp_any0(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     return _any_all(True, None, None)
 
 
 @_special("any", 1)
-def _sp_any1(c: Compiler, args: list[Code], node: A.Call) -> Code:
+def _sp_any1(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     return _any_all(True, None, args[0])
 
 
 @_special("any", 2)
-def _sp_any2(c: Compiler, args: list[Code], node: A.Call) -> Code:
+def _sp_any2(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     return _any_all(True, args[0], args[1])
 
 
 @_special("all", 0)
-def _sp_all0(c: Compiler, args: list[Code], node: A.Call) -> Code:
+def _sp_all0(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     return _any_all(False, None, None)
 
 
 @_special("all", 1)
-def _sp_all1(c: Compiler, args: list[Code], node: A.Call) -> Code:
+def _sp_all1(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     return _any_all(False, None, args[0])
 
 
 @_special("all", 2)
-def _sp_all2(c: Compiler, args: list[Code], node: A.Call) -> Code:
+def _sp_all2(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     return _any_all(False, args[0], args[1])
 
 
@@ -2156,22 +2174,22 @@ def _select_iter(it: Iterator[Any], cond: Code, env: Env) -> Iterator[Any]:
 
 
 @_special("recurse", 0)
-def _sp_recurse0(c: Compiler, args: list[Code], node: A.Call) -> Code:
+def _sp_recurse0(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     return Code(_recurse_children_run, None, _recurse_children_paths)
 
 
 @_special("recurse", 1)
-def _sp_recurse1(c: Compiler, args: list[Code], node: A.Call) -> Code:
+def _sp_recurse1(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     return _recurse(args[0], None)
 
 
 @_special("recurse", 2)
-def _sp_recurse2(c: Compiler, args: list[Code], node: A.Call) -> Code:
+def _sp_recurse2(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     return _recurse(args[0], args[1])
 
 
 @_special("repeat", 1)
-def _sp_repeat(c: Compiler, args: list[Code], node: A.Call) -> Code:
+def _sp_repeat(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     f = args[0]
 
     def run(v: Any, env: Env) -> Iterator[Any]:
@@ -2190,7 +2208,7 @@ def _sp_repeat(c: Compiler, args: list[Code], node: A.Call) -> Code:
 
 
 @_special("while", 2)
-def _sp_while(c: Compiler, args: list[Code], node: A.Call) -> Code:
+def _sp_while(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     cond, update = args
 
     def run(v: Any, env: Env) -> Iterator[Any]:
@@ -2215,7 +2233,7 @@ def _sp_while(c: Compiler, args: list[Code], node: A.Call) -> Code:
 
 
 @_special("until", 2)
-def _sp_until(c: Compiler, args: list[Code], node: A.Call) -> Code:
+def _sp_until(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     cond, update = args
 
     def run(v: Any, env: Env) -> Iterator[Any]:
@@ -2240,7 +2258,7 @@ def _sp_until(c: Compiler, args: list[Code], node: A.Call) -> Code:
 
 
 @_special("env", 0)
-def _sp_env(c: Compiler, args: list[Code], node: A.Call) -> Code:
+def _sp_env(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     def one(v: Any, env: Env) -> Any:
         return dict(env[0].environ())
 
@@ -2248,7 +2266,7 @@ def _sp_env(c: Compiler, args: list[Code], node: A.Call) -> Code:
 
 
 @_special("builtins", 0)
-def _sp_builtins(c: Compiler, args: list[Code], node: A.Call) -> Code:
+def _sp_builtins(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     def one(v: Any, env: Env) -> Any:
         return builtin_names()
 
@@ -2264,7 +2282,7 @@ def _stderr_write(env: Env, text: str) -> None:
 
 
 @_special("debug", 0)
-def _sp_debug0(c: Compiler, args: list[Code], node: A.Call) -> Code:
+def _sp_debug0(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     from workload_map.jq import encoding
 
     def one(v: Any, env: Env) -> Any:
@@ -2275,7 +2293,7 @@ def _sp_debug0(c: Compiler, args: list[Code], node: A.Call) -> Code:
 
 
 @_special("debug", 1)
-def _sp_debug1(c: Compiler, args: list[Code], node: A.Call) -> Code:
+def _sp_debug1(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     from workload_map.jq import encoding
 
     msg = args[0]
@@ -2289,7 +2307,7 @@ def _sp_debug1(c: Compiler, args: list[Code], node: A.Call) -> Code:
 
 
 @_special("stderr", 0)
-def _sp_stderr(c: Compiler, args: list[Code], node: A.Call) -> Code:
+def _sp_stderr(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     from workload_map.jq import encoding
 
     def one(v: Any, env: Env) -> Any:
@@ -2300,13 +2318,13 @@ def _sp_stderr(c: Compiler, args: list[Code], node: A.Call) -> Code:
 
 
 @_special("sub", 3)
-def _sp_sub(c: Compiler, args: list[Code], node: A.Call) -> Code:
+def _sp_sub(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     """``sub($re; replacement; $flags)``; one output per combination of replacement outputs,
     the last match's replacement varying slowest (gojq's order)."""
     re_code, replacement, flags_code = args
     match = NATIVES[("_match", 3)]
     capture = NATIVES[("_capture", 0)]
-    add = V.add
+    add = jv.add
     offset = node.offset
 
     def run(v: Any, env: Env) -> Iterator[Any]:
@@ -2331,33 +2349,33 @@ def _sp_sub(c: Compiler, args: list[Code], node: A.Call) -> Code:
 
 
 _DISPATCH: dict[type, Callable[[Compiler, Any, Scope], Code]] = {
-    A.Identity: Compiler.c_identity,
-    A.RecurseAll: Compiler.c_recurse_all,
-    A.Literal: Compiler.c_literal,
-    A.Str: Compiler.c_str,
-    A.Format: Compiler.c_format,
-    A.Var: Compiler.c_var,
-    A.Index: Compiler.c_index,
-    A.Slice: Compiler.c_slice,
-    A.Iterate: Compiler.c_iterate,
-    A.Optional: Compiler.c_optional,
-    A.Try: Compiler.c_try,
-    A.Array: Compiler.c_array,
-    A.Object: Compiler.c_object,
-    A.Unary: Compiler.c_unary,
-    A.Pipe: Compiler.c_pipe,
-    A.Comma: Compiler.c_comma,
-    A.Alt: Compiler.c_alt,
-    A.Binary: Compiler.c_binary,
-    A.Update: Compiler.c_update,
-    A.If: Compiler.c_if,
-    A.Reduce: Compiler.c_reduce,
-    A.Foreach: Compiler.c_foreach,
-    A.Bind: Compiler.c_bind,
-    A.Label: Compiler.c_label,
-    A.Break: Compiler.c_break,
-    A.Call: Compiler.c_call,
-    A.WithDefs: Compiler.c_withdefs,
+    ast.Identity: Compiler.c_identity,
+    ast.RecurseAll: Compiler.c_recurse_all,
+    ast.Literal: Compiler.c_literal,
+    ast.Str: Compiler.c_str,
+    ast.Format: Compiler.c_format,
+    ast.Var: Compiler.c_var,
+    ast.Index: Compiler.c_index,
+    ast.Slice: Compiler.c_slice,
+    ast.Iterate: Compiler.c_iterate,
+    ast.Optional: Compiler.c_optional,
+    ast.Try: Compiler.c_try,
+    ast.Array: Compiler.c_array,
+    ast.Object: Compiler.c_object,
+    ast.Unary: Compiler.c_unary,
+    ast.Pipe: Compiler.c_pipe,
+    ast.Comma: Compiler.c_comma,
+    ast.Alt: Compiler.c_alt,
+    ast.Binary: Compiler.c_binary,
+    ast.Update: Compiler.c_update,
+    ast.If: Compiler.c_if,
+    ast.Reduce: Compiler.c_reduce,
+    ast.Foreach: Compiler.c_foreach,
+    ast.Bind: Compiler.c_bind,
+    ast.Label: Compiler.c_label,
+    ast.Break: Compiler.c_break,
+    ast.Call: Compiler.c_call,
+    ast.WithDefs: Compiler.c_withdefs,
 }
 
 

@@ -244,12 +244,43 @@ def _fix_surrogates(v: Any) -> Any:
     return v
 
 
+_DEPTH_TOKENS = re.compile(r'[\[\]{}]|"(?:[^"\\]|\\.)*"')
+
+
+def _too_deep_at(text: str, pos: int, end: int) -> int | None:
+    """Offset of the bracket opening level MAX_DEPTH+1 in text[pos:end], if any.
+
+    Only texts with more than MAX_DEPTH opening brackets can be that deep, so the scan is
+    skipped (two C-speed counts) for every ordinary document.
+    """
+    if (
+        end - pos <= 2 * MAX_DEPTH
+        or text.count("[", pos, end) + text.count("{", pos, end) <= MAX_DEPTH
+    ):
+        return None
+    depth = 0
+    for m in _DEPTH_TOKENS.finditer(text, pos, end):
+        c = m.group()
+        if c == "[" or c == "{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                return m.start()
+        elif c == "]" or c == "}":
+            depth -= 1
+    return None
+
+
 def _decode_at(text: str, pos: int) -> tuple[Any, int]:
     """One value starting at `pos` (no leading whitespace); returns (value, end)."""
     try:
         value, end = _DECODER.raw_decode(text, pos)
     except (ValueError, RecursionError):
         return _Parser(text, pos).parse_value_at()
+    deep = _too_deep_at(text, pos, end)
+    if deep is not None:
+        raise JsonDecodeError(
+            f"invalid character {_quote_char(text[deep])} exceeded max depth", deep
+        )
     if _LONE_SURROGATE_ESCAPE.search(text, pos, end):
         value = _fix_surrogates(value)
     return value, end
@@ -325,7 +356,7 @@ class _Parser:
             value: Any
             if c == "{" or c == "[":
                 if len(stack) >= MAX_DEPTH:
-                    raise JsonDecodeError("exceeded max depth", self.pos)
+                    raise self.fail("exceeded max depth")
                 self.pos += 1
                 self.skip_ws()
                 if c == "[":

@@ -274,7 +274,11 @@ class Lexer:
         code = int(src[i + 2 : i + 6], 16)
         i += 6
         if 0xD800 <= code < 0xDC00:
-            if src.startswith("\\u", i) and i + 6 <= n and all(c in hexdigits for c in src[i + 2 : i + 6]):
+            if (
+                src.startswith("\\u", i)
+                and i + 6 <= n
+                and all(c in hexdigits for c in src[i + 2 : i + 6])
+            ):
                 low = int(src[i + 2 : i + 6], 16)
                 if 0xDC00 <= low < 0xE000:
                     return chr(0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)), i + 6

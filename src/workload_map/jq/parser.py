@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from workload_map.jq import ast as A
-from workload_map.jq.errors import JqParseError
+from workload_map.jq import ast
+from workload_map.jq.errors import JqCompileError, JqParseError
 from workload_map.jq.lexer import Lexer, Token, quote_token
 
 __all__ = ["MAX_DEPTH", "parse"]
@@ -92,54 +92,67 @@ class _Parser:
             )
 
     # --- grammar ------------------------------------------------------------------------------
-    def program(self) -> A.Node:
+    def program(self) -> ast.Node:
         if self.tok.kind == "EOF":
-            raise JqParseError("missing query (try \".\")", offset=0, program=self.src, token="")
-        defs: list[A.FuncDef] = []
+            raise JqCompileError('missing query (try ".")', offset=0, program=self.src)
+        if self.is_kw("module"):
+            # `module {…};` metadata is accepted and ignored, as gojq does without modules
+            self.advance()
+            if not self.is_op("{"):
+                raise self.unexpected()
+            self.object()
+            self.expect_op(";")
+        if self.is_kw("import") or self.is_kw("include"):
+            raise JqCompileError(
+                "modules are not supported (import/include)",
+                offset=self.tok.start,
+                program=self.src,
+            )
+        defs: list[ast.FuncDef] = []
         while self.is_kw("def"):
             defs.append(self.funcdef())
         if self.tok.kind == "EOF":
             if defs:
-                raise JqParseError(
-                    "missing query (try \".\")", offset=len(self.src), program=self.src, token=""
+                raise JqCompileError(
+                    'missing query (try ".")', offset=len(self.src), program=self.src
                 )
             raise self.unexpected()
         body = self.pipe()
         if self.tok.kind != "EOF":
             raise self.unexpected()
         if defs:
-            body = A.WithDefs(tuple(defs), body, offset=defs[0].offset)
+            body = ast.WithDefs(tuple(defs), body, offset=defs[0].offset)
         return body
 
-    def pipe(self) -> A.Node:
+    def pipe(self) -> ast.Node:
         self.enter()
         try:
             return self._pipe()
         finally:
             self.depth -= 1
 
-    def _pipe(self) -> A.Node:
+    def _pipe(self) -> ast.Node:
         if self.is_kw("def"):
             start = self.tok.start
             defs = [self.funcdef()]
             while self.is_kw("def"):
                 defs.append(self.funcdef())
-            return A.WithDefs(tuple(defs), self.pipe(), offset=start)
+            return ast.WithDefs(tuple(defs), self.pipe(), offset=start)
         if self.is_kw("label"):
             start = self.advance().start
             if self.tok.kind != "VAR":
                 raise self.unexpected()
             name = self.advance().text
             self.expect_op("|")
-            return A.Label(name, self.pipe(), offset=start)
+            return ast.Label(name, self.pipe(), offset=start)
         left = self.comma()
         if self.is_op("|"):
             tok = self.advance()
             right = self.pipe()
-            return A.Pipe(left, right, offset=tok.start)
+            return ast.Pipe(left, right, offset=tok.start)
         return left
 
-    def comma(self) -> A.Node:
+    def comma(self) -> ast.Node:
         left = self.comma_operand()
         grown = 0
         try:
@@ -148,12 +161,12 @@ class _Parser:
                 self.enter()
                 grown += 1
                 right = self.comma_operand()
-                left = A.Comma(left, right, offset=tok.start)
+                left = ast.Comma(left, right, offset=tok.start)
             return left
         finally:
             self.depth -= grown
 
-    def comma_operand(self) -> A.Node:
+    def comma_operand(self) -> ast.Node:
         if self.is_kw("def") or self.is_kw("label"):
             return self.pipe()
         start = self.tok.start
@@ -166,10 +179,10 @@ class _Parser:
                 patterns.append(self.pattern())
             self.expect_op("|")
             body = self.pipe()
-            return A.Bind(expr, tuple(patterns), body, offset=start)
+            return ast.Bind(expr, tuple(patterns), body, offset=start)
         return expr
 
-    def binary(self, min_level: int) -> A.Node:
+    def binary(self, min_level: int) -> ast.Node:
         left = self.unary()
         base = self.depth
         try:
@@ -177,7 +190,7 @@ class _Parser:
         finally:
             self.depth = base
 
-    def _binary_loop(self, left: A.Node, min_level: int, last_nonassoc: int) -> A.Node:
+    def _binary_loop(self, left: ast.Node, min_level: int, last_nonassoc: int) -> ast.Node:
         while True:
             tok = self.tok
             if tok.kind == "OP" or (tok.kind == "KEYWORD" and tok.text in ("and", "or")):
@@ -199,14 +212,14 @@ class _Parser:
                 right = self.binary(level + 1)
             op = tok.text
             if op == "//":
-                left = A.Alt(left, right, offset=tok.start)
+                left = ast.Alt(left, right, offset=tok.start)
             elif op in _UPDATE_OPS:
-                left = A.Update(op, left, right, offset=tok.start)
+                left = ast.Update(op, left, right, offset=tok.start)
             else:
-                left = A.Binary(op, left, right, offset=tok.start)
+                left = ast.Binary(op, left, right, offset=tok.start)
             last_nonassoc = level if assoc == "none" else 0
 
-    def unary(self) -> A.Node:
+    def unary(self) -> ast.Node:
         if self.is_op("-") or self.is_op("+"):
             tok = self.advance()
             self.enter()
@@ -214,10 +227,10 @@ class _Parser:
                 operand = self.postfix()
             finally:
                 self.depth -= 1
-            return A.Unary(tok.text, operand, offset=tok.start)
+            return ast.Unary(tok.text, operand, offset=tok.start)
         return self.postfix()
 
-    def postfix(self) -> A.Node:
+    def postfix(self) -> ast.Node:
         if self.is_op("-") or self.is_op("+"):
             return self.unary()
         term = self.primary()
@@ -227,58 +240,60 @@ class _Parser:
         finally:
             self.depth = base
 
-    def _suffixes(self, term: A.Node) -> A.Node:
+    def _suffixes(self, term: ast.Node) -> ast.Node:
         while True:
             self.enter()
             tok = self.tok
             if tok.kind == "FIELD":
                 self.advance()
-                term = A.Index(term, A.Literal(tok.text, "string", offset=tok.start + 1), offset=tok.start)
+                term = ast.Index(
+                    term, ast.Literal(tok.text, "string", offset=tok.start + 1), offset=tok.start
+                )
             elif tok.kind == "OP" and tok.text == "[":
                 term = self.bracket_suffix(term)
             elif tok.kind == "OP" and tok.text == "?":
                 self.advance()
-                term = A.Optional(term, offset=tok.start)
+                term = ast.Optional(term, offset=tok.start)
             elif tok.kind == "OP" and tok.text == ".":
                 self.advance()
                 if self.is_op("["):
                     term = self.bracket_suffix(term)
                 elif self.tok.kind == "QUOTE":
                     key = self.string(None)
-                    term = A.Index(term, key, offset=tok.start)
+                    term = ast.Index(term, key, offset=tok.start)
                 else:
                     raise self.unexpected()
             else:
                 return term
 
-    def bracket_suffix(self, term: A.Node) -> A.Node:
+    def bracket_suffix(self, term: ast.Node) -> ast.Node:
         start = self.expect_op("[").start
         if self.is_op("]"):
             self.advance()
-            return A.Iterate(term, offset=start)
+            return ast.Iterate(term, offset=start)
         if self.is_op(":"):
             self.advance()
             end = self.pipe()
             self.expect_op("]")
-            return A.Slice(term, None, end, offset=start)
+            return ast.Slice(term, None, end, offset=start)
         index = self.pipe()
         if self.is_op(":"):
             self.advance()
             if self.is_op("]"):
                 self.advance()
-                return A.Slice(term, index, None, offset=start)
+                return ast.Slice(term, index, None, offset=start)
             end = self.pipe()
             self.expect_op("]")
-            return A.Slice(term, index, end, offset=start)
+            return ast.Slice(term, index, end, offset=start)
         self.expect_op("]")
-        return A.Index(term, index, offset=start)
+        return ast.Index(term, index, offset=start)
 
-    def string(self, fmt: str | None) -> A.Node:
+    def string(self, fmt: str | None) -> ast.Node:
         """Parse a string literal; the current token is its opening quote."""
         quote = self.tok
         if quote.kind != "QUOTE":
             raise self.unexpected()
-        parts: list[str | A.Node] = []
+        parts: list[str | ast.Node] = []
         text: list[str] = []
         while True:
             segment, term, _s, _e = self.lex.string_segment()
@@ -299,10 +314,12 @@ class _Parser:
             parts.append("".join(text))
         self.tok = self.lex.next()
         if fmt is None and all(isinstance(p, str) for p in parts):
-            return A.Literal("".join(p for p in parts if isinstance(p, str)), "string", offset=quote.start)
-        return A.Str(tuple(parts), fmt, offset=quote.start)
+            return ast.Literal(
+                "".join(p for p in parts if isinstance(p, str)), "string", offset=quote.start
+            )
+        return ast.Str(tuple(parts), fmt, offset=quote.start)
 
-    def primary(self) -> A.Node:
+    def primary(self) -> ast.Node:
         tok = self.tok
         kind = tok.kind
         if kind == "OP":
@@ -310,13 +327,15 @@ class _Parser:
             if op == ".":
                 self.advance()
                 if self.tok.kind == "QUOTE":
-                    return A.Index(A.Identity(offset=tok.start), self.string(None), offset=tok.start)
+                    return ast.Index(
+                        ast.Identity(offset=tok.start), self.string(None), offset=tok.start
+                    )
                 if self.is_op("["):
-                    return self.bracket_suffix(A.Identity(offset=tok.start))
-                return A.Identity(offset=tok.start)
+                    return self.bracket_suffix(ast.Identity(offset=tok.start))
+                return ast.Identity(offset=tok.start)
             if op == "..":
                 self.advance()
-                return A.RecurseAll(offset=tok.start)
+                return ast.RecurseAll(offset=tok.start)
             if op == "(":
                 self.advance()
                 inner = self.pipe()
@@ -326,35 +345,39 @@ class _Parser:
                 self.advance()
                 if self.is_op("]"):
                     self.advance()
-                    return A.Array(None, offset=tok.start)
+                    return ast.Array(None, offset=tok.start)
                 body = self.pipe()
                 self.expect_op("]")
-                return A.Array(body, offset=tok.start)
+                return ast.Array(body, offset=tok.start)
             if op == "{":
                 return self.object()
             raise self.unexpected()
         if kind == "FIELD":
             self.advance()
-            return A.Index(A.Identity(offset=tok.start), A.Literal(tok.text, "string", offset=tok.start + 1), offset=tok.start)
+            return ast.Index(
+                ast.Identity(offset=tok.start),
+                ast.Literal(tok.text, "string", offset=tok.start + 1),
+                offset=tok.start,
+            )
         if kind == "NUMBER":
             self.advance()
-            return A.Literal(_parse_number(tok.text), "number", offset=tok.start)
+            return ast.Literal(_parse_number(tok.text), "number", offset=tok.start)
         if kind == "QUOTE":
             return self.string(None)
         if kind == "FORMAT":
             self.advance()
             if self.tok.kind == "QUOTE":
                 return self.string(tok.text)
-            return A.Format(tok.text, offset=tok.start)
+            return ast.Format(tok.text, offset=tok.start)
         if kind == "VAR":
             self.advance()
-            return A.Var(tok.text, offset=tok.start)
+            return ast.Var(tok.text, offset=tok.start)
         if kind == "MODVAR":
             self.advance()
-            return A.Var(tok.text, offset=tok.start)
+            return ast.Var(tok.text, offset=tok.start)
         if kind in ("IDENT", "MODIDENT"):
             self.advance()
-            args: list[A.Node] = []
+            args: list[ast.Node] = []
             if self.is_op("("):
                 self.advance()
                 args.append(self.pipe())
@@ -362,15 +385,15 @@ class _Parser:
                     self.advance()
                     args.append(self.pipe())
                 self.expect_op(")")
-            return A.Call(tok.text, tuple(args), offset=tok.start)
+            return ast.Call(tok.text, tuple(args), offset=tok.start)
         if kind == "KEYWORD":
             word = tok.text
             if word == "null":
                 self.advance()
-                return A.Literal(None, "null", offset=tok.start)
+                return ast.Literal(None, "null", offset=tok.start)
             if word in ("true", "false"):
                 self.advance()
-                return A.Literal(word == "true", "boolean", offset=tok.start)
+                return ast.Literal(word == "true", "boolean", offset=tok.start)
             if word == "if":
                 return self.if_()
             if word == "try":
@@ -380,7 +403,7 @@ class _Parser:
                 if self.is_kw("catch"):
                     self.advance()
                     catch = self.postfix_nested()
-                return A.Try(body, catch, offset=tok.start)
+                return ast.Try(body, catch, offset=tok.start)
             if word in ("reduce", "foreach"):
                 return self.reduce_foreach()
             if word == "break":
@@ -388,23 +411,23 @@ class _Parser:
                 if self.tok.kind != "VAR":
                     raise self.unexpected()
                 name = self.advance().text
-                return A.Break(name, offset=tok.start)
+                return ast.Break(name, offset=tok.start)
         raise self.unexpected()
 
-    def postfix_nested(self) -> A.Node:
+    def postfix_nested(self) -> ast.Node:
         self.enter()
         try:
             return self.postfix()
         finally:
             self.depth -= 1
 
-    def if_(self) -> A.Node:
+    def if_(self) -> ast.Node:
         start = self.expect_kw("if").start
         cond = self.pipe()
         self.expect_kw("then")
         then = self.pipe()
-        elifs: list[tuple[A.Node, A.Node]] = []
-        otherwise: A.Node | None = None
+        elifs: list[tuple[ast.Node, ast.Node]] = []
+        otherwise: ast.Node | None = None
         while self.is_kw("elif"):
             self.advance()
             c = self.pipe()
@@ -414,9 +437,9 @@ class _Parser:
             self.advance()
             otherwise = self.pipe()
         self.expect_kw("end")
-        return A.If(cond, then, tuple(elifs), otherwise, offset=start)
+        return ast.If(cond, then, tuple(elifs), otherwise, offset=start)
 
-    def reduce_foreach(self) -> A.Node:
+    def reduce_foreach(self) -> ast.Node:
         tok = self.advance()
         self.enter()
         try:
@@ -431,15 +454,15 @@ class _Parser:
         update = self.pipe()
         if tok.text == "reduce":
             self.expect_op(")")
-            return A.Reduce(source, pattern, init, update, offset=tok.start)
+            return ast.Reduce(source, pattern, init, update, offset=tok.start)
         extract = None
         if self.is_op(";"):
             self.advance()
             extract = self.pipe()
         self.expect_op(")")
-        return A.Foreach(source, pattern, init, update, extract, offset=tok.start)
+        return ast.Foreach(source, pattern, init, update, extract, offset=tok.start)
 
-    def funcdef(self) -> A.FuncDef:
+    def funcdef(self) -> ast.FuncDef:
         start = self.expect_kw("def").start
         if self.tok.kind != "IDENT":
             raise self.unexpected()
@@ -462,13 +485,13 @@ class _Parser:
         self.expect_op(":")
         body = self.pipe()
         self.expect_op(";")
-        return A.FuncDef(name, tuple(params), body, offset=start)
+        return ast.FuncDef(name, tuple(params), body, offset=start)
 
-    def pattern(self) -> A.Pattern:
+    def pattern(self) -> ast.Pattern:
         tok = self.tok
         if tok.kind == "VAR":
             self.advance()
-            return A.PVar(tok.text, offset=tok.start)
+            return ast.PVar(tok.text, offset=tok.start)
         if self.is_op("["):
             self.advance()
             elements = [self.pattern()]
@@ -476,7 +499,7 @@ class _Parser:
                 self.advance()
                 elements.append(self.pattern())
             self.expect_op("]")
-            return A.PArray(tuple(elements), offset=tok.start)
+            return ast.PArray(tuple(elements), offset=tok.start)
         if self.is_op("{"):
             self.advance()
             entries = [self.object_pattern_entry()]
@@ -484,14 +507,14 @@ class _Parser:
                 self.advance()
                 entries.append(self.object_pattern_entry())
             self.expect_op("}")
-            return A.PObject(tuple(entries), offset=tok.start)
+            return ast.PObject(tuple(entries), offset=tok.start)
         raise self.unexpected()
 
-    def object_pattern_entry(self) -> tuple[A.Node, A.Pattern | None, bool]:
+    def object_pattern_entry(self) -> tuple[ast.Node, ast.Pattern | None, bool]:
         tok = self.tok
         if tok.kind == "VAR":
             self.advance()
-            key: A.Node = A.Var(tok.text, offset=tok.start)
+            key: ast.Node = ast.Var(tok.text, offset=tok.start)
             if self.is_op(":"):
                 self.advance()
                 return key, self.pattern(), False
@@ -499,7 +522,7 @@ class _Parser:
         computed = False
         if tok.kind in ("IDENT", "KEYWORD"):
             self.advance()
-            key = A.Literal(tok.text, "string", offset=tok.start)
+            key = ast.Literal(tok.text, "string", offset=tok.start)
         elif tok.kind == "QUOTE":
             key = self.string(None)
         elif self.is_op("("):
@@ -512,12 +535,12 @@ class _Parser:
         self.expect_op(":")
         return key, self.pattern(), computed
 
-    def object(self) -> A.Node:
+    def object(self) -> ast.Node:
         start = self.expect_op("{").start
-        entries: list[A.ObjectEntry] = []
+        entries: list[ast.ObjectEntry] = []
         if self.is_op("}"):
             self.advance()
-            return A.Object((), offset=start)
+            return ast.Object((), offset=start)
         while True:
             entries.append(self.object_entry())
             if self.is_op(","):
@@ -528,18 +551,18 @@ class _Parser:
                 continue
             self.expect_op("}")
             break
-        return A.Object(tuple(entries), offset=start)
+        return ast.Object(tuple(entries), offset=start)
 
-    def object_entry(self) -> A.ObjectEntry:
+    def object_entry(self) -> ast.ObjectEntry:
         tok = self.tok
         computed = False
-        key: A.Node
+        key: ast.Node
         if tok.kind == "VAR":
             self.advance()
-            key = A.Var(tok.text, offset=tok.start)
+            key = ast.Var(tok.text, offset=tok.start)
         elif tok.kind in ("IDENT", "KEYWORD"):
             self.advance()
-            key = A.Literal(tok.text, "string", offset=tok.start)
+            key = ast.Literal(tok.text, "string", offset=tok.start)
         elif tok.kind == "QUOTE":
             key = self.string(None)
         elif self.is_op("("):
@@ -548,21 +571,21 @@ class _Parser:
             self.expect_op(")")
             computed = True
             self.expect_op(":")
-            return A.ObjectEntry(key, self.object_value(), True)
+            return ast.ObjectEntry(key, self.object_value(), True)
         else:
             raise self.unexpected()
         if self.is_op(":"):
             self.advance()
-            return A.ObjectEntry(key, self.object_value(), computed)
-        return A.ObjectEntry(key, None, computed)
+            return ast.ObjectEntry(key, self.object_value(), computed)
+        return ast.ObjectEntry(key, None, computed)
 
-    def object_value(self) -> A.Node:
+    def object_value(self) -> ast.Node:
         self.enter()
         try:
             left = self.binary(1)
             if self.is_op("|"):
                 tok = self.advance()
-                return A.Pipe(left, self.object_value(), offset=tok.start)
+                return ast.Pipe(left, self.object_value(), offset=tok.start)
             return left
         finally:
             self.depth -= 1

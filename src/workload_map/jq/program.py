@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from workload_map.jq import ast as A
+from workload_map.jq import ast
 from workload_map.jq.builtins.native import NATIVES
 from workload_map.jq.compiler import Code, Ctx, compile_tree
 from workload_map.jq.errors import JqError, JqLimitError, JqRuntimeError
@@ -49,7 +49,7 @@ def _normalise_vars(variables: Sequence[str]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def compile(program: str, *, variables: Sequence[str] = ()) -> Program:  # noqa: A001
+def compile(program: str, *, variables: Sequence[str] = ()) -> Program:
     """Parse and compile ``program``; cached by text. Raises JqParseError / JqCompileError."""
     key = (program, tuple(variables))
     cached = _CACHE.get(key)
@@ -101,9 +101,7 @@ class Program:
             given[k[1:] if k.startswith("$") else k] = v
         missing = [n for n in self.variables if n not in given]
         if missing:
-            raise JqError(
-                f"variable not bound: ${missing[0]}", program=self.source
-            )
+            raise JqError(f"variable not bound: ${missing[0]}", program=self.source)
         return (ctx, *(given[n] for n in self.variables))
 
     def _fail(self, e: BaseException) -> JqError:
@@ -233,15 +231,15 @@ def _needs_context(tree: Any) -> bool:
     stack = [tree]
     while stack:
         node = stack.pop()
-        if isinstance(node, (A.Reduce, A.Foreach, A.RecurseAll, A.WithDefs)):
+        if isinstance(node, (ast.Reduce, ast.Foreach, ast.RecurseAll, ast.WithDefs)):
             return True
-        if isinstance(node, A.Var) and node.name == "ENV":
+        if isinstance(node, ast.Var) and node.name == "ENV":
             return True
-        if isinstance(node, A.Call):
+        if isinstance(node, ast.Call):
             key = (node.name, len(node.args))
             if key not in _CTX_FREE_CALLS and key not in NATIVES:
                 return True
-        stack.extend(A.iter_children(node))
+        stack.extend(ast.iter_children(node))
     return False
 
 

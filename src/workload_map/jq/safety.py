@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from workload_map.jq import ast as A
+from workload_map.jq import ast
 from workload_map.jq.parser import parse
 
 __all__ = ["Violation", "is_writable", "karta_violations", "writability"]
@@ -38,7 +38,7 @@ def _walk(tree: Any) -> list[Any]:
     while stack:
         node = stack.pop()
         out.append(node)
-        stack.extend(reversed(A.iter_children(node)))
+        stack.extend(reversed(ast.iter_children(node)))
     return out
 
 
@@ -50,13 +50,13 @@ def karta_violations(program: str) -> list[Violation]:
     tree = parse(program)
     found: list[Violation] = []
     for node in _walk(tree):
-        if isinstance(node, A.Update):
+        if isinstance(node, ast.Update):
             found.append(
                 Violation(f"modifying operator '{node.op}' is not allowed", node.offset, node.op)
             )
-        elif isinstance(node, A.RecurseAll):
+        elif isinstance(node, ast.RecurseAll):
             found.append(Violation("recursive descent '..' is not allowed", node.offset, ".."))
-        elif isinstance(node, A.Call):
+        elif isinstance(node, ast.Call):
             if node.name == "del":
                 found.append(Violation("del function is not allowed", node.offset, "del"))
             elif node.name in _EXCESSIVE:
@@ -79,28 +79,28 @@ _EMPTY_CALLS = frozenset({("empty", 0), ("error", 0), ("error", 1)})
 
 
 def _describe(node: Any) -> str:
-    if isinstance(node, A.Call):
+    if isinstance(node, ast.Call):
         return f"'{node.name}' computes a value"
-    if isinstance(node, A.Literal):
+    if isinstance(node, ast.Literal):
         return "a literal is not a location"
-    if isinstance(node, (A.Str, A.Format)):
+    if isinstance(node, (ast.Str, ast.Format)):
         return "a string is computed"
-    if isinstance(node, A.Var):
+    if isinstance(node, ast.Var):
         return f"variable ${node.name} is not a location"
-    if isinstance(node, A.Array):
+    if isinstance(node, ast.Array):
         return "array construction is not a location"
-    if isinstance(node, A.Object):
+    if isinstance(node, ast.Object):
         return "object construction is not a location"
-    if isinstance(node, (A.Binary, A.Unary)):
+    if isinstance(node, (ast.Binary, ast.Unary)):
         op = node.op
         return f"operator '{op}' computes a value"
-    if isinstance(node, A.Update):
+    if isinstance(node, ast.Update):
         return f"operator '{node.op}' computes a value"
-    if isinstance(node, (A.Reduce, A.Foreach)):
+    if isinstance(node, (ast.Reduce, ast.Foreach)):
         return "reduce/foreach computes a value"
-    if isinstance(node, A.Try):
+    if isinstance(node, ast.Try):
         return "a catch handler computes a value"
-    if isinstance(node, A.WithDefs):
+    if isinstance(node, ast.WithDefs):
         return "function definitions are not supported in a writable path"
     return f"{type(node).__name__.lower()} is not a location"
 
@@ -110,24 +110,24 @@ def _non_location(node: Any) -> Any | None:
     stack = [node]
     while stack:
         n = stack.pop()
-        if isinstance(n, (A.Identity, A.RecurseAll, A.Break)):
+        if isinstance(n, (ast.Identity, ast.RecurseAll, ast.Break)):
             continue
-        if isinstance(n, (A.Index, A.Slice)):
+        if isinstance(n, (ast.Index, ast.Slice)):
             stack.append(n.target)
-        elif isinstance(n, (A.Iterate, A.Optional)):
+        elif isinstance(n, (ast.Iterate, ast.Optional)):
             stack.append(n.target)
-        elif isinstance(n, (A.Pipe, A.Comma, A.Alt)):
+        elif isinstance(n, (ast.Pipe, ast.Comma, ast.Alt)):
             stack.extend((n.right, n.left))
-        elif isinstance(n, A.If):
+        elif isinstance(n, ast.If):
             branches = [n.then, *(t for _c, t in n.elifs)]
             if n.otherwise is not None:
                 branches.append(n.otherwise)
             stack.extend(reversed(branches))
-        elif isinstance(n, A.Try) and n.catch is None:
+        elif isinstance(n, ast.Try) and n.catch is None:
             stack.append(n.body)
-        elif isinstance(n, (A.Bind, A.Label)):
+        elif isinstance(n, (ast.Bind, ast.Label)):
             stack.append(n.body)
-        elif isinstance(n, A.Call):
+        elif isinstance(n, ast.Call):
             key = (n.name, len(n.args))
             if key in _EMPTY_CALLS:
                 continue
@@ -139,7 +139,7 @@ def _non_location(node: Any) -> Any | None:
                 continue
             else:
                 return n
-        elif isinstance(n, A.Literal) and n.kind == "null":
+        elif isinstance(n, ast.Literal) and n.kind == "null":
             return n
         else:
             return n

@@ -7,7 +7,6 @@ take an array). Invalid UTF-8 produced by decoding becomes U+FFFD per byte, as g
 
 from __future__ import annotations
 
-import codecs
 import urllib.parse
 from collections.abc import Callable
 from typing import Any
@@ -16,20 +15,22 @@ from workload_map.jq import encoding
 from workload_map.jq.errors import JqRuntimeError
 from workload_map.jq.values import preview, type_error, type_error_preview
 
-__all__ = ["FORMATS", "NATIVES", "decode_bytes", "format_value"]
-
-
-def _replace_per_byte(err: UnicodeError) -> tuple[str, int]:
-    assert isinstance(err, UnicodeDecodeError)
-    return "\ufffd" * (err.end - err.start), err.end
-
-
-codecs.register_error("wlmap-gojq-replace", _replace_per_byte)
+__all__ = ["FORMATS", "NATIVES", "decode_bytes", "format_value", "utf8"]
 
 
 def decode_bytes(data: bytes) -> str:
-    """UTF-8 to text, each invalid byte becoming U+FFFD (how Go prints invalid strings)."""
-    return data.decode("utf-8", "wlmap-gojq-replace")
+    """UTF-8 to text; invalid bytes are kept as lone surrogates (U+DC80-U+DCFF, Python's
+    surrogateescape) so they count as one character each, encode back to the same byte, and
+    print as `\\ufffd`, as a Go string holding those bytes does."""
+    return data.decode("utf-8", "surrogateescape")
+
+
+def utf8(s: str) -> bytes:
+    """The UTF-8 bytes of a string built by decode_bytes (escaped bytes restored)."""
+    try:
+        return s.encode("utf-8")
+    except UnicodeEncodeError:
+        return s.encode("utf-8", "surrogateescape")
 
 
 def _text(v: Any) -> str:
@@ -52,7 +53,7 @@ def f_html(v: Any) -> Any:
 
 
 def f_uri(v: Any) -> Any:
-    return urllib.parse.quote(_text(v).encode("utf-8", "surrogatepass"), safe="-_.~")
+    return urllib.parse.quote(utf8(_text(v)), safe="-_.~")
 
 
 def _is_hex(c: str) -> bool:
@@ -75,7 +76,7 @@ def f_urid(v: Any) -> Any:
             out.append(int(s[i + 1 : i + 3], 16))
             i += 3
             continue
-        out.extend(c.encode("utf-8", "surrogatepass"))
+        out.extend(utf8(c))
         i += 1
     return decode_bytes(bytes(out))
 
@@ -124,7 +125,7 @@ _B64_INDEX = {c: i for i, c in enumerate(_B64)}
 def f_base64(v: Any) -> Any:
     import base64
 
-    return base64.b64encode(_text(v).encode("utf-8", "surrogatepass")).decode("ascii")
+    return base64.b64encode(utf8(_text(v))).decode("ascii")
 
 
 def f_base64d(v: Any) -> Any:

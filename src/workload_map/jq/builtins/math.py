@@ -33,6 +33,39 @@ def _num(name: str, v: Any) -> float:
     return to_float(v)
 
 
+def _bits(x: float) -> int:
+    return int(struct.unpack("<Q", struct.pack("<d", x))[0])
+
+
+def _from_bits(b: int) -> float:
+    return float(struct.unpack("<d", struct.pack("<Q", b & 0xFFFFFFFFFFFFFFFF))[0])
+
+
+def _cbrt(x: float) -> float:
+    """Go's math.Cbrt (FreeBSD's algorithm), which rounds differently from C's cbrt."""
+    b1, b2 = 715094163, 696219795
+    c, d, e = 5.42857142857142815906e-01, -7.05306122448979611050e-01, 1.41428571428571436819e00
+    f, g = 1.60714285714285720630e00, 3.57142857142857150787e-01
+    if x == 0 or math.isnan(x) or math.isinf(x):
+        return x
+    sign = x < 0
+    x = abs(x)
+    t = _from_bits(_bits(x) // 3 + (b1 << 32))
+    if x < 2.22507385850720138309e-308:
+        t = float(1 << 54) * x
+        t = _from_bits(_bits(t) // 3 + (b2 << 32))
+    r = t * t / x
+    s = c + r * t
+    t *= g + f / (s + e + d / s)
+    t = _from_bits((_bits(t) & (0xFFFFFFFFC << 28)) + (1 << 30))
+    s = t * t
+    r = x / s
+    w = t + t
+    r = (r - t) / (w + r)
+    t = t + t * r
+    return -t if sign else t
+
+
 def _keep_zero_sign(r: float, x: float) -> float:
     return math.copysign(0.0, x) if r == 0 else r
 
@@ -316,7 +349,7 @@ _UNARY: dict[str, Callable[[float], float]] = {
     "significand": _significand,
     "fabs": math.fabs,
     "sqrt": _domain(math.sqrt),
-    "cbrt": math.cbrt,
+    "cbrt": _cbrt,
     "exp": lambda x: _exp_like(math.exp, x),
     "exp10": lambda x: _pow(10.0, x),
     "exp2": lambda x: _exp_like(math.exp2, x),

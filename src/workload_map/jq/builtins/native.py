@@ -19,6 +19,10 @@ the helpers behind jq-defined builtins keep gojq's underscore names:
   @tsv/0 @sh/0 @base64/0 @base64d/0` (also under gojq's `_tohtml`-style names) (formats.py)
 * math (math.py), dates (time.py), regex (regex.py) are merged into the same tables here.
 
+For assignments, `setpath(v, path, x, allocator)` and `delpaths(v, paths, allocator)` take an
+optional shared `Allocator()` so that one `.[] = 1` over n elements copies each container once
+(O(n), as gojq) instead of once per path (O(n²)).
+
 Builtins needing closures or the evaluation context (path, paths, getpath in path mode, limit,
 first/last/nth(f), label, recurse, env/$ENV, input, debug, builtins, error with `catch`) are
 the compiler's. `error/0,1` here only builds the error (`JqRuntimeError` with `.value`).
@@ -48,6 +52,7 @@ from workload_map.jq.values import (
 __all__ = [
     "NATIVES",
     "STREAM_NATIVES",
+    "Allocator",
     "Native",
     "delpaths",
     "getpath",
@@ -102,7 +107,9 @@ def f_abs(v: Any) -> Any:
 def f_utf8bytelength(v: Any) -> Any:
     if type(v) is not str:
         raise type_error("utf8bytelength", v)
-    return len(v.encode("utf-8", "surrogatepass"))
+    from workload_map.jq.builtins.formats import utf8
+
+    return len(utf8(v))
 
 
 def f_not(v: Any) -> Any:
@@ -295,25 +302,34 @@ def _contains(a: Any, b: Any) -> bool:
     ta, tb = type(a), type(b)
     if ta is str and tb is str:
         return b in a
-    if is_number(a) and is_number(b):
-        return compare(a, b) == 0 and not (a != a or b != b)
     if ta is list and tb is list:
-        return all(any(_contains_quiet(x, y) for x in a) for y in b)
+        for y in b:
+            for x in a:
+                try:
+                    if _contains(x, y):
+                        break
+                except JqRuntimeError:  # inside containers a type mismatch just does not match
+                    pass
+            else:
+                return False
+        return True
     if ta is dict and tb is dict:
         if len(a) < len(b):
             return False
-        return all(k in a and _contains_quiet(a[k], y) for k, y in b.items())
+        for k, y in b.items():
+            if k not in a:
+                return False
+            try:
+                if not _contains(a[k], y):
+                    return False
+            except JqRuntimeError:
+                return False
+        return True
+    if is_number(a) and is_number(b):
+        return compare(a, b) == 0 and not (a != a or b != b)
     if (a is None and b is None) or (ta is bool and tb is bool and a == b):
         return True
     raise type_error("contains", a, b)
-
-
-def _contains_quiet(a: Any, b: Any) -> bool:
-    """Inside arrays and objects a type mismatch just does not match (gojq)."""
-    try:
-        return _contains(a, b)
-    except JqRuntimeError:
-        return False
 
 
 def f_contains(v: Any, x: Any) -> Any:
@@ -706,108 +722,107 @@ class _Owned:
         return id(c) in self.ids
 
 
-def _update(v: Any, path: list[Any], depth: int, n: Any, owned: _Owned) -> Any:
-    if depth == len(path):
-        return n
-    p = path[depth]
-    tp = type(p)
-    if tp is str:
-        if v is _DELETE:
-            return v
-        if v is None or type(v) is dict:
-            return _update_object(v, p, path, depth, n, owned)
-        raise JqRuntimeError(f"expected an object but got: {type_error_preview(v)}")
-    if is_number(p):
-        if v is _DELETE:
-            return v
-        if v is None or type(v) is list:
+def _update(v: Any, path: list[Any], n: Any, owned: _Owned) -> Any:
+    """gojq's update(): `n` (or the delete marker) at `path`, copying each container on the way
+    once. Iterative: down the path collecting one frame per step, then back up rebuilding."""
+    frames: list[tuple[int, Any, Any, int]] = []  # (kind 0 obj / 1 index / 2 slice, c, key, end)
+    cur: Any = v
+    result: Any = n
+    for p in path:
+        if cur is _DELETE:
+            result = cur
+            break
+        tp = type(p)
+        if tp is str:
+            if cur is not None and type(cur) is not dict:
+                raise JqRuntimeError(f"expected an object but got: {type_error_preview(cur)}")
+            if (cur is None or p not in cur) and n is _DELETE:
+                result = {} if cur is None else cur  # gojq: a nil map, printed as {}
+                break
+            frames.append((0, cur, p, 0))
+            cur = cur.get(p) if cur is not None else None
+        elif is_number(p):
+            if cur is not None and type(cur) is not list:
+                raise JqRuntimeError(f"expected an array but got: {type_error_preview(cur)}")
             i = to_int(p)
             assert i is not None
-            return _update_index(v, i, path, depth, n, owned)
-        raise JqRuntimeError(f"expected an array but got: {type_error_preview(v)}")
-    if tp is dict:
-        if v is _DELETE:
-            return v
-        if v is None or type(v) is list:
-            return _update_slice(v, p, path, depth, n, owned)
-        raise JqRuntimeError(f"expected an array but got: {type_error_preview(v)}")
-    if type(v) is list:
-        raise JqRuntimeError(
-            f"expected a number for indexing an array but got: {type_error_preview(p)}"
-        )
-    raise JqRuntimeError(f"expected a string for object key but got: {type_error_preview(p)}")
-
-
-def _update_object(
-    v: dict[str, Any] | None, k: str, path: list[Any], depth: int, n: Any, owned: _Owned
-) -> Any:
-    if (v is None or k not in v) and n is _DELETE:
-        return {} if v is None else v  # gojq: a nil map, printed as {}
-    u = _update(v.get(k) if v is not None else None, path, depth + 1, n, owned)
-    if v is not None and owned.owns(v):
-        v[k] = u
-        return v
-    w = dict(v) if v is not None else {}
-    w[k] = u
-    return owned.own(w)
-
-
-def _update_index(
-    v: list[Any] | None, i: int, path: list[Any], depth: int, n: Any, owned: _Owned
-) -> Any:
-    length = len(v) if v is not None else 0
-    j = i + length if i < 0 else i
-    x: Any = None
-    if j < 0:
-        if n is _DELETE:
-            return [] if v is None else v  # gojq: a nil slice, printed as []
-        raise JqRuntimeError(f"array index should not be negative: {preview(i)}")
-    if j < length:
-        i = j
-        assert v is not None
-        x = v[i]
-    else:
-        if n is _DELETE:
-            return [] if v is None else v
-        if i >= 0x20000000:
-            raise JqRuntimeError(f"array index too large: {preview(i)}")
-    u = _update(x, path, depth + 1, n, owned)
-    if v is not None and owned.owns(v):
-        w = v
-    else:
-        w = owned.own(list(v) if v is not None else [])
-    if i >= len(w):
-        w.extend([None] * (i + 1 - len(w)))
-    w[i] = u
-    return w
-
-
-def _update_slice(
-    v: list[Any] | None, m: dict[str, Any], path: list[Any], depth: int, n: Any, owned: _Owned
-) -> Any:
-    if "start" not in m or "end" not in m:
-        raise JqRuntimeError(
-            f'expected "start" and "end" for slicing but got: {type_error_preview(m)}'
-        )
-    cur = v if v is not None else []
-    length = len(cur)
-    start = 0
-    si = to_int(m["start"])
-    if si is not None:
-        start = _clamp(si, 0, length)
-    ei = to_int(m["end"])
-    end = _clamp(ei, start, length) if ei is not None else length
-    if start == end and n is _DELETE:
-        return v
-    u = _update(cur[start:end], path, depth + 1, n, owned)
-    if type(u) is list:
-        return owned.own(cur[:start] + u + cur[end:])
-    if u is _DELETE:
-        w = owned.own(list(cur))
-        for k in range(start, end):
-            w[k] = _DELETE
-        return w
-    raise JqRuntimeError(f"expected an array but got: {type_error_preview(u)}")
+            length = len(cur) if cur is not None else 0
+            j = i + length if i < 0 else i
+            if j < 0:
+                if n is _DELETE:
+                    result = [] if cur is None else cur  # gojq: a nil slice, printed as []
+                    break
+                raise JqRuntimeError(f"array index should not be negative: {preview(i)}")
+            if j >= length:
+                if n is _DELETE:
+                    result = [] if cur is None else cur
+                    break
+                if i >= 0x20000000:
+                    raise JqRuntimeError(f"array index too large: {preview(i)}")
+                frames.append((1, cur, i, 0))
+                cur = None
+            else:
+                assert cur is not None
+                frames.append((1, cur, j, 0))
+                cur = cur[j]
+        elif tp is dict:
+            if cur is not None and type(cur) is not list:
+                raise JqRuntimeError(f"expected an array but got: {type_error_preview(cur)}")
+            if "start" not in p or "end" not in p:
+                raise JqRuntimeError(
+                    f'expected "start" and "end" for slicing but got: {type_error_preview(p)}'
+                )
+            base = cur if cur is not None else []
+            length = len(base)
+            si = to_int(p["start"])
+            start = _clamp(si, 0, length) if si is not None else 0
+            ei = to_int(p["end"])
+            end = _clamp(ei, start, length) if ei is not None else length
+            if start == end and n is _DELETE:
+                result = [] if cur is None else cur
+                break
+            frames.append((2, cur, start, end))
+            cur = base[start:end]
+        else:
+            if type(cur) is list:
+                raise JqRuntimeError(
+                    f"expected a number for indexing an array but got: {type_error_preview(p)}"
+                )
+            raise JqRuntimeError(
+                f"expected a string for object key but got: {type_error_preview(p)}"
+            )
+    for kind, c, key, end in reversed(frames):
+        in_place = c is not None and owned.owns(c)
+        if kind == 0:
+            if in_place:
+                c[key] = result
+                result = c
+            else:
+                obj: dict[str, Any] = dict(c) if c is not None else {}
+                obj[key] = result
+                result = owned.own(obj)
+        elif kind == 1:
+            w = c if in_place else owned.own(list(c) if c is not None else [])
+            if key >= len(w):
+                w.extend([None] * (key + 1 - len(w)))
+            w[key] = result
+            result = w
+        else:
+            base = c if c is not None else []
+            if type(result) is list:
+                if in_place and len(result) == end - key:
+                    base[key:end] = result
+                    result = base
+                else:
+                    result = owned.own(base[:key] + result + base[end:])
+            elif result is _DELETE:
+                w = base if in_place else owned.own(list(base))
+                for k in range(key, end):
+                    w[k] = _DELETE
+                result = w
+            else:
+                raise JqRuntimeError(f"expected an array but got: {type_error_preview(result)}")
+    return result
 
 
 def _clamp(i: int, minimum: int, maximum: int) -> int:
@@ -816,12 +831,18 @@ def _clamp(i: int, minimum: int, maximum: int) -> int:
     return minimum if i < minimum else (i if i < maximum else maximum)
 
 
-def setpath(v: Any, path: Any, x: Any) -> Any:
+class Allocator(_Owned):
+    """Shared by the setpath/delpaths calls of one assignment (`.[] = 1`, `|=`, `del`): each
+    container is copied once, then updated in place, so updating n paths costs O(n) (gojq's
+    allocator). Values built inside the assignment must not escape it before it finishes."""
+
+
+def setpath(v: Any, path: Any, x: Any, allocator: Allocator | None = None) -> Any:
     """`setpath(path; x)`: a new value with `x` at `path` (the input is not modified)."""
     if type(path) is not list:
         raise type_error("setpath", v, path)
     try:
-        return _update(v, path, 0, x, _Owned())
+        return _update(v, path, x, allocator if allocator is not None else _Owned())
     except JqRuntimeError as e:
         raise JqRuntimeError(
             f"setpath({preview(path)}; {preview(x)}) cannot be applied to {preview(v)}: {e.message}"
@@ -846,13 +867,13 @@ def _delete_marked(v: Any, owned: _Owned) -> Any:
     return v
 
 
-def delpaths(v: Any, paths: Any) -> Any:
+def delpaths(v: Any, paths: Any, allocator: Allocator | None = None) -> Any:
     """`delpaths(paths)`: a new value without those paths (the input is not modified)."""
     if type(paths) is not list:
         raise type_error("delpaths", v, paths)
     if not paths:
         return v
-    owned = _Owned()
+    owned = allocator if allocator is not None else _Owned()
     u = v
     for p in paths:
         if type(p) is not list:
@@ -860,7 +881,7 @@ def delpaths(v: Any, paths: Any) -> Any:
                 "delpaths", v, f"expected an array but got: {type_error_preview(p)}", paths
             )
         try:
-            u = _update(u, p, 0, _DELETE, owned)
+            u = _update(u, p, _DELETE, owned)
         except JqRuntimeError as e:
             raise _wrap_error("delpaths", v, e.message, paths) from None
     return _delete_marked(u, owned)

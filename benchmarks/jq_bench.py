@@ -1,0 +1,229 @@
+"""Per-evaluation time of our jq engine against the PyPI `jq` (libjq) and `jaq-rs` bindings.
+
+The four programs of issue 2 item 7 run on realistic inputs (a 2 KB pod, a JobSet, a map of
+services, a status with conditions), all three engines measured side by side in this process.
+Compile time is measured without the cache (each compile a distinct text) and with it. A column
+whose package is not installed says so (`make bench` installs the `[bench]` extra).
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import timeit
+from collections.abc import Callable
+from typing import Any
+
+POD: dict[str, Any] = {
+    "apiVersion": "v1",
+    "kind": "Pod",
+    "metadata": {
+        "name": "train-workers-0-3-x7k2p",
+        "namespace": "ml-training",
+        "uid": "7c1d2f9e-3b4a-4c5d-9e8f-0a1b2c3d4e5f",
+        "resourceVersion": "48213377",
+        "creationTimestamp": "2026-01-12T08:30:11Z",
+        "labels": {
+            "batch.kubernetes.io/controller-uid": "5b6c7d8e-9f00-4a1b-8c2d-3e4f5a6b7c8d",
+            "batch.kubernetes.io/job-completion-index": "3",
+            "batch.kubernetes.io/job-name": "train-workers-0",
+            "controller-uid": "5b6c7d8e-9f00-4a1b-8c2d-3e4f5a6b7c8d",
+            "job-name": "train-workers-0",
+            "jobset.sigs.k8s.io/global-replicas": "8",
+            "jobset.sigs.k8s.io/job-global-index": "0",
+            "jobset.sigs.k8s.io/job-index": "0",
+            "jobset.sigs.k8s.io/job-key": "f3a9c1e0b7d2",
+            "jobset.sigs.k8s.io/jobset-name": "train",
+            "jobset.sigs.k8s.io/replicatedjob-name": "workers",
+            "jobset.sigs.k8s.io/replicatedjob-replicas": "2",
+        },
+        "annotations": {
+            "batch.kubernetes.io/job-completion-index": "3",
+            "jobset.sigs.k8s.io/jobset-name": "train",
+            "jobset.sigs.k8s.io/replicatedjob-name": "workers",
+        },
+        "ownerReferences": [
+            {
+                "apiVersion": "batch/v1",
+                "kind": "Job",
+                "name": "train-workers-0",
+                "uid": "5b6c7d8e-9f00-4a1b-8c2d-3e4f5a6b7c8d",
+                "controller": True,
+                "blockOwnerDeletion": True,
+            }
+        ],
+    },
+    "spec": {
+        "containers": [
+            {
+                "name": "trainer",
+                "image": "registry.example.com/ml/trainer:2.4.1",
+                "command": ["python", "-m", "train", "--epochs", "40"],
+                "env": [
+                    {"name": "WORLD_SIZE", "value": "8"},
+                    {"name": "MASTER_ADDR", "value": "train-workers-0-0.train"},
+                ],
+                "resources": {
+                    "limits": {"cpu": "8", "memory": "64Gi", "nvidia.com/gpu": "1"},
+                    "requests": {"cpu": "8", "memory": "64Gi", "nvidia.com/gpu": "1"},
+                },
+                "volumeMounts": [{"name": "data", "mountPath": "/data"}],
+            }
+        ],
+        "nodeName": "gpu-node-17",
+        "restartPolicy": "Never",
+        "schedulerName": "default-scheduler",
+        "subdomain": "train",
+        "hostname": "train-workers-0-3",
+        "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "dataset"}}],
+    },
+    "status": {
+        "phase": "Running",
+        "podIP": "10.42.3.17",
+        "startTime": "2026-01-12T08:30:14Z",
+        "conditions": [
+            {"type": "Initialized", "status": "True"},
+            {"type": "Ready", "status": "True"},
+            {"type": "ContainersReady", "status": "True"},
+            {"type": "PodScheduled", "status": "True"},
+        ],
+    },
+}
+
+JOBSET: dict[str, Any] = {
+    "apiVersion": "jobset.x-k8s.io/v1alpha2",
+    "kind": "JobSet",
+    "metadata": {"name": "train", "namespace": "ml-training"},
+    "spec": {
+        "replicatedJobs": [
+            {
+                "name": name,
+                "replicas": replicas,
+                "template": {
+                    "spec": {
+                        "parallelism": parallelism,
+                        "completions": parallelism,
+                        "template": {"spec": {"containers": [{"name": name, "image": "x"}]}},
+                    }
+                },
+            }
+            for name, replicas, parallelism in [("driver", 1, 1), ("workers", 2, 4), ("ps", 1, 2)]
+        ]
+    },
+}
+
+SERVICES: dict[str, Any] = {
+    "spec": {
+        "services": {
+            name: {"replicas": i + 1, "image": f"registry.example.com/{name}:1.0"}
+            for i, name in enumerate(["api", "worker", "scheduler", "cache", "frontend"])
+        }
+    }
+}
+
+STATUS: dict[str, Any] = {
+    "status": {
+        "conditions": [
+            {"type": t, "status": s, "reason": "R", "message": "m"}
+            for t, s in [
+                ("Created", "True"),
+                ("Running", "True"),
+                ("Suspended", "False"),
+                ("Completed", "False"),
+                ("Failed", "False"),
+            ]
+        ]
+    }
+}
+
+CASES: list[tuple[str, str, dict[str, Any], float]] = [
+    ("a", '.metadata.labels["jobset.sigs.k8s.io/replicatedjob-name"]', POD, 1.0),
+    ("b", ".spec.replicatedJobs[] | .replicas * .template.spec.parallelism", JOBSET, 5.0),
+    ("c", ".spec.services | to_entries[] | .key", SERVICES, 5.0),
+    ("d", 'any(.status.conditions[]; .type == "Failed" and .status == "True")', STATUS, 5.0),
+]
+
+
+def per_call_us(fn: Callable[[], Any], budget: float = 0.2, repeats: int = 7) -> float:
+    """Median time of one call in µs (timeit loops sized to about `budget` seconds each)."""
+    timer = timeit.Timer(fn)
+    number, _ = timer.autorange()
+    number = max(1, int(number * budget / 0.2))
+    samples = timer.repeat(repeat=repeats, number=number)
+    return statistics.median(samples) / number * 1e6
+
+
+def _libjq() -> Callable[[str, Any], Callable[[], Any]] | str:
+    try:
+        import jq as libjq  # type: ignore[import-not-found]
+    except ImportError:
+        return "not installed"
+
+    def make(program: str, value: Any) -> Callable[[], Any]:
+        compiled = libjq.compile(program)
+        return lambda: compiled.input_value(value).all()
+
+    return make
+
+
+def _jaq() -> Callable[[str, Any], Callable[[], Any]] | str:
+    try:
+        import jaq
+    except ImportError:
+        return "not installed"
+
+    def make(program: str, value: Any) -> Callable[[], Any]:
+        compiled = jaq.compile(program)
+        return lambda: compiled.run(value)
+
+    return make
+
+
+def _fresh_compiles(program: str) -> Callable[[], Any]:
+    """Compiles of distinct texts (a numbered comment), so the compile cache never answers."""
+    from workload_map import jq
+
+    counter = iter(range(10**12))
+    return lambda: jq.compile(f"{program} #{next(counter)}")
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.2f}" if x < 100 else f"{x:.0f}"
+
+
+def run() -> list[dict[str, Any]]:
+    from workload_map import jq
+
+    others = {"libjq": _libjq(), "jaq": _jaq()}
+    rows: list[dict[str, Any]] = []
+    for name, program, value, target in CASES:
+        prog = jq.compile(program)
+        expected = prog.all(value)
+        ours = per_call_us(lambda p=prog, v=value: p.all(v))  # type: ignore[misc]
+        row: dict[str, Any] = {"case": name, "ours µs": _fmt(ours), "target µs": _fmt(target)}
+        for label, make in others.items():
+            if isinstance(make, str):
+                row[f"{label} µs"] = make
+                continue
+            call = make(program, value)
+            got = call()
+            us = per_call_us(call)
+            row[f"{label} µs"] = _fmt(us)
+            row[f"{label}/ours"] = f"{us / ours:.1f}x"
+            if got != expected:
+                same = sorted(map(str, got)) == sorted(map(str, expected))
+                row[f"{label} note"] = "other order" if same else "different output"
+        uncached = per_call_us(_fresh_compiles(program), budget=0.1, repeats=3)
+        cached = per_call_us(lambda p=program: jq.compile(p))  # type: ignore[misc]
+        row["compile µs"] = _fmt(uncached)
+        row["cached compile µs"] = _fmt(cached)
+        row["ok"] = "yes" if ours <= target else "NO"
+        rows.append(row)
+    return rows
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
+    from run import print_table
+
+    print_table(run())
