@@ -140,6 +140,8 @@ def test_definition_from_file(wlmap, tmp_path: Path) -> None:
         ("a: [1\n", 2, "not valid YAML or JSON (line 2"),
         ("kind: JobSet\nmetadata: {name: x}\n", 2, "has no apiVersion"),
         ("apiVersion: v1\nkind: Pod\n---\napiVersion: v1\nkind: Pod\n", 2, "holds 2 documents"),
+        ("apiVersion: v1\nkind: Pod\nmetadata: ...\n", 2, "metadata must be a mapping"),
+        ("apiVersion: v1\nkind: [Pod]\n", 2, "kind must be a string"),
         ("- 1\n- 2\n", 2, "expected a Kubernetes object"),
         (
             '{"apiVersion": "flink.apache.org/v1beta1", "kind": "FlinkDeployment", '

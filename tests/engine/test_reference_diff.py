@@ -380,6 +380,14 @@ def _condition(c: Mapping[str, Any]) -> list[Any]:
     return [c.get("type"), c.get("status"), c.get("reason"), c.get("message") or ""]
 
 
+def _has_alpha_groups(case: Case) -> bool:
+    """Whether the definition uses the deprecated ``podGroups`` form (the only one the
+    reference's effective-member lookup reads)."""
+    spec = case.definition.karta["spec"]
+    gang = (spec.get("optimizationInstructions") or {}).get("gangScheduling") or {}
+    return bool(gang.get("podGroups")) and not gang.get("podGroup")
+
+
 def _has_status_definition(case: Case) -> bool:
     root = case.definition.karta["spec"]["structureDefinition"]["rootComponent"]
     return bool(root.get("statusDefinition"))
@@ -469,6 +477,19 @@ def reference_facts(report: Mapping[str, Any], case: Case) -> Facts:
     for pod in report["pods"]:
         keys = pod.get("replicaKeys") or {}
         facts[f"replica[{pod['name']}]"] = sorted([c, k] for c, k in keys.items()) if keys else None
+        if _has_alpha_groups(case) and pod["component"] is not None:
+            effective = pod["effective"]
+            facts[f"member[{pod['name']}]"] = (
+                "error"
+                if pod["effectiveError"]
+                else None
+                if effective is None
+                else [effective["component"], effective["podGroupName"]]
+            )
+            if effective is not None and not pod["effectiveError"]:
+                facts[f"keys[{pod['name']}]"] = (
+                    "error" if pod["groupKeysError"] else list(pod["groupKeys"] or [])
+                )
         pod_key = f"pod[{pod['name']}]"
         if pod["component"] is None:
             facts[pod_key] = "unattributed"
@@ -607,6 +628,18 @@ def our_facts(case: Case) -> Facts:
             facts[pod_key] = "unattributed"
         else:
             facts[pod_key] = [placement.component, _instance_key(placement.instance)]
+    if _has_alpha_groups(case):
+        explained = _answer(workload.explain)
+        for entry in [] if isinstance(explained, _Failed) else explained:
+            gang = entry.get("gang")
+            if entry.get("component") is None or gang is None:
+                continue
+            pod_name = entry["pod"]
+            if gang.get("effectiveComponent") is None:
+                facts[f"member[{pod_name}]"] = None
+                continue
+            facts[f"member[{pod_name}]"] = [gang["effectiveComponent"], gang["definition"]]
+            facts[f"keys[{pod_name}]"] = [k["value"] for k in gang.get("keys") or []]
     for pod in case.pods:  # pods left out by the owner check are unattributed too
         facts.setdefault(f"pod[{pod['metadata']['name']}]", "unattributed")
     groups = _answer(workload.pod_groups)

@@ -416,3 +416,86 @@ def test_forbidden(kube: Any, namespace: str, jobset_crd: None) -> None:
     assert "train" in out
     if karta_installed:
         assert "not allowed to list Karta definitions" in err
+
+
+def test_deployment_pods_through_replicaset(kube: Any, namespace: str) -> None:
+    """A built-in type: pods reach the Deployment through a ReplicaSet (two owner links)."""
+    template = {
+        "metadata": {"labels": {"app": "web"}},
+        "spec": {
+            "containers": [
+                {"name": "web", "image": "nginx", "resources": {"requests": {"cpu": "250m"}}}
+            ]
+        },
+    }
+    deploy = kube.apply(
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "web", "namespace": namespace},
+            "spec": {
+                "replicas": 3,
+                "selector": {"matchLabels": {"app": "web"}},
+                "template": template,
+            },
+        },
+        namespace,
+    )
+    rs = kube.apply(
+        {
+            "apiVersion": "apps/v1",
+            "kind": "ReplicaSet",
+            "metadata": {
+                "name": "web-5d8f",
+                "namespace": namespace,
+                "ownerReferences": [
+                    {
+                        "apiVersion": "apps/v1",
+                        "kind": "Deployment",
+                        "name": "web",
+                        "uid": deploy["metadata"]["uid"],
+                        "controller": True,
+                    }
+                ],
+            },
+            "spec": {
+                "replicas": 3,
+                "selector": {"matchLabels": {"app": "web"}},
+                "template": template,
+            },
+        },
+        namespace,
+    )
+    for index in range(3):
+        created = kube.apply(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {
+                    "name": f"web-5d8f-{index}",
+                    "namespace": namespace,
+                    "labels": {"app": "web"},
+                    "ownerReferences": [
+                        {
+                            "apiVersion": "apps/v1",
+                            "kind": "ReplicaSet",
+                            "name": "web-5d8f",
+                            "uid": rs["metadata"]["uid"],
+                            "controller": True,
+                        }
+                    ],
+                },
+                "spec": {"nodeName": "n1", "containers": template["spec"]["containers"]},
+            },
+            namespace,
+        )
+        kube.set_status({**created, "status": _ready_status("n1", index < 2)})
+    code, out, err = wlmap(kube, "describe", "deploy/web", "-n", namespace, "-o", "json")
+    assert code == 0, err
+    view = json.loads(out)
+    assert view["pods"] == {"desired": 3, "current": 3, "ready": 2}
+    assert view["resources"]["cpuMillis"] == 750
+    code, out, err = wlmap(kube, "get", "--all-types", "-n", namespace, "-o", "json")
+    assert code == 0, err
+    kinds = {(i["kind"], i["name"]) for i in json.loads(out)["items"]}
+    assert kinds == {("Deployment", "web")}  # the ReplicaSet and pods are not top-level

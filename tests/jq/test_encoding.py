@@ -38,7 +38,7 @@ def test_number_format(value: float, text: str) -> None:
 
 
 def test_strings_escape_like_gojq() -> None:
-    assert dumps("a\x7fb\x01\"\\\n\t/é<") == '"a\\u007fb\\u0001\\"\\\\\\n\\t/é<"'
+    assert dumps('a\x7fb\x01"\\\n\t/é<') == '"a\\u007fb\\u0001\\"\\\\\\n\\t/é<"'
     assert dumps("\ud800x") == '"\\ufffdx"'
     assert dumps({"k\x7f": ["\x7f"]}, None) == '{"k\\u007f":["\\u007f"]}'
     assert dumps("é", ascii=True) == '"\\u00e9"'

@@ -133,7 +133,7 @@ def _cli_cases() -> list[Any]:
     base = SHARED / "jq-conformance"
     index = json.loads((base / "derived" / "gojq-test-yaml-index.json").read_text("utf-8"))
     with (base / "gojq" / "cli" / "test.yaml").open(encoding="utf-8") as f:
-        raw = yaml.load(f, Loader=yaml.BaseLoader)  # noqa: S506 - all scalars as strings
+        raw = yaml.load(f, Loader=yaml.BaseLoader)
     params = []
     for entry, item in zip(index, raw, strict=True):
         if entry["tier"] != "cli":

@@ -21,7 +21,13 @@ def err(fn: Any, *args: Any) -> str:
 
 def test_type_names_and_truthiness() -> None:
     assert [v.type_name(x) for x in (None, True, 1, 1.5, "s", [], {})] == [
-        "null", "boolean", "number", "number", "string", "array", "object"
+        "null",
+        "boolean",
+        "number",
+        "number",
+        "string",
+        "array",
+        "object",
     ]
     assert v.type_name(loads("1.0")) == "number"
     assert [v.truthy(x) for x in (None, False, 0, "", [], {})] == [False, False] + [True] * 4

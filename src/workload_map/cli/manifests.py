@@ -103,8 +103,9 @@ def read_single_object(path: str, stdin: IO[str]) -> dict[str, Any]:
         raise UsageError(f"{label}: no object found (the file is empty)")
     if len(docs) > 1:
         raise UsageError(
-            f"{label}: holds {len(docs)} documents; describe -f takes exactly one workload",
-            hint="split the file, or give the pods separately with --pods FILE",
+            f"{label}: holds {len(docs)} documents ({_summary(docs)}); "
+            "describe -f takes exactly one workload",
+            hint="put the workload in a file of its own; its pods go in --pods FILE",
         )
     doc = docs[0]
     if not isinstance(doc, dict):
@@ -112,4 +113,25 @@ def read_single_object(path: str, stdin: IO[str]) -> dict[str, Any]:
     missing = [k for k in ("apiVersion", "kind") if not doc.get(k)]
     if missing:
         raise UsageError(f"{label}: the object has no {' and no '.join(missing)}")
+    for key in ("apiVersion", "kind"):
+        if not isinstance(doc[key], str):
+            raise UsageError(f"{label}: {key} must be a string, got {type(doc[key]).__name__}")
+    for key in ("metadata", "spec", "status"):
+        if key in doc and doc[key] is not None and not isinstance(doc[key], dict):
+            raise UsageError(
+                f"{label}: {key} must be a mapping, got {type(doc[key]).__name__} "
+                f"({str(doc[key])[:40]!r})"
+            )
     return doc
+
+
+def _summary(docs: list[Any], limit: int = 4) -> str:
+    names = []
+    for doc in docs[:limit]:
+        if isinstance(doc, dict):
+            meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+            names.append(f"{doc.get('kind', '?')}/{meta.get('name', '?')}")
+        else:
+            names.append(type(doc).__name__)
+    more = f", +{len(docs) - limit} more" if len(docs) > limit else ""
+    return ", ".join(names) + more

@@ -653,29 +653,22 @@ class Compiler:
         right = self.compile(node.right, scope)
         l_run, r_run = left.run, right.run
 
+        # gojq: errors on the left propagate (they are not treated as "no value")
         def run(v: Any, env: Env) -> Iterator[Any]:
             found = False
-            try:
-                for x in l_run(v, env):
-                    if x is not None and x is not False:
-                        found = True
-                        yield x
-            except JqRuntimeError as e:
-                if not _catchable(e):
-                    raise
+            for x in l_run(v, env):
+                if x is not None and x is not False:
+                    found = True
+                    yield x
             if not found:
                 yield from r_run(v, env)
 
         def paths(v: Any, p: Path | None, env: Env) -> Iterator[tuple[Any, Path | None]]:
             found = False
-            try:
-                for x, xp in left.paths(v, p, env):
-                    if x is not None and x is not False:
-                        found = True
-                        yield x, xp
-            except JqRuntimeError as e:
-                if not _catchable(e):
-                    raise
+            for x, xp in left.paths(v, p, env):
+                if x is not None and x is not False:
+                    found = True
+                    yield x, xp
             if not found:
                 yield from right.paths(v, p, env)
 
@@ -683,12 +676,7 @@ class Compiler:
             l1, r1 = left.one, right.one
 
             def one(v: Any, env: Env) -> Any:
-                try:
-                    x = l1(v, env)
-                except JqRuntimeError as e:
-                    if not _catchable(e):
-                        raise
-                    x = None
+                x = l1(v, env)
                 if x is None or x is False:
                     return r1(v, env)
                 return x

@@ -1,0 +1,308 @@
+"""Pods as each operator would create them, and gang sizes as each scheduler peer computes them.
+
+Both halves are written from the upstream projects' behaviour (PEERS.md §1.1: KAI's per-kind
+groupers, Kueue's PodSets, Volcano's PodGroups), independently of our definitions, so a test can
+hold the definitions' gangs against them. ``pods_for(obj)`` returns the pods (names, labels,
+annotations, controller owner) the operator would create for ``obj``; ``peer_gangs(obj)`` returns
+the gang sizes a peer scheduler gives those pods, as a sorted list (one entry per gang).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+Obj = dict[str, Any]
+
+
+def _pod(obj: Obj, name: str, labels: dict[str, str], **annotations: str) -> Obj:
+    meta = obj.get("metadata", {})
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": meta.get("namespace", "default"),
+            "uid": f"uid-{name}",
+            "labels": labels,
+            "annotations": annotations,
+            "ownerReferences": [
+                {
+                    "apiVersion": obj["apiVersion"],
+                    "kind": obj["kind"],
+                    "name": meta.get("name"),
+                    "uid": meta.get("uid", "owner-uid"),
+                    "controller": True,
+                }
+            ],
+        },
+        "spec": {"containers": [{"name": "main", "image": "busybox"}]},
+        "status": {"phase": "Pending"},
+    }
+
+
+def _name(obj: Obj) -> str:
+    return str(obj["metadata"]["name"])
+
+
+def _min_parallel(job_spec: Obj) -> int:
+    parallelism = job_spec.get("parallelism", 1)
+    return int(min(parallelism, job_spec.get("completions", parallelism)))
+
+
+# -- Kubeflow training operator (v1) and mpi-operator (v2beta1) ----------------------------------
+_REPLICA_SPECS = {
+    "PyTorchJob": "pytorchReplicaSpecs",
+    "TFJob": "tfReplicaSpecs",
+    "XGBoostJob": "xgbReplicaSpecs",
+    "JAXJob": "jaxReplicaSpecs",
+    "PaddleJob": "paddleReplicaSpecs",
+    "MPIJob": "mpiReplicaSpecs",
+}
+
+
+def _kubeflow_pods(obj: Obj) -> list[Obj]:
+    specs = obj["spec"][_REPLICA_SPECS[obj["kind"]]]
+    role_label = (
+        "training.kubeflow.org/job-role"
+        if obj["apiVersion"].endswith("v2beta1")
+        else "training.kubeflow.org/replica-type"
+    )
+    pods = []
+    for rtype, spec in specs.items():
+        for i in range(spec.get("replicas", 1)):
+            labels = {
+                "training.kubeflow.org/job-name": _name(obj),
+                role_label: rtype.lower(),
+                "training.kubeflow.org/replica-index": str(i),
+            }
+            pods.append(_pod(obj, f"{_name(obj)}-{rtype.lower()}-{i}", labels))
+    return pods
+
+
+def _kubeflow_gang(obj: Obj) -> list[int]:
+    """KAI (pytorch / kubeflow distributed / mpi groupers), Kueue and Volcano: every replica."""
+    spec = obj["spec"]
+    minimum = (spec.get("runPolicy") or {}).get("schedulingPolicy", {}).get("minAvailable")
+    if minimum is None and obj["kind"] == "PyTorchJob":
+        minimum = (spec.get("elasticPolicy") or {}).get("minReplicas")
+    if minimum is None:
+        minimum = sum(s.get("replicas", 1) for s in spec[_REPLICA_SPECS[obj["kind"]]].values())
+    return [minimum]
+
+
+# -- JobSet, Job, LeaderWorkerSet -------------------------------------------------------------
+def _jobset_pods(obj: Obj) -> list[Obj]:
+    pods = []
+    for rj in obj["spec"]["replicatedJobs"]:
+        for j in range(rj.get("replicas", 1)):
+            for p in range(_min_parallel(rj["template"]["spec"])):
+                labels = {
+                    "jobset.sigs.k8s.io/jobset-name": _name(obj),
+                    "jobset.sigs.k8s.io/replicatedjob-name": rj["name"],
+                    "jobset.sigs.k8s.io/job-index": str(j),
+                    "batch.kubernetes.io/job-name": f"{_name(obj)}-{rj['name']}-{j}",
+                }
+                pods.append(_pod(obj, f"{_name(obj)}-{rj['name']}-{j}-{p}", labels))
+    return pods
+
+
+def _jobset_gang(obj: Obj) -> list[int]:
+    """KAI jobset grouper: every replica of every replicated job (MinSubGroup = all)."""
+    return [
+        sum(
+            rj.get("replicas", 1) * _min_parallel(rj["template"]["spec"])
+            for rj in obj["spec"]["replicatedJobs"]
+        )
+    ]
+
+
+def _job_pods(obj: Obj) -> list[Obj]:
+    labels = {"batch.kubernetes.io/job-name": _name(obj), "job-name": _name(obj)}
+    return [_pod(obj, f"{_name(obj)}-{i}", labels) for i in range(_min_parallel(obj["spec"]))]
+
+
+def _job_gang(obj: Obj) -> list[int]:
+    """KAI job grouper: 1 unless kai.scheduler/batch-min-member says otherwise."""
+    annotations = obj["metadata"].get("annotations") or {}
+    return [int(annotations.get("kai.scheduler/batch-min-member", 1))]
+
+
+def _lws_pods(obj: Obj) -> list[Obj]:
+    spec = obj["spec"]
+    size = spec["leaderWorkerTemplate"].get("size", 1)
+    pods = []
+    for g in range(spec.get("replicas", 1)):
+        leader = f"{_name(obj)}-{g}"
+        for w in range(size):
+            labels = {
+                "leaderworkerset.sigs.k8s.io/name": _name(obj),
+                "leaderworkerset.sigs.k8s.io/group-index": str(g),
+                "leaderworkerset.sigs.k8s.io/worker-index": str(w),
+            }
+            if w == 0:
+                pods.append(_pod(obj, leader, labels))
+            else:
+                annotations = {"leaderworkerset.sigs.k8s.io/leader-name": leader}
+                pods.append(_pod(obj, f"{leader}-{w}", labels, **annotations))
+    return pods
+
+
+def _lws_gang(obj: Obj) -> list[int]:
+    """KAI lws grouper / Kueue: one gang per group, of `size` pods."""
+    spec = obj["spec"]
+    return [spec["leaderWorkerTemplate"].get("size", 1)] * spec.get("replicas", 1)
+
+
+# -- KubeRay ----------------------------------------------------------------------------------
+def _ray_cluster_spec(obj: Obj) -> Obj:
+    spec: Obj = obj["spec"]
+    if obj["kind"] == "RayJob":
+        return spec.get("rayClusterSpec") or {}
+    if obj["kind"] == "RayService":
+        return spec.get("rayClusterConfig") or {}
+    return spec
+
+
+def _worker_count(group: Obj, *, minimum: bool) -> int:
+    if group.get("suspend"):
+        return 0
+    hosts = group.get("numOfHosts", 1)
+    if minimum and group.get("minReplicas"):
+        return int(group["minReplicas"]) * hosts
+    return int(group.get("replicas", group.get("minReplicas", 0))) * hosts
+
+
+def _ray_pods(obj: Obj) -> list[Obj]:
+    spec = _ray_cluster_spec(obj)
+    base = {"ray.io/cluster": _name(obj), "app.kubernetes.io/created-by": "kuberay-operator"}
+    pods = [_pod(obj, f"{_name(obj)}-head", {**base, "ray.io/node-type": "head",
+                                              "ray.io/group": "headgroup"})]
+    for group in spec.get("workerGroupSpecs") or []:
+        for i in range(_worker_count(group, minimum=False)):
+            labels = {**base, "ray.io/node-type": "worker", "ray.io/group": group["groupName"]}
+            pods.append(_pod(obj, f"{_name(obj)}-{group['groupName']}-{i}", labels))
+    if obj["kind"] == "RayJob" and obj["spec"].get("submissionMode", "K8sJobMode") == "K8sJobMode":
+        pods.append(_pod(obj, f"{_name(obj)}-submitter", {"batch.kubernetes.io/job-name": _name(obj)}))
+    return pods
+
+
+def _ray_gang(obj: Obj) -> list[int]:
+    """KAI ray grouper: the head + Σ worker groups' minimum (minReplicas, else replicas) x hosts."""
+    spec = _ray_cluster_spec(obj)
+    return [1 + sum(_worker_count(g, minimum=True) for g in spec.get("workerGroupSpecs") or [])]
+
+
+# -- Grove --------------------------------------------------------------------------------------
+def _grove_groups(obj: Obj) -> dict[str, Obj]:
+    out: dict[str, Obj] = {}
+    for sg in obj["spec"]["template"].get("podCliqueScalingGroups") or []:
+        for clique in sg.get("cliqueNames") or []:
+            out[clique] = sg
+    return out
+
+
+def _grove_pods(obj: Obj) -> list[Obj]:
+    pods = []
+    groups = _grove_groups(obj)
+    for r in range(obj["spec"].get("replicas", 1)):
+        for clique in obj["spec"]["template"]["cliques"]:
+            sg = groups.get(clique["name"])
+            base = {
+                "app.kubernetes.io/part-of": _name(obj),
+                "grove.io/podcliqueset-replica-index": str(r),
+            }
+            for s in range((sg or {}).get("replicas", 1)):
+                labels = dict(base)
+                if sg is None:
+                    labels["grove.io/podclique"] = f"{_name(obj)}-{r}-{clique['name']}"
+                else:
+                    pcsg = f"{_name(obj)}-{r}-{sg['name']}"
+                    labels["grove.io/podcliquescalinggroup"] = pcsg
+                    labels["grove.io/podcliquescalinggroup-replica-index"] = str(s)
+                    labels["grove.io/podclique"] = f"{pcsg}-{s}-{clique['name']}"
+                for i in range(clique["spec"].get("replicas", 1)):
+                    pods.append(_pod(obj, f"{labels['grove.io/podclique']}-{i}", labels))
+    return pods
+
+
+def _grove_gang(obj: Obj) -> list[int]:
+    """Grove's base PodGang per PodCliqueSet replica (what KAI's grove grouper reads):
+    every clique's minAvailable, x its scaling group's minAvailable."""
+    groups = _grove_groups(obj)
+    per_replica = 0
+    for clique in obj["spec"]["template"]["cliques"]:
+        spec = clique["spec"]
+        sg = groups.get(clique["name"])
+        per_replica += spec.get("minAvailable", spec.get("replicas", 1)) * (
+            1 if sg is None else sg.get("minAvailable", sg.get("replicas", 1))
+        )
+    return [per_replica] * obj["spec"].get("replicas", 1)
+
+
+# -- Volcano, Spark, AppWrapper -----------------------------------------------------------------
+def _volcano_pods(obj: Obj) -> list[Obj]:
+    pods = []
+    for task in obj["spec"]["tasks"]:
+        for i in range(task.get("replicas", 1)):
+            labels = {"volcano.sh/job-name": _name(obj), "volcano.sh/task-spec": task["name"]}
+            pods.append(_pod(obj, f"{_name(obj)}-{task['name']}-{i}", labels,
+                             **{"volcano.sh/task-spec": task["name"]}))
+    return pods
+
+
+def _volcano_gang(obj: Obj) -> list[int]:
+    """Volcano's PodGroup: spec.minAvailable, else Σ tasks' minAvailable (else replicas)."""
+    spec = obj["spec"]
+    if "minAvailable" in spec:
+        return [spec["minAvailable"]]
+    return [sum(t.get("minAvailable", t.get("replicas", 1)) for t in spec["tasks"])]
+
+
+def _spark_pods(obj: Obj) -> list[Obj]:
+    spec = obj["spec"]
+    base = {"sparkoperator.k8s.io/app-name": _name(obj)}
+    pods = [_pod(obj, f"{_name(obj)}-driver", {**base, "spark-role": "driver"})]
+    dyn = spec.get("dynamicAllocation") or {}
+    count = (
+        dyn.get("initialExecutors", dyn.get("minExecutors", 0))
+        if dyn.get("enabled")
+        else (spec.get("executor") or {}).get("instances", 1)
+    )
+    for i in range(count):
+        pods.append(_pod(obj, f"{_name(obj)}-exec-{i + 1}", {**base, "spark-role": "executor"}))
+    return pods
+
+
+def _spark_gang(obj: Obj) -> list[int]:
+    """Kueue's SparkApplication PodSets: the driver + the executors it starts with."""
+    spec = obj["spec"]
+    dyn = spec.get("dynamicAllocation") or {}
+    if dyn.get("enabled"):
+        return [1 + dyn.get("minExecutors", dyn.get("initialExecutors", 0))]
+    return [1 + (spec.get("executor") or {}).get("instances", 1)]
+
+
+PodMaker = Callable[[Obj], list[Obj]]
+GangRule = Callable[[Obj], list[int]]
+
+OPERATORS: dict[str, tuple[PodMaker, GangRule]] = {
+    **{kind: (_kubeflow_pods, _kubeflow_gang) for kind in _REPLICA_SPECS},
+    "JobSet": (_jobset_pods, _jobset_gang),
+    "Job": (_job_pods, _job_gang),
+    "LeaderWorkerSet": (_lws_pods, _lws_gang),
+    "RayCluster": (_ray_pods, _ray_gang),
+    "RayJob": (_ray_pods, _ray_gang),
+    "RayService": (_ray_pods, _ray_gang),
+    "PodCliqueSet": (_grove_pods, _grove_gang),
+    "SparkApplication": (_spark_pods, _spark_gang),
+}
+VOLCANO = (_volcano_pods, _volcano_gang)
+
+
+def operator_for(obj: Obj) -> tuple[PodMaker, GangRule] | None:
+    if obj["apiVersion"].startswith("batch.volcano.sh/"):
+        return VOLCANO
+    if obj["kind"] == "Job" and obj["apiVersion"] != "batch/v1":
+        return None
+    return OPERATORS.get(obj["kind"])
