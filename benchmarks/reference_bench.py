@@ -11,9 +11,9 @@ operators create) under our catalog's definitions, which the pinned reference re
 The reference runs in ``wlmap-refgo bench`` (github.com/run-ai/karta at the version KAI pins),
 which decodes its JSON input before timing, as a scheduler receives typed objects; we are timed
 from plain dicts likewise. Both columns are wall-clock seconds, best of three (the reference's
-multi-second runs once). Without a Go
-toolchain the reference column says why it is missing. ``WLMAP_BENCH_SCALE`` (default 1.0)
-shrinks the workload counts, and the targets with them, for a quick look.
+multi-second runs once). Without a Go toolchain the reference column says why it is missing.
+``WLMAP_BENCH_SCALE`` (default 1.0) shrinks the workload counts, and the targets with them, for
+a quick look.
 """
 
 from __future__ import annotations

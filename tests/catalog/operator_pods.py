@@ -16,7 +16,7 @@ Obj = dict[str, Any]
 
 
 def _pod(obj: Obj, name: str, labels: dict[str, str], **annotations: str) -> Obj:
-    meta = obj.get("metadata", {})
+    meta = obj.get("metadata") or {}
     return {
         "apiVersion": "v1",
         "kind": "Pod",
@@ -30,7 +30,7 @@ def _pod(obj: Obj, name: str, labels: dict[str, str], **annotations: str) -> Obj
                 {
                     "apiVersion": obj["apiVersion"],
                     "kind": obj["kind"],
-                    "name": meta.get("name"),
+                    "name": _name(obj),
                     "uid": meta.get("uid", "owner-uid"),
                     "controller": True,
                 }
@@ -42,7 +42,8 @@ def _pod(obj: Obj, name: str, labels: dict[str, str], **annotations: str) -> Obj
 
 
 def _name(obj: Obj) -> str:
-    return str(obj["metadata"]["name"])
+    meta = obj.get("metadata") or {}
+    return str(meta.get("name") or meta.get("generateName", "x-").rstrip("-"))
 
 
 def _min_parallel(job_spec: Obj) -> int:
@@ -94,9 +95,9 @@ def _kubeflow_gang(obj: Obj) -> list[int]:
 # -- JobSet, Job, LeaderWorkerSet -------------------------------------------------------------
 def _jobset_pods(obj: Obj) -> list[Obj]:
     pods = []
-    for rj in obj["spec"]["replicatedJobs"]:
+    for rj in (obj.get("spec") or {}).get("replicatedJobs") or []:
         for j in range(rj.get("replicas", 1)):
-            for p in range(_min_parallel(rj["template"]["spec"])):
+            for p in range(_min_parallel((rj.get("template") or {}).get("spec") or {})):
                 labels = {
                     "jobset.sigs.k8s.io/jobset-name": _name(obj),
                     "jobset.sigs.k8s.io/replicatedjob-name": rj["name"],
@@ -111,8 +112,8 @@ def _jobset_gang(obj: Obj) -> list[int]:
     """KAI jobset grouper: every replica of every replicated job (MinSubGroup = all)."""
     return [
         sum(
-            rj.get("replicas", 1) * _min_parallel(rj["template"]["spec"])
-            for rj in obj["spec"]["replicatedJobs"]
+            rj.get("replicas", 1) * _min_parallel((rj.get("template") or {}).get("spec") or {})
+            for rj in (obj.get("spec") or {}).get("replicatedJobs") or []
         )
     ]
 
@@ -124,7 +125,7 @@ def _job_pods(obj: Obj) -> list[Obj]:
 
 def _job_gang(obj: Obj) -> list[int]:
     """KAI job grouper: 1 unless kai.scheduler/batch-min-member says otherwise."""
-    annotations = obj["metadata"].get("annotations") or {}
+    annotations = (obj.get("metadata") or {}).get("annotations") or {}
     return [int(annotations.get("kai.scheduler/batch-min-member", 1))]
 
 
@@ -176,14 +177,21 @@ def _worker_count(group: Obj, *, minimum: bool) -> int:
 def _ray_pods(obj: Obj) -> list[Obj]:
     spec = _ray_cluster_spec(obj)
     base = {"ray.io/cluster": _name(obj), "app.kubernetes.io/created-by": "kuberay-operator"}
-    pods = [_pod(obj, f"{_name(obj)}-head", {**base, "ray.io/node-type": "head",
-                                              "ray.io/group": "headgroup"})]
+    pods = [
+        _pod(
+            obj,
+            f"{_name(obj)}-head",
+            {**base, "ray.io/node-type": "head", "ray.io/group": "headgroup"},
+        )
+    ]
     for group in spec.get("workerGroupSpecs") or []:
         for i in range(_worker_count(group, minimum=False)):
             labels = {**base, "ray.io/node-type": "worker", "ray.io/group": group["groupName"]}
             pods.append(_pod(obj, f"{_name(obj)}-{group['groupName']}-{i}", labels))
     if obj["kind"] == "RayJob" and obj["spec"].get("submissionMode", "K8sJobMode") == "K8sJobMode":
-        pods.append(_pod(obj, f"{_name(obj)}-submitter", {"batch.kubernetes.io/job-name": _name(obj)}))
+        pods.append(
+            _pod(obj, f"{_name(obj)}-submitter", {"batch.kubernetes.io/job-name": _name(obj)})
+        )
     return pods
 
 
@@ -246,8 +254,14 @@ def _volcano_pods(obj: Obj) -> list[Obj]:
     for task in obj["spec"]["tasks"]:
         for i in range(task.get("replicas", 1)):
             labels = {"volcano.sh/job-name": _name(obj), "volcano.sh/task-spec": task["name"]}
-            pods.append(_pod(obj, f"{_name(obj)}-{task['name']}-{i}", labels,
-                             **{"volcano.sh/task-spec": task["name"]}))
+            pods.append(
+                _pod(
+                    obj,
+                    f"{_name(obj)}-{task['name']}-{i}",
+                    labels,
+                    **{"volcano.sh/task-spec": task["name"]},
+                )
+            )
     return pods
 
 

@@ -134,8 +134,12 @@ def _cond(kind: str, status: str = "True", reason: str = "") -> dict[str, str]:
         (_with_status(JOB, {"active": 2}, suspend=True), ["Suspending"]),
         (_with_status(JOB, {"conditions": [_cond("Suspended")]}), ["Resuming", "Suspended"]),
         (_with_status(JOB, {}, suspend=True), ["Suspended"]),
-        (_with_status(JOB, {"conditions": [_cond("SuccessCriteriaMet")], "active": 1, "ready": 1}),
-         ["Completed"]),
+        (
+            _with_status(
+                JOB, {"conditions": [_cond("SuccessCriteriaMet")], "active": 1, "ready": 1}
+            ),
+            ["Completed"],
+        ),
         # the training operator's conditions
         (_with_status(PYTORCH, {"conditions": [_cond("Created")]}), ["Initializing"]),
         (_with_status(PYTORCH, {"conditions": [_cond("Created"), _cond("Running")]}), ["Running"]),
@@ -167,12 +171,20 @@ def test_lifecycle_transitions(obj: dict[str, Any], expected: list[str]) -> None
         ("kubeflow-org-pytorchjob-v1", "kubeflow.org/v1", "PyTorchJob", {}),
         ("jobset-x-k8s-io-jobset-v1alpha2", "jobset.x-k8s.io/v1alpha2", "JobSet", {}),
         ("ray-io-raycluster-v1", "ray.io/v1", "RayCluster", {}),
-        ("sparkoperator-k8s-io-sparkapplication-v1beta2", "sparkoperator.k8s.io/v1beta2",
-         "SparkApplication", {}),
+        (
+            "sparkoperator-k8s-io-sparkapplication-v1beta2",
+            "sparkoperator.k8s.io/v1beta2",
+            "SparkApplication",
+            {},
+        ),
         ("agents-x-k8s-io-sandbox-v1beta1", "agents.x-k8s.io/v1beta1", "Sandbox", {}),
         ("kubevirt-io-virtualmachine-v1", "kubevirt.io/v1", "VirtualMachine", {}),
-        ("serving-kserve-io-inferenceservice-v1beta1", "serving.kserve.io/v1beta1",
-         "InferenceService", {}),
+        (
+            "serving-kserve-io-inferenceservice-v1beta1",
+            "serving.kserve.io/v1beta1",
+            "InferenceService",
+            {},
+        ),
     ],
 )
 def test_suspend_then_resume_round_trips(

@@ -234,3 +234,23 @@ def test_definitions_errors(wlmap) -> None:
     assert r.code == 1 and '"jobset-x-k8s-io-jobset-v1alpha2"' in r.err
     r = wlmap(["definitions", "--group", "nope.io"])
     assert r.code == 4 and "no definition matches --group 'nope.io'" in r.err
+
+
+def test_definitions_by_kind(wlmap) -> None:
+    r = wlmap(["definitions", "rayclusters"])
+    assert r.code == 0 and r.out.startswith("Name:       ray-io-raycluster-v1")
+    r = wlmap(["definitions", "mpijob"])
+    assert r.code == 1
+    assert "kubeflow-org-mpijob-v1, kubeflow-org-mpijob-v2beta1" in r.err
+
+
+def test_type_served_by_two_covered_groups_is_ambiguous(wlmap) -> None:
+    from tests.cli.fake_cluster import Res
+
+    api = _api().serve(Res("batch.volcano.sh", "v1alpha1", "Job", "jobs", short_names=("vcjob",)))
+    r = wlmap(["get", "jobs"], api=api)
+    assert r.code == 2
+    assert 'the type "jobs" is ambiguous' in r.err
+    assert "job.v1.batch" in r.err and "job.v1alpha1.batch.volcano.sh" in r.err
+    assert wlmap(["get", "jobs.batch"], api=api).code == 0
+    assert wlmap(["get", "vcjob"], api=api).code == 0

@@ -170,3 +170,16 @@ def test_validate_dispatch(wlmap, tmp_path) -> None:
     assert r.code == 1 and r.out.startswith("INVALID: -")
     r = wlmap(["validate", str(tmp_path / "missing.yaml")])
     assert r.code == 2
+
+
+def test_missing_kubeconfig_is_an_unreadable_file(wlmap, tmp_path) -> None:
+    r = wlmap(["get", "jobsets", "--kubeconfig", str(tmp_path / "nope")])
+    assert r.code == 2 and "--kubeconfig" in r.err and "no such file" in r.err
+    r = wlmap(["get", "jobsets"])
+    assert r.code == 1 and "no cluster configured" in r.err
+
+
+def test_help_command(wlmap) -> None:
+    assert wlmap(["help"]).out.startswith("usage: wlmap")
+    r = wlmap(["help", "get"])
+    assert r.code == 0 and r.out.startswith("usage: wlmap get")

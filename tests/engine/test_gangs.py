@@ -42,6 +42,10 @@ def _wl(
     validate: bool = True,
 ) -> Workload:
     r = root(scaleDefinition=root_scale) if root_scale else root()
+    spec = dict(spec)
+    for child in children:  # the object describes each pod-bearing child's pods
+        if "specDefinition" in child and isinstance(spec.get(child["name"]), dict):
+            spec[child["name"]] = {"pod": {"containers": [{"name": "c"}]}, **spec[child["name"]]}
     return Workload(
         karta_dict(r, *children, gang=gang), {**OBJ_META, "spec": spec}, pods, validate=validate
     )

@@ -6,11 +6,13 @@ skipped with the reason when Go is absent). Each case is a definition (the refer
 catalog, the older ResourceInterface examples, the newer upstream example, our catalog) applied
 to every realworld object of its kind, with the realworld pods that belong to it or, for the
 operators whose pod labels are well known (LeaderWorkerSet, JobSet, Kubeflow jobs), the pods
-the operator would create. Both engines answer the same questions (validity, instances, scale,
-status, pod attribution, pod groups); every answer that differs must be listed, with its
-reason, in ``docs/reference-differences.md`` — a new difference, or a listed one that went
-away, fails the test. ``python tests/engine/test_reference_diff.py`` prints the current
-differences in the document's table format.
+the operator would create; plus the engine's hand-written fixtures and a few hand-written probe
+definitions. Both engines answer the same questions (validity, instances, scale, extracted
+parts, status, subtree scale, tree, pod attribution, replica keys, gang members and keys, pod
+groups); every answer that differs must be listed, with its reason, in
+``docs/reference-differences.md`` — a new difference, or a listed one that went away, fails the
+test. ``python tests/engine/test_reference_diff.py`` prints the current differences in the
+document's table format.
 """
 
 from __future__ import annotations

@@ -499,3 +499,36 @@ def test_deployment_pods_through_replicaset(kube: Any, namespace: str) -> None:
     assert code == 0, err
     kinds = {(i["kind"], i["name"]) for i in json.loads(out)["items"]}
     assert kinds == {("Deployment", "web")}  # the ReplicaSet and pods are not top-level
+
+
+def test_bad_credentials_and_unreachable(kube: Any, tmp_path: Path) -> None:
+    import yaml
+
+    config = yaml.safe_load(Path(kube.kubeconfig).read_text())
+    for user in config["users"]:
+        user["user"] = {"token": "not-a-valid-token"}
+    bad = tmp_path / "bad-kubeconfig"
+    bad.write_text(yaml.safe_dump(config))
+    out, err = io.StringIO(), io.StringIO()
+    code = main(
+        ["--kubeconfig", str(bad), "get", "jobs"],
+        io.StringIO(),
+        out,
+        err,
+        environ={"HOME": str(tmp_path)},
+    )
+    assert code == 1
+    assert "401 Unauthorized" in err.getvalue() and "Traceback" not in err.getvalue()
+    for cluster in config["clusters"]:
+        cluster["cluster"]["server"] = "https://127.0.0.1:1"
+    gone = tmp_path / "gone-kubeconfig"
+    gone.write_text(yaml.safe_dump(config))
+    err = io.StringIO()
+    code = main(
+        ["--kubeconfig", str(gone), "get", "jobs"],
+        io.StringIO(),
+        io.StringIO(),
+        err,
+        environ={"HOME": str(tmp_path)},
+    )
+    assert code == 1 and "cannot reach the cluster at https://127.0.0.1:1" in err.getvalue()

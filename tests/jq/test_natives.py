@@ -134,7 +134,10 @@ def test_paths_never_mutate_the_input() -> None:
     assert call("getpath", doc, ["z", "y"]) is None
     assert doc == before
     assert err("getpath", {"a": 1}, ["a", "b"]) == (
-        'getpath(["a","b"]) cannot be applied to {"a":1}: expected an object but got: number (1)'
+        'getpath(["a","b"]) cannot be applied to: object ({"a":1})'
+    )
+    assert err("getpath", [1], ["a"]) == (
+        'getpath(["a"]) cannot be applied to [1]: expected an object but got: array ([1])'
     )
     assert err("setpath", [], [-1], 1) == (
         "setpath([-1]; 1) cannot be applied to []: array index should not be negative: -1"

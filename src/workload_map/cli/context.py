@@ -65,6 +65,14 @@ class Context:
     def cluster(self) -> Cluster:
         """The connected cluster (raises :class:`~workload_map.cluster.ClusterError`)."""
         if self._cluster is None:
+            kubeconfig = self.connection.kubeconfig
+            if kubeconfig is not None:
+                from pathlib import Path
+
+                if not Path(kubeconfig).expanduser().is_file():
+                    from workload_map.cli.exits import UsageError
+
+                    raise UsageError(f"--kubeconfig {kubeconfig}: no such file")
             self._cluster = self.connect(self.connection)
         return self._cluster
 

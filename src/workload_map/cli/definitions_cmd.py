@@ -33,6 +33,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     if args.name:
         found = definitions.by_name(args.name)
         if found is None:
+            found = _by_kind(args.name, definitions)
+        if found is None:
             from workload_map.cli.suggest import did_you_mean
 
             names = [d.name for d in definitions.all()]
@@ -84,6 +86,21 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     for line in format_table(["NAME", "KIND", "APIVERSION", "ORIGIN", "COMPONENTS"], rows):
         ctx.stdout.write(line + "\n")
     return OK
+
+
+def _by_kind(word: str, definitions: Any) -> Definition | None:
+    """``wlmap definitions raycluster``: a kind (or plural) naming exactly one definition."""
+    from workload_map.cli.targets import definition_kind_match
+
+    found = definition_kind_match(word, definitions)
+    if len(found) > 1:
+        names = ", ".join(d.name for d in found)
+        raise CliError(
+            f'"{word}" is covered by {len(found)} definitions: {names}',
+            ERROR,
+            hint="give one NAME, or filter: wlmap definitions --group GROUP --kind KIND",
+        )
+    return found[0] if found else None
 
 
 def _filters(args: argparse.Namespace) -> str:

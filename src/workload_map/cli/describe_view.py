@@ -93,31 +93,24 @@ class _Tree:
                 self.rows.append((f"{indent}{branch}... and {len(item)} more components{note}", []))
 
     def add_children(self, comp: dict[str, Any], indent: str) -> None:
+        """The component's pods (cut to the pod limit), then its sub-components."""
         pods = list(comp.get("pods") or [])
         children = list(comp.get("children") or [])
         shown, hidden = _limit(pods, self.opts.pod_limit, lambda p: 0 if _pod_unhealthy(p) else 1)
-        entries: list[tuple[str, Any]] = [("pod", p) for p in shown]
+        lines: list[tuple[str, list[str]]] = [
+            (str(p.get("name")), self._pod_columns(p)) for p in shown
+        ]
         if hidden:
-            entries.append(("more-pods", (shown, hidden)))
-        entries.extend(("component", c) for c in children)
-        if not entries:
-            return
-        # Pods first, then sub-components; reuse add_components for the latter.
-        pod_entries = [e for e in entries if e[0] != "component"]
-        for index, (what, item) in enumerate(pod_entries):
-            last = index == len(pod_entries) - 1 and not children
-            branch = "`-- " if last else "|-- "
-            if what == "pod":
-                self.rows.append((indent + branch + str(item.get("name")), self._pod_columns(item)))
+            shown_bad = sum(1 for p in shown if _pod_unhealthy(p))
+            all_bad = shown_bad + sum(1 for p in hidden if _pod_unhealthy(p))
+            if all_bad == shown_bad:
+                note = f"{shown_bad} unhealthy shown"
             else:
-                shown_pods, hidden_pods = item
-                shown_bad = sum(1 for p in shown_pods if _pod_unhealthy(p))
-                all_bad = shown_bad + sum(1 for p in hidden_pods if _pod_unhealthy(p))
-                if all_bad == shown_bad:
-                    note = f"{shown_bad} unhealthy shown"
-                else:
-                    note = f"{shown_bad} of {all_bad} unhealthy shown"
-                self.rows.append((f"{indent}{branch}... and {len(hidden_pods)} more ({note})", []))
+                note = f"{shown_bad} of {all_bad} unhealthy shown"
+            lines.append((f"... and {len(hidden)} more ({note})", []))
+        for index, (text, columns) in enumerate(lines):
+            last = index == len(lines) - 1 and not children
+            self.rows.append((indent + ("`-- " if last else "|-- ") + text, columns))
         if children:
             self.add_components(children, indent)
 

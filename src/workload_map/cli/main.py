@@ -48,6 +48,21 @@ exit codes: 0 ok, 1 error, 2 usage or unreadable file, 3 not in the cluster,
             4 no definition covers the type, 5 a bare name matches several workloads"""
 
 
+_DESCRIBE_EPILOG = """examples:
+  wlmap describe jobset/train -n ml              live: the object, its pods via owner chains
+  wlmap describe pytorchjob resnet -o json       the same as JSON, stable for scripts
+  wlmap describe train                           a bare name, looked up across covered types
+  wlmap describe -f lws.yaml --pods pods.yaml    offline, pods from a file (or a List)
+  wlmap describe -f my.yaml --definition k.yaml  with your own Karta
+  wlmap describe js/train --explain              how each pod was placed and grouped"""
+
+_GET_EPILOG = """examples:
+  wlmap get jobsets                      in the context's namespace
+  wlmap get rayclusters -A --phase Failed,Degraded
+  wlmap get --all-types -o wide          every covered type, top-level workloads only
+  wlmap get js/train -o yaml             one workload as YAML"""
+
+
 class _Exit(Exception):
     def __init__(self, status: int) -> None:
         super().__init__(status)
@@ -143,8 +158,11 @@ def build_parser(out: IO[str]) -> argparse.ArgumentParser:
     _add_globals(parser, suppress=False)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
+    raw = argparse.RawDescriptionHelpFormatter
     d = sub.add_parser(
         "describe",
+        formatter_class=raw,
+        epilog=_DESCRIBE_EPILOG,
         help="components, pods, gangs and resources of one workload",
         description="Describe one workload: live (TYPE/NAME or TYPE NAME) or "
         "offline from a file (-f FILE).",
@@ -179,6 +197,8 @@ def build_parser(out: IO[str]) -> argparse.ArgumentParser:
 
     g = sub.add_parser(
         "get",
+        formatter_class=raw,
+        epilog=_GET_EPILOG,
         help="list workloads with phase, pods and GPUs",
         description="List workloads of a type (or of every covered type).",
     )
@@ -283,6 +303,9 @@ def main(
     env = dict(os.environ if environ is None else environ)
 
     first = _first_positional(argv)
+    if first is not None and first[1] == "help":  # `wlmap help [COMMAND]`, as git and kubectl
+        argv = [*argv[first[0] + 1 : first[0] + 2], "--help"]
+        first = _first_positional(argv)
     if first is not None and first[1] == "jq":
         from workload_map.cli import jq_cli  # type: ignore[attr-defined,unused-ignore]
 

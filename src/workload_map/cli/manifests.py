@@ -129,7 +129,8 @@ def _summary(docs: list[Any], limit: int = 4) -> str:
     names = []
     for doc in docs[:limit]:
         if isinstance(doc, dict):
-            meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+            meta = doc.get("metadata")
+            meta = meta if isinstance(meta, dict) else {}
             names.append(f"{doc.get('kind', '?')}/{meta.get('name', '?')}")
         else:
             names.append(type(doc).__name__)

@@ -75,8 +75,13 @@ def no_definition_error(
     *, type_token: str | None = None, gvk: Any = None, candidates: list[str] | None = None
 ) -> CliError:
     """Exit 4 with the machine payload ``{"error": "no_definition_for_type", …}``."""
-    what = str(gvk) if gvk is not None else f'"{type_token}"'
-    message = f"no definition covers {what}"
+    if gvk is not None:
+        message = f"no definition covers {gvk}"
+    else:
+        message = (
+            f'unknown type "{type_token}": the cluster serves no such resource and no '
+            "definition covers it"
+        )
     hint = (
         "write a Karta for it (wlmap definitions -o yaml shows examples) and apply it to the "
         "cluster, or pass --definition FILE"

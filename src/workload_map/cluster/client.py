@@ -108,7 +108,9 @@ class Cluster:
             except Forbidden as exc:
                 scope = f" in namespace {namespace}" if namespace and res.namespaced else ""
                 raise Forbidden(
-                    403, f"forbidden: cannot list {res.group_resource}{scope}", detail=exc.detail
+                    403,
+                    f"forbidden: cannot list {res.group_resource}{scope}{_why(exc)}",
+                    detail=exc.detail,
                 ) from exc
             for item in doc.get("items") or []:
                 yield _as_object(item, res)
@@ -144,6 +146,11 @@ class Cluster:
             str(meta.get("name")),
         )
         self._objects[key] = obj
+
+
+def _why(exc: Forbidden) -> str:
+    """The server's own words (they name the user and the missing verb), when it gave any."""
+    return f" ({exc.detail})" if exc.detail else ""
 
 
 def _as_object(obj: Any, res: APIResource) -> dict[str, Any]:

@@ -4,9 +4,11 @@ This is the JSON ``wlmap describe -o json`` prints (see INTERFACES.md). Placemen
 reference CLI: a pod-bearing root is itself a component node, otherwise the root's children are
 the top nodes; a component with several instances is one node per instance; a component with a
 ``replicaSelector`` is split per observed replica key (``name[key]``) when pods are known;
-grouping components that end up with nothing under them are dropped. Numbers: a pod-bearing
-instance implies ``replicas``, else ``minReplicas``, else 1 pods, each requesting the
-scheduler's effective request of its spec.
+grouping components that end up with nothing under them are dropped, and so are instances the
+object leaves out (template or pod spec null, no fragment set) unless pods of theirs are known.
+Numbers: a pod-bearing instance the object describes implies ``replicas``, else
+``minReplicas``, else 1 pods (one it leaves out: none), each requesting the scheduler's
+effective request of its spec.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from workload_map.engine import resources as res
 from workload_map.engine.errors import EngineError
-from workload_map.engine.extract import ExtractedInstance, desired_replicas
+from workload_map.engine.extract import ExtractedInstance, desired_pods, desired_replicas
 from workload_map.engine.structure import has_pod_definition
 
 if TYPE_CHECKING:
@@ -196,7 +198,9 @@ class _Builder:
         count = len(keys)
         if not pod_bearing and inst.scale is not None and self.structure.children.get(name):
             own = desired_replicas(inst.scale)
-            total = sum(self._desired(c) for c in self.structure.subtree(name))
+            # the definition's pods (an instance the object leaves out, e.g. an LWS leader
+            # template, still takes its share of each replica): replicas = total / own
+            total = sum(self._implied(c) for c in self.structure.subtree(name))
             if own and total % own == 0 and total // own:
                 count = total // own
                 if all(k.isdigit() for k in keys):
@@ -216,7 +220,8 @@ class _Builder:
                 out.append(node)
         return out
 
-    def _desired(self, name: str) -> int:
+    def _implied(self, name: str) -> int:
+        """Pods the definition implies for a component, counting instances the object leaves out."""
         if not has_pod_definition(self.structure.components[name]):
             return 0
         try:
@@ -247,7 +252,7 @@ class _Builder:
         scale = inst.scale
         desired = 0
         totals: res.Totals = {}
-        if pod_bearing:
+        if pod_bearing and inst.describes_pods:
             desired = desired_replicas(scale)
             if divisor > 1:
                 desired = math.ceil(desired / divisor)
@@ -255,8 +260,11 @@ class _Builder:
                 totals = res.scaled(instance_request(inst), desired)
             except EngineError as err:
                 self.error(f"component '{name}': {err}")
-        if not pod_bearing and not children and scale is None:
-            return None
+        if not children and not pods:
+            if not pod_bearing and scale is None:
+                return None  # a grouping component with nothing under it
+            if pod_bearing and not inst.describes_pods:
+                return None  # an instance the object leaves out, and no pods of it
         current: int | None = None
         ready: int | None = None
         if self.pods_known:
@@ -320,7 +328,7 @@ def describe(wl: Workload) -> dict[str, Any]:
         except EngineError:
             continue  # reported by the component's node
         for inst in instances.values():
-            count = desired_replicas(inst.scale)
+            count = desired_pods(inst)
             desired += count
             try:
                 totals = res.add(totals, res.scaled(instance_request(inst), count))

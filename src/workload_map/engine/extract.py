@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workload_map.engine.errors import DefinitionNotFoundError, ExtractionError
+from workload_map.engine.runner import plain_path
 from workload_map.engine.structure import Structure
 from workload_map.model import Component, FragmentedPodSpecDefinition
 
@@ -22,6 +23,7 @@ __all__ = [
     "ExtractedInstance",
     "Extractor",
     "Scale",
+    "desired_pods",
     "desired_replicas",
     "effective_minimum",
 ]
@@ -104,6 +106,10 @@ class ExtractedInstance:
     fragmented_pod_spec: dict[str, Any] | None = None
     scale: Scale | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    #: whether the object describes this instance's pods (a template, pod spec or fragment that
+    #: is not null): an instance the object leaves out (a Milvus ``standalone`` in cluster mode,
+    #: a PyTorchJob without ``Worker``) implies no pods, though the definition names it.
+    describes_pods: bool = False
 
     def pod_spec_view(self) -> dict[str, Any] | None:
         """The PodSpec this instance's pods get (template spec or pod spec)."""
@@ -125,6 +131,11 @@ class ExtractedInstance:
         if self.scale is not None:
             out["scale"] = self.scale.to_dict()
         return out
+
+
+def desired_pods(inst: ExtractedInstance) -> int:
+    """Pods an instance implies for this object: 0 when the object does not describe its pods."""
+    return desired_replicas(inst.scale) if inst.describes_pods else 0
 
 
 def _to_int(value: Any, what: str, index: int) -> int | None:
@@ -165,6 +176,7 @@ class Extractor:
         self._ids: dict[str, list[str]] = {}
         self._instances: dict[str, dict[str, ExtractedInstance]] = {}
         self._scales: dict[str, dict[str, Scale] | None] = {}
+        self._results: dict[str, list[Any]] = {}
 
     # -- helpers ---------------------------------------------------------------------------
     def _component(self, name: str) -> Component:
@@ -174,10 +186,14 @@ class Extractor:
         return comp
 
     def _eval(self, component: Component, field_name: str, expr: str) -> list[Any]:
+        found = self._results.get(expr)
+        if found is not None:
+            return found
         try:
-            return self.structure.eval(expr, self.obj)
+            found = self._results[expr] = self.structure.eval(expr, self.obj)
         except ExtractionError as err:
             raise ExtractionError(f"component '{component.name}' {field_name}: {err}") from err
+        return found
 
     def _align(self, component: Component, field_name: str, values: list[Any]) -> dict[str, Any]:
         ids = self.instance_ids(component.name)
@@ -188,12 +204,13 @@ class Extractor:
             )
         return dict(zip(ids, values, strict=True))
 
-    def _objects(self, component: Component, field_name: str, expr: str) -> list[dict[str, Any]]:
-        out: list[dict[str, Any]] = []
+    def _objects(
+        self, component: Component, field_name: str, expr: str
+    ) -> list[dict[str, Any] | None]:
+        """The results as objects; ``null`` stays None (the reference's zero value is ``{}``)."""
+        out: list[dict[str, Any] | None] = []
         for index, value in enumerate(self._eval(component, field_name, expr)):
-            if value is None:
-                out.append({})
-            elif isinstance(value, dict):
+            if value is None or isinstance(value, dict):
                 out.append(value)
             else:
                 raise ExtractionError(
@@ -230,30 +247,42 @@ class Extractor:
         return ids
 
     # -- parts -----------------------------------------------------------------------------
-    def pod_template_specs(self, name: str) -> dict[str, dict[str, Any]] | None:
+    def _part(
+        self, name: str, attr: str, field_name: str, *, lenient: bool = False
+    ) -> dict[str, dict[str, Any] | None] | None:
+        """One pod-spec part per instance (None: not defined); ``null`` results stay None.
+
+        ``lenient``: a single-instance component whose path yields nothing has no such part
+        (the reference's getters call that a count mismatch).
+        """
         comp = self._component(name)
-        path = comp.spec_definition.pod_template_spec_path if comp.spec_definition else None
+        path = getattr(comp.spec_definition, attr) if comp.spec_definition else None
         if not path:
             return None
-        return self._align(
-            comp, "podTemplateSpecPath", self._objects(comp, "podTemplateSpecPath", path)
-        )
+        values = self._objects(comp, field_name, path)
+        if lenient and not values and self.instance_ids(name) == [""]:
+            return {}
+        return self._align(comp, field_name, values)
+
+    @staticmethod
+    def _zero(values: dict[str, dict[str, Any] | None] | None) -> dict[str, dict[str, Any]] | None:
+        if values is None:
+            return None
+        return {k: {} if v is None else v for k, v in values.items()}
+
+    def pod_template_specs(self, name: str) -> dict[str, dict[str, Any]] | None:
+        return self._zero(self._part(name, "pod_template_spec_path", "podTemplateSpecPath"))
 
     def pod_specs(self, name: str) -> dict[str, dict[str, Any]] | None:
-        comp = self._component(name)
-        path = comp.spec_definition.pod_spec_path if comp.spec_definition else None
-        if not path:
-            return None
-        return self._align(comp, "podSpecPath", self._objects(comp, "podSpecPath", path))
+        return self._zero(self._part(name, "pod_spec_path", "podSpecPath"))
 
     def pod_metadata(self, name: str) -> dict[str, dict[str, Any]] | None:
-        comp = self._component(name)
-        path = comp.spec_definition.metadata_path if comp.spec_definition else None
-        if not path:
-            return None
-        return self._align(comp, "metadataPath", self._objects(comp, "metadataPath", path))
+        return self._zero(self._part(name, "metadata_path", "metadataPath"))
 
     def fragmented_pod_specs(self, name: str) -> dict[str, dict[str, Any]] | None:
+        return self._fragments(name)
+
+    def _fragments(self, name: str, *, lenient: bool = False) -> dict[str, dict[str, Any]] | None:
         comp = self._component(name)
         frag = comp.spec_definition.fragmented_pod_spec_definition if comp.spec_definition else None
         if frag is None:
@@ -268,6 +297,8 @@ class Extractor:
                 if value is not None:
                     row[key] = value
             rows.append(row)
+        if lenient and not rows and self.instance_ids(name) == [""]:
+            return {}
         return self._align(comp, "fragmentedPodSpecDefinition", rows)
 
     def _fragment_columns(
@@ -322,25 +353,85 @@ class Extractor:
         return self._align(comp, "scaleDefinition", rows)
 
     def instances(self, name: str) -> dict[str, ExtractedInstance]:
-        """Every instance with the parts that exist (reference ``GetExtractedInstances``)."""
+        """Every instance with the parts that exist (reference ``GetExtractedInstances``).
+
+        ``describes_pods`` tells whether the object describes the instance's pods: its
+        template or pod spec is not null, or (fragmented) some fragment is set or its scale is
+        given. A single-instance component whose spec path yields nothing is left without
+        that part instead of failing.
+        """
         found = self._instances.get(name)
         if found is not None:
             return found
         ids = self.instance_ids(name)
         out = {i: ExtractedInstance(instance_id=i) for i in ids}
-        for attr, getter in (
-            ("pod_template_spec", self.pod_template_specs),
-            ("pod_spec", self.pod_specs),
-            ("metadata", self.pod_metadata),
-            ("fragmented_pod_spec", self.fragmented_pod_specs),
-            ("scale", self.scales),
+        spec_given: dict[str, bool] = {}
+        for attr, path_attr, field_name in (
+            ("pod_template_spec", "pod_template_spec_path", "podTemplateSpecPath"),
+            ("pod_spec", "pod_spec_path", "podSpecPath"),
+            ("metadata", "metadata_path", "metadataPath"),
         ):
-            values = getter(name)
-            if values is not None:
-                for key, value in values.items():
-                    setattr(out[key], attr, value)
+            values = self._part(name, path_attr, field_name, lenient=True)
+            if values is None:
+                continue
+            for key, value in values.items():
+                setattr(out[key], attr, {} if value is None else value)
+                if attr != "metadata":
+                    spec_given[key] = value is not None
+        fragments = self._fragments(name, lenient=True)
+        if fragments is not None:
+            for key, row in fragments.items():
+                out[key].fragmented_pod_spec = row
+                spec_given[key] = any(_is_set(v) for v in row.values())
+        scales = self.scales(name)
+        if scales is not None:
+            for key, scale in scales.items():
+                out[key].scale = scale
+        root = self._fragment_root(name) if fragments is not None else None
+        for key, inst in out.items():
+            given = spec_given.get(key, False)
+            if not given and fragments is not None:
+                if root is not None:  # the object holds the component: its fragments may be unset
+                    given = _getpath(self.obj, root) is not None
+                elif inst.scale is not None:
+                    scale = inst.scale
+                    given = (scale.replicas, scale.min_replicas, scale.max_replicas) != (None,) * 3
+            inst.describes_pods = given
         self._instances[name] = out
         return out
+
+    def _fragment_root(self, name: str) -> tuple[str | int, ...] | None:
+        """Where a single-instance fragmented component lives in the object, when its paths say.
+
+        The deepest location shared by every fragment path (``.spec.components.proxy`` for
+        ``.spec.components.proxy.resources`` and ``….podLabels``); None when a path is not a
+        plain field path, the component has instances, or the paths share nothing.
+        """
+        if name in self.structure.fragment_roots:
+            return self.structure.fragment_roots[name]
+        comp = self._component(name)
+        frag = comp.spec_definition.fragmented_pod_spec_definition if comp.spec_definition else None
+        root: tuple[str | int, ...] | None = None
+        if frag is not None and not comp.instance_id_path:
+            parents = []
+            for _, attr in FRAGMENT_FIELDS:
+                path = getattr(frag, attr)
+                if not path:
+                    continue
+                steps = plain_path(path)
+                if not steps:
+                    parents = []
+                    break
+                parents.append(steps[:-1])
+            if parents:
+                common: list[str | int] = []
+                for step in zip(*parents, strict=False):
+                    if any(s != step[0] for s in step):
+                        break
+                    common.append(step[0])
+                root = tuple(common) or None
+        self.structure.fragment_roots[name] = root
+        return root
 
     def require(self, name: str, what: str) -> None:
         """Raise the reference's DefinitionNotFoundError when a part is not defined."""
@@ -357,6 +448,22 @@ class Extractor:
         }[what]
         if missing:
             raise DefinitionNotFoundError(f"component {name} does not have {what} definition")
+
+
+def _getpath(value: Any, steps: tuple[str | int, ...]) -> Any:
+    for step in steps:
+        if isinstance(step, str) and isinstance(value, dict):
+            value = value.get(step)
+        elif isinstance(step, int) and isinstance(value, list) and step < len(value):
+            value = value[step]
+        else:
+            return None
+    return value
+
+
+def _is_set(value: Any) -> bool:
+    """A fragment value the reference would write back ("" / {} / [] / null are unset)."""
+    return value is not None and value != "" and value != {} and value != []
 
 
 def _type(value: Any) -> str:

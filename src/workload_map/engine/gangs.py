@@ -163,13 +163,22 @@ class _Counter:
         self._observed_replicas: dict[str, int] | None = None
 
     def instance_minimums(self, name: str) -> dict[str, int]:
+        """Per instance the pods it needs; 0 for an instance the object leaves out."""
         if not has_pod_definition(self.structure.components[name]):
             return {}
-        scales = self.extractor.scales(name)
         return {
-            i: gang_minimum(scales.get(i) if scales else None)
-            for i in self.extractor.instance_ids(name)
+            i: gang_minimum(inst.scale) if inst.describes_pods else 0
+            for i, inst in self.extractor.instances(name).items()
         }
+
+    def described(self, name: str) -> bool:
+        """Whether the object describes the pods of some instance under ``name``."""
+        return any(
+            inst.describes_pods
+            for comp in self.structure.subtree(name)
+            if has_pod_definition(self.structure.components[comp])
+            for inst in self.extractor.instances(comp).values()
+        )
 
     def subtree(self, name: str, only: Mapping[str, str] | None = None) -> int:
         """Σ over pod-bearing components under ``name``; ``only`` pins some to one instance."""
@@ -340,8 +349,13 @@ def _v2_groups(
             group.sub_groups.append(sub_group)
             continue
         members = set(structure.subtree(sub.component_name))
+        rule = f"pods implied for {sub.component_name} and its descendants"
         try:
             minimum = counter.subtree(sub.component_name)
+            if minimum == 0 and not counter.described(sub.component_name):
+                rule = f"the object does not describe {sub.component_name}: no pods"
+            elif minimum == 0:
+                sub_error = sub_error or f"component {sub.component_name} implies no pods"
         except ExtractionError as err:
             minimum, sub_error = 0, sub_error or str(err)
         sub_group = PodGroup(
@@ -349,9 +363,8 @@ def _v2_groups(
             min_member=minimum,
             definition=mapping.name,
             topology=sub_topology,
-            rule=f"pods implied for {sub.component_name} and its descendants",
-            error=sub_error
-            or (None if minimum > 0 else f"component {sub.component_name} implies no pods"),
+            rule=rule,
+            error=sub_error,
         )
         for placement, assignment in zip(placements, assignments, strict=True):
             if placement.attributed and placement.component in members:

@@ -16,7 +16,7 @@ from typing import Any
 
 from workload_map.engine.errors import ExtractionError
 
-__all__ = ["Expression", "ExpressionCache", "fast_path"]
+__all__ = ["Expression", "ExpressionCache", "fast_path", "plain_path"]
 
 _IDENT = re.compile(r"\.([A-Za-z_][A-Za-z0-9_]*)")
 _QUOTED = re.compile(r'\.?\[\s*("(?:[^"\\]|\\[^(])*")\s*\]|\."((?:[^"\\]|\\[^(])*)"')
@@ -57,6 +57,11 @@ def _parse_steps(text: str) -> list[str | int] | None:
             continue
         return None
     return steps if text.startswith(".") else None
+
+
+def plain_path(expr: str) -> list[str | int] | None:
+    """The steps of a plain field path (``.a["b"][0]``), or None for any other expression."""
+    return _parse_steps(expr.strip())
 
 
 def fast_path(expr: str) -> Callable[[Any], list[Any]] | None:

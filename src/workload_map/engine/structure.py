@@ -42,6 +42,8 @@ class Structure:
     expressions: ExpressionCache = field(default_factory=ExpressionCache)
     _ancestors: dict[str, list[str]] = field(default_factory=dict)
     _entries: dict[str, Any] = field(default_factory=dict)
+    #: per fragmented component, where the object holds it (see ``Extractor._fragment_root``)
+    fragment_roots: dict[str, tuple[str | int, ...] | None] = field(default_factory=dict)
 
     def status_entries(self, name: str) -> Any:
         """The component's status mappings in the fixed order, only statuses with matchers."""

@@ -14,7 +14,8 @@ from workload_map.engine import resources as res
 from workload_map.engine import writeback
 from workload_map.engine.describe import describe, instance_request, pod_is_ready
 from workload_map.engine.errors import EngineError
-from workload_map.engine.extract import ExtractedInstance, Extractor, Scale, desired_replicas
+from workload_map.engine.extract import ExtractedInstance, Extractor, Scale
+from workload_map.engine.extract import desired_pods as pods_implied
 from workload_map.engine.gangs import GangAssignment, PodGroup, build_pod_groups, subtree_scale
 from workload_map.engine.objects import to_plain
 from workload_map.engine.owners import partition_pods
@@ -189,7 +190,7 @@ class Workload:
             comp_actual: res.Totals = {}
             for instance_id, inst in self.extractor.instances(name).items():
                 per_pod = instance_request(inst)
-                count = desired_replicas(inst.scale)
+                count = pods_implied(inst)
                 desired = res.scaled(per_pod, count)
                 pods = by_pod.get((name, instance_id), [])
                 actual = res.add(*(res.pod_request(p.get("spec")) for p in pods))
@@ -240,9 +241,7 @@ class Workload:
         total = 0
         for name in self.structure.order:
             if has_pod_definition(self.structure.components[name]):
-                total += sum(
-                    desired_replicas(i.scale) for i in self.extractor.instances(name).values()
-                )
+                total += sum(pods_implied(i) for i in self.extractor.instances(name).values())
         return total
 
     # -- writes (each returns a new object) ------------------------------------------------

@@ -348,28 +348,32 @@ class Compiler:
         return Code(_recurse_children_run, None, _recurse_children_paths)
 
     # --- suffixes ----------------------------------------------------------------------------
-    def _const_key_chain(self, node: Any) -> tuple[Any, list[Any]] | None:
-        """``.a.b[0]``: the base node and the constant keys (strings and ints) on top of it."""
+    def _const_key_chain(self, node: Any) -> tuple[Any, list[Any], list[int]] | None:
+        """``.a.b[0]``: the base node, the constant keys (strings and ints) on top of it and
+        the offset of each key's term."""
         keys: list[Any] = []
+        offsets: list[int] = []
         while isinstance(node, ast.Index) and isinstance(node.key, ast.Literal):
             k = node.key.value
             if node.key.kind == "string" or (type(k) is int and k >= 0):
                 keys.append(k)
+                offsets.append(node.offset)
                 node = node.target
             else:
                 break
         if not keys:
             return None
         keys.reverse()
-        return node, keys
+        offsets.reverse()
+        return node, keys, offsets
 
     def c_index(self, node: ast.Index, scope: Scope) -> Code:
         chain = self._const_key_chain(node)
         offset = node.offset
         if chain is not None:
-            base_node, keys = chain
+            base_node, keys, offsets = chain
             base = self.compile(base_node, scope)
-            return _index_chain(base, keys, offset)
+            return _index_chain(base, keys, offsets)
         target = self.compile(node.target, scope)
         key = self.compile(node.key, scope)
         t_one, k_one = target.one, key.one
@@ -568,7 +572,7 @@ class Compiler:
             elif isinstance(key_node, ast.Var):
                 val = self.compile(key_node, scope)
             elif isinstance(key_node, ast.Literal):
-                val = _index_chain(IDENTITY, [key_node.value], key_node.offset)
+                val = _index_chain(IDENTITY, [key_node.value], [key_node.offset])
             else:
                 # {"\(x)"}: the value is .[key] of each key
                 val = _KEYED
@@ -1210,16 +1214,18 @@ def _iterate_paths(t: Any, tp: Path | None, offset: int) -> Iterator[tuple[Any, 
         yield x, (*tp, k)
 
 
-def _index_chain(base: Code, keys: list[Any], offset: int) -> Code:
+def _index_chain(base: Code, keys: list[Any], offsets: list[int]) -> Code:
     index = jv.index
 
     def slow(v: Any, i: int) -> Any:
-        try:
-            for k in keys[i:]:
-                v = index(v, k)
-        except JqError as e:
-            _annotate(e, offset)
-            raise
+        n = len(keys)
+        while i < n:
+            try:
+                v = index(v, keys[i])
+            except JqError as e:
+                _annotate(e, offsets[i])
+                raise
+            i += 1
         return v
 
     if len(keys) == 1 and type(keys[0]) is str:
@@ -1268,10 +1274,12 @@ def _index_chain(base: Code, keys: list[Any], offset: int) -> Code:
 
     base_paths = base.paths
 
+    keyed = list(zip(keys, offsets, strict=True))
+
     def paths(v: Any, p: Path | None, env: Env) -> Iterator[tuple[Any, Path | None]]:
         for t, tp in base_paths(v, p, env):
-            for k in keys:
-                t, tp = _index_path(t, tp, k, offset)
+            for k, off in keyed:
+                t, tp = _index_path(t, tp, k, off)
             yield t, tp
 
     if base is IDENTITY:

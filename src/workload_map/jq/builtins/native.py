@@ -850,20 +850,21 @@ def setpath(v: Any, path: Any, x: Any, allocator: Allocator | None = None) -> An
 
 
 def _delete_marked(v: Any, owned: _Owned) -> Any:
+    """Drop the delete markers from the containers this delpaths built (iteratively)."""
     if v is _DELETE:
         return None
-    if not owned.owns(v):
-        return v
-    if type(v) is dict:
-        for k in [k for k, w in v.items() if w is _DELETE]:
-            del v[k]
-        for k, w in v.items():
-            if owned.owns(w):
-                v[k] = _delete_marked(w, owned)
-        return v
-    if type(v) is list:
-        v[:] = [_delete_marked(w, owned) for w in v if w is not _DELETE]
-        return v
+    stack = [v]
+    while stack:
+        c = stack.pop()
+        if not owned.owns(c):
+            continue
+        if type(c) is dict:
+            for k in [k for k, w in c.items() if w is _DELETE]:
+                del c[k]
+            stack.extend(w for w in c.values() if owned.owns(w))
+        elif type(c) is list:
+            c[:] = [w for w in c if w is not _DELETE]
+            stack.extend(w for w in c if owned.owns(w))
     return v
 
 

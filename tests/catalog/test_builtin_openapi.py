@@ -1,0 +1,84 @@
+"""Built-in kinds' definitions against the real API server's OpenAPI v3 (integration).
+
+The offline suite checks them against the hand-written schemas of ``builtin_schemas.py``; this
+test fetches ``/openapi/v3/api/v1``, ``/openapi/v3/apis/apps/v1`` and ``/openapi/v3/apis/batch/v1``
+from the API server of the integration harness, resolves the kind's schema (``$ref``/``allOf``),
+and runs the same path and type checks.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.catalog.builtin_schemas import BUILTIN, as_crd
+from tests.catalog.test_schema import type_problems
+from tests.integration.conftest import kube  # noqa: F401  (the session fixture)
+from tests.integration.harness import Cluster
+from workload_map.catalog import catalog
+from workload_map.model import check_against_crd
+
+pytestmark = pytest.mark.integration
+
+_PATHS = {
+    "": "/openapi/v3/api/v1",
+    "apps": "/openapi/v3/apis/apps/v1",
+    "batch": "/openapi/v3/apis/batch/v1",
+}
+
+
+def _resolve(doc: dict[str, Any], schema: dict[str, Any], depth: int = 0) -> dict[str, Any]:
+    """A self-contained copy of ``schema`` (refs inlined, at most 14 levels deep)."""
+    if depth > 14:
+        return {}
+    if "$ref" in schema:
+        name = schema["$ref"].rsplit("/", 1)[-1]
+        return _resolve(doc, doc["components"]["schemas"][name], depth)
+    if schema.get("allOf"):
+        merged: dict[str, Any] = {}
+        for part in schema["allOf"]:
+            merged.update(_resolve(doc, part, depth))
+        merged.update({k: v for k, v in schema.items() if k != "allOf"})
+        return _resolve(doc, merged, depth)
+    out = {
+        k: v for k, v in schema.items() if k not in {"properties", "items", "additionalProperties"}
+    }
+    if isinstance(schema.get("properties"), dict):
+        out["properties"] = {
+            k: _resolve(doc, v, depth + 1) for k, v in schema["properties"].items()
+        }
+    if isinstance(schema.get("items"), dict):
+        out["items"] = _resolve(doc, schema["items"], depth + 1)
+    if isinstance(schema.get("additionalProperties"), dict):
+        out["additionalProperties"] = _resolve(doc, schema["additionalProperties"], depth + 1)
+    return out
+
+
+def _kind_schema(doc: dict[str, Any], group: str, version: str, kind: str) -> dict[str, Any]:
+    for schema in doc["components"]["schemas"].values():
+        for gvk in schema.get("x-kubernetes-group-version-kind") or []:
+            if (gvk.get("group", ""), gvk.get("version"), gvk.get("kind")) == (
+                group,
+                version,
+                kind,
+            ):
+                return _resolve(doc, schema)
+    raise AssertionError(f"{group}/{version} {kind} is not in the OpenAPI document")
+
+
+@pytest.mark.parametrize(("group", "version", "kind"), sorted(BUILTIN))
+def test_builtin_definition_against_the_api_server(
+    kube: Cluster,  # noqa: F811
+    group: str,
+    version: str,
+    kind: str,
+) -> None:
+    doc = kube.request("GET", _PATHS[group])
+    schema = _kind_schema(doc, group, version, kind)
+    crd = as_crd(group, version, kind, schema)
+    karta = catalog.get(group, version, kind)
+    assert karta is not None
+    findings = check_against_crd(karta, crd)
+    assert findings == [], "\n".join(f"{f.path}: {f.message}" for f in findings)
+    assert type_problems(karta, crd, version) == []

@@ -1,0 +1,158 @@
+"""Limits: result cap, cooperative deadline, depth; pathological programs and inputs never hang,
+never exhaust memory and never leak a Python RecursionError."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from workload_map import jq
+
+TINY = jq.Limits(max_results=1000, timeout=0.2, max_depth=200)
+
+
+def fails_with_limit(program: str, value: Any = None, limits: jq.Limits = TINY) -> jq.JqLimitError:
+    with pytest.raises(jq.JqLimitError) as info:
+        jq.compile(program).all(value, limits=limits)
+    return info.value
+
+
+def test_result_cap_is_reached_by_the_capth_result() -> None:
+    items = {"items": [{"id": i} for i in range(100)]}
+    err = fails_with_limit(".items[].id", items, jq.Limits(5, 5, 100))
+    assert err.message == "query results exceed the allowed number 5"
+    assert jq.compile(".items[].id").all(
+        {"items": [{"id": 1}] * 3}, limits=jq.Limits(5, 5, 100)
+    ) == [
+        1,
+        1,
+        1,
+    ]
+    fails_with_limit(".items[:5][].id", items, jq.Limits(5, 5, 100))
+    assert len(jq.compile(".items[:4][].id").all(items, limits=jq.Limits(5, 5, 100))) == 4
+    assert len(jq.compile(".items[].id").all(items, limits=jq.Limits(None, 5, 100))) == 100
+
+
+def test_default_limits_are_the_reference_runner_defaults() -> None:
+    assert jq.DEFAULT_LIMITS == jq.Limits(1000, 10.0, jq.DEFAULT_LIMITS.max_depth)
+    with pytest.raises(jq.JqLimitError, match="allowed number 1000"):
+        jq.compile("range(5000)").all(None)
+    assert len(jq.compile("range(999)").all(None)) == 999
+
+
+def test_iter_applies_the_cap_lazily() -> None:
+    out = []
+    with pytest.raises(jq.JqLimitError):
+        for x in jq.compile("repeat(1)").iter(None, limits=jq.Limits(10, 5, 100)):
+            out.append(x)
+    assert out == [1] * 9
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize(
+    "program",
+    [
+        "[repeat(.)]",
+        "[range(1e9)]",
+        "[range(1e9)] | length",
+        "reduce range(1e9) as $x (0; . + $x)",
+        "last(range(1e9))",
+        "until(false; .)",
+        "[while(true; .)]",
+        "[foreach range(1e9) as $x (0; . + 1)] | length",
+        "isempty(repeat(empty))",
+        "[limit(1e9; repeat(1))] | length",
+        "any(repeat(1); . == 2)",
+        "def f: 1 + f; [f]",
+        "def f: ., f; [f] | length",
+        "[recurse(.)] | length",
+        "[.[]?, repeat(empty)]",
+        "label $l | repeat(empty)",
+        "first(repeat(empty))",
+        "[range(1e9) | select(. < 0)]",
+        "path(repeat(empty))",
+    ],
+)
+def test_runaway_programs_stop(program: str) -> None:
+    fails_with_limit(program)
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize(
+    "program",
+    [
+        "def f: f; f",
+        "def f: [f]; f",
+        "def f(g): f(g); f(.)",
+        "def f: . as $x | $x | f; f",
+        "def f: try f catch .; f",
+        "[recurse([.])] | length",
+        "def f: reduce f as $x (0; .); f",
+    ],
+)
+def test_runaway_recursion_hits_the_depth_or_deadline_limit(program: str) -> None:
+    fails_with_limit(program)
+
+
+def test_depth_limit_message() -> None:
+    err = fails_with_limit("def f: f; f", None, jq.Limits(10, 5, 50))
+    assert "depth" in err.message
+
+
+def test_limit_errors_are_not_caught_by_try() -> None:
+    fails_with_limit("try [range(1e9)] catch 0")
+    fails_with_limit("[.[]?] | try (def f: f; f) catch 0")
+    fails_with_limit("[range(1e9)]? // 1")
+
+
+def deep(n: int) -> Any:
+    value: Any = 1
+    for _ in range(n):
+        value = [value]
+    return value
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize(
+    "program",
+    [
+        "[..] | length",
+        "[paths] | length",
+        "[getpath(paths)] | length",
+        "[tostream] | length",
+        "[.. | numbers]",
+        "[recurse] | length",
+        'first(.. | select(type == "number"))',
+    ],
+)
+def test_deep_inputs_raise_nothing_but_jq_errors(program: str) -> None:
+    value = deep(10000)
+    try:
+        jq.compile(program).all(value, limits=jq.Limits(1000, 5, 1000))
+    except jq.JqError:
+        pass
+
+
+def test_deep_input_recursive_descent_is_exact() -> None:
+    value = deep(10000)
+    assert jq.compile("[..] | length").first(value) == 10001
+    assert jq.compile("[.. | numbers]").first(value) == [1]
+    assert jq.compile("[paths] | length").first(value) == 10000
+
+
+def test_deep_input_from_json_text() -> None:
+    text = "[" * 5000 + "]" * 5000
+    value = json.loads(text)
+    assert jq.compile("[..] | length").first(value) == 5000
+
+
+def test_deadline_message() -> None:
+    err = fails_with_limit("[range(1e9)]", None, jq.Limits(10, 0.05, 100))
+    assert "deadline" in err.message
+
+
+def test_huge_string_repetition_is_refused() -> None:
+    with pytest.raises(jq.JqRuntimeError, match="repeat string result too large"):
+        jq.compile('"abc" * 1e300').all(None)

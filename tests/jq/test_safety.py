@@ -1,0 +1,166 @@
+"""Karta safety rules over the whole tree, and writability of paths."""
+
+from __future__ import annotations
+
+import pytest
+
+from workload_map import jq
+
+
+@pytest.mark.parametrize(
+    ("program", "expected"),
+    [
+        (".a = 1", [("modifying operator '=' is not allowed", 3, "=")]),
+        (".a |= 1", [("modifying operator '|=' is not allowed", 3, "|=")]),
+        (".a += 1", [("modifying operator '+=' is not allowed", 3, "+=")]),
+        (".a -= 1", [("modifying operator '-=' is not allowed", 3, "-=")]),
+        (".a *= 1", [("modifying operator '*=' is not allowed", 3, "*=")]),
+        (".a /= 1", [("modifying operator '/=' is not allowed", 3, "/=")]),
+        (".a %= 1", [("modifying operator '%=' is not allowed", 3, "%=")]),
+        (".a //= 1", [("modifying operator '//=' is not allowed", 3, "//=")]),
+        ("del(.x)", [("del function is not allowed", 0, "del")]),
+        ("[del(.x)]", [("del function is not allowed", 1, "del")]),
+        ("{a: (.x |= 1)}", [("modifying operator '|=' is not allowed", 8, "|=")]),
+        ("[.. | .x]", [("recursive descent '..' is not allowed", 1, "..")]),
+        (
+            "range(3)",
+            [("function 'range' may produce excessive output and is not allowed", 0, "range")],
+        ),
+        (
+            "[paths]",
+            [("function 'paths' may produce excessive output and is not allowed", 1, "paths")],
+        ),
+        (
+            "recurse",
+            [("function 'recurse' may produce excessive output and is not allowed", 0, "recurse")],
+        ),
+        (
+            "walk(.)",
+            [("function 'walk' may produce excessive output and is not allowed", 0, "walk")],
+        ),
+        (
+            "repeat(.)",
+            [("function 'repeat' may produce excessive output and is not allowed", 0, "repeat")],
+        ),
+        (
+            "if .a then del(.b) else .c |= 1 end",
+            [
+                ("del function is not allowed", 11, "del"),
+                ("modifying operator '|=' is not allowed", 27, "|="),
+            ],
+        ),
+        (
+            "reduce range(3) as $x (.; .)",
+            [("function 'range' may produce excessive output and is not allowed", 7, "range")],
+        ),
+        ("def f: ..; f", [("recursive descent '..' is not allowed", 7, "..")]),
+        ('"\\(del(.a))"', [("del function is not allowed", 3, "del")]),
+        (". as [$a] | $a | .x = 1", [("modifying operator '=' is not allowed", 20, "=")]),
+    ],
+)
+def test_violations(program: str, expected: list[tuple[str, int, str]]) -> None:
+    found = jq.karta_violations(program)
+    assert [(v.message, v.offset, v.construct) for v in found] == expected
+    assert all(isinstance(v, jq.Violation) for v in found)
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        ".spec.replicatedJobs[].name",
+        '.metadata.labels["jobset.sigs.k8s.io/replicatedjob-name"]',
+        ".spec.x // .spec.y // 1",
+        ".spec.replicas | tonumber?",
+        ".spec.services | to_entries[] | .key",
+        'any(.status.conditions[]; .type == "Failed" and .status == "True")',
+        "all(.a[]; . > 1)",
+        '[.items[] | select(.kind == "Pod")]',
+        "{requests: .spec.resources}",
+        '.a | ascii_downcase == "x"',
+        "if .a then .b else .c end",
+        "first(.a[])",
+        "limit(2; .a[])",
+        ".a[1:3]",
+    ],
+)
+def test_catalog_style_expressions_are_accepted(program: str) -> None:
+    assert jq.karta_violations(program) == []
+
+
+def test_parse_errors_propagate() -> None:
+    with pytest.raises(jq.JqParseError):
+        jq.karta_violations(".a |")
+    with pytest.raises(jq.JqParseError):
+        jq.is_writable("{")
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        ".",
+        ".a",
+        ".a.b[0]",
+        ".a[]",
+        ".a[]?",
+        ".a[1:2]",
+        '.a["x"]',
+        ".a | .b",
+        ".a, .b",
+        ".a // .b",
+        ".items[] | select(.id == 1) | .name",
+        "if .a then .b elif .c then .d else .e end",
+        "if .a then .b end",
+        "first(.a[])",
+        "limit(1; .a[])",
+        'getpath(["a", "b"])',
+        "empty",
+        ". as $x | .a",
+        "label $out | .a",
+        "try .a",
+        "recurse(.children[]) | .name",
+        "..",
+    ],
+)
+def test_writable(program: str) -> None:
+    assert jq.is_writable(program), jq.writability(program)
+    assert jq.writability(program) is None
+
+
+@pytest.mark.parametrize(
+    ("program", "reason"),
+    [
+        ("{a: .b}", "object construction is not a location"),
+        ("[.a]", "array construction is not a location"),
+        (".a + 1", "operator '+' computes a value"),
+        (".a | tostring", "'tostring' computes a value"),
+        ("1", "a literal is not a location"),
+        ("null", "a literal is not a location"),
+        ('"x"', "a literal is not a location"),
+        ("$__loc__", "variable $__loc__ is not a location"),
+        (".a // 1", "a literal is not a location"),
+        ("if .a then .b else 1 end", "a literal is not a location"),
+        ("reduce .[] as $x (0; .)", "reduce/foreach computes a value"),
+        ("try .a catch .b", "a catch handler computes a value"),
+        (".a | length", "'length' computes a value"),
+        ("def f: .a; f", "function definitions are not supported in a writable path"),
+        ("-.a", "operator '-' computes a value"),
+        ('"\\(.a)"', "a string is computed"),
+        (".a = 1", "operator '=' computes a value"),
+    ],
+)
+def test_not_writable(program: str, reason: str) -> None:
+    assert not jq.is_writable(program)
+    text = jq.writability(program)
+    assert text is not None and text.startswith(reason)
+    assert "offset" in text
+
+
+def test_writability_agrees_with_path_mode() -> None:
+    obj = {"a": {"b": 1}, "items": [{"id": 1, "name": "x"}]}
+    for program in [".a.b", ".items[] | select(.id == 1) | .name", ".a // .x", "first(.items[])"]:
+        assert jq.is_writable(program)
+        jq.compile(program).paths(obj)
+    for program in [".a | tostring", "{x: .a}", ".a.b + 1"]:
+        assert not jq.is_writable(program)
+        with pytest.raises(jq.JqRuntimeError, match="invalid path"):
+            jq.compile(program).paths(obj)
