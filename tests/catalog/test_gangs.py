@@ -48,6 +48,8 @@ def _cases() -> list[tuple[str, dict[str, Any]]]:
         for rel, obj in iter_objects(base, skip=("karta-upstream/", "with-status/", "pods/")):
             if operator_for(obj) is None or catalog.resolve(obj["apiVersion"], obj["kind"]) is None:
                 continue
+            if obj["kind"] == "RayJob" and not (obj.get("spec") or {}).get("rayClusterSpec"):
+                continue  # runs on an existing cluster: it has no pods of its own to gang
             meta = obj.get("metadata") or {}
             name = meta.get("name") or meta.get("generateName", "?")
             out.append((f"{label}:{rel}:{obj['kind']}/{name}", obj))

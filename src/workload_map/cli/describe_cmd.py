@@ -36,7 +36,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         if args.pods is not None:
             raise UsageError("--pods only applies with -f FILE; live pods come from the cluster")
         obj, pods, definition, age = _live(args, ctx)
-    view = _describe(obj, pods, definition, explain=args.explain)
+    view = _describe(obj, pods, definition, explain=args.explain, file_mode=args.file is not None)
     if fmt in ("json", "yaml"):
         from workload_map.cli.render import dump_document
 
@@ -90,7 +90,12 @@ def _explain_text(explanation: Any) -> str:
 
 
 def _describe(
-    obj: dict[str, Any], pods: list[dict[str, Any]] | None, definition: Definition, *, explain: bool
+    obj: dict[str, Any],
+    pods: list[dict[str, Any]] | None,
+    definition: Definition,
+    *,
+    explain: bool,
+    file_mode: bool,
 ) -> dict[str, Any]:
     from workload_map.engine import Workload
     from workload_map.errors import WlmapError
@@ -100,7 +105,12 @@ def _describe(
     label = f"{obj.get('kind')}/{meta.get('name') or meta.get('generateName') or '?'}"
     try:
         workload = Workload(
-            definition.karta, obj, pods, definition_name=definition.name, origin=definition.origin
+            definition.karta,
+            obj,
+            pods,
+            definition_name=definition.name,
+            origin=definition.origin,
+            file_mode=file_mode,
         )
         view: dict[str, Any] = dict(workload.describe())
         if explain:

@@ -70,7 +70,8 @@ class _Tree:
     def __init__(self, view: dict[str, Any], opts: RenderOptions) -> None:
         self.view = view
         self.opts = opts
-        self.file_mode = bool(view.get("fileMode"))
+        # Without known pods there are no live counts to show, only the spec's replicas.
+        self.file_mode = (view.get("pods") or {}).get("current") is None
         self.rows: list[tuple[str, list[str]]] = []  # (tree label, columns)
 
     def add_components(self, comps: Sequence[dict[str, Any]], indent: str) -> None:

@@ -413,7 +413,7 @@ class Extractor:
         frag = comp.spec_definition.fragmented_pod_spec_definition if comp.spec_definition else None
         root: tuple[str | int, ...] | None = None
         if frag is not None and not comp.instance_id_path:
-            parents = []
+            parents: list[list[str | int]] = []
             for _, attr in FRAGMENT_FIELDS:
                 path = getattr(frag, attr)
                 if not path:

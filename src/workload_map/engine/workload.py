@@ -33,7 +33,9 @@ class Workload:
 
     ``pods`` may hold any objects of a ``--pods`` file: Pods are the candidates, other objects
     only link owner chains; a pod whose chain reaches a different top owner is left out.
-    ``pods=None`` is file mode (no live status of pods: current/ready are null).
+    ``pods=None`` means no pods are known (current/ready are null). ``file_mode`` tells whether
+    the object came from a file rather than a live cluster; it defaults to ``pods is None``.
+    A ``List`` among ``pods`` is unwrapped.
     """
 
     def __init__(
@@ -45,6 +47,7 @@ class Workload:
         definition_name: str | None = None,
         origin: str = "file",
         validate: bool = True,
+        file_mode: bool | None = None,
     ):
         self.karta = load_definition(karta)
         self.structure: Structure = prepare(self.karta, validate=validate)
@@ -54,11 +57,19 @@ class Workload:
         self.obj: dict[str, Any] = plain
         self.definition_name = definition_name or self.karta.name
         self.origin = origin
+        self._file_mode = file_mode
         self.pods: list[dict[str, Any]] | None = None
         self._excluded: list[tuple[str, str]] = []
         self.candidate_pods: list[dict[str, Any]] = []
         if pods is not None:
-            items = [to_plain(p, what="pod") for p in pods]
+            items: list[Any] = []
+            for item in pods:
+                plain_item = to_plain(item, what="pod")
+                if isinstance(plain_item, dict) and plain_item.get("kind") == "List":
+                    listed = plain_item.get("items")
+                    items.extend(to_plain(p, what="pod") for p in listed or ())
+                else:
+                    items.append(plain_item)
             self.pods = [p for p in items if isinstance(p, dict)]
             candidates, excluded = partition_pods(self.obj, self.pods)
             self.candidate_pods = [c for c in candidates if isinstance(c, dict)]
@@ -67,7 +78,7 @@ class Workload:
     # -- basics -----------------------------------------------------------------------------
     @property
     def file_mode(self) -> bool:
-        return self.pods is None
+        return self.pods is None if self._file_mode is None else self._file_mode
 
     @property
     def uid(self) -> str:

@@ -633,9 +633,48 @@ class Compiler:
         return _map_code(operand, fn, node.offset)
 
     def c_pipe(self, node: ast.Pipe, scope: Scope) -> Code:
+        entries = self._entries_field(node.left, node.right, scope)
+        if entries is not None:
+            return entries
         left = self.compile(node.left, scope)
         right = self.compile(node.right, scope)
         return _pipe(left, right)
+
+    def _entries_field(self, left: Any, right: Any, scope: Scope) -> Code | None:
+        """``to_entries[] | .key`` (or ``.value``) without building the entry objects."""
+        if not (
+            isinstance(left, ast.Iterate)
+            and isinstance(left.target, ast.Call)
+            and left.target.name == "to_entries"
+            and not left.target.args
+            and isinstance(right, ast.Index)
+            and isinstance(right.target, ast.Identity)
+            and isinstance(right.key, ast.Literal)
+            and right.key.value in ("key", "value")
+            and scope.lookup_callable("to_entries", 0) is None
+        ):
+            return None
+        to_entries = NATIVES[("to_entries", 0)]
+        want_key = right.key.value == "key"
+        offset = left.target.offset
+
+        def run(v: Any, env: Env) -> Iterable[Any]:
+            if type(v) is dict:
+                keys = sorted(v)
+                return keys if want_key else [v[k] for k in keys]
+            try:
+                items = to_entries(v)
+            except JqError as e:
+                _annotate(e, offset)
+                raise
+            field = "key" if want_key else "value"
+            return [item[field] for item in items]
+
+        def paths(v: Any, p: Path | None, env: Env) -> Iterator[tuple[Any, Path | None]]:
+            for x in run(v, env):
+                yield x, None
+
+        return Code(run, None, paths)
 
     def c_comma(self, node: ast.Comma, scope: Scope) -> Code:
         codes = [self.compile(x, scope) for x in _flatten_comma(node)]
@@ -723,6 +762,23 @@ class Compiler:
                         raise
 
                 return _from_one(one_c)
+
+            fast = _INT_OPS.get(op)
+            if fast is not None:
+                int_op = fast
+
+                def one_int(v: Any, env: Env) -> Any:
+                    try:
+                        r = r1(v, env)
+                        x = l1(v, env)
+                        if type(x) is int and type(r) is int:
+                            return int_op(x, r)
+                        return fn(x, r)
+                    except JqError as e:
+                        _annotate(e, offset)
+                        raise
+
+                return _from_one(one_int)
 
             def one(v: Any, env: Env) -> Any:
                 try:
@@ -1231,7 +1287,7 @@ def _index_chain(base: Code, keys: list[Any], offsets: list[int]) -> Code:
     if len(keys) == 1 and type(keys[0]) is str:
         k0 = keys[0]
 
-        def walk(v: Any) -> Any:
+        def walk(v: Any, env: Env = ()) -> Any:
             if type(v) is dict:
                 return v.get(k0)
             return slow(v, 0)
@@ -1239,7 +1295,7 @@ def _index_chain(base: Code, keys: list[Any], offsets: list[int]) -> Code:
     elif len(keys) == 2 and type(keys[0]) is str and type(keys[1]) is str:
         k0, k1 = keys
 
-        def walk(v: Any) -> Any:
+        def walk(v: Any, env: Env = ()) -> Any:
             if type(v) is dict:
                 v = v.get(k0)
                 if type(v) is dict:
@@ -1250,7 +1306,7 @@ def _index_chain(base: Code, keys: list[Any], offsets: list[int]) -> Code:
     elif len(keys) == 3 and all(type(k) is str for k in keys):
         k0, k1, k2 = keys
 
-        def walk(v: Any) -> Any:
+        def walk(v: Any, env: Env = ()) -> Any:
             if type(v) is dict:
                 v = v.get(k0)
                 if type(v) is dict:
@@ -1264,7 +1320,7 @@ def _index_chain(base: Code, keys: list[Any], offsets: list[int]) -> Code:
     else:
         indexed = list(enumerate(keys))
 
-        def walk(v: Any) -> Any:
+        def walk(v: Any, env: Env = ()) -> Any:
             for i, k in indexed:
                 if type(v) is dict and type(k) is str:
                     v = v.get(k)
@@ -1284,13 +1340,10 @@ def _index_chain(base: Code, keys: list[Any], offsets: list[int]) -> Code:
 
     if base is IDENTITY:
 
-        def one(v: Any, env: Env) -> Any:
-            return walk(v)
-
         def run(v: Any, env: Env) -> tuple[Any]:
             return (walk(v),)
 
-        return Code(run, one, paths)
+        return Code(run, walk, paths)
     if base.one is not None:
         b1 = base.one
 
@@ -1501,6 +1554,12 @@ def _equals(a: Any, b: Any) -> bool:
 def _not_equals(a: Any, b: Any) -> bool:
     return not jv.equals(a, b)
 
+
+_INT_OPS: dict[str, Callable[[int, int], int]] = {
+    "+": int.__add__,
+    "-": int.__sub__,
+    "*": int.__mul__,
+}
 
 _BINOPS: dict[str, Callable[[Any, Any], Any]] = {
     "+": jv.add,

@@ -8,7 +8,8 @@ offset just past the offending token.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from typing import NamedTuple
 
 from workload_map.jq.errors import JqParseError
 
@@ -63,14 +64,26 @@ def _digit(ch: str) -> bool:
     return "0" <= ch <= "9"
 
 
-@dataclass(frozen=True, slots=True)
-class Token:
+class Token(NamedTuple):
     """One token: its kind, its text (decoded name for FIELD/VAR) and its source span."""
 
     kind: str
     text: str
     start: int
     end: int
+
+
+# whitespace and comments; in a comment a backslash carries on past the next character,
+# including a line break (gojq's Tcl-style continuation)
+_SKIP = re.compile(r"(?:[ \t\n\r]+|#(?:\\\r\n|\\[\s\S]|\\$|[^\\\r\n])*)*")
+_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+_TOKEN = re.compile(
+    rf"(?P<ident>{_NAME}(?:::{_NAME})?)"
+    rf"|(?P<field>\.{_NAME})"
+    rf"|(?P<var>\${_NAME}(?:::{_NAME})?)"
+    r"|(?P<format>@[A-Za-z0-9_]+)"
+    r"|(?P<op>\?//|//=|\|=|\+=|-=|\*=|/=|%=|==|!=|>=|<=|//|\.\.|[.\[\]{}(),:;|+\-*/%=<>?])"
+)
 
 
 class Lexer:
@@ -85,31 +98,7 @@ class Lexer:
         return JqParseError(message, offset=offset, program=self.src, token=token)
 
     def _skip_space(self) -> None:
-        src, n = self.src, self.n
-        i = self.pos
-        while i < n:
-            ch = src[i]
-            if ch in " \t\n\r":
-                i += 1
-            elif ch == "#":
-                i += 1
-                while i < n:
-                    c = src[i]
-                    if c == "\\":
-                        i += 1
-                        if i < n and src[i] in "\\\n":
-                            i += 1
-                        elif i < n and src[i] == "\r":
-                            i += 1
-                            if i < n and src[i] == "\n":
-                                i += 1
-                    elif c in "\n\r":
-                        break
-                    else:
-                        i += 1
-            else:
-                break
-        self.pos = i
+        self.pos = _SKIP.match(self.src, self.pos).end()  # type: ignore[union-attr]
 
     def _scan_ident(self, i: int) -> int:
         src, n = self.src, self.n
@@ -154,12 +143,31 @@ class Lexer:
                 state = "exp"
 
     def next(self) -> Token:
-        self._skip_space()
         src, n = self.src, self.n
-        i = self.pos
+        i = _SKIP.match(src, self.pos).end()  # type: ignore[union-attr]
+        self.pos = i
         if i >= n:
             return Token("EOF", "", n, n)
         ch = src[i]
+        if not ("0" <= ch <= "9" or ch == '"' or (ch == "." and i + 1 < n and "0" <= src[i + 1] <= "9")):
+            m = _TOKEN.match(src, i)
+            if m is not None:
+                j = m.end()
+                self.pos = j
+                kind = m.lastgroup
+                if kind == "ident":
+                    text = m.group()
+                    if "::" in text:
+                        return Token("MODIDENT", text, i, j)
+                    return Token("KEYWORD" if text in KEYWORDS else "IDENT", text, i, j)
+                if kind == "field":
+                    return Token("FIELD", src[i + 1 : j], i, j)
+                if kind == "var":
+                    text = src[i + 1 : j]
+                    return Token("MODVAR" if "::" in text else "VAR", text, i, j)
+                if kind == "format":
+                    return Token("FORMAT", src[i:j], i, j)
+                return Token("OP", m.group(), i, j)
         if _ident_start(ch):
             j = self._scan_ident(i + 1)
             j, module = self._scan_module(j)
