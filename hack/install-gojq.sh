@@ -12,6 +12,9 @@ if [[ -x "$TARGET" ]] && "$TARGET" --version 2>/dev/null | grep -q "gojq $VERSIO
   exit 0
 fi
 
+if ! command -v go >/dev/null 2>&1 && [[ -x /usr/local/go/bin/go ]]; then
+  PATH="/usr/local/go/bin:$PATH"
+fi
 if ! command -v go >/dev/null 2>&1; then
   echo "install-gojq: 'go' is not on PATH; install Go (https://go.dev/dl/) to build gojq v$VERSION," >&2
   echo "install-gojq: or put a gojq $VERSION binary at $TARGET" >&2

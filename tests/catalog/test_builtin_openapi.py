@@ -1,13 +1,17 @@
-"""Built-in kinds' definitions against the real API server's OpenAPI v3 (integration).
+"""The catalog against a real API server (integration): built-in schemas and installation.
 
-The offline suite checks them against the hand-written schemas of ``builtin_schemas.py``; this
+The offline suite checks the built-in kinds against ``builtin_schemas.py`` (hand-written); this
 test fetches ``/openapi/v3/api/v1``, ``/openapi/v3/apis/apps/v1`` and ``/openapi/v3/apis/batch/v1``
 from the API server of the integration harness, resolves the kind's schema (``$ref``/``allOf``),
-and runs the same path and type checks.
+and runs the same path and type checks. Then, with the project's ``kartas.run.ai`` CRD installed,
+every object of ``as_cluster_objects()`` is server-side applied with strict field validation and
+found again by its GVK labels, as KAI Scheduler's Karta grouper selects them. (One module, so the
+session starts one extra control plane, not one per file.)
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,7 +20,7 @@ from tests.catalog.builtin_schemas import BUILTIN, as_crd
 from tests.catalog.test_schema import type_problems
 from tests.integration.conftest import kube  # noqa: F401  (the session fixture)
 from tests.integration.harness import Cluster
-from workload_map.catalog import catalog
+from workload_map.catalog import GROUP_LABEL, KIND_LABEL, VERSION_LABEL, catalog
 from workload_map.model import check_against_crd
 
 pytestmark = pytest.mark.integration
@@ -82,3 +86,46 @@ def test_builtin_definition_against_the_api_server(
     findings = check_against_crd(karta, crd)
     assert findings == [], "\n".join(f"{f.path}: {f.message}" for f in findings)
     assert type_problems(karta, crd, version) == []
+
+
+CRD = Path(__file__).resolve().parents[2] / "deploy" / "crds" / "kartas.run.ai.yaml"
+
+
+def _contains(stored: Any, ours: Any) -> bool:
+    if isinstance(ours, dict):
+        return isinstance(stored, dict) and all(
+            k in stored and _contains(stored[k], v) for k, v in ours.items()
+        )
+    if isinstance(ours, list):
+        return (
+            isinstance(stored, list)
+            and len(stored) == len(ours)
+            and all(_contains(a, b) for a, b in zip(stored, ours, strict=True))
+        )
+    return bool(stored == ours)
+
+
+def test_every_definition_applies_and_is_found_by_its_labels(kube: Cluster) -> None:  # noqa: F811
+    kube.install_crd(CRD)
+    objects = catalog.as_cluster_objects()
+    for obj in objects:
+        kube.apply(obj, field_validation="Strict")
+    for obj in objects:
+        labels = obj["metadata"]["labels"]
+        selector = ",".join(
+            f"{key}={labels[key]}"
+            for key in (GROUP_LABEL, VERSION_LABEL, KIND_LABEL)
+            if labels[key]
+        )
+        found = kube.request(
+            "GET", "/apis/run.ai/v1alpha1/kartas", query={"labelSelector": selector}
+        )
+        names = [
+            item["metadata"]["name"]
+            for item in found["items"]
+            if item["metadata"]["labels"].get(GROUP_LABEL, "") == labels[GROUP_LABEL]
+        ]
+        assert names == [obj["metadata"]["name"]]
+        stored = kube.get("run.ai/v1alpha1", "Karta", obj["metadata"]["name"])
+        # the server adds the CRD's defaults (conditions field names...) and drops nothing
+        assert _contains(stored["spec"], obj["spec"]), obj["metadata"]["name"]

@@ -96,3 +96,43 @@ def test_leaderworkerset_has_one_gang_of_size_per_group() -> None:
 @pytest.fixture(scope="module")
 def gang_fixture_dir() -> Path:
     return FIXTURES / "gangs"
+
+
+def _lws_pod(name: str, lws: str, group: int, worker: int, **labels: str) -> dict[str, Any]:
+    meta_labels = {
+        "leaderworkerset.sigs.k8s.io/name": lws,
+        "leaderworkerset.sigs.k8s.io/group-index": str(group),
+        "leaderworkerset.sigs.k8s.io/worker-index": str(worker),
+        **labels,
+    }
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "labels": meta_labels}}
+
+
+def test_nimservice_multi_node_replica_is_a_gang_of_pipeline_pods() -> None:
+    obj = objects_in(FIXTURES / "nimservice.yaml")[0]
+    karta = catalog.for_api_version(obj["apiVersion"], obj["kind"])
+    assert karta is not None
+    pods = [_lws_pod(f"llama-405b-0-{w}", "llama-405b", 0, w) for w in range(2)]
+    groups = Workload(karta, obj, pods=pods).describe()["podGroups"]
+    assert [(g["minMember"], len(g["pods"])) for g in groups] == [(2, 2)]
+
+
+def test_llminferenceservice_decode_groups_are_gangs_of_the_lws_size() -> None:
+    obj = objects_in(FIXTURES / "llminferenceservice.yaml")[0]
+    karta = catalog.for_api_version(obj["apiVersion"], obj["kind"])
+    assert karta is not None
+    component = {"app.kubernetes.io/component": "llminferenceservice-workload"}
+    worker = {"app.kubernetes.io/component": "llminferenceservice-workload-worker"}
+    pods = [
+        _lws_pod(f"deepseek-kserve-{g}", "deepseek-kserve", g, 0, **component) for g in range(2)
+    ] + [_lws_pod(f"deepseek-kserve-{g}-1", "deepseek-kserve", g, 1, **worker) for g in range(2)]
+    scheduler = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": "sched",
+            "labels": {"app.kubernetes.io/component": "llminferenceservice-router-scheduler"},
+        },
+    }
+    groups = Workload(karta, obj, pods=[*pods, scheduler]).describe()["podGroups"]
+    assert sorted((g["minMember"], len(g["pods"])) for g in groups) == [(2, 2), (2, 2)]

@@ -105,3 +105,11 @@ def test_describe_matches_golden(name: str, path: Path) -> None:
         golden.write_text(text)
         return
     assert json.loads(golden.read_text()) == got
+
+
+def test_no_orphan_golden_files() -> None:
+    expected = {GOLDEN / f"{name.removesuffix('.yaml')}.json" for name, _ in SOURCES}
+    present = set(GOLDEN.rglob("*.json"))
+    if realworld() is None:
+        present = {p for p in present if "realworld" not in p.relative_to(GOLDEN).parts[:1]}
+    assert sorted(p.relative_to(GOLDEN).as_posix() for p in present - expected) == []

@@ -66,11 +66,38 @@ UPSTREAM: dict[str, list[str]] = {
     "spark/with-status/argocd-sparkapp-healthy_dynamic_alloc.yaml": ["Running"],
     "spark/with-status/argocd-sparkapp-progressing.yaml": ["Initializing"],
     "spark/with-status/spark-pi.status.yaml": ["Completed"],
+    # 3 of minMember 3 running
+    "podgroup-gang-scheduling/with-status/pg1.scheduler-plugins.status.yaml": ["Running"],
 }
 
 OURS: dict[str, list[str]] = {
+    "appwrapper.yaml": ["Running"],
+    "cronjob.yaml": ["Suspended"],
+    "deployment-stuck.yaml": ["Failed"],  # progress deadline exceeded
+    "deployment.yaml": ["Running"],
+    "dynamographdeployment-v1alpha1.yaml": ["Initializing"],
+    "inferenceservice.yaml": ["Suspending", "Running"],  # stop annotation set, still Ready
+    "jaxjob.yaml": ["Suspended"],  # created suspended, never started
+    "knative-service.yaml": ["Running"],
+    "llminferenceservice.yaml": ["Running"],
+    "milvus.yaml": ["Running"],
+    "mpijob-v1.yaml": ["Running"],
+    "nimcache.yaml": ["Running"],  # download in progress
+    "nimservice.yaml": ["Running"],
+    "paddlejob.yaml": ["Failed"],
+    "pod.yaml": ["Running", "Degraded"],  # running, not ready
+    "podgroup-scheduler-plugins.yaml": ["Initializing"],
+    "podgroup-volcano.yaml": ["Running", "Degraded"],  # 3 of minMember 4 running
+    "rayjob.yaml": ["Failed"],  # deployment complete, Ray job FAILED
+    "rayservice.yaml": ["Degraded"],  # no serve endpoints
+    "replicaset.yaml": ["Suspended"],  # scaled to zero
+    "statefulset.yaml": ["Degraded"],  # 1 of 3 ready
+    "trainjob.yaml": ["Running"],
+    "workflow.yaml": ["Suspended"],
+    "xgboostjob.yaml": ["Degraded"],  # restarting a failed worker
     "daemonset.yaml": ["Degraded"],  # 3 of 4 nodes ready
     "dynamographdeployment-v1beta1.yaml": ["Running"],
+    "kueue-workload.yaml": ["Running"],  # admitted, pods ready
     "nodeset.yaml": ["Degraded"],  # 2 of 4 ready
     "notebook-stopped-v1beta1.yaml": ["Suspended"],
     "notebook.yaml": ["Running"],

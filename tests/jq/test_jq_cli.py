@@ -145,7 +145,7 @@ def _cli_cases() -> list[Any]:
         case_id = f"test.yaml#{entry['index']}"
         marks = []
         if case_id in DIVERGENCES:
-            marks.append(pytest.mark.xfail(strict=True, reason=DIVERGENCES[case_id]))
+            marks.append(pytest.mark.xfail(strict=True, reason=DIVERGENCES[case_id].reason))
         params.append(pytest.param(item, id=case_id, marks=marks))
     return params
 

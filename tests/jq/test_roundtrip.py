@@ -87,9 +87,11 @@ def test_format_round_trips(program: str) -> None:
 
 
 JQ_ALPHABET = st.sampled_from(
-    list('.[]{}()|,:;$@"\\?+-*/%=<>!#\n 0123456789abefinorstuxl')
-    + ["..", "//", "?//", "|=", "if", "then", "else", "end", "as", "def", "reduce", "foreach"]
-    + ["try", "catch", "label", "break", "$x", "length", "range", "path", "limit", "recurse"]
+    [
+        *'.[]{}()|,:;$@"\\?+-*/%=<>!#\n 0123456789abefinorstuxl',
+        *["..", "//", "?//", "|=", "if", "then", "else", "end", "as", "def", "reduce", "foreach"],
+        *["try", "catch", "label", "break", "$x", "length", "range", "path", "limit", "recurse"],
+    ]
 )
 INPUTS = [None, 0, "s", [1, [2]], {"a": {"b": [1, "x"]}}]
 LIMITS = jq.Limits(max_results=100, timeout=0.1, max_depth=50)

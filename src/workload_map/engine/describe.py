@@ -50,27 +50,33 @@ def pod_is_ready(pod: Mapping[str, Any]) -> bool:
     return any(c.get("type") == "Ready" and c.get("status") == "True" for c in _conditions(pod))
 
 
+def _text(value: Any) -> str | None:
+    """A non-empty string field, else None (objects from anywhere may hold anything)."""
+    return value if isinstance(value, str) and value else None
+
+
 def pod_reason(pod: Mapping[str, Any]) -> str | None:
     """Why a pod is not fine: unscheduled, pod reason, a container's waiting reason, not ready."""
     conds = _conditions(pod)
     for c in conds:
-        if c.get("type") == "PodScheduled" and c.get("status") == "False" and c.get("reason"):
-            return str(c["reason"])
+        if c.get("type") == "PodScheduled" and c.get("status") == "False" and _text(c.get("reason")):
+            return _text(c.get("reason"))
     status = pod.get("status")
     if isinstance(status, Mapping):
-        if status.get("reason"):
-            return str(status["reason"])
+        if _text(status.get("reason")):
+            return _text(status.get("reason"))
         for key in ("initContainerStatuses", "containerStatuses"):
-            for cs in status.get(key) or ():
+            statuses = status.get(key)
+            for cs in statuses if isinstance(statuses, list) else ():
                 state = cs.get("state") if isinstance(cs, Mapping) else None
                 waiting = state.get("waiting") if isinstance(state, Mapping) else None
-                if isinstance(waiting, Mapping) and waiting.get("reason"):
-                    return str(waiting["reason"])
+                if isinstance(waiting, Mapping) and _text(waiting.get("reason")):
+                    return _text(waiting.get("reason"))
     for c in conds:
-        if c.get("type") == "Ready" and c.get("status") == "False" and c.get("reason"):
-            if status and isinstance(status, Mapping) and status.get("phase") == "Succeeded":
+        if c.get("type") == "Ready" and c.get("status") == "False" and _text(c.get("reason")):
+            if isinstance(status, Mapping) and status.get("phase") == "Succeeded":
                 return None
-            return str(c["reason"])
+            return _text(c.get("reason"))
     return None
 
 
@@ -87,9 +93,9 @@ def _pod_entry(pod: Mapping[str, Any], placement: Placement) -> dict[str, Any]:
     request = _pod_request(pod)
     entry: dict[str, Any] = {
         "name": placement.pod,
-        "phase": status.get("phase") if isinstance(status, Mapping) else None,
+        "phase": _text(status.get("phase")) if isinstance(status, Mapping) else None,
         "ready": pod_is_ready(pod),
-        "node": (spec.get("nodeName") if isinstance(spec, Mapping) else None) or None,
+        "node": _text(spec.get("nodeName")) if isinstance(spec, Mapping) else None,
         "gpus": request.get(res.GPU, 0),
     }
     reason = pod_reason(pod)
@@ -345,11 +351,11 @@ def describe(wl: Workload) -> dict[str, Any]:
         status, phases = None, ["Undefined"]
     unattributed = wl.unattributed()
     out: dict[str, Any] = {
-        "apiVersion": obj.get("apiVersion"),
-        "kind": obj.get("kind"),
-        "name": meta.get("name") if isinstance(meta, Mapping) else None,
-        "namespace": meta.get("namespace") if isinstance(meta, Mapping) else None,
-        "uid": meta.get("uid") if isinstance(meta, Mapping) else None,
+        "apiVersion": _text(obj.get("apiVersion")),
+        "kind": _text(obj.get("kind")),
+        "name": _text(meta.get("name")) if isinstance(meta, Mapping) else None,
+        "namespace": _text(meta.get("namespace")) if isinstance(meta, Mapping) else None,
+        "uid": _text(meta.get("uid")) if isinstance(meta, Mapping) else None,
         "definition": {"name": wl.definition_name, "origin": wl.origin},
         "fileMode": wl.file_mode,
         "phases": phases,

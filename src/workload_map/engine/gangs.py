@@ -128,18 +128,23 @@ def subtree_scale(
             return effective_minimum(scales[inst])
         return sum(effective_minimum(s) for s in scales.values()) if scales else 0
 
-    def by_scale(name: str, inst: str | None) -> int:
+    def below(name: str, seen: tuple[str, ...]) -> list[str]:
+        # a component owned through a cycle (only without validation) is not counted again
+        return [c for c in structure.children[name] if c not in seen]
+
+    def by_scale(name: str, inst: str | None, seen: tuple[str, ...]) -> int:
         value = own(name, inst)
         if structure.is_leaf(name):
             return value
-        children = sum(by_scale(child, None) for child in structure.children[name])
+        seen = (*seen, name)
+        children = sum(by_scale(child, None, seen) for child in below(name, seen))
         if children == 0:
             return value
         if value == 0:
             return children
         return value * children
 
-    def by_leaves(name: str, inst: str | None) -> int:
+    def by_leaves(name: str, inst: str | None, seen: tuple[str, ...]) -> int:
         if structure.is_leaf(name):
             ids = extractor.instance_ids(name)
             if inst is not None:
@@ -147,9 +152,12 @@ def subtree_scale(
                     raise ExtractionError(f"instance id {inst} not found")
                 return 1
             return len(ids) if ids and ids != [""] else 1
-        return sum(by_leaves(child, None) for child in structure.children[name])
+        seen = (*seen, name)
+        return sum(by_leaves(child, None, seen) for child in below(name, seen))
 
-    return by_scale(component, instance_id) if by_definition else by_leaves(component, instance_id)
+    if by_definition:
+        return by_scale(component, instance_id, ())
+    return by_leaves(component, instance_id, ())
 
 
 # -- our minimum rule --------------------------------------------------------------------------

@@ -194,8 +194,10 @@ def partition_pods(
     excluded: list[tuple[Mapping[str, Any], str]] = []
     for obj in pods:
         if not links:
-            refs = (obj.get("metadata") or {}).get("ownerReferences")
-            if not refs or all(isinstance(r, Mapping) and r.get("kind") != top.kind for r in refs):
+            refs = _meta(obj).get("ownerReferences")
+            if not isinstance(refs, list) or all(
+                isinstance(r, Mapping) and r.get("kind") != top.kind for r in refs
+            ):
                 candidates.append(obj)  # a bare pod, or a chain that leaves the file at once
                 continue
         ref = controller_ref(obj)

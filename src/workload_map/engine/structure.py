@@ -42,6 +42,7 @@ class Structure:
     expressions: ExpressionCache = field(default_factory=ExpressionCache)
     _ancestors: dict[str, list[str]] = field(default_factory=dict)
     _entries: dict[str, Any] = field(default_factory=dict)
+    _subtrees: dict[str, list[str]] = field(default_factory=dict)
     #: per fragmented component, where the object holds it (see ``Extractor._fragment_root``)
     fragment_roots: dict[str, tuple[str | int, ...] | None] = field(default_factory=dict)
 
@@ -72,11 +73,21 @@ class Structure:
         return out
 
     def subtree(self, name: str) -> list[str]:
-        """``name`` and every descendant, depth first in definition order."""
-        out = [name]
-        for child in self.children.get(name, ()):
-            if child not in out:
-                out.extend(c for c in self.subtree(child) if c not in out)
+        """``name`` and every descendant, depth first in definition order (cycles cut)."""
+        found = self._subtrees.get(name)
+        if found is not None:
+            return found
+        out: list[str] = []
+        seen: set[str] = set()
+        stack = [name]
+        while stack:
+            current = stack.pop()
+            if current in seen:
+                continue
+            seen.add(current)
+            out.append(current)
+            stack.extend(reversed(self.children.get(current, ())))
+        self._subtrees[name] = out
         return out
 
     def is_leaf(self, name: str) -> bool:
@@ -130,10 +141,12 @@ def prepare(karta: Karta, *, validate: bool = True) -> Structure:
     components = {c.name: c for c in comps}
     parent: dict[str, str | None] = {c.name: c.owner_ref or None for c in comps}
     parent[karta.root.name] = None
-    children = {c.name: tuple(k.name for k in comps if k.owner_ref == c.name) for c in comps}
-    children[karta.root.name] = tuple(
-        k.name for k in comps if k.owner_ref == karta.root.name and k is not karta.root
-    )
+    # children from the one parent each name has, so what hangs under the root is a tree even
+    # in a definition evaluated without validation (duplicate names, cycles, self-owners)
+    names = list(components)
+    children = {
+        name: tuple(k for k in names if parent[k] == name and k != name) for name in names
+    }
     structure = Structure(
         karta=karta,
         components=components,

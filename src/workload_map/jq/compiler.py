@@ -19,13 +19,20 @@ from __future__ import annotations
 import itertools
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from workload_map.jq import ast
 from workload_map.jq import values as jv
-from workload_map.jq.builtins.native import NATIVES, STREAM_NATIVES
+from workload_map.jq.builtins.native import (
+    NATIVES,
+    STREAM_NATIVES,
+    Allocator,
+    delpaths,
+    setpath,
+)
 from workload_map.jq.errors import (
     JqBreak,
     JqCompileError,
@@ -35,7 +42,7 @@ from workload_map.jq.errors import (
     JqRuntimeError,
 )
 
-__all__ = ["Code", "Ctx", "compile_tree"]
+__all__ = ["Code", "Ctx", "compile_program", "compile_tree"]
 
 if sys.getrecursionlimit() < 16000:
     sys.setrecursionlimit(16000)
@@ -252,9 +259,20 @@ def _root_scope(variables: tuple[str, ...]) -> Scope:
 # --- the compiler --------------------------------------------------------------------------------
 
 
+# Calls that cannot loop, recurse or read the run's context (besides their arguments).
+_CTX_FREE_CALLS = frozenset(
+    {("empty", 0), ("not", 0), ("select", 1), ("map", 1), ("path", 1), ("getpath", 1)}
+    | {("any", n) for n in range(3)}
+    | {("all", n) for n in range(3)}
+    | {("first", 1), ("isempty", 1)}
+)
+
+
 class Compiler:
     def __init__(self, source: str | None) -> None:
         self.source = source
+        # whether evaluation can loop, recurse or read the environment (needs its own Ctx)
+        self.needs_ctx = False
 
     def error(self, message: str, node: Any) -> JqCompileError:
         return JqCompileError(message, offset=getattr(node, "offset", None), program=self.source)
@@ -278,6 +296,7 @@ class Compiler:
         slot = scope.lookup("var", name)
         if slot is None:
             if name == "ENV":
+                self.needs_ctx = True
 
                 def env_one(v: Any, env: Env) -> Any:
                     return dict(env[0].environ())
@@ -345,6 +364,7 @@ class Compiler:
         return Code(run)
 
     def c_recurse_all(self, node: ast.RecurseAll, scope: Scope) -> Code:
+        self.needs_ctx = True
         return Code(_recurse_children_run, None, _recurse_children_paths)
 
     # --- suffixes ----------------------------------------------------------------------------
@@ -820,8 +840,9 @@ class Compiler:
             def run_assign(v: Any, env: Env) -> Iterator[Any]:
                 for x in rhs.run(v, env):
                     acc = v
+                    allocator = Allocator()
                     for p in all_paths(v, env):
-                        acc = _setpath(acc, p, x, offset)
+                        acc = _setpath(acc, p, x, offset, allocator)
                     yield acc
 
             return Code(run_assign)
@@ -863,6 +884,7 @@ class Compiler:
         return code
 
     def c_reduce(self, node: ast.Reduce, scope: Scope) -> Code:
+        self.needs_ctx = True
         source = self.compile(node.source, scope)
         binder, inner = self.pattern_binder([node.pattern], scope, node)
         init = self.compile(node.init, scope)
@@ -887,6 +909,7 @@ class Compiler:
         return Code(run)
 
     def c_foreach(self, node: ast.Foreach, scope: Scope) -> Code:
+        self.needs_ctx = True
         source = self.compile(node.source, scope)
         binder, inner = self.pattern_binder([node.pattern], scope, node)
         init = self.compile(node.init, scope)
@@ -998,6 +1021,7 @@ class Compiler:
 
     # --- functions ---------------------------------------------------------------------------
     def c_withdefs(self, node: ast.WithDefs, scope: Scope) -> Code:
+        self.needs_ctx = True
         for d in node.defs:
             scope = self.define(d, scope)
         return self.compile(node.body, scope)
@@ -1027,6 +1051,8 @@ class Compiler:
     def call_global(self, node: ast.Call, scope: Scope) -> Code:
         name, arity = node.name, len(node.args)
         key = (name, arity)
+        if key not in _CTX_FREE_CALLS and key not in NATIVES:
+            self.needs_ctx = True
         special = SPECIALS.get(key)
         if special is not None:
             args = [self.compile(a, scope) for a in node.args]
@@ -1576,9 +1602,10 @@ _BINOPS: dict[str, Callable[[Any, Any], Any]] = {
 }
 
 
-def _setpath(v: Any, path: list[Any], x: Any, offset: int) -> Any:
+def _setpath(v: Any, path: list[Any], x: Any, offset: int, allocator: Allocator) -> Any:
+    """setpath sharing one allocator across an assignment: each container is copied once."""
     try:
-        return NATIVES[("setpath", 2)](v, path, x)
+        return setpath(v, path, x, allocator)
     except JqError as e:
         _annotate(e, offset)
         raise
@@ -1593,6 +1620,7 @@ def _modify(
 ) -> Any:
     getpath = NATIVES[("getpath", 1)]
     acc = v
+    allocator = Allocator()
     deletions: list[list[Any]] = []
     for p in all_paths(v, env):
         try:
@@ -1601,13 +1629,13 @@ def _modify(
             _annotate(e, offset)
             raise
         for new in update(old, env):
-            acc = _setpath(acc, p, new, offset)
+            acc = _setpath(acc, p, new, offset, allocator)
             break
         else:
             deletions.append(p)
     if deletions:
         try:
-            acc = NATIVES[("delpaths", 1)](acc, deletions)
+            acc = delpaths(acc, deletions, allocator)
         except JqError as e:
             _annotate(e, offset)
             raise
@@ -1819,6 +1847,7 @@ SPECIALS: dict[tuple[str, int], Special] = {}
 
 _BUILTIN_DEFS: dict[tuple[str, int], ast.FuncDef] | None = None
 _BUILTIN_FUNCS: dict[tuple[str, int], FuncInfo] = {}
+_BUILTIN_LOCK = threading.RLock()
 
 
 def _load_builtin_defs() -> dict[tuple[str, int], ast.FuncDef]:
@@ -1850,8 +1879,16 @@ def builtin_names() -> list[str]:
 
 def _builtin_func(key: tuple[str, int]) -> FuncInfo | None:
     info = _BUILTIN_FUNCS.get(key)
-    if info is not None:
+    if info is not None and info.body is not None:
         return info
+    with _BUILTIN_LOCK:
+        return _compile_builtin(key)
+
+
+def _compile_builtin(key: tuple[str, int]) -> FuncInfo | None:
+    info = _BUILTIN_FUNCS.get(key)
+    if info is not None:
+        return info  # compiled, or being compiled by this thread (recursion)
     d = _load_builtin_defs().get(key)
     if d is None:
         return None
@@ -2372,6 +2409,42 @@ def _sp_stderr(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     return _from_one(one)
 
 
+@_special("tostream", 0)
+def _sp_tostream(c: Compiler, args: list[Code], node: ast.Call) -> Code:
+    """``tostream``: [path, leaf] events in pre-order and a closing [path] after each non-empty
+    container; iterative, so deep values cannot overflow."""
+
+    def run(v: Any, env: Env) -> Iterator[Any]:
+        ctx = env[0]
+        # frames: (items iterator, path of the container, path of its last child)
+        stack: list[tuple[Iterator[tuple[Any, Any]], list[Any], list[Any]]] = []
+
+        def enter(x: Any, path: list[Any]) -> list[Any] | None:
+            tx = type(x)
+            if (tx is list or tx is dict) and x:
+                items = list(jv.iterate_items(x))
+                stack.append((iter(items), path, [*path, items[-1][0]]))
+                return None
+            return [path, x]
+
+        leaf = enter(v, [])
+        if leaf is not None:
+            yield leaf
+        while stack:
+            items, path, last = stack[-1]
+            item = next(items, None)
+            if item is None:
+                stack.pop()
+                yield [last]
+                continue
+            _tick(ctx)
+            leaf = enter(item[1], [*path, item[0]])
+            if leaf is not None:
+                yield leaf
+
+    return Code(run)
+
+
 @_special("sub", 3)
 def _sp_sub(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     """``sub($re; replacement; $flags)``; one output per combination of replacement outputs,
@@ -2436,7 +2509,16 @@ _DISPATCH: dict[type, Callable[[Compiler, Any, Scope], Code]] = {
 
 def compile_tree(tree: Any, source: str | None, variables: tuple[str, ...] = ()) -> Code:
     """Compile a parsed program; ``variables`` are the names of the program-level ``$vars``."""
+    return compile_program(tree, source, variables)[0]
+
+
+def compile_program(
+    tree: Any, source: str | None, variables: tuple[str, ...] = ()
+) -> tuple[Code, bool]:
+    """Compile a parsed program; also tell whether it needs a per-run context."""
+    compiler = Compiler(source)
     try:
-        return Compiler(source).compile(tree, _root_scope(variables))
+        code = compiler.compile(tree, _root_scope(variables))
     except RecursionError:
         raise JqCompileError("query too deep to compile", program=source) from None
+    return code, compiler.needs_ctx

@@ -37,6 +37,12 @@ _MAX_FLOAT = 1.7976931348623157e308
 _encode_str = json.encoder.encode_basestring
 _encode_str_ascii = json.encoder.encode_basestring_ascii
 _SPECIAL_CHARS = re.compile("[\x7f\ud800-\udfff]")
+_C_COMPACT = json.JSONEncoder(
+    ensure_ascii=False, sort_keys=True, separators=(",", ":"), check_circular=False
+).encode
+_C_COMPACT_ASCII = json.JSONEncoder(
+    ensure_ascii=True, sort_keys=True, separators=(",", ":"), check_circular=False
+).encode
 
 
 class JsonDecodeError(ValueError):
@@ -142,10 +148,35 @@ def dumps(
         unit = " " * indent
     else:
         unit = None
-    text = _encode_container(v, unit, ascii)
+    text = None
+    # Compact text without floats: the C encoder prints it exactly as gojq does (with an indent
+    # Python's encoder is pure Python, slower than ours).
+    if unit is None and not _has_floats(v):
+        try:
+            text = _C_COMPACT_ASCII(v) if ascii else _C_COMPACT(v)
+        except (ValueError, RecursionError):  # huge integers, very deep values
+            text = None
+    if text is None:
+        text = _encode_container(v, unit, ascii)
     if not ascii and _SPECIAL_CHARS.search(text):
         text = _SPECIAL_CHARS.sub(_fix_specials, text)
     return text
+
+
+def _has_floats(v: Any) -> bool:
+    """Whether a float (which needs gojq's number format) occurs anywhere in `v`."""
+    stack = [v]
+    pop, push = stack.pop, stack.extend
+    while stack:
+        x = pop()
+        t = type(x)
+        if t is dict:
+            push(x.values())
+        elif t is list:
+            push(x)
+        elif t is float or t is LiteralNumber:
+            return True
+    return False
 
 
 def _encode_container(root: Any, unit: str | None, ascii_only: bool) -> str:

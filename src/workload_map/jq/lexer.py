@@ -73,9 +73,13 @@ class Token(NamedTuple):
     end: int
 
 
+_new_tuple = tuple.__new__
+
+
 # whitespace and comments; in a comment a backslash carries on past the next character,
 # including a line break (gojq's Tcl-style continuation)
 _SKIP = re.compile(r"(?:[ \t\n\r]+|#(?:\\\r\n|\\[\s\S]|\\$|[^\\\r\n])*)*")
+_SPACE_START = frozenset(" \t\n\r#")
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 _TOKEN = re.compile(
     rf"(?P<ident>{_NAME}(?:::{_NAME})?)"
@@ -144,12 +148,16 @@ class Lexer:
 
     def next(self) -> Token:
         src, n = self.src, self.n
-        i = _SKIP.match(src, self.pos).end()  # type: ignore[union-attr]
-        self.pos = i
+        i = self.pos
+        if i < n and src[i] in _SPACE_START:
+            i = _SKIP.match(src, i).end()  # type: ignore[union-attr]
+            self.pos = i
         if i >= n:
-            return Token("EOF", "", n, n)
+            return _new_tuple(Token, ("EOF", "", n, n))
         ch = src[i]
-        if not ("0" <= ch <= "9" or ch == '"' or (ch == "." and i + 1 < n and "0" <= src[i + 1] <= "9")):
+        if not (
+            "0" <= ch <= "9" or ch == '"' or (ch == "." and i + 1 < n and "0" <= src[i + 1] <= "9")
+        ):
             m = _TOKEN.match(src, i)
             if m is not None:
                 j = m.end()
@@ -158,73 +166,75 @@ class Lexer:
                 if kind == "ident":
                     text = m.group()
                     if "::" in text:
-                        return Token("MODIDENT", text, i, j)
-                    return Token("KEYWORD" if text in KEYWORDS else "IDENT", text, i, j)
+                        return _new_tuple(Token, ("MODIDENT", text, i, j))
+                    return _new_tuple(
+                        Token, ("KEYWORD" if text in KEYWORDS else "IDENT", text, i, j)
+                    )
                 if kind == "field":
-                    return Token("FIELD", src[i + 1 : j], i, j)
+                    return _new_tuple(Token, ("FIELD", src[i + 1 : j], i, j))
                 if kind == "var":
                     text = src[i + 1 : j]
-                    return Token("MODVAR" if "::" in text else "VAR", text, i, j)
+                    return _new_tuple(Token, ("MODVAR" if "::" in text else "VAR", text, i, j))
                 if kind == "format":
-                    return Token("FORMAT", src[i:j], i, j)
-                return Token("OP", m.group(), i, j)
+                    return _new_tuple(Token, ("FORMAT", src[i:j], i, j))
+                return _new_tuple(Token, ("OP", m.group(), i, j))
         if _ident_start(ch):
             j = self._scan_ident(i + 1)
             j, module = self._scan_module(j)
             self.pos = j
             text = src[i:j]
             if module:
-                return Token("MODIDENT", text, i, j)
-            return Token("KEYWORD" if text in KEYWORDS else "IDENT", text, i, j)
+                return _new_tuple(Token, ("MODIDENT", text, i, j))
+            return _new_tuple(Token, ("KEYWORD" if text in KEYWORDS else "IDENT", text, i, j))
         if _digit(ch):
             j, ok = self._scan_number(i + 1, "lead")
             self.pos = j
             if not ok:
                 raise self.error(f"invalid token {_quote(src[i:j])}", j, src[i:j])
-            return Token("NUMBER", src[i:j], i, j)
+            return _new_tuple(Token, ("NUMBER", src[i:j], i, j))
         if ch == ".":
             nxt = src[i + 1] if i + 1 < n else ""
             if nxt == ".":
                 self.pos = i + 2
-                return Token("OP", "..", i, i + 2)
+                return _new_tuple(Token, ("OP", "..", i, i + 2))
             if nxt and _ident_start(nxt):
                 j = self._scan_ident(i + 2)
                 self.pos = j
-                return Token("FIELD", src[i + 1 : j], i, j)
+                return _new_tuple(Token, ("FIELD", src[i + 1 : j], i, j))
             if nxt and _digit(nxt):
                 j, ok = self._scan_number(i + 2, "float")
                 self.pos = j
                 if not ok:
                     raise self.error(f"invalid token {_quote(src[i:j])}", j, src[i:j])
-                return Token("NUMBER", src[i:j], i, j)
+                return _new_tuple(Token, ("NUMBER", src[i:j], i, j))
             self.pos = i + 1
-            return Token("OP", ".", i, i + 1)
+            return _new_tuple(Token, ("OP", ".", i, i + 1))
         if ch == "$":
             nxt = src[i + 1] if i + 1 < n else ""
             if nxt and _ident_start(nxt):
                 j = self._scan_ident(i + 2)
                 j, module = self._scan_module(j)
                 self.pos = j
-                return Token("MODVAR" if module else "VAR", src[i + 1 : j], i, j)
+                return _new_tuple(Token, ("MODVAR" if module else "VAR", src[i + 1 : j], i, j))
         if ch == "@":
             nxt = src[i + 1] if i + 1 < n else ""
             if nxt and _ident_char(nxt):
                 j = self._scan_ident(i + 1)
                 self.pos = j
-                return Token("FORMAT", src[i:j], i, j)
+                return _new_tuple(Token, ("FORMAT", src[i:j], i, j))
         if ch == '"':
             self.pos = i + 1
-            return Token("QUOTE", '"', i, i + 1)
+            return _new_tuple(Token, ("QUOTE", '"', i, i + 1))
         for op in _OPERATORS_3:
             if src.startswith(op, i):
                 self.pos = i + 3
-                return Token("OP", op, i, i + 3)
+                return _new_tuple(Token, ("OP", op, i, i + 3))
         for op in _OPERATORS_2:
             if src.startswith(op, i):
                 self.pos = i + 2
-                return Token("OP", op, i, i + 2)
+                return _new_tuple(Token, ("OP", op, i, i + 2))
         self.pos = i + 1
-        return Token("OP", ch, i, i + 1)
+        return _new_tuple(Token, ("OP", ch, i, i + 1))
 
     def string_segment(self) -> tuple[str, str, int, int]:
         """Scan literal text from ``pos`` to the next ``\\(`` or closing quote.

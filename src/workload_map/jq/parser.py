@@ -34,6 +34,9 @@ _BINARY.update({"+": (6, "left"), "-": (6, "left"), "*": (7, "left"), "/": (7, "
 _BINARY["%"] = (7, "left")
 
 
+_SUFFIX_START = frozenset({"[", "?", "."})
+
+
 def _parse_number(text: str) -> int | float:
     if any(c in text for c in ".eE"):
         try:
@@ -132,6 +135,14 @@ class _Parser:
             self.depth -= 1
 
     def _pipe(self) -> ast.Node:
+        tok = self.tok
+        if tok.kind != "KEYWORD":
+            left = self.comma()
+            tok = self.tok
+            if tok.kind == "OP" and tok.text == "|":
+                self.advance()
+                return ast.Pipe(left, self.pipe(), offset=tok.start)
+            return left
         if self.is_kw("def"):
             start = self.tok.start
             defs = [self.funcdef()]
@@ -167,11 +178,13 @@ class _Parser:
             self.depth -= grown
 
     def comma_operand(self) -> ast.Node:
-        if self.is_kw("def") or self.is_kw("label"):
+        tok = self.tok
+        if tok.kind == "KEYWORD" and (tok.text == "def" or tok.text == "label"):
             return self.pipe()
-        start = self.tok.start
+        start = tok.start
         expr = self.binary(1)
-        if self.is_kw("as"):
+        tok = self.tok
+        if tok.kind == "KEYWORD" and tok.text == "as":
             self.advance()
             patterns = [self.pattern()]
             while self.is_op("?//"):
@@ -220,7 +233,8 @@ class _Parser:
             last_nonassoc = level if assoc == "none" else 0
 
     def unary(self) -> ast.Node:
-        if self.is_op("-") or self.is_op("+"):
+        tok = self.tok
+        if tok.kind == "OP" and (tok.text == "-" or tok.text == "+"):
             tok = self.advance()
             self.enter()
             try:
@@ -231,9 +245,13 @@ class _Parser:
         return self.postfix()
 
     def postfix(self) -> ast.Node:
-        if self.is_op("-") or self.is_op("+"):
+        tok = self.tok
+        if tok.kind == "OP" and (tok.text == "-" or tok.text == "+"):
             return self.unary()
         term = self.primary()
+        tok = self.tok
+        if tok.kind != "FIELD" and (tok.kind != "OP" or tok.text not in _SUFFIX_START):
+            return term
         base = self.depth
         try:
             return self._suffixes(term)
@@ -242,9 +260,12 @@ class _Parser:
 
     def _suffixes(self, term: ast.Node) -> ast.Node:
         while True:
-            self.enter()
             tok = self.tok
-            if tok.kind == "FIELD":
+            kind = tok.kind
+            if kind != "FIELD" and (kind != "OP" or tok.text not in _SUFFIX_START):
+                return term
+            self.enter()
+            if kind == "FIELD":
                 self.advance()
                 term = ast.Index(
                     term, ast.Literal(tok.text, "string", offset=tok.start + 1), offset=tok.start

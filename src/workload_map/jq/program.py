@@ -13,9 +13,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from workload_map.jq import ast
-from workload_map.jq.builtins.native import NATIVES
-from workload_map.jq.compiler import Code, Ctx, compile_tree
+from workload_map.jq.compiler import Code, Ctx, compile_program
 from workload_map.jq.errors import JqError, JqLimitError, JqRuntimeError
 from workload_map.jq.parser import parse
 
@@ -33,6 +31,9 @@ class Limits:
 
 
 DEFAULT_LIMITS = Limits(max_results=1000, timeout=10.0, max_depth=1000)
+
+# the context shared by programs that cannot loop or recurse (no deadline to arm)
+_SHARED_ENV: tuple[Any, ...] = (Ctx(None, DEFAULT_LIMITS.max_depth, None),)
 
 _CACHE: dict[tuple[str, tuple[str, ...]], Program] = {}
 _CACHE_MAX = 4096
@@ -57,8 +58,8 @@ def compile(program: str, *, variables: Sequence[str] = ()) -> Program:
         return cached
     names = _normalise_vars(variables)
     tree = parse(program)
-    code = compile_tree(tree, program, names)
-    prog = Program(program, tree, code, names)
+    code, needs_ctx = compile_program(tree, program, names)
+    prog = Program(program, tree, code, names, needs_ctx=needs_ctx)
     with _CACHE_LOCK:
         if len(_CACHE) >= _CACHE_MAX:
             _CACHE.clear()
@@ -71,7 +72,15 @@ class Program:
 
     __slots__ = ("_code", "_one", "_run", "_shared_env", "source", "tree", "variables")
 
-    def __init__(self, source: str, tree: Any, code: Code, variables: tuple[str, ...]) -> None:
+    def __init__(
+        self,
+        source: str,
+        tree: Any,
+        code: Code,
+        variables: tuple[str, ...],
+        *,
+        needs_ctx: bool = True,
+    ) -> None:
         self.source = source
         self.tree = tree
         self.variables = variables
@@ -80,8 +89,8 @@ class Program:
         self._run = code.run
         # Programs that cannot loop or recurse share one context (no deadline to arm).
         self._shared_env: tuple[Any, ...] | None = None
-        if not variables and not _needs_context(tree):
-            self._shared_env = (Ctx(None, DEFAULT_LIMITS.max_depth, None),)
+        if not variables and not needs_ctx:
+            self._shared_env = _SHARED_ENV
 
     def __repr__(self) -> str:
         return f"Program({self.source!r})"
@@ -164,7 +173,7 @@ class Program:
                         break
         except (JqError, RecursionError) as e:
             raise self._fail(e) from None
-        if cap is not None and len(out) >= cap:
+        if cap is not None and out and len(out) >= cap:
             raise JqLimitError(
                 f"query results exceed the allowed number {cap}", program=self.source
             )
@@ -216,31 +225,6 @@ class Program:
         except (JqError, RecursionError) as e:
             raise self._fail(e) from None
         return out
-
-
-_CTX_FREE_CALLS = frozenset(
-    {("empty", 0), ("not", 0), ("select", 1), ("map", 1), ("path", 1), ("getpath", 1)}
-    | {("any", n) for n in range(3)}
-    | {("all", n) for n in range(3)}
-    | {("first", 1), ("isempty", 1)}
-)
-
-
-def _needs_context(tree: Any) -> bool:
-    """Whether evaluating ``tree`` can loop, recurse or read the environment."""
-    stack = [tree]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (ast.Reduce, ast.Foreach, ast.RecurseAll, ast.WithDefs)):
-            return True
-        if isinstance(node, ast.Var) and node.name == "ENV":
-            return True
-        if isinstance(node, ast.Call):
-            key = (node.name, len(node.args))
-            if key not in _CTX_FREE_CALLS and key not in NATIVES:
-                return True
-        stack.extend(ast.iter_children(node))
-    return False
 
 
 def _preview(v: Any) -> str:

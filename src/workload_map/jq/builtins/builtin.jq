@@ -1,9 +1,9 @@
 # Builtins of workload_map.jq that are written in jq.
 #
 # The compiler implements the ones that need closures or must not recurse (path, select, map,
-# recurse, limit, first, last, nth, skip, isempty, any, all, while, until, repeat, sub, env,
-# debug, ...); the value natives (length, keys, to_entries, setpath, _match, ...) live in
-# native.py. Each definition here is compiled the first time a program calls it.
+# recurse, limit, first, last, nth, skip, isempty, any, all, while, until, repeat, sub,
+# tostream, env, debug, ...); the value natives (length, keys, to_entries, setpath, _match, ...)
+# live in native.py. Each definition here is compiled the first time a program calls it.
 
 # --- membership -------------------------------------------------------------------------------
 def in(container): . as $key | container | has($key);
@@ -69,17 +69,6 @@ def paths: path(..) | select(length > 0);
 def paths(node_filter): path(.. | select(node_filter)) | select(length > 0);
 def del(f): delpaths([path(f)]);
 def pick(f): . as $whole | reduce path(f) as $p (null; setpath($p; $whole | getpath($p)));
-def tostream:
-  def events($p):
-    if (type == "array" or type == "object") and length > 0 then
-      ((if type == "array" then range(length) else keys[] end) as $k
-        | .[$k]
-        | events($p + [$k])),
-      [$p + [if type == "array" then length - 1 else keys[-1] end]]
-    else
-      [$p, .]
-    end;
-  events([]);
 def fromstream(events):
   { done: false, value: null } as $fresh
   | foreach events as $e (

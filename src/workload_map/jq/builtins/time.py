@@ -239,7 +239,7 @@ def format_time(t: Instant, fmt: str) -> str:
                 colons += 1
                 i += 1
             if i < n and fmt[i] == "z" and colons <= 3:
-                out.append(_format_offset(t.offset, colons))
+                out.append(_format_offset(t.offset, colons, width, pad))
                 i += 1
             else:
                 out.append(fmt[start:i])
@@ -326,7 +326,7 @@ def _directive(
     if b == "Z" and t.zone:
         return _pad_str(t.zone, width, p, explicit, upper, swap)
     if b in "Zz":
-        return _format_offset(t.offset, 0)
+        return _format_offset(t.offset, 0, width, p)
     if b == "t":
         return _pad_str("\t", width, p, explicit, False, False)
     if b == "n":
@@ -336,19 +336,30 @@ def _directive(
     return None
 
 
-def _format_offset(offset: int, colons: int) -> str:
-    sign = "-" if offset < 0 else "+"
+def _format_offset(offset: int, colons: int, width: int = 0, pad: str | None = "0") -> str:
+    """timefmt-go's `%z` (`%:z`, `%::z`, `%:::z`), including its padding and width rules."""
+    buf: list[str] = [pad] * (width - 1) if pad is not None and width > 1 else []
+    j = len(buf)
+    buf.append("-" if offset < 0 else "+")
     offset = abs(offset)
-    s = sign + f"{offset // 3600:02d}"
+    k = len(buf)
+    buf.extend(_pad_int(offset // 3600, 2, pad))
+    if buf[k] == " ":
+        buf[k - 1], buf[k] = buf[k], buf[k - 1]
     rest = offset % 3600
     if colons <= 2 or rest != 0:
         if colons:
-            s += ":"
-        s += f"{rest // 60:02d}"
+            buf.append(":")
+        buf.extend(f"{rest // 60:02d}")
         sec = rest % 60
         if colons == 2 or (colons == 3 and sec != 0):
-            s += f":{sec:02d}"
-    return s
+            buf.extend(f":{sec:02d}")
+    cut = min(len(buf) - j - 1, j)
+    if cut > 0:
+        buf = buf[: j - cut] + buf[j:]
+        if pad == "0":
+            buf[0], buf[j - cut] = buf[j - cut], buf[0]
+    return "".join(buf)
 
 
 # ---------------------------------------------------------------------------------------------
