@@ -32,5 +32,23 @@ SHARED = find_shared()
 @pytest.fixture(scope="session")
 def shared_dir() -> Path:
     if SHARED is None:
-        pytest.skip("../shared (upstream manifests and conformance suites) is not beside this checkout")
+        pytest.skip(
+            "../shared (upstream manifests and conformance suites) is not beside this checkout"
+        )
     return SHARED
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--update-golden",
+        action="store_true",
+        default=False,
+        help="rewrite golden files instead of comparing (or set WLMAP_UPDATE_GOLDEN=1)",
+    )
+
+
+@pytest.fixture(scope="session")
+def update_golden(request: pytest.FixtureRequest) -> bool:
+    """Whether golden files are rewritten (review the diff afterwards)."""
+    flag = bool(request.config.getoption("--update-golden"))
+    return flag or os.environ.get("WLMAP_UPDATE_GOLDEN") == "1"

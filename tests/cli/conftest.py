@@ -17,20 +17,11 @@ EXAMPLES = ROOT / "examples"
 GOLDEN = Path(__file__).resolve().parent / "golden"
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--update-golden", action="store_true", help="rewrite tests/cli/golden/*")
-
-
 @dataclass
 class Result:
     code: int
     out: str
     err: str
-
-
-@pytest.fixture
-def update_golden(request: pytest.FixtureRequest) -> bool:
-    return bool(request.config.getoption("--update-golden"))
 
 
 @pytest.fixture

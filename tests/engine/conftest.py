@@ -7,31 +7,14 @@ with ``pytest tests/engine --update-golden`` (or ``WLMAP_UPDATE_GOLDEN=1``).
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 
 FIXTURES = Path(__file__).parent / "fixtures"
 GOLDEN = Path(__file__).parent / "golden"
 FIXTURE_NAMES = sorted(p.name for p in FIXTURES.iterdir() if (p / "karta.yaml").is_file())
-
-
-def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption(
-        "--update-golden", action="store_true", default=False, help="rewrite engine goldens"
-    )
-
-
-@pytest.fixture(scope="session")
-def update_golden(request: pytest.FixtureRequest) -> bool:
-    try:
-        flag = bool(request.config.getoption("--update-golden"))
-    except ValueError:
-        flag = False
-    return flag or os.environ.get("WLMAP_UPDATE_GOLDEN") == "1"
 
 
 def load_fixture(name: str) -> tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]]]:

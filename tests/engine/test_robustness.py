@@ -285,7 +285,9 @@ def kartas(draw: st.DrawFn, wild: bool = False) -> dict[str, Any]:
 
 
 IDS = ["x", "y", "w", "Worker"]
-quantities = st.sampled_from(["1", "500m", "2Gi", 3, 0.5, "x", None, [], {"a": 1}])
+quantities = st.sampled_from(
+    ["1", "500m", "2Gi", 3, 0.5, "x", None, [], {"a": 1}, "-1", -2, "1e999999", "9" * 5000]
+)
 containers = st.lists(
     st.one_of(
         st.fixed_dictionaries(
@@ -332,7 +334,13 @@ templates = st.one_of(
     st.fixed_dictionaries({"spec": pod_specs}),
     json_values,
 )
-replica_counts = st.one_of(st.integers(-1, 4), st.integers(0, 3), quantities, json_values)
+replica_counts = st.one_of(
+    st.integers(-1, 4),
+    st.integers(0, 3),
+    st.sampled_from([10**9, 2**70, "3", " 2 ", "1e3", "9" * 5000]),
+    quantities,
+    json_values,
+)
 entries = st.one_of(
     st.fixed_dictionaries(
         {"name": st.sampled_from(IDS)},
@@ -632,3 +640,21 @@ def test_other_views_never_crash(karta: Any, obj: Any, pods: Any) -> None:
             view()
         except EngineError:
             pass
+
+
+def test_huge_counts_and_quantities_stay_fast() -> None:
+    from tests.engine.conftest import load_fixture
+
+    karta, obj, pods = load_fixture("leaderworker")
+    obj["spec"]["replicas"] = 2**70
+    obj["spec"]["template"]["workerTemplate"]["spec"]["containers"][0]["resources"] = {
+        "requests": {"cpu": "1e999999999", "memory": "9" * 5000}
+    }
+    start = time.perf_counter()
+    d = Workload(karta, obj, pods).describe()
+    assert time.perf_counter() - start < HANG_SECONDS
+    check_shape(d, file_mode=False)
+    assert d["pods"]["desired"] == 2**70 * 3
+    # only the replica indexes that have pods are listed when there are too many to list
+    assert [n["name"] for n in d["components"]] == ["group[0]", "group[1]"]
+    assert any("out of range" in e for e in d["errors"])

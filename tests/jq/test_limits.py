@@ -156,3 +156,17 @@ def test_deadline_message() -> None:
 def test_huge_string_repetition_is_refused() -> None:
     with pytest.raises(jq.JqRuntimeError, match="repeat string result too large"):
         jq.compile('"abc" * 1e300').all(None)
+
+
+def test_a_cap_is_only_reached_by_outputs() -> None:
+    assert jq.compile("empty").all(None, limits=jq.Limits(0, 5, 10)) == []
+    fails_with_limit(".", None, jq.Limits(1, 5, 10))
+    fails_with_limit(".[]", [1], jq.Limits(1, 5, 10))
+
+
+def test_many_paths_in_one_assignment() -> None:
+    n = 20000
+    prog = jq.compile("[range(.)] | .[range(length) | {start: ., end: (. + 1)}] = [1] | add")
+    assert prog.all(n, limits=jq.Limits(10, 60, 100)) == [n]
+    prog = jq.compile("[range(.)] | (.[] | select(. % 2 == 0)) |= empty | length")
+    assert prog.all(n, limits=jq.Limits(10, 60, 100)) == [n // 2]

@@ -13,7 +13,6 @@ effective request of its spec.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -59,7 +58,11 @@ def pod_reason(pod: Mapping[str, Any]) -> str | None:
     """Why a pod is not fine: unscheduled, pod reason, a container's waiting reason, not ready."""
     conds = _conditions(pod)
     for c in conds:
-        if c.get("type") == "PodScheduled" and c.get("status") == "False" and _text(c.get("reason")):
+        if (
+            c.get("type") == "PodScheduled"
+            and c.get("status") == "False"
+            and _text(c.get("reason"))
+        ):
             return _text(c.get("reason"))
     status = pod.get("status")
     if isinstance(status, Mapping):
@@ -106,6 +109,10 @@ def _pod_entry(pod: Mapping[str, Any], placement: Placement) -> dict[str, Any]:
     if placement.replica is not None:
         entry["replica"] = placement.replica
     return entry
+
+
+#: replica indexes without pods are listed (``group[3]`` of a missing LWS group) up to this many
+MAX_LISTED_REPLICAS = 1000
 
 
 def _replica_sort_key(key: str) -> tuple[int, int | str]:
@@ -209,7 +216,7 @@ class _Builder:
             total = sum(self._implied(c) for c in self.structure.subtree(name))
             if own and total % own == 0 and total // own:
                 count = total // own
-                if all(k.isdigit() for k in keys):
+                if count <= MAX_LISTED_REPLICAS and all(k.isdigit() for k in keys):
                     keys |= {str(i) for i in range(count)}
         out = []
         for key in sorted(keys, key=_replica_sort_key):
@@ -261,7 +268,7 @@ class _Builder:
         if pod_bearing and inst.describes_pods:
             desired = desired_replicas(scale)
             if divisor > 1:
-                desired = math.ceil(desired / divisor)
+                desired = -(-desired // divisor)  # ceil, exact for any size
             try:
                 totals = res.scaled(instance_request(inst), desired)
             except EngineError as err:

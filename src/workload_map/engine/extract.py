@@ -159,8 +159,9 @@ def _to_int(value: Any, what: str, index: int) -> int | None:
         try:
             return int(text, 10)
         except ValueError:
+            shown = value if len(value) <= 40 else value[:40] + "…"
             raise ExtractionError(
-                f'{what} value "{value}" at index {index} is not a number'
+                f'{what} value "{shown}" at index {index} is not a number'
             ) from None
     raise ExtractionError(
         f"failed to convert object at index {index} to type int32: {what} is {type(value).__name__}"

@@ -15,7 +15,6 @@ rule, ``CalculateSubtreeScale``, is kept as :func:`subtree_scale` for KAI compat
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -217,7 +216,7 @@ class _Counter:
             return value, f"one replica of {component}: its own scale ({value} pods)"
         total = self.subtree(component, only)
         count = self.replica_count(component)
-        return math.ceil(total / count), (
+        return -(-total // count), (
             f"one replica of {component}: {total} pods over {count} observed replicas"
         )
 

@@ -39,6 +39,14 @@ _QUANTITY = re.compile(
 )
 
 
+_MAX_DIGITS = 64
+_MAX_EXPONENT = 64
+
+
+def _short(value: str) -> str:
+    return repr(value if len(value) <= 40 else value[:40] + "…")
+
+
 def parse_quantity(value: object) -> Fraction:
     """The exact value of a quantity given as a string or a JSON number."""
     if isinstance(value, bool):
@@ -53,11 +61,17 @@ def parse_quantity(value: object) -> Fraction:
         raise EngineError(f"invalid quantity {value!r}: expected a string or a number")
     match = _QUANTITY.match(value.strip())
     if not match:
-        raise EngineError(f"invalid quantity {value!r}")
+        raise EngineError(f"invalid quantity {_short(value)}")
     sign, digits, exponent, suffix = match.groups()
+    # bounded like the API server's int64 quantities, so a hostile text cannot take forever
+    if len(digits) > _MAX_DIGITS or (exponent and len(exponent) > 4):
+        raise EngineError(f"invalid quantity {_short(value)}: out of range")
     number = Fraction(digits)
     if exponent:
-        number *= Fraction(10) ** int(exponent[1:])
+        power = int(exponent[1:])
+        if abs(power) > _MAX_EXPONENT:
+            raise EngineError(f"invalid quantity {_short(value)}: out of range")
+        number *= Fraction(10) ** power
     elif suffix:
         number *= _BINARY[suffix] if suffix in _BINARY else _DECIMAL[suffix]
     return -number if sign == "-" else number

@@ -38,9 +38,12 @@ _POD_LEVEL = ("cpu", "memory")
 
 def _amount(name: str, value: object) -> int:
     try:
-        return to_millis(value) if name == "cpu" else to_units(value)
+        amount = to_millis(value) if name == "cpu" else to_units(value)
     except EngineError as err:
         raise EngineError(f"resource {name!r}: {err}") from None
+    if amount < 0:  # the API server refuses these too
+        raise EngineError(f"resource {name!r}: negative quantity {value!r}")
+    return amount
 
 
 def _requirements(resources: object) -> Totals:
@@ -52,7 +55,7 @@ def _requirements(resources: object) -> Totals:
         section = resources.get(key)
         if isinstance(section, Mapping):
             for name, value in section.items():
-                if value is not None:
+                if value is not None and isinstance(name, str):
                     out[name] = _amount(name, value)
     return out
 
@@ -113,7 +116,10 @@ def pod_request(spec: object) -> Totals:
             total[name] = pod_level[name]
     overhead = spec.get("overhead")
     if isinstance(overhead, Mapping):
-        total = add(total, {n: _amount(n, v) for n, v in overhead.items() if v is not None})
+        total = add(
+            total,
+            {n: _amount(n, v) for n, v in overhead.items() if v is not None and isinstance(n, str)},
+        )
     claims = spec.get("resourceClaims")
     if isinstance(claims, list) and claims:
         total[CLAIMS] = total.get(CLAIMS, 0) + len(claims)

@@ -144,9 +144,7 @@ def prepare(karta: Karta, *, validate: bool = True) -> Structure:
     # children from the one parent each name has, so what hangs under the root is a tree even
     # in a definition evaluated without validation (duplicate names, cycles, self-owners)
     names = list(components)
-    children = {
-        name: tuple(k for k in names if parent[k] == name and k != name) for name in names
-    }
+    children = {name: tuple(k for k in names if parent[k] == name and k != name) for name in names}
     structure = Structure(
         karta=karta,
         components=components,

@@ -128,9 +128,11 @@ class Iterate:
 
 @dataclass(frozen=True, slots=True)
 class Optional:
-    """``T?``"""
+    """``T?``. gojq guards only the last suffix of a suffix chain: ``.a.b?`` is ``.a | try .b``
+    (``guards_all`` False), while ``(.a.b)?`` guards the whole term (``guards_all`` True)."""
 
     target: Node
+    guards_all: bool = True
     offset: int = _off()
 
 
@@ -559,7 +561,14 @@ def format(node: Any) -> str:
     if isinstance(node, Iterate):
         return (_suffix_target(node.target) or ".") + "[]"
     if isinstance(node, Optional):
-        return _term(node.target) + "?"
+        target = node.target
+        if (
+            node.guards_all
+            and isinstance(target, (Index, Slice, Iterate))
+            and not isinstance(target.target, Identity)
+        ):
+            return f"({format(target)})?"
+        return _term(target) + "?"
     if isinstance(node, Array):
         return "[]" if node.body is None else f"[{format(node.body)}]"
     if isinstance(node, Object):

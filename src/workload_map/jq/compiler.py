@@ -44,9 +44,6 @@ from workload_map.jq.errors import (
 
 __all__ = ["Code", "Ctx", "compile_program", "compile_tree"]
 
-if sys.getrecursionlimit() < 16000:
-    sys.setrecursionlimit(16000)
-
 Env = tuple[Any, ...]
 Path = tuple[Any, ...]
 Run = Callable[[Any, Env], Iterable[Any]]
@@ -515,8 +512,10 @@ class Compiler:
     def c_optional(self, node: ast.Optional, scope: Scope) -> Code:
         # gojq: `T.key?` / `T[]?` guards only the last suffix, applied to T's outputs.
         target = node.target
-        if isinstance(target, (ast.Index, ast.Slice, ast.Iterate)) and not isinstance(
-            target.target, ast.Identity
+        if (
+            not node.guards_all
+            and isinstance(target, (ast.Index, ast.Slice, ast.Iterate))
+            and not isinstance(target.target, ast.Identity)
         ):
             base = self.compile(target.target, scope)
             last = self.compile(_with_identity_target(target), scope)
@@ -690,11 +689,8 @@ class Compiler:
             field = "key" if want_key else "value"
             return [item[field] for item in items]
 
-        def paths(v: Any, p: Path | None, env: Env) -> Iterator[tuple[Any, Path | None]]:
-            for x in run(v, env):
-                yield x, None
-
-        return Code(run, None, paths)
+        generic = _pipe(self.compile(left, scope), self.compile(right, scope))
+        return Code(run, None, generic.paths)
 
     def c_comma(self, node: ast.Comma, scope: Scope) -> Code:
         codes = [self.compile(x, scope) for x in _flatten_comma(node)]
@@ -836,6 +832,16 @@ class Compiler:
                 yield list(p)
 
         if op == "=":
+            const_path = _constant_path(node.left)
+            if const_path is not None:
+                # gojq turns `.a[0] = x` into `setpath(["a", 0]; x)` (and its error texts)
+                fixed = const_path
+
+                def run_const(v: Any, env: Env) -> Iterator[Any]:
+                    for x in rhs.run(v, env):
+                        yield _setpath(v, fixed, x, offset, Allocator())
+
+                return Code(run_const)
 
             def run_assign(v: Any, env: Env) -> Iterator[Any]:
                 for x in rhs.run(v, env):
@@ -1226,6 +1232,28 @@ class Compiler:
             yield from rec(0, acc)
 
         return m_object
+
+
+def _constant_path(node: Any) -> list[Any] | None:
+    """The path of ``.a[0][1:2]``-style terms with constant keys (gojq's toIndices)."""
+    out: list[Any] = []
+    while not isinstance(node, ast.Identity):
+        if isinstance(node, ast.Index) and isinstance(node.key, ast.Literal):
+            if node.key.kind not in ("string", "number"):
+                return None
+            out.append(node.key.value)
+        elif isinstance(node, ast.Slice) and all(
+            b is None or (isinstance(b, ast.Literal) and b.kind in ("number", "null"))
+            for b in (node.start, node.end)
+        ):
+            start = node.start.value if isinstance(node.start, ast.Literal) else None
+            end = node.end.value if isinstance(node.end, ast.Literal) else None
+            out.append({"start": start, "end": end})
+        else:
+            return None
+        node = node.target
+    out.reverse()
+    return out
 
 
 def _with_identity_target(node: Any) -> Any:

@@ -13,6 +13,7 @@ of exhausting Python's stack.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from workload_map.jq import ast
@@ -22,6 +23,10 @@ from workload_map.jq.lexer import Lexer, Token, quote_token
 __all__ = ["MAX_DEPTH", "parse"]
 
 MAX_DEPTH = 1000
+
+# Each nesting level costs a handful of Python frames (here, in the compiler and at run time).
+if sys.getrecursionlimit() < 16000:
+    sys.setrecursionlimit(16000)
 
 _UPDATE_OPS = frozenset({"=", "|=", "+=", "-=", "*=", "/=", "%=", "//="})
 _COMPARE_OPS = frozenset({"==", "!=", "<", "<=", ">", ">="})
@@ -259,12 +264,24 @@ class _Parser:
             self.depth = base
 
     def _suffixes(self, term: ast.Node) -> ast.Node:
+        suffixed = False  # whether `term` ends with an index/iterate suffix of this chain
         while True:
             tok = self.tok
             kind = tok.kind
             if kind != "FIELD" and (kind != "OP" or tok.text not in _SUFFIX_START):
                 return term
             self.enter()
+            if kind == "OP" and tok.text == "?":
+                self.advance()
+                last_only = (
+                    suffixed
+                    and isinstance(term, (ast.Index, ast.Slice, ast.Iterate))
+                    and not isinstance(term.target, ast.Identity)
+                )
+                term = ast.Optional(term, not last_only, offset=tok.start)
+                suffixed = False
+                continue
+            suffixed = True
             if kind == "FIELD":
                 self.advance()
                 term = ast.Index(
@@ -272,9 +289,6 @@ class _Parser:
                 )
             elif tok.kind == "OP" and tok.text == "[":
                 term = self.bracket_suffix(term)
-            elif tok.kind == "OP" and tok.text == "?":
-                self.advance()
-                term = ast.Optional(term, offset=tok.start)
             elif tok.kind == "OP" and tok.text == ".":
                 self.advance()
                 if self.is_op("["):
@@ -614,4 +628,9 @@ class _Parser:
 
 def parse(source: str) -> Any:
     """Parse a jq program into its tree (``ast.Node``); raises ``JqParseError``."""
-    return _Parser(source).program()
+    try:
+        return _Parser(source).program()
+    except RecursionError:
+        raise JqParseError(
+            "query too deep (Python recursion limit reached)", offset=0, program=source, token=""
+        ) from None

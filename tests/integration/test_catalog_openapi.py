@@ -18,7 +18,6 @@ import pytest
 
 from tests.catalog.builtin_schemas import BUILTIN, as_crd
 from tests.catalog.test_schema import type_problems
-from tests.integration.conftest import kube  # noqa: F401  (the session fixture)
 from tests.integration.harness import Cluster
 from workload_map.catalog import GROUP_LABEL, KIND_LABEL, VERSION_LABEL, catalog
 from workload_map.model import check_against_crd
@@ -73,7 +72,7 @@ def _kind_schema(doc: dict[str, Any], group: str, version: str, kind: str) -> di
 
 @pytest.mark.parametrize(("group", "version", "kind"), sorted(BUILTIN))
 def test_builtin_definition_against_the_api_server(
-    kube: Cluster,  # noqa: F811
+    kube: Cluster,
     group: str,
     version: str,
     kind: str,
@@ -105,7 +104,7 @@ def _contains(stored: Any, ours: Any) -> bool:
     return bool(stored == ours)
 
 
-def test_every_definition_applies_and_is_found_by_its_labels(kube: Cluster) -> None:  # noqa: F811
+def test_every_definition_applies_and_is_found_by_its_labels(kube: Cluster) -> None:
     kube.install_crd(CRD)
     objects = catalog.as_cluster_objects()
     for obj in objects:
