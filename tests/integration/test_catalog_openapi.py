@@ -107,8 +107,20 @@ def _contains(stored: Any, ours: Any) -> bool:
 def test_every_definition_applies_and_is_found_by_its_labels(kube: Cluster) -> None:
     kube.install_crd(CRD)
     objects = catalog.as_cluster_objects()
-    for obj in objects:
-        kube.apply(obj, field_validation="Strict")
+    try:
+        for obj in objects:
+            kube.apply(obj, field_validation="Strict")
+        check_found_by_labels(kube, objects)
+    finally:
+        # Kartas are cluster-scoped: leave none behind for the other tests of the session.
+        for obj in objects:
+            try:
+                kube.delete("run.ai/v1alpha1", "Karta", obj["metadata"]["name"])
+            except Exception:  # already gone, or never created
+                pass
+
+
+def check_found_by_labels(kube: Cluster, objects: list[dict[str, Any]]) -> None:
     for obj in objects:
         labels = obj["metadata"]["labels"]
         selector = ",".join(

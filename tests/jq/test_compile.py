@@ -308,7 +308,7 @@ def test_local_definitions_shadow_builtins_and_are_lexically_scoped() -> None:
 def test_recursion_depth_is_bounded_by_the_limit() -> None:
     assert run("def f: if . < 200 then . + 1 | f else . end; f", 0) == [200]
     with pytest.raises(jq.JqLimitError, match="depth"):
-        run("def f: . + 1 | f; f", 0, limits=jq.Limits(10, 5, 100))
+        run("def f: 1 + (. + 1 | f); f", 0, limits=jq.Limits(10, 5, 100))
 
 
 def test_variables_from_python() -> None:
@@ -336,8 +336,13 @@ def test_env_and_builtins() -> None:
 
 def test_debug_and_stderr_go_to_the_hook() -> None:
     out = io.StringIO()
-    assert jq.compile('debug, stderr, debug("m")').all(1, stderr=out.write) == [1, 1, 1]
-    assert out.getvalue() == '["DEBUG:",1]\n1["DEBUG:","m"]\n'
+    assert jq.compile('debug, stderr, debug("m"), ("s" | stderr)').all(1, stderr=out.write) == [
+        1,
+        1,
+        1,
+        "s",
+    ]
+    assert out.getvalue() == '["DEBUG:",1]\n1["DEBUG:","m"]\ns'
 
 
 def test_first_is_lazy() -> None:
@@ -383,3 +388,45 @@ def test_fast_paths_agree_with_generic_paths() -> None:
     assert jq.compile(".metadata.name != null").all(pod) == [True]
     assert jq.compile("1 == 1.0").all(None) == [True]
     assert jq.compile('.x == "1"').all({"x": 1}) == [False]
+
+
+def test_tail_calls_do_not_nest() -> None:
+    # gojq optimises tail calls; these recurse 100000 times
+    assert run("def f: . as $x | $x, ($x + 1 | f); last(limit(100000; f))", 0) == [99999]
+    assert run("100000 as $x | def f: if . == $x then . else . + 1 | f end; f", 0) == [100000]
+    assert run("def f: def g: if . < 50000 then . + 1 | f else . end; g; f", 0) == [50000]
+    # calls that are not in tail position still see every output in order
+    assert run("def f: . as $x | $x, (if $x < 3 then $x + 1 | f else empty end), $x; [f]", 0) == [
+        [0, 1, 2, 3, 3, 2, 1, 0]
+    ]
+    assert run("def f: ., if . < 2 then . + (1, 2) | f else empty end; [f]", 0) == [[0, 1, 2, 3, 2]]
+    assert run("def f: if .a then .a | f end; [{}, {a: {}} | f | ., 0]", 0) == [[{}, 0, {}, 0]]
+
+
+@pytest.mark.parametrize(
+    ("program", "expected"),
+    [
+        ('[limit("a"; 1, 2)]', 'cannot subtract: string ("a") and number (1)'),
+        ('[limit("a"; empty)]', []),
+        ("[limit(null; 1)]", "error: limit doesn't support negative count"),
+        ('[skip("a"; 1)]', 'cannot subtract: string ("a") and number (1)'),
+        ('[nth("a"; 1)]', 'cannot subtract: string ("a") and number (1)'),
+        ("[nth(null; 1)]", "error: nth doesn't support negative index"),
+        ("[limit(1.5; 1, 2, 3)]", [1, 2]),
+        ("[skip(1.5; 1, 2, 3)]", [2, 3]),
+        ("[nth(1.5; 1, 2, 3)]", [2]),
+        ("[limit(nan; 1, 2)]", "error: limit doesn't support negative count"),
+        ("[skip(null; 1)]", "error: skip doesn't support negative count"),
+        ("[limit(0; 1)]", []),
+        ("[skip(0; 1, 2)]", [1, 2]),
+        ("[nth(0; 1, 2)]", [1]),
+    ],
+)
+def test_counting_builtins_follow_gojq(program: str, expected: Any) -> None:
+    """limit/skip/nth count down with `. - 1` as gojq's jq definitions do (checked with gojq)."""
+    if isinstance(expected, str):
+        with pytest.raises(jq.JqRuntimeError) as info:
+            run(program)
+        assert info.value.message == expected
+    else:
+        assert run(program) == [expected]

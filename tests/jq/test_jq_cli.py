@@ -105,7 +105,13 @@ def test_files(tmp_path: Path) -> None:
     f = tmp_path / "in.json"
     f.write_text('{"a": 1}')
     assert run(["-c", ".a", str(f)])[1] == "1\n"
-    assert run([".", str(tmp_path / "missing.json")])[0] == 2
+    code, out, err = run(["-c", ".", str(tmp_path / "missing.json"), str(f)])
+    assert (code, out) == (5, '{"a":1}\n') and "missing.json: no such file or directory" in err
+    q = tmp_path / "q.jq"
+    q.write_text(".a\n| . + 1")
+    assert run(["-f", str(q), str(f)])[1] == "2\n"
+    code, out, _ = run(["-nc", "--slurpfile", "s", str(f), "--rawfile", "r", str(f), "[$s, $r]"])
+    assert out == '[[{"a":1}],"{\\"a\\": 1}"]\n'
 
 
 # ---------------------------------------------------------------------------------------------
@@ -120,9 +126,8 @@ SUPPORTED_REASONS = {
     "uses:$ARGS/named-vars",
 }
 UNSUPPORTED_FLAG_REASONS = {
-    "flag:--yaml-input", "flag:-L", "flag:--stream", "flag:-C", "flag:-f", "flag:--yaml-output",
-    "flag:--slurpfile", "flag:--rawfile", "flag:--color-output", "flag:--from-file",
-    "flag:--library-path", "flag:-Ltestdata", "flag:-L=testdata", "flag:-cfr",
+    "flag:--yaml-input", "flag:-L", "flag:--stream", "flag:-C", "flag:--yaml-output",
+    "flag:--color-output", "flag:--library-path", "flag:-Ltestdata", "flag:-L=testdata",
 }  # fmt: skip
 DIVERGENCES = divergences(Path(__file__).with_name("DIVERGENCES.md"))
 

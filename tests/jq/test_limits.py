@@ -73,6 +73,8 @@ def test_iter_applies_the_cap_lazily() -> None:
         "first(repeat(empty))",
         "[range(1e9) | select(. < 0)]",
         "path(repeat(empty))",
+        "[1] | map(range(1e9)) | length",
+        "[range(1e9)] | sort",
     ],
 )
 def test_runaway_programs_stop(program: str) -> None:
@@ -97,7 +99,7 @@ def test_runaway_recursion_hits_the_depth_or_deadline_limit(program: str) -> Non
 
 
 def test_depth_limit_message() -> None:
-    err = fails_with_limit("def f: f; f", None, jq.Limits(10, 5, 50))
+    err = fails_with_limit("def f: [f]; f", None, jq.Limits(10, 5, 50))
     assert "depth" in err.message
 
 

@@ -34,9 +34,29 @@ __all__ = [
     "Catalog",
     "CatalogEntry",
     "CatalogError",
+    "as_cluster_objects",
+    "by_name",
     "catalog",
+    "find",
+    "for_api_version",
+    "get",
+    "list",
+    "names",
+    "resolve",
     "slug",
     "version_priority",
 ]
 
 catalog = Catalog()
+
+# ``workload_map.catalog`` is both this module and (lazily) the instance: once the module is
+# imported, Python binds the package attribute to the module, so the module answers the same
+# calls as the instance and ``wm.catalog.get(...)`` works either way.
+get = catalog.get
+find = catalog.find
+resolve = catalog.resolve
+for_api_version = catalog.for_api_version
+list = catalog.list
+names = catalog.names
+by_name = catalog.by_name
+as_cluster_objects = catalog.as_cluster_objects

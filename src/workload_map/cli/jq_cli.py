@@ -39,6 +39,9 @@ Options:
   -e, --exit-status      exit 1 when the last value is false or null
       --arg name value   set a string value to a variable
       --argjson name v   set a JSON value to a variable
+      --slurpfile name f set the JSON values of a file (as an array) to a variable
+      --rawfile name f   set the contents of a file to a variable
+  -f, --from-file f      load the program from a file
       --args             consume remaining arguments as positional string values
       --jsonargs         consume remaining arguments as positional JSON values
   -h, --help             display this help information
@@ -56,6 +59,7 @@ _BOOL_LONG = {
     "slurp": "slurp",
     "exit-status": "exit_status",
     "help": "help",
+    "from-file": "from_file",
     "monochrome-output": "mono",
     "color-output": "color",
 }
@@ -69,6 +73,7 @@ _BOOL_SHORT = {
     "s": "slurp",
     "e": "exit_status",
     "h": "help",
+    "f": "from_file",
     "M": "mono",
     "C": "color",
 }
@@ -92,10 +97,13 @@ class Options:
     slurp: bool = False
     exit_status: bool = False
     help: bool = False
+    from_file: bool = False
     mono: bool = False
     color: bool = False
     named: dict[str, str] = field(default_factory=dict)
     named_json: dict[str, str] = field(default_factory=dict)
+    slurp_files: dict[str, str] = field(default_factory=dict)
+    raw_files: dict[str, str] = field(default_factory=dict)
     positional: list[tuple[str, str]] = field(default_factory=list)  # (kind, text)
     rest: list[str] = field(default_factory=list)
 
@@ -134,12 +142,18 @@ def parse_flags(argv: Sequence[str]) -> Options:
                         f"invalid argument for flag `--indent': strconv.Atoi: parsing "
                         f'"{value}": invalid syntax'
                     ) from None
-            elif name in ("arg", "argjson"):
+            elif name in ("arg", "argjson", "slurpfile", "rawfile"):
                 if i + 2 >= len(args):
                     raise FlagError(f"expected 2 arguments for flag `--{name}'")
-                target = opts.named if name == "arg" else opts.named_json
+                target = {
+                    "arg": opts.named,
+                    "argjson": opts.named_json,
+                    "slurpfile": opts.slurp_files,
+                    "rawfile": opts.raw_files,
+                }[name]
                 key, val = args[i + 1], args[i + 2]
-                if key not in opts.named and key not in opts.named_json:
+                taken = (opts.named, opts.named_json, opts.slurp_files, opts.raw_files)
+                if not any(key in t for t in taken):  # the first definition of a name wins
                     target[key] = val
                 i += 2
             elif name in ("args", "jsonargs"):
@@ -232,12 +246,6 @@ def _caret_display(kind: str, name: str, contents: str, offset: int, message: st
 # running
 
 
-class _Exit(Exception):
-    def __init__(self, code: int):
-        super().__init__(code)
-        self.code = code
-
-
 @dataclass
 class _Runner:
     opts: Options
@@ -297,30 +305,19 @@ def go_quote(s: str) -> str:
     return "".join(out)
 
 
-def _read_inputs(opts: Options, files: list[str], stdin: IO[str] | IO[bytes] | None) -> str:
+def _read_file(name: str, stdin: IO[str] | IO[bytes] | None) -> str:
+    """A file's text (`-` is stdin); OSError carries gojq's `open NAME: reason` text."""
     from workload_map.jq.builtins.formats import decode_bytes
 
-    if not files:
-        if stdin is None:
-            return ""
+    if name == "-" and stdin is not None:
         data = stdin.read()
         return decode_bytes(data) if isinstance(data, bytes) else data
-    parts = []
-    for name in files:
-        if name == "-" and stdin is not None:
-            data = stdin.read()
-            parts.append(decode_bytes(data) if isinstance(data, bytes) else data)
-            continue
-        try:
-            with open(name, "rb") as f:
-                parts.append(decode_bytes(f.read()))
-        except OSError as e:
-            raise _InputError(f"open {name}: {e.strerror.lower() if e.strerror else e}") from None
-    return "".join(parts)
-
-
-class _InputError(Exception):
-    pass
+    try:
+        with open(name, "rb") as f:
+            return decode_bytes(f.read())
+    except OSError as e:
+        reason = e.strerror.lower() if e.strerror else str(e)
+        raise OSError(f"open {name}: {reason}") from None
 
 
 def _json_error_display(name: str, contents: str, err: Any) -> str:
@@ -328,31 +325,66 @@ def _json_error_display(name: str, contents: str, err: Any) -> str:
     return _caret_display("invalid json", name, contents, offset, err.message)
 
 
-def _inputs(opts: Options, text: str, name: str) -> Iterator[Any]:
-    """Input values; a JsonDecodeError is yielded (as the CLI reports and stops)."""
+def _sources(
+    files: list[str], stdin: IO[str] | IO[bytes] | None
+) -> Iterator[tuple[str, str | None, str]]:
+    """(name, text, error) per input source: stdin, or each file in order."""
+    if not files:
+        yield "<stdin>", _read_file("-", stdin) if stdin is not None else "", ""
+        return
+    for name in files:
+        try:
+            yield name, _read_file(name, stdin), ""
+        except OSError as e:
+            yield name, None, str(e)
+
+
+def _values(opts: Options, name: str, text: str) -> Iterator[tuple[Any, str]]:
+    """(value, "") per input value of one source, or (None, error display) where it fails."""
     from workload_map.jq.encoding import JsonDecodeError, iter_values
 
     if opts.raw_input:
-        if opts.slurp:
-            yield text
-            return
         lines = text.split("\n")
         if lines and lines[-1] == "":
             lines.pop()
-        yield from lines
+        for line in lines:
+            yield line, ""
         return
     if _ESCAPED_BYTES.search(text):  # invalid UTF-8 in JSON text: U+FFFD per byte, as Go reads it
         text = _ESCAPED_BYTES.sub("\ufffd", text)
-    if opts.slurp:
-        try:
-            yield list(iter_values(text))
-        except JsonDecodeError as e:
-            yield e
-        return
     try:
-        yield from iter_values(text)
+        for value in iter_values(text):
+            yield value, ""
     except JsonDecodeError as e:
-        yield e
+        yield None, _json_error_display(name, text, e)
+
+
+def _inputs(
+    opts: Options, files: list[str], stdin: IO[str] | IO[bytes] | None
+) -> Iterator[tuple[Any, str]]:
+    """Every input value as (value, ""), or (None, message) for a source that fails."""
+    if opts.slurp:
+        collected: list[Any] = []
+        raw: list[str] = []
+        for name, text, error in _sources(files, stdin):
+            if text is None:
+                yield None, error
+                continue
+            if opts.raw_input:
+                raw.append(text)
+                continue
+            for value, problem in _values(opts, name, text):
+                if problem:
+                    yield None, problem
+                    return
+                collected.append(value)
+        yield ("".join(raw) if opts.raw_input else collected), ""
+        return
+    for name, text, error in _sources(files, stdin):
+        if text is None:
+            yield None, error
+            continue
+        yield from _values(opts, name, text)
 
 
 def main(
@@ -377,8 +409,11 @@ def main(
     runner = _Runner(opts, out, err)
     try:
         return _run(opts, runner, stdin)
-    except _Exit as e:
-        return e.code
+    except BrokenPipeError:  # the reader went away (`| head`): stop quietly
+        return 1
+    except (RecursionError, MemoryError) as e:
+        runner.error(f"{type(e).__name__}: the input or program is too large or too deep")
+        return 5
 
 
 def _run(opts: Options, runner: _Runner, stdin: IO[str] | IO[bytes] | None) -> int:
@@ -425,8 +460,37 @@ def _run(opts: Options, runner: _Runner, stdin: IO[str] | IO[bytes] | None) -> i
         if not _VAR_NAME.match(key):
             runner.error(f"compile error: invalid variable name: ${key}")
             return 3
-    if opts.rest:
-        query, files, qname = opts.rest[0].strip(), opts.rest[1:], "<arg>"
+    for key, path in opts.slurp_files.items():
+        try:
+            text = _read_file(path, None)
+        except OSError as e:
+            runner.error(str(e))
+            return 5
+        slurped = list(_values(Options(), path, text))
+        problem = next((p for _, p in slurped if p), "")
+        if problem:
+            runner.error(problem)
+            return 5
+        variables[key] = named[key] = [v for v, _ in slurped]
+    for key, path in opts.raw_files.items():
+        try:
+            variables[key] = named[key] = _read_file(path, None)
+        except OSError as e:
+            runner.error(str(e))
+            return 5
+    rest = list(opts.rest)
+    if opts.from_file:
+        if not rest:
+            runner.error("expected a query file for flag `-f'")
+            return 5
+        try:
+            query, qname = _read_file(rest[0], None), rest[0]
+        except OSError as e:
+            runner.error(str(e))
+            return 5
+        files = rest[1:]
+    elif rest:
+        query, files, qname = rest[0].strip(), rest[1:], "<arg>"
     else:
         query, files, qname = ".", [], "<arg>"
     try:
@@ -440,26 +504,16 @@ def _run(opts: Options, runner: _Runner, stdin: IO[str] | IO[bytes] | None) -> i
         runner.error(f"compile error: {e.message}")
         return 3
 
-    if opts.null_input:
-        values: Iterator[Any] = iter([None])
-        stdin_name = "<stdin>"
-        text = ""
-    else:
-        try:
-            text = _read_inputs(opts, files, stdin)
-        except _InputError as e:
-            runner.error(str(e))
-            return 2
-        stdin_name = files[0] if len(files) == 1 else "<stdin>"
-        values = _inputs(opts, text, stdin_name)
-
+    values: Iterator[tuple[Any, str]] = (
+        iter([(None, "")]) if opts.null_input else _inputs(opts, files, stdin)
+    )
     exit_code = 0
     limits = _unlimited(jq)
-    for value in values:
-        if isinstance(value, JsonDecodeError):
-            runner.error(_json_error_display(stdin_name, text, value))
+    for value, problem in values:
+        if problem:
+            runner.error(problem)
             exit_code = 5
-            break
+            continue
         try:
             for result in _iterate(program, value, variables, limits):
                 runner.write(result)

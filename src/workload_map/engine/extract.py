@@ -178,6 +178,7 @@ class Extractor:
         self._instances: dict[str, dict[str, ExtractedInstance]] = {}
         self._scales: dict[str, dict[str, Scale] | None] = {}
         self._results: dict[str, list[Any]] = {}
+        self._id_sets: dict[str, frozenset[str]] = {}
 
     # -- helpers ---------------------------------------------------------------------------
     def _component(self, name: str) -> Component:
@@ -246,6 +247,13 @@ class Extractor:
                 )
         self._ids[name] = ids
         return ids
+
+    def instance_id_set(self, name: str) -> frozenset[str]:
+        """The instance ids as a set (membership checks per pod)."""
+        found = self._id_sets.get(name)
+        if found is None:
+            found = self._id_sets[name] = frozenset(self.instance_ids(name))
+        return found
 
     # -- parts -----------------------------------------------------------------------------
     def _part(

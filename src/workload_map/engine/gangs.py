@@ -22,7 +22,7 @@ from typing import Any
 
 from workload_map.engine.errors import ExtractionError
 from workload_map.engine.extract import Extractor, Scale, effective_minimum
-from workload_map.engine.pods import Placement, single_value
+from workload_map.engine.pods import Placement, single_result
 from workload_map.engine.structure import Structure, has_pod_definition
 from workload_map.model import Member, PodGroupDefinition, Topology
 
@@ -84,7 +84,7 @@ class PodGroup:
         return out
 
 
-@dataclass
+@dataclass(slots=True)
 class GangAssignment:
     """How one pod was grouped (for ``explain``)."""
 
@@ -280,11 +280,30 @@ def _topology(topology: Topology | None) -> tuple[dict[str, Any] | None, str | N
     return out, None
 
 
-def _passes(structure: Structure, expr: str, pod: Any) -> bool:
-    values = structure.eval(expr, pod)
-    if len(values) > 1:
-        raise ExtractionError(f"filter '{expr}': expected single query result, got {len(values)}")
-    return bool(values) and values[0] is True
+class _Candidate:
+    """One group a pod of some component may join, its expressions looked up once."""
+
+    __slots__ = ("definition", "filter_texts", "filters", "keys", "level", "member")
+
+    def __init__(
+        self, structure: Structure, level: str, definition: PodGroupDefinition, member: Member
+    ):
+        self.level, self.definition, self.member = level, definition, member
+        self.filters = [(f, structure.expressions.get(f)) for f in member.filters]
+        self.filter_texts = list(member.filters)
+        self.keys = [(k, structure.expressions.get(k)) for k in member.group_by_key_paths]
+
+    def passes(self, pod: Any) -> bool:
+        """Every filter gives exactly ``true`` (several results are an error)."""
+        for text, expression in self.filters:
+            values = expression.evaluate(pod)
+            if len(values) > 1:
+                raise ExtractionError(
+                    f"filter '{text}': expected single query result, got {len(values)}"
+                )
+            if not values or values[0] is not True:
+                return False
+        return True
 
 
 def _candidates(
@@ -404,25 +423,28 @@ def _alpha_groups(
     assignments: list[GangAssignment],
     owner_uid: str,
 ) -> tuple[list[PodGroup], list[GangAssignment]]:
-    candidates_cache: dict[str, list[tuple[str, PodGroupDefinition, Member]]] = {}
+    candidates_cache: dict[str, list[_Candidate]] = {}
     grouped: dict[str, tuple[PodGroupDefinition, list[tuple[Placement, tuple[str, ...]]]]] = {}
+    prefix = f"pg-{owner_uid}"
     for pod, placement, assignment in zip(pods, placements, assignments, strict=True):
-        if not placement.attributed or placement.component is None:
+        component = placement.component
+        if component is None or placement.reason is not None:
             assignment.reason = "not attributed to a component"
             continue
-        candidates = candidates_cache.get(placement.component)
+        candidates = candidates_cache.get(component)
         if candidates is None:
-            candidates = candidates_cache[placement.component] = _candidates(
-                structure, placement.component
-            )
+            candidates = candidates_cache[component] = [
+                _Candidate(structure, level, definition, member)
+                for level, definition, member in _candidates(structure, component)
+            ]
         if not candidates:
-            assignment.reason = f"no pod group names {placement.component} or an ancestor"
+            assignment.reason = f"no pod group names {component} or an ancestor"
             continue
         chosen = None
         try:
-            for level, definition, member in candidates:
-                if all(_passes(structure, f, pod) for f in member.filters):
-                    chosen = (level, definition, member)
+            for candidate in candidates:
+                if not candidate.filters or candidate.passes(pod):
+                    chosen = candidate
                     break
         except ExtractionError as err:
             assignment.reason = str(err)
@@ -430,23 +452,26 @@ def _alpha_groups(
         if chosen is None:
             assignment.reason = "the filters of every candidate pod group failed"
             continue
-        level, definition, member = chosen
+        definition = chosen.definition
         assignment.definition = definition.name
-        assignment.member = member.component_name
-        assignment.effective_component = level
-        assignment.filters = list(member.filters)
+        assignment.member = chosen.member.component_name
+        assignment.effective_component = chosen.level
+        assignment.filters = chosen.filter_texts  # shared, read-only (to_dict copies)
         keys: list[str] = []
+        key_entries = assignment.keys
         try:
-            for path in member.group_by_key_paths:
-                value = single_value(structure, path, pod)
+            for path, expression in chosen.keys:
+                value = single_result(expression, pod)
                 keys.append(value)
-                assignment.keys.append({"path": path, "value": value})
+                key_entries.append({"path": path, "value": value})
         except ExtractionError as err:
             assignment.reason = f'failed to extract group key from path "{path}": {err}'
             continue
-        name = "-".join([f"pg-{owner_uid}", *keys])
+        name = "-".join([prefix, *keys]) if keys else prefix
         assignment.group = name
-        entry = grouped.setdefault(name, (definition, []))
+        entry = grouped.get(name)
+        if entry is None:
+            entry = grouped[name] = (definition, [])
         entry[1].append((placement, tuple(keys)))
     groups: list[PodGroup] = []
     for name, (definition, members) in sorted(grouped.items()):

@@ -183,22 +183,31 @@ def partition_pods(
     A pod is excluded only when its chain reaches, through the file's objects, a top owner
     other than ``workload`` — or names an object of the workload's own kind that is not it.
     """
-    items = [o for o in objects if isinstance(o, Mapping)]
-    pods = [o for o in items if o.get("kind") == "Pod" and (o.get("apiVersion") or "v1") == "v1"]
-    links = [
-        o for o in items if not (o.get("kind") == "Pod" and (o.get("apiVersion") or "v1") == "v1")
-    ]
+    pods: list[Mapping[str, Any]] = []
+    links: list[Mapping[str, Any]] = []
+    for o in objects:
+        if type(o) is dict or isinstance(o, Mapping):
+            is_pod = o.get("kind") == "Pod" and (o.get("apiVersion") or "v1") == "v1"
+            (pods if is_pod else links).append(o)
     index = _Index(links)
     top = _self_ref(workload)
+    top_kind = top.kind
     candidates: list[Mapping[str, Any]] = []
     excluded: list[tuple[Mapping[str, Any], str]] = []
     for obj in pods:
-        if not links:
-            refs = _meta(obj).get("ownerReferences")
-            if not isinstance(refs, list) or all(
-                isinstance(r, Mapping) and r.get("kind") != top.kind for r in refs
-            ):
-                candidates.append(obj)  # a bare pod, or a chain that leaves the file at once
+        if not links:  # a bare pod, or a chain that leaves the file at once, unless it names
+            meta = obj.get("metadata")  # an object of the workload's kind
+            refs = meta.get("ownerReferences") if type(meta) is dict else None
+            if refs is None and meta is not None and isinstance(meta, Mapping):
+                refs = meta.get("ownerReferences")
+            if not refs or type(refs) is not list:
+                candidates.append(obj)
+                continue
+            for r in refs:
+                if type(r) is not dict or r.get("kind") == top_kind:
+                    break
+            else:
+                candidates.append(obj)
                 continue
         ref = controller_ref(obj)
         if ref is None:

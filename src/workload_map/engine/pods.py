@@ -11,25 +11,29 @@ can show which expression gave which value.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from workload_map.engine.errors import ExtractionError, InstanceNotFoundError
 from workload_map.engine.extract import Extractor
+from workload_map.engine.runner import Expression
 from workload_map.engine.structure import Structure
 from workload_map.model import ComponentTypeSelector
 
 __all__ = [
     "Placement",
     "attribute",
+    "attribute_all",
     "matches_type",
     "pod_name",
+    "single_result",
     "single_value",
+    "type_matcher",
 ]
 
 
-@dataclass
+@dataclass(slots=True)
 class Placement:
     """Where one pod sits in the workload (component None: no component claims it)."""
 
@@ -86,10 +90,17 @@ def _go_string(value: Any) -> str:
 
 def single_value(structure: Structure, expr: str, pod: Any) -> str:
     """Exactly one non-empty result, stringified (group keys, instance ids, replica keys)."""
-    values = structure.eval(expr, pod)
+    return single_result(structure.expressions.get(expr), pod)
+
+
+def single_result(expression: Expression, pod: Any) -> str:
+    """:func:`single_value` with the expression already looked up (it runs per pod)."""
+    values = expression.evaluate(pod)
     if len(values) != 1:
         raise ExtractionError(f"expected single query result, got {len(values)}")
     value = values[0]
+    if type(value) is str and value:
+        return value
     if value is None or value == "":
         raise ExtractionError(f"query result is empty {'<nil>' if value is None else value}")
     return _go_string(value)
@@ -115,6 +126,35 @@ def matches_type(structure: Structure, selector: ComponentTypeSelector | None, p
             if labels.get(key) != value:
                 return False
     return True
+
+
+def type_matcher(structure: Structure, selector: ComponentTypeSelector) -> Callable[[Any], bool]:
+    """:func:`matches_type` for one selector, its expression looked up once."""
+    if not selector.key_path and not selector.match_labels:
+        return lambda pod: False
+    key = structure.expressions.get(selector.key_path).evaluate if selector.key_path else None
+    expected = selector.value
+    labels = tuple(selector.match_labels.items()) if selector.match_labels else ()
+
+    def match(pod: Any) -> bool:
+        if key is not None:
+            values = key(pod)
+            if expected is None:
+                if all(v is None for v in values):
+                    return False
+            elif expected not in values:  # a str equals only a str
+                return False
+        if labels:
+            meta = pod.get("metadata") if isinstance(pod, dict) else None
+            pod_labels = meta.get("labels") if isinstance(meta, dict) else None
+            if not isinstance(pod_labels, dict):
+                return False
+            for name, value in labels:
+                if pod_labels.get(name) != value:
+                    return False
+        return True
+
+    return match
 
 
 _DESCRIPTIONS: dict[int, tuple[ComponentTypeSelector, str]] = {}
@@ -144,85 +184,142 @@ def _selector_text(selector: ComponentTypeSelector) -> str:
     return " and ".join(parts)
 
 
-def infer_component(structure: Structure, pod: Any, placement: Placement) -> str | None:
-    leaves = structure.leaves
-    if not leaves:
-        placement.reason = "the definition has no component that describes pods"
+class _Plan:
+    """What attributing a pod needs from one definition, looked up once (it runs per pod)."""
+
+    def __init__(self, structure: Structure):
+        self.leaves = structure.leaves
+        # (component, selector) of the leaves that can claim pods; the rest cannot
+        self.claimers: list[tuple[str, ComponentTypeSelector, Callable[[Any], bool]]] = []
+        self.unselectable: list[str] = []
+        for name in self.leaves:
+            comp = structure.components[name]
+            selector = comp.pod_selector.component_type_selector if comp.pod_selector else None
+            if selector is None or (not selector.key_path and not selector.match_labels):
+                self.unselectable.append(name)
+            else:
+                self.claimers.append((name, selector, type_matcher(structure, selector)))
+        self.instance: dict[str, tuple[str, Expression] | None] = {}
+        self.replica: dict[str, tuple[str, str, Expression] | None] = {}
+        for name, comp in structure.components.items():
+            ids = comp.pod_selector.component_instance_selector if comp.pod_selector else None
+            self.instance[name] = (
+                (ids.id_path, structure.expressions.get(ids.id_path))
+                if ids is not None and ids.id_path
+                else None
+            )
+            self.replica[name] = None
+            for owner_name in [name, *structure.ancestors(name)]:
+                owner = structure.components[owner_name]
+                replica = owner.pod_selector.replica_selector if owner.pod_selector else None
+                if replica is not None and replica.key_path:
+                    expression = structure.expressions.get(replica.key_path)
+                    self.replica[name] = (owner_name, replica.key_path, expression)
+                    break
+
+    def component(self, pod: Any, placement: Placement) -> str | None:
+        leaves = self.leaves
+        if len(leaves) == 1:
+            placement.trace.append((_ONLY, leaves[0]))
+            return leaves[0]
+        if not leaves:
+            placement.reason = "the definition has no component that describes pods"
+            return None
+        for name, selector, match in self.claimers:
+            if match(pod):
+                placement.trace.append(("component {}: {}", name, _describe_selector(selector)))
+                return name
+        reason = "no component's componentTypeSelector matches"
+        if self.unselectable:
+            reason += (
+                f"; {', '.join(self.unselectable)} cannot claim pods: several components "
+                "describe pods and these have no componentTypeSelector"
+            )
+        placement.reason = reason
         return None
-    if len(leaves) == 1:
-        placement.trace.append(("component {}: the only component describing pods", leaves[0]))
-        return leaves[0]
-    unselectable = []
-    for name in leaves:
-        comp = structure.components[name]
-        selector = comp.pod_selector.component_type_selector if comp.pod_selector else None
-        if selector is None or (not selector.key_path and not selector.match_labels):
-            unselectable.append(name)
-            continue
-        if matches_type(structure, selector, pod):
-            placement.trace.append(("component {}: {}", name, _describe_selector(selector)))
-            return name
-    reason = "no component's componentTypeSelector matches"
-    if unselectable:
-        reason += (
-            f"; {', '.join(unselectable)} cannot claim pods: several components describe pods "
-            "and these have no componentTypeSelector"
-        )
-    placement.reason = reason
-    return None
+
+    def place(self, extractor: Extractor, pod: Mapping[str, Any]) -> Placement:
+        """The placement of one pod (errors become the placement's ``reason``)."""
+        meta = pod.get("metadata")
+        name = ""
+        if type(meta) is dict:
+            name = meta.get("name") or meta.get("generateName") or ""
+            if type(name) is not str:
+                name = str(name)
+        placement = Placement(name)
+        try:
+            component = self.component(pod, placement)
+        except ExtractionError as err:
+            placement.reason = f"componentTypeSelector: {err}"
+            return placement
+        if component is None:
+            return placement
+        placement.component = component
+        try:
+            ids = extractor.instance_ids(component)
+        except ExtractionError as err:
+            placement.reason = str(err)
+            return placement
+        if not ids:
+            placement.reason = f"component {component} has no instances in the object"
+            return placement
+        selector = self.instance[component]
+        if selector is not None and ids[0] != "":
+            id_path, expression = selector
+            try:
+                value = single_result(expression, pod)
+            except ExtractionError as err:
+                placement.reason = f"componentInstanceSelector {id_path}: {err}"
+                return placement
+            if value not in extractor.instance_id_set(component):
+                err2 = InstanceNotFoundError(
+                    f'could not match instance id "{value}". existing instance ids '
+                    f"[{' '.join(ids)}]"
+                )
+                placement.reason = str(err2)
+                return placement
+            placement.instance = value
+            placement.trace.append(("instance {}: {}", value, id_path))
+        elif ids == [""]:
+            placement.instance = ""
+        else:
+            placement.reason = "no instance selector provided but instance ids are not empty"
+            return placement
+        replica = self.replica[component]
+        if replica is not None:
+            owner, key_path, expression = replica
+            try:
+                placement.replica = single_result(expression, pod)
+                placement.replica_component = owner
+                placement.trace.append(("replica {} of {}: {}", placement.replica, owner, key_path))
+            except ExtractionError as err:
+                placement.trace.append(("replica of {}: {}: {}", owner, key_path, err))
+        return placement
+
+
+_ONLY = "component {}: the only component describing pods"
+
+
+def _plan(structure: Structure) -> _Plan:
+    plan = structure.memo.get("attribution")
+    if not isinstance(plan, _Plan):
+        plan = structure.memo["attribution"] = _Plan(structure)
+    return plan
+
+
+def infer_component(structure: Structure, pod: Any, placement: Placement) -> str | None:
+    """The pod's component (None with ``placement.reason`` set when none claims it)."""
+    return _plan(structure).component(pod, placement)
 
 
 def attribute(structure: Structure, extractor: Extractor, pod: Mapping[str, Any]) -> Placement:
     """The placement of one pod (errors become the placement's ``reason``)."""
-    placement = Placement(pod=pod_name(pod))
-    try:
-        component = infer_component(structure, pod, placement)
-    except ExtractionError as err:
-        placement.reason = f"componentTypeSelector: {err}"
-        return placement
-    if component is None:
-        return placement
-    placement.component = component
-    comp = structure.components[component]
-    selector = comp.pod_selector.component_instance_selector if comp.pod_selector else None
-    try:
-        ids = extractor.instance_ids(component)
-    except ExtractionError as err:
-        placement.reason = str(err)
-        return placement
-    if not ids:
-        placement.reason = f"component {component} has no instances in the object"
-        return placement
-    if selector is not None and selector.id_path and ids[0] != "":
-        try:
-            value = single_value(structure, selector.id_path, pod)
-        except ExtractionError as err:
-            placement.reason = f"componentInstanceSelector {selector.id_path}: {err}"
-            return placement
-        if value not in ids:
-            err2 = InstanceNotFoundError(
-                f'could not match instance id "{value}". existing instance ids [{" ".join(ids)}]'
-            )
-            placement.reason = str(err2)
-            return placement
-        placement.instance = value
-        placement.trace.append(("instance {}: {}", value, selector.id_path))
-    elif ids == [""]:
-        placement.instance = ""
-    else:
-        placement.reason = "no instance selector provided but instance ids are not empty"
-        return placement
-    for name in [component, *structure.ancestors(component)]:
-        owner = structure.components[name]
-        replica = owner.pod_selector.replica_selector if owner.pod_selector else None
-        if replica is not None and replica.key_path:
-            try:
-                placement.replica = single_value(structure, replica.key_path, pod)
-                placement.replica_component = name
-                placement.trace.append(
-                    ("replica {} of {}: {}", placement.replica, name, replica.key_path)
-                )
-            except ExtractionError as err:
-                placement.trace.append(("replica of {}: {}: {}", name, replica.key_path, err))
-            break
-    return placement
+    return _plan(structure).place(extractor, pod)
+
+
+def attribute_all(
+    structure: Structure, extractor: Extractor, pods: Iterable[Mapping[str, Any]]
+) -> list[Placement]:
+    """The placements of many pods of one object (the definition's plan looked up once)."""
+    place = _plan(structure).place
+    return [place(extractor, pod) for pod in pods]

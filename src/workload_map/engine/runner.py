@@ -64,8 +64,14 @@ def plain_path(expr: str) -> list[str | int] | None:
     return _parse_steps(expr.strip())
 
 
-def fast_path(expr: str) -> Callable[[Any], list[Any]] | None:
-    """A direct evaluator for a plain path (optionally ``// literal``), or None."""
+def fast_path(
+    expr: str, slow: Callable[[Any], list[Any]] | None = None
+) -> Callable[[Any], list[Any]] | None:
+    """A direct evaluator for a plain path (optionally ``// literal``), or None.
+
+    On a value of an unexpected type on the way it calls ``slow`` with the input (without
+    ``slow`` it raises ``_Fallback``).
+    """
     text = expr.strip()
     default: Any = _MISSING
     alt = _ALT.search(text)
@@ -76,29 +82,32 @@ def fast_path(expr: str) -> Callable[[Any], list[Any]] | None:
     if steps is None:
         return None
 
-    return _generate(steps, default)
+    return _generate(steps, default, slow)
 
 
-def _generate(steps: list[str | int], default: Any) -> Callable[[Any], list[Any]]:
+def _generate(
+    steps: list[str | int], default: Any, slow: Callable[[Any], list[Any]] | None
+) -> Callable[[Any], list[Any]]:
     """Straight-line Python for one path: no loop, no per-step dispatch (it runs per pod)."""
     missing = "[_DEFAULT]" if default is not _MISSING else "[None]"
-    lines = ["def walk(v):"]
+    bail = "return _SLOW(root)" if slow is not None else "raise _Fallback"
+    lines = ["def walk(root):", "    v = root"]
     for index, step in enumerate(steps):
         lines.append("    if v is None:")
         lines.append(f"        return {missing}")
         if isinstance(step, str):
             lines.append("    if type(v) is not dict:")
-            lines.append("        raise _Fallback")
+            lines.append(f"        {bail}")
             lines.append(f"    v = v.get(_S{index})")
         else:
             lines.append("    if type(v) is not list:")
-            lines.append("        raise _Fallback")
+            lines.append(f"        {bail}")
             lines.append(f"    v = v[{step}] if {step} < len(v) else None")
     if default is not _MISSING:
         lines.append("    if v is None or v is False:")
         lines.append("        return [_DEFAULT]")
     lines.append("    return [v]")
-    namespace: dict[str, Any] = {"_Fallback": _Fallback, "_DEFAULT": default}
+    namespace: dict[str, Any] = {"_Fallback": _Fallback, "_DEFAULT": default, "_SLOW": slow}
     namespace.update({f"_S{i}": step for i, step in enumerate(steps)})
     exec("\n".join(lines), namespace)
     walk: Callable[[Any], list[Any]] = namespace["walk"]
@@ -112,14 +121,18 @@ def _jq_error() -> type[Exception]:
 
 
 class Expression:
-    """One compiled expression of a definition."""
+    """One compiled expression of a definition.
 
-    __slots__ = ("_direct", "_program", "text")
+    ``evaluate(value)`` is every output (the reference's ``Evaluate``): a straight-line walk for
+    plain paths that hands anything unexpected to the jq engine, else the jq engine.
+    """
+
+    __slots__ = ("_program", "evaluate", "text")
 
     def __init__(self, text: str):
         self.text = text
-        self._direct = fast_path(text)
         self._program: Any = None
+        self.evaluate: Callable[[Any], list[Any]] = fast_path(text, self._slow) or self._slow
 
     def _compiled(self) -> Any:
         if self._program is None:
@@ -137,13 +150,7 @@ class Expression:
                 ) from err
         return self._program
 
-    def all(self, value: Any) -> list[Any]:
-        """Every output (the reference's ``Evaluate``)."""
-        if self._direct is not None:
-            try:
-                return self._direct(value)
-            except _Fallback:
-                pass
+    def _slow(self, value: Any) -> list[Any]:
         program = self._compiled()
         try:
             return list(program.all(value))
@@ -151,6 +158,10 @@ class Expression:
             raise ExtractionError(
                 f"JQ execution error for expression '{self.text}': {err}"
             ) from err
+
+    def all(self, value: Any) -> list[Any]:
+        """Every output (the reference's ``Evaluate``)."""
+        return self.evaluate(value)
 
     def paths(self, value: Any) -> list[list[str | int]]:
         """The locations the expression addresses (``path(expr)``); raises when computed."""

@@ -8,6 +8,7 @@ one status are alternatives.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -121,33 +122,52 @@ def _tostring(value: Any) -> str:
     return str(encoding.dumps(value, indent=None))
 
 
-def _matches(
-    structure: Structure,
-    matcher: StatusMatcher,
-    phase: str | None,
-    by_type: dict[str, Condition],
-    obj: Any,
-) -> bool:
-    if matcher.by_phase and (phase is None or phase != matcher.by_phase):
-        return False
-    for expected in matcher.by_conditions:
-        cond = by_type.get(expected.type)
-        if cond is None:
-            return False
-        if expected.status and cond.status != expected.status:
-            return False
-        if expected.reason and cond.reason != expected.reason:
-            return False
+_Matcher = Callable[[str | None, dict[str, Condition], Any], bool]
+
+
+def _compile(structure: Structure, matcher: StatusMatcher) -> _Matcher:
+    """One matcher as a closure, its expression looked up once (status runs per object)."""
+    by_phase = matcher.by_phase
+    conditions = tuple((c.type, c.status, c.reason) for c in matcher.by_conditions)
+    expression = None
+    expected = None
     if matcher.by_expression is not None:
-        expr = matcher.by_expression.expression
-        try:
-            values = structure.eval(expr, obj)
-        except ExtractionError as err:
-            raise ExtractionError(f"statusMappings byExpression: {err}") from err
-        if not values or values[0] is None:
+        expression = structure.expressions.get(matcher.by_expression.expression).evaluate
+        expected = matcher.by_expression.expected_result
+
+    def matches(phase: str | None, by_type: dict[str, Condition], obj: Any) -> bool:
+        if by_phase and phase != by_phase:
             return False
-        return _tostring(values[0]) == matcher.by_expression.expected_result
-    return True
+        for kind, status, reason in conditions:
+            cond = by_type.get(kind)
+            if cond is None:
+                return False
+            if status and cond.status != status:
+                return False
+            if reason and cond.reason != reason:
+                return False
+        if expression is not None:
+            try:
+                values = expression(obj)
+            except ExtractionError as err:
+                raise ExtractionError(f"statusMappings byExpression: {err}") from err
+            if not values or values[0] is None:
+                return False
+            return _tostring(values[0]) == expected
+        return True
+
+    return matches
+
+
+def _plan(structure: Structure, name: str) -> list[tuple[str, list[_Matcher]]]:
+    key = f"status:{name}"
+    plan: list[tuple[str, list[_Matcher]]] | None = structure.memo.get(key)
+    if plan is None:
+        plan = structure.memo[key] = [
+            (status, [_compile(structure, m) for m in matchers])
+            for status, matchers in structure.status_entries(name)
+        ]
+    return plan
 
 
 def evaluate_status(structure: Structure, obj: Any, component: str | None = None) -> Status | None:
@@ -162,9 +182,10 @@ def evaluate_status(structure: Structure, obj: Any, component: str | None = None
     phase = _phase(structure, definition, obj)
     conditions = _conditions(structure, definition, obj)
     by_type = {c.type: c for c in conditions}
-    matched = [
-        status
-        for status, matchers in structure.status_entries(comp.name)
-        if any(_matches(structure, m, phase, by_type, obj) for m in matchers)
-    ]
+    matched = []
+    for status, matchers in _plan(structure, comp.name):
+        for matches in matchers:
+            if matches(phase, by_type, obj):
+                matched.append(status)
+                break
     return Status(phase, tuple(conditions), tuple(matched) or (UNDEFINED,))

@@ -43,6 +43,8 @@ class Structure:
     _ancestors: dict[str, list[str]] = field(default_factory=dict)
     _entries: dict[str, Any] = field(default_factory=dict)
     _subtrees: dict[str, list[str]] = field(default_factory=dict)
+    #: derived tables other modules build once per definition (attribution plans, …)
+    memo: dict[str, Any] = field(default_factory=dict)
     #: per fragmented component, where the object holds it (see ``Extractor._fragment_root``)
     fragment_roots: dict[str, tuple[str | int, ...] | None] = field(default_factory=dict)
 
@@ -60,13 +62,13 @@ class Structure:
         return self.karta.root
 
     def ancestors(self, name: str) -> list[str]:
-        """Parent, grandparent, … up to the root."""
+        """Parent, grandparent, … up to the root (or an owner the definition lacks)."""
         found = self._ancestors.get(name)
         if found is not None:
             return found
         out: list[str] = []
         current = self.parent.get(name)
-        while current is not None and current not in out:
+        while current is not None and current in self.components and current not in out:
             out.append(current)
             current = self.parent.get(current)
         self._ancestors[name] = out
@@ -96,7 +98,7 @@ class Structure:
 
     def eval(self, expr: str, value: Any) -> list[Any]:
         """Every output of ``expr`` (compiled once) on ``value``."""
-        return self.expressions.get(expr).all(value)
+        return self.expressions.get(expr).evaluate(value)
 
 
 def load_definition(karta: Karta | Mapping[str, Any] | str) -> Karta:

@@ -19,7 +19,7 @@ from workload_map.engine.extract import desired_pods as pods_implied
 from workload_map.engine.gangs import GangAssignment, PodGroup, build_pod_groups, subtree_scale
 from workload_map.engine.objects import to_plain
 from workload_map.engine.owners import partition_pods
-from workload_map.engine.pods import Placement, attribute, pod_name
+from workload_map.engine.pods import Placement, attribute, attribute_all, pod_name
 from workload_map.engine.status import UNDEFINED, Status, evaluate_status
 from workload_map.engine.structure import Structure, has_pod_definition, load_definition, prepare
 from workload_map.engine.tree import WorkloadTree, build_tree
@@ -62,16 +62,21 @@ class Workload:
         self._excluded: list[tuple[str, str]] = []
         self.candidate_pods: list[dict[str, Any]] = []
         if pods is not None:
-            items: list[Any] = []
+            items: list[dict[str, Any]] = []
             for item in pods:
-                plain_item = to_plain(item, what="pod")
-                if isinstance(plain_item, dict) and plain_item.get("kind") == "List":
+                plain_item = item if type(item) is dict else to_plain(item, what="pod")
+                if not isinstance(plain_item, dict):
+                    continue
+                if plain_item.get("kind") == "List":
                     listed = plain_item.get("items")
-                    items.extend(to_plain(p, what="pod") for p in listed or ())
+                    for entry in listed if isinstance(listed, list) else ():
+                        entry = entry if type(entry) is dict else to_plain(entry, what="pod")
+                        if isinstance(entry, dict):
+                            items.append(entry)
                 else:
                     items.append(plain_item)
-            self.pods = [p for p in items if isinstance(p, dict)]
-            candidates, excluded = partition_pods(self.obj, self.pods)
+            self.pods = items
+            candidates, excluded = partition_pods(self.obj, items)
             self.candidate_pods = [c for c in candidates if isinstance(c, dict)]
             self._excluded = [(pod_name(p), reason) for p, reason in excluded]
 
@@ -132,11 +137,13 @@ class Workload:
     # -- pods -------------------------------------------------------------------------------
     @cached_property
     def placements(self) -> list[Placement]:
-        return [attribute(self.structure, self.extractor, p) for p in self.candidate_pods]
+        return attribute_all(self.structure, self.extractor, self.candidate_pods)
 
     def attribute(self, pod: Any) -> Placement:
         """Where one pod belongs (component, instance, replica), or why nowhere."""
         plain = to_plain(pod, what="pod")
+        if not isinstance(plain, dict):
+            raise EngineError("pod: expected a JSON object")
         return attribute(self.structure, self.extractor, plain)
 
     def unattributed(self) -> list[tuple[str, str]]:

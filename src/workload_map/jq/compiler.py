@@ -17,11 +17,12 @@ per process), then value natives.
 from __future__ import annotations
 
 import itertools
+import math
 import os
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from typing import Any
 
 from workload_map.jq import ast
@@ -50,7 +51,9 @@ Run = Callable[[Any, Env], Iterable[Any]]
 One = Callable[[Any, Env], Any]
 PathRun = Callable[[Any, "Path | None", Env], Iterable[tuple[Any, "Path | None"]]]
 
-MAX_ARRAY_LENGTH = 10_000_000
+MAX_ARRAY_LENGTH = 4_000_000  # memory guard for collected arrays (`[range(1e9)]`)
+# recurse/while/until run on explicit stacks: one entry per level of the jq recursion
+_MAX_STACK = 200_000
 _TICKS = 512
 _label_ids = itertools.count(1)
 _NOTHING: Any = object()
@@ -123,7 +126,7 @@ def _invalid_iter_path(v: Any) -> JqRuntimeError:
 class Code:
     """A compiled node (see the module docstring)."""
 
-    __slots__ = ("const", "one", "paths", "run")
+    __slots__ = ("const", "one", "paths", "run", "tail")
 
     def __init__(
         self,
@@ -131,11 +134,28 @@ class Code:
         one: One | None = None,
         paths: PathRun | None = None,
         const: Any = _NOTHING,
+        tail: Tail | None = None,
     ) -> None:
         self.run = run
         self.one = one
         self.paths: PathRun = paths if paths is not None else _value_paths(run)
         self.const = const
+        # Tail-call form: yields the outputs before the node's tail position and returns the
+        # pending call (function, input, env) instead of running it, so that a recursive jq
+        # function loops instead of nesting generators (gojq's tail-call optimisation).
+        self.tail = tail
+
+
+TailCall = tuple["FuncInfo", Any, Env]
+Tail = Callable[[Any, Env], Generator[Any, None, "TailCall | None"]]
+
+
+def _run_tail(code: Code, v: Any, env: Env) -> Generator[Any, None, TailCall | None]:
+    """Run ``code`` in tail position: its tail form when it has one."""
+    if code.tail is not None:
+        return (yield from code.tail(v, env))
+    yield from code.run(v, env)
+    return None
 
 
 def _value_paths(run: Run) -> PathRun:
@@ -402,7 +422,8 @@ class Compiler:
 
             def one(v: Any, env: Env) -> Any:
                 try:
-                    return index(t_one(v, env), k_one(v, env))
+                    k = k_one(v, env)  # gojq evaluates the key first
+                    return index(t_one(v, env), k)
                 except JqError as e:
                     _annotate(e, offset)
                     raise
@@ -465,7 +486,9 @@ class Compiler:
 
             def one(v: Any, env: Env) -> Any:
                 try:
-                    return slice_(t1(v, env), s1(v, env), e1(v, env))
+                    s = s1(v, env)
+                    e = e1(v, env)
+                    return slice_(t1(v, env), s, e)
                 except JqError as err:
                     _annotate(err, offset)
                     raise
@@ -705,7 +728,17 @@ class Compiler:
             for f in pathss:
                 yield from f(v, p, env)
 
-        return Code(run, None, paths)
+        last = codes[-1]
+        if last.tail is None:
+            return Code(run, None, paths)
+        first_runs, last_tail = runs[:-1], last.tail
+
+        def tail(v: Any, env: Env) -> Generator[Any, None, TailCall | None]:
+            for r in first_runs:
+                yield from r(v, env)
+            return (yield from last_tail(v, env))
+
+        return Code(run, None, paths, tail=tail)
 
     def c_alt(self, node: ast.Alt, scope: Scope) -> Code:
         left = self.compile(node.left, scope)
@@ -952,6 +985,13 @@ class Compiler:
                 def paths1(v: Any, p: Path | None, env: Env) -> Iterable[tuple[Any, Path | None]]:
                     return b_paths(v, p, (*env, s1(v, env)))
 
+                if body.tail is not None:
+                    b_tail = body.tail
+
+                    def tail1(v: Any, env: Env) -> Generator[Any, None, TailCall | None]:
+                        return (yield from b_tail(v, (*env, s1(v, env))))
+
+                    return Code(run1, body.one and _bind_one(body.one, s1), paths1, tail=tail1)
                 if body.one is not None:
                     bo = body.one
 
@@ -1272,6 +1312,13 @@ def _missing_format(name: str) -> Callable[[Any], Any]:
     return fail
 
 
+def _bind_one(bo: One, s1: One) -> One:
+    def one(v: Any, env: Env) -> Any:
+        return bo(v, (*env, s1(v, env)))
+
+    return one
+
+
 def _scope_with_slots(scope: Scope, slots: dict[str, int]) -> Scope:
     inner = scope
     for name in sorted(slots, key=slots.__getitem__):
@@ -1464,7 +1511,14 @@ def _pipe(left: Code, right: Code) -> Code:
         def run_l1(v: Any, env: Env) -> Iterable[Any]:
             return r_run(l1(v, env), env)
 
-        return Code(run_l1, None, paths)
+        tail_l1: Tail | None = None
+        if right.tail is not None:
+            r_tail = right.tail
+
+            def tail_l1(v: Any, env: Env) -> Generator[Any, None, TailCall | None]:
+                return (yield from r_tail(l1(v, env), env))
+
+        return Code(run_l1, None, paths, tail=tail_l1)
     if right.one is not None:
         r1 = right.one
 
@@ -1537,7 +1591,16 @@ def _if(cond: Code, then: Code, otherwise: Code) -> Code:
                 return otherwise.paths(v, p, env)
             return then.paths(v, p, env)
 
-        return Code(run1, None, paths_1)
+        tail_1: Tail | None = None
+        if then.tail is not None or otherwise.tail is not None:
+
+            def tail_1(v: Any, env: Env) -> Generator[Any, None, TailCall | None]:
+                c = c1(v, env)
+                if c is None or c is False:
+                    return (yield from _run_tail(otherwise, v, env))
+                return (yield from _run_tail(then, v, env))
+
+        return Code(run1, None, paths_1, tail=tail_1)
 
     def run(v: Any, env: Env) -> Iterator[Any]:
         for c in cond.run(v, env):
@@ -1755,10 +1818,27 @@ def _func_call(info: FuncInfo, args: list[Code], offset: int) -> Code:
                 ctx.check()
             body = info.body
             assert body is not None
-            for new_env in make_env(v, env):
-                yield from body.run(v, new_env)
+            if value_params or body.tail is None:
+                for new_env in make_env(v, env):
+                    yield from body.run(v, new_env)
+                return
+            call: TailCall | None = (info, v, env[:n_def] + tuple((a, env) for a in args))
+            while call is not None:
+                callee, cv, cenv = call
+                cbody = callee.body
+                assert cbody is not None
+                call = yield from _run_tail(cbody, cv, cenv)
+                ctx.ticks -= 1
+                if ctx.ticks <= 0:
+                    ctx.check()
         finally:
             ctx.depth -= 1
+
+    def tail(v: Any, env: Env) -> Generator[Any, None, TailCall | None]:
+        if value_params:
+            yield from run(v, env)
+            return None
+        return (info, v, env[:n_def] + tuple((a, env) for a in args))
 
     def paths(v: Any, p: Path | None, env: Env) -> Iterator[tuple[Any, Path | None]]:
         ctx = env[0]
@@ -1774,7 +1854,7 @@ def _func_call(info: FuncInfo, args: list[Code], offset: int) -> Code:
         finally:
             ctx.depth -= 1
 
-    return Code(run, None, paths)
+    return Code(run, None, paths, tail=tail)
 
 
 def _native_call(fn: Callable[..., Any], args: list[Code], offset: int, stream: bool) -> Code:
@@ -2052,8 +2132,19 @@ def _sp_map(c: Compiler, args: list[Code], node: ast.Call) -> Code:
             _annotate(e, offset)
             raise
         out: list[Any] = []
+        append = out.append
+        ctx = env[0]
+        n = 0
         for x in items:
-            out.extend(f_run(x, env))
+            for y in f_run(x, env):
+                append(y)
+                n += 1
+                if n & 1023 == 0:
+                    ctx.check()
+                    if n > MAX_ARRAY_LENGTH:
+                        raise JqLimitError(
+                            f"array too large: more than {MAX_ARRAY_LENGTH} elements"
+                        )
         return out
 
     return _from_one(one)
@@ -2105,36 +2196,55 @@ def _sp_isempty(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     return _from_one(one)
 
 
-def _limit_count(n: Any, name: str) -> int:
-    if not jv.is_number(n):
-        raise JqRuntimeError(f"{name}: expected a number but got: {jv.type_error_preview(n)}")
-    if n != n:
-        return 0
-    c = jv.to_int_ceil(n)
-    return 0 if c is None else c
+_BAD_COUNT = -1  # a count greater than every number (a string, array or object)
+
+
+def _count(n: Any, negative: str, rounding: Callable[[float], int]) -> int:
+    """gojq's counting for limit/skip/nth: ``$n > 0`` counts down with ``. - 1``."""
+    if jv.is_number(n):
+        if n != n:
+            raise _user_error(negative)
+        if n > 0:
+            return n if type(n) is int else rounding(n)
+        if n == 0:
+            return 0
+        raise _user_error(negative)
+    if jv.compare(n, 0) > 0:
+        return _BAD_COUNT
+    raise _user_error(negative)
+
+
+def _user_error(text: str) -> JqRuntimeError:
+    """An error as jq's ``error(text)`` raises it (gojq defines these builtins in jq)."""
+    return JqRuntimeError(f"error: {text}", value=text)
+
+
+def _counted(
+    items: Iterable[Any], n: Any, count: int, start: int, stop: int | None
+) -> Iterator[Any]:
+    if count == _BAD_COUNT:
+        for _x in items:
+            raise JqRuntimeError(f"cannot subtract: {jv.type_error_preview(n)} and number (1)")
+        return
+    yield from itertools.islice(items, start, stop)
 
 
 @_special("limit", 2)
 def _sp_limit(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     n_code, f = args
-
-    def counts(v: Any, env: Env) -> Iterator[int]:
-        for n in n_code.run(v, env):
-            if jv.is_number(n) and n < 0:
-                raise JqRuntimeError("limit doesn't support negative count")
-            yield _limit_count(n, "limit")
+    message = "limit doesn't support negative count"
 
     def run(v: Any, env: Env) -> Iterator[Any]:
-        for count in counts(v, env):
-            if count <= 0:
-                continue
-            yield from itertools.islice(f.run(v, env), count)
+        for n in n_code.run(v, env):
+            count = _count(n, message, math.ceil)
+            if count:
+                yield from _counted(f.run(v, env), n, count, 0, count)
 
     def paths(v: Any, p: Path | None, env: Env) -> Iterator[tuple[Any, Path | None]]:
-        for count in counts(v, env):
-            if count <= 0:
-                continue
-            yield from itertools.islice(f.paths(v, p, env), count)
+        for n in n_code.run(v, env):
+            count = _count(n, message, math.ceil)
+            if count:
+                yield from _counted(f.paths(v, p, env), n, count, 0, count)
 
     return Code(run, None, paths)
 
@@ -2142,20 +2252,17 @@ def _sp_limit(c: Compiler, args: list[Code], node: ast.Call) -> Code:
 @_special("skip", 2)
 def _sp_skip(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     n_code, f = args
-
-    def counts(v: Any, env: Env) -> Iterator[int]:
-        for n in n_code.run(v, env):
-            if jv.is_number(n) and n < 0:
-                raise JqRuntimeError("skip doesn't support negative count")
-            yield _limit_count(n, "skip")
+    message = "skip doesn't support negative count"
 
     def run(v: Any, env: Env) -> Iterator[Any]:
-        for count in counts(v, env):
-            yield from itertools.islice(f.run(v, env), count, None)
+        for n in n_code.run(v, env):
+            count = _count(n, message, math.floor)
+            yield from _counted(f.run(v, env), n, count, max(count, 0), None)
 
     def paths(v: Any, p: Path | None, env: Env) -> Iterator[tuple[Any, Path | None]]:
-        for count in counts(v, env):
-            yield from itertools.islice(f.paths(v, p, env), count, None)
+        for n in n_code.run(v, env):
+            count = _count(n, message, math.floor)
+            yield from _counted(f.paths(v, p, env), n, count, max(count, 0), None)
 
     return Code(run, None, paths)
 
@@ -2163,22 +2270,19 @@ def _sp_skip(c: Compiler, args: list[Code], node: ast.Call) -> Code:
 @_special("nth", 2)
 def _sp_nth(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     n_code, f = args
-
-    def counts(v: Any, env: Env) -> Iterator[int]:
-        for n in n_code.run(v, env):
-            if jv.is_number(n) and n < 0:
-                raise JqRuntimeError("nth doesn't support negative index")
-            yield _limit_count(n, "nth")
+    message = "nth doesn't support negative index"
 
     def run(v: Any, env: Env) -> Iterator[Any]:
-        for count in counts(v, env):
-            x = _first_of(itertools.islice(f.run(v, env), count, None))
+        for n in n_code.run(v, env):
+            count = _count(n, message, math.floor)
+            x = _first_of(_counted(f.run(v, env), n, count, max(count, 0), None))
             if x is not _NOTHING:
                 yield x
 
     def paths(v: Any, p: Path | None, env: Env) -> Iterator[tuple[Any, Path | None]]:
-        for count in counts(v, env):
-            x = _first_of(itertools.islice(f.paths(v, p, env), count, None))
+        for n in n_code.run(v, env):
+            count = _count(n, message, math.floor)
+            x = _first_of(_counted(f.paths(v, p, env), n, count, max(count, 0), None))
             if x is not _NOTHING:
                 yield x
 
@@ -2254,8 +2358,8 @@ def _recurse(f: Code, cond: Code | None) -> Code:
                 continue
             yield x
             _tick(ctx)
-            if len(stack) > ctx.max_depth * 16:
-                raise JqLimitError(f"recursion deeper than {ctx.max_depth * 16} levels")
+            if len(stack) > _MAX_STACK:
+                raise JqLimitError(f"recursion deeper than {_MAX_STACK} levels")
             children: Iterator[Any] = iter(f.run(x, env))
             if cond is not None:
                 children = _select_iter(children, cond, env)
@@ -2271,8 +2375,8 @@ def _recurse(f: Code, cond: Code | None) -> Code:
                 continue
             yield item
             _tick(ctx)
-            if len(stack) > ctx.max_depth * 16:
-                raise JqLimitError(f"recursion deeper than {ctx.max_depth * 16} levels")
+            if len(stack) > _MAX_STACK:
+                raise JqLimitError(f"recursion deeper than {_MAX_STACK} levels")
             children = iter(f.paths(item[0], item[1], env))
             if cond is not None:
                 children = (
@@ -2346,8 +2450,8 @@ def _sp_while(c: Compiler, args: list[Code], node: ast.Call) -> Code:
                     yield x
                     stack.append(iter(update.run(x, env)))
                     break
-            if len(stack) > ctx.max_depth * 16:
-                raise JqLimitError(f"recursion deeper than {ctx.max_depth * 16} levels")
+            if len(stack) > _MAX_STACK:
+                raise JqLimitError(f"recursion deeper than {_MAX_STACK} levels")
 
     return Code(run)
 
@@ -2371,8 +2475,8 @@ def _sp_until(c: Compiler, args: list[Code], node: ast.Call) -> Code:
                     yield x
                 else:
                     stack.append(iter(update.run(x, env)))
-                    if len(stack) > ctx.max_depth * 16:
-                        raise JqLimitError(f"recursion deeper than {ctx.max_depth * 16} levels")
+                    if len(stack) > _MAX_STACK:
+                        raise JqLimitError(f"recursion deeper than {_MAX_STACK} levels")
 
     return Code(run)
 
@@ -2431,7 +2535,8 @@ def _sp_stderr(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     from workload_map.jq import encoding
 
     def one(v: Any, env: Env) -> Any:
-        _stderr_write(env, encoding.dumps(v, None))
+        # gojq: strings raw, other values as compact JSON, no newline
+        _stderr_write(env, v if type(v) is str else encoding.dumps(v, None))
         return v
 
     return _from_one(one)

@@ -26,10 +26,12 @@ from workload_map.jq.values import LiteralNumber
 __all__ = [
     "MAX_DEPTH",
     "JsonDecodeError",
+    "decode_at",
     "dumps",
     "format_number",
     "iter_values",
     "loads",
+    "skip_whitespace",
 ]
 
 MAX_DEPTH = 10000
@@ -258,6 +260,13 @@ _DECODER = json.JSONDecoder(
     parse_float=_parse_float, parse_int=_parse_int, parse_constant=_reject_constant
 )
 _WS = re.compile(r"[ \t\n\r]*")
+
+
+def skip_whitespace(text: str, pos: int) -> int:
+    """The offset of the first non-whitespace character at or after `pos` (JSON whitespace)."""
+    return _WS.match(text, pos).end()  # type: ignore[union-attr]
+
+
 _LONE_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF]")
 
 
@@ -301,7 +310,7 @@ def _too_deep_at(text: str, pos: int, end: int) -> int | None:
     return None
 
 
-def _decode_at(text: str, pos: int) -> tuple[Any, int]:
+def decode_at(text: str, pos: int) -> tuple[Any, int]:
     """One value starting at `pos` (no leading whitespace); returns (value, end)."""
     try:
         value, end = _DECODER.raw_decode(text, pos)
@@ -322,7 +331,7 @@ def loads(text: str) -> Any:
     pos = _WS.match(text, 0).end()  # type: ignore[union-attr]
     if pos == len(text):
         raise JsonDecodeError("unexpected EOF", pos)
-    value, end = _decode_at(text, pos)
+    value, end = decode_at(text, pos)
     end = _WS.match(text, end).end()  # type: ignore[union-attr]
     if end != len(text):
         raise JsonDecodeError(
@@ -336,7 +345,7 @@ def iter_values(text: str) -> Iterator[Any]:
     n = len(text)
     pos = _WS.match(text, 0).end()  # type: ignore[union-attr]
     while pos < n:
-        value, pos = _decode_at(text, pos)
+        value, pos = decode_at(text, pos)
         yield value
         pos = _WS.match(text, pos).end()  # type: ignore[union-attr]
 

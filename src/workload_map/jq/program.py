@@ -36,7 +36,7 @@ DEFAULT_LIMITS = Limits(max_results=1000, timeout=10.0, max_depth=1000)
 _SHARED_ENV: tuple[Any, ...] = (Ctx(None, DEFAULT_LIMITS.max_depth, None),)
 
 _CACHE: dict[tuple[str, tuple[str, ...]], Program] = {}
-_CACHE_MAX = 4096
+_CACHE_MAX = 1024
 _CACHE_LOCK = threading.Lock()
 
 

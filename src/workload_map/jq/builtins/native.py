@@ -171,11 +171,14 @@ def f_from_entries(v: Any) -> Any:
 
 
 def f_add(v: Any) -> Any:
+    """`add`: strings joined once, arrays and objects accumulated in one fresh container
+    (linear, as gojq), anything else through `+`; nulls are skipped."""
     items = _values_of(v)
     if items is None:
         raise type_error("add", v)
     acc: Any = None
     strings: list[str] | None = None
+    fresh = False  # acc is a list/dict built here, safe to extend in place
     for x in items:
         if x is None:
             continue
@@ -189,15 +192,21 @@ def f_add(v: Any) -> Any:
         if strings is not None:
             acc = "".join(strings)
             strings = None
-        if tx is list and type(acc) is list:
-            acc = acc + x
+        ta = type(acc)
+        if tx is list and (ta is list or acc is None):
+            if not fresh:
+                acc = list(acc) if acc is not None else []
+                fresh = True
+            acc.extend(x)
             continue
-        if tx is dict and type(acc) is dict:
-            merged = dict(acc)
-            merged.update(x)
-            acc = merged
+        if tx is dict and (ta is dict or acc is None):
+            if not fresh:
+                acc = dict(acc) if acc is not None else {}
+                fresh = True
+            acc.update(x)
             continue
         acc = values.add(acc, x)
+        fresh = False
     if strings is not None:
         return "".join(strings)
     return acc
@@ -275,15 +284,14 @@ def f_tojson(v: Any) -> Any:
 def f_fromjson(v: Any) -> Any:
     if type(v) is not str:
         raise type_error("fromjson", v)
+    pos = encoding.skip_whitespace(v, 0)
     try:
-        pos = encoding._WS.match(v, 0).end()  # type: ignore[union-attr]
         if pos == len(v):
-            raise encoding.JsonDecodeError("EOF", pos)
-        value, end = encoding._decode_at(v, pos)
+            raise encoding.JsonDecodeError("EOF", pos)  # Go's decoder on empty input
+        value, end = encoding.decode_at(v, pos)
     except encoding.JsonDecodeError as e:
         raise _wrap_error("fromjson", v, e.message) from None
-    end = encoding._WS.match(v, end).end()  # type: ignore[union-attr]
-    if end != len(v):
+    if encoding.skip_whitespace(v, end) != len(v):
         raise type_error("fromjson", v)
     return value
 
@@ -894,13 +902,11 @@ def getpath(v: Any, path: Any) -> Any:
         raise type_error("getpath", v, path)
     u = v
     for x in path:
-        if u is None:
-            return None
         tu = type(u)
         if tu is dict and type(x) is str:
             u = u.get(x)
             continue
-        if tu is dict or tu is list:
+        if tu is dict or tu is list or u is None:
             try:
                 u = values.index(u, x)
             except JqRuntimeError as e:
