@@ -25,7 +25,8 @@ if TYPE_CHECKING:
     from workload_map.catalog import catalog
     from workload_map.engine import Workload
     from workload_map.errors import WlmapError
-    from workload_map.model import dump_karta, load_karta, validate
+    from workload_map.model import dump_karta, load_karta
+    from workload_map.model.validate import validate
 
 _LAZY = {
     "jq": ("workload_map.jq", None),

@@ -430,3 +430,15 @@ def test_counting_builtins_follow_gojq(program: str, expected: Any) -> None:
         assert info.value.message == expected
     else:
         assert run(program) == [expected]
+
+
+def test_modules_are_not_available() -> None:
+    with pytest.raises(jq.JqCompileError, match='cannot load module: "a"'):
+        jq.compile('import "a" as x; .')
+    with pytest.raises(jq.JqCompileError, match='cannot load module: "b"'):
+        jq.compile('include "b"; .')
+    with pytest.raises(jq.JqRuntimeError, match='cannot load module: "m"'):
+        run('"m" | modulemeta')
+    assert run("module {name: 1}; 2") == [2]
+    names = run("builtins")[0]
+    assert len(names) == 216 and "modulemeta/0" in names

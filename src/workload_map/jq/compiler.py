@@ -2497,6 +2497,19 @@ def _sp_builtins(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     return _from_one(one)
 
 
+@_special("modulemeta", 0)
+def _sp_modulemeta(c: Compiler, args: list[Code], node: ast.Call) -> Code:
+    """No module loader here: gojq's library error for every module name."""
+    from workload_map.jq import encoding
+
+    def one(v: Any, env: Env) -> Any:
+        if type(v) is not str:
+            raise JqRuntimeError(f"modulemeta cannot be applied to: {jv.type_error_preview(v)}")
+        raise JqRuntimeError(f"cannot load module: {encoding.dumps(v, None)}")
+
+    return _from_one(one)
+
+
 def _stderr_write(env: Env, text: str) -> None:
     hook = env[0].stderr
     if hook is not None:

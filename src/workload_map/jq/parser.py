@@ -111,10 +111,13 @@ class _Parser:
             self.object()
             self.expect_op(";")
         if self.is_kw("import") or self.is_kw("include"):
+            # gojq without a module loader: `cannot load module: "path"`
+            start = self.advance().start
+            path = self.string(None)
+            if not isinstance(path, ast.Literal):
+                raise self.unexpected()
             raise JqCompileError(
-                "modules are not supported (import/include)",
-                offset=self.tok.start,
-                program=self.src,
+                f"cannot load module: {quote_token(path.value)}", offset=start, program=self.src
             )
         defs: list[ast.FuncDef] = []
         while self.is_kw("def"):
