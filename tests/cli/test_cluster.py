@@ -281,3 +281,9 @@ def test_in_cluster_service_account(tmp_path: Path) -> None:
     # without the service host it is not in-cluster
     with pytest.raises(NotConfigured):
         resolve(ConnectionOptions(environ={"HOME": str(tmp_path)}, service_account_dir=sa))
+
+
+def test_kubeconfig_env_naming_only_missing_files(tmp_path: Path) -> None:
+    env = {"HOME": str(tmp_path), "KUBECONFIG": f"{tmp_path}/a:{tmp_path}/b"}
+    with pytest.raises(NotConfigured, match=rf"KUBECONFIG names {tmp_path}/a, {tmp_path}/b"):
+        resolve(ConnectionOptions(environ=env))

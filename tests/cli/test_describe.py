@@ -83,9 +83,21 @@ def test_jobset_example_facts(wlmap) -> None:
 
 def test_stdin_and_namespace(wlmap) -> None:
     text = (EXAMPLES / "raycluster" / "raycluster.yaml").read_text()
-    r = wlmap(["describe", "-f", "-", "-n", "other", "-o", "json"], stdin=text)
+    r = wlmap(["describe", "-f", "-", "-n", "analytics", "-o", "json"], stdin=text)
     assert r.code == 0, r.err
-    assert json.loads(r.out)["namespace"] == "analytics"  # the file's namespace wins
+    assert json.loads(r.out)["namespace"] == "analytics"
+    # a different -n is refused, as kubectl does, instead of being ignored
+    r = wlmap(["describe", "-f", "-", "-n", "other", "-o", "json"], stdin=text)
+    assert r.code == 2 and r.out == ""
+    assert (
+        'the namespace from the provided object "analytics" does not match the namespace "other"'
+        in r.err
+    )
+    no_ns = text.replace("namespace: analytics", "")
+    assert no_ns != text
+    r = wlmap(["describe", "-f", "-", "-n", "other", "-o", "json"], stdin=no_ns)
+    assert r.code == 0, r.err
+    assert json.loads(r.out)["namespace"] == "other"  # -n fills a missing namespace
 
 
 def test_pod_limit_keeps_unhealthy(wlmap) -> None:
@@ -139,10 +151,15 @@ def test_definition_from_file(wlmap, tmp_path: Path) -> None:
         ("", 2, "no object found"),
         ("a: [1\n", 2, "not valid YAML or JSON (line 2"),
         ("kind: JobSet\nmetadata: {name: x}\n", 2, "has no apiVersion"),
-        ("apiVersion: v1\nkind: Pod\n---\napiVersion: v1\nkind: Pod\n", 2, "holds 2 documents"),
+        (
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\n---\n"
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: b}\n",
+            2,
+            "holds 2 workloads a definition covers (Pod/a, Pod/b)",
+        ),
         ("apiVersion: v1\nkind: Pod\nmetadata: ...\n", 2, "metadata must be a mapping"),
         ("apiVersion: v1\nkind: [Pod]\n", 2, "kind must be a string"),
-        ("- 1\n- 2\n", 2, "expected a Kubernetes object"),
+        ("- 1\n- 2\n", 2, "document 1 is a int, not a Kubernetes object"),
         (
             '{"apiVersion": "flink.apache.org/v1beta1", "kind": "FlinkDeployment", '
             '"metadata": {"name": "etl"}}',
@@ -279,3 +296,13 @@ def test_live_without_cluster(wlmap) -> None:
     r = wlmap(["describe", "jobset/train"])
     assert r.code == 1
     assert "no cluster configured" in r.err
+
+
+def test_live_definition_of_another_kind_is_refused(wlmap, tmp_path: Path) -> None:
+    karta = yaml.safe_load(wlmap(["definitions", "batch-job-v1", "-o", "yaml"]).out)
+    karta["metadata"] = {"name": "job-karta"}
+    path = tmp_path / "karta.yaml"
+    path.write_text(yaml.safe_dump(karta))
+    r = wlmap(["describe", "jobset/train", "-n", "ml", "--definition", str(path)], api=_jobset_api())
+    assert r.code == 1, r.err
+    assert "describes batch/v1, Kind=Job, but jobset/train is jobset.x-k8s.io/v1alpha2" in r.err

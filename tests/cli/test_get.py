@@ -254,3 +254,16 @@ def test_type_served_by_two_covered_groups_is_ambiguous(wlmap) -> None:
     assert "job.v1.batch" in r.err and "job.v1alpha1.batch.volcano.sh" in r.err
     assert wlmap(["get", "jobs.batch"], api=api).code == 0
     assert wlmap(["get", "vcjob"], api=api).code == 0
+
+
+def test_definitions_core_group_and_suggestions(wlmap) -> None:
+    for group in ("", "core"):
+        r = wlmap(["definitions", "--group", group, "--kind", "Pod"])
+        assert r.code == 0, (group, r.err)
+        assert [line.split()[0] for line in r.out.splitlines()[1:]] == ["core-pod-v1"]
+    r = wlmap(["definitions", "--group", "core"])
+    assert r.code == 0 and "core-pod-v1" in r.out and "batch-job-v1" not in r.out
+    r = wlmap(["definitions", "jobst"])
+    assert r.code == 1 and 'did you mean "jobset"' in r.err
+    r = wlmap(["definitions", "x", "--group", ""])
+    assert r.code == 2 and "not both" in r.err

@@ -97,7 +97,7 @@ def test_bad_output_value(wlmap) -> None:
         (["describe", "jobset/"], "NAME after"),
         (["describe", "--pod-limit", "-3", "-f", "x"], "must not be negative"),
         (["describe", "jobset/a", "--pods", "p.yaml"], "--pods only applies with -f"),
-        (["describe", "-f", "a.yaml", "jobset/a"], "not both"),
+        (["describe", "-f", "a.yaml", "jobset/a", "b"], "give the name once"),
         (["definitions", "--kind", "JobSet"], "--kind needs --group"),
         (["definitions", "--group", "g", "--version", "v1"], "--version needs --kind"),
         (["definitions", "x", "--group", "g"], "not both"),
@@ -183,3 +183,17 @@ def test_help_command(wlmap) -> None:
     assert wlmap(["help"]).out.startswith("usage: wlmap")
     r = wlmap(["help", "get"])
     assert r.code == 0 and r.out.startswith("usage: wlmap get")
+
+
+def test_complete_output_offers_only_what_the_command_takes(wlmap) -> None:
+    assert wlmap(["__complete", "describe", "-o", ""]).out.split() == ["table", "json", "yaml"]
+    assert wlmap(["__complete", "definitions", "-o", ""]).out.split() == ["table", "json", "yaml"]
+    assert "name" in wlmap(["__complete", "get", "-o", ""]).out.split()
+    assert wlmap(["__complete", "validate", "-o", ""]).out == ""
+
+
+def test_missing_kubeconfig_env_names_the_file(wlmap, tmp_path) -> None:
+    missing = str(tmp_path / "nonexistent")
+    r = wlmap(["get", "jobsets"], env={"KUBECONFIG": missing})
+    assert r.code == 1
+    assert f"KUBECONFIG names {missing}, which does not exist" in r.err

@@ -10,6 +10,7 @@ INTERFACES.md shape, typed in every field, or raise the engine's documented erro
 
 from __future__ import annotations
 
+import copy
 import json
 import time
 from typing import Any
@@ -662,3 +663,52 @@ def test_huge_counts_and_quantities_stay_fast() -> None:
     # only the replica indexes that have pods are listed when there are too many to list
     assert [n["name"] for n in d["components"]] == ["group[0]", "group[1]"]
     assert any("out of range" in e for e in d["errors"])
+
+
+# -- known definitions over damaged objects --------------------------------------------------------
+def _locations(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    out = [prefix]
+    if isinstance(value, dict):
+        for key, child in value.items():
+            out.extend(_locations(child, (*prefix, key)))
+    elif isinstance(value, list):
+        for index, child in enumerate(value):
+            out.extend(_locations(child, (*prefix, index)))
+    return out
+
+
+def _damage(draw: st.DrawFn, value: Any) -> Any:
+    """``value`` with a few locations replaced by random JSON or removed (a deep copy)."""
+    out = copy.deepcopy(value)
+    for _ in range(draw(st.integers(1, 4))):
+        locations = [loc for loc in _locations(out) if loc]
+        if not locations:
+            break
+        location = draw(st.sampled_from(locations))
+        parent = out
+        for step in location[:-1]:
+            parent = parent[step]
+        if draw(st.booleans()) and isinstance(parent, dict):
+            del parent[location[-1]]
+        else:
+            parent[location[-1]] = draw(json_values)
+    return out
+
+
+@st.composite
+def damaged_fixtures(draw: st.DrawFn) -> tuple[Any, Any, Any]:
+    from tests.engine.conftest import FIXTURE_NAMES, load_fixture
+
+    karta, obj, pods = load_fixture(draw(st.sampled_from(FIXTURE_NAMES)))
+    if draw(st.booleans()):
+        obj = _damage(draw, obj)
+    if draw(st.booleans()):
+        pods = [_damage(draw, p) if draw(st.booleans()) else p for p in pods]
+    return karta, obj, draw(st.sampled_from([pods, None]))
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(damaged_fixtures())
+def test_fixture_definitions_over_damaged_objects_and_pods(case: tuple[Any, Any, Any]) -> None:
+    karta, obj, pods = case
+    _describe(karta, obj, pods, validate=True)

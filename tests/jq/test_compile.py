@@ -442,3 +442,12 @@ def test_modules_are_not_available() -> None:
     assert run("module {name: 1}; 2") == [2]
     names = run("builtins")[0]
     assert len(names) == 216 and "modulemeta/0" in names
+
+
+def test_errors_inside_builtins_point_at_the_users_program() -> None:
+    with pytest.raises(jq.JqRuntimeError) as info:
+        run('. as $x | [1] | splits("a")', "x")
+    assert info.value.offset == 16
+    with pytest.raises(jq.JqRuntimeError) as info:
+        run('{"a": "x"} | with_entries(.value | tonumber)')
+    assert info.value.offset == 35

@@ -73,6 +73,13 @@ _R = ["spec", "structureDefinition", "rootComponent"]
 _C = ["spec", "structureDefinition", "childComponents", 0]
 
 
+def _suspend(path: str, value: str, resume_path: str | None = None) -> Doc:
+    return {
+        "suspendActions": [{"path": path, "value": value}],
+        "resumeActions": [{"path": resume_path or ".spec.suspend", "value": "false"}],
+    }
+
+
 def _both(*mutations: Callable[[Doc], None]) -> Callable[[Doc], None]:
     def mutate(d: Doc) -> None:
         for m in mutations:
@@ -212,6 +219,40 @@ INVALID: list[tuple[str, Callable[[Doc], None], set[tuple[str, str]]]] = [
         ),
         {(f"{GANG}.podGroup.subGroups[1].componentName", "unknown-subgroup-component")},
     ),
+    (
+        "suspend path that computes a value",
+        _set([*_R, "suspendDefinition"], _suspend(".spec.suspend | not", "true")),
+        {(f"{ROOT}.suspendDefinition.suspendActions[0].path", "action-path-not-writable")},
+    ),
+    (
+        "resume path building an array",
+        _set([*_C, "suspendDefinition"], _suspend(".spec.suspend", "true", "[.spec.x]")),
+        {(f"{CHILD0}.suspendDefinition.resumeActions[0].path", "action-path-not-writable")},
+    ),
+    (
+        "suspend value not JSON",
+        _set([*_R, "suspendDefinition"], _suspend(".spec.suspend", "Suspended")),
+        {(f"{ROOT}.suspendDefinition.suspendActions[0].value", "action-value-not-json")},
+    ),
+    (
+        "second resume value not JSON",
+        _set(
+            [*_R, "suspendDefinition"],
+            {
+                "suspendActions": [{"path": ".spec.suspend", "value": "true"}],
+                "resumeActions": [
+                    {"path": ".spec.suspend", "value": "false"},
+                    {"path": ".spec.mode", "value": "{bad"},
+                ],
+            },
+        ),
+        {(f"{ROOT}.suspendDefinition.resumeActions[1].value", "action-value-not-json")},
+    ),
+    (
+        "forbidden suspend path is reported once, as jq-forbidden",
+        _set([*_R, "suspendDefinition"], _suspend(".spec.suspend |= true", "true")),
+        {(f"{ROOT}.suspendDefinition.suspendActions[0].path", "jq-forbidden")},
+    ),
 ]
 
 
@@ -243,8 +284,20 @@ def test_invalid_definitions(mutate: Callable[[Doc], None], expected: set[tuple[
             _set([*_C, "instanceIdPath"], ".spec.jobs[].name"),
             _set([*_C, "podSelector", "componentInstanceSelector"], {"idPath": ".metadata.name"}),
         ),
+        _set(
+            [*_R, "suspendDefinition"],
+            _suspend(".spec.runPolicy.suspend // .spec.suspend", '"Suspended"', '.spec.a["b"]'),
+        ),
     ],
-    ids=["pod root without group", "podSpec+metadata", "keyPath only", "matchLabels", "all", "ids"],
+    ids=[
+        "pod root without group",
+        "podSpec+metadata",
+        "keyPath only",
+        "matchLabels",
+        "all",
+        "ids",
+        "writable suspend",
+    ],
 )
 def test_accepted_shapes(mutate: Callable[[Doc], None]) -> None:
     assert _errors(_run(mutate)) == set()
@@ -428,16 +481,25 @@ WARNINGS: list[tuple[str, Callable[[Doc], None], str, str]] = [
         "metadata-without-pod-spec",
     ),
     (
-        "suspend value not JSON",
+        "conditions definition with an empty path",
         _set(
-            [*_R, "suspendDefinition"],
-            {
-                "suspendActions": [{"path": ".spec.suspend", "value": "Suspended"}],
-                "resumeActions": [{"path": ".spec.suspend", "value": "false"}],
-            },
+            [*_R, "statusDefinition", "conditionsDefinition"],
+            {"path": "", "messageFieldName": "msg", "reasonFieldName": "why"},
         ),
-        f"{ROOT}.suspendDefinition.suspendActions[0].value",
-        "action-value-not-json",
+        f"{ROOT}.statusDefinition.conditionsDefinition.path",
+        "conditions-without-path",
+    ),
+    (
+        "byConditions with an empty conditions path",
+        _both(
+            _set([*_R, "statusDefinition", "conditionsDefinition"], {"path": ""}),
+            _set(
+                [*_R, "statusDefinition", "statusMappings", "failed"],
+                [{"byConditions": [{"type": "Failed", "status": "True"}]}],
+            ),
+        ),
+        f"{ROOT}.statusDefinition.statusMappings.failed[0].byConditions",
+        "conditions-without-conditions-definition",
     ),
     (
         "duplicate additional kind",

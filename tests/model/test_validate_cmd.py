@@ -87,8 +87,8 @@ def test_unreadable_and_unparseable(tmp_path: Path) -> None:
     bad = _write(tmp_path, "a: [\n", "bad.yaml")
     code, out, err = _run(bad)
     assert (code, out) == (2, "") and "not valid YAML or JSON" in err
-    code, _, err = _run(_write(tmp_path, {"apiVersion": "v1", "kind": "Pod"}, "pod.yaml"))
-    assert code == 2 and "not a Karta definition" in err
+    code, _, err = _run(_write(tmp_path, [1, 2], "list.yaml"))
+    assert code == 2 and "expected a Karta object, got array" in err
     code, _, err = _run(_write(tmp_path, "", "empty.yaml"))
     assert code == 2 and "no document" in err
     code, _, err = _run(str(tmp_path))
@@ -131,3 +131,50 @@ def test_with_crd(tmp_path: Path) -> None:
     assert code == 2 and "cannot read" in err
     code, _, err = _run(str(FIXTURES / "trainer-full.yaml"), str(FIXTURES / "pod.json"))
     assert code == 2 and "no CustomResourceDefinition" in err
+
+
+def test_schema_findings_and_rule_findings_together(tmp_path: Path) -> None:
+    doc = base_doc()
+    child = doc["spec"]["structureDefinition"]["childComponents"][0]
+    child["bogus"] = 1
+    child["ownerRef"] = "ghost"
+    child["scaleDefinition"]["replicasPath"] = "[del(.x)] | length"
+    path = _write(tmp_path, doc)
+    code, out, err = _run(path)
+    assert code == 1
+    lines = out.splitlines()
+    assert lines[0] == f"INVALID: {path}"
+    assert [line.rsplit("(", 1)[1] for line in lines[1:]] == [
+        "unknown-field)",
+        "unknown-owner)",
+        "jq-forbidden)",
+    ]
+    assert err == f"error: 3 finding(s) in {path}\n"
+
+
+def test_wrong_version_or_kind_is_invalid_not_unreadable(tmp_path: Path) -> None:
+    doc = base_doc()
+    doc["apiVersion"] = "run.ai/v2"
+    path = _write(tmp_path, doc)
+    code, out, err = _run(path)
+    assert code == 1
+    assert out == (
+        f"INVALID: {path}\n  apiVersion: unsupported version 'run.ai/v2' of Karta; "
+        "expected run.ai/v1alpha1 (unsupported-version)\n"
+    )
+    assert err == f"error: 1 finding(s) in {path}\n"
+    code, out, err = _run(_write(tmp_path, {"apiVersion": "v1", "kind": "Pod"}, "pod.yaml"))
+    assert code == 1 and "not a Karta definition" in out and "(not-a-karta)" in out
+
+
+def test_unwritable_suspend_actions(tmp_path: Path) -> None:
+    doc = base_doc()
+    doc["spec"]["structureDefinition"]["rootComponent"]["suspendDefinition"] = {
+        "suspendActions": [{"path": ".spec.suspend | not", "value": "true"}],
+        "resumeActions": [{"path": "[.spec.x]", "value": "{bad"}],
+    }
+    path = _write(tmp_path, doc)
+    code, out, _ = _run(path)
+    assert code == 1
+    assert out.count("(action-path-not-writable)") == 2
+    assert "resumeActions[0].value: resumeActions[0]: value '{bad' is not JSON text" in out

@@ -131,7 +131,7 @@ def _candidates(words: list[str], ctx: Context, parser: argparse.ArgumentParser)
     if previous in _FILE_FLAGS:
         return [":files"]
     if previous in _OUTPUT_FLAGS:
-        return ["table", "wide", "json", "yaml", "name"]
+        return list(_outputs(command))
     if previous in _NS_FLAGS:
         return _live(ctx, _namespaces)
     if previous == "--context":
@@ -159,6 +159,19 @@ def _candidates(words: list[str], ctx: Context, parser: argparse.ArgumentParser)
         if len(positionals) == 1 and "/" not in positionals[0]:
             return _live(ctx, lambda c: _names(c, positionals[0]))
     return []
+
+
+def _outputs(command: str | None) -> tuple[str, ...]:
+    """The formats ``-o`` accepts for ``command`` (validate takes none)."""
+    from workload_map.cli import config, definitions_cmd, describe_cmd, get_cmd
+
+    by_command: dict[str | None, tuple[str, ...]] = {
+        "describe": describe_cmd.OUTPUTS,
+        "get": get_cmd.OUTPUTS,
+        "definitions": definitions_cmd.OUTPUTS,
+        "validate": (),
+    }
+    return by_command.get(command, config.OUTPUTS)
 
 
 def _types(ctx: Context) -> list[str]:

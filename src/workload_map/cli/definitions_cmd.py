@@ -16,17 +16,18 @@ if TYPE_CHECKING:
     from workload_map.cli.context import Context
     from workload_map.cluster.definitions import Definition
 
-__all__ = ["run"]
+__all__ = ["OUTPUTS", "run"]
 
-_OUTPUTS = ("table", "json", "yaml")
+OUTPUTS = ("table", "json", "yaml")
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
-    fmt = ctx.output_for(_OUTPUTS, "definitions")
-    if args.name and (args.group or args.kind or args.def_version):
+    fmt = ctx.output_for(OUTPUTS, "definitions")
+    if args.name and (args.group is not None or args.kind or args.def_version):
         raise UsageError("give a NAME or filters (--group/--kind/--version), not both")
-    if args.kind and not args.group:
-        raise UsageError("--kind needs --group (use --group '' for the core group)")
+    if args.kind and args.group is None:
+        raise UsageError("--kind needs --group (use --group '' or --group core for the core group)")
+    group = _CORE_ALIASES.get(args.group, args.group)
     if args.def_version and not args.kind:
         raise UsageError("--version needs --kind")
     definitions = ctx.definitions(ctx.optional_cluster())
@@ -37,11 +38,12 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         if found is None:
             from workload_map.cli.suggest import did_you_mean
 
-            names = [d.name for d in definitions.all()]
+            # names are long slugs: offer kinds too ("jobst" → "jobset")
+            words = [d.name for d in definitions.all()] + [k.lower() for k in definitions.kinds()]
             raise CliError(
                 f'no definition named "{args.name}"',
                 ERROR,
-                hint=did_you_mean(args.name, names) or "list them with: wlmap definitions",
+                hint=did_you_mean(args.name, words) or "list them with: wlmap definitions",
             )
         if fmt in ("json", "yaml"):
             from workload_map.cli.render import dump_document
@@ -51,13 +53,13 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
             ctx.stdout.write(_detail(found))
         return OK
     items = definitions.all()
-    if args.group is not None:
-        items = [d for d in items if d.gvk is not None and d.gvk.group == args.group]
+    if group is not None:
+        items = [d for d in items if d.gvk is not None and d.gvk.group == group]
     if args.kind:
         items = [d for d in items if d.gvk is not None and d.gvk.kind.lower() == args.kind.lower()]
     if args.def_version:
         items = [d for d in items if d.gvk is not None and d.gvk.version == args.def_version]
-    if not items and (args.group is not None or args.kind):
+    if not items and (group is not None or args.kind):
         raise CliError(
             "no definition matches " + _filters(args),
             NO_DEFINITION,
@@ -86,6 +88,10 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     for line in format_table(["NAME", "KIND", "APIVERSION", "ORIGIN", "COMPONENTS"], rows):
         ctx.stdout.write(line + "\n")
     return OK
+
+
+# what users type for the core group ("" in a GVK), as kubectl's api-resources shows it
+_CORE_ALIASES = {"core": "", "v1": ""}
 
 
 def _by_kind(word: str, definitions: Any) -> Definition | None:

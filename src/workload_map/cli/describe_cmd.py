@@ -18,25 +18,21 @@ if TYPE_CHECKING:
     from workload_map.cli.context import Context
     from workload_map.cluster.definitions import Definition
 
-__all__ = ["run"]
+__all__ = ["OUTPUTS", "run"]
 
-_OUTPUTS = ("table", "json", "yaml")
+OUTPUTS = ("table", "json", "yaml")
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
-    fmt = ctx.output_for(_OUTPUTS, "describe")
+    fmt = ctx.output_for(OUTPUTS, "describe")
     if args.file is not None:
-        if args.target:
-            raise UsageError(
-                "give either TYPE/NAME (live) or -f FILE (offline), not both",
-                hint=f"got -f {args.file} and {' '.join(args.target)}",
-            )
         obj, pods, definition, age = _offline(args, ctx)
     else:
         if args.pods is not None:
             raise UsageError("--pods only applies with -f FILE; live pods come from the cluster")
         obj, pods, definition, age = _live(args, ctx)
     view = _describe(obj, pods, definition, explain=args.explain, file_mode=args.file is not None)
+    _warn_problems(view, ctx)
     if fmt in ("json", "yaml"):
         from workload_map.cli.render import dump_document
 
@@ -52,6 +48,23 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     if explanation is not None:
         ctx.stdout.write("\nExplain:\n" + _explain_text(explanation))
     return OK
+
+
+def _warn_problems(view: dict[str, Any], ctx: Context) -> None:
+    """What the engine could not work out, as ``warning:`` lines. The exit code stays 0 (as
+    kubectl's warnings): the view is still printed, with the affected numbers at 0."""
+    for message in view.get("errors") or []:
+        ctx.warn(str(message))
+    reasons = view.get("unattributedReasons")
+    if not isinstance(reasons, dict):
+        return
+    by_reason: dict[str, list[str]] = {}
+    for pod, reason in reasons.items():
+        by_reason.setdefault(str(reason or "no reason given"), []).append(str(pod))
+    for reason, pods in by_reason.items():
+        shown = ", ".join(pods[:3]) + (f", +{len(pods) - 3} more" if len(pods) > 3 else "")
+        noun = "pod" if len(pods) == 1 else "pods"
+        ctx.warn(f"{len(pods)} {noun} not attributed ({reason}): {shown}")
 
 
 def _explain_text(explanation: Any) -> str:
@@ -127,22 +140,75 @@ def _describe(
 def _offline(
     args: argparse.Namespace, ctx: Context
 ) -> tuple[dict[str, Any], list[dict[str, Any]] | None, Definition, str | None]:
-    from workload_map.cli.manifests import read_objects, read_single_object
+    from workload_map.cli.file_workload import Selector, gvk_of, pick_workload
+    from workload_map.cli.manifests import describe_object, read_objects, source_label
 
     if args.file == "-" and (args.pods == "-" or args.definition == "-"):
         raise UsageError("only one of -f, --pods and --definition can read stdin (-)")
-    obj = read_single_object(args.file, ctx.stdin)
-    if ctx.connection.namespace and not (obj.get("metadata") or {}).get("namespace"):
-        obj = {
-            **obj,
-            "metadata": {**(obj.get("metadata") or {}), "namespace": ctx.connection.namespace},
-        }
+    selector = Selector.from_words(list(args.target))
+    label = source_label(args.file)
+    docs = read_objects(args.file, ctx.stdin)
+    override = _definition_from_file(args.definition, ctx) if args.definition else None
+    found: dict[tuple[str, str, str], Definition | None] = {}
+
+    def covered(doc: dict[str, Any]) -> bool:
+        gvk = gvk_of(doc)
+        if gvk is None:
+            return False
+        if override is not None:
+            root = override.gvk
+            return root is None or (root.group, root.kind) == (gvk[0], gvk[2])
+        if gvk not in found:
+            found[gvk] = _lookup_definition(gvk, ctx)[0]
+        return found[gvk] is not None
+
+    obj, others = pick_workload(docs, label, selector=selector, covered=covered)
+    obj = _with_namespace(obj, ctx, label)
     pods = read_objects(args.pods, ctx.stdin) if args.pods is not None else None
-    if args.definition is not None:
-        definition = _definition_from_file(args.definition, ctx)
+    if pods is not None:
+        # the file's other objects (owned Jobs, ReplicaSets, …) can link pods to the workload
+        pods = pods + [d for d in others if d.get("kind") != "Pod"]
+    if override is not None:
+        _check_kind(override, args.definition, gvk_of(obj), describe_object(obj))
+        definition = override
     else:
         definition = _definition_for_object(obj, ctx)
     return obj, pods, definition, None
+
+
+def _with_namespace(obj: dict[str, Any], ctx: Context, label: str) -> dict[str, Any]:
+    """``-n`` fills in a missing namespace; a different one in the file is an error (kubectl)."""
+    wanted = ctx.connection.namespace
+    if not wanted:
+        return obj
+    meta = obj.get("metadata") or {}
+    own = meta.get("namespace")
+    if own and own != wanted:
+        raise UsageError(
+            f'the namespace from the provided object "{own}" does not match the namespace '
+            f'"{wanted}"',
+            hint=f"{label} is in namespace {own}: pass -n {own}, or leave -n out",
+        )
+    if own:
+        return obj
+    return {**obj, "metadata": {**meta, "namespace": wanted}}
+
+
+def _check_kind(
+    definition: Definition, path: str, gvk: tuple[str, str, str] | None, what: str
+) -> None:
+    """A definition from ``--definition`` must be written for the object's group and kind."""
+    from workload_map.cluster.definitions import gvk_text
+    from workload_map.model import GVK
+
+    root = definition.gvk
+    if root is None or gvk is None or (root.group, root.kind) == (gvk[0], gvk[2]):
+        return
+    raise CliError(
+        f"--definition {path} describes {gvk_text(root)}, but {what} is {gvk_text(GVK(*gvk))}",
+        ERROR,
+        hint="pass a Karta whose root component has the workload's group and kind",
+    )
 
 
 def _definition_from_file(path: str, ctx: Context) -> Definition:
@@ -162,38 +228,56 @@ def _definition_from_file(path: str, ctx: Context) -> Definition:
     return Definition(karta, name, "file", doc)
 
 
-def _definition_for_object(obj: dict[str, Any], ctx: Context) -> Definition:
-    from workload_map.cluster.definitions import AmbiguousDefinition
+def _lookup_definition(
+    gvk: tuple[str, str, str], ctx: Context
+) -> tuple[Definition | None, str | None]:
+    """The definition for an object's GVK (exact, else the same group/kind at another version,
+    with the warning to give then); None when nothing covers it."""
+    from workload_map.cluster.definitions import AmbiguousDefinition, gvk_text
     from workload_map.model import GVK
 
-    api_version = str(obj.get("apiVersion"))
-    group, _, version = api_version.rpartition("/")
-    gvk = GVK(group, version, str(obj.get("kind")))
+    wanted = GVK(*gvk)
     cluster = ctx.optional_cluster(explicit_only=True)
     if cluster is None:
         from workload_map.cluster.definitions import catalog_definition
 
-        found, others = catalog_definition(gvk)
-        if found is not None:
-            return found
+        exact, others = catalog_definition(wanted)
+        if exact is not None:
+            return exact, None
     else:
         definitions = ctx.definitions(cluster)
         try:
-            found = definitions.resolve(gvk)
+            exact = definitions.resolve(wanted)
         except AmbiguousDefinition as exc:
             raise CliError(str(exc), ERROR) from exc
-        if found is not None:
-            return found
-        others = definitions.for_group_kind(gvk.group, gvk.kind)
-    if others:
-        chosen = others[0]
-        if chosen.gvk is not None:
-            ctx.warn(
-                f"no definition for {gvk.kind} {api_version}; using {chosen.name} "
-                f"(written for {chosen.gvk.api_version})"
-            )
-        return chosen
-    raise no_definition_error(gvk=gvk)
+        if exact is not None:
+            return exact, None
+        others = definitions.for_group_kind(wanted.group, wanted.kind)
+    if not others:
+        return None, None
+    chosen = others[0]
+    note = None
+    if chosen.gvk is not None:
+        note = (
+            f"no definition for {gvk_text(wanted)}; using {chosen.name} "
+            f"(written for {chosen.gvk.api_version})"
+        )
+    return chosen, note
+
+
+def _definition_for_object(obj: dict[str, Any], ctx: Context) -> Definition:
+    from workload_map.cli.file_workload import gvk_of
+    from workload_map.model import GVK
+
+    gvk = gvk_of(obj)
+    if gvk is None:  # pick_workload already insists on apiVersion and kind
+        raise UsageError("the object has no apiVersion or kind")
+    definition, note = _lookup_definition(gvk, ctx)
+    if definition is None:
+        raise no_definition_error(gvk=GVK(*gvk))
+    if note:
+        ctx.warn(note)
+    return definition
 
 
 def _live(
@@ -221,6 +305,12 @@ def _live(
             target_res = resolve_type(type_token, cluster, _only(definitions, override))
             definition = override
             res = target_res.resource
+            _check_kind(
+                override,
+                args.definition,
+                (res.group, res.version, res.kind),
+                f"{type_token}/{name}",
+            )
         else:
             target = resolve_type(type_token, cluster, definitions, warn=ctx.warn)
             res, definition = target.resource, target.definition
@@ -272,7 +362,13 @@ def _bare_name(
         raise _missing_name(word)
     found = find_by_name(word, cluster, definitions)
     if not found:
-        raise _missing_name(word)
+        where = f"namespace {cluster.namespace}" if cluster.namespace else "the cluster"
+        raise CliError(
+            f'no workload named "{word}" found in {where} (looked through every covered type)',
+            NOT_FOUND,
+            hint=f"if {word} is a TYPE, give the NAME too: wlmap describe {word}/NAME; "
+            "list workloads with: wlmap get --all-types",
+        )
     if len(found) > 1:
         raise ambiguous_name_error(word, found, "describe")
     target, obj = found[0]

@@ -1,4 +1,5 @@
-"""The describe table: header, component/pod tree, phase, resources, gangs, leftover pods.
+"""The describe table: header, component/pod tree, phase, resources, gangs, leftover pods,
+and the errors the engine met (a bad quantity or expression must not pass unseen).
 
 Input is the ``Workload.describe()`` dict (INTERFACES.md shape) so the table can never say
 something the JSON does not. Tree lines use ``|-- `` / backtick ``-- `` like the reference;
@@ -316,6 +317,8 @@ def render_describe(view: dict[str, Any], opts: RenderOptions) -> str:
         lines.append("Gangs:")
         lines.extend("  " + line for line in _pod_group_lines(groups, style))
     leftover = view.get("unattributedPods") or []
+    reasons = view.get("unattributedReasons")
+    reasons = reasons if isinstance(reasons, dict) else {}
     if leftover:
         lines.append("")
         lines.append(
@@ -323,8 +326,13 @@ def render_describe(view: dict[str, Any], opts: RenderOptions) -> str:
         )
         for pod in leftover:
             if isinstance(pod, dict):
-                why = f"  ({pod['reason']})" if pod.get("reason") else ""
-                lines.append(f"  {pod.get('name')}{why}")
+                name, reason = pod.get("name"), pod.get("reason")
             else:
-                lines.append(f"  {pod}")
+                name, reason = pod, reasons.get(str(pod))
+            lines.append(f"  {name}" + (f"  ({reason})" if reason else ""))
+    errors = [str(e) for e in view.get("errors") or []]
+    if errors:
+        lines.append("")
+        lines.append(style(f"Errors ({len(errors)}):", "red", "bold") + " what could not be read")
+        lines.extend(f"  {message}" for message in errors)
     return "\n".join(lines) + "\n"

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from workload_map.cluster.client import Cluster
     from workload_map.cluster.definitions import Definitions
 
-__all__ = ["PHASES", "run"]
+__all__ = ["OUTPUTS", "PHASES", "run"]
 
 PHASES = (
     "Undefined",
@@ -35,7 +35,7 @@ PHASES = (
     "Initializing",
     "Degraded",
 )
-_OUTPUTS = ("table", "wide", "json", "yaml", "name")
+OUTPUTS = ("table", "wide", "json", "yaml", "name")
 
 
 def _phases(values: list[str]) -> set[str]:
@@ -95,7 +95,7 @@ class Row:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
-    fmt = ctx.output_for(_OUTPUTS, "get")
+    fmt = ctx.output_for(OUTPUTS, "get")
     phases = _phases(args.phase)
     if args.chunk_size < 0:
         raise UsageError(f"--chunk-size must be 0 (no paging) or more, got {args.chunk_size}")

@@ -54,7 +54,13 @@ _DESCRIBE_EPILOG = """examples:
   wlmap describe train                           a bare name, looked up across covered types
   wlmap describe -f lws.yaml --pods pods.yaml    offline, pods from a file (or a List)
   wlmap describe -f my.yaml --definition k.yaml  with your own Karta
-  wlmap describe js/train --explain              how each pod was placed and grouped"""
+  wlmap describe -f all.yaml lws/vllm            pick one workload of a multi-object file
+  wlmap describe js/train --explain              how each pod was placed and grouped
+
+A file may hold several objects (a stream or a List): the one a definition covers is the
+workload; the others only link pods' owner chains. What the definition cannot extract (a bad
+quantity, a failing expression) is listed under Errors and printed as a warning; the exit code
+stays 0 because the rest of the view is still right."""
 
 _GET_EPILOG = """examples:
   wlmap get jobsets                      in the context's namespace
@@ -168,7 +174,12 @@ def build_parser(out: IO[str]) -> argparse.ArgumentParser:
         "offline from a file (-f FILE).",
     )
     d.add_argument("target", nargs="*", metavar="TYPE[/NAME] [NAME]")
-    d.add_argument("-f", "--file", metavar="FILE", help="read the workload from FILE (- = stdin)")
+    d.add_argument(
+        "-f",
+        "--file",
+        metavar="FILE",
+        help="read the workload from FILE (- = stdin); TYPE/NAME then picks one of its objects",
+    )
     d.add_argument(
         "--pods",
         metavar="FILE",
@@ -411,9 +422,7 @@ def _context(
         environ=env,
     )
     if connect is None:
-        from workload_map.cluster.client import connect as default_connect
-
-        connect = default_connect
+        connect = _connect
     return Context(
         stdin=stdin,
         stdout=stdout,
@@ -425,6 +434,13 @@ def _context(
         style=Styler(wants_color(stdout, env)),
         err_style=err_style,
     )
+
+
+def _connect(options: ConnectionOptions) -> Cluster:
+    """The real client, imported only when a command talks to a cluster."""
+    from workload_map.cluster.client import connect
+
+    return connect(options)
 
 
 def _dispatch(args: argparse.Namespace, ctx: Any) -> int:

@@ -12,7 +12,14 @@ from typing import IO, Any
 
 from workload_map.cli.exits import UsageError
 
-__all__ = ["read_objects", "read_single_object", "read_text"]
+__all__ = [
+    "check_object",
+    "describe_object",
+    "read_objects",
+    "read_single_object",
+    "read_text",
+    "source_label",
+]
 
 
 def read_text(path: str, stdin: IO[str]) -> str:
@@ -34,7 +41,8 @@ def read_text(path: str, stdin: IO[str]) -> str:
         raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from exc
 
 
-def _label(path: str) -> str:
+def source_label(path: str) -> str:
+    """How messages name a file argument (``-`` is stdin)."""
     return "stdin" if path == "-" else path
 
 
@@ -53,7 +61,7 @@ def _documents(text: str, path: str) -> list[Any]:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise UsageError(f"{_label(path)}: not valid YAML or JSON{where}: {problem}") from exc
+        raise UsageError(f"{source_label(path)}: not valid YAML or JSON{where}: {problem}") from exc
 
 
 def _json_stream(text: str) -> list[Any] | None:
@@ -89,7 +97,7 @@ def read_objects(path: str, stdin: IO[str]) -> list[dict[str, Any]]:
     for index, doc in enumerate(docs):
         if not isinstance(doc, dict):
             raise UsageError(
-                f"{_label(path)}: document {index + 1} is a {type(doc).__name__}, "
+                f"{source_label(path)}: document {index + 1} is a {type(doc).__name__}, "
                 "not a Kubernetes object"
             )
     return docs
@@ -98,18 +106,21 @@ def read_objects(path: str, stdin: IO[str]) -> list[dict[str, Any]]:
 def read_single_object(path: str, stdin: IO[str]) -> dict[str, Any]:
     """Exactly one object with apiVersion and kind (empty documents are skipped)."""
     docs = _documents(read_text(path, stdin), path)
-    label = _label(path)
+    label = source_label(path)
     if not docs:
         raise UsageError(f"{label}: no object found (the file is empty)")
     if len(docs) > 1:
         raise UsageError(
-            f"{label}: holds {len(docs)} documents ({_summary(docs)}); "
-            "describe -f takes exactly one workload",
-            hint="put the workload in a file of its own; its pods go in --pods FILE",
+            f"{label}: holds {len(docs)} documents ({_summary(docs)}); expected exactly one",
         )
     doc = docs[0]
     if not isinstance(doc, dict):
         raise UsageError(f"{label}: expected a Kubernetes object, got a {type(doc).__name__}")
+    return check_object(doc, label)
+
+
+def check_object(doc: dict[str, Any], label: str) -> dict[str, Any]:
+    """``doc`` when it is a usable object: string apiVersion and kind, mapping sections."""
     missing = [k for k in ("apiVersion", "kind") if not doc.get(k)]
     if missing:
         raise UsageError(f"{label}: the object has no {' and no '.join(missing)}")
@@ -125,14 +136,17 @@ def read_single_object(path: str, stdin: IO[str]) -> dict[str, Any]:
     return doc
 
 
+def describe_object(doc: Any) -> str:
+    """``Kind/name`` of a document, for messages (``?`` for what is missing)."""
+    if not isinstance(doc, dict):
+        return type(doc).__name__
+    meta = doc.get("metadata")
+    meta = meta if isinstance(meta, dict) else {}
+    name = meta.get("name") or meta.get("generateName") or "?"
+    return f"{doc.get('kind') or '?'}/{name}"
+
+
 def _summary(docs: list[Any], limit: int = 4) -> str:
-    names = []
-    for doc in docs[:limit]:
-        if isinstance(doc, dict):
-            meta = doc.get("metadata")
-            meta = meta if isinstance(meta, dict) else {}
-            names.append(f"{doc.get('kind', '?')}/{meta.get('name', '?')}")
-        else:
-            names.append(type(doc).__name__)
+    names = [describe_object(doc) for doc in docs[:limit]]
     more = f", +{len(docs) - limit} more" if len(docs) > limit else ""
     return ", ".join(names) + more

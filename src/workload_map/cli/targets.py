@@ -75,8 +75,10 @@ def no_definition_error(
     *, type_token: str | None = None, gvk: Any = None, candidates: list[str] | None = None
 ) -> CliError:
     """Exit 4 with the machine payload ``{"error": "no_definition_for_type", …}``."""
+    from workload_map.cluster.definitions import gvk_text
+
     if gvk is not None:
-        message = f"no definition covers {gvk}"
+        message = f"no definition covers {gvk_text(gvk)}"
     else:
         message = (
             f'unknown type "{type_token}": the cluster serves no such resource and no '
@@ -89,7 +91,7 @@ def no_definition_error(
     suggestion = did_you_mean(type_token, candidates) if type_token and candidates else None
     payload: dict[str, Any] = {"error": "no_definition_for_type"}
     if gvk is not None:
-        payload["gvk"] = str(gvk)
+        payload["gvk"] = gvk_text(gvk)
     else:
         payload["type"] = type_token
     payload["message"] = message

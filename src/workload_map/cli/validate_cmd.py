@@ -1,7 +1,9 @@
 """``wlmap validate FILE|- [--crd CRD]``: the author's check before a definition ships.
 
 Prints ``OK: …`` or ``INVALID: …`` plus one finding per line on stdout, advice as ``warning: …``
-on stderr, and exits 0 (valid), 1 (invalid) or 2 (unreadable or not YAML/JSON at all).
+on stderr, and exits 0 (valid), 1 (invalid, including schema problems such as an unknown field,
+a wrong type or an unsupported apiVersion) or 2 (unreadable, not YAML/JSON, or a document that is
+not an object).
 """
 
 from __future__ import annotations
@@ -70,9 +72,13 @@ def run(
 ) -> int:
     """Validate the Karta definition(s) at ``path`` (``-`` for stdin); return the exit code."""
     from workload_map.model.findings import Finding
-    from workload_map.model.load import KartaLoadError, karta_from_document, parse_documents
-    from workload_map.model.types import Karta
-    from workload_map.model.validate import validate
+    from workload_map.model.load import (
+        KartaLoadError,
+        LenientLoad,
+        parse_documents,
+        read_karta_document,
+    )
+    from workload_map.model.validate import validate_loaded
 
     name = path
     try:
@@ -80,10 +86,7 @@ def run(
         crd_docs = None
         if crd is not None:
             crd_docs = parse_documents(_read(crd, stdin if path != "-" else None), source=crd)
-    except _Unreadable as exc:
-        stderr.write(f"error: {exc}\n")
-        return _UNREADABLE
-    except KartaLoadError as exc:
+    except (_Unreadable, KartaLoadError) as exc:
         stderr.write(f"error: {exc}\n")
         return _UNREADABLE
 
@@ -93,15 +96,11 @@ def run(
             docs = parse_documents(text, source=name)
             if not docs:
                 raise KartaLoadError("contains no document", source=name)
-            kartas: list[tuple[str, Karta | None, KartaLoadError | None]] = []
+            loaded: list[tuple[str, LenientLoad]] = []
             for i, doc in enumerate(docs):
                 where = name if len(docs) == 1 else f"{name} (document {i + 1})"
-                try:
-                    kartas.append((where, karta_from_document(doc, source=where), None))
-                except KartaLoadError as exc:
-                    if not exc.problems:
-                        raise
-                    kartas.append((where, None, exc))
+                # schema problems become findings; only a non-object document is unreadable
+                loaded.append((where, read_karta_document(doc, source=where)))
         except KartaLoadError as exc:
             stderr.write(f"error: {exc}\n")
             return _UNREADABLE
@@ -109,38 +108,34 @@ def run(
         stderr.write(f"warning: {warning.message}\n")
 
     status = _OK
-    for where, karta, load_error in kartas:
-        findings: list[Finding]
-        if karta is None:
-            assert load_error is not None
-            findings = [Finding(p.path, "schema", "error", p.message) for p in load_error.problems]
-        else:
-            target = None
-            if crd_docs is not None:
-                gvk = karta.root_gvk
-                try:
-                    target = _pick_crd(
-                        crd_docs, str(crd), gvk.group if gvk else None, gvk.kind if gvk else None
-                    )
-                except _Unreadable as exc:
-                    stderr.write(f"error: {exc}\n")
-                    return _UNREADABLE
+    for where, result in loaded:
+        karta = result.karta
+        target = None
+        if crd_docs is not None and karta is not None:
+            gvk = karta.root_gvk
             try:
-                findings = validate(karta, crd=target)
-            except RecursionError:
-                findings = [Finding("", "too-deep", "error", "the definition nests too deeply")]
+                target = _pick_crd(
+                    crd_docs, str(crd), gvk.group if gvk else None, gvk.kind if gvk else None
+                )
+            except _Unreadable as exc:
+                stderr.write(f"error: {exc}\n")
+                return _UNREADABLE
+        findings: list[Finding]
+        try:
+            findings = validate_loaded(result, crd=target)
+        except RecursionError:
+            findings = [Finding("", "too-deep", "error", "the definition nests too deeply")]
         errors = [f for f in findings if f.is_error]
         for finding in findings:
             if not finding.is_error:
                 stderr.write(f"warning: {where}: {finding}\n")
-        if errors:
+        if errors or karta is None:
             stdout.write(f"INVALID: {where}\n")
             for finding in errors:
                 stdout.write(f"  {finding}\n")
             stderr.write(f"error: {len(errors)} finding(s) in {where}\n")
             status = _INVALID
         else:
-            assert karta is not None
             gvk = karta.root_gvk
             stdout.write(f"OK: {where} is a valid Karta definition (GVK: {gvk})\n")
     return status

@@ -1,22 +1,27 @@
 """Cluster access for the CLI: configuration, a read-only client, definitions and owner chains.
 
 Nothing here imports the official ``kubernetes`` package at import time; :func:`connect` does,
-so offline commands never pay for it.
+so offline commands never pay for it. The names below load their module on first use, so
+``describe -f`` (which needs only :class:`ConnectionOptions`) skips the client and discovery.
 """
 
 from __future__ import annotations
 
-from workload_map.cluster.client import Cluster, connect
-from workload_map.cluster.errors import (
-    ApiError,
-    ClusterError,
-    Forbidden,
-    NotConfigured,
-    NotFound,
-    Unauthorized,
-    Unreachable,
-)
-from workload_map.cluster.kubeconfig import ConnectionOptions
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from workload_map.cluster.client import Cluster, connect
+    from workload_map.cluster.errors import (
+        ApiError,
+        ClusterError,
+        Forbidden,
+        NotConfigured,
+        NotFound,
+        Unauthorized,
+        Unreachable,
+    )
+    from workload_map.cluster.kubeconfig import ConnectionOptions
 
 __all__ = [
     "ApiError",
@@ -30,3 +35,30 @@ __all__ = [
     "Unreachable",
     "connect",
 ]
+
+_HOMES = {
+    "Cluster": "client",
+    "connect": "client",
+    "ConnectionOptions": "kubeconfig",
+    **dict.fromkeys(
+        (
+            "ApiError",
+            "ClusterError",
+            "Forbidden",
+            "NotConfigured",
+            "NotFound",
+            "Unauthorized",
+            "Unreachable",
+        ),
+        "errors",
+    ),
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value

@@ -25,9 +25,16 @@ __all__ = [
     "Definition",
     "Definitions",
     "catalog_definition",
+    "gvk_text",
 ]
 
 KARTAS_PATH = "/apis/run.ai/v1alpha1/kartas"
+
+
+def gvk_text(gvk: GVK) -> str:
+    """``group/version, Kind=kind`` as users read it: ``v1, Kind=Pod`` for the core group
+    (Go's ``GroupVersionKind.String()`` would print ``/v1``)."""
+    return f"{gvk.api_version}, Kind={gvk.kind}"
 
 
 class AmbiguousDefinition(WlmapError):
@@ -96,7 +103,8 @@ class Definitions:
         for gvk, names in sorted(by_gvk.items(), key=lambda kv: str(kv[0])):
             if len(names) > 1:
                 warnings.append(
-                    f"{len(names)} cluster Karta definitions claim {gvk}: {', '.join(sorted(names))}"
+                    f"{len(names)} cluster Karta definitions claim {gvk_text(gvk)}: "
+                    + ", ".join(sorted(names))
                 )
         return cls(merged, warnings)
 
@@ -110,7 +118,8 @@ class Definitions:
         if len(found) > 1:
             names = ", ".join(sorted(d.name for d in found))
             raise AmbiguousDefinition(
-                f"{len(found)} Karta definitions claim {gvk} ({names}); delete all but one"
+                f"{len(found)} Karta definitions claim {gvk_text(gvk)} ({names}); "
+                "delete all but one"
             )
         return found[0] if found else None
 

@@ -81,6 +81,14 @@ def resolve(options: ConnectionOptions) -> ResolvedConfig:
         return _from_kubeconfig(files, options)
     if _in_cluster(options):
         return _from_service_account(options)
+    listed = [p for p in options.environ.get("KUBECONFIG", "").split(os.pathsep) if p]
+    if listed:
+        names = ", ".join(listed)
+        raise NotConfigured(
+            f"no cluster configured: KUBECONFIG names {names}, which "
+            f"{'does' if len(listed) == 1 else 'do'} not exist; fix KUBECONFIG or pass "
+            "--kubeconfig FILE"
+        )
     raise NotConfigured(
         "no cluster configured: no kubeconfig ($KUBECONFIG, ~/.kube/config) and not running "
         "inside a cluster; pass --kubeconfig, or describe a file offline with -f FILE"

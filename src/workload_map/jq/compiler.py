@@ -16,6 +16,7 @@ per process), then value natives.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import os
@@ -100,7 +101,8 @@ def _catchable(e: JqRuntimeError) -> bool:
 
 
 def _annotate(e: JqError, offset: int) -> None:
-    if e.offset is None:
+    # builtin.jq nodes carry offset -1: their errors take the offset of the user's call
+    if e.offset is None and offset >= 0:
         e.offset = offset
 
 
@@ -214,12 +216,15 @@ EMPTY = Code(_empty_run, None, _empty_paths)
 class FuncInfo:
     """A jq-defined function: its parameters, the env length at its definition, its body."""
 
-    __slots__ = ("body", "n_def", "name", "params")
+    __slots__ = ("body", "builtin", "n_def", "name", "params")
 
-    def __init__(self, name: str, params: tuple[str, ...], n_def: int) -> None:
+    def __init__(
+        self, name: str, params: tuple[str, ...], n_def: int, builtin: bool = False
+    ) -> None:
         self.name = name
         self.params = params
         self.n_def = n_def
+        self.builtin = builtin  # defined in builtin.jq: errors point at the call site
         self.body: Code | None = None
 
 
@@ -1121,7 +1126,10 @@ class Compiler:
 
     def call_func(self, info: FuncInfo, node: ast.Call, scope: Scope) -> Code:
         args = [self.compile(a, scope) for a in node.args]
-        return _func_call(info, args, node.offset)
+        code = _func_call(info, args, node.offset)
+        if info.builtin:
+            return _at_call_site(code, node.offset)
+        return code
 
     # --- patterns ----------------------------------------------------------------------------
     def pattern_vars(self, pattern: Any, out: list[str]) -> None:
@@ -1857,6 +1865,27 @@ def _func_call(info: FuncInfo, args: list[Code], offset: int) -> Code:
     return Code(run, None, paths, tail=tail)
 
 
+def _at_call_site(code: Code, offset: int) -> Code:
+    """Errors raised inside a builtin.jq function point at the call in the user's program."""
+    c_run, c_paths = code.run, code.paths
+
+    def run(v: Any, env: Env) -> Iterator[Any]:
+        try:
+            yield from c_run(v, env)
+        except JqError as e:
+            _annotate(e, offset)
+            raise
+
+    def paths(v: Any, p: Path | None, env: Env) -> Iterator[tuple[Any, Path | None]]:
+        try:
+            yield from c_paths(v, p, env)
+        except JqError as e:
+            _annotate(e, offset)
+            raise
+
+    return Code(run, None, paths)
+
+
 def _native_call(fn: Callable[..., Any], args: list[Code], offset: int, stream: bool) -> Code:
     n = len(args)
     if n == 0:
@@ -1966,13 +1995,29 @@ def _load_builtin_defs() -> dict[tuple[str, int], ast.FuncDef]:
         from workload_map.jq.parser import parse
 
         text = resources.files("workload_map.jq.builtins").joinpath("builtin.jq").read_text()
-        tree = parse(text + " .")
+        tree = _without_offsets(parse(text + " ."))
         defs: dict[tuple[str, int], ast.FuncDef] = {}
         assert isinstance(tree, ast.WithDefs)
         for d in tree.defs:
             defs[(d.name, len(d.params))] = d
         _BUILTIN_DEFS = defs
     return _BUILTIN_DEFS
+
+
+def _without_offsets(node: Any) -> Any:
+    """A copy of a builtin.jq tree with every offset -1 (they are not the user's program)."""
+    if isinstance(node, tuple):
+        return tuple(_without_offsets(x) for x in node)
+    if not dataclasses.is_dataclass(node) or isinstance(node, type):
+        return node
+    changes = {
+        f.name: _without_offsets(getattr(node, f.name))
+        for f in dataclasses.fields(node)
+        if f.name != "offset"
+    }
+    if any(f.name == "offset" for f in dataclasses.fields(node)):
+        changes["offset"] = -1
+    return dataclasses.replace(node, **changes)
 
 
 def builtin_names() -> list[str]:
@@ -2000,7 +2045,7 @@ def _compile_builtin(key: tuple[str, int]) -> FuncInfo | None:
     d = _load_builtin_defs().get(key)
     if d is None:
         return None
-    info = FuncInfo(d.name, d.params, 1)
+    info = FuncInfo(d.name, d.params, 1, builtin=True)
     _BUILTIN_FUNCS[key] = info
     root = _root_scope(())
     inner = root.bind_func(info)

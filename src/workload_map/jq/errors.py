@@ -80,7 +80,7 @@ class JqLimitError(JqRuntimeError):
     """A configured limit was reached (result cap, deadline, depth); ``try`` does not catch it."""
 
 
-class JqBreak(Exception):  # noqa: N818 - control flow, not an error
+class JqBreak(Exception):
     """``break $label`` unwinding to its ``label``; never escapes a compiled program."""
 
     def __init__(self, label_id: int):

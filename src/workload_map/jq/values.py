@@ -7,20 +7,33 @@ type tests. Python's `bool` is a subclass of `int`, so every number test exclude
 Numbers: `int` (exact, any size), `float`, and `LiteralNumber` (a float that remembers the text
 it was read from JSON, printed verbatim until arithmetic turns it into a plain float). Integer and
 float mix like gojq: the integer is converted to float64 first. Error texts are gojq's.
+
+Strings are always valid Unicode: bytes that are not UTF-8 (from `@base64d`, `@urid`, input
+files) become U+FFFD per byte, and lone surrogates a caller's Python strings may hold are read as
+U+FFFD wherever text is encoded (`valid_text`, `utf8_bytes`), so nothing raises UnicodeError.
+
+Memory guards: one step never builds a string over `MAX_STRING_BYTES`, an array over
+`MAX_ARRAY_LENGTH` or an integer over `MAX_INT_BITS` (gojq has no such caps, but it also has no
+deadline to honour inside one multiplication). The caps are module settings a caller may change.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterator
 from typing import Any
 
-from workload_map.jq.errors import JqRuntimeError
+from workload_map.jq.errors import JqLimitError, JqRuntimeError
 
 __all__ = [
+    "MAX_ARRAY_LENGTH",
     "MAX_INT",
+    "MAX_INT_BITS",
+    "MAX_STRING_BYTES",
     "MIN_INT",
     "LiteralNumber",
+    "int_multiply",
     "add",
     "compare",
     "divide",
@@ -43,11 +56,38 @@ __all__ = [
     "type_error",
     "type_error_preview",
     "type_name",
+    "utf8_bytes",
+    "valid_text",
 ]
 
 MAX_INT = (1 << 63) - 1
 MIN_INT = -(1 << 63)
 _MAX_FLOAT = 1.7976931348623157e308
+
+MAX_STRING_BYTES = 1 << 27
+"""Largest string (UTF-8 bytes; characters for `+`) one `*` or `+` may build: 128 MiB."""
+MAX_ARRAY_LENGTH = 1 << 24
+"""Largest array one `+` or `transpose` may build: 16 Mi elements (128 MiB of references)."""
+MAX_INT_BITS = 332_200
+"""Largest integer one `*` may build: about 100,000 decimal digits (gojq's big ints grow freely,
+but a multiplication of two huge integers cannot be interrupted by the deadline)."""
+
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
+def valid_text(s: str) -> str:
+    """`s` with every lone surrogate (U+D800-U+DFFF) replaced by U+FFFD, as gojq reads them."""
+    if s.isascii() or _SURROGATES.search(s) is None:
+        return s
+    return _SURROGATES.sub("\ufffd", s)
+
+
+def utf8_bytes(s: str) -> bytes:
+    """The UTF-8 bytes of `s`, a lone surrogate encoded as U+FFFD."""
+    try:
+        return s.encode("utf-8")
+    except UnicodeEncodeError:
+        return valid_text(s).encode("utf-8")
 
 
 class LiteralNumber(float):

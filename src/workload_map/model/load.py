@@ -5,6 +5,11 @@ dicts, and the predecessor ``optimization.nvidia.com/v1alpha1`` ``ResourceInterf
 with a :class:`DeprecationWarning`). Every problem (unknown field, wrong type, missing required
 field) is collected and raised together as one :class:`KartaLoadError` naming the file and the
 JSON path of each field, so an author fixes them all in one pass.
+
+:func:`load_karta_leniently` is the validator's entry: it never stops at a schema problem. An
+unknown field is reported and skipped, a wrong-typed optional field is reported and treated as
+absent, and a missing or unusable required field gets a neutral placeholder (``""``, ``()``, an
+empty object) so that list indexes, and therefore finding paths, stay those of the document.
 """
 
 from __future__ import annotations
@@ -14,7 +19,8 @@ import json
 import re
 import warnings
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import MISSING, dataclass
+from dataclasses import fields as dataclass_fields
 from pathlib import Path
 from typing import Any
 
@@ -28,12 +34,15 @@ __all__ = [
     "LEGACY_API_VERSION",
     "LEGACY_KIND",
     "KartaLoadError",
+    "LenientLoad",
     "LoadProblem",
     "dump_karta",
     "karta_from_document",
     "load_karta",
+    "load_karta_leniently",
     "load_kartas",
     "parse_documents",
+    "read_karta_document",
 ]
 
 LEGACY_API_VERSION = "optimization.nvidia.com/v1alpha1"
@@ -42,10 +51,15 @@ LEGACY_KIND = "ResourceInterface"
 
 @dataclass(frozen=True)
 class LoadProblem:
-    """One reason a document is not a Karta: a JSON-style field path and a message."""
+    """One reason a document is not a Karta: a JSON-style field path, a message and a code.
+
+    Codes: ``unknown-field``, ``wrong-type``, ``missing-field``, ``unsupported-version``,
+    ``not-a-karta``.
+    """
 
     path: str
     message: str
+    code: str = "schema"
 
     def __str__(self) -> str:
         return f"{self.path}: {self.message}" if self.path else self.message
@@ -254,11 +268,50 @@ def _preview(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def _to_karta(doc: Any, source: str | None) -> Karta:
+@dataclass(frozen=True)
+class LenientLoad:
+    """What :func:`load_karta_leniently` could read: the Karta, every problem, the document.
+
+    ``karta`` is None only when the document is not a Karta at all (another kind, no
+    ``spec.structureDefinition``); ``problems`` then holds the reason.
+    """
+
+    karta: Karta | None
+    problems: tuple[LoadProblem, ...]
+    document: dict[str, Any]
+    source: str | None = None
+
+
+def load_karta_leniently(src: Any, *, source: str | None = None) -> LenientLoad:
+    """One Karta from ``src`` with every schema problem collected instead of raised.
+
+    Raises :class:`KartaLoadError` only when there is nothing to check: unreadable or
+    unparseable input, not exactly one document, or a document that is not an object.
+    """
+    if isinstance(src, Karta):
+        return LenientLoad(src, (), dump_karta(src), source)
+    docs, origin = _documents(src)
+    where = source or origin
+    if not docs:
+        raise KartaLoadError("contains no document", source=where)
+    if len(docs) > 1:
+        raise KartaLoadError(
+            f"contains {len(docs)} documents; expected exactly one Karta", source=where
+        )
+    return _read_karta(docs[0], where)
+
+
+def read_karta_document(doc: Any, *, source: str | None = None) -> LenientLoad:
+    """One already-parsed document, read leniently (see :func:`load_karta_leniently`)."""
+    return _read_karta(doc, source)
+
+
+def _read_karta(doc: Any, source: str | None) -> LenientLoad:
     if not isinstance(doc, dict):
         raise KartaLoadError(
             f"expected a Karta object, got {_type_name(doc)} {_preview(doc)}", source=source
         )
+    problems: list[LoadProblem] = []
     api_version = doc.get("apiVersion", API_VERSION)
     kind = doc.get("kind", KIND)
     if api_version == LEGACY_API_VERSION and kind == LEGACY_KIND:
@@ -266,19 +319,30 @@ def _to_karta(doc: Any, source: str | None) -> Karta:
             f"{source or 'definition'}: {LEGACY_KIND} ({LEGACY_API_VERSION}) is deprecated; "
             f"converted to {KIND} ({API_VERSION})",
             DeprecationWarning,
-            stacklevel=3,
+            stacklevel=4,
         )
-        doc = {**doc, "apiVersion": API_VERSION, "kind": KIND}
-    elif kind != KIND or api_version != API_VERSION:
-        if kind == KIND and isinstance(api_version, str) and api_version.startswith(f"{GROUP}/"):
-            msg = f"unsupported version {api_version!r} of {KIND}; expected {API_VERSION}"
-        else:
-            msg = (
-                f"not a Karta definition: apiVersion {api_version!r}, kind {kind!r} "
-                f"(expected {API_VERSION} {KIND}, or {LEGACY_API_VERSION} {LEGACY_KIND})"
+    elif kind == KIND and api_version == API_VERSION:
+        pass
+    elif kind == KIND and isinstance(api_version, str) and api_version.startswith(f"{GROUP}/"):
+        problems.append(
+            LoadProblem(
+                "apiVersion",
+                f"unsupported version {api_version!r} of {KIND}; expected {API_VERSION}",
+                "unsupported-version",
             )
-        raise KartaLoadError(msg, source=source)
-    problems: list[LoadProblem] = []
+        )
+    else:
+        problems.append(
+            LoadProblem(
+                "apiVersion" if kind == KIND else "kind",
+                f"not a Karta definition: apiVersion {api_version!r}, kind {kind!r} "
+                f"(expected {API_VERSION} {KIND}, or {LEGACY_API_VERSION} {LEGACY_KIND})",
+                "not-a-karta",
+            )
+        )
+        spec = doc.get("spec")
+        if not (isinstance(spec, dict) and "structureDefinition" in spec):
+            return LenientLoad(None, tuple(problems), doc, source)
     allowed = {"apiVersion", "kind", "metadata", "spec", "status"}
     for key in doc:
         if key not in allowed:
@@ -289,22 +353,33 @@ def _to_karta(doc: Any, source: str | None) -> Karta:
     elif not isinstance(metadata, dict):
         problems.append(_wrong_type("metadata", "object", metadata))
         metadata = {}
-    spec = None
-    if "spec" not in doc or doc["spec"] is None:
-        problems.append(LoadProblem("spec", "required field is missing"))
+    if doc.get("spec") is None:
+        problems.append(LoadProblem("spec", "required field is missing", "missing-field"))
+        spec = _placeholder(KartaSpec)
     else:
         spec = _convert_object(KartaSpec, doc["spec"], "spec", problems)
+        if spec is None:
+            spec = _placeholder(KartaSpec)
     status = None
     if doc.get("status") is not None:
         status = _convert_object(KartaStatus, doc["status"], "status", problems)
-    if problems or spec is None:
+    karta = Karta(
+        api_version=API_VERSION, kind=KIND, metadata=dict(metadata), spec=spec, status=status
+    )
+    return LenientLoad(karta, tuple(problems), doc, source)
+
+
+def _to_karta(doc: Any, source: str | None) -> Karta:
+    loaded = _read_karta(doc, source)
+    problems = loaded.problems
+    if problems and problems[0].code in ("unsupported-version", "not-a-karta"):
+        raise KartaLoadError(problems[0].message, source=source)
+    if problems or loaded.karta is None:
         noun = "problem" if len(problems) == 1 else "problems"
         raise KartaLoadError(
             f"not a valid Karta ({len(problems)} {noun})", source=source, problems=problems
         )
-    return Karta(
-        api_version=API_VERSION, kind=KIND, metadata=dict(metadata), spec=spec, status=status
-    )
+    return loaded.karta
 
 
 def _join(path: str, key: str) -> str:
@@ -317,17 +392,22 @@ def _unknown(path: str, key: Any, allowed: Iterable[str]) -> LoadProblem:
         close = difflib.get_close_matches(key, list(allowed), n=1, cutoff=0.6)
         if close:
             hint = f" (did you mean {close[0]!r}?)"
-    return LoadProblem(path, f"unknown field{hint}")
+    return LoadProblem(path, f"unknown field{hint}", "unknown-field")
 
 
 def _wrong_type(path: str, expected: str, value: Any) -> LoadProblem:
     hint = " (quote it to make it a string)" if expected == "string" and value is not None else ""
     return LoadProblem(
-        path, f"expected {expected}, got {_type_name(value)} {_preview(value)}{hint}"
+        path, f"expected {expected}, got {_type_name(value)} {_preview(value)}{hint}", "wrong-type"
     )
 
 
+def _map_key(path: str, key: Any) -> str:
+    return f"{path}[{json.dumps(key) if isinstance(key, str | int) else repr(key)}]"
+
+
 def _convert(typ: Any, value: Any, path: str, problems: list[LoadProblem]) -> Any:
+    """``value`` as ``typ``; None (after recording the problem) when it has the wrong type."""
     if typ == STR:
         if isinstance(value, str):
             return value
@@ -350,20 +430,38 @@ def _convert(typ: Any, value: Any, path: str, problems: list[LoadProblem]) -> An
         out: dict[str, str] = {}
         for k, v in value.items():
             if not isinstance(k, str):
-                problems.append(LoadProblem(f"{path}[{k!r}]", "keys must be strings"))
+                problems.append(
+                    LoadProblem(_map_key(path, k), "keys must be strings", "wrong-type")
+                )
             elif not isinstance(v, str):
-                problems.append(_wrong_type(f"{path}[{k!r}]", "string", v))
+                problems.append(_wrong_type(_map_key(path, k), "string", v))
             else:
                 out[k] = v
         return out
     if isinstance(typ, ListOf):
         if not isinstance(value, list):
             problems.append(_wrong_type(path, "array", value))
-            return ()
-        return tuple(
-            _convert(typ.item, item, f"{path}[{i}]", problems) for i, item in enumerate(value)
-        )
+            return None
+        items = []
+        for i, item in enumerate(value):
+            converted = _convert(typ.item, item, f"{path}[{i}]", problems)
+            # a placeholder keeps the indexes (and so every later finding's path) as written
+            items.append(_placeholder(typ.item) if converted is None else converted)
+        return tuple(items)
     return _convert_object(typ, value, path, problems)
+
+
+def _placeholder(typ: Any) -> Any:
+    """A neutral stand-in for a missing or unusable required value (its problem is recorded)."""
+    if typ == STR:
+        return ""
+    if typ == INT:
+        return 0
+    if typ in (FREE, STRMAP):
+        return {}
+    if isinstance(typ, ListOf):
+        return ()
+    return _convert_object(typ, {}, "", [])
 
 
 def _convert_object(cls: type, value: Any, path: str, problems: list[LoadProblem]) -> Any:
@@ -375,29 +473,29 @@ def _convert_object(cls: type, value: Any, path: str, problems: list[LoadProblem
     for key in value:
         if key not in keys:
             problems.append(_unknown(_join(path, str(key)), key, keys))
+    has_default = {
+        f.name
+        for f in dataclass_fields(cls)
+        if f.default is not MISSING or f.default_factory is not MISSING
+    }
     kwargs: dict[str, Any] = {}
-    broken = False
     for f in shape.fields:
         fpath = _join(path, f.key)
         raw = value.get(f.key)
-        if raw is None:
-            if f.default is not None:
-                kwargs[f.attr] = f.default
-            elif f.load_default is not None:
-                kwargs[f.attr] = f.load_default
-            elif f.required and (cls, f.key) not in LENIENT_REQUIRED:
-                problems.append(LoadProblem(fpath, "required field is missing"))
-                broken = True
-            elif isinstance(f.type, ListOf):
-                kwargs[f.attr] = ()
-            continue
-        converted = _convert(f.type, raw, fpath, problems)
-        if converted is None:
-            broken = True
-            continue
-        kwargs[f.attr] = converted
-    if broken:
-        return None
+        converted = None if raw is None else _convert(f.type, raw, fpath, problems)
+        if converted is not None:
+            kwargs[f.attr] = converted
+        elif f.default is not None:
+            kwargs[f.attr] = f.default
+        elif f.load_default is not None:
+            kwargs[f.attr] = f.load_default
+        elif f.required and (cls, f.key) not in LENIENT_REQUIRED:
+            if raw is None:
+                problems.append(LoadProblem(fpath, "required field is missing", "missing-field"))
+            if f.attr not in has_default:
+                kwargs[f.attr] = _placeholder(f.type)
+        elif isinstance(f.type, ListOf):
+            kwargs[f.attr] = ()
     try:
         return cls(**kwargs)
     except TypeError as exc:  # a field the shape forgot; a programming error, reported plainly

@@ -4,28 +4,45 @@ The error rules and their order follow the reference validator (duplicate names 
 the ownership-cycle check runs only on a structurally sound tree; gang members and jq expressions
 are always checked). Two checks are deliberately stricter and are errors: the jq safety rules
 apply to the whole expression tree, and v2 ``subGroups`` must name existing components.
-Everything else added here is a warning: advice that does not change the verdict.
+Suspend and resume actions must be usable as written (a writable path, a JSON value): an error,
+since the action would fail every time. Everything else added here is a warning: advice that
+does not change the verdict.
+
+A document (dict, text, path) is read leniently: its schema problems are findings too, and the
+rules still run on everything that could be read, so one pass lists every problem.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from workload_map.model.findings import ERROR, WARNING, Finding
 from workload_map.model.labels import label_key_errors, label_value_errors
-from workload_map.model.load import load_karta
+from workload_map.model.load import LenientLoad, load_karta_leniently
 from workload_map.model.shape import iter_jq_fields
 from workload_map.model.types import Component, Karta, StatusMatcher
 
-__all__ = ["component_paths", "is_valid", "validate"]
+__all__ = ["component_paths", "is_valid", "validate", "validate_loaded"]
 
 _STRUCT = "spec.structureDefinition"
 _ROOT = f"{_STRUCT}.rootComponent"
 _GANG = "spec.optimizationInstructions.gangScheduling"
 #: Top-level fields of a Pod; selector paths outside them can never match anything.
 _POD_FIELDS = (".metadata", ".spec", ".status", ".kind", ".apiVersion")
+_MAPPING_KEYS = (
+    "initializing",
+    "running",
+    "completed",
+    "failed",
+    "degraded",
+    "suspended",
+    "suspending",
+    "resuming",
+)
+_OFFSET = re.compile(r"\(offset (\d+)\)$")
 
 
 def component_paths(karta: Karta) -> list[tuple[str, Component]]:
@@ -56,7 +73,42 @@ def validate(
     if karta is None:
         return [Finding("", "karta-nil", ERROR, "karta is nil")]
     if not isinstance(karta, Karta):
-        karta = load_karta(karta)
+        return validate_loaded(load_karta_leniently(karta), crd=crd)
+    return _rule_findings(karta, crd)
+
+
+def validate_loaded(loaded: LenientLoad, *, crd: Mapping[str, Any] | None = None) -> list[Finding]:
+    """Every finding about a leniently loaded document: its schema problems, then the rules.
+
+    A rule finding at or below a field the loader had to drop or stand in for is left out: the
+    schema finding already explains it.
+    """
+    karta = loaded.karta
+    load_findings = [
+        Finding(p.path, p.code, ERROR, p.message, _component_at(karta, p.path))
+        for p in loaded.problems
+    ]
+    if karta is None:
+        return load_findings
+    bad = tuple(p.path for p in loaded.problems if p.code != "unknown-field")
+    rules = [f for f in _rule_findings(karta, crd) if not _under(f.path, bad)]
+    return load_findings + rules + _document_warnings(loaded.document)
+
+
+def _under(path: str, prefixes: tuple[str, ...]) -> bool:
+    return any(path == p or path.startswith((f"{p}.", f"{p}[")) for p in prefixes if p)
+
+
+def _component_at(karta: Karta | None, path: str) -> str | None:
+    if karta is None:
+        return None
+    for cpath, comp in component_paths(karta):
+        if path == cpath or path.startswith((f"{cpath}.", f"{cpath}[")):
+            return comp.name or None
+    return None
+
+
+def _rule_findings(karta: Karta, crd: Mapping[str, Any] | None) -> list[Finding]:
     comps = component_paths(karta)
     duplicates = _duplicates(comps)
     if duplicates:
@@ -70,6 +122,7 @@ def validate(
         findings += _cycles(karta, comps)
     findings += _gang_rules(karta)
     findings += _jq_rules(karta)
+    findings += _action_rules(comps, {f.path for f in findings if f.code.startswith("jq-")})
     findings += _warnings(karta, comps)
     if crd is not None:
         from workload_map.model.schema_check import check_against_crd
@@ -383,6 +436,88 @@ def _jq_rules(karta: Karta) -> list[Finding]:
     return out
 
 
+def _action_rules(comps: list[tuple[str, Component]], jq_faults: set[str]) -> list[Finding]:
+    """Suspend/resume actions must write a location and carry JSON text (else they always fail)."""
+    from workload_map import jq
+
+    out: list[Finding] = []
+    for path, comp in comps:
+        if comp.suspend_definition is None:
+            continue
+        for key, actions in (
+            ("suspendActions", comp.suspend_definition.suspend_actions),
+            ("resumeActions", comp.suspend_definition.resume_actions),
+        ):
+            for i, action in enumerate(actions):
+                apath = f"{path}.suspendDefinition.{key}[{i}]"
+                if action.path and f"{apath}.path" not in jq_faults:
+                    try:
+                        reason = jq.writability(action.path)
+                    except (jq.JqError, RecursionError):
+                        reason = None  # a parse error is reported by the jq rules
+                    if reason is not None:
+                        match = _OFFSET.search(reason)
+                        out.append(
+                            Finding(
+                                f"{apath}.path",
+                                "action-path-not-writable",
+                                ERROR,
+                                f"{key}[{i}]: path '{action.path}' does not address a writable "
+                                f"location: {_OFFSET.sub('', reason).rstrip()}",
+                                comp.name,
+                                int(match.group(1)) if match else None,
+                            )
+                        )
+                try:
+                    json.loads(action.value)
+                except ValueError as exc:
+                    out.append(
+                        Finding(
+                            f"{apath}.value",
+                            "action-value-not-json",
+                            ERROR,
+                            f"{key}[{i}]: value {action.value!r} is not JSON text ({exc}); "
+                            "write strings quoted, e.g. '\"Suspended\"'",
+                            comp.name,
+                        )
+                    )
+    return out
+
+
+def _document_warnings(doc: Mapping[str, Any]) -> list[Finding]:
+    """Advice only the document shows: a status mapping key written with no matcher."""
+    spec = doc.get("spec")
+    structure = spec.get("structureDefinition") if isinstance(spec, dict) else None
+    if not isinstance(structure, dict):
+        return []
+    comps: list[tuple[str, Any]] = [(_ROOT, structure.get("rootComponent"))]
+    children = structure.get("childComponents")
+    if isinstance(children, list):
+        comps += [(f"{_STRUCT}.childComponents[{i}]", c) for i, c in enumerate(children)]
+    out: list[Finding] = []
+    for path, comp in comps:
+        if not isinstance(comp, dict):
+            continue
+        status = comp.get("statusDefinition")
+        mappings = status.get("statusMappings") if isinstance(status, dict) else None
+        if not isinstance(mappings, dict):
+            continue
+        name = comp.get("name") if isinstance(comp.get("name"), str) else None
+        for key in _MAPPING_KEYS:
+            if key in mappings and mappings[key] in (None, []):
+                out.append(
+                    Finding(
+                        f"{path}.statusDefinition.statusMappings.{key}",
+                        "empty-status-mapping",
+                        WARNING,
+                        f"'{key}' is present but has no matcher: the workload is never "
+                        f"{key.capitalize()}; add a matcher or remove the key",
+                        name or None,
+                    )
+                )
+    return out
+
+
 def _matcher_warnings(karta: Karta, path: str, comp: Component) -> Iterable[Finding]:
     status = comp.status_definition
     if status is None:
@@ -399,6 +534,18 @@ def _matcher_warnings(karta: Karta, path: str, comp: Component) -> Iterable[Find
     entries: list[tuple[str, tuple[StatusMatcher, ...]]] = [
         (name.lower(), matchers) for name, matchers in status.status_mappings.entries()
     ]
+    conditions = status.conditions_definition
+    reads_conditions = conditions is not None and bool(conditions.path)
+    reads_phase = status.phase_definition is not None and bool(status.phase_definition.path)
+    if conditions is not None and not conditions.path:
+        yield Finding(
+            f"{spath}.conditionsDefinition.path",
+            "conditions-without-path",
+            WARNING,
+            "conditionsDefinition has an empty path: no condition is ever read, so its "
+            "typeFieldName, statusFieldName, messageFieldName and reasonFieldName have no effect",
+            comp.name,
+        )
     if not any(matchers for _, matchers in entries):
         yield Finding(
             f"{spath}.statusMappings",
@@ -418,32 +565,32 @@ def _matcher_warnings(karta: Karta, path: str, comp: Component) -> Iterable[Find
                     f"a matcher with nothing set matches every workload: it is always {key}",
                     comp.name,
                 )
-            if matcher.by_phase is not None and status.phase_definition is None:
+            if matcher.by_phase is not None and not reads_phase:
                 yield Finding(
                     f"{mpath}.byPhase",
                     "phase-without-phase-definition",
                     WARNING,
-                    "byPhase can never match: there is no phaseDefinition",
+                    "byPhase can never match: there is no phaseDefinition path",
                     comp.name,
                 )
-            if matcher.by_conditions and status.conditions_definition is None:
+            if matcher.by_conditions and not reads_conditions:
                 yield Finding(
                     f"{mpath}.byConditions",
                     "conditions-without-conditions-definition",
                     WARNING,
-                    "byConditions can never match: there is no conditionsDefinition",
+                    "byConditions can never match: there is no conditionsDefinition path",
                     comp.name,
                 )
 
 
 def _warnings(karta: Karta, comps: list[tuple[str, Component]]) -> list[Finding]:
     out: list[Finding] = []
-    pod_bearing = [c for _, c in comps if c.spec_definition is not None]
+    pod_bearing = [c for _, c in comps if _describes_pods(c)]
     for path, comp in comps:
         out.extend(_matcher_warnings(karta, path, comp))
         selector = comp.pod_selector
         type_selector = selector.component_type_selector if selector else None
-        if comp.spec_definition is not None and type_selector is None and len(pod_bearing) > 1:
+        if _describes_pods(comp) and type_selector is None and len(pod_bearing) > 1:
             out.append(
                 Finding(
                     f"{path}.podSelector",
@@ -467,7 +614,7 @@ def _warnings(karta: Karta, comps: list[tuple[str, Component]]) -> list[Finding]
             )
         if (
             comp.scale_definition is not None
-            and comp.spec_definition is None
+            and not _describes_pods(comp)
             and not karta.children_of(comp.name)
         ):
             out.append(
@@ -522,28 +669,17 @@ def _warnings(karta: Karta, comps: list[tuple[str, Component]]) -> list[Finding]
                             comp.name,
                         )
                     )
-        if comp.suspend_definition is not None:
-            for key, actions in (
-                ("suspendActions", comp.suspend_definition.suspend_actions),
-                ("resumeActions", comp.suspend_definition.resume_actions),
-            ):
-                for i, action in enumerate(actions):
-                    try:
-                        json.loads(action.value)
-                    except ValueError:
-                        out.append(
-                            Finding(
-                                f"{path}.suspendDefinition.{key}[{i}].value",
-                                "action-value-not-json",
-                                WARNING,
-                                f"value {action.value!r} is not JSON text (write strings quoted, "
-                                "e.g. '\"Suspended\"')",
-                                comp.name,
-                            )
-                        )
     out += _list_key_warnings(karta)
     out += _gang_warnings(karta)
     return out
+
+
+def _describes_pods(comp: Component) -> bool:
+    """Whether the component's specDefinition names at least one of its three pod forms."""
+    spec = comp.spec_definition
+    return spec is not None and bool(
+        spec.pod_template_spec_path or spec.pod_spec_path or spec.fragmented_pod_spec_definition
+    )
 
 
 def _starts_with_pod_field(expr: str) -> bool:
