@@ -159,7 +159,7 @@ def test_definition_from_file(wlmap, tmp_path: Path) -> None:
         ),
         ("apiVersion: v1\nkind: Pod\nmetadata: ...\n", 2, "metadata must be a mapping"),
         ("apiVersion: v1\nkind: [Pod]\n", 2, "kind must be a string"),
-        ("- 1\n- 2\n", 2, "document 1 is a int, not a Kubernetes object"),
+        ("- 1\n- 2\n", 2, "document 1 is a number, not a Kubernetes object"),
         (
             '{"apiVersion": "flink.apache.org/v1beta1", "kind": "FlinkDeployment", '
             '"metadata": {"name": "etl"}}',
@@ -303,6 +303,8 @@ def test_live_definition_of_another_kind_is_refused(wlmap, tmp_path: Path) -> No
     karta["metadata"] = {"name": "job-karta"}
     path = tmp_path / "karta.yaml"
     path.write_text(yaml.safe_dump(karta))
-    r = wlmap(["describe", "jobset/train", "-n", "ml", "--definition", str(path)], api=_jobset_api())
+    r = wlmap(
+        ["describe", "jobset/train", "-n", "ml", "--definition", str(path)], api=_jobset_api()
+    )
     assert r.code == 1, r.err
     assert "describes batch/v1, Kind=Job, but jobset/train is jobset.x-k8s.io/v1alpha2" in r.err

@@ -191,3 +191,20 @@ def test_unattributed_pods_show_their_reason(wlmap, tmp_path: Path) -> None:
     assert r.code == 0, r.err
     assert "other-x  (owned by another Job: other)" in r.out
     assert "warning: 1 pod not attributed (owned by another Job: other): other-x" in r.err
+
+
+def test_a_karta_given_as_the_workload_gets_a_hint(wlmap, tmp_path: Path) -> None:
+    karta = _karta_for(wlmap, tmp_path, "batch", "Job")
+    r = wlmap(["describe", "-f", karta])
+    assert r.code == 4
+    assert "no definition covers run.ai/v1alpha1, Kind=Karta" in r.err
+    assert "this is a Karta (a definition), not a workload" in r.err
+
+
+def test_definition_matching_no_object_of_a_stream(wlmap, tmp_path: Path) -> None:
+    path = _write(tmp_path, "svc.yaml", _service("a"), _service("b"))
+    karta = _karta_for(wlmap, tmp_path, "batch", "Job")
+    r = wlmap(["describe", "-f", path, "--definition", karta, "-o", "json"])
+    assert r.code == 1 and r.out == ""
+    assert "describes batch/v1, Kind=Job, and no object in" in r.err
+    assert "it holds: Service/a (v1, Kind=Service), Service/b (v1, Kind=Service)" in r.err

@@ -1,7 +1,7 @@
 """``describe -f`` over every upstream manifest in ../shared/realworld: never a crash.
 
-Each file ends in a view (0), a usage error such as a multi-document file (2) or "no
-definition covers the type" (4); an internal error (1 with ``unexpected``) is a bug.
+Each file ends in a view (0), a usage error such as a file holding several workloads (2) or
+"no definition covers the type" (4); an internal error (1 with ``unexpected``) is a bug.
 Skipped with a reason where ../shared is absent; our own examples cover the features.
 """
 
@@ -49,3 +49,17 @@ def test_describe_with_upstream_pods(wlmap, shared_dir: Path) -> None:
     )
     assert r.code == 0, r.err
     assert json.loads(r.out)["pods"]["current"] is not None
+
+
+@pytest.mark.shared
+def test_workload_with_its_service_and_a_pick_among_several(wlmap, shared_dir: Path) -> None:
+    lws = shared_dir / "realworld" / "lws" / "vllm-gpu-lws.yaml"
+    r = wlmap(["describe", "-f", str(lws), "-o", "json"])
+    assert r.code == 0, r.err  # the Service next to it is not the workload
+    assert json.loads(r.out)["kind"] == "LeaderWorkerSet"
+    nim = shared_dir / "realworld" / "nvidia-nim" / "standalone-basic-llm.yaml"
+    r = wlmap(["describe", "-f", str(nim)])
+    assert r.code == 2 and "holds 2 workloads a definition covers" in r.err
+    r = wlmap(["describe", "-f", str(nim), "nimservice/meta-llama-3-2-1b-instruct", "-o", "json"])
+    assert r.code == 0, r.err
+    assert json.loads(r.out)["kind"] == "NIMService"

@@ -339,6 +339,8 @@ def test_get_and_describe(kube: Any, namespace: str, jobset_crd: None) -> None:
 def test_missing_workload_and_types(kube: Any, namespace: str, jobset_crd: None) -> None:
     code, _, err = wlmap(kube, "describe", "jobset/nope", "-n", namespace)
     assert code == 3 and "not found" in err
+    code, _, err = wlmap(kube, "describe", "nothing", "-n", namespace)  # a bare name
+    assert code == 3 and f'no workload named "nothing" found in namespace {namespace}' in err
     code, _, err = wlmap(kube, "describe", "pytorchjob/x", "-n", namespace)
     assert code == 3 and "PyTorchJob is not installed in this cluster" in err
     code, out, err = wlmap(kube, "get", "pytorchjobs", "-n", namespace)

@@ -201,7 +201,7 @@ def test_formats() -> None:
     assert call("@html", "<'&\">") == "&lt;&apos;&amp;&quot;&gt;"
     assert call("@uri", "a b/é~") == "a%20b%2F%C3%A9~"
     assert call("@urid", "a%20b%C3%A9") == "a bé"
-    assert dumps(call("@urid", "%ff"), None) == '"\\ufffd"'
+    assert call("@urid", "%ff%41") == "\ufffdA"  # never a lone surrogate
     assert call("@base64", "hi") == "aGk=" and call("@base64d", "aGk=") == "hi"
     assert err("@base64d", "a") == (
         '@base64d cannot be applied to "a": illegal base64 data at input byte 0'

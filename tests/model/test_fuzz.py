@@ -7,6 +7,7 @@ import io
 import json
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -28,13 +29,25 @@ _FUZZ = settings(max_examples=80, deadline=None, suppress_health_check=list(Heal
 
 
 def _check(doc: Any) -> None:
+    # the lenient path (validate on a document) lists every problem the strict loader raises
+    try:
+        lenient = validate(doc)
+    except KartaLoadError:  # not one object (e.g. a generated List): nothing to check
+        with pytest.raises(KartaLoadError):
+            load_karta(doc)
+        return
+    assert all(isinstance(f, Finding) and f.message for f in lenient)
     try:
         karta = load_karta(doc)
     except KartaLoadError as exc:
         assert str(exc)
+        error_paths = {f.path for f in lenient if f.is_error}
+        assert exc.problems or error_paths
+        assert {p.path for p in exc.problems} <= error_paths
         return
     findings = validate(karta)
     assert all(isinstance(f, Finding) and f.message for f in findings)
+    assert [f for f in lenient if f.is_error] == [f for f in findings if f.is_error]
 
 
 def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:

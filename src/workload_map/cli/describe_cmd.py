@@ -11,7 +11,15 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from workload_map.cli.exits import ERROR, NOT_FOUND, OK, USAGE, CliError, UsageError
+from workload_map.cli.exits import (
+    ERROR,
+    NO_DEFINITION,
+    NOT_FOUND,
+    OK,
+    USAGE,
+    CliError,
+    UsageError,
+)
 from workload_map.cli.targets import no_definition_error, parse_target, resolve_type
 
 if TYPE_CHECKING:
@@ -162,7 +170,21 @@ def _offline(
             found[gvk] = _lookup_definition(gvk, ctx)[0]
         return found[gvk] is not None
 
-    obj, others = pick_workload(docs, label, selector=selector, covered=covered)
+    try:
+        obj, others = pick_workload(docs, label, selector=selector, covered=covered)
+    except CliError as exc:
+        if override is None or override.gvk is None or exc.code != NO_DEFINITION:
+            raise
+        from workload_map.cli.file_workload import gvk_text as doc_gvk
+        from workload_map.cluster.definitions import gvk_text
+
+        held = ", ".join(f"{describe_object(d)} ({doc_gvk(d)})" for d in docs[:6])
+        raise CliError(
+            f"--definition {args.definition} describes {gvk_text(override.gvk)}, and no object "
+            f"in {label} has that group and kind",
+            ERROR,
+            hint=f"it holds: {held}",
+        ) from exc
     obj = _with_namespace(obj, ctx, label)
     pods = read_objects(args.pods, ctx.stdin) if args.pods is not None else None
     if pods is not None:
@@ -274,7 +296,13 @@ def _definition_for_object(obj: dict[str, Any], ctx: Context) -> Definition:
         raise UsageError("the object has no apiVersion or kind")
     definition, note = _lookup_definition(gvk, ctx)
     if definition is None:
-        raise no_definition_error(gvk=GVK(*gvk))
+        error = no_definition_error(gvk=GVK(*gvk))
+        if gvk[0] == "run.ai" and gvk[2] == "Karta":
+            error.hint = (
+                "this is a Karta (a definition), not a workload: check it with wlmap validate "
+                "FILE, or apply it with describe -f WORKLOAD --definition FILE"
+            )
+        raise error
     if note:
         ctx.warn(note)
     return definition

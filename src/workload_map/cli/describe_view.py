@@ -325,11 +325,9 @@ def render_describe(view: dict[str, Any], opts: RenderOptions) -> str:
             f"Unattributed pods ({len(leftover)}): candidates this workload does not claim"
         )
         for pod in leftover:
-            if isinstance(pod, dict):
-                name, reason = pod.get("name"), pod.get("reason")
-            else:
-                name, reason = pod, reasons.get(str(pod))
-            lines.append(f"  {name}" + (f"  ({reason})" if reason else ""))
+            entry = pod if isinstance(pod, dict) else {"name": pod, "reason": reasons.get(str(pod))}
+            reason = entry.get("reason")
+            lines.append(f"  {entry.get('name')}" + (f"  ({reason})" if reason else ""))
     errors = [str(e) for e in view.get("errors") or []]
     if errors:
         lines.append("")

@@ -259,6 +259,7 @@ class _Runner:
 
     def write(self, value: Any) -> None:
         from workload_map.jq.encoding import dumps
+        from workload_map.jq.values import valid_text
 
         o = self.opts
         if (o.raw or o.join or o.raw0) and type(value) is str:
@@ -266,7 +267,7 @@ class _Runner:
                 raise _OutputError(
                     "cannot output a string containing NUL character: " + go_quote(value)
                 )
-            text = value
+            text = valid_text(value)
         elif o.compact:
             text = dumps(value, None, ascii=o.ascii)
         elif o.tab:
@@ -361,30 +362,34 @@ def _values(opts: Options, name: str, text: str) -> Iterator[tuple[Any, str]]:
 
 def _inputs(
     opts: Options, files: list[str], stdin: IO[str] | IO[bytes] | None
-) -> Iterator[tuple[Any, str]]:
-    """Every input value as (value, ""), or (None, message) for a source that fails."""
+) -> Iterator[tuple[Any, str, str | None]]:
+    """Every input value as (value, "", file name), or (None, message, name) where a source
+    fails. The name is what `input_filename` gives: null for stdin without file arguments and
+    for slurped input, `<stdin>` for `-`."""
     if opts.slurp:
         collected: list[Any] = []
         raw: list[str] = []
         for name, text, error in _sources(files, stdin):
             if text is None:
-                yield None, error
+                yield None, error, None
                 continue
             if opts.raw_input:
                 raw.append(text)
                 continue
             for value, problem in _values(opts, name, text):
                 if problem:
-                    yield None, problem
+                    yield None, problem, None
                     return
                 collected.append(value)
-        yield ("".join(raw) if opts.raw_input else collected), ""
+        yield ("".join(raw) if opts.raw_input else collected), "", None
         return
     for name, text, error in _sources(files, stdin):
+        filename = ("<stdin>" if name == "-" else name) if files else None
         if text is None:
-            yield None, error
+            yield None, error, filename
             continue
-        yield from _values(opts, name, text)
+        for value, problem in _values(opts, name, text):
+            yield value, problem, filename
 
 
 def main(
@@ -418,14 +423,10 @@ def main(
 
 def _run(opts: Options, runner: _Runner, stdin: IO[str] | IO[bytes] | None) -> int:
     from workload_map import jq
+    from workload_map.jq.builtins.native import INPUT_FILENAME
     from workload_map.jq.encoding import JsonDecodeError, loads
-    from workload_map.jq.errors import (
-        JqCompileError,
-        JqHaltError,
-        JqLimitError,
-        JqParseError,
-        JqRuntimeError,
-    )
+    from workload_map.jq.errors import JqCompileError, JqParseError
+    from workload_map.jq.values import valid_text
 
     if opts.indent is not None:
         if opts.indent > 9:
@@ -436,8 +437,9 @@ def _run(opts: Options, runner: _Runner, stdin: IO[str] | IO[bytes] | None) -> i
             return 5
     variables: dict[str, Any] = {}
     named: dict[str, Any] = {}
+    # argv holds undecodable bytes as lone surrogates: gojq reads them as U+FFFD
     for key, value in opts.named.items():
-        variables[key] = named[key] = value
+        variables[key] = named[key] = valid_text(value)
     for key, text in opts.named_json.items():
         try:
             variables[key] = named[key] = loads(text)
@@ -447,7 +449,7 @@ def _run(opts: Options, runner: _Runner, stdin: IO[str] | IO[bytes] | None) -> i
     positional: list[Any] = []
     for kind, text in opts.positional:
         if kind == "args":
-            positional.append(text)
+            positional.append(valid_text(text))
             continue
         try:
             positional.append(loads(text))
@@ -490,7 +492,7 @@ def _run(opts: Options, runner: _Runner, stdin: IO[str] | IO[bytes] | None) -> i
             return 5
         files = rest[1:]
     elif rest:
-        query, files, qname = rest[0].strip(), rest[1:], "<arg>"
+        query, files, qname = valid_text(rest[0].strip()), rest[1:], "<arg>"
     else:
         query, files, qname = ".", [], "<arg>"
     try:
@@ -504,12 +506,32 @@ def _run(opts: Options, runner: _Runner, stdin: IO[str] | IO[bytes] | None) -> i
         runner.error(f"compile error: {e.message}")
         return 3
 
-    values: Iterator[tuple[Any, str]] = (
-        iter([(None, "")]) if opts.null_input else _inputs(opts, files, stdin)
+    values: Iterator[tuple[Any, str, str | None]] = (
+        iter([(None, "", None)]) if opts.null_input else _inputs(opts, files, stdin)
     )
+    token = INPUT_FILENAME.set(None)
+    try:
+        return _evaluate(opts, runner, program, values, variables)
+    finally:
+        INPUT_FILENAME.reset(token)
+
+
+def _evaluate(
+    opts: Options,
+    runner: _Runner,
+    program: Any,
+    values: Iterator[tuple[Any, str, str | None]],
+    variables: dict[str, Any],
+) -> int:
+    """Run the program on every input; the exit code as gojq's."""
+    from workload_map import jq
+    from workload_map.jq.builtins.native import INPUT_FILENAME
+    from workload_map.jq.errors import JqHaltError, JqLimitError, JqRuntimeError
+
     exit_code = 0
     limits = _unlimited(jq)
-    for value, problem in values:
+    for value, problem, filename in values:
+        INPUT_FILENAME.set(filename)
         if problem:
             runner.error(problem)
             exit_code = 5

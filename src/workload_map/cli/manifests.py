@@ -97,7 +97,7 @@ def read_objects(path: str, stdin: IO[str]) -> list[dict[str, Any]]:
     for index, doc in enumerate(docs):
         if not isinstance(doc, dict):
             raise UsageError(
-                f"{source_label(path)}: document {index + 1} is a {type(doc).__name__}, "
+                f"{source_label(path)}: document {index + 1} is {_what(doc)}, "
                 "not a Kubernetes object"
             )
     return docs
@@ -115,7 +115,7 @@ def read_single_object(path: str, stdin: IO[str]) -> dict[str, Any]:
         )
     doc = docs[0]
     if not isinstance(doc, dict):
-        raise UsageError(f"{label}: expected a Kubernetes object, got a {type(doc).__name__}")
+        raise UsageError(f"{label}: expected a Kubernetes object, got {_what(doc)}")
     return check_object(doc, label)
 
 
@@ -134,6 +134,18 @@ def check_object(doc: dict[str, Any], label: str) -> dict[str, Any]:
                 f"({str(doc[key])[:40]!r})"
             )
     return doc
+
+
+def _what(value: Any) -> str:
+    """A YAML value's kind in words, with its article ("a number", "a list")."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    for kind, words in ((str, "a string"), (list, "a list"), (dict, "a mapping")):
+        if isinstance(value, kind):
+            return words
+    return f"a {type(value).__name__}"
 
 
 def describe_object(doc: Any) -> str:

@@ -151,9 +151,10 @@ class Expression:
         return self._program
 
     def _slow(self, value: Any) -> list[Any]:
-        program = self._compiled()
+        program = self._program if self._program is not None else self._compiled()
         try:
-            return list(program.all(value))
+            found = program.all(value)
+            return found if type(found) is list else list(found)
         except _jq_error() as err:
             raise ExtractionError(
                 f"JQ execution error for expression '{self.text}': {err}"

@@ -160,7 +160,7 @@ def _compile(structure: Structure, matcher: StatusMatcher) -> _Matcher:
 
 
 def _plan(structure: Structure, name: str) -> list[tuple[str, list[_Matcher]]]:
-    key = f"status:{name}"
+    key = ("status", name)
     plan: list[tuple[str, list[_Matcher]]] | None = structure.memo.get(key)
     if plan is None:
         plan = structure.memo[key] = [

@@ -44,7 +44,7 @@ class Structure:
     _entries: dict[str, Any] = field(default_factory=dict)
     _subtrees: dict[str, list[str]] = field(default_factory=dict)
     #: derived tables other modules build once per definition (attribution plans, …)
-    memo: dict[str, Any] = field(default_factory=dict)
+    memo: dict[Any, Any] = field(default_factory=dict)
     #: per fragmented component, where the object holds it (see ``Extractor._fragment_root``)
     fragment_roots: dict[str, tuple[str | int, ...] | None] = field(default_factory=dict)
 

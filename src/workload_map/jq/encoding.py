@@ -111,6 +111,17 @@ def format_number(v: Any) -> str:
     return _format_float(float(v))
 
 
+_NON_ASCII = re.compile("[^\x00-\x7f]")
+
+
+def _escape_non_ascii(m: re.Match[str]) -> str:
+    o = ord(m.group())
+    if o < 0x10000:
+        return f"\\u{o:04x}"
+    o -= 0x10000
+    return f"\\u{0xD800 + (o >> 10):04x}\\u{0xDC00 + (o & 0x3FF):04x}"
+
+
 def _fix_specials(m: re.Match[str]) -> str:
     return "\\u007f" if m.group() == "\x7f" else "\\ufffd"
 
@@ -136,7 +147,14 @@ def dumps(
     tab: bool = False,
     ascii: bool = False,
 ) -> str:
-    """`v` as gojq prints it: `indent=None` compact, else `indent` spaces (or a tab) per level."""
+    """`v` as gojq prints it: `indent=None` compact, else `indent` spaces (or a tab) per level.
+
+    `ascii=True` escapes every non-ASCII character (`\\u00e9`, pairs above U+FFFF); a lone
+    surrogate in a string prints as `\\ufffd` either way.
+    """
+    if ascii:
+        text = dumps(v, indent, tab=tab)
+        return text if text.isascii() else _NON_ASCII.sub(_escape_non_ascii, text)
     t = type(v)
     if t is str:
         out = _scalar(v, ascii)
@@ -267,7 +285,8 @@ def skip_whitespace(text: str, pos: int) -> int:
     return _WS.match(text, pos).end()  # type: ignore[union-attr]
 
 
-_LONE_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF]")
+# a `\ud800`-style escape, or a raw surrogate in a caller's Python string
+_LONE_SURROGATE_ESCAPE = re.compile("\\\\u[dD][89abcdefABCDEF]|[\ud800-\udfff]")
 
 
 def _fix_surrogates(v: Any) -> Any:

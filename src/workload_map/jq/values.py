@@ -164,6 +164,8 @@ def preview(v: Any) -> str:
     """gojq's Preview: compact JSON cut to 30 bytes with a type-specific ` ...` tail."""
     from workload_map.jq.encoding import dumps
 
+    if type(v) is int and v.bit_length() > 4096:
+        return _big_int_preview(v)
     text = dumps(v, indent=None)
     data = text.encode("utf-8", "surrogatepass")
     if len(data) <= 30:
@@ -178,6 +180,17 @@ def preview(v: Any) -> str:
     else:
         tail = " ..."
     return data[: 30 - len(tail)].decode("utf-8", "ignore") + tail
+
+
+def _big_int_preview(v: int) -> str:
+    """The preview of a huge integer from its leading digits, without printing all of them."""
+    from decimal import Context, Decimal
+
+    ctx = Context(prec=40)
+    shift = v.bit_length() - 128
+    approx = ctx.multiply(Decimal(abs(v) >> shift), ctx.power(Decimal(2), shift))
+    digits = "".join(map(str, approx.as_tuple().digits))
+    return (("-" if v < 0 else "") + digits)[:26] + " ..."
 
 
 def type_error_preview(v: Any) -> str:
@@ -363,6 +376,27 @@ def _binop_error(name: str, a: Any, b: Any) -> JqRuntimeError:
     return JqRuntimeError(f"cannot {name}: {type_error_preview(a)} and {type_error_preview(b)}")
 
 
+def _too_large(name: str, a: Any, b: Any, what: str, cap: int) -> JqLimitError:
+    return JqLimitError(
+        f"cannot {name}: {type_error_preview(a)} and {type_error_preview(b)}: "
+        f"the result would exceed {cap} {what}"
+    )
+
+
+def _arith_operand(v: Any, kind: int) -> tuple[Any, int]:
+    """An input `-0` is gojq's integer 0 in arithmetic (its literal text only prints as is)."""
+    if kind == 2 and type(v) is LiteralNumber and v.text == "-0":
+        return 0, 1
+    return v, kind
+
+
+def int_multiply(a: int, b: int) -> int:
+    """`a * b` on two ints, refusing a product over MAX_INT_BITS before computing it."""
+    if a.bit_length() + b.bit_length() > MAX_INT_BITS:
+        raise _too_large("multiply", a, b, "bits", MAX_INT_BITS)
+    return a * b
+
+
 def add(a: Any, b: Any) -> Any:
     """`a + b`: numbers, string/array concatenation, shallow object merge, null identity."""
     ta = type(a)
@@ -370,10 +404,14 @@ def add(a: Any, b: Any) -> Any:
     if ta is int and tb is int:
         return a + b
     if ta is str and tb is str:
+        if len(a) + len(b) > MAX_STRING_BYTES:
+            raise _too_large("add", a, b, "characters", MAX_STRING_BYTES)
         return a + b
     ka = _num_kind(a)
     kb = _num_kind(b)
     if ka and kb:
+        a, ka = _arith_operand(a, ka)
+        b, kb = _arith_operand(b, kb)
         if ka == 1 and kb == 1:
             return int(a) + int(b)
         return to_float(a) + to_float(b)
@@ -382,6 +420,8 @@ def add(a: Any, b: Any) -> Any:
             return b
         if not b:
             return a
+        if len(a) + len(b) > MAX_ARRAY_LENGTH:
+            raise _too_large("add", a, b, "elements", MAX_ARRAY_LENGTH)
         return a + b
     if ta is dict and tb is dict:
         if not a:
@@ -407,6 +447,8 @@ def subtract(a: Any, b: Any) -> Any:
     ka = _num_kind(a)
     kb = _num_kind(b)
     if ka and kb:
+        a, ka = _arith_operand(a, ka)
+        b, kb = _arith_operand(b, kb)
         if ka == 1 and kb == 1:
             return int(a) - int(b)
         return to_float(a) - to_float(b)
@@ -423,8 +465,9 @@ def _repeat_string(s: str, n: float) -> Any:
         return None
     if s == "":
         return ""
-    size = len(s.encode("utf-8", "surrogatepass"))
-    if n >= float(_MAX_INT32 // size):
+    size = len(utf8_bytes(s))
+    # gojq refuses a result of 2 GiB; we refuse one over MAX_STRING_BYTES the same way
+    if n >= float(_MAX_INT32 // size) or size * int(n) > MAX_STRING_BYTES:
         raise JqRuntimeError(f"repeat string result too large: {preview(s)} * {preview(float(n))}")
     return s * int(n)
 
@@ -445,12 +488,16 @@ def multiply(a: Any, b: Any) -> Any:
     ta = type(a)
     tb = type(b)
     if ta is int and tb is int:
+        if a.bit_length() + b.bit_length() > MAX_INT_BITS:
+            raise _too_large("multiply", a, b, "bits", MAX_INT_BITS)
         return a * b
     ka = _num_kind(a)
     kb = _num_kind(b)
     if ka and kb:
+        a, ka = _arith_operand(a, ka)
+        b, kb = _arith_operand(b, kb)
         if ka == 1 and kb == 1:
-            return int(a) * int(b)
+            return int_multiply(int(a), int(b))
         return to_float(a) * to_float(b)
     if ta is dict and tb is dict:
         return deep_merge(a, b)
@@ -470,6 +517,8 @@ def divide(a: Any, b: Any) -> Any:
     ka = _num_kind(a)
     kb = _num_kind(b)
     if ka and kb:
+        a, ka = _arith_operand(a, ka)
+        b, kb = _arith_operand(b, kb)
         if ka == 1 and kb == 1:
             x, y = int(a), int(b)
             if y == 0:
@@ -486,6 +535,8 @@ def divide(a: Any, b: Any) -> Any:
         if a == "":
             return []
         if b == "":
+            if len(a) > MAX_ARRAY_LENGTH:
+                raise _too_large("divide", a, b, "elements", MAX_ARRAY_LENGTH)
             return list(a)
         return a.split(b)
     raise _binop_error("divide", a, b)
@@ -501,6 +552,8 @@ def modulo(a: Any, b: Any) -> Any:
     ka = _num_kind(a)
     kb = _num_kind(b)
     if ka and kb:
+        a, ka = _arith_operand(a, ka)
+        b, kb = _arith_operand(b, kb)
         if ka == 1 and kb == 1:
             x, y = int(a), int(b)
             if y == 0:

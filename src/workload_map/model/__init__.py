@@ -7,7 +7,14 @@ package is the single place that turns user input into that contract and explain
 from __future__ import annotations
 
 from workload_map.model.findings import Finding
-from workload_map.model.load import KartaLoadError, dump_karta, load_karta, load_kartas
+from workload_map.model.load import (
+    KartaLoadError,
+    LenientLoad,
+    dump_karta,
+    load_karta,
+    load_karta_leniently,
+    load_kartas,
+)
 from workload_map.model.schema_check import check_against_crd, schema_nodes_at, schema_types_at
 from workload_map.model.types import (
     API_VERSION,
@@ -43,7 +50,7 @@ from workload_map.model.types import (
     SuspendDefinition,
     Topology,
 )
-from workload_map.model.validate import is_valid, validate
+from workload_map.model.validate import is_valid, validate, validate_loaded
 
 __all__ = [
     "API_VERSION",
@@ -64,6 +71,7 @@ __all__ = [
     "KartaLoadError",
     "KartaSpec",
     "KartaStatus",
+    "LenientLoad",
     "Member",
     "OptimizationInstructions",
     "PhaseDefinition",
@@ -84,8 +92,10 @@ __all__ = [
     "dump_karta",
     "is_valid",
     "load_karta",
+    "load_karta_leniently",
     "load_kartas",
     "schema_nodes_at",
     "schema_types_at",
     "validate",
+    "validate_loaded",
 ]

@@ -2,7 +2,9 @@
 
 Registered both as `@name/0` and under gojq's internal names (`_tohtml`, …), plus `format/1`.
 Non-string inputs are first turned into text with `tostring` (except the row formats, which
-take an array). Invalid UTF-8 produced by decoding becomes U+FFFD per byte, as gojq prints it.
+take an array). Invalid UTF-8 produced by decoding becomes U+FFFD per byte, as gojq's `explode`
+sees it (gojq keeps the raw bytes, so its `@uri`/`utf8bytelength` of such text differ: see
+tests/jq/DIVERGENCES.md).
 """
 
 from __future__ import annotations
@@ -13,24 +15,29 @@ from typing import Any
 
 from workload_map.jq import encoding
 from workload_map.jq.errors import JqRuntimeError
-from workload_map.jq.values import preview, type_error, type_error_preview
+from workload_map.jq.values import (
+    preview,
+    type_error,
+    type_error_preview,
+    utf8_bytes,
+    valid_text,
+)
 
 __all__ = ["FORMATS", "NATIVES", "decode_bytes", "format_value", "utf8"]
 
 
 def decode_bytes(data: bytes) -> str:
-    """UTF-8 to text; invalid bytes are kept as lone surrogates (U+DC80-U+DCFF, Python's
-    surrogateescape) so they count as one character each, encode back to the same byte, and
-    print as `\\ufffd`, as a Go string holding those bytes does."""
-    return data.decode("utf-8", "surrogateescape")
+    """UTF-8 to text, each byte that is not part of valid UTF-8 as one U+FFFD (as gojq's
+    `explode`, `test` and output see it). The result never holds a lone surrogate."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return valid_text(data.decode("utf-8", "surrogateescape"))
 
 
 def utf8(s: str) -> bytes:
-    """The UTF-8 bytes of a string built by decode_bytes (escaped bytes restored)."""
-    try:
-        return s.encode("utf-8")
-    except UnicodeEncodeError:
-        return s.encode("utf-8", "surrogateescape")
+    """The UTF-8 bytes of `s`; a lone surrogate (from a caller's string) counts as U+FFFD."""
+    return utf8_bytes(s)
 
 
 def _text(v: Any) -> str:

@@ -30,13 +30,14 @@ the compiler's. `error/0,1` here only builds the error (`JqRuntimeError` with `.
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import math
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from workload_map.jq import encoding, values
-from workload_map.jq.errors import JqHaltError, JqRuntimeError
+from workload_map.jq.errors import JqHaltError, JqLimitError, JqRuntimeError
 from workload_map.jq.values import (
     LiteralNumber,
     compare,
@@ -107,9 +108,7 @@ def f_abs(v: Any) -> Any:
 def f_utf8bytelength(v: Any) -> Any:
     if type(v) is not str:
         raise type_error("utf8bytelength", v)
-    from workload_map.jq.builtins.formats import utf8
-
-    return len(utf8(v))
+    return len(values.utf8_bytes(v))
 
 
 def f_not(v: Any) -> Any:
@@ -345,7 +344,12 @@ def f_contains(v: Any, x: Any) -> Any:
 
 
 def _explode(s: str) -> list[Any]:
-    return [ord(c) for c in s]
+    if len(s) > values.MAX_ARRAY_LENGTH:
+        raise JqLimitError(
+            f"explode cannot be applied to: {type_error_preview(s)}: the result would exceed "
+            f"{values.MAX_ARRAY_LENGTH} elements"
+        )
+    return [ord(c) for c in values.valid_text(s)]
 
 
 def _index_func(name: str, v: Any, x: Any, fn: Callable[[list[Any], list[Any]], Any]) -> Any:
@@ -674,6 +678,11 @@ def f_transpose(v: Any) -> Any:
         if type(row) is not list:
             raise type_error("transpose", v)
         width = max(width, len(row))
+    if width * len(v) > values.MAX_ARRAY_LENGTH:
+        raise JqLimitError(
+            f"transpose cannot be applied to: {type_error_preview(v)}: the result would exceed "
+            f"{values.MAX_ARRAY_LENGTH} elements"
+        )
     return [[row[i] if i < len(row) else None for row in v] for i in range(width)]
 
 
@@ -765,7 +774,7 @@ def _update(v: Any, path: list[Any], n: Any, owned: _Owned) -> Any:
                 if n is _DELETE:
                     result = [] if cur is None else cur
                     break
-                if i >= 0x20000000:
+                if i >= 0x20000000 or i >= values.MAX_ARRAY_LENGTH:  # gojq's cap, or ours
                     raise JqRuntimeError(f"array index too large: {preview(i)}")
                 frames.append((1, cur, i, 0))
                 cur = None
@@ -959,8 +968,14 @@ def _halt_error(v: Any, code: int) -> JqHaltError:
     return err
 
 
+INPUT_FILENAME: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "jq_input_filename", default=None
+)
+"""What `input_filename` yields: the file the current input came from (`wlmap jq` sets it)."""
+
+
 def f_input_filename(_v: Any) -> Any:
-    return None
+    return INPUT_FILENAME.get()
 
 
 # ---------------------------------------------------------------------------------------------

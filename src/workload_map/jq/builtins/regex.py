@@ -14,14 +14,15 @@ from typing import Any
 
 import re2  # type: ignore[import-untyped]
 
-from workload_map.jq.errors import JqRuntimeError
-from workload_map.jq.values import type_error
+from workload_map.jq.errors import JqLimitError, JqRuntimeError
+from workload_map.jq.values import MAX_ARRAY_LENGTH, type_error, valid_text
 
 __all__ = ["NATIVES", "compile_regexp"]
 
 _OPTIONS = re2.Options()
 _OPTIONS.log_errors = False
 _CACHE: dict[tuple[str, str], Any] = {}
+_MAX_MATCHES = MAX_ARRAY_LENGTH // 16  # each match is an object of four fields and a list
 
 # RE2 (C++) error codes → Go regexp/syntax wording
 _GO_CODES = {
@@ -56,7 +57,7 @@ def compile_regexp(pattern: str, flags: str) -> Any:
         from workload_map.jq.encoding import dumps
 
         raise JqRuntimeError(f"unsupported regular expression flag: {dumps(flags, None)}")
-    re_text = pattern
+    re_text = valid_text(pattern)  # RE2 takes UTF-8: a caller's lone surrogate reads as U+FFFD
     if "i" in flags:
         re_text = "(?i)" + re_text
     if "m" in flags:
@@ -118,11 +119,17 @@ def f_match(v: Any, pattern: Any, flags: Any, testing: Any) -> Any:
     if type(v) is not str or type(pattern) is not str:
         raise type_error(name, v, pattern, flags)
     r = compile_regexp(pattern, fl)
+    v = valid_text(v)
     if testing is True:
         return r.search(v) is not None
     names = {i: n for n, i in r.groupindex.items()}
     if "g" in fl:
-        return [_match_object(r, m, names) for m in find_all(r, v)]
+        out: list[Any] = []
+        for m in find_all(r, v):
+            if len(out) >= _MAX_MATCHES:
+                raise JqLimitError(f"match: more than {_MAX_MATCHES} matches in one string")
+            out.append(_match_object(r, m, names))
+        return out
     m = r.search(v)
     return [] if m is None else [_match_object(r, m, names)]
 
@@ -155,6 +162,7 @@ def f_split2(v: Any, pattern: Any, flags: Any) -> Any:
             raise type_error("split", flags)
         fl = flags
     r = compile_regexp(pattern, fl)
+    v = valid_text(v)
     if pattern and v == "":
         return [""]
     out: list[Any] = []
@@ -162,6 +170,8 @@ def f_split2(v: Any, pattern: Any, flags: Any) -> Any:
     for m in find_all(r, v):
         end = m.start()
         if m.end() != 0:
+            if len(out) >= MAX_ARRAY_LENGTH:
+                raise JqLimitError(f"split: the result would exceed {MAX_ARRAY_LENGTH} elements")
             out.append(v[beg:end])
         beg = m.end()
     if end != len(v):
