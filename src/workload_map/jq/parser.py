@@ -13,7 +13,6 @@ of exhausting Python's stack.
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 from workload_map.jq import ast
@@ -24,9 +23,6 @@ __all__ = ["MAX_DEPTH", "parse"]
 
 MAX_DEPTH = 1000
 
-# Each nesting level costs a handful of Python frames (here, in the compiler and at run time).
-if sys.getrecursionlimit() < 16000:
-    sys.setrecursionlimit(16000)
 
 _UPDATE_OPS = frozenset({"=", "|=", "+=", "-=", "*=", "/=", "%=", "//="})
 _COMPARE_OPS = frozenset({"==", "!=", "<", "<=", ">", ">="})
@@ -136,82 +132,100 @@ class _Parser:
         return body
 
     def pipe(self) -> ast.Node:
+        """A full query: one level of real nesting (parentheses, brackets, bodies, arguments).
+
+        ``a | b | c`` is collected in a loop and folded to the right, so a long pipe costs no
+        recursion; ``def``, ``label`` and ``as`` bind the rest of the pipe (a nested level each).
+        """
         self.enter()
         try:
-            return self._pipe()
+            tok = self.tok
+            if tok.kind == "KEYWORD" and (tok.text == "def" or tok.text == "label"):
+                return self._binder()
+            left = self.comma()
+            tok = self.tok
+            if tok.kind != "OP" or tok.text != "|":
+                return left
+            items = [left]
+            offsets: list[int] = []
+            while tok.kind == "OP" and tok.text == "|":
+                offsets.append(tok.start)
+                self.advance()
+                tok = self.tok
+                if tok.kind == "KEYWORD" and (tok.text == "def" or tok.text == "label"):
+                    items.append(self.pipe())
+                    break
+                items.append(self.comma())
+                tok = self.tok
+            node = items[-1]
+            for i in range(len(items) - 2, -1, -1):
+                node = ast.Pipe(items[i], node, offset=offsets[i])
+            return node
         finally:
             self.depth -= 1
 
-    def _pipe(self) -> ast.Node:
-        tok = self.tok
-        if tok.kind != "KEYWORD":
-            left = self.comma()
-            tok = self.tok
-            if tok.kind == "OP" and tok.text == "|":
-                self.advance()
-                return ast.Pipe(left, self.pipe(), offset=tok.start)
-            return left
+    def _binder(self) -> ast.Node:
+        """``def …; rest`` or ``label $name | rest``."""
         if self.is_kw("def"):
             start = self.tok.start
             defs = [self.funcdef()]
             while self.is_kw("def"):
                 defs.append(self.funcdef())
             return ast.WithDefs(tuple(defs), self.pipe(), offset=start)
-        if self.is_kw("label"):
-            start = self.advance().start
-            if self.tok.kind != "VAR":
-                raise self.unexpected()
-            name = self.advance().text
-            self.expect_op("|")
-            return ast.Label(name, self.pipe(), offset=start)
-        left = self.comma()
-        if self.is_op("|"):
-            tok = self.advance()
-            right = self.pipe()
-            return ast.Pipe(left, right, offset=tok.start)
-        return left
+        start = self.expect_kw("label").start
+        if self.tok.kind != "VAR":
+            raise self.unexpected()
+        name = self.advance().text
+        self.expect_op("|")
+        return ast.Label(name, self.pipe(), offset=start)
 
     def comma(self) -> ast.Node:
-        left = self.comma_operand()
-        grown = 0
-        try:
-            while self.is_op(","):
-                tok = self.advance()
-                self.enter()
-                grown += 1
-                right = self.comma_operand()
-                left = ast.Comma(left, right, offset=tok.start)
-            return left
-        finally:
-            self.depth -= grown
-
-    def comma_operand(self) -> ast.Node:
-        tok = self.tok
-        if tok.kind == "KEYWORD" and (tok.text == "def" or tok.text == "label"):
-            return self.pipe()
-        start = tok.start
-        expr = self.binary(1)
-        tok = self.tok
-        if tok.kind == "KEYWORD" and tok.text == "as":
-            self.advance()
-            patterns = [self.pattern()]
-            while self.is_op("?//"):
-                self.advance()
-                patterns.append(self.pattern())
-            self.expect_op("|")
-            body = self.pipe()
-            return ast.Bind(expr, tuple(patterns), body, offset=start)
-        return expr
+        """``a, b, c`` (left-associative, built in a loop); an operand may be ``E as $p | body``."""
+        left: ast.Node | None = None
+        comma_at = 0
+        while True:
+            tok = self.tok
+            if tok.kind == "KEYWORD" and (tok.text == "def" or tok.text == "label"):
+                operand = self.pipe()
+            else:
+                operand = self.binary(1)
+                if self.is_kw("as"):
+                    self.advance()
+                    patterns = [self.pattern()]
+                    while self.is_op("?//"):
+                        self.advance()
+                        patterns.append(self.pattern())
+                    self.expect_op("|")
+                    operand = ast.Bind(operand, tuple(patterns), self.pipe(), offset=tok.start)
+            left = operand if left is None else ast.Comma(left, operand, offset=comma_at)
+            if not self.is_op(","):
+                return left
+            comma_at = self.advance().start
 
     def binary(self, min_level: int) -> ast.Node:
-        left = self.unary()
-        base = self.depth
-        try:
-            return self._binary_loop(left, min_level, 0)
-        finally:
-            self.depth = base
+        """Binary operators by precedence climbing. Chains (``1 + 1 + …``, ``a // b // …``) are
+        built in loops; only the precedence levels recurse."""
+        left = self.postfix()
+        if min_level > 1:
+            return self._binary_loop(left, min_level)
+        left = self._binary_loop(left, 2)
+        tok = self.tok
+        if tok.kind != "OP" or tok.text != "//":
+            return left
+        operands = [left]
+        offsets: list[int] = []
+        while tok.kind == "OP" and tok.text == "//":
+            offsets.append(tok.start)
+            self.advance()
+            operands.append(self._binary_loop(self.postfix(), 2))
+            tok = self.tok
+        node = operands[-1]
+        for i in range(len(operands) - 2, -1, -1):
+            node = ast.Alt(operands[i], node, offset=offsets[i])
+        return node
 
-    def _binary_loop(self, left: ast.Node, min_level: int, last_nonassoc: int) -> ast.Node:
+    def _binary_loop(self, left: ast.Node, min_level: int) -> ast.Node:
+        last_nonassoc = 0
         while True:
             tok = self.tok
             if tok.kind == "OP" or (tok.kind == "KEYWORD" and tok.text in ("and", "or")):
@@ -221,59 +235,44 @@ class _Parser:
             if info is None:
                 return left
             level, assoc = info
-            if level < min_level:
+            if level < min_level or level == 1:
                 return left
             if assoc == "none" and last_nonassoc == level:
                 raise self.unexpected()
             self.advance()
-            self.enter()
-            if assoc == "right":
-                right = self.binary(level)
-            else:
-                right = self.binary(level + 1)
+            right = self._binary_loop(self.postfix(), level + 1)
             op = tok.text
-            if op == "//":
-                left = ast.Alt(left, right, offset=tok.start)
-            elif op in _UPDATE_OPS:
+            if op in _UPDATE_OPS:
                 left = ast.Update(op, left, right, offset=tok.start)
             else:
                 left = ast.Binary(op, left, right, offset=tok.start)
             last_nonassoc = level if assoc == "none" else 0
 
-    def unary(self) -> ast.Node:
+    def postfix(self) -> ast.Node:
+        """A term with its suffixes (``.a``, ``[…]``, ``?``), or a unary ``-``/``+`` term."""
         tok = self.tok
         if tok.kind == "OP" and (tok.text == "-" or tok.text == "+"):
-            tok = self.advance()
+            self.advance()
             self.enter()
             try:
                 operand = self.postfix()
             finally:
                 self.depth -= 1
             return ast.Unary(tok.text, operand, offset=tok.start)
-        return self.postfix()
-
-    def postfix(self) -> ast.Node:
-        tok = self.tok
-        if tok.kind == "OP" and (tok.text == "-" or tok.text == "+"):
-            return self.unary()
         term = self.primary()
         tok = self.tok
         if tok.kind != "FIELD" and (tok.kind != "OP" or tok.text not in _SUFFIX_START):
             return term
-        base = self.depth
-        try:
-            return self._suffixes(term)
-        finally:
-            self.depth = base
+        return self._suffixes(term)
 
     def _suffixes(self, term: ast.Node) -> ast.Node:
+        """Suffix chains are loops, not nesting: ``.a.a.a…`` has no depth limit."""
         suffixed = False  # whether `term` ends with an index/iterate suffix of this chain
         while True:
             tok = self.tok
             kind = tok.kind
             if kind != "FIELD" and (kind != "OP" or tok.text not in _SUFFIX_START):
                 return term
-            self.enter()
             if kind == "OP" and tok.text == "?":
                 self.advance()
                 last_only = (
@@ -530,6 +529,13 @@ class _Parser:
         if tok.kind == "VAR":
             self.advance()
             return ast.PVar(tok.text, offset=tok.start)
+        self.enter()
+        try:
+            return self._compound_pattern(tok)
+        finally:
+            self.depth -= 1
+
+    def _compound_pattern(self, tok: Token) -> ast.Pattern:
         if self.is_op("["):
             self.advance()
             elements = [self.pattern()]
@@ -574,6 +580,13 @@ class _Parser:
         return key, self.pattern(), computed
 
     def object(self) -> ast.Node:
+        self.enter()
+        try:
+            return self._object()
+        finally:
+            self.depth -= 1
+
+    def _object(self) -> ast.Node:
         start = self.expect_op("{").start
         entries: list[ast.ObjectEntry] = []
         if self.is_op("}"):
@@ -618,15 +631,16 @@ class _Parser:
         return ast.ObjectEntry(key, None, computed)
 
     def object_value(self) -> ast.Node:
-        self.enter()
-        try:
-            left = self.binary(1)
-            if self.is_op("|"):
-                tok = self.advance()
-                return ast.Pipe(left, self.object_value(), offset=tok.start)
-            return left
-        finally:
-            self.depth -= 1
+        """An object value: expressions joined by ``|`` (folded to the right, no recursion)."""
+        items = [self.binary(1)]
+        offsets: list[int] = []
+        while self.is_op("|"):
+            offsets.append(self.advance().start)
+            items.append(self.binary(1))
+        node = items[-1]
+        for i in range(len(items) - 2, -1, -1):
+            node = ast.Pipe(items[i], node, offset=offsets[i])
+        return node
 
 
 def parse(source: str) -> Any:

@@ -15,14 +15,15 @@ from typing import Any
 import re2  # type: ignore[import-untyped]
 
 from workload_map.jq.errors import JqLimitError, JqRuntimeError
-from workload_map.jq.values import MAX_ARRAY_LENGTH, type_error, valid_text
+from workload_map.jq import values
+from workload_map.jq.values import type_error, valid_text
 
 __all__ = ["NATIVES", "compile_regexp"]
 
 _OPTIONS = re2.Options()
 _OPTIONS.log_errors = False
 _CACHE: dict[tuple[str, str], Any] = {}
-_MAX_MATCHES = MAX_ARRAY_LENGTH // 16  # each match is an object of four fields and a list
+_MAX_MATCHES = values.MAX_ARRAY_LENGTH // 16  # each match is an object of four fields and a list
 
 # RE2 (C++) error codes → Go regexp/syntax wording
 _GO_CODES = {
@@ -170,8 +171,10 @@ def f_split2(v: Any, pattern: Any, flags: Any) -> Any:
     for m in find_all(r, v):
         end = m.start()
         if m.end() != 0:
-            if len(out) >= MAX_ARRAY_LENGTH:
-                raise JqLimitError(f"split: the result would exceed {MAX_ARRAY_LENGTH} elements")
+            if len(out) >= values.MAX_ARRAY_LENGTH:
+                raise JqLimitError(
+                    f"split: the result would exceed {values.MAX_ARRAY_LENGTH} elements"
+                )
             out.append(v[beg:end])
         beg = m.end()
     if end != len(v):
