@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from typing import Any
 
 import pytest
@@ -63,10 +65,27 @@ def test_file_mode_has_null_counts_and_same_desired(name: str) -> None:
     assert offline["pods"] == {"desired": live["pods"]["desired"], "current": None, "ready": None}
     assert offline["resources"] == live["resources"]
     assert offline["unattributedPods"] == []
-    # only the v2 form names its group without pods; its minimum does not depend on pods
-    live_minimums = {g["name"]: g["minMember"] for g in live["podGroups"]}
+    # the spec's gangs are listed without pods (also those no pod has joined yet), with the
+    # minimums the live view has; a key only pods carry (a label the controller sets) stands
+    # as <label> in the name
+    def pattern(group: dict[str, Any]) -> str:
+        text = re.escape(group["name"])
+        for key in group["keys"] if "unresolvedKeys" in group else ():
+            if key.startswith("<"):
+                text = text.replace(re.escape(key), ".+", 1)
+        return text
+
     for group in offline["podGroups"]:
-        assert group["pods"] == [] and group["minMember"] == live_minimums[group["name"]]
+        assert group["pods"] == []
+        assert ("unresolvedKeys" in group) == any(k.startswith("<") for k in group["keys"])
+    for live_group in live["podGroups"]:
+        matches = [
+            g
+            for g in offline["podGroups"]
+            if g["definition"] == live_group["definition"]
+            and re.fullmatch(pattern(g), live_group["name"])
+        ]
+        assert [g["minMember"] for g in matches] == [live_group["minMember"]], live_group["name"]
     for node in _nodes(offline).values():
         assert node["replicas"]["current"] is None and node["replicas"]["ready"] is None
 
@@ -168,11 +187,27 @@ def test_leader_worker_groups() -> None:
     ]
 
 
-def test_leader_worker_without_pods_is_one_group_node() -> None:
+def test_leader_worker_without_pods_shows_the_groups_the_spec_implies() -> None:
+    """Offline, one ``group[i]`` node and one gang per replica, as with pods (QA #17)."""
     d = workload("leaderworker", with_pods=False).describe()
     nodes = _nodes(d)
-    assert list(nodes) == ["group", "group/leader", "group/worker"]
-    assert nodes["group"]["replicas"]["desired"] == 6
+    assert list(nodes) == [
+        "group[0]",
+        "group[0]/leader",
+        "group[0]/worker",
+        "group[1]",
+        "group[1]/leader",
+        "group[1]/worker",
+    ]
+    assert [nodes[f"group[{i}]"]["replicas"]["desired"] for i in (0, 1)] == [3, 3]
+    assert d["pods"]["desired"] == 6
+    groups = [(g["name"], g["minMember"], g["pods"], g["keys"]) for g in d["podGroups"]]
+    assert groups == [
+        ("pg-4444-dddd-<lw.example.com/name>-0", 3, [], ["<lw.example.com/name>", "0"]),
+        ("pg-4444-dddd-<lw.example.com/name>-1", 3, [], ["<lw.example.com/name>", "1"]),
+    ]
+    assert d["podGroups"][0]["unresolvedKeys"] == ['.metadata.labels["lw.example.com/name"]']
+    assert "error" not in d["podGroups"][0]
 
 
 def test_multi_statefulset() -> None:

@@ -85,3 +85,13 @@ def test_stderr_writes_strings_raw_and_other_values_as_compact_json(
 def test_integer_minus_zero_from_input_prints_zero_after_arithmetic() -> None:
     assert run(["-c", ". , . * 1, . / 1, floor"], b"-0")[1] == "-0\n0\n0\n-0\n"
     assert run(["-c", "[.[] * 1]"], b"[-0, -0.0]")[1] == "[0,-0]\n"
+
+
+def test_text_stdin_with_escaped_bytes_reads_them_as_replacement() -> None:
+    out, err = io.StringIO(), io.StringIO()
+    # a text stream opened with errors="surrogateescape" hands over bad bytes as surrogates
+    assert main(["-c", "explode"], io.StringIO('"a\udcff"'), out, err) == 0
+    assert out.getvalue() == "[97,65533]\n"
+    out = io.StringIO()
+    assert main(["-cR", "."], io.StringIO("\udcffb\n"), out, err) == 0
+    assert out.getvalue() == '"\ufffdb"\n'  # the character itself, not an escaped surrogate

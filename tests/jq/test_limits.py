@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from workload_map import jq
+from workload_map.jq import encoding
 
 TINY = jq.Limits(max_results=1000, timeout=0.2, max_depth=200)
 
@@ -146,7 +147,7 @@ def test_deep_input_recursive_descent_is_exact() -> None:
 
 def test_deep_input_from_json_text() -> None:
     text = "[" * 5000 + "]" * 5000
-    value = json.loads(text)
+    value = encoding.loads(text)
     assert jq.compile("[..] | length").first(value) == 5000
 
 
@@ -172,3 +173,22 @@ def test_many_paths_in_one_assignment() -> None:
     assert prog.all(n, limits=jq.Limits(10, 60, 100)) == [n]
     prog = jq.compile("[range(.)] | (.[] | select(. % 2 == 0)) |= empty | length")
     assert prog.all(n, limits=jq.Limits(10, 60, 100)) == [n // 2]
+
+
+DEEP_RECURSION = "def f: if . < 900 then [. + 1 | f] else . end; 0 | f | flatten"
+
+
+def test_non_tail_recursion_up_to_max_depth_runs() -> None:
+    # deeper than Python's default recursion limit allows: re-run on a deep stack
+    assert jq.compile(DEEP_RECURSION).all(None) == [[900]]
+    assert jq.compile(DEEP_RECURSION).first(None) == [900]
+    fact = "def fact($n): if $n < 1 then 1 else $n * fact($n - 1) end; fact(1000) | tostring"
+    assert len(jq.compile(fact).first(None)) == 2568
+
+
+def test_iter_resumes_after_a_deep_rerun_without_repeating_outputs() -> None:
+    messages: list[str] = []
+    program = f'(1 | debug("one")), ({DEEP_RECURSION}), (3 | debug("three"))'
+    out = list(jq.compile(program).iter(None, stderr=messages.append))
+    assert out == [1, [900], 3]
+    assert messages == ['["DEBUG:","one"]\n', '["DEBUG:","three"]\n']

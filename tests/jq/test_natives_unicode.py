@@ -27,7 +27,7 @@ def has_surrogate(v: Any) -> bool:
 
 def test_base64d_of_invalid_utf8_is_replacement_characters() -> None:
     # QA #1: `"/w==" | @base64d | test("a")` raised UnicodeEncodeError
-    assert run('@base64d | explode', "/w==") == [[0xFFFD]]
+    assert run("@base64d | explode", "/w==") == [[0xFFFD]]
     assert run('@base64d | test("a"), test("\\ufffd"), test(".")', "/w==") == [False, True, True]
     assert run('@base64d | [match("."; "g").string]', "/w==") == [["\ufffd"]]
     assert run("@base64d | tojson", "/w==") == ['"\ufffd"']

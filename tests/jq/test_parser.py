@@ -225,15 +225,53 @@ def test_missing_query_is_a_compile_error(program: str) -> None:
         "[" * 10000 + "]" * 10000,
         "(" * 10000 + "1" + ")" * 10000,
         "-" * 10000 + "1",
-        "1" + "+1" * 5000,
-        ".a" * 5000,
         "try " * 5000 + "1",
         "{a:" * 3000 + "1" + "}" * 3000,
+        "if true then " * 10000 + "1" + " end" * 10000,
+        ". as " + "[" * 10000 + "$x" + "]" * 10000 + " | $x",
+        '"\\(' * 10000 + "1" + ')"' * 10000,
+        "f(" * 10000 + "1" + ")" * 10000,
+        ". as $x | " * 10000 + "1",
     ],
+    ids=["brackets", "parens", "negations", "try", "objects", "if", "pattern", "interp", "call", "bind"],
 )
 def test_deep_programs_fail_cleanly(program: str) -> None:
-    with pytest.raises(jq.JqParseError, match="too deep"):
+    with pytest.raises(jq.JqParseError, match=f"too deep \\(more than {MAX_DEPTH} nested levels\\)"):
         jq.parse(program)
+
+
+def test_nesting_limit_is_exact() -> None:
+    assert jq.compile("[" * MAX_DEPTH + "1" + "]" * MAX_DEPTH + " | flatten").all(None) == [[1]]
+    with pytest.raises(jq.JqParseError, match="too deep"):
+        jq.parse("[" * (MAX_DEPTH + 1) + "1" + "]" * (MAX_DEPTH + 1))
+
+
+N = 2000
+CHAINS = {
+    # flat chains are loops, not nesting: gojq runs them all (QA #3)
+    "array literal": ("[" + ",".join(map(str, range(N))) + "] | length", None, [N]),
+    "plus": ("+".join(["1"] * N), None, [N]),
+    "minus and times": ("1" + "-1*1" * N, None, [1 - N]),
+    "pipe": (" | ".join(["."] * N), 7, [7]),
+    "pipe of updates": (" | ".join([". + 1"] * N), 0, [N]),
+    "fields": ("." + ".".join(["a"] * N), {"a": None}, [None]),
+    "indexes": ("." + "[0]" * N, None, [None]),
+    "optional indexes": ("[." + "[0]?" * N + "]", [[1]], [[]]),
+    "iterations": ("[." + "[]?" * N + "]", [[[1]]], [[]]),
+    "and": (" and ".join(["true"] * N), None, [True]),
+    "or": (" or ".join(["false"] * N), None, [False]),
+    "alternative": (" // ".join(["null"] * N) + " // 1", None, [1]),
+    "comma": ("[" + ", ".join(["1"] * N) + "] | add", None, [N]),
+    "object value pipe": ("{a: " + " | ".join([". + 1"] * N) + "}", 0, [{"a": N}]),
+    "multi-valued plus": ("[(0, 1)" + " + (0, 1)" * 11 + "] | length", None, [2**12]),
+    "multi-valued and": ("[(true, false)" + " and (true, false)" * N + "] | length", None, [N + 2]),
+}
+
+
+@pytest.mark.parametrize("name", list(CHAINS))
+def test_long_chains_are_not_nesting(name: str) -> None:
+    program, value, expected = CHAINS[name]
+    assert jq.compile(program).all(value, limits=jq.Limits(None, 30, 1000)) == expected
 
 
 def test_nesting_below_the_limit_parses_and_runs() -> None:

@@ -102,7 +102,6 @@ def test_parse_errors_propagate() -> None:
         ".a.b[0]",
         ".a[]",
         ".a[]?",
-        ".a[1:2]",
         '.a["x"]',
         ".a | .b",
         ".a, .b",
@@ -146,6 +145,12 @@ def test_writable(program: str) -> None:
         ("-.a", "operator '-' computes a value"),
         ('"\\(.a)"', "a string is computed"),
         (".a = 1", "operator '=' computes a value"),
+        # REFERENCE §2.4b: negative indexes and slices are not writable locations (QA #13)
+        (".a[-1]", "a negative index is not a writable location"),
+        (".a[-1].b", "a negative index is not a writable location"),
+        (".a[1:]", "a slice is not a writable location"),
+        (".a[1:2]", "a slice is not a writable location"),
+        (".a[:-1] | .[0]", "a slice is not a writable location"),
     ],
 )
 def test_not_writable(program: str, reason: str) -> None:

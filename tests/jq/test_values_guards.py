@@ -133,3 +133,22 @@ def test_integer_minus_zero_from_input_is_zero_in_arithmetic(program: str, want:
 def test_float_minus_zero_keeps_its_sign() -> None:
     assert [dumps(x, None) for x in run(". * 1", loads("-0.0"))] == ["-0"]
     assert [dumps(x, None) for x in run("-0.0 | . * 1")] == ["-0"]
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        'reduce range(10) as $i ("xxxxxxxxxxxxxxxx"; @base64)',
+        "[range(60)] | tojson",
+        "[range(60)] | tostring",
+        '[range(60) | tostring] | join(",")',
+        '"<" * 30 | @html',
+        '@json "\\([range(60)])"',
+    ],
+)
+def test_text_builtins_cap_their_results(monkeypatch: pytest.MonkeyPatch, program: str) -> None:
+    monkeypatch.setattr(jv, "MAX_STRING_BYTES", 100)
+    with pytest.raises(JqLimitError, match="would exceed 100 characters"):
+        run(program)
+    monkeypatch.setattr(jv, "MAX_STRING_BYTES", 1000)
+    assert len(run(program)) == 1

@@ -18,7 +18,6 @@ from typing import IO, Any
 
 PROG = "wlmap"
 _VAR_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
-_ESCAPED_BYTES = re.compile("[\udc80-\udcff]")
 
 HELP = """wlmap jq - run a jq program (gojq semantics) on JSON
 
@@ -343,7 +342,9 @@ def _sources(
 def _values(opts: Options, name: str, text: str) -> Iterator[tuple[Any, str]]:
     """(value, "") per input value of one source, or (None, error display) where it fails."""
     from workload_map.jq.encoding import JsonDecodeError, iter_values
+    from workload_map.jq.values import valid_text
 
+    text = valid_text(text)  # a text stdin may hold undecodable bytes as lone surrogates
     if opts.raw_input:
         lines = text.split("\n")
         if lines and lines[-1] == "":
@@ -351,8 +352,6 @@ def _values(opts: Options, name: str, text: str) -> Iterator[tuple[Any, str]]:
         for line in lines:
             yield line, ""
         return
-    if _ESCAPED_BYTES.search(text):  # invalid UTF-8 in JSON text: U+FFFD per byte, as Go reads it
-        text = _ESCAPED_BYTES.sub("\ufffd", text)
     try:
         for value in iter_values(text):
             yield value, ""

@@ -18,7 +18,12 @@ from typing import TYPE_CHECKING, Any
 
 from workload_map.engine import resources as res
 from workload_map.engine.errors import EngineError
-from workload_map.engine.extract import ExtractedInstance, desired_pods, desired_replicas
+from workload_map.engine.extract import (
+    ExtractedInstance,
+    desired_pods,
+    desired_replicas,
+    implied_replicas,
+)
 from workload_map.engine.structure import has_pod_definition
 
 if TYPE_CHECKING:
@@ -145,7 +150,7 @@ class _Builder:
     ) -> list[dict[str, Any]]:
         comp = self.structure.components[name]
         selector = comp.pod_selector.replica_selector if comp.pod_selector else None
-        split = selector is not None and self.pods_known and replica is None
+        split = selector is not None and replica is None
         try:
             instances = self.extractor.instances(name)
         except EngineError as err:
@@ -194,7 +199,12 @@ class _Builder:
         }
 
     def _replica_split(self, name: str, inst: ExtractedInstance) -> list[dict[str, Any]] | None:
-        """One node per replica key seen on this instance's pods (``name[key]``)."""
+        """One node per replica key (``name[key]``): those seen on pods and those the spec implies.
+
+        A grouping component whose scale is one replica's pods (an LWS ``group``) lists every
+        index from 0 to the replicas its pods imply — with or without pods, so a file shows
+        ``group[0]``, ``group[1]`` as a live workload does, and a missing group shows as empty.
+        """
         pod_bearing = has_pod_definition(self.structure.components[name])
         members = {name} if pod_bearing else set(self.structure.subtree(name))
         mine = [
@@ -205,19 +215,15 @@ class _Builder:
             and (not pod_bearing or (p.instance or "") == inst.instance_id)
         ]
         keys = {p.replica for p in mine if p.replica_component == name and p.replica is not None}
-        if not keys:
-            return None
         unkeyed = any(p.replica is None for p in mine)
         count = len(keys)
-        if not pod_bearing and inst.scale is not None and self.structure.children.get(name):
-            own = desired_replicas(inst.scale)
-            # the definition's pods (an instance the object leaves out, e.g. an LWS leader
-            # template, still takes its share of each replica): replicas = total / own
-            total = sum(self._implied(c) for c in self.structure.subtree(name))
-            if own and total % own == 0 and total // own:
-                count = total // own
-                if count <= MAX_LISTED_REPLICAS and all(k.isdigit() for k in keys):
-                    keys |= {str(i) for i in range(count)}
+        implied = implied_replicas(self.structure, self.extractor, name)
+        if implied is not None and all(k.isdigit() for k in keys):
+            count = implied
+            if count <= MAX_LISTED_REPLICAS:
+                keys |= {str(i) for i in range(count)}
+        if not keys:
+            return None
         out = []
         for key in sorted(keys, key=_replica_sort_key):
             node = self.node(name, inst, (name, key), count)
@@ -232,16 +238,6 @@ class _Builder:
                 node["replica"] = None
                 out.append(node)
         return out
-
-    def _implied(self, name: str) -> int:
-        """Pods the definition implies for a component, counting instances the object leaves out."""
-        if not has_pod_definition(self.structure.components[name]):
-            return 0
-        try:
-            instances = self.extractor.instances(name)
-        except EngineError:
-            return 0
-        return sum(desired_replicas(i.scale) for i in instances.values())
 
     def node(
         self,
@@ -380,6 +376,11 @@ def describe(wl: Workload) -> dict[str, Any]:
         "unattributedReasons": dict(unattributed),
         "errors": builder.errors,
     }
+    for problem in wl.extractor.problems:
+        builder.error(problem)
+    notes = wl.gang_notes()
+    if notes:
+        out["podGroupNotes"] = notes
     if wl.pods is not None:
         actual = res.add(*(_pod_request(pod) for _, pod in attributed))
         out["observedResources"] = res.summarize(actual)

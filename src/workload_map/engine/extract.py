@@ -13,9 +13,9 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from workload_map.engine.errors import DefinitionNotFoundError, ExtractionError
-from workload_map.engine.runner import plain_path
-from workload_map.engine.structure import Structure
+from workload_map.engine.errors import DefinitionNotFoundError, EngineError, ExtractionError
+from workload_map.engine.runner import Evaluations, plain_path
+from workload_map.engine.structure import Structure, has_pod_definition
 from workload_map.model import Component, FragmentedPodSpecDefinition
 
 __all__ = [
@@ -26,6 +26,7 @@ __all__ = [
     "desired_pods",
     "desired_replicas",
     "effective_minimum",
+    "implied_replicas",
 ]
 
 #: (JSON field, definition attribute) of the fragmented pod spec, in the reference's order.
@@ -177,7 +178,10 @@ class Extractor:
         self._ids: dict[str, list[str]] = {}
         self._instances: dict[str, dict[str, ExtractedInstance]] = {}
         self._scales: dict[str, dict[str, Scale] | None] = {}
-        self._results: dict[str, list[Any]] = {}
+        #: every expression evaluation of this workload (object and pods), memoised
+        self.run = Evaluations()
+        #: what was read but is invalid (a negative replica count), reported by ``describe``
+        self.problems: list[str] = []
         self._id_sets: dict[str, frozenset[str]] = {}
 
     # -- helpers ---------------------------------------------------------------------------
@@ -188,14 +192,10 @@ class Extractor:
         return comp
 
     def _eval(self, component: Component, field_name: str, expr: str) -> list[Any]:
-        found = self._results.get(expr)
-        if found is not None:
-            return found
         try:
-            found = self._results[expr] = self.structure.eval(expr, self.obj)
+            return self.run(self.structure.expressions.get(expr), self.obj)
         except ExtractionError as err:
             raise ExtractionError(f"component '{component.name}' {field_name}: {err}") from err
-        return found
 
     def _align(self, component: Component, field_name: str, values: list[Any]) -> dict[str, Any]:
         ids = self.instance_ids(component.name)
@@ -395,7 +395,7 @@ class Extractor:
         scales = self.scales(name)
         if scales is not None:
             for key, scale in scales.items():
-                out[key].scale = scale
+                out[key].scale = self._valid_scale(name, key, scale)
         root = self._fragment_root(name) if fragments is not None else None
         for key, inst in out.items():
             given = spec_given.get(key, False)
@@ -408,6 +408,29 @@ class Extractor:
             inst.describes_pods = given
         self._instances[name] = out
         return out
+
+    def _valid_scale(self, name: str, instance_id: str, scale: Scale) -> Scale:
+        """The scale, or all zeros when a count is negative (reported in ``problems``).
+
+        A negative count is invalid (the API server refuses ``parallelism: -3``); the instance
+        then counts 0 everywhere — desired pods, its minimum and its gang share — rather than
+        0 desired pods but a minimum of 1.
+        """
+        values = {
+            "replicas": scale.replicas,
+            "minReplicas": scale.min_replicas,
+            "maxReplicas": scale.max_replicas,
+        }
+        negative = [f"{k} {v}" for k, v in values.items() if v is not None and v < 0]
+        if not negative:
+            return scale
+        where = f" instance {instance_id!r}" if instance_id else ""
+        self.problems.append(
+            f"component '{name}'{where} scaleDefinition: {', '.join(negative)} is negative, "
+            "not a number of pods; the instance counts 0 pods (an operator may use it to hand "
+            "scaling to an autoscaler)"
+        )
+        return Scale(*(None if v is None else 0 for v in values.values()))
 
     def _fragment_root(self, name: str) -> tuple[str | int, ...] | None:
         """Where a single-instance fragmented component lives in the object, when its paths say.
@@ -457,6 +480,38 @@ class Extractor:
         }[what]
         if missing:
             raise DefinitionNotFoundError(f"component {name} does not have {what} definition")
+
+
+def implied_replicas(structure: Structure, extractor: Extractor, name: str) -> int | None:
+    """How many replicas of a grouping component the spec implies, when it says.
+
+    A component without a pod template of its own whose scale is the pods of one replica (a
+    LeaderWorkerSet ``group`` of ``size``) has as many replicas as the pods under it divide
+    by that size (instances the object leaves out, such as an LWS leader template, still take
+    their share). None when the component is not such a group or the numbers do not divide.
+    """
+    comp = structure.components[name]
+    if has_pod_definition(comp) or not structure.children.get(name):
+        return None
+    try:
+        scales = extractor.scales(name)
+    except EngineError:
+        return None
+    if not scales or len(scales) != 1:
+        return None
+    own = desired_replicas(next(iter(scales.values())))
+    total = 0
+    for child in structure.subtree(name):
+        if child == name or not has_pod_definition(structure.components[child]):
+            continue
+        try:
+            instances = extractor.instances(child)
+        except EngineError:
+            return None
+        total += sum(desired_replicas(i.scale) for i in instances.values())
+    if own <= 0 or total % own or total // own == 0:
+        return None
+    return total // own
 
 
 def _getpath(value: Any, steps: tuple[str | int, ...]) -> Any:

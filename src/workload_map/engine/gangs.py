@@ -15,14 +15,22 @@ rule, ``CalculateSubtreeScale``, is kept as :func:`subtree_scale` for KAI compat
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from workload_map.engine.errors import ExtractionError
-from workload_map.engine.extract import Extractor, Scale, effective_minimum
+from workload_map.engine.errors import EngineError, ExtractionError
+from workload_map.engine.extract import (
+    ExtractedInstance,
+    Extractor,
+    Scale,
+    effective_minimum,
+    implied_replicas,
+)
 from workload_map.engine.pods import Placement, single_result
+from workload_map.engine.runner import Expression, Run, located_path, plain_path
 from workload_map.engine.structure import Structure, has_pod_definition
 from workload_map.model import Member, PodGroupDefinition, Topology
 
@@ -31,6 +39,7 @@ __all__ = [
     "PodGroup",
     "build_pod_groups",
     "gang_minimum",
+    "group_name",
     "is_dns1123_subdomain",
     "subtree_scale",
 ]
@@ -40,6 +49,11 @@ _DNS1123 = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z
 
 def is_dns1123_subdomain(name: str) -> bool:
     return len(name) <= 253 and bool(_DNS1123.match(name))
+
+
+def group_name(owner: str, *keys: str) -> str:
+    """``pg-<owner>`` plus the ``-``-joined keys, leaving out empty ones (never ``pg--x``)."""
+    return "-".join(part for part in ("pg", owner, *keys) if part)
 
 
 def gang_minimum(scale: Scale | None) -> int:
@@ -66,6 +80,8 @@ class PodGroup:
     topology: dict[str, Any] | None = None
     rule: str = ""
     error: str | None = None
+    #: key paths only pods carry (no pods known): the name shows ``<label>`` in their place
+    unresolved_keys: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -81,6 +97,8 @@ class PodGroup:
             out["topology"] = self.topology
         if self.error is not None:
             out["error"] = self.error
+        if self.unresolved_keys:
+            out["unresolvedKeys"] = list(self.unresolved_keys)
         return out
 
 
@@ -293,10 +311,10 @@ class _Candidate:
         self.filter_texts = list(member.filters)
         self.keys = [(k, structure.expressions.get(k)) for k in member.group_by_key_paths]
 
-    def passes(self, pod: Any) -> bool:
+    def passes(self, pod: Any, run: Run) -> bool:
         """Every filter gives exactly ``true`` (several results are an error)."""
         for text, expression in self.filters:
-            values = expression.evaluate(pod)
+            values = run(expression, pod)
             if len(values) > 1:
                 raise ExtractionError(
                     f"filter '{text}': expected single query result, got {len(values)}"
@@ -322,24 +340,52 @@ def _candidates(
     return out
 
 
+#: why a gang that would need no pods is not listed (its pods, if any, join no gang)
+NO_PODS_IMPLIED = "the gang would need no pods (minMember 0): no gang"
+
+
 def build_pod_groups(
     structure: Structure,
     extractor: Extractor,
     pods: Sequence[Mapping[str, Any]],
     placements: Sequence[Placement],
     owner_uid: str,
-) -> tuple[list[PodGroup], list[GangAssignment]]:
-    """The pod groups of the attributed pods and, per pod, how it was grouped."""
+    *,
+    pods_known: bool = True,
+) -> tuple[list[PodGroup], list[GangAssignment], list[str]]:
+    """The pod groups, per pod how it was grouped, and notes on gangs not listed.
+
+    Without pods (``pods_known`` false) the groups are those the spec implies: the v2 group,
+    and alpha groups whose keys the spec gives (see :func:`_expected_alpha_groups`). A gang
+    that needs no pods (``minMember`` 0, e.g. a RayJob running on an existing cluster) is
+    not listed, as a scheduler would not create it; the notes say why.
+    """
     gang = structure.karta.gang_scheduling
     assignments = [GangAssignment() for _ in pods]
     if gang is None or (gang.pod_group is None and not gang.pod_groups):
         for a in assignments:
             a.reason = "the definition has no gang-scheduling instructions"
-        return [], assignments
+        return [], assignments, []
     counter = _Counter(structure, extractor, placements)
+    notes: list[str] = []
     if gang.pod_group is not None:
-        return _v2_groups(structure, counter, placements, assignments, owner_uid)
-    return _alpha_groups(structure, counter, pods, placements, assignments, owner_uid)
+        groups, assignments = _v2_groups(structure, counter, placements, assignments, owner_uid)
+    elif pods_known:
+        groups, assignments = _alpha_groups(
+            structure, counter, pods, placements, assignments, owner_uid
+        )
+    else:
+        groups, notes = _expected_alpha_groups(structure, counter, owner_uid)
+    kept: list[PodGroup] = []
+    for group in groups:
+        if group.min_member == 0 and group.error is None:
+            notes.append(f"pod group {group.name}: {NO_PODS_IMPLIED} ({group.rule})")
+            for a in assignments:
+                if a.group == group.name:
+                    a.group, a.reason = None, NO_PODS_IMPLIED
+            continue
+        kept.append(group)
+    return kept, assignments, notes
 
 
 def _v2_groups(
@@ -351,7 +397,7 @@ def _v2_groups(
 ) -> tuple[list[PodGroup], list[GangAssignment]]:
     mapping = structure.karta.gang_scheduling.pod_group  # type: ignore[union-attr]
     assert mapping is not None
-    name = f"pg-{owner_uid}-{mapping.name}"
+    name = group_name(owner_uid, mapping.name)
     topology, error = _topology(mapping.topology)
     group = PodGroup(name=name, min_member=0, definition=mapping.name, keys=(mapping.name,))
     group.topology, group.error = topology, error
@@ -425,7 +471,6 @@ def _alpha_groups(
 ) -> tuple[list[PodGroup], list[GangAssignment]]:
     candidates_cache: dict[str, list[_Candidate]] = {}
     grouped: dict[str, tuple[PodGroupDefinition, list[tuple[Placement, tuple[str, ...]]]]] = {}
-    prefix = f"pg-{owner_uid}"
     for pod, placement, assignment in zip(pods, placements, assignments, strict=True):
         component = placement.component
         if component is None or placement.reason is not None:
@@ -443,7 +488,7 @@ def _alpha_groups(
         chosen = None
         try:
             for candidate in candidates:
-                if not candidate.filters or candidate.passes(pod):
+                if not candidate.filters or candidate.passes(pod, counter.extractor.run):
                     chosen = candidate
                     break
         except ExtractionError as err:
@@ -461,13 +506,13 @@ def _alpha_groups(
         key_entries = assignment.keys
         try:
             for path, expression in chosen.keys:
-                value = single_result(expression, pod)
+                value = single_result(expression, pod, counter.extractor.run)
                 keys.append(value)
                 key_entries.append({"path": path, "value": value})
         except ExtractionError as err:
             assignment.reason = f'failed to extract group key from path "{path}": {err}'
             continue
-        name = "-".join([prefix, *keys]) if keys else prefix
+        name = group_name(owner_uid, *keys)
         assignment.group = name
         entry = grouped.get(name)
         if entry is None:
@@ -492,3 +537,188 @@ def _alpha_groups(
             group.error = group.error or f"pod group name {name!r} is not a DNS-1123 subdomain"
         groups.append(group)
     return groups, assignments
+
+
+def _replica_owner(structure: Structure, component: str) -> tuple[str, str] | None:
+    """(component, keyPath) of the nearest ``replicaSelector`` on ``component`` or an ancestor."""
+    for name in [component, *structure.ancestors(component)]:
+        selector = structure.components[name].pod_selector
+        replica = selector.replica_selector if selector else None
+        if replica is not None and replica.key_path:
+            return name, replica.key_path
+    return None
+
+
+def _template_metadata(inst: ExtractedInstance) -> dict[str, Any]:
+    """The metadata the instance's pods start from (template, pod metadata or fragment labels)."""
+    template = inst.pod_template_spec
+    meta = template.get("metadata") if isinstance(template, dict) else None
+    if isinstance(meta, dict):
+        return meta
+    if isinstance(inst.metadata, dict):
+        return inst.metadata
+    frag = inst.fragmented_pod_spec or {}
+    labels, annotations = frag.get("labels"), frag.get("annotations")
+    return {
+        "labels": labels if isinstance(labels, dict) else {},
+        "annotations": annotations if isinstance(annotations, dict) else {},
+    }
+
+
+#: replica indexes a spec may imply that are listed as expected gangs
+MAX_EXPECTED_REPLICAS = 1000
+
+
+def _set_plain(model: dict[str, Any], path: str, value: str) -> None:
+    """Set a plain field path (``.metadata.labels["x"]``) in the model pod, when it is one."""
+    steps = plain_path(path)
+    if not steps or not all(isinstance(step, str) for step in steps):
+        return
+    target: Any = model
+    for step in steps[:-1]:
+        nxt = target.get(step) if isinstance(target, dict) else None
+        if not isinstance(nxt, dict):
+            nxt = {}
+            target[step] = nxt
+        target = nxt
+    target[steps[-1]] = value
+
+
+def _model_key(
+    model: dict[str, Any], path: str, expression: Expression, extractor: Extractor
+) -> str | None:
+    """A group key read from the model pod, only where the model holds it.
+
+    Only a plain field path (optionally ``// literal``) that finds a value counts: anything
+    else may depend on what the controller adds to real pods (``.labels.x + "-all"`` on a
+    model without ``x`` is not the key pods will have).
+    """
+    steps = located_path(path)
+    if steps is None:
+        return None
+    value: Any = model
+    for step in steps:
+        if isinstance(step, str) and isinstance(value, dict):
+            value = value.get(step)
+        elif isinstance(step, int) and isinstance(value, list) and 0 <= step < len(value):
+            value = value[step]
+        else:
+            return None
+    if value is None or value is False or value == "":
+        return None
+    try:
+        return single_result(expression, model, extractor.run)
+    except ExtractionError:
+        return None
+
+
+def _unresolved(path: str) -> str:
+    """The stand-in for a key only pods carry: ``<label-name>`` (not a valid name, on purpose)."""
+    steps = plain_path(path)
+    last = steps[-1] if steps else path
+    return f"<{last}>"
+
+
+def _expected_alpha_groups(
+    structure: Structure, counter: _Counter, owner_uid: str
+) -> tuple[list[PodGroup], list[str]]:
+    """The alpha ``podGroups`` the spec implies when no pods are known.
+
+    Each pod-bearing instance the object describes stands for its pods: it joins the first
+    candidate group of its component (filters cannot be checked without pods and are taken
+    as passing). Its keys come from what the spec says the pods will carry: a key that is
+    the ``replicaSelector`` path takes every replica index the spec implies (an LWS ``group``
+    of ``size`` pods: 0..replicas-1), the ``componentInstanceSelector`` path the instance id,
+    any other the pod template's value. A key only the pods carry (a label the controller
+    sets) is shown as ``<label>`` and listed in ``unresolvedKeys``; a replica key whose count
+    the spec does not give leaves the group out, with a note.
+    """
+    extractor = counter.extractor
+    notes: list[str] = []
+    grouped: dict[str, tuple[PodGroupDefinition, list[tuple[Placement, tuple[str, ...]]]]] = {}
+    unresolved: dict[str, list[str]] = {}
+    filtered: set[str] = set()
+    for component in structure.order:
+        if not has_pod_definition(structure.components[component]):
+            continue
+        candidates = _candidates(structure, component)
+        if not candidates:
+            continue
+        _, definition, member = candidates[0]
+        try:
+            instances = extractor.instances(component)
+        except EngineError as err:
+            notes.append(f"pod group {definition.name}: {component}: {err}")
+            continue
+        owner = _replica_owner(structure, component)
+        key_paths = list(member.group_by_key_paths)
+        replica_keys: list[str | None] = [None]
+        if owner is not None and any(owner[1] in path for path in key_paths):
+            count = implied_replicas(structure, extractor, owner[0])
+            if count is None:
+                notes.append(
+                    f"pod group {definition.name}: the spec does not say how many replicas of "
+                    f"{owner[0]} there are (key {owner[1]}); the groups show once pods are known"
+                )
+                continue
+            replica_keys = [str(i) for i in range(min(count, MAX_EXPECTED_REPLICAS))]
+        selector = structure.components[component].pod_selector
+        id_selector = selector.component_instance_selector if selector else None
+        id_path = id_selector.id_path if id_selector else None
+        expressions = [(path, structure.expressions.get(path)) for path in key_paths]
+        for instance_id, inst in instances.items():
+            if not inst.describes_pods:
+                continue
+            for replica in replica_keys:
+                # the pod as the spec says it will be: the template's metadata, plus the
+                # instance id and replica key where the selectors read them
+                model = {"metadata": copy.deepcopy(_template_metadata(inst))}
+                if id_path and instance_id:
+                    _set_plain(model, id_path, instance_id)
+                if owner is not None and replica is not None:
+                    _set_plain(model, owner[1], replica)
+                keys: list[str] = []
+                missing: list[str] = []
+                for path, expression in expressions:
+                    value = _model_key(model, path, expression, extractor)
+                    if value is None:
+                        keys.append(_unresolved(path))
+                        missing.append(path)
+                    else:
+                        keys.append(value)
+                placement = Placement(
+                    "",
+                    component=component,
+                    instance=instance_id,
+                    replica=replica,
+                    replica_component=owner[0] if owner is not None and replica else None,
+                )
+                name = group_name(owner_uid, *keys)
+                entry = grouped.setdefault(name, (definition, []))
+                entry[1].append((placement, tuple(keys)))
+                if missing:
+                    unresolved[name] = missing
+                if member.filters:
+                    filtered.add(name)
+    groups: list[PodGroup] = []
+    for name, (definition, members) in sorted(grouped.items()):
+        try:
+            minimum, rule, error = *_member_minimum(counter, definition.members, members), None
+        except ExtractionError as err:
+            minimum, rule, error = 0, "", str(err)
+        rule = f"expected from the spec (no pods known): {rule}" if rule else rule
+        if name in filtered:
+            rule += "; filters are not checked without pods"
+        group = PodGroup(
+            name=name,
+            min_member=minimum,
+            definition=definition.name,
+            keys=members[0][1],
+            rule=rule,
+            error=error,
+            unresolved_keys=tuple(unresolved.get(name, ())),
+        )
+        if not group.unresolved_keys and not is_dns1123_subdomain(name):
+            group.error = group.error or f"pod group name {name!r} is not a DNS-1123 subdomain"
+        groups.append(group)
+    return groups, notes

@@ -17,7 +17,7 @@ from typing import Any
 
 from workload_map.engine.errors import ExtractionError, InstanceNotFoundError
 from workload_map.engine.extract import Extractor
-from workload_map.engine.runner import Expression
+from workload_map.engine.runner import Expression, Run, direct
 from workload_map.engine.structure import Structure
 from workload_map.model import ComponentTypeSelector
 
@@ -93,9 +93,9 @@ def single_value(structure: Structure, expr: str, pod: Any) -> str:
     return single_result(structure.expressions.get(expr), pod)
 
 
-def single_result(expression: Expression, pod: Any) -> str:
+def single_result(expression: Expression, pod: Any, run: Run = direct) -> str:
     """:func:`single_value` with the expression already looked up (it runs per pod)."""
-    values = expression.evaluate(pod)
+    values = run(expression, pod)
     if len(values) != 1:
         raise ExtractionError(f"expected single query result, got {len(values)}")
     value = values[0]
@@ -128,17 +128,19 @@ def matches_type(structure: Structure, selector: ComponentTypeSelector | None, p
     return True
 
 
-def type_matcher(structure: Structure, selector: ComponentTypeSelector) -> Callable[[Any], bool]:
+def type_matcher(
+    structure: Structure, selector: ComponentTypeSelector
+) -> Callable[[Any, Run], bool]:
     """:func:`matches_type` for one selector, its expression looked up once."""
     if not selector.key_path and not selector.match_labels:
-        return lambda pod: False
-    key = structure.expressions.get(selector.key_path).evaluate if selector.key_path else None
+        return lambda pod, run: False
+    key = structure.expressions.get(selector.key_path) if selector.key_path else None
     expected = selector.value
     labels = tuple(selector.match_labels.items()) if selector.match_labels else ()
 
-    def match(pod: Any) -> bool:
+    def match(pod: Any, run: Run) -> bool:
         if key is not None:
-            values = key(pod)
+            values = run(key, pod)
             if expected is None:
                 if all(v is None for v in values):
                     return False
@@ -190,7 +192,7 @@ class _Plan:
     def __init__(self, structure: Structure):
         self.leaves = structure.leaves
         # (component, selector) of the leaves that can claim pods; the rest cannot
-        self.claimers: list[tuple[str, ComponentTypeSelector, Callable[[Any], bool]]] = []
+        self.claimers: list[tuple[str, ComponentTypeSelector, Callable[[Any, Run], bool]]] = []
         self.unselectable: list[str] = []
         for name in self.leaves:
             comp = structure.components[name]
@@ -217,7 +219,7 @@ class _Plan:
                     self.replica[name] = (owner_name, replica.key_path, expression)
                     break
 
-    def component(self, pod: Any, placement: Placement) -> str | None:
+    def component(self, pod: Any, placement: Placement, run: Run = direct) -> str | None:
         leaves = self.leaves
         if len(leaves) == 1:
             placement.trace.append((_ONLY, leaves[0]))
@@ -226,7 +228,7 @@ class _Plan:
             placement.reason = "the definition has no component that describes pods"
             return None
         for name, selector, match in self.claimers:
-            if match(pod):
+            if match(pod, run):
                 placement.trace.append(("component {}: {}", name, _describe_selector(selector)))
                 return name
         reason = "no component's componentTypeSelector matches"
@@ -248,7 +250,7 @@ class _Plan:
                 name = str(name)
         placement = Placement(name)
         try:
-            component = self.component(pod, placement)
+            component = self.component(pod, placement, extractor.run)
         except ExtractionError as err:
             placement.reason = f"componentTypeSelector: {err}"
             return placement
@@ -267,7 +269,7 @@ class _Plan:
         if selector is not None and ids[0] != "":
             id_path, expression = selector
             try:
-                value = single_result(expression, pod)
+                value = single_result(expression, pod, extractor.run)
             except ExtractionError as err:
                 placement.reason = f"componentInstanceSelector {id_path}: {err}"
                 return placement
@@ -289,7 +291,7 @@ class _Plan:
         if replica is not None:
             owner, key_path, expression = replica
             try:
-                placement.replica = single_result(expression, pod)
+                placement.replica = single_result(expression, pod, extractor.run)
                 placement.replica_component = owner
                 placement.trace.append(("replica {} of {}: {}", placement.replica, owner, key_path))
             except ExtractionError as err:

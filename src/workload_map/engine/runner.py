@@ -16,7 +16,7 @@ from typing import Any
 
 from workload_map.engine.errors import ExtractionError
 
-__all__ = ["Expression", "ExpressionCache", "fast_path", "plain_path"]
+__all__ = ["Evaluations", "Expression", "ExpressionCache", "Run", "direct", "fast_path", "located_path", "plain_path"]
 
 _IDENT = re.compile(r"\.([A-Za-z_][A-Za-z0-9_]*)")
 _QUOTED = re.compile(r'\.?\[\s*("(?:[^"\\]|\\[^(])*")\s*\]|\."((?:[^"\\]|\\[^(])*)"')
@@ -62,6 +62,15 @@ def _parse_steps(text: str) -> list[str | int] | None:
 def plain_path(expr: str) -> list[str | int] | None:
     """The steps of a plain field path (``.a["b"][0]``), or None for any other expression."""
     return _parse_steps(expr.strip())
+
+
+def located_path(expr: str) -> list[str | int] | None:
+    """The steps of a plain path, with or without a trailing ``// literal``; else None."""
+    text = expr.strip()
+    alt = _ALT.search(text)
+    if alt and _LITERAL.match(alt.group(1)) and "//" not in text[: alt.start()]:
+        text = text[: alt.start()].strip()
+    return _parse_steps(text)
 
 
 def fast_path(
@@ -191,3 +200,42 @@ class ExpressionCache:
 
     def all(self, text: str, value: Any) -> list[Any]:
         return self.get(text).all(value)
+
+
+#: how a view evaluates an expression on a value: :func:`direct`, or a per-workload memo
+Run = Callable[[Expression, Any], list[Any]]
+
+
+def direct(expression: Expression, value: Any) -> list[Any]:
+    """Evaluate without memoising (one-off questions about a single pod or object)."""
+    return expression.evaluate(value)
+
+
+class Evaluations:
+    """Each (expression, value) of one workload evaluated at most once, failures included.
+
+    Several views ask the same question (describe reads scales for the desired count, the
+    nodes and the gang minimum); an expression that fails — an error, or the 10 s deadline —
+    must fail once, not once per view, so the error is kept and raised again. Entries hold the
+    value itself, so an ``id`` is never reused for another value while the memo lives.
+    """
+
+    __slots__ = ("_done",)
+
+    def __init__(self) -> None:
+        self._done: dict[tuple[int, int], tuple[Any, list[Any] | None, ExtractionError | None]] = {}
+
+    def __call__(self, expression: Expression, value: Any) -> list[Any]:
+        key = (id(expression), id(value))
+        found = self._done.get(key)
+        if found is not None and found[0] is value:
+            if found[2] is not None:
+                raise found[2]
+            return found[1]  # type: ignore[return-value]
+        try:
+            result = expression.evaluate(value)
+        except ExtractionError as err:
+            self._done[key] = (value, None, err)
+            raise
+        self._done[key] = (value, result, None)
+        return result

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from workload_map.engine.errors import ExtractionError
+from workload_map.engine.runner import Run, direct
 from workload_map.engine.structure import Structure
 from workload_map.model import StatusDefinition, StatusMatcher
 
@@ -60,12 +61,12 @@ def _string(entry: dict[str, Any], key: str | None) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _phase(structure: Structure, definition: StatusDefinition, obj: Any) -> str | None:
+def _phase(structure: Structure, definition: StatusDefinition, obj: Any, run: Run) -> str | None:
     if definition.phase_definition is None or not definition.phase_definition.path:
         return None
     path = definition.phase_definition.path
     try:
-        values = structure.eval(path, obj)
+        values = run(structure.expressions.get(path), obj)
     except ExtractionError as err:
         raise ExtractionError(f"phaseDefinition: {err}") from err
     if not values:
@@ -80,12 +81,14 @@ def _phase(structure: Structure, definition: StatusDefinition, obj: Any) -> str 
     return value
 
 
-def _conditions(structure: Structure, definition: StatusDefinition, obj: Any) -> list[Condition]:
+def _conditions(
+    structure: Structure, definition: StatusDefinition, obj: Any, run: Run
+) -> list[Condition]:
     cd = definition.conditions_definition
     if cd is None or not cd.path:
         return []
     try:
-        results = structure.eval(cd.path, obj)
+        results = run(structure.expressions.get(cd.path), obj)
     except ExtractionError as err:
         raise ExtractionError(f"conditionsDefinition: {err}") from err
     out: list[Condition] = []
@@ -122,7 +125,7 @@ def _tostring(value: Any) -> str:
     return str(encoding.dumps(value, indent=None))
 
 
-_Matcher = Callable[[str | None, dict[str, Condition], Any], bool]
+_Matcher = Callable[[str | None, dict[str, Condition], Any, Run], bool]
 
 
 def _compile(structure: Structure, matcher: StatusMatcher) -> _Matcher:
@@ -132,10 +135,10 @@ def _compile(structure: Structure, matcher: StatusMatcher) -> _Matcher:
     expression = None
     expected = None
     if matcher.by_expression is not None:
-        expression = structure.expressions.get(matcher.by_expression.expression).evaluate
+        expression = structure.expressions.get(matcher.by_expression.expression)
         expected = matcher.by_expression.expected_result
 
-    def matches(phase: str | None, by_type: dict[str, Condition], obj: Any) -> bool:
+    def matches(phase: str | None, by_type: dict[str, Condition], obj: Any, run: Run) -> bool:
         if by_phase and phase != by_phase:
             return False
         for kind, status, reason in conditions:
@@ -148,7 +151,7 @@ def _compile(structure: Structure, matcher: StatusMatcher) -> _Matcher:
                 return False
         if expression is not None:
             try:
-                values = expression(obj)
+                values = run(expression, obj)
             except ExtractionError as err:
                 raise ExtractionError(f"statusMappings byExpression: {err}") from err
             if not values or values[0] is None:
@@ -170,22 +173,25 @@ def _plan(structure: Structure, name: str) -> list[tuple[str, list[_Matcher]]]:
     return plan
 
 
-def evaluate_status(structure: Structure, obj: Any, component: str | None = None) -> Status | None:
+def evaluate_status(
+    structure: Structure, obj: Any, component: str | None = None, *, run: Run = direct
+) -> Status | None:
     """The status of ``obj`` by ``component``'s (default: the root's) status definition.
 
-    None when that component has no status definition.
+    None when that component has no status definition. ``run`` evaluates the expressions (a
+    workload passes its memo, so a failing expression fails once).
     """
     comp = structure.components[component] if component else structure.root
     definition = comp.status_definition
     if definition is None:
         return None
-    phase = _phase(structure, definition, obj)
-    conditions = _conditions(structure, definition, obj)
+    phase = _phase(structure, definition, obj, run)
+    conditions = _conditions(structure, definition, obj, run)
     by_type = {c.type: c for c in conditions}
     matched = []
     for status, matchers in _plan(structure, comp.name):
         for matches in matchers:
-            if matches(phase, by_type, obj):
+            if matches(phase, by_type, obj, run):
                 matched.append(status)
                 break
     return Status(phase, tuple(conditions), tuple(matched) or (UNDEFINED,))

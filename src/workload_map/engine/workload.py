@@ -87,12 +87,18 @@ class Workload:
 
     @property
     def uid(self) -> str:
+        """The id gang names start from (KAI: the top owner's uid).
+
+        A manifest has no uid: its name stands in, else its ``generateName`` (without the
+        trailing ``-``), else ``unnamed`` — never an empty segment (``pg--job``).
+        """
         meta = self.obj.get("metadata")
-        uid = meta.get("uid") if isinstance(meta, Mapping) else None
-        if isinstance(uid, str) and uid:
-            return uid
-        name = meta.get("name") if isinstance(meta, Mapping) else None
-        return str(name or "")
+        meta = meta if isinstance(meta, Mapping) else {}
+        for key in ("uid", "name", "generateName"):
+            value = meta.get(key)
+            if isinstance(value, str) and value.strip("-"):
+                return value.rstrip("-") if key == "generateName" else value
+        return "unnamed"
 
     @cached_property
     def extractor(self) -> Extractor:
@@ -127,7 +133,7 @@ class Workload:
 
     @cached_property
     def _status(self) -> Status | None:
-        return evaluate_status(self.structure, self.obj)
+        return evaluate_status(self.structure, self.obj, run=self.extractor.run)
 
     def phases(self) -> list[str]:
         """Every matched generic status in the fixed order, or ``["Undefined"]``."""
@@ -154,14 +160,23 @@ class Workload:
 
     # -- gangs ------------------------------------------------------------------------------
     @cached_property
-    def _gangs(self) -> tuple[list[PodGroup], list[GangAssignment]]:
+    def _gangs(self) -> tuple[list[PodGroup], list[GangAssignment], list[str]]:
         return build_pod_groups(
-            self.structure, self.extractor, self.candidate_pods, self.placements, self.uid
+            self.structure,
+            self.extractor,
+            self.candidate_pods,
+            self.placements,
+            self.uid,
+            pods_known=self.pods is not None,
         )
 
     def pod_groups(self) -> list[PodGroup]:
-        """The gangs the definition implies for the known pods."""
+        """The gangs the definition implies for the known pods (no pods: for the spec)."""
         return self._gangs[0]
+
+    def gang_notes(self) -> list[str]:
+        """Why gangs the definition names are not listed (no pods needed, keys unknown)."""
+        return list(self._gangs[2])
 
     def subtree_scale(self, component: str, instance_id: str | None = None) -> int:
         """The reference's ``CalculateSubtreeScale`` (KAI's minAvailable rule)."""
@@ -188,6 +203,8 @@ class Workload:
             out.append(entry)
         for name, reason in self._excluded:
             out.append({"pod": name, "component": None, "unattributedReason": reason, "steps": []})
+        for note in self._gangs[2]:
+            out.append({"pod": None, "component": None, "steps": [], "gang": {"reason": note}})
         return out
 
     # -- resources --------------------------------------------------------------------------

@@ -414,7 +414,10 @@ class Compiler:
         offset = node.offset
         if chain is not None:
             base_node, keys, offsets = chain
-            base = self.compile(base_node, scope)
+            if type(base_node) in _SUFFIX_NODES and _long_suffix_chain(base_node):
+                base = self._suffix_chain(base_node, scope)
+            else:
+                base = self.compile(base_node, scope)
             return _index_chain(base, keys, offsets)
         target = self.compile(node.target, scope)
         key = self.compile(node.key, scope)
@@ -455,6 +458,28 @@ class Compiler:
                     yield _index_path(t, tp, k, offset)
 
         return Code(run, None, paths)
+
+    def _suffix_chain(self, node: Any, scope: Scope) -> Code:
+        """A long chain of suffixes (``.[]?.a[0][]…``) as a pipe of one-suffix stages, compiled
+        in a loop and folded balanced (see ``_pipe_all``)."""
+        stages: list[Code] = []
+        while True:
+            step = _suffix_step(node)
+            if step is None:
+                break
+            kind, below = step
+            if kind == "keys":
+                _base, keys, offsets = self._const_key_chain(node)  # type: ignore[misc]
+                stages.append(_index_chain(IDENTITY, keys, offsets))
+            elif kind == "iterate":
+                stages.append(self.c_iterate(ast.Iterate(ast.Identity(), offset=node.offset), scope))
+            else:  # a suffix guarded by `?`
+                last = self.compile(_with_identity_target(node.target), scope)
+                stages.append(_try(last, None))
+            node = below
+        stages.append(self.compile(node, scope))
+        stages.reverse()
+        return _pipe_all(stages)
 
     def c_slice(self, node: ast.Slice, scope: Scope) -> Code:
         target = self.compile(node.target, scope)
@@ -502,6 +527,8 @@ class Compiler:
         return Code(run, None, paths)
 
     def c_iterate(self, node: ast.Iterate, scope: Scope) -> Code:
+        if type(node.target) in _SUFFIX_NODES and _long_suffix_chain(node):
+            return self._suffix_chain(node, scope)
         target = self.compile(node.target, scope)
         offset = node.offset
         iterate = jv.iterate
@@ -539,6 +566,8 @@ class Compiler:
 
     def c_optional(self, node: ast.Optional, scope: Scope) -> Code:
         # gojq: `T.key?` / `T[]?` guards only the last suffix, applied to T's outputs.
+        if type(node.target) in _SUFFIX_NODES and _long_suffix_chain(node):
+            return self._suffix_chain(node, scope)
         target = node.target
         if (
             not node.guards_all
@@ -563,15 +592,6 @@ class Compiler:
                 return []
 
             return _from_one(empty_one)
-        body = self.compile(node.body, scope)
-        b_run = body.run
-        if body.one is not None:
-            b1 = body.one
-
-            def one1(v: Any, env: Env) -> Any:
-                return [b1(v, env)]
-
-            return _from_one(one1)
         items = _flatten_comma(node.body)
         if len(items) > 1:
             codes = [self.compile(x, scope) for x in items]
@@ -582,6 +602,17 @@ class Compiler:
                     return [o(v, env) for o in ones]  # type: ignore[misc]
 
                 return _from_one(one_n)
+            body = _comma(codes)
+        else:
+            body = self.compile(node.body, scope)
+        b_run = body.run
+        if body.one is not None:
+            b1 = body.one
+
+            def one1(v: Any, env: Env) -> Any:
+                return [b1(v, env)]
+
+            return _from_one(one1)
 
         def one(v: Any, env: Env) -> Any:
             out: list[Any] = []
@@ -680,12 +711,20 @@ class Compiler:
         return _map_code(operand, fn, node.offset)
 
     def c_pipe(self, node: ast.Pipe, scope: Scope) -> Code:
-        entries = self._entries_field(node.left, node.right, scope)
-        if entries is not None:
-            return entries
-        left = self.compile(node.left, scope)
-        right = self.compile(node.right, scope)
-        return _pipe(left, right)
+        # a pipe chain is compiled as a list (no recursion along the chain)
+        items = _flatten(node, ast.Pipe)
+        codes: list[Code] = []
+        i, n = 0, len(items)
+        while i < n:
+            if i + 1 < n:
+                entries = self._entries_field(items[i], items[i + 1], scope)
+                if entries is not None:
+                    codes.append(entries)
+                    i += 2
+                    continue
+            codes.append(self.compile(items[i], scope))
+            i += 1
+        return _pipe_all(codes)
 
     def _entries_field(self, left: Any, right: Any, scope: Scope) -> Code | None:
         """``to_entries[] | .key`` (or ``.value``) without building the entry objects."""
@@ -721,140 +760,38 @@ class Compiler:
         return Code(run, None, generic.paths)
 
     def c_comma(self, node: ast.Comma, scope: Scope) -> Code:
-        codes = [self.compile(x, scope) for x in _flatten_comma(node)]
-        runs = [c.run for c in codes]
-        pathss = [c.paths for c in codes]
+        return _comma([self.compile(x, scope) for x in _flatten(node, ast.Comma)])
 
-        def run(v: Any, env: Env) -> Iterator[Any]:
-            for r in runs:
-                yield from r(v, env)
-
-        def paths(v: Any, p: Path | None, env: Env) -> Iterator[tuple[Any, Path | None]]:
-            for f in pathss:
-                yield from f(v, p, env)
-
-        last = codes[-1]
-        if last.tail is None:
-            return Code(run, None, paths)
-        first_runs, last_tail = runs[:-1], last.tail
-
-        def tail(v: Any, env: Env) -> Generator[Any, None, TailCall | None]:
-            for r in first_runs:
-                yield from r(v, env)
-            return (yield from last_tail(v, env))
-
-        return Code(run, None, paths, tail=tail)
 
     def c_alt(self, node: ast.Alt, scope: Scope) -> Code:
-        left = self.compile(node.left, scope)
-        right = self.compile(node.right, scope)
-        l_run, r_run = left.run, right.run
-
-        # gojq: errors on the left propagate (they are not treated as "no value")
-        def run(v: Any, env: Env) -> Iterator[Any]:
-            found = False
-            for x in l_run(v, env):
-                if x is not None and x is not False:
-                    found = True
-                    yield x
-            if not found:
-                yield from r_run(v, env)
-
-        def paths(v: Any, p: Path | None, env: Env) -> Iterator[tuple[Any, Path | None]]:
-            found = False
-            for x, xp in left.paths(v, p, env):
-                if x is not None and x is not False:
-                    found = True
-                    yield x, xp
-            if not found:
-                yield from right.paths(v, p, env)
-
-        if left.one is not None and right.one is not None:
-            l1, r1 = left.one, right.one
-
-            def one(v: Any, env: Env) -> Any:
-                x = l1(v, env)
-                if x is None or x is False:
-                    return r1(v, env)
-                return x
-
-            return _from_one(one, paths)
-        return Code(run, None, paths)
+        # `a // b // c` nests to the right; `//` is associative, so long chains fold balanced
+        items: list[Any] = []
+        n: Any = node
+        while isinstance(n, ast.Alt):
+            items.append(n.left)
+            n = n.right
+        items.append(n)
+        return _alt_all([self.compile(x, scope) for x in items])
 
     def c_binary(self, node: ast.Binary, scope: Scope) -> Code:
-        left = self.compile(node.left, scope)
-        right = self.compile(node.right, scope)
-        op = node.op
-        if op in ("and", "or"):
-            return _logic(op, left, right)
-        fn = _BINOPS[op]
-        offset = node.offset
-        if left.one is not None and right.one is not None:
-            l1, r1 = left.one, right.one
-            if op in ("==", "!=") and (type(right.const) is str or right.const is None):
-                # equality with a string or null constant is plain Python equality
-                rc = right.const
-                if op == "==":
-
-                    def one_eq(v: Any, env: Env) -> Any:
-                        return l1(v, env) == rc
-
-                    return _from_one(one_eq)
-
-                def one_ne(v: Any, env: Env) -> Any:
-                    return l1(v, env) != rc
-
-                return _from_one(one_ne)
-            if right.const is not _NOTHING:
-                rc = right.const
-
-                def one_c(v: Any, env: Env) -> Any:
-                    try:
-                        return fn(l1(v, env), rc)
-                    except JqError as e:
-                        _annotate(e, offset)
-                        raise
-
-                return _from_one(one_c)
-
-            fast = _INT_OPS.get(op)
-            if fast is not None:
-                int_op = fast
-
-                def one_int(v: Any, env: Env) -> Any:
-                    try:
-                        r = r1(v, env)
-                        x = l1(v, env)
-                        if type(x) is int and type(r) is int:
-                            return int_op(x, r)
-                        return fn(x, r)
-                    except JqError as e:
-                        _annotate(e, offset)
-                        raise
-
-                return _from_one(one_int)
-
-            def one(v: Any, env: Env) -> Any:
-                try:
-                    r = r1(v, env)
-                    return fn(l1(v, env), r)
-                except JqError as e:
-                    _annotate(e, offset)
-                    raise
-
-            return _from_one(one)
-        l_run, r_run = left.run, right.run
-
-        def run(v: Any, env: Env) -> Iterator[Any]:
-            try:
-                for r in r_run(v, env):
-                    for x in l_run(v, env):
-                        yield fn(x, r)
-            except JqError as e:
-                _annotate(e, offset)
-                raise
-
-        return Code(run)
+        # `1 + 2 - 3 …` and `a and b and …` nest to the left: walk the spine in a loop
+        group = _OP_GROUP[node.op]
+        operands: list[Any] = []
+        ops: list[tuple[str, int]] = []
+        n: Any = node
+        while isinstance(n, ast.Binary) and _OP_GROUP[n.op] == group:
+            operands.append(n.right)
+            ops.append((n.op, n.offset))
+            n = n.left
+        operands.append(n)
+        operands.reverse()
+        ops.reverse()
+        codes = [self.compile(x, scope) for x in operands]
+        if len(codes) == 2:
+            return _binary(node.op, codes[0], codes[1], node.offset)
+        if group == "and" or group == "or":
+            return _logic_chain(group == "and", codes)
+        return _arith_chain(codes, ops)
 
     def c_update(self, node: ast.Update, scope: Scope) -> Code:
         lhs = self.compile(node.left, scope)
@@ -1304,6 +1241,41 @@ def _constant_path(node: Any) -> list[Any] | None:
     return out
 
 
+def _suffix_step(node: Any) -> tuple[str, Any] | None:
+    """How ``_suffix_chain`` peels the top suffix off ``node``: its kind and what is below."""
+    if isinstance(node, ast.Index):
+        n = node
+        while isinstance(n, ast.Index) and isinstance(n.key, ast.Literal):
+            k = n.key.value
+            if not (n.key.kind == "string" or (type(k) is int and k >= 0)):
+                break
+            n = n.target
+        return ("keys", n) if n is not node else None
+    if isinstance(node, ast.Iterate) and not isinstance(node.target, ast.Identity):
+        return "iterate", node.target
+    if (
+        isinstance(node, ast.Optional)
+        and not node.guards_all
+        and isinstance(node.target, (ast.Index, ast.Slice, ast.Iterate))
+        and not isinstance(node.target.target, ast.Identity)
+    ):
+        return "optional", node.target.target
+    return None
+
+
+_SUFFIX_NODES = frozenset({ast.Index, ast.Iterate, ast.Optional})
+
+
+def _long_suffix_chain(node: Any, limit: int = 16) -> bool:
+    """Whether ``node`` is a chain of more than ``limit`` suffixes (compiled iteratively)."""
+    for _ in range(limit):
+        step = _suffix_step(node)
+        if step is None:
+            return False
+        node = step[1]
+    return _suffix_step(node) is not None
+
+
 def _with_identity_target(node: Any) -> Any:
     ident = ast.Identity(offset=node.offset)
     if isinstance(node, ast.Index):
@@ -1341,14 +1313,105 @@ def _env_with(env: Env, acc: dict[int, Any], base: int, count: int) -> Env:
     return (*env, *values)
 
 
-def _flatten_comma(node: Any) -> list[Any]:
+def _flatten(node: Any, kind: type) -> list[Any]:
+    """The operands of a chain of ``kind`` nodes (``Pipe``, ``Comma``), in order, iteratively."""
     items: list[Any] = []
-    while isinstance(node, ast.Comma):
-        items.append(node.right)
-        node = node.left
-    items.append(node)
-    items.reverse()
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if type(n) is kind:
+            stack.append(n.right)
+            stack.append(n.left)
+        else:
+            items.append(n)
     return items
+
+
+def _flatten_comma(node: Any) -> list[Any]:
+    return _flatten(node, ast.Comma)
+
+
+def _comma(codes: list[Code]) -> Code:
+    """Outputs of each code in turn (a flat loop, however long the comma chain)."""
+    runs = [c.run for c in codes]
+    pathss = [c.paths for c in codes]
+
+    def run(v: Any, env: Env) -> Iterator[Any]:
+        for r in runs:
+            yield from r(v, env)
+
+    def paths(v: Any, p: Path | None, env: Env) -> Iterator[tuple[Any, Path | None]]:
+        for f in pathss:
+            yield from f(v, p, env)
+
+    last = codes[-1]
+    if last.tail is None:
+        return Code(run, None, paths)
+    first_runs, last_tail = runs[:-1], last.tail
+
+    def tail(v: Any, env: Env) -> Generator[Any, None, TailCall | None]:
+        for r in first_runs:
+            yield from r(v, env)
+        return (yield from last_tail(v, env))
+
+    return Code(run, None, paths, tail=tail)
+
+
+def _pipe_all(codes: list[Code]) -> Code:
+    """``c0 | c1 | …``. Short chains nest to the right like the tree; long ones are folded as a
+    balanced tree so that running them nests only log2(n) closures or generators."""
+    n = len(codes)
+    if n <= 8:
+        code = codes[-1]
+        for c in reversed(codes[:-1]):
+            code = _pipe(c, code)
+        return code
+    mid = n // 2
+    return _pipe(_pipe_all(codes[:mid]), _pipe_all(codes[mid:]))
+
+
+def _alt_all(codes: list[Code]) -> Code:
+    if len(codes) == 1:
+        return codes[0]
+    if len(codes) == 2:
+        return _alt(codes[0], codes[1])
+    mid = len(codes) // 2
+    return _alt(_alt_all(codes[:mid]), _alt_all(codes[mid:]))
+
+
+def _alt(left: Code, right: Code) -> Code:
+    l_run, r_run = left.run, right.run
+
+    # gojq: errors on the left propagate (they are not treated as "no value")
+    def run(v: Any, env: Env) -> Iterator[Any]:
+        found = False
+        for x in l_run(v, env):
+            if x is not None and x is not False:
+                found = True
+                yield x
+        if not found:
+            yield from r_run(v, env)
+
+    def paths(v: Any, p: Path | None, env: Env) -> Iterator[tuple[Any, Path | None]]:
+        found = False
+        for x, xp in left.paths(v, p, env):
+            if x is not None and x is not False:
+                found = True
+                yield x, xp
+        if not found:
+            yield from right.paths(v, p, env)
+
+    if left.one is not None and right.one is not None:
+        l1, r1 = left.one, right.one
+
+        def one(v: Any, env: Env) -> Any:
+            x = l1(v, env)
+            if x is None or x is False:
+                return r1(v, env)
+            return x
+
+        return _from_one(one, paths)
+    return Code(run, None, paths)
 
 
 # --- building blocks -------------------------------------------------------------------------------
@@ -1625,6 +1688,186 @@ def _if(cond: Code, then: Code, otherwise: Code) -> Code:
                 yield from otherwise.paths(v, p, env)
 
     return Code(run, None, paths)
+
+
+def _binary(op: str, left: Code, right: Code, offset: int) -> Code:
+    if op in ("and", "or"):
+        return _logic(op, left, right)
+    fn = _BINOPS[op]
+    if left.one is not None and right.one is not None:
+        l1, r1 = left.one, right.one
+        if op in ("==", "!=") and (type(right.const) is str or right.const is None):
+            # equality with a string or null constant is plain Python equality
+            rc = right.const
+            if op == "==":
+
+                def one_eq(v: Any, env: Env) -> Any:
+                    return l1(v, env) == rc
+
+                return _from_one(one_eq)
+
+            def one_ne(v: Any, env: Env) -> Any:
+                return l1(v, env) != rc
+
+            return _from_one(one_ne)
+        if right.const is not _NOTHING:
+            rc = right.const
+
+            def one_c(v: Any, env: Env) -> Any:
+                try:
+                    return fn(l1(v, env), rc)
+                except JqError as e:
+                    _annotate(e, offset)
+                    raise
+
+            return _from_one(one_c)
+
+        fast = _INT_OPS.get(op)
+        if fast is not None:
+            int_op = fast
+
+            def one_int(v: Any, env: Env) -> Any:
+                try:
+                    r = r1(v, env)
+                    x = l1(v, env)
+                    if type(x) is int and type(r) is int:
+                        return int_op(x, r)
+                    return fn(x, r)
+                except JqError as e:
+                    _annotate(e, offset)
+                    raise
+
+            return _from_one(one_int)
+
+        def one(v: Any, env: Env) -> Any:
+            try:
+                r = r1(v, env)
+                return fn(l1(v, env), r)
+            except JqError as e:
+                _annotate(e, offset)
+                raise
+
+        return _from_one(one)
+    l_run, r_run = left.run, right.run
+
+    def run(v: Any, env: Env) -> Iterator[Any]:
+        try:
+            for r in r_run(v, env):
+                for x in l_run(v, env):
+                    yield fn(x, r)
+        except JqError as e:
+            _annotate(e, offset)
+            raise
+
+    return Code(run)
+
+
+# operators that chain to the left at one precedence level
+_OP_GROUP = {"+": "+", "-": "+", "*": "*", "/": "*", "%": "*", "and": "and", "or": "or"}
+_OP_GROUP.update({op: op for op in ("==", "!=", "<", "<=", ">", ">=")})
+
+
+def _arith_chain(codes: list[Code], ops: list[tuple[str, int]]) -> Code:
+    """``a + b - c …`` (three or more operands) without nesting closures: as the nested form,
+    operands are evaluated last first (the last one varies slowest) and folded left."""
+    n = len(codes)
+    fns = [(_BINOPS[op], offset) for op, offset in ops]
+    # an operand's own unannotated error takes the offset of the operator on its right-hand
+    # side's nesting (operand 0 shares operator 1's)
+    where = [ops[0][1], *(offset for _op, offset in ops)]
+
+    def fold(vals: list[Any]) -> Any:
+        acc = vals[0]
+        for i, (fn, offset) in enumerate(fns, 1):
+            try:
+                acc = fn(acc, vals[i])
+            except JqError as e:
+                _annotate(e, offset)
+                raise
+        return acc
+
+    if all(c.one is not None for c in codes):
+        ones: list[One] = [c.one for c in codes]  # type: ignore[misc]
+
+        def one(v: Any, env: Env) -> Any:
+            vals = [None] * n
+            i = n - 1
+            try:
+                while i >= 0:
+                    vals[i] = ones[i](v, env)
+                    i -= 1
+            except JqError as e:
+                _annotate(e, where[i])
+                raise
+            return fold(vals)
+
+        return _from_one(one)
+    runs = [c.run for c in codes]
+
+    def run(v: Any, env: Env) -> Iterator[Any]:
+        # nested loops, the last operand outermost, as an odometer of iterators
+        vals: list[Any] = [None] * n
+        its: list[Iterator[Any]] = [iter(())] * n
+        i = n - 1
+        try:
+            its[i] = iter(runs[i](v, env))
+            while True:
+                x = next(its[i], _NOTHING)
+                if x is _NOTHING:
+                    i += 1
+                    if i == n:
+                        return
+                    continue
+                vals[i] = x
+                if i == 0:
+                    yield fold(vals)
+                else:
+                    i -= 1
+                    its[i] = iter(runs[i](v, env))
+        except JqError as e:
+            _annotate(e, where[min(i, n - 1)])
+            raise
+
+    return Code(run)
+
+
+def _logic_chain(is_and: bool, codes: list[Code]) -> Code:
+    """``a and b and …`` / ``a or b or …`` (three or more operands), short-circuiting left to
+    right without nesting closures."""
+    if all(c.one is not None for c in codes):
+        ones: list[One] = [c.one for c in codes]  # type: ignore[misc]
+
+        def one(v: Any, env: Env) -> Any:
+            acc = False
+            for i, f in enumerate(ones):
+                if i and acc is not is_and:
+                    return acc
+                y = f(v, env)
+                acc = not (y is None or y is False)
+            return acc
+
+        return _from_one(one)
+    runs = [c.run for c in codes]
+    n = len(codes)
+
+    def run(v: Any, env: Env) -> Iterator[Any]:
+        # stage i turns each truth value of stages 0..i-1 into its own outputs
+        stack: list[Iterator[Any]] = [iter(runs[0](v, env))]
+        while stack:
+            y = next(stack[-1], _NOTHING)
+            if y is _NOTHING:
+                stack.pop()
+                continue
+            t = not (y is None or y is False)
+            depth = len(stack)
+            if depth == n:
+                yield t
+            elif t is not is_and:
+                stack.append(iter((t,)))
+            else:
+                stack.append(iter(runs[depth](v, env)))
+
+    return Code(run)
 
 
 def _logic(op: str, left: Code, right: Code) -> Code:
@@ -2522,6 +2765,69 @@ def _sp_until(c: Compiler, args: list[Code], node: ast.Call) -> Code:
                     stack.append(iter(update.run(x, env)))
                     if len(stack) > _MAX_STACK:
                         raise JqLimitError(f"recursion deeper than {_MAX_STACK} levels")
+
+    return Code(run)
+
+
+@_special("walk", 1)
+def _sp_walk(c: Compiler, args: list[Code], node: ast.Call) -> Code:
+    """``walk(f)`` as gojq defines it (``def _walk: if type == "array" then map(_walk) elif
+    type == "object" then map_values(_walk) end | f``), on an explicit stack so that a value
+    of any depth is walked: an array keeps every output of ``f`` on each element, an object the
+    first (none deletes the key)."""
+    f_run = args[0].run
+
+    def run(v: Any, env: Env) -> Iterator[Any]:
+        ctx = env[0]
+
+        def outputs(x: Any, every: bool) -> list[Any]:
+            if every:
+                return list(f_run(x, env))
+            for y in f_run(x, env):
+                return [y]
+            return []
+
+        # frames: [children iterator, rebuilt container, key of the child being walked]
+        stack: list[list[Any]] = []
+
+        def enter(x: Any) -> bool:
+            tx = type(x)
+            if tx is list:
+                stack.append([iter(x), [], None])
+                return True
+            if tx is dict:
+                stack.append([iter(sorted(x.items())), dict(x), None])
+                return True
+            return False
+
+        def deliver(frame: list[Any], results: list[Any]) -> None:
+            acc = frame[1]
+            if type(acc) is list:
+                acc.extend(results)
+            elif results:
+                acc[frame[2]] = results[0]
+            else:
+                del acc[frame[2]]
+
+        if not enter(v):
+            yield from f_run(v, env)
+            return
+        while True:
+            frame = stack[-1]
+            item = next(frame[0], _NOTHING)
+            if item is _NOTHING:
+                stack.pop()
+                if not stack:
+                    yield from f_run(frame[1], env)
+                    return
+                parent = stack[-1]
+                deliver(parent, outputs(frame[1], type(parent[1]) is list))
+                continue
+            _tick(ctx)
+            if type(frame[1]) is dict:
+                frame[2], item = item
+            if not enter(item):
+                deliver(frame, outputs(item, type(frame[1]) is list))
 
     return Code(run)
 

@@ -37,13 +37,9 @@ __all__ = [
 MAX_DEPTH = 10000
 _MAX_FLOAT = 1.7976931348623157e308
 _encode_str = json.encoder.encode_basestring
-_encode_str_ascii = json.encoder.encode_basestring_ascii
 _SPECIAL_CHARS = re.compile("[\x7f\ud800-\udfff]")
 _C_COMPACT = json.JSONEncoder(
     ensure_ascii=False, sort_keys=True, separators=(",", ":"), check_circular=False
-).encode
-_C_COMPACT_ASCII = json.JSONEncoder(
-    ensure_ascii=True, sort_keys=True, separators=(",", ":"), check_circular=False
 ).encode
 
 
@@ -126,11 +122,10 @@ def _fix_specials(m: re.Match[str]) -> str:
     return "\\u007f" if m.group() == "\x7f" else "\\ufffd"
 
 
-def _scalar(v: Any, ascii_only: bool) -> str:
+def _scalar(v: Any) -> str:
     t = type(v)
     if t is str:
-        s = _encode_str_ascii(v) if ascii_only else _encode_str(v)
-        return str(s)
+        return str(_encode_str(v))
     if v is None:
         return "null"
     if v is True:
@@ -153,14 +148,14 @@ def dumps(
     surrogate in a string prints as `\\ufffd` either way.
     """
     if ascii:
-        text = dumps(v, indent, tab=tab)
-        return text if text.isascii() else _NON_ASCII.sub(_escape_non_ascii, text)
+        plain = dumps(v, indent, tab=tab)
+        return plain if plain.isascii() else _NON_ASCII.sub(_escape_non_ascii, plain)
     t = type(v)
     if t is str:
-        out = _scalar(v, ascii)
-        return _SPECIAL_CHARS.sub(_fix_specials, out) if not ascii else out
+        out = _scalar(v)
+        return _SPECIAL_CHARS.sub(_fix_specials, out)
     if t is not list and t is not dict:
-        return _scalar(v, ascii)
+        return _scalar(v)
     unit: str | None
     if tab:
         unit = "\t"
@@ -173,12 +168,12 @@ def dumps(
     # Python's encoder is pure Python, slower than ours).
     if unit is None and not _has_floats(v):
         try:
-            text = _C_COMPACT_ASCII(v) if ascii else _C_COMPACT(v)
+            text = _C_COMPACT(v)
         except (ValueError, RecursionError):  # huge integers, very deep values
             text = None
     if text is None:
-        text = _encode_container(v, unit, ascii)
-    if not ascii and _SPECIAL_CHARS.search(text):
+        text = _encode_container(v, unit)
+    if _SPECIAL_CHARS.search(text):
         text = _SPECIAL_CHARS.sub(_fix_specials, text)
     return text
 
@@ -199,11 +194,11 @@ def _has_floats(v: Any) -> bool:
     return False
 
 
-def _encode_container(root: Any, unit: str | None, ascii_only: bool) -> str:
+def _encode_container(root: Any, unit: str | None) -> str:
     out: list[str] = []
     append = out.append
     key_sep = ": " if unit is not None else ":"
-    encode_key = _encode_str_ascii if ascii_only else _encode_str
+    encode_key = _encode_str
     # frame: [iterator, is_object, count, closing bracket]
     stack: list[list[Any]] = []
 
@@ -246,7 +241,7 @@ def _encode_container(root: Any, unit: str | None, ascii_only: bool) -> str:
         if t is dict or t is list:
             open_container(item)
         else:
-            append(_scalar(item, ascii_only))
+            append(_scalar(item))
     return "".join(out)
 
 

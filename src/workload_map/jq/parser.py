@@ -7,8 +7,9 @@ with postfix suffixes (``.name``, ``[…]``, ``?``). ``try`` and ``catch`` bodie
 ``reduce``/``foreach`` sources are full expressions without pipe and comma. Object values are
 expressions joined by ``|``.
 
-Nesting is bounded (``MAX_DEPTH``) so that deep programs fail with a clean ``JqParseError`` instead
-of exhausting Python's stack.
+Only real nesting is bounded (``MAX_DEPTH``), so that deep programs fail with a clean
+``JqParseError`` within Python's default recursion limit (the parser never raises it); chains of
+any length (``a | b | …``, ``a, b, …``, ``1 + 1 + …``, ``.a.b.c…``) are built in loops.
 """
 
 from __future__ import annotations
@@ -21,7 +22,11 @@ from workload_map.jq.lexer import Lexer, Token, quote_token
 
 __all__ = ["MAX_DEPTH", "parse"]
 
-MAX_DEPTH = 1000
+# Real nesting levels (parentheses, brackets, objects, bodies, arguments, interpolations):
+# each costs a few Python frames to parse, compile and run, and this bound keeps all three well
+# inside Python's default recursion limit. Chains (pipes, commas, operators, suffixes) are loops
+# and do not count.
+MAX_DEPTH = 100
 
 
 _UPDATE_OPS = frozenset({"=", "|=", "+=", "-=", "*=", "/=", "%=", "//="})
@@ -52,7 +57,7 @@ class _Parser:
         self.src = source
         self.lex = Lexer(source)
         self.tok: Token = self.lex.next()
-        self.depth = 0
+        self.depth = -1  # the top-level query is not nested
 
     # --- helpers ------------------------------------------------------------------------------
     def advance(self) -> Token:
@@ -580,18 +585,12 @@ class _Parser:
         return key, self.pattern(), computed
 
     def object(self) -> ast.Node:
-        self.enter()
-        try:
-            return self._object()
-        finally:
-            self.depth -= 1
-
-    def _object(self) -> ast.Node:
         start = self.expect_op("{").start
         entries: list[ast.ObjectEntry] = []
         if self.is_op("}"):
             self.advance()
             return ast.Object((), offset=start)
+        self.enter()
         while True:
             entries.append(self.object_entry())
             if self.is_op(","):
@@ -602,6 +601,7 @@ class _Parser:
                 continue
             self.expect_op("}")
             break
+        self.depth -= 1
         return ast.Object(tuple(entries), offset=start)
 
     def object_entry(self) -> ast.ObjectEntry:

@@ -8,16 +8,20 @@ the failing term.
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from workload_map.jq.compiler import Code, Ctx, compile_program
+from workload_map.jq.deep import run_deep
 from workload_map.jq.errors import JqError, JqLimitError, JqRuntimeError
 from workload_map.jq.parser import parse
 
 __all__ = ["DEFAULT_LIMITS", "Limits", "Program", "compile"]
+
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +127,27 @@ class Program:
             err.program = self.source
         return err
 
+    def _deep(self, fn: Callable[[], _T], env: tuple[Any, ...]) -> _T:
+        """Re-run an evaluation that hit Python's recursion limit in a deep-stack thread."""
+        env[0].depth = 0
+        try:
+            return run_deep(fn)
+        except (JqError, RecursionError) as e:
+            raise self._fail(e) from None
+
+    def _collect(self, value: Any, env: tuple[Any, ...], cap: int | None) -> list[Any]:
+        if self._one is not None:
+            return [self._one(value, env)]
+        if cap is None:
+            return list(self._run(value, env))
+        out: list[Any] = []
+        append = out.append
+        for x in self._run(value, env):
+            append(x)
+            if len(out) >= cap:
+                break
+        return out
+
     def iter(
         self,
         value: Any,
@@ -142,8 +167,48 @@ class Program:
                 if cap is not None and n >= cap:
                     raise JqLimitError(f"query results exceed the allowed number {cap}")
                 yield x
-        except (JqError, RecursionError) as e:
+            return
+        except JqError as e:
             raise self._fail(e) from None
+        except RecursionError:
+            pass
+        # Too deep for this stack: evaluate again on a deep stack and carry on after the n
+        # outputs already yielded (evaluation is deterministic; the replayed outputs' stderr
+        # messages are muted).
+        done = n
+        rest = self._deep(lambda: self._replay(value, env, done, cap), env)
+        for x in rest:
+            n += 1
+            if cap is not None and n >= cap:
+                raise JqLimitError(
+                    f"query results exceed the allowed number {cap}", program=self.source
+                )
+            yield x
+
+    def _replay(
+        self, value: Any, env: tuple[Any, ...], skip: int, cap: int | None
+    ) -> list[Any]:
+        """The outputs after the first ``skip``, with the stderr of those first ones muted."""
+        ctx = env[0]
+        hook = ctx.stderr
+        seen = 0
+
+        def gate(text: str) -> None:
+            if seen >= skip:
+                (hook or sys.stderr.write)(text)
+
+        ctx.stderr = gate
+        try:
+            out: list[Any] = []
+            for x in self._run(value, env):
+                seen += 1
+                if seen > skip:
+                    out.append(x)
+                    if cap is not None and seen >= cap:
+                        break
+            return out
+        finally:
+            ctx.stderr = hook
 
     def all(
         self,
@@ -162,17 +227,12 @@ class Program:
         try:
             if self._one is not None:
                 out = [self._one(value, env)]
-            elif cap is None:
-                out = list(self._run(value, env))
             else:
-                out = []
-                append = out.append
-                for x in self._run(value, env):
-                    append(x)
-                    if len(out) >= cap:
-                        break
-        except (JqError, RecursionError) as e:
+                out = self._collect(value, env, cap)
+        except JqError as e:
             raise self._fail(e) from None
+        except RecursionError:
+            out = self._deep(lambda: self._collect(value, env, cap), env)
         if cap is not None and out and len(out) >= cap:
             raise JqLimitError(
                 f"query results exceed the allowed number {cap}", program=self.source
@@ -194,11 +254,18 @@ class Program:
         try:
             if self._one is not None:
                 return self._one(value, env)
-            for x in self._run(value, env):
-                return x
-            return None
-        except (JqError, RecursionError) as e:
+            return self._first(value, env)
+        except JqError as e:
             raise self._fail(e) from None
+        except RecursionError:
+            return self._deep(lambda: self._first(value, env), env)
+
+    def _first(self, value: Any, env: tuple[Any, ...]) -> Any:
+        if self._one is not None:
+            return self._one(value, env)
+        for x in self._run(value, env):
+            return x
+        return None
 
     def paths(
         self,
@@ -212,18 +279,21 @@ class Program:
         lim = limits if limits is not None else DEFAULT_LIMITS
         env = self._env(variables, lim, stderr)
         cap = lim.max_results
-        out: list[list[Any]] = []
         try:
-            for x, p in self._code.paths(value, (), env):
-                if p is None:
-                    raise JqRuntimeError(
-                        f"invalid path against: {_preview(x)}", program=self.source
-                    )
-                out.append(list(p))
-                if cap is not None and len(out) >= cap:
-                    raise JqLimitError(f"query results exceed the allowed number {cap}")
-        except (JqError, RecursionError) as e:
+            return self._paths(value, env, cap)
+        except JqError as e:
             raise self._fail(e) from None
+        except RecursionError:
+            return self._deep(lambda: self._paths(value, env, cap), env)
+
+    def _paths(self, value: Any, env: tuple[Any, ...], cap: int | None) -> list[list[Any]]:
+        out: list[list[Any]] = []
+        for x, p in self._code.paths(value, (), env):
+            if p is None:
+                raise JqRuntimeError(f"invalid path against: {_preview(x)}", program=self.source)
+            out.append(list(p))
+            if cap is not None and len(out) >= cap:
+                raise JqLimitError(f"query results exceed the allowed number {cap}")
         return out
 
 

@@ -6,7 +6,8 @@ reference's messages, but checks the WHOLE tree (the reference only looks at fun
 and binary operands, so ``[del(.x)]`` slipped through there).
 
 ``writability`` tells whether every output of a program is a location in its input (what
-``path(…)`` can find), so that write-back through the program is meaningful.
+``path(…)`` can find), so that write-back through the program is meaningful. As in the
+reference's write-back engine, negative indexes and slices are not writable locations.
 """
 
 from __future__ import annotations
@@ -78,7 +79,18 @@ _TRANSPARENT_CALLS = {("limit", 2): 1, ("skip", 2): 1, ("nth", 2): 1, ("first", 
 _EMPTY_CALLS = frozenset({("empty", 0), ("error", 0), ("error", 1)})
 
 
+def _negative_literal(node: Any) -> bool:
+    if isinstance(node, ast.Unary) and node.op == "-":
+        inner = node.operand
+        return isinstance(inner, ast.Literal) and inner.kind == "number" and inner.value > 0
+    return isinstance(node, ast.Literal) and node.kind == "number" and node.value < 0
+
+
 def _describe(node: Any) -> str:
+    if isinstance(node, ast.Slice):
+        return "a slice is not a writable location"
+    if isinstance(node, ast.Index):
+        return "a negative index is not a writable location"
     if isinstance(node, ast.Call):
         return f"'{node.name}' computes a value"
     if isinstance(node, ast.Literal):
@@ -112,7 +124,11 @@ def _non_location(node: Any) -> Any | None:
         n = stack.pop()
         if isinstance(n, (ast.Identity, ast.RecurseAll, ast.Break)):
             continue
-        if isinstance(n, (ast.Index, ast.Slice)):
+        if isinstance(n, ast.Slice):
+            return n  # a slice is a copy, not a location (REFERENCE §2.4b)
+        if isinstance(n, ast.Index):
+            if _negative_literal(n.key):
+                return n  # negative indexes count from the end: not a stable location
             stack.append(n.target)
         elif isinstance(n, (ast.Iterate, ast.Optional)):
             stack.append(n.target)

@@ -33,12 +33,13 @@ __all__ = [
     "MAX_STRING_BYTES",
     "MIN_INT",
     "LiteralNumber",
-    "int_multiply",
     "add",
+    "capped_text",
     "compare",
     "divide",
     "equals",
     "index",
+    "int_multiply",
     "is_number",
     "iterate",
     "iterate_items",
@@ -388,6 +389,14 @@ def _arith_operand(v: Any, kind: int) -> tuple[Any, int]:
     if kind == 2 and type(v) is LiteralNumber and v.text == "-0":
         return 0, 1
     return v, kind
+
+
+def capped_text(name: str, s: str) -> str:
+    """`s`, or JqLimitError when a builtin made a string longer than MAX_STRING_BYTES (so that
+    no loop can grow text by a constant factor per step without bound)."""
+    if len(s) > MAX_STRING_BYTES:
+        raise JqLimitError(f"{name}: the result would exceed {MAX_STRING_BYTES} characters")
+    return s
 
 
 def int_multiply(a: int, b: int) -> int:

@@ -2,8 +2,8 @@
 #
 # The compiler implements the ones that need closures or must not recurse (path, select, map,
 # recurse, limit, first, last, nth, skip, isempty, any, all, while, until, repeat, sub,
-# tostream, env, debug, ...); the value natives (length, keys, to_entries, setpath, _match, ...)
-# live in native.py. Each definition here is compiled the first time a program calls it.
+# tostream, walk, env, debug, ...); the value natives (length, keys, to_entries, setpath,
+# _match, ...) live in native.py. Each definition here is compiled the first time a program calls it.
 
 # --- membership -------------------------------------------------------------------------------
 def in(container): . as $key | container | has($key);
@@ -55,14 +55,6 @@ def combinations:
   else .[0][] as $head | [$head] + (.[1:] | combinations)
   end;
 def combinations(n): . as $set | [range(n) | $set] | combinations;
-def walk(f):
-  def visit:
-    if type == "array" then map(visit)
-    elif type == "object" then map_values(visit)
-    else .
-    end
-    | f;
-  visit;
 
 # --- paths ------------------------------------------------------------------------------------
 def paths: path(..) | select(length > 0);

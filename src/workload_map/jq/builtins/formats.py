@@ -16,6 +16,7 @@ from typing import Any
 from workload_map.jq import encoding
 from workload_map.jq.errors import JqRuntimeError
 from workload_map.jq.values import (
+    capped_text,
     preview,
     type_error,
     type_error_preview,
@@ -172,17 +173,31 @@ def f_base64d(v: Any) -> Any:
     return decode_bytes(bytes(out))
 
 
+def _capped(name: str, fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """`fn` refusing a result over MAX_STRING_BYTES: escaping grows text by a constant factor,
+    so a loop of formats must not grow it without bound."""
+
+    def capped(v: Any) -> Any:
+        return capped_text(name, fn(v))
+
+    capped.__name__ = fn.__name__
+    return capped
+
+
 FORMATS: dict[str, Callable[[Any], Any]] = {
-    "@text": f_text,
-    "@json": f_json,
-    "@html": f_html,
-    "@uri": f_uri,
-    "@urid": f_urid,
-    "@csv": f_csv,
-    "@tsv": f_tsv,
-    "@sh": f_sh,
-    "@base64": f_base64,
-    "@base64d": f_base64d,
+    name: _capped(name, fn)
+    for name, fn in {
+        "@text": f_text,
+        "@json": f_json,
+        "@html": f_html,
+        "@uri": f_uri,
+        "@urid": f_urid,
+        "@csv": f_csv,
+        "@tsv": f_tsv,
+        "@sh": f_sh,
+        "@base64": f_base64,
+        "@base64d": f_base64d,
+    }.items()
 }
 
 
@@ -202,13 +217,13 @@ def f_format(v: Any, name: Any) -> Any:
 
 NATIVES: dict[tuple[str, int], Callable[..., Any]] = {
     **{(name, 0): fn for name, fn in FORMATS.items()},
-    ("_tohtml", 0): f_html,
-    ("_touri", 0): f_uri,
-    ("_tourid", 0): f_urid,
-    ("_tocsv", 0): f_csv,
-    ("_totsv", 0): f_tsv,
-    ("_tosh", 0): f_sh,
-    ("_tobase64", 0): f_base64,
-    ("_tobase64d", 0): f_base64d,
+    ("_tohtml", 0): FORMATS["@html"],
+    ("_touri", 0): FORMATS["@uri"],
+    ("_tourid", 0): FORMATS["@urid"],
+    ("_tocsv", 0): FORMATS["@csv"],
+    ("_totsv", 0): FORMATS["@tsv"],
+    ("_tosh", 0): FORMATS["@sh"],
+    ("_tobase64", 0): FORMATS["@base64"],
+    ("_tobase64d", 0): FORMATS["@base64d"],
     ("format", 1): f_format,
 }

@@ -273,11 +273,11 @@ def f_tonumber(v: Any) -> Any:
 def f_tostring(v: Any) -> Any:
     if type(v) is str:
         return v
-    return encoding.dumps(v, None)
+    return values.capped_text("tostring", encoding.dumps(v, None))
 
 
 def f_tojson(v: Any) -> Any:
-    return encoding.dumps(v, None)
+    return values.capped_text("tojson", encoding.dumps(v, None))
 
 
 def f_fromjson(v: Any) -> Any:
@@ -665,7 +665,7 @@ def f_join(v: Any, sep: Any) -> Any:
             raise JqRuntimeError(
                 f"join cannot be applied to an array including: {type_error_preview(x)}"
             )
-    return (sep if type(sep) is str else "").join(parts)
+    return values.capped_text("join", (sep if type(sep) is str else "").join(parts))
 
 
 def f_transpose(v: Any) -> Any:

@@ -14,8 +14,8 @@ from typing import Any
 
 import re2  # type: ignore[import-untyped]
 
-from workload_map.jq.errors import JqLimitError, JqRuntimeError
 from workload_map.jq import values
+from workload_map.jq.errors import JqLimitError, JqRuntimeError
 from workload_map.jq.values import type_error, valid_text
 
 __all__ = ["NATIVES", "compile_regexp"]
