@@ -68,7 +68,8 @@ def test_there_are_cases_for_every_gang_kind() -> None:
 def test_gang_sizes_match_the_peer(case: str, obj: dict[str, Any]) -> None:
     maker = operator_for(obj)
     assert maker is not None
-    expected = sorted(maker[1](obj))
+    # a gang the peer would size 0 implies no pods: the engine lists no such gang (it notes why)
+    expected = sorted(size for size in maker[1](obj) if size > 0)
     ours, groups = _gangs(obj)
     if case in DIVERGENT:
         assert ours != expected, f"{case} no longer diverges: drop it from DIVERGENT"

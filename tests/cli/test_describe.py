@@ -123,6 +123,23 @@ def test_explain(wlmap) -> None:
     assert isinstance(json.loads(j.out)["explain"], list)
 
 
+def test_explain_shows_workload_notes_without_a_pod(wlmap, tmp_path: Path) -> None:
+    # A RayJob that submits to an existing cluster: the gang would need no pods, which the
+    # engine notes for the workload as a whole rather than for a pod.
+    rayjob = {
+        "apiVersion": "ray.io/v1",
+        "kind": "RayJob",
+        "metadata": {"name": "reuse", "namespace": "ml", "uid": "u-1"},
+        "spec": {"entrypoint": "python run.py", "clusterSelector": {"ray.io/cluster": "shared"}},
+    }
+    path = tmp_path / "rayjob.yaml"
+    path.write_text(yaml.safe_dump(rayjob))
+    r = wlmap(["describe", "-f", str(path), "--explain"])
+    assert r.code == 0, r.err
+    assert "None ->" not in r.out
+    assert "(workload)" in r.out
+
+
 def test_definition_from_file(wlmap, tmp_path: Path) -> None:
     r = wlmap(["definitions", "batch-job-v1", "-o", "yaml"])
     karta = yaml.safe_load(r.out)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-
 from typing import Any
 
 import pytest
@@ -65,6 +64,7 @@ def test_file_mode_has_null_counts_and_same_desired(name: str) -> None:
     assert offline["pods"] == {"desired": live["pods"]["desired"], "current": None, "ready": None}
     assert offline["resources"] == live["resources"]
     assert offline["unattributedPods"] == []
+
     # the spec's gangs are listed without pods (also those no pod has joined yet), with the
     # minimums the live view has; a key only pods carry (a label the controller sets) stands
     # as <label> in the name

@@ -199,7 +199,7 @@ def test_offline_gangs_show_a_key_only_pods_carry_as_a_placeholder() -> None:
 
 
 def test_offline_gangs_are_not_guessed_when_the_replica_count_is_unknown() -> None:
-    # 3 × 2 pods over groups of 4: the spec does not say how many groups there are
+    # 3 pods over groups of 4: the spec does not say how many groups there are
     odd = _grouped(app_label=True)
     odd["spec"]["size"] = 4
     odd["spec"]["replicas"] = 1
@@ -212,3 +212,20 @@ def test_offline_gangs_are_not_guessed_when_the_replica_count_is_unknown() -> No
     assert any("does not say how many replicas of group" in n for n in wl.gang_notes())
     explained = wl.explain()
     assert explained and explained[-1]["pod"] is None
+
+
+def test_offline_placeholders_of_two_definitions_say_whose() -> None:
+    karta = copy.deepcopy(GROUPED)
+    children = karta["spec"]["structureDefinition"]["childComponents"]
+    other = copy.deepcopy(children[1])
+    other.update(name="solo", ownerRef="thing", scaleDefinition={"replicasPath": "1"})
+    other["specDefinition"] = {"podTemplateSpecPath": ".spec.template"}
+    other["podSelector"] = {"componentTypeSelector": {"keyPath": ".metadata.labels.solo"}}
+    children[1]["podSelector"] = {"componentTypeSelector": {"keyPath": ".metadata.labels.m"}}
+    children.append(other)
+    karta["spec"]["optimizationInstructions"]["gangScheduling"]["podGroups"].append(
+        {"name": "s", "members": [{"componentName": "solo", "groupByKeyPaths": [".metadata.name"]}]}
+    )
+    view = Workload(karta, _grouped(app_label=False)).describe()
+    names = sorted(g["name"] for g in view["podGroups"])
+    assert names == [f"pg-u-w-<g:app>-{i}" for i in range(3)] + ["pg-u-w-<s:name>"]

@@ -55,9 +55,7 @@ OBJ = {
     "metadata": {"name": "t", "uid": "u1"},
     "spec": {"template": {"spec": {"containers": [{"name": "c"}]}}},
 }
-PODS = [
-    {"kind": "Pod", "metadata": {"name": f"p{i}", "labels": {"idx": str(i)}}} for i in range(2)
-]
+PODS = [{"kind": "Pod", "metadata": {"name": f"p{i}", "labels": {"idx": str(i)}}} for i in range(2)]
 
 
 @pytest.fixture

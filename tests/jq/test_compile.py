@@ -420,6 +420,10 @@ def test_tail_calls_do_not_nest() -> None:
         ("[limit(0; 1)]", []),
         ("[skip(0; 1, 2)]", [1, 2]),
         ("[nth(0; 1, 2)]", [1]),
+        # QA #12, gojq v0.12.18: `gojq: error: nth doesn't support negative index`
+        ("nth(-1; 1, 2)", "error: nth doesn't support negative index"),
+        ("limit(-1; 1, 2)", "error: limit doesn't support negative count"),
+        ("[try nth(-1; 1, 2) catch .]", ["nth doesn't support negative index"]),
     ],
 )
 def test_counting_builtins_follow_gojq(program: str, expected: Any) -> None:
@@ -451,3 +455,33 @@ def test_errors_inside_builtins_point_at_the_users_program() -> None:
     with pytest.raises(jq.JqRuntimeError) as info:
         run('{"a": "x"} | with_entries(.value | tonumber)')
     assert info.value.offset == 35
+
+
+@pytest.mark.parametrize(
+    ("program", "value", "message"),
+    [
+        # QA #12: gojq turns constant-path assignments into setpath and reports it
+        (
+            ".a.b.c = 1",
+            {"a": []},
+            'setpath(["a","b","c"]; 1) cannot be applied to {"a":[]}: '
+            "expected an object but got: array ([])",
+        ),
+        (
+            ".a[0] = 1",
+            {"a": 5},
+            'setpath(["a",0]; 1) cannot be applied to {"a":5}: '
+            "expected an array but got: number (5)",
+        ),
+        (
+            ".[-5] = 1",
+            [1],
+            "setpath([-5]; 1) cannot be applied to [1]: array index should not be negative: -5",
+        ),
+        (".a.b.c |= 1", {"a": []}, "expected an object but got: array ([])"),
+    ],
+)
+def test_assignment_errors_are_gojqs(program: str, value: Any, message: str) -> None:
+    with pytest.raises(jq.JqRuntimeError) as info:
+        run(program, value)
+    assert info.value.message == message

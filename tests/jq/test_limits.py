@@ -3,7 +3,7 @@ never exhaust memory and never leak a Python RecursionError."""
 
 from __future__ import annotations
 
-import json
+import math
 from typing import Any
 
 import pytest
@@ -182,8 +182,8 @@ def test_non_tail_recursion_up_to_max_depth_runs() -> None:
     # deeper than Python's default recursion limit allows: re-run on a deep stack
     assert jq.compile(DEEP_RECURSION).all(None) == [[900]]
     assert jq.compile(DEEP_RECURSION).first(None) == [900]
-    fact = "def fact($n): if $n < 1 then 1 else $n * fact($n - 1) end; fact(1000) | tostring"
-    assert len(jq.compile(fact).first(None)) == 2568
+    fact = "def fact($n): if $n < 1 then 1 else $n * fact($n - 1) end; fact(900)"
+    assert jq.compile(fact).first(None) == math.factorial(900)
 
 
 def test_iter_resumes_after_a_deep_rerun_without_repeating_outputs() -> None:

@@ -233,10 +233,23 @@ def test_missing_query_is_a_compile_error(program: str) -> None:
         "f(" * 10000 + "1" + ")" * 10000,
         ". as $x | " * 10000 + "1",
     ],
-    ids=["brackets", "parens", "negations", "try", "objects", "if", "pattern", "interp", "call", "bind"],
+    ids=[
+        "brackets",
+        "parens",
+        "negations",
+        "try",
+        "objects",
+        "if",
+        "pattern",
+        "interp",
+        "call",
+        "bind",
+    ],
 )
 def test_deep_programs_fail_cleanly(program: str) -> None:
-    with pytest.raises(jq.JqParseError, match=f"too deep \\(more than {MAX_DEPTH} nested levels\\)"):
+    with pytest.raises(
+        jq.JqParseError, match=f"too deep \\(more than {MAX_DEPTH} nested levels\\)"
+    ):
         jq.parse(program)
 
 

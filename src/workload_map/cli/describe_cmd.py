@@ -91,7 +91,10 @@ def _explain_text(explanation: Any) -> str:
         )
         if entry.get("replica") is not None:
             place += f"[{entry['replica']}]"
-        if entry.get("unattributedReason"):
+        if entry.get("pod") is None:
+            # a note about the workload as a whole (e.g. a gang that implies no pods)
+            lines.append("  (workload)")
+        elif entry.get("unattributedReason"):
             lines.append(f"  {entry.get('pod')}: not attributed ({entry['unattributedReason']})")
         else:
             lines.append(f"  {entry.get('pod')} -> {place or '<no component>'}")

@@ -635,9 +635,12 @@ def _expected_alpha_groups(
     """
     extractor = counter.extractor
     notes: list[str] = []
-    grouped: dict[str, tuple[PodGroupDefinition, list[tuple[Placement, tuple[str, ...]]]]] = {}
-    unresolved: dict[str, list[str]] = {}
-    filtered: set[str] = set()
+    # by (definition, name): two definitions whose unresolved keys look alike stay apart
+    grouped: dict[
+        tuple[str, str], tuple[PodGroupDefinition, list[tuple[Placement, tuple[str, ...]]]]
+    ] = {}
+    unresolved: dict[tuple[str, str], list[str]] = {}
+    filtered: set[tuple[str, str]] = set()
     for component in structure.order:
         if not has_pod_definition(structure.components[component]):
             continue
@@ -650,16 +653,20 @@ def _expected_alpha_groups(
         except EngineError as err:
             notes.append(f"pod group {definition.name}: {component}: {err}")
             continue
+        if not any(inst.describes_pods for inst in instances.values()):
+            continue  # the object leaves the component out: it has no pods to group
         owner = _replica_owner(structure, component)
         key_paths = list(member.group_by_key_paths)
         replica_keys: list[str | None] = [None]
         if owner is not None and any(owner[1] in path for path in key_paths):
             count = implied_replicas(structure, extractor, owner[0])
             if count is None:
-                notes.append(
+                note = (
                     f"pod group {definition.name}: the spec does not say how many replicas of "
                     f"{owner[0]} there are (key {owner[1]}); the groups show once pods are known"
                 )
+                if note not in notes:
+                    notes.append(note)
                 continue
             replica_keys = [str(i) for i in range(min(count, MAX_EXPECTED_REPLICAS))]
         selector = structure.components[component].pod_selector
@@ -693,30 +700,38 @@ def _expected_alpha_groups(
                     replica=replica,
                     replica_component=owner[0] if owner is not None and replica else None,
                 )
-                name = group_name(owner_uid, *keys)
-                entry = grouped.setdefault(name, (definition, []))
+                key = (definition.name, group_name(owner_uid, *keys))
+                entry = grouped.setdefault(key, (definition, []))
                 entry[1].append((placement, tuple(keys)))
                 if missing:
-                    unresolved[name] = missing
+                    unresolved[key] = missing
                 if member.filters:
-                    filtered.add(name)
+                    filtered.add(key)
+    # <label> stands for a different value in each definition: say whose when several have one
+    qualify = len({d for d, _ in unresolved}) > 1
     groups: list[PodGroup] = []
-    for name, (definition, members) in sorted(grouped.items()):
+    for key, (definition, members) in sorted(grouped.items(), key=lambda e: e[0][1]):
         try:
             minimum, rule, error = *_member_minimum(counter, definition.members, members), None
         except ExtractionError as err:
             minimum, rule, error = 0, "", str(err)
         rule = f"expected from the spec (no pods known): {rule}" if rule else rule
-        if name in filtered:
+        if key in filtered:
             rule += "; filters are not checked without pods"
+        name, shown_keys = key[1], members[0][1]
+        if qualify and key in unresolved:
+            shown_keys = tuple(
+                f"<{definition.name}:{k[1:]}" if k.startswith("<") else k for k in shown_keys
+            )
+            name = group_name(owner_uid, *shown_keys)
         group = PodGroup(
             name=name,
             min_member=minimum,
             definition=definition.name,
-            keys=members[0][1],
+            keys=shown_keys,
             rule=rule,
             error=error,
-            unresolved_keys=tuple(unresolved.get(name, ())),
+            unresolved_keys=tuple(unresolved.get(key, ())),
         )
         if not group.unresolved_keys and not is_dns1123_subdomain(name):
             group.error = group.error or f"pod group name {name!r} is not a DNS-1123 subdomain"

@@ -240,8 +240,16 @@ class _Plan:
         placement.reason = reason
         return None
 
-    def place(self, extractor: Extractor, pod: Mapping[str, Any]) -> Placement:
-        """The placement of one pod (errors become the placement's ``reason``)."""
+    def place(
+        self, extractor: Extractor, pod: Mapping[str, Any], run: Run | None = None
+    ) -> Placement:
+        """The placement of one pod (errors become the placement's ``reason``).
+
+        ``run`` evaluates the pod's expressions: by default the workload's memo (the pods of a
+        view are asked again by gangs); one-off questions pass :func:`direct`.
+        """
+        if run is None:
+            run = extractor.run
         meta = pod.get("metadata")
         name = ""
         if type(meta) is dict:
@@ -250,7 +258,7 @@ class _Plan:
                 name = str(name)
         placement = Placement(name)
         try:
-            component = self.component(pod, placement, extractor.run)
+            component = self.component(pod, placement, run)
         except ExtractionError as err:
             placement.reason = f"componentTypeSelector: {err}"
             return placement
@@ -269,7 +277,7 @@ class _Plan:
         if selector is not None and ids[0] != "":
             id_path, expression = selector
             try:
-                value = single_result(expression, pod, extractor.run)
+                value = single_result(expression, pod, run)
             except ExtractionError as err:
                 placement.reason = f"componentInstanceSelector {id_path}: {err}"
                 return placement
@@ -291,7 +299,7 @@ class _Plan:
         if replica is not None:
             owner, key_path, expression = replica
             try:
-                placement.replica = single_result(expression, pod, extractor.run)
+                placement.replica = single_result(expression, pod, run)
                 placement.replica_component = owner
                 placement.trace.append(("replica {} of {}: {}", placement.replica, owner, key_path))
             except ExtractionError as err:
@@ -315,8 +323,8 @@ def infer_component(structure: Structure, pod: Any, placement: Placement) -> str
 
 
 def attribute(structure: Structure, extractor: Extractor, pod: Mapping[str, Any]) -> Placement:
-    """The placement of one pod (errors become the placement's ``reason``)."""
-    return _plan(structure).place(extractor, pod)
+    """The placement of one pod (errors become the placement's ``reason``; not memoised)."""
+    return _plan(structure).place(extractor, pod, direct)
 
 
 def attribute_all(

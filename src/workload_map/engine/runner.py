@@ -16,7 +16,16 @@ from typing import Any
 
 from workload_map.engine.errors import ExtractionError
 
-__all__ = ["Evaluations", "Expression", "ExpressionCache", "Run", "direct", "fast_path", "located_path", "plain_path"]
+__all__ = [
+    "Evaluations",
+    "Expression",
+    "ExpressionCache",
+    "Run",
+    "direct",
+    "fast_path",
+    "located_path",
+    "plain_path",
+]
 
 _IDENT = re.compile(r"\.([A-Za-z_][A-Za-z0-9_]*)")
 _QUOTED = re.compile(r'\.?\[\s*("(?:[^"\\]|\\[^(])*")\s*\]|\."((?:[^"\\]|\\[^(])*)"')

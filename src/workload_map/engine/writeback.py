@@ -108,9 +108,7 @@ def merge(old: Any, new: Any, key: str | None = None) -> Any:
     if isinstance(new, list) and isinstance(old, list) and key in MERGE_KEYS:
         field = MERGE_KEYS[key]
         # merge by the patch key only when every item has a plain (hashable) one
-        if all(
-            isinstance(i, dict) and isinstance(i.get(field), str | int) for i in [*old, *new]
-        ):
+        if all(isinstance(i, dict) and isinstance(i.get(field), str | int) for i in [*old, *new]):
             stored = {i[field]: i for i in old}
             return [merge(stored.get(i[field]), i) for i in new]
     return copy.deepcopy(new)

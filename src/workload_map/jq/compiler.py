@@ -472,7 +472,9 @@ class Compiler:
                 _base, keys, offsets = self._const_key_chain(node)  # type: ignore[misc]
                 stages.append(_index_chain(IDENTITY, keys, offsets))
             elif kind == "iterate":
-                stages.append(self.c_iterate(ast.Iterate(ast.Identity(), offset=node.offset), scope))
+                stages.append(
+                    self.c_iterate(ast.Iterate(ast.Identity(), offset=node.offset), scope)
+                )
             else:  # a suffix guarded by `?`
                 last = self.compile(_with_identity_target(node.target), scope)
                 stages.append(_try(last, None))
@@ -761,7 +763,6 @@ class Compiler:
 
     def c_comma(self, node: ast.Comma, scope: Scope) -> Code:
         return _comma([self.compile(x, scope) for x in _flatten(node, ast.Comma)])
-
 
     def c_alt(self, node: ast.Alt, scope: Scope) -> Code:
         # `a // b // c` nests to the right; `//` is associative, so long chains fold balanced
@@ -1244,7 +1245,7 @@ def _constant_path(node: Any) -> list[Any] | None:
 def _suffix_step(node: Any) -> tuple[str, Any] | None:
     """How ``_suffix_chain`` peels the top suffix off ``node``: its kind and what is below."""
     if isinstance(node, ast.Index):
-        n = node
+        n: Any = node
         while isinstance(n, ast.Index) and isinstance(n.key, ast.Literal):
             k = n.key.value
             if not (n.key.kind == "string" or (type(k) is int and k >= 0)):
@@ -1313,12 +1314,12 @@ def _env_with(env: Env, acc: dict[int, Any], base: int, count: int) -> Env:
     return (*env, *values)
 
 
-def _flatten(node: Any, kind: type) -> list[Any]:
+def _flatten(node: Any, kind: Any) -> list[Any]:
     """The operands of a chain of ``kind`` nodes (``Pipe``, ``Comma``), in order, iteratively."""
     items: list[Any] = []
-    stack = [node]
+    stack: list[Any] = [node]
     while stack:
-        n = stack.pop()
+        n: Any = stack.pop()
         if type(n) is kind:
             stack.append(n.right)
             stack.append(n.left)

@@ -90,6 +90,9 @@ _TOKEN = re.compile(
 )
 
 
+_PLAIN_SEGMENT = re.compile(r'[^"\\]*"')
+
+
 class Lexer:
     """Pull tokenizer over one program text."""
 
@@ -243,6 +246,11 @@ class Lexer:
         """
         src, n = self.src, self.n
         start = i = self.pos
+        m = _PLAIN_SEGMENT.match(src, i)
+        if m is not None:  # no escapes up to the closing quote
+            j = m.end()
+            self.pos = j
+            return src[i : j - 1], '"', start, j
         out: list[str] = []
         while i < n:
             ch = src[i]

@@ -335,11 +335,18 @@ class _Parser:
         quote = self.tok
         if quote.kind != "QUOTE":
             raise self.unexpected()
+        segment: str | None
+        segment, term, _s, _e = self.lex.string_segment()
+        if term == '"' and fmt is None:  # the common case: no interpolation
+            self.tok = self.lex.next()
+            return ast.Literal(segment, "string", offset=quote.start)
         parts: list[str | ast.Node] = []
         text: list[str] = []
         while True:
-            segment, term, _s, _e = self.lex.string_segment()
+            if segment is None:
+                segment, term, _s, _e = self.lex.string_segment()
             text.append(segment)
+            segment = None
             if term == '"':
                 break
             if text and "".join(text):

@@ -185,9 +185,7 @@ class Program:
                 )
             yield x
 
-    def _replay(
-        self, value: Any, env: tuple[Any, ...], skip: int, cap: int | None
-    ) -> list[Any]:
+    def _replay(self, value: Any, env: tuple[Any, ...], skip: int, cap: int | None) -> list[Any]:
         """The outputs after the first ``skip``, with the stderr of those first ones muted."""
         ctx = env[0]
         hook = ctx.stderr
