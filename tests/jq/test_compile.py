@@ -485,3 +485,32 @@ def test_assignment_errors_are_gojqs(program: str, value: Any, message: str) -> 
     with pytest.raises(jq.JqRuntimeError) as info:
         run(program, value)
     assert info.value.message == message
+
+
+@pytest.mark.parametrize(
+    ("program", "value", "expected"),
+    [
+        # operator chains of three or more operands are evaluated in a loop (QA #3); the order
+        # of their outputs is the nested form's, checked with gojq v0.12.18
+        ("[(1,2) + (10,20) + (100,200)]", None, [111, 112, 121, 122, 211, 212, 221, 222]),
+        (
+            "[(1,2) - (10,20) * (3,4) - (100,200)]",
+            None,
+            [
+                *(-129, -128, -159, -158, -139, -138, -179, -178),
+                *(-229, -228, -259, -258, -239, -238, -279, -278),
+            ],
+        ),
+        ("[(true,false) and (true,false) and (true,false)]", None, [True, False, False, False]),
+        ("[(true,false) or (true,false) or (false,true)]", None, [True, True, False, True]),
+        ("[(null,false) // (false, 1, 2) // 3]", None, [1, 2]),
+        ('[try ((1,2) + "a" + 2) catch .]', None, ['cannot add: number (1) and string ("a")']),
+        (
+            "[.[] and .[] and .[]]",
+            [True, False, None, 1],
+            [True, False, False] * 7 + [True],
+        ),
+    ],
+)
+def test_operator_chains_follow_gojq(program: str, value: Any, expected: list[Any]) -> None:
+    assert run(program, value) == [expected]

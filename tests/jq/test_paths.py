@@ -225,3 +225,19 @@ def test_update_of_deep_values() -> None:
         assert isinstance(out, list)
         out = out[0]
     assert out == 1
+
+
+@pytest.mark.parametrize("suffix", [".a[0]", ".a[]", ".a[]?", ".a?[0]?", '["a"][]'])
+def test_long_suffix_chains_keep_their_paths(suffix: str) -> None:
+    # chains longer than 16 suffixes are compiled as a balanced pipe of stages (QA #3)
+    depth = 40
+    value: object = "leaf"
+    for _ in range(depth):
+        value = {"a": [value], "b": 1}
+    program = "." + (suffix * depth).lstrip(".")
+    expected = ["a", 0] * depth
+    assert jq.compile(program).paths(value) == [expected]
+    assert jq.compile(program).all(value) == ["leaf"]
+    assert jq.compile(f"{program} |= ascii_upcase").first(value) == jq.setpath(
+        value, expected, "LEAF"
+    )

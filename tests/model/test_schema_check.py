@@ -171,3 +171,12 @@ def test_round_trip_unaffected_by_checks() -> None:
     karta = load_karta(TRAINER)
     check_against_crd(karta, CRD)
     assert dump_karta(karta) == TRAINER
+
+
+def test_expression_too_long_to_check_is_a_warning_not_a_crash() -> None:
+    # a flat chain is valid jq of any length; the schema walk may give up, but says so
+    long_chain = " | ".join(["."] * 3000) + " | .spec.elastic.minReplicas"
+    findings = _with_worker_path("minReplicasPath", long_chain)
+    assert all(not f.is_error for f in findings)
+    assert [f.code for f in findings] == ["schema-check-skipped"]
+    assert findings[0].path.endswith("minReplicasPath")

@@ -12,6 +12,10 @@ Every node becomes a ``Code`` with three entry points:
 variables and closures, laid out at compile time. Functions are resolved as gojq does: local
 definitions, then the compiler's own closure builtins and ``builtin.jq`` (compiled lazily, once
 per process), then value natives.
+
+Chains (``a | b | …``, ``a, b, …``, ``1 + 2 + …``, ``a and b and …``, ``a // b // …``, long suffix
+chains) are compiled from flat lists, never by recursion along the chain, and run without one
+Python frame per link: comma and operator chains loop, pipes and ``//`` fold into balanced trees.
 """
 
 from __future__ import annotations
@@ -1927,7 +1931,7 @@ def _not_equals(a: Any, b: Any) -> bool:
 _INT_OPS: dict[str, Callable[[int, int], int]] = {
     "+": int.__add__,
     "-": int.__sub__,
-    "*": int.__mul__,
+    "*": jv.int_multiply,  # capped: a product of huge ints could run past any deadline
 }
 
 _BINOPS: dict[str, Callable[[Any, Any], Any]] = {

@@ -39,7 +39,10 @@ def run_deep(fn: Callable[[], _T]) -> _T:
     with _LOCK:
         old_limit = sys.getrecursionlimit()
         thread = threading.Thread(target=target, name="jq-deep-stack", daemon=True)
-        old_size = threading.stack_size(_DEEP_STACK_BYTES)
+        try:
+            old_size = threading.stack_size(_DEEP_STACK_BYTES)
+        except (ValueError, RuntimeError):  # no big thread stacks here: stay too deep
+            raise RecursionError("no deep stack available") from None
         try:
             sys.setrecursionlimit(max(old_limit, DEEP_RECURSION_LIMIT))
             thread.start()

@@ -581,8 +581,20 @@ def _check_paths(karta: Karta, schema: Schema, gvk: GVK) -> list[Finding]:
             continue
         try:
             _, problems = _analyse(schema, field.expression)
-        except (jq.JqError, RecursionError):
+        except jq.JqError:
             continue  # reported by validate() as jq-parse-error
+        except RecursionError:
+            out.append(
+                Finding(
+                    field.path,
+                    "schema-check-skipped",
+                    WARNING,
+                    "expression too long to check against the target schema",
+                    field.component,
+                    None,
+                )
+            )
+            continue
         for problem in problems:
             out.append(
                 Finding(
