@@ -24,7 +24,7 @@ apiserver:  ## kube-apiserver + etcd built from their Go modules, cached outside
 
 tools: gojq apiserver
 
-test: venv tools  ## every test, the real API server ones included
+test: venv tools lint  ## lint, then every test, the real API server ones included
 	$(PY) -m pytest
 
 unit: venv  ## the fast tests only

@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 __all__ = [
-    "Workload",
     "WlmapError",
+    "Workload",
     "catalog",
     "dump_karta",
     "jq",
