@@ -1,0 +1,214 @@
+"""Calls: jq-defined functions (with tail calls), filter parameters and value natives."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator, Iterable, Iterator
+from typing import Any
+
+from workload_map.jq.closures import (
+    _NOTHING,
+    Code,
+    Env,
+    FuncInfo,
+    Path,
+    TailCall,
+    _annotate,
+    _from_one,
+    _run_tail,
+    _tick,
+)
+from workload_map.jq.errors import JqError, JqLimitError
+
+
+def _param_call(slot: int) -> Code:
+    def run(v: Any, env: Env) -> Iterable[Any]:
+        code, cenv = env[slot]
+        return code.run(v, cenv)  # type: ignore[no-any-return]
+
+    def paths(v: Any, p: Path | None, env: Env) -> Iterable[tuple[Any, Path | None]]:
+        code, cenv = env[slot]
+        return code.paths(v, p, cenv)  # type: ignore[no-any-return]
+
+    return Code(run, None, paths)
+
+
+def _func_call(info: FuncInfo, args: list[Code], offset: int) -> Code:
+    n_def = info.n_def
+    params = info.params
+    value_params = [i for i, prm in enumerate(params) if prm.startswith("$")]
+
+    def make_env(v: Any, env: Env) -> Iterator[Env]:
+        base = env[:n_def] + tuple((a, env) for a in args)
+        if not value_params:
+            yield base
+            return
+
+        def rec(i: int, acc: Env) -> Iterator[Env]:
+            if i == len(value_params):
+                yield acc
+                return
+            for x in args[value_params[i]].run(v, env):
+                yield from rec(i + 1, (*acc, x))
+
+        yield from rec(0, base)
+
+    def run(v: Any, env: Env) -> Iterator[Any]:
+        ctx = env[0]
+        ctx.depth += 1
+        try:
+            if ctx.depth > ctx.max_depth:
+                raise JqLimitError(f"maximum depth of {ctx.max_depth} nested calls exceeded")
+            ctx.ticks -= 1
+            if ctx.ticks <= 0:
+                ctx.check()
+            body = info.body
+            assert body is not None
+            if value_params or body.tail is None:
+                for new_env in make_env(v, env):
+                    yield from body.run(v, new_env)
+                return
+            call: TailCall | None = (info, v, env[:n_def] + tuple((a, env) for a in args))
+            while call is not None:
+                callee, cv, cenv = call
+                cbody = callee.body
+                assert cbody is not None
+                call = yield from _run_tail(cbody, cv, cenv)
+                ctx.ticks -= 1
+                if ctx.ticks <= 0:
+                    ctx.check()
+        finally:
+            ctx.depth -= 1
+
+    def tail(v: Any, env: Env) -> Generator[Any, None, TailCall | None]:
+        if value_params:
+            yield from run(v, env)
+            return None
+        return (info, v, env[:n_def] + tuple((a, env) for a in args))
+
+    def paths(v: Any, p: Path | None, env: Env) -> Iterator[tuple[Any, Path | None]]:
+        ctx = env[0]
+        ctx.depth += 1
+        try:
+            if ctx.depth > ctx.max_depth:
+                raise JqLimitError(f"maximum depth of {ctx.max_depth} nested calls exceeded")
+            _tick(ctx)
+            body = info.body
+            assert body is not None
+            for new_env in make_env(v, env):
+                yield from body.paths(v, p, new_env)
+        finally:
+            ctx.depth -= 1
+
+    return Code(run, None, paths, tail=tail)
+
+
+def _at_call_site(code: Code, offset: int) -> Code:
+    """Errors raised inside a builtin.jq function point at the call in the user's program."""
+    c_run, c_paths = code.run, code.paths
+
+    def run(v: Any, env: Env) -> Iterator[Any]:
+        try:
+            yield from c_run(v, env)
+        except JqError as e:
+            _annotate(e, offset)
+            raise
+
+    def paths(v: Any, p: Path | None, env: Env) -> Iterator[tuple[Any, Path | None]]:
+        try:
+            yield from c_paths(v, p, env)
+        except JqError as e:
+            _annotate(e, offset)
+            raise
+
+    return Code(run, None, paths)
+
+
+def _native_call(fn: Callable[..., Any], args: list[Code], offset: int, stream: bool) -> Code:
+    n = len(args)
+    if n == 0:
+        if stream:
+
+            def run0s(v: Any, env: Env) -> Iterator[Any]:
+                ctx = env[0]
+                try:
+                    for x in fn(v):
+                        _tick(ctx)
+                        yield x
+                except JqError as e:
+                    _annotate(e, offset)
+                    raise
+
+            return Code(run0s)
+
+        def one0(v: Any, env: Env) -> Any:
+            try:
+                return fn(v)
+            except JqError as e:
+                _annotate(e, offset)
+                raise
+
+        return _from_one(one0)
+    if not stream and all(a.one is not None for a in args):
+        ones = [a.one for a in args]
+        if n == 1:
+            a1 = ones[0]
+            assert a1 is not None
+            if args[0].const is not _NOTHING:
+                c = args[0].const
+
+                def one_c(v: Any, env: Env) -> Any:
+                    try:
+                        return fn(v, c)
+                    except JqError as e:
+                        _annotate(e, offset)
+                        raise
+
+                return _from_one(one_c)
+
+            def one1(v: Any, env: Env) -> Any:
+                try:
+                    return fn(v, a1(v, env))
+                except JqError as e:
+                    _annotate(e, offset)
+                    raise
+
+            return _from_one(one1)
+
+        def one_n(v: Any, env: Env) -> Any:
+            try:
+                vals = [o(v, env) for o in reversed(ones)]  # type: ignore[misc]
+                vals.reverse()
+                return fn(v, *vals)
+            except JqError as e:
+                _annotate(e, offset)
+                raise
+
+        return _from_one(one_n)
+
+    def combos(v: Any, env: Env) -> Iterator[list[Any]]:
+        # gojq evaluates the last argument in the outermost loop
+        def rec(i: int) -> Iterator[list[Any]]:
+            if i < 0:
+                yield []
+                return
+            for x in args[i].run(v, env):
+                for rest in rec(i - 1):
+                    yield [*rest, x]
+
+        return rec(n - 1)
+
+    def run(v: Any, env: Env) -> Iterator[Any]:
+        ctx = env[0]
+        try:
+            for vals in combos(v, env):
+                if stream:
+                    for x in fn(v, *vals):
+                        _tick(ctx)
+                        yield x
+                else:
+                    yield fn(v, *vals)
+        except JqError as e:
+            _annotate(e, offset)
+            raise
+
+    return Code(run)

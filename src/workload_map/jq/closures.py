@@ -1,0 +1,247 @@
+"""Compiled-code representation shared by every compiler module.
+
+``Code`` (run/one/paths/tail entry points), the per-run ``Ctx``, the compile-time ``Scope``
+and ``FuncInfo``, and the tiny constant codes; the bottom of the compiler's import graph.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import time
+from collections.abc import Callable, Generator, Iterable, Iterator
+from typing import Any
+
+from workload_map.jq import values as jv
+from workload_map.jq.errors import JqError, JqHaltError, JqLimitError, JqRuntimeError
+
+Env = tuple[Any, ...]
+Path = tuple[Any, ...]
+Run = Callable[[Any, Env], Iterable[Any]]
+One = Callable[[Any, Env], Any]
+PathRun = Callable[[Any, "Path | None", Env], Iterable[tuple[Any, "Path | None"]]]
+
+MAX_ARRAY_LENGTH = 4_000_000  # memory guard for collected arrays (`[range(1e9)]`)
+# recurse/while/until run on explicit stacks: one entry per level of the jq recursion
+_MAX_STACK = 200_000
+_TICKS = 512
+_label_ids = itertools.count(1)
+_NOTHING: Any = object()
+
+
+class Ctx:
+    """Per-evaluation state: deadline, call depth, hooks."""
+
+    __slots__ = ("deadline", "depth", "env", "max_depth", "stderr", "ticks", "timeout")
+
+    def __init__(
+        self,
+        timeout: float | None,
+        max_depth: int,
+        stderr: Callable[[str], None] | None = None,
+    ) -> None:
+        self.timeout = timeout
+        self.deadline = (time.monotonic() + timeout) if timeout is not None else None
+        self.depth = 0
+        self.max_depth = max_depth
+        self.ticks = _TICKS
+        self.stderr = stderr
+        self.env: dict[str, str] | None = None
+
+    def check(self) -> None:
+        self.ticks = _TICKS
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise JqLimitError(f"evaluation exceeded the deadline of {self.timeout:g} s")
+
+    def environ(self) -> dict[str, str]:
+        if self.env is None:
+            self.env = dict(os.environ)
+        return self.env
+
+
+def _tick(ctx: Ctx) -> None:
+    ctx.ticks -= 1
+    if ctx.ticks <= 0:
+        ctx.check()
+
+
+def _catchable(e: JqRuntimeError) -> bool:
+    return not isinstance(e, (JqLimitError, JqHaltError))
+
+
+def _annotate(e: JqError, offset: int) -> None:
+    # builtin.jq nodes carry offset -1: their errors take the offset of the user's call
+    if e.offset is None and offset >= 0:
+        e.offset = offset
+
+
+def _intact(out: Any, v: Any) -> bool:
+    to = type(out)
+    if to is list or to is dict:
+        return out is v
+    if to is not type(v):
+        return False
+    if to is float and out != out:
+        return bool(v != v)
+    return bool(out == v)
+
+
+def _invalid_path(v: Any) -> JqRuntimeError:
+    return JqRuntimeError(f"invalid path against: {jv.type_error_preview(v)}")
+
+
+def _invalid_iter_path(v: Any) -> JqRuntimeError:
+    return JqRuntimeError(f"invalid path on iterating against: {jv.type_error_preview(v)}")
+
+
+class Code:
+    """A compiled node (see the module docstring)."""
+
+    __slots__ = ("const", "one", "paths", "run", "tail")
+
+    def __init__(
+        self,
+        run: Run,
+        one: One | None = None,
+        paths: PathRun | None = None,
+        const: Any = _NOTHING,
+        tail: Tail | None = None,
+    ) -> None:
+        self.run = run
+        self.one = one
+        self.paths: PathRun = paths if paths is not None else _value_paths(run)
+        self.const = const
+        # Tail-call form: yields the outputs before the node's tail position and returns the
+        # pending call (function, input, env) instead of running it, so that a recursive jq
+        # function loops instead of nesting generators (gojq's tail-call optimisation).
+        self.tail = tail
+
+
+TailCall = tuple["FuncInfo", Any, Env]
+Tail = Callable[[Any, Env], Generator[Any, None, "TailCall | None"]]
+
+
+def _run_tail(code: Code, v: Any, env: Env) -> Generator[Any, None, TailCall | None]:
+    """Run ``code`` in tail position: its tail form when it has one."""
+    if code.tail is not None:
+        return (yield from code.tail(v, env))
+    yield from code.run(v, env)
+    return None
+
+
+def _value_paths(run: Run) -> PathRun:
+    """Path mode for a computing node: its outputs are paths only when they are the input."""
+
+    def paths(v: Any, p: Path | None, env: Env) -> Iterator[tuple[Any, Path | None]]:
+        for out in run(v, env):
+            yield out, (p if p is not None and _intact(out, v) else None)
+
+    return paths
+
+
+def _from_one(one: One, paths: PathRun | None = None, const: Any = _NOTHING) -> Code:
+    def run(v: Any, env: Env) -> tuple[Any]:
+        return (one(v, env),)
+
+    return Code(run, one, paths, const)
+
+
+def _const(value: Any) -> Code:
+    def one(v: Any, env: Env) -> Any:
+        return value
+
+    def run(v: Any, env: Env) -> tuple[Any]:
+        return (value,)
+
+    return Code(run, one, None, value)
+
+
+_KEYED = Code(lambda v, env: (v,))  # marker: object shorthand value `.[key]`
+
+_IDENTITY_ONE: One = lambda v, env: v  # noqa: E731
+
+
+def _identity_paths(v: Any, p: Path | None, env: Env) -> tuple[tuple[Any, Path | None]]:
+    return ((v, p),)
+
+
+IDENTITY = Code(lambda v, env: (v,), _IDENTITY_ONE, _identity_paths)
+
+
+def _empty_run(v: Any, env: Env) -> tuple[()]:
+    return ()
+
+
+def _empty_paths(v: Any, p: Path | None, env: Env) -> tuple[()]:
+    return ()
+
+
+EMPTY = Code(_empty_run, None, _empty_paths)
+
+
+# --- compile-time scopes -------------------------------------------------------------------------
+
+
+class FuncInfo:
+    """A jq-defined function: its parameters, the env length at its definition, its body."""
+
+    __slots__ = ("body", "builtin", "n_def", "name", "params")
+
+    def __init__(
+        self, name: str, params: tuple[str, ...], n_def: int, builtin: bool = False
+    ) -> None:
+        self.name = name
+        self.params = params
+        self.n_def = n_def
+        self.builtin = builtin  # defined in builtin.jq: errors point at the call site
+        self.body: Code | None = None
+
+
+class Scope:
+    """Persistent chain of bindings: variables (slot), functions, filter params, labels."""
+
+    __slots__ = ("key", "kind", "parent", "size", "value")
+
+    def __init__(self, parent: Scope | None, kind: str, key: Any, value: Any, size: int) -> None:
+        self.parent = parent
+        self.kind = kind  # "var" | "func" | "param" | "label" | "root"
+        self.key = key
+        self.value = value
+        self.size = size
+
+    def bind_var(self, name: str) -> Scope:
+        return Scope(self, "var", name, self.size, self.size + 1)
+
+    def bind_label(self, name: str) -> Scope:
+        return Scope(self, "label", name, self.size, self.size + 1)
+
+    def bind_param(self, name: str) -> Scope:
+        return Scope(self, "param", name, self.size, self.size + 1)
+
+    def bind_func(self, info: FuncInfo) -> Scope:
+        return Scope(self, "func", (info.name, len(info.params)), info, self.size)
+
+    def lookup(self, kind: str, key: Any) -> Any:
+        s: Scope | None = self
+        while s is not None:
+            if s.kind == kind and s.key == key:
+                return s.value
+            s = s.parent
+        return None
+
+    def lookup_callable(self, name: str, arity: int) -> tuple[str, Any] | None:
+        s: Scope | None = self
+        while s is not None:
+            if s.kind == "func" and s.key == (name, arity):
+                return "func", s.value
+            if arity == 0 and s.kind == "param" and s.key == name:
+                return "param", s.value
+            s = s.parent
+        return None
+
+
+def _root_scope(variables: tuple[str, ...]) -> Scope:
+    scope = Scope(None, "root", None, None, 1)
+    for name in variables:
+        scope = scope.bind_var(name.lstrip("$"))
+    return scope

@@ -1,0 +1,96 @@
+"""Path-mode helpers: assignment/update through paths and ``..``'s paths.
+
+Kept apart from value mode because they share gojq's path and allocator rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from workload_map.jq import values as jv
+from workload_map.jq.builtins.native import NATIVES, Allocator, delpaths, setpath
+from workload_map.jq.closures import _NOTHING, Env, Path, Run, _annotate, _invalid_iter_path, _tick
+from workload_map.jq.errors import JqError, JqLimitError
+
+
+def _setpath(v: Any, path: list[Any], x: Any, offset: int, allocator: Allocator) -> Any:
+    """setpath sharing one allocator across an assignment: each container is copied once."""
+    try:
+        return setpath(v, path, x, allocator)
+    except JqError as e:
+        _annotate(e, offset)
+        raise
+
+
+def _modify(
+    v: Any,
+    env: Env,
+    all_paths: Callable[[Any, Env], Iterator[list[Any]]],
+    update: Run,
+    offset: int,
+) -> Any:
+    getpath = NATIVES[("getpath", 1)]
+    acc = v
+    allocator = Allocator()
+    deletions: list[list[Any]] = []
+    for p in all_paths(v, env):
+        try:
+            old = getpath(acc, p)
+        except JqError as e:
+            _annotate(e, offset)
+            raise
+        for new in update(old, env):
+            acc = _setpath(acc, p, new, offset, allocator)
+            break
+        else:
+            deletions.append(p)
+    if deletions:
+        try:
+            acc = delpaths(acc, deletions, allocator)
+        except JqError as e:
+            _annotate(e, offset)
+            raise
+    return acc
+
+
+def _recurse_children_run(v: Any, env: Env) -> Iterator[Any]:
+    """``..``: pre-order, objects in key order; iterative so deep values cannot overflow."""
+    ctx = env[0]
+    stack: list[Iterator[Any]] = [iter((v,))]
+    iterate = jv.iterate
+    while stack:
+        x = next(stack[-1], _NOTHING)
+        if x is _NOTHING:
+            stack.pop()
+            continue
+        yield x
+        tx = type(x)
+        if tx is list or tx is dict:
+            _tick(ctx)
+            if len(stack) > 1_000_000:  # pragma: no cover - JSON nesting is bounded upstream
+                raise JqLimitError("value too deep")
+            stack.append(iterate(x))
+
+
+def _recurse_children_paths(v: Any, p: Path | None, env: Env) -> Iterator[tuple[Any, Path | None]]:
+    ctx = env[0]
+    stack: list[Iterator[tuple[Any, Path | None]]] = [iter(((v, p),))]
+    while stack:
+        item = next(stack[-1], _NOTHING)
+        if item is _NOTHING:
+            stack.pop()
+            continue
+        yield item
+        x, xp = item
+        tx = type(x)
+        if tx is list or tx is dict:
+            _tick(ctx)
+            if xp is None:
+                raise _invalid_iter_path(x)
+            stack.append(_child_paths(x, xp))
+
+
+def _child_paths(x: Any, xp: Path) -> Iterator[tuple[Any, Path]]:
+    for k, w in jv.iterate_items(x):
+        yield w, (*xp, k)

@@ -1,0 +1,711 @@
+"""Builtins that need closures rather than values: path, select, limit, first, any/all,
+recurse, while/until, walk, debug, env, tostream, sub and the rest of the special forms.
+
+Each registers itself in ``SPECIALS`` under its (name, arity).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any
+
+from workload_map.jq import ast
+from workload_map.jq import values as jv
+from workload_map.jq.builtins.native import NATIVES
+from workload_map.jq.calls import _native_call
+from workload_map.jq.closures import (
+    _MAX_STACK,
+    _NOTHING,
+    EMPTY,
+    MAX_ARRAY_LENGTH,
+    Code,
+    Env,
+    Path,
+    _annotate,
+    _from_one,
+    _invalid_path,
+    _tick,
+)
+from workload_map.jq.errors import JqError, JqLimitError, JqRuntimeError
+from workload_map.jq.pathmode import _recurse_children_paths, _recurse_children_run
+
+if TYPE_CHECKING:
+    from workload_map.jq.compiler import Compiler
+
+# --- registry ------------------------------------------------------------------------------------
+
+Special = Callable[["Compiler", list[Code], ast.Call], Code]
+SPECIALS: dict[tuple[str, int], Special] = {}
+
+
+def _special(name: str, arity: int) -> Callable[[Special], Special]:
+    def deco(fn: Special) -> Special:
+        SPECIALS[(name, arity)] = fn
+        return fn
+
+    return deco
+
+
+@_special("empty", 0)
+def _sp_empty(c: Compiler, args: list[Code], node: ast.Call) -> Code:
+    return EMPTY
+
+
+@_special("not", 0)
+def _sp_not(c: Compiler, args: list[Code], node: ast.Call) -> Code:
+    def one(v: Any, env: Env) -> Any:
+        return v is None or v is False
+
+    return _from_one(one)
+
+
+@_special("path", 1)
+def _sp_path(c: Compiler, args: list[Code], node: ast.Call) -> Code:
+    f_paths = args[0].paths
+
+    def run(v: Any, env: Env) -> Iterator[Any]:
+        for x, p in f_paths(v, (), env):
+            if p is None:
+                raise _invalid_path(x)
+            yield list(p)
+
+    return Code(run)
+
+
+@_special("getpath", 1)
+def _sp_getpath(c: Compiler, args: list[Code], node: ast.Call) -> Code:
+    getpath = NATIVES[("getpath", 1)]
+    base = _native_call(getpath, args, node.offset, False)
+    arg = args[0]
+    offset = node.offset
+
+    def paths(v: Any, p: Path | None, env: Env) -> Iterator[tuple[Any, Path | None]]:
+        for path in arg.run(v, env):
+            try:
+                w = getpath(v, path)
+            except JqError as e:
+                _annotate(e, offset)
+                raise
+            if p is None:
+                raise _invalid_path(v)
+            yield w, (*p, *path)
+
+    return Code(base.run, base.one, paths)
+
+
+@_special("select", 1)
+def _sp_select(c: Compiler, args: list[Code], node: ast.Call) -> Code:
+    cond = args[0]
+    if cond.one is not None:
+        c1 = cond.one
+
+        def run1(v: Any, env: Env) -> tuple[Any, ...]:
+            x = c1(v, env)
+            if x is None or x is False:
+                return ()
+            return (v,)
+
+        def paths1(v: Any, p: Path | None, env: Env) -> tuple[tuple[Any, Path | None], ...]:
+            x = c1(v, env)
+            if x is None or x is False:
+                return ()
+            return ((v, p),)
+
+        return Code(run1, None, paths1)
+    c_run = cond.run
+
+    def run(v: Any, env: Env) -> Iterator[Any]:
+        for x in c_run(v, env):
+            if not (x is None or x is False):
+                yield v
+
+    def paths(v: Any, p: Path | None, env: Env) -> Iterator[tuple[Any, Path | None]]:
+        for x in c_run(v, env):
+            if not (x is None or x is False):
+                yield v, p
+
+    return Code(run, None, paths)
+
+
+@_special("map", 1)
+def _sp_map(c: Compiler, args: list[Code], node: ast.Call) -> Code:
+    f = args[0]
+    iterate = jv.iterate
+    offset = node.offset
+    if f.one is not None:
+        f1 = f.one
+
+        def one1(v: Any, env: Env) -> Any:
+            try:
+                items = iterate(v)
+            except JqError as e:
+                _annotate(e, offset)
+                raise
+            return [f1(x, env) for x in items]
+
+        return _from_one(one1)
+    f_run = f.run
+
+    def one(v: Any, env: Env) -> Any:
+        try:
+            items = iterate(v)
+        except JqError as e:
+            _annotate(e, offset)
+            raise
+        out: list[Any] = []
+        append = out.append
+        ctx = env[0]
+        n = 0
+        for x in items:
+            for y in f_run(x, env):
+                append(y)
+                n += 1
+                if n & 1023 == 0:
+                    ctx.check()
+                    if n > MAX_ARRAY_LENGTH:
+                        raise JqLimitError(
+                            f"array too large: more than {MAX_ARRAY_LENGTH} elements"
+                        )
+        return out
+
+    return _from_one(one)
+
+
+def _first_of(it: Iterable[Any]) -> Any:
+    for x in it:
+        return x
+    return _NOTHING
+
+
+@_special("first", 1)
+def _sp_first(c: Compiler, args: list[Code], node: ast.Call) -> Code:
+    f = args[0]
+
+    def run(v: Any, env: Env) -> tuple[Any, ...]:
+        x = _first_of(f.run(v, env))
+        return () if x is _NOTHING else (x,)
+
+    def paths(v: Any, p: Path | None, env: Env) -> tuple[tuple[Any, Path | None], ...]:
+        x = _first_of(f.paths(v, p, env))
+        return () if x is _NOTHING else (x,)
+
+    return Code(run, None, paths)
+
+
+@_special("last", 1)
+def _sp_last(c: Compiler, args: list[Code], node: ast.Call) -> Code:
+    f = args[0]
+
+    def run(v: Any, env: Env) -> tuple[Any, ...]:
+        ctx = env[0]
+        last = _NOTHING
+        for x in f.run(v, env):
+            last = x
+            _tick(ctx)
+        return () if last is _NOTHING else (last,)
+
+    return Code(run)
+
+
+@_special("isempty", 1)
+def _sp_isempty(c: Compiler, args: list[Code], node: ast.Call) -> Code:
+    f = args[0]
+
+    def one(v: Any, env: Env) -> Any:
+        return _first_of(f.run(v, env)) is _NOTHING
+
+    return _from_one(one)
+
+
+_BAD_COUNT = -1  # a count greater than every number (a string, array or object)
+
+
+def _count(n: Any, negative: str, rounding: Callable[[float], int]) -> int:
+    """gojq's counting for limit/skip/nth: ``$n > 0`` counts down with ``. - 1``."""
+    if jv.is_number(n):
+        if n != n:
+            raise _user_error(negative)
+        if n > 0:
+            return n if type(n) is int else rounding(n)
+        if n == 0:
+            return 0
+        raise _user_error(negative)
+    if jv.compare(n, 0) > 0:
+        return _BAD_COUNT
+    raise _user_error(negative)
+
+
+def _user_error(text: str) -> JqRuntimeError:
+    """An error as jq's ``error(text)`` raises it (gojq defines these builtins in jq)."""
+    return JqRuntimeError(f"error: {text}", value=text)
+
+
+def _counted(
+    items: Iterable[Any], n: Any, count: int, start: int, stop: int | None
+) -> Iterator[Any]:
+    if count == _BAD_COUNT:
+        for _x in items:
+            raise JqRuntimeError(f"cannot subtract: {jv.type_error_preview(n)} and number (1)")
+        return
+    yield from itertools.islice(items, start, stop)
+
+
+@_special("limit", 2)
+def _sp_limit(c: Compiler, args: list[Code], node: ast.Call) -> Code:
+    n_code, f = args
+    message = "limit doesn't support negative count"
+
+    def run(v: Any, env: Env) -> Iterator[Any]:
+        for n in n_code.run(v, env):
+            count = _count(n, message, math.ceil)
+            if count:
+                yield from _counted(f.run(v, env), n, count, 0, count)
+
+    def paths(v: Any, p: Path | None, env: Env) -> Iterator[tuple[Any, Path | None]]:
+        for n in n_code.run(v, env):
+            count = _count(n, message, math.ceil)
+            if count:
+                yield from _counted(f.paths(v, p, env), n, count, 0, count)
+
+    return Code(run, None, paths)
+
+
+@_special("skip", 2)
+def _sp_skip(c: Compiler, args: list[Code], node: ast.Call) -> Code:
+    n_code, f = args
+    message = "skip doesn't support negative count"
+
+    def run(v: Any, env: Env) -> Iterator[Any]:
+        for n in n_code.run(v, env):
+            count = _count(n, message, math.floor)
+            yield from _counted(f.run(v, env), n, count, max(count, 0), None)
+
+    def paths(v: Any, p: Path | None, env: Env) -> Iterator[tuple[Any, Path | None]]:
+        for n in n_code.run(v, env):
+            count = _count(n, message, math.floor)
+            yield from _counted(f.paths(v, p, env), n, count, max(count, 0), None)
+
+    return Code(run, None, paths)
+
+
+@_special("nth", 2)
+def _sp_nth(c: Compiler, args: list[Code], node: ast.Call) -> Code:
+    n_code, f = args
+    message = "nth doesn't support negative index"
+
+    def run(v: Any, env: Env) -> Iterator[Any]:
+        for n in n_code.run(v, env):
+            count = _count(n, message, math.floor)
+            x = _first_of(_counted(f.run(v, env), n, count, max(count, 0), None))
+            if x is not _NOTHING:
+                yield x
+
+    def paths(v: Any, p: Path | None, env: Env) -> Iterator[tuple[Any, Path | None]]:
+        for n in n_code.run(v, env):
+            count = _count(n, message, math.floor)
+            x = _first_of(_counted(f.paths(v, p, env), n, count, max(count, 0), None))
+            if x is not _NOTHING:
+                yield x
+
+    return Code(run, None, paths)
+
+
+def _any_all(is_any: bool, gen: Code | None, cond: Code | None) -> Code:
+    iterate = jv.iterate
+
+    c1 = cond.one if cond is not None else None
+
+    def one(v: Any, env: Env) -> Any:
+        items = gen.run(v, env) if gen is not None else iterate(v)
+        if c1 is not None:
+            for x in items:
+                y = c1(x, env)
+                if (not (y is None or y is False)) is is_any:
+                    return is_any
+            return not is_any
+        for x in items:
+            if cond is None:
+                if (not (x is None or x is False)) is is_any:
+                    return is_any
+                continue
+            for y in cond.run(x, env):
+                if (not (y is None or y is False)) is is_any:
+                    return is_any
+        return not is_any
+
+    return _from_one(one)
+
+
+@_special("any", 0)
+def _sp_any0(c: Compiler, args: list[Code], node: ast.Call) -> Code:
+    return _any_all(True, None, None)
+
+
+@_special("any", 1)
+def _sp_any1(c: Compiler, args: list[Code], node: ast.Call) -> Code:
+    return _any_all(True, None, args[0])
+
+
+@_special("any", 2)
+def _sp_any2(c: Compiler, args: list[Code], node: ast.Call) -> Code:
+    return _any_all(True, args[0], args[1])
+
+
+@_special("all", 0)
+def _sp_all0(c: Compiler, args: list[Code], node: ast.Call) -> Code:
+    return _any_all(False, None, None)
+
+
+@_special("all", 1)
+def _sp_all1(c: Compiler, args: list[Code], node: ast.Call) -> Code:
+    return _any_all(False, None, args[0])
+
+
+@_special("all", 2)
+def _sp_all2(c: Compiler, args: list[Code], node: ast.Call) -> Code:
+    return _any_all(False, args[0], args[1])
+
+
+def _recurse(f: Code, cond: Code | None) -> Code:
+    """``recurse(f)``/``recurse(f; cond)``: depth-first, iterative."""
+
+    def run(v: Any, env: Env) -> Iterator[Any]:
+        ctx = env[0]
+        stack: list[Iterator[Any]] = [iter((v,))]
+        while stack:
+            x = next(stack[-1], _NOTHING)
+            if x is _NOTHING:
+                stack.pop()
+                continue
+            yield x
+            _tick(ctx)
+            if len(stack) > _MAX_STACK:
+                raise JqLimitError(f"recursion deeper than {_MAX_STACK} levels")
+            children: Iterator[Any] = iter(f.run(x, env))
+            if cond is not None:
+                children = _select_iter(children, cond, env)
+            stack.append(children)
+
+    def paths(v: Any, p: Path | None, env: Env) -> Iterator[tuple[Any, Path | None]]:
+        ctx = env[0]
+        stack: list[Iterator[tuple[Any, Path | None]]] = [iter(((v, p),))]
+        while stack:
+            item = next(stack[-1], _NOTHING)
+            if item is _NOTHING:
+                stack.pop()
+                continue
+            yield item
+            _tick(ctx)
+            if len(stack) > _MAX_STACK:
+                raise JqLimitError(f"recursion deeper than {_MAX_STACK} levels")
+            children = iter(f.paths(item[0], item[1], env))
+            if cond is not None:
+                children = (
+                    (x, xp)
+                    for x, xp in children
+                    for y in cond.run(x, env)
+                    if not (y is None or y is False)
+                )
+            stack.append(children)
+
+    return Code(run, None, paths)
+
+
+def _select_iter(it: Iterator[Any], cond: Code, env: Env) -> Iterator[Any]:
+    for x in it:
+        for y in cond.run(x, env):
+            if not (y is None or y is False):
+                yield x
+
+
+@_special("recurse", 0)
+def _sp_recurse0(c: Compiler, args: list[Code], node: ast.Call) -> Code:
+    return Code(_recurse_children_run, None, _recurse_children_paths)
+
+
+@_special("recurse", 1)
+def _sp_recurse1(c: Compiler, args: list[Code], node: ast.Call) -> Code:
+    return _recurse(args[0], None)
+
+
+@_special("recurse", 2)
+def _sp_recurse2(c: Compiler, args: list[Code], node: ast.Call) -> Code:
+    return _recurse(args[0], args[1])
+
+
+@_special("repeat", 1)
+def _sp_repeat(c: Compiler, args: list[Code], node: ast.Call) -> Code:
+    f = args[0]
+
+    def run(v: Any, env: Env) -> Iterator[Any]:
+        ctx = env[0]
+        while True:
+            ctx.check()
+            yield from f.run(v, env)
+
+    def paths(v: Any, p: Path | None, env: Env) -> Iterator[tuple[Any, Path | None]]:
+        ctx = env[0]
+        while True:
+            ctx.check()
+            yield from f.paths(v, p, env)
+
+    return Code(run, None, paths)
+
+
+@_special("while", 2)
+def _sp_while(c: Compiler, args: list[Code], node: ast.Call) -> Code:
+    cond, update = args
+
+    def run(v: Any, env: Env) -> Iterator[Any]:
+        # def _while: if cond then ., (update | _while) else empty end
+        ctx = env[0]
+        stack: list[Iterator[Any]] = [iter((v,))]
+        while stack:
+            x = next(stack[-1], _NOTHING)
+            if x is _NOTHING:
+                stack.pop()
+                continue
+            _tick(ctx)
+            for ok in cond.run(x, env):
+                if not (ok is None or ok is False):
+                    yield x
+                    stack.append(iter(update.run(x, env)))
+                    break
+            if len(stack) > _MAX_STACK:
+                raise JqLimitError(f"recursion deeper than {_MAX_STACK} levels")
+
+    return Code(run)
+
+
+@_special("until", 2)
+def _sp_until(c: Compiler, args: list[Code], node: ast.Call) -> Code:
+    cond, update = args
+
+    def run(v: Any, env: Env) -> Iterator[Any]:
+        # def _until: if cond then . else next | _until end
+        ctx = env[0]
+        stack: list[Iterator[Any]] = [iter((v,))]
+        while stack:
+            x = next(stack[-1], _NOTHING)
+            if x is _NOTHING:
+                stack.pop()
+                continue
+            _tick(ctx)
+            for ok in cond.run(x, env):
+                if not (ok is None or ok is False):
+                    yield x
+                else:
+                    stack.append(iter(update.run(x, env)))
+                    if len(stack) > _MAX_STACK:
+                        raise JqLimitError(f"recursion deeper than {_MAX_STACK} levels")
+
+    return Code(run)
+
+
+@_special("walk", 1)
+def _sp_walk(c: Compiler, args: list[Code], node: ast.Call) -> Code:
+    """``walk(f)`` as gojq defines it (``def _walk: if type == "array" then map(_walk) elif
+    type == "object" then map_values(_walk) end | f``), on an explicit stack so that a value
+    of any depth is walked: an array keeps every output of ``f`` on each element, an object the
+    first (none deletes the key)."""
+    f_run = args[0].run
+
+    def run(v: Any, env: Env) -> Iterator[Any]:
+        ctx = env[0]
+
+        def outputs(x: Any, every: bool) -> list[Any]:
+            if every:
+                return list(f_run(x, env))
+            for y in f_run(x, env):
+                return [y]
+            return []
+
+        # frames: [children iterator, rebuilt container, key of the child being walked]
+        stack: list[list[Any]] = []
+
+        def enter(x: Any) -> bool:
+            tx = type(x)
+            if tx is list:
+                stack.append([iter(x), [], None])
+                return True
+            if tx is dict:
+                stack.append([iter(sorted(x.items())), dict(x), None])
+                return True
+            return False
+
+        def deliver(frame: list[Any], results: list[Any]) -> None:
+            acc = frame[1]
+            if type(acc) is list:
+                acc.extend(results)
+            elif results:
+                acc[frame[2]] = results[0]
+            else:
+                del acc[frame[2]]
+
+        if not enter(v):
+            yield from f_run(v, env)
+            return
+        while True:
+            frame = stack[-1]
+            item = next(frame[0], _NOTHING)
+            if item is _NOTHING:
+                stack.pop()
+                if not stack:
+                    yield from f_run(frame[1], env)
+                    return
+                parent = stack[-1]
+                deliver(parent, outputs(frame[1], type(parent[1]) is list))
+                continue
+            _tick(ctx)
+            if type(frame[1]) is dict:
+                frame[2], item = item
+            if not enter(item):
+                deliver(frame, outputs(item, type(frame[1]) is list))
+
+    return Code(run)
+
+
+@_special("env", 0)
+def _sp_env(c: Compiler, args: list[Code], node: ast.Call) -> Code:
+    def one(v: Any, env: Env) -> Any:
+        return dict(env[0].environ())
+
+    return _from_one(one)
+
+
+@_special("builtins", 0)
+def _sp_builtins(c: Compiler, args: list[Code], node: ast.Call) -> Code:
+    from workload_map.jq.compiler import builtin_names  # the library lives above this module
+
+    def one(v: Any, env: Env) -> Any:
+        return builtin_names()
+
+    return _from_one(one)
+
+
+@_special("modulemeta", 0)
+def _sp_modulemeta(c: Compiler, args: list[Code], node: ast.Call) -> Code:
+    """No module loader here: gojq's library error for every module name."""
+    from workload_map.jq import encoding
+
+    def one(v: Any, env: Env) -> Any:
+        if type(v) is not str:
+            raise JqRuntimeError(f"modulemeta cannot be applied to: {jv.type_error_preview(v)}")
+        raise JqRuntimeError(f"cannot load module: {encoding.dumps(v, None)}")
+
+    return _from_one(one)
+
+
+def _stderr_write(env: Env, text: str) -> None:
+    hook = env[0].stderr
+    if hook is not None:
+        hook(text)
+    else:
+        sys.stderr.write(text)
+
+
+@_special("debug", 0)
+def _sp_debug0(c: Compiler, args: list[Code], node: ast.Call) -> Code:
+    from workload_map.jq import encoding
+
+    def one(v: Any, env: Env) -> Any:
+        _stderr_write(env, encoding.dumps(["DEBUG:", v], None) + "\n")
+        return v
+
+    return _from_one(one)
+
+
+@_special("debug", 1)
+def _sp_debug1(c: Compiler, args: list[Code], node: ast.Call) -> Code:
+    from workload_map.jq import encoding
+
+    msg = args[0]
+
+    def run(v: Any, env: Env) -> Iterator[Any]:
+        for m in msg.run(v, env):
+            _stderr_write(env, encoding.dumps(["DEBUG:", m], None) + "\n")
+        yield v
+
+    return Code(run)
+
+
+@_special("stderr", 0)
+def _sp_stderr(c: Compiler, args: list[Code], node: ast.Call) -> Code:
+    from workload_map.jq import encoding
+
+    def one(v: Any, env: Env) -> Any:
+        # gojq: strings raw, other values as compact JSON, no newline
+        _stderr_write(env, v if type(v) is str else encoding.dumps(v, None))
+        return v
+
+    return _from_one(one)
+
+
+@_special("tostream", 0)
+def _sp_tostream(c: Compiler, args: list[Code], node: ast.Call) -> Code:
+    """``tostream``: [path, leaf] events in pre-order and a closing [path] after each non-empty
+    container; iterative, so deep values cannot overflow."""
+
+    def run(v: Any, env: Env) -> Iterator[Any]:
+        ctx = env[0]
+        # frames: (items iterator, path of the container, path of its last child)
+        stack: list[tuple[Iterator[tuple[Any, Any]], list[Any], list[Any]]] = []
+
+        def enter(x: Any, path: list[Any]) -> list[Any] | None:
+            tx = type(x)
+            if (tx is list or tx is dict) and x:
+                items = list(jv.iterate_items(x))
+                stack.append((iter(items), path, [*path, items[-1][0]]))
+                return None
+            return [path, x]
+
+        leaf = enter(v, [])
+        if leaf is not None:
+            yield leaf
+        while stack:
+            items, path, last = stack[-1]
+            item = next(items, None)
+            if item is None:
+                stack.pop()
+                yield [last]
+                continue
+            _tick(ctx)
+            leaf = enter(item[1], [*path, item[0]])
+            if leaf is not None:
+                yield leaf
+
+    return Code(run)
+
+
+@_special("sub", 3)
+def _sp_sub(c: Compiler, args: list[Code], node: ast.Call) -> Code:
+    """``sub($re; replacement; $flags)``; one output per combination of replacement outputs,
+    the last match's replacement varying slowest (gojq's order)."""
+    re_code, replacement, flags_code = args
+    match = NATIVES[("_match", 3)]
+    capture = NATIVES[("_capture", 0)]
+    add = jv.add
+    offset = node.offset
+
+    def run(v: Any, env: Env) -> Iterator[Any]:
+        try:
+            for regex in re_code.run(v, env):
+                for flags in flags_code.run(v, env):
+                    matches = match(v, regex, flags, False)
+                    reps = [list(replacement.run(capture(m), env)) for m in matches]
+                    for combo in itertools.product(*reversed(reps)):
+                        acc = ""
+                        end: int | None = None
+                        for m, rep in zip(reversed(matches), combo, strict=True):
+                            start = m["offset"]
+                            acc = add(add(rep, v[start + m["length"] : end]), acc)
+                            end = start
+                        yield add(v[:end], acc)
+        except JqError as e:
+            _annotate(e, offset)
+            raise
+
+    return Code(run)

@@ -1,0 +1,448 @@
+"""Value-mode compilation of terms: literals, variables, strings, indexes, slices,
+iteration, arrays and objects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from workload_map.jq import ast
+from workload_map.jq import values as jv
+from workload_map.jq.builtins.native import NATIVES
+from workload_map.jq.closures import (
+    _KEYED,
+    IDENTITY,
+    MAX_ARRAY_LENGTH,
+    Code,
+    Env,
+    Path,
+    Run,
+    Scope,
+    _annotate,
+    _const,
+    _from_one,
+    _invalid_path,
+)
+from workload_map.jq.combinators import (
+    _comma,
+    _flatten_comma,
+    _missing_format,
+    _pipe,
+    _pipe_all,
+    _try,
+)
+from workload_map.jq.errors import JqError, JqLimitError, JqRuntimeError
+from workload_map.jq.fieldchains import (
+    _SUFFIX_NODES,
+    _index_chain,
+    _index_path,
+    _iterate_paths,
+    _long_suffix_chain,
+    _suffix_step,
+    _with_identity_target,
+)
+from workload_map.jq.pathmode import _recurse_children_paths, _recurse_children_run
+from workload_map.jq.patterns import PatternCompiler
+
+
+class TermCompiler(PatternCompiler):
+    """Compiles the term nodes (everything below operators and control flow)."""
+
+    # --- simple terms ------------------------------------------------------------------------
+    def c_identity(self, node: ast.Identity, scope: Scope) -> Code:
+        return IDENTITY
+
+    def c_literal(self, node: ast.Literal, scope: Scope) -> Code:
+        return _const(node.value)
+
+    def c_var(self, node: ast.Var, scope: Scope) -> Code:
+        name = node.name
+        slot = scope.lookup("var", name)
+        if slot is None:
+            if name == "ENV":
+                self.needs_ctx = True
+
+                def env_one(v: Any, env: Env) -> Any:
+                    return dict(env[0].environ())
+
+                return _from_one(env_one)
+            raise self.error(f"variable not defined: ${name}", node)
+
+        def one(v: Any, env: Env) -> Any:
+            return env[slot]
+
+        return _from_one(one)
+
+    def c_format(self, node: ast.Format, scope: Scope) -> Code:
+        fn = NATIVES.get((node.name, 0)) or _missing_format(node.name)
+        offset = node.offset
+
+        def one(v: Any, env: Env) -> Any:
+            try:
+                return fn(v)
+            except JqError as e:
+                _annotate(e, offset)
+                raise
+
+        return _from_one(one)
+
+    def c_str(self, node: ast.Str, scope: Scope) -> Code:
+        if node.fmt is not None:
+            fmt = NATIVES.get((node.fmt, 0)) or _missing_format(node.fmt)
+        else:
+            fmt = NATIVES[("tostring", 0)]
+        parts: list[Any] = []
+        for part in node.parts:
+            parts.append(part if isinstance(part, str) else self.compile(part, scope))
+        if all(isinstance(p, str) or p.one is not None for p in parts):
+            ones = [p if isinstance(p, str) else p.one for p in parts]
+
+            def one(v: Any, env: Env) -> Any:
+                vals = [x if isinstance(x, str) else fmt(x(v, env)) for x in reversed(ones)]
+                vals.reverse()
+                return "".join(vals)
+
+            return _from_one(one)
+
+        def run(v: Any, env: Env) -> Iterator[Any]:
+            def rec(i: int) -> Iterator[list[str]]:
+                # last interpolation varies slowest (gojq folds left with "+")
+                if i < 0:
+                    yield []
+                    return
+                part = parts[i]
+                if isinstance(part, str):
+                    for rest in rec(i - 1):
+                        rest.append(part)
+                        yield rest
+                    return
+                for x in part.run(v, env):
+                    s = fmt(x)
+                    for rest in rec(i - 1):
+                        rest.append(s)
+                        yield rest
+
+            for pieces in rec(len(parts) - 1):
+                yield "".join(pieces)
+
+        return Code(run)
+
+    def c_recurse_all(self, node: ast.RecurseAll, scope: Scope) -> Code:
+        self.needs_ctx = True
+        return Code(_recurse_children_run, None, _recurse_children_paths)
+
+    # --- suffixes ----------------------------------------------------------------------------
+    def _const_key_chain(self, node: Any) -> tuple[Any, list[Any], list[int]] | None:
+        """``.a.b[0]``: the base node, the constant keys (strings and ints) on top of it and
+        the offset of each key's term."""
+        keys: list[Any] = []
+        offsets: list[int] = []
+        while isinstance(node, ast.Index) and isinstance(node.key, ast.Literal):
+            k = node.key.value
+            if node.key.kind == "string" or (type(k) is int and k >= 0):
+                keys.append(k)
+                offsets.append(node.offset)
+                node = node.target
+            else:
+                break
+        if not keys:
+            return None
+        keys.reverse()
+        offsets.reverse()
+        return node, keys, offsets
+
+    def c_index(self, node: ast.Index, scope: Scope) -> Code:
+        chain = self._const_key_chain(node)
+        offset = node.offset
+        if chain is not None:
+            base_node, keys, offsets = chain
+            if type(base_node) in _SUFFIX_NODES and _long_suffix_chain(base_node):
+                base = self._suffix_chain(base_node, scope)
+            else:
+                base = self.compile(base_node, scope)
+            return _index_chain(base, keys, offsets)
+        target = self.compile(node.target, scope)
+        key = self.compile(node.key, scope)
+        t_one, k_one = target.one, key.one
+        t_run, k_run = target.run, key.run
+        t_paths = target.paths
+        index = jv.index
+
+        if t_one is not None and k_one is not None:
+
+            def one(v: Any, env: Env) -> Any:
+                try:
+                    k = k_one(v, env)  # gojq evaluates the key first
+                    return index(t_one(v, env), k)
+                except JqError as e:
+                    _annotate(e, offset)
+                    raise
+
+            def paths1(v: Any, p: Path | None, env: Env) -> Iterator[tuple[Any, Path | None]]:
+                k = k_one(v, env)
+                for t, tp in t_paths(v, p, env):
+                    yield _index_path(t, tp, k, offset)
+
+            return _from_one(one, paths1)
+
+        def run(v: Any, env: Env) -> Iterator[Any]:
+            try:
+                for k in k_run(v, env):
+                    for t in t_run(v, env):
+                        yield index(t, k)
+            except JqError as e:
+                _annotate(e, offset)
+                raise
+
+        def paths(v: Any, p: Path | None, env: Env) -> Iterator[tuple[Any, Path | None]]:
+            for k in k_run(v, env):
+                for t, tp in t_paths(v, p, env):
+                    yield _index_path(t, tp, k, offset)
+
+        return Code(run, None, paths)
+
+    def _suffix_chain(self, node: Any, scope: Scope) -> Code:
+        """A long chain of suffixes (``.[]?.a[0][]…``) as a pipe of one-suffix stages, compiled
+        in a loop and folded balanced (see ``_pipe_all``)."""
+        stages: list[Code] = []
+        while True:
+            step = _suffix_step(node)
+            if step is None:
+                break
+            kind, below = step
+            if kind == "keys":
+                _base, keys, offsets = self._const_key_chain(node)  # type: ignore[misc]
+                stages.append(_index_chain(IDENTITY, keys, offsets))
+            elif kind == "iterate":
+                stages.append(
+                    self.c_iterate(ast.Iterate(ast.Identity(), offset=node.offset), scope)
+                )
+            else:  # a suffix guarded by `?`
+                last = self.compile(_with_identity_target(node.target), scope)
+                stages.append(_try(last, None))
+            node = below
+        stages.append(self.compile(node, scope))
+        stages.reverse()
+        return _pipe_all(stages)
+
+    def c_slice(self, node: ast.Slice, scope: Scope) -> Code:
+        target = self.compile(node.target, scope)
+        start = self.compile(node.start, scope) if node.start is not None else _const(None)
+        end = self.compile(node.end, scope) if node.end is not None else _const(None)
+        offset = node.offset
+        slice_ = jv.slice
+
+        def run(v: Any, env: Env) -> Iterator[Any]:
+            try:
+                for s in start.run(v, env):
+                    for e in end.run(v, env):
+                        for t in target.run(v, env):
+                            yield slice_(t, s, e)
+            except JqError as err:
+                _annotate(err, offset)
+                raise
+
+        def paths(v: Any, p: Path | None, env: Env) -> Iterator[tuple[Any, Path | None]]:
+            for s in start.run(v, env):
+                for e in end.run(v, env):
+                    for t, tp in target.paths(v, p, env):
+                        try:
+                            w = slice_(t, s, e)
+                        except JqError as err:
+                            _annotate(err, offset)
+                            raise
+                        if tp is None:
+                            raise _invalid_path(t)
+                        yield w, (*tp, {"start": s, "end": e})
+
+        if target.one is not None and start.one is not None and end.one is not None:
+            t1, s1, e1 = target.one, start.one, end.one
+
+            def one(v: Any, env: Env) -> Any:
+                try:
+                    s = s1(v, env)
+                    e = e1(v, env)
+                    return slice_(t1(v, env), s, e)
+                except JqError as err:
+                    _annotate(err, offset)
+                    raise
+
+            return _from_one(one, paths)
+        return Code(run, None, paths)
+
+    def c_iterate(self, node: ast.Iterate, scope: Scope) -> Code:
+        if type(node.target) in _SUFFIX_NODES and _long_suffix_chain(node):
+            return self._suffix_chain(node, scope)
+        target = self.compile(node.target, scope)
+        offset = node.offset
+        iterate = jv.iterate
+
+        if target.one is not None:
+            t1 = target.one
+
+            def run1(v: Any, env: Env) -> Iterable[Any]:
+                try:
+                    return iterate(t1(v, env))
+                except JqError as e:
+                    _annotate(e, offset)
+                    raise
+
+            run: Run = run1
+        else:
+            t_run = target.run
+
+            def run_many(v: Any, env: Env) -> Iterator[Any]:
+                for t in t_run(v, env):
+                    try:
+                        it = iterate(t)
+                    except JqError as e:
+                        _annotate(e, offset)
+                        raise
+                    yield from it
+
+            run = run_many
+
+        def paths(v: Any, p: Path | None, env: Env) -> Iterator[tuple[Any, Path | None]]:
+            for t, tp in target.paths(v, p, env):
+                yield from _iterate_paths(t, tp, offset)
+
+        return Code(run, None, paths)
+
+    def c_optional(self, node: ast.Optional, scope: Scope) -> Code:
+        # gojq: `T.key?` / `T[]?` guards only the last suffix, applied to T's outputs.
+        if type(node.target) in _SUFFIX_NODES and _long_suffix_chain(node):
+            return self._suffix_chain(node, scope)
+        target = node.target
+        if (
+            not node.guards_all
+            and isinstance(target, (ast.Index, ast.Slice, ast.Iterate))
+            and not isinstance(target.target, ast.Identity)
+        ):
+            base = self.compile(target.target, scope)
+            last = self.compile(_with_identity_target(target), scope)
+            return _pipe(base, _try(last, None))
+        return _try(self.compile(target, scope), None)
+
+    def c_try(self, node: ast.Try, scope: Scope) -> Code:
+        body = self.compile(node.body, scope)
+        handler = self.compile(node.catch, scope) if node.catch is not None else None
+        return _try(body, handler)
+
+    # --- constructors ------------------------------------------------------------------------
+    def c_array(self, node: ast.Array, scope: Scope) -> Code:
+        if node.body is None:
+
+            def empty_one(v: Any, env: Env) -> Any:
+                return []
+
+            return _from_one(empty_one)
+        items = _flatten_comma(node.body)
+        if len(items) > 1:
+            codes = [self.compile(x, scope) for x in items]
+            if all(c.one is not None for c in codes):
+                ones = [c.one for c in codes]
+
+                def one_n(v: Any, env: Env) -> Any:
+                    return [o(v, env) for o in ones]  # type: ignore[misc]
+
+                return _from_one(one_n)
+            body = _comma(codes)
+        else:
+            body = self.compile(node.body, scope)
+        b_run = body.run
+        if body.one is not None:
+            b1 = body.one
+
+            def one1(v: Any, env: Env) -> Any:
+                return [b1(v, env)]
+
+            return _from_one(one1)
+
+        def one(v: Any, env: Env) -> Any:
+            out: list[Any] = []
+            append = out.append
+            ctx = env[0]
+            n = 0
+            for x in b_run(v, env):
+                append(x)
+                n += 1
+                if n & 1023 == 0:
+                    ctx.check()
+                    if n > MAX_ARRAY_LENGTH:
+                        raise JqLimitError(
+                            f"array too large: more than {MAX_ARRAY_LENGTH} elements"
+                        )
+            return out
+
+        return _from_one(one)
+
+    def c_object(self, node: ast.Object, scope: Scope) -> Code:
+        entries: list[tuple[Code, Code]] = []
+        for e in node.entries:
+            key_node = e.key
+            if e.computed:
+                key = self.compile(key_node, scope)
+            elif isinstance(key_node, ast.Var):
+                if e.value is None:
+                    key = _const(key_node.name)
+                else:
+                    key = self.compile(key_node, scope)
+            else:
+                key = self.compile(key_node, scope)
+            if e.value is not None:
+                val = self.compile(e.value, scope)
+            elif isinstance(key_node, ast.Var):
+                val = self.compile(key_node, scope)
+            elif isinstance(key_node, ast.Literal):
+                val = _index_chain(IDENTITY, [key_node.value], [key_node.offset])
+            else:
+                # {"\(x)"}: the value is .[key] of each key
+                val = _KEYED
+            entries.append((key, val))
+        offset = node.offset
+
+        def check_key(k: Any) -> str:
+            if type(k) is not str:
+                raise JqRuntimeError(
+                    f"expected a string for object key but got: {jv.type_error_preview(k)}",
+                    offset=offset,
+                )
+            return k
+
+        if all(k.one is not None and v.one is not None and v is not _KEYED for k, v in entries):
+            const_keys = [k.const for k, _ in entries]
+            if all(type(k) is str for k in const_keys):
+                pairs = [(k, v.one) for k, (_, v) in zip(const_keys, entries, strict=True)]
+
+                def one_const(v: Any, env: Env) -> Any:
+                    return {k: f(v, env) for k, f in pairs}  # type: ignore[misc]
+
+                return _from_one(one_const)
+            ones = [(k.one, v.one) for k, v in entries]
+
+            def one(v: Any, env: Env) -> Any:
+                out: dict[str, Any] = {}
+                for kf, vf in ones:
+                    k = check_key(kf(v, env))  # type: ignore[misc]
+                    out[k] = vf(v, env)  # type: ignore[misc]
+                return out
+
+            return _from_one(one)
+
+        def run(v: Any, env: Env) -> Iterator[Any]:
+            def rec(i: int, acc: dict[str, Any]) -> Iterator[dict[str, Any]]:
+                if i == len(entries):
+                    yield dict(acc)
+                    return
+                kc, vc = entries[i]
+                for k in kc.run(v, env):
+                    k = check_key(k)
+                    for x in (jv.index(v, k),) if vc is _KEYED else vc.run(v, env):
+                        acc2 = dict(acc)
+                        acc2[k] = x
+                        yield from rec(i + 1, acc2)
+
+            return rec(0, {})
+
+        return Code(run)
