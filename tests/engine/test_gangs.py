@@ -114,6 +114,19 @@ def test_no_scale_anywhere_counts_leaves() -> None:
     assert wl.subtree_scale("thing") == 3
 
 
+def test_no_scale_anywhere_counts_only_pod_bearing_leaves() -> None:
+    # the reference's leaves are components with a pod definition: a childless grouping
+    # component adds nothing
+    wl = _wl(
+        _child("mid", pods=False),
+        _child("a", "mid"),
+        _child("empty", "mid", pods=False),
+        spec={},
+    )
+    assert wl.subtree_scale("thing") == 1
+    assert wl.subtree_scale("empty") == 0
+
+
 def test_by_leaves_with_instances_and_specific_ids() -> None:
     child = _child(
         "svc",

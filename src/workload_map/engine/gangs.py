@@ -163,6 +163,10 @@ def subtree_scale(
 
     def by_leaves(name: str, inst: str | None, seen: tuple[str, ...]) -> int:
         if structure.is_leaf(name):
+            # the reference's leaves are pod-bearing components: a childless one without a pod
+            # definition (a grouping or status-only component) counts no pods
+            if not has_pod_definition(structure.components[name]):
+                return 0
             ids = extractor.instance_ids(name)
             if inst is not None:
                 if inst not in ids:
