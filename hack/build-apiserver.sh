@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the real kube-apiserver and etcd from their Go modules for the integration tests.
+# Builds the real kube-apiserver, kube-controller-manager, kube-scheduler and etcd from their Go
+# modules for the integration tests.
 #
 # No Docker here, and no release tarballs: `k8s.io/kubernetes` cannot be `go install`ed (its go.mod
 # replaces every k8s.io/* staging module with a ./staging path), so a tiny wrapper module requires
@@ -8,12 +9,13 @@
 # Binaries land in ${WLMAP_CACHE:-$HOME/.cache/workload-map}/bin, outside the checkout, so every
 # clone on the machine (CI included) reuses them; a second run with both present is a no-op.
 #
-# Environment: WLMAP_CACHE (cache root), WLMAP_KUBE_VERSION (default v1.34.4),
+# Environment: WLMAP_CACHE (cache root), WLMAP_KUBE_VERSION (default v1.37.2),
 # WLMAP_ETCD_VERSION (default: the etcd server version required by that release),
 # WLMAP_BUILD_JOBS (default 1, as development machines here are shared; all cores when CI=true).
 set -euo pipefail
 
-KUBE_VERSION="${WLMAP_KUBE_VERSION:-v1.34.4}"
+KUBE_VERSION="${WLMAP_KUBE_VERSION:-v1.37.2}"
+KUBE_TOOLS=(kube-apiserver kube-controller-manager kube-scheduler)
 CACHE="${WLMAP_CACHE:-$HOME/.cache/workload-map}"
 BIN="$CACHE/bin"
 if [[ "${CI:-}" == true ]]; then JOBS="${WLMAP_BUILD_JOBS:-$(nproc 2>/dev/null || echo 2)}"
@@ -28,8 +30,12 @@ KUBE_MINOR="${BASH_REMATCH[1]}"
 STAGING_VERSION="v0.${BASH_REMATCH[1]}.${BASH_REMATCH[2]}"
 
 # kube-apiserver --version prints "Kubernetes v1.34.4"; etcd --version starts "etcd Version: 3.6.4".
-kube_ok() { [[ -x "$BIN/kube-apiserver" ]] &&
-    [[ "$("$BIN/kube-apiserver" --version 2>/dev/null)" == "Kubernetes $KUBE_VERSION" ]]; }
+kube_ok() {
+    local tool
+    for tool in "${KUBE_TOOLS[@]}"; do
+        [[ -x "$BIN/$tool" ]] && [[ "$("$BIN/$tool" --version 2>/dev/null)" == "Kubernetes $KUBE_VERSION" ]] || return 1
+    done
+}
 etcd_ok() { [[ -x "$BIN/etcd" ]] && [[ -f "$BIN/etcd.version" ]] &&
     [[ "$(head -n1 "$BIN/etcd.version")" == "$1" ]] &&
     [[ $'\n'"$("$BIN/etcd" --version 2>/dev/null)"$'\n' == *$'\n'"etcd Version: ${1#v}"$'\n'* ]]; }
@@ -37,7 +43,7 @@ etcd_ok() { [[ -x "$BIN/etcd" ]] && [[ -f "$BIN/etcd.version" ]] &&
 # Fast path: nothing to do (no Go needed) when both binaries answer with the expected versions.
 if kube_ok && [[ -f "$BIN/etcd.version" ]] && etcd_ok "$(head -n1 "$BIN/etcd.version")" &&
     [[ -z "${WLMAP_ETCD_VERSION:-}" || "$(head -n1 "$BIN/etcd.version")" == "$WLMAP_ETCD_VERSION" ]]; then
-    log "kube-apiserver $KUBE_VERSION and etcd $(head -n1 "$BIN/etcd.version") already in $BIN"
+    log "${KUBE_TOOLS[*]} $KUBE_VERSION and etcd $(head -n1 "$BIN/etcd.version") already in $BIN"
     exit 0
 fi
 
@@ -81,8 +87,9 @@ build_kube() {
             go mod init kasbuild.local >/dev/null 2>&1
             local args=() godebug
             for name in $staging; do args+=("-replace=$name=$name@$STAGING_VERSION"); done
-            go mod edit "${args[@]}" "-require=k8s.io/kubernetes@$KUBE_VERSION" \
-                "-tool=k8s.io/kubernetes/cmd/kube-apiserver"
+            local tools=() tool
+            for tool in "${KUBE_TOOLS[@]}"; do tools+=("-tool=k8s.io/kubernetes/cmd/$tool"); done
+            go mod edit "${args[@]}" "-require=k8s.io/kubernetes@$KUBE_VERSION" "${tools[@]}"
             # GODEBUG defaults follow the main module, so copy the release's godebug line.
             godebug="$(sed -n 's/^godebug[[:space:]]\{1,\}//p' "$gomod" | head -n1)"
             [[ -n "$godebug" ]] && go mod edit "-godebug=$godebug"
@@ -93,14 +100,20 @@ build_kube() {
                 ld+=" -X $p.gitVersion=$KUBE_VERSION -X $p.gitMajor=1 -X $p.gitMinor=$KUBE_MINOR"
                 ld+=" -X $p.gitTreeState=clean -X $p.gitCommit= -X $p.buildDate=$BUILD_DATE"
             done
-            log "building kube-apiserver $KUBE_VERSION with -p $JOBS (takes many minutes)"
+            log "building ${KUBE_TOOLS[*]} $KUBE_VERSION in one go build with -p $JOBS (takes many minutes)"
+            # One build of all three shares the compiled packages; -o DIR/ writes one binary each.
+            rm -rf "$BIN/.kube.tmp" && mkdir -p "$BIN/.kube.tmp"
+            local pkgs=()
+            for tool in "${KUBE_TOOLS[@]}"; do pkgs+=("k8s.io/kubernetes/cmd/$tool"); done
             "${GO[@]}" build -p "$JOBS" -trimpath -tags selinux,notest -ldflags "$ld" \
-                -o "$BIN/.kube-apiserver.tmp" k8s.io/kubernetes/cmd/kube-apiserver
+                -o "$BIN/.kube.tmp/" "${pkgs[@]}"
         )
-        mv -f "$BIN/.kube-apiserver.tmp" "$BIN/kube-apiserver"
-        kube_ok || die "built kube-apiserver does not report 'Kubernetes $KUBE_VERSION': $("$BIN/kube-apiserver" --version 2>&1 | head -n1)"
+        local tool
+        for tool in "${KUBE_TOOLS[@]}"; do mv -f "$BIN/.kube.tmp/$tool" "$BIN/$tool"; done
+        rmdir "$BIN/.kube.tmp"
+        kube_ok || die "built binaries do not all report 'Kubernetes $KUBE_VERSION': $("$BIN/kube-apiserver" --version 2>&1 | head -n1)"
     fi
-    log "kube-apiserver: $("$BIN/kube-apiserver" --version)"
+    log "${KUBE_TOOLS[*]}: $("$BIN/kube-apiserver" --version)"
 }
 
 build_etcd() {
