@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from workload_map.jq.builtins.native import delpaths, getpath, setpath
 from workload_map.jq.errors import (
     JqBreak,
     JqCompileError,
@@ -27,6 +26,15 @@ from workload_map.jq.errors import (
     JqRuntimeError,
 )
 from workload_map.jq.parser import parse as _parse
+from workload_map.jq.paths import (
+    Path,
+    PathKey,
+    constant_path,
+    defaulted_path,
+    delpaths,
+    getpath,
+    setpath,
+)
 from workload_map.jq.program import DEFAULT_LIMITS, Limits, Program, compile
 from workload_map.jq.safety import Violation, is_writable, karta_violations, writability
 
@@ -40,9 +48,13 @@ __all__ = [
     "JqParseError",
     "JqRuntimeError",
     "Limits",
+    "Path",
+    "PathKey",
     "Program",
     "Violation",
     "compile",
+    "constant_path",
+    "defaulted_path",
     "delpaths",
     "getpath",
     "is_writable",

@@ -15,10 +15,11 @@ error texts (`unexpected EOF`, `invalid character 'x' after object key`, …).
 
 from __future__ import annotations
 
+import heapq
 import json
 import re
 from collections.abc import Iterator
-from decimal import Decimal
+from decimal import Context, Decimal
 from typing import Any
 
 from workload_map.jq.values import LiteralNumber
@@ -28,6 +29,7 @@ __all__ = [
     "JsonDecodeError",
     "decode_at",
     "dumps",
+    "dumps_prefix",
     "format_number",
     "iter_values",
     "loads",
@@ -243,6 +245,88 @@ def _encode_container(root: Any, unit: str | None) -> str:
         else:
             append(_scalar(item))
     return "".join(out)
+
+
+def _smallest_keys(c: dict[str, Any], n: int) -> list[str]:
+    """The ``n`` first keys in sorted order, without sorting a large object whole."""
+    if len(c) <= 4 * n:
+        return sorted(c)[:n]
+    return heapq.nsmallest(n, c)
+
+
+def _leading_digits(v: int, n: int) -> str:
+    """The first ``n`` characters of a huge integer's digits, without printing all of them."""
+    ctx = Context(prec=n + 20)
+    shift = v.bit_length() - 4 * (n + 20)
+    approx = ctx.multiply(Decimal(abs(v) >> shift), ctx.power(Decimal(2), shift))
+    digits = "".join(map(str, approx.as_tuple().digits))
+    return (("-" if v < 0 else "") + digits)[:n]
+
+
+def dumps_prefix(root: Any, limit: int) -> str:
+    """The first ``limit`` characters (or a few more) of ``dumps(root, indent=None)``.
+
+    The cost is bounded by ``limit``, not by the size of ``root`` (beyond one pass over the keys
+    of each object it opens): error previews of a value with millions of elements must not
+    print it whole. A value that is not JSON (a marker of an unfinished update) ends the text
+    where it occurs, as gojq's limited encoder does.
+    """
+    out: list[str] = []
+    size = 0
+    # frame: [iterator, is_object, count, closing bracket]
+    stack: list[list[Any]] = []
+    item: Any = root
+    while True:
+        if size >= limit:
+            return "".join(out)
+        t = type(item)
+        if t is dict:
+            if not item:
+                piece = "{}"
+            else:
+                keys = _smallest_keys(item, limit // 4 + 1)
+                stack.append([iter([(k, item[k]) for k in keys]), True, 0, "}"])
+                piece = "{"
+        elif t is list:
+            if not item:
+                piece = "[]"
+            else:
+                stack.append([iter(item), False, 0, "]"])
+                piece = "["
+        elif t is str:
+            piece = _SPECIAL_CHARS.sub(_fix_specials, _encode_str(item[: limit + 1]))
+        elif item is None or t is bool or t is int or t is float or t is LiteralNumber:
+            if t is int and item.bit_length() > 4096:
+                piece = _leading_digits(item, limit + 1)
+            else:
+                piece = _scalar(item)
+        else:
+            return "".join(out)
+        out.append(piece)
+        size += len(piece)
+        while True:
+            if not stack:
+                return "".join(out)
+            if size >= limit:
+                return "".join(out)
+            frame = stack[-1]
+            try:
+                item = next(frame[0])
+            except StopIteration:
+                stack.pop()
+                out.append(frame[3])
+                size += 1
+                continue
+            if frame[2]:
+                out.append(",")
+                size += 1
+            frame[2] += 1
+            if frame[1]:
+                key = _encode_str(item[0][: limit + 1])
+                out.append(key + ":")
+                size += len(key) + 1
+                item = item[1]
+            break
 
 
 # ---------------------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from workload_map.jq.compiler import Code, Ctx, compile_program
 from workload_map.jq.deep import run_deep
 from workload_map.jq.errors import JqError, JqLimitError, JqRuntimeError
 from workload_map.jq.parser import parse
+from workload_map.jq.paths import Path, constant_path, defaulted_path
 
 __all__ = ["DEFAULT_LIMITS", "Limits", "Program", "compile"]
 
@@ -98,6 +99,17 @@ class Program:
 
     def __repr__(self) -> str:
         return f"Program({self.source!r})"
+
+    @property
+    def constant_path(self) -> Path | None:
+        """The path this program addresses when it is made of constant keys and indexes only
+        (``.a["b"][0]`` → ``("a", "b", 0)``), else None; see :func:`jq.constant_path`."""
+        return constant_path(self.tree)
+
+    @property
+    def defaulted_path(self) -> tuple[Path, Any] | None:
+        """``(path, default)`` when this program is ``CONSTANT_PATH // LITERAL``, else None."""
+        return defaulted_path(self.tree)
 
     def _env(
         self,

@@ -163,11 +163,12 @@ def truthy(v: Any) -> bool:
 
 def preview(v: Any) -> str:
     """gojq's Preview: compact JSON cut to 30 bytes with a type-specific ` ...` tail."""
-    from workload_map.jq.encoding import dumps
+    from workload_map.jq.encoding import dumps_prefix
 
     if type(v) is int and v.bit_length() > 4096:
         return _big_int_preview(v)
-    text = dumps(v, indent=None)
+    # only what can show: the cost of a preview is bounded by its size, not the value's
+    text = dumps_prefix(v, 32)
     data = text.encode("utf-8", "surrogatepass")
     if len(data) <= 30:
         return text
