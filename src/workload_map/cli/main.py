@@ -33,6 +33,7 @@ _VALUE_FLAGS = {
     "--output",
     "--config",
     "--as",
+    "--as-group",
     "--request-timeout",
 }
 
@@ -55,7 +56,7 @@ _DESCRIBE_EPILOG = """examples:
   wlmap describe -f lws.yaml --pods pods.yaml    offline, pods from a file (or a List)
   wlmap describe -f my.yaml --definition k.yaml  with your own Karta
   wlmap describe -f all.yaml lws/vllm            pick one workload of a multi-object file
-  wlmap describe js/train --explain              how each pod was placed and grouped
+  wlmap describe jobset/train --explain          how each pod was placed and grouped
 
 A file may hold several objects (a stream or a List): the one a definition covers is the
 workload; the others only link pods' owner chains. What the definition cannot extract (a bad
@@ -66,7 +67,7 @@ _GET_EPILOG = """examples:
   wlmap get jobsets                      in the context's namespace
   wlmap get rayclusters -A --phase Failed,Degraded
   wlmap get --all-types -o wide          every covered type, top-level workloads only
-  wlmap get js/train -o yaml             one workload as YAML"""
+  wlmap get jobset/train -o yaml         one workload as YAML"""
 
 
 class _Exit(Exception):
@@ -133,11 +134,18 @@ def _add_globals(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
         "--as", dest="as_user", metavar="USER", default=default(None), help="impersonate this user"
     )
     g.add_argument(
-        "--request-timeout",
-        type=float,
-        metavar="SECONDS",
+        "--as-group",
+        dest="as_groups",
+        action="append",
+        metavar="GROUP",
         default=default(None),
-        help="timeout of each API request (default: 30)",
+        help="impersonate this group (repeatable)",
+    )
+    g.add_argument(
+        "--request-timeout",
+        metavar="DURATION",
+        default=default(None),
+        help="timeout of each API request: 30, 2.5, 5s, 1m (default: 30s; 0 = none)",
     )
 
 
@@ -151,11 +159,16 @@ def _int_at_least_zero(text: str) -> int:
     return value
 
 
-def build_parser(out: IO[str]) -> argparse.ArgumentParser:
+def program_name(argv0: str) -> str:
+    """``kubectl wlmap`` when run as kubectl's plugin binary ``kubectl-wlmap``, else ``wlmap``."""
+    return "kubectl wlmap" if os.path.basename(argv0).startswith("kubectl-") else "wlmap"
+
+
+def build_parser(out: IO[str], prog: str = "wlmap") -> argparse.ArgumentParser:
     """The whole command tree (cheap: nothing but argparse objects)."""
     _Parser.out = out
     parser = _Parser(
-        prog="wlmap",
+        prog=prog,
         description=_DESCRIPTION,
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -305,8 +318,12 @@ def main(
     *,
     environ: Mapping[str, str] | None = None,
     connect: Callable[[ConnectionOptions], Cluster] | None = None,
+    prog: str | None = None,
 ) -> int:
-    """Run ``wlmap`` with ``argv`` (without the program name); returns the exit code."""
+    """Run ``wlmap`` with ``argv`` (without the program name); returns the exit code.
+    ``prog`` is the name usage lines show (default: from ``sys.argv[0]`` when ``argv`` is None)."""
+    if prog is None:
+        prog = program_name(sys.argv[0]) if argv is None else "wlmap"
     argv = list(sys.argv[1:] if argv is None else argv)
     stdin = stdin if stdin is not None else sys.stdin
     stdout = stdout if stdout is not None else sys.stdout
@@ -334,7 +351,7 @@ def main(
                 f'unknown command "{first[1]}" for "wlmap"',
                 hint=did_you_mean(first[1], COMMANDS) or "see 'wlmap --help'",
             )
-        parser = build_parser(stdout)
+        parser = build_parser(stdout, prog)
         try:
             args, extra = parser.parse_known_args(argv)
         except _Exit as done:
@@ -406,19 +423,20 @@ def _context(
     err_style: Any,
     connect: Callable[[ConnectionOptions], Cluster] | None,
 ) -> Any:
-    from workload_map.cli.config import load_settings
+    from workload_map.cli.config import load_settings, parse_request_timeout
     from workload_map.cli.context import Context
     from workload_map.cli.render import Styler, wants_color
     from workload_map.cluster.kubeconfig import ConnectionOptions
 
     settings = load_settings(getattr(args, "config", None), getattr(args, "output", None), env)
-    timeout = getattr(args, "request_timeout", None)
+    timeout_text = getattr(args, "request_timeout", None)
     options = ConnectionOptions(
         kubeconfig=getattr(args, "kubeconfig", None),
         context=getattr(args, "context", None),
         namespace=getattr(args, "namespace", None),
         impersonate_user=getattr(args, "as_user", None),
-        timeout=float(timeout) if timeout else 30.0,
+        impersonate_groups=tuple(getattr(args, "as_groups", None) or ()),
+        timeout=30.0 if timeout_text is None else parse_request_timeout(str(timeout_text)),
         environ=env,
     )
     if connect is None:

@@ -1,13 +1,23 @@
 """Where the cluster is and who we are: kubeconfig (files, contexts) or in-cluster config.
 
 kubectl's rules: ``--kubeconfig`` (one file, must exist) > ``$KUBECONFIG`` (a ``:``-separated
-list, merged) > ``~/.kube/config``; then the in-cluster service account. The default namespace
-comes from the context (or the service account's namespace file), else ``default``. The official
-``kubernetes`` package is imported here only, and only when a live command needs a cluster.
+list, merged: the first file to name a cluster, user or context wins, and the first non-empty
+``current-context``) > ``~/.kube/config``; then the in-cluster service account. Relative paths
+in a file are relative to that file. The default namespace comes from the context (or the
+service account's namespace file), else ``default``.
+
+The common credentials (bearer token or token file, client certificate, basic auth, CA,
+``insecure-skip-tls-verify``, ``tls-server-name``, ``proxy-url``) are read here with PyYAML,
+because importing the official ``kubernetes`` package costs 0.6-1 s (see
+:mod:`workload_map.cluster.transport`). Users with an ``exec`` or ``auth-provider`` plugin are
+handed to ``kubernetes.config.load_kube_config`` (the client's supported loader), and what it
+produced (a token, certificate files) is read back from its ``Configuration``: those users pay
+the import, everyone else does not.
 """
 
 from __future__ import annotations
 
+import base64
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -16,7 +26,13 @@ from typing import Any
 
 from workload_map.cluster.errors import ClusterError, NotConfigured
 
-__all__ = ["ConnectionOptions", "ResolvedConfig", "kubeconfig_files", "resolve"]
+__all__ = [
+    "ConnectionOptions",
+    "ResolvedConfig",
+    "kubeconfig_contexts",
+    "kubeconfig_files",
+    "resolve",
+]
 
 _SA_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
 
@@ -29,7 +45,8 @@ class ConnectionOptions:
     context: str | None = None
     namespace: str | None = None
     impersonate_user: str | None = None
-    timeout: float = 30.0
+    impersonate_groups: tuple[str, ...] = ()
+    timeout: float | None = 30.0  # seconds per request (connect, read and total); None: none
     environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     service_account_dir: Path = _SA_DIR  # where a pod's token, CA and namespace are mounted
 
@@ -39,30 +56,52 @@ class ConnectionOptions:
         return self.kubeconfig is not None or self.context is not None
 
 
-@dataclass
+@dataclass(frozen=True)
 class ResolvedConfig:
-    """A ready ``kubernetes.client.Configuration`` plus what it came from."""
+    """Everything a request needs: the server, TLS material and credentials."""
 
-    configuration: Any
+    server: str
     namespace: str
     context: str | None
     source: str  # a kubeconfig path list, or "in-cluster"
-
-    @property
-    def server(self) -> str:
-        return str(getattr(self.configuration, "host", "") or "")
+    ca_file: str | None = None
+    ca_data: bytes | None = None
+    cert_file: str | None = None
+    cert_data: bytes | None = None
+    key_file: str | None = None
+    key_data: bytes | None = None
+    token: str | None = None
+    token_file: str | None = None
+    username: str | None = None
+    password: str | None = None
+    insecure: bool = False
+    tls_server_name: str | None = None
+    proxy_url: str | None = None
+    via_client: bool = False  # credentials came from kubernetes.config (exec/auth-provider)
 
 
 def kubeconfig_files(options: ConnectionOptions) -> list[Path]:
     """The kubeconfig files that apply, in merge order (may be empty)."""
     if options.kubeconfig:
         path = Path(options.kubeconfig).expanduser()
+        if path.is_dir():
+            raise ClusterError(f"kubeconfig {options.kubeconfig}: is a directory, not a file")
         if not path.is_file():
             raise ClusterError(f"kubeconfig {options.kubeconfig}: no such file")
         return [path]
     env = options.environ.get("KUBECONFIG")
     if env:
-        return [Path(p).expanduser() for p in env.split(os.pathsep) if p and Path(p).is_file()]
+        listed = [Path(p).expanduser() for p in env.split(os.pathsep) if p]
+        files = [p for p in listed if p.is_file()]
+        dirs = [p for p in listed if p.is_dir()]
+        if not files and dirs:
+            names = ", ".join(str(d) for d in dirs)
+            raise NotConfigured(
+                f"no cluster configured: KUBECONFIG names {names}, which "
+                f"{'is a directory' if len(dirs) == 1 else 'are directories'}; KUBECONFIG "
+                "lists kubeconfig files (e.g. ~/.kube/config), not folders"
+            )
+        return files
     home = options.environ.get("HOME")
     default = Path(home) / ".kube" / "config" if home else Path.home() / ".kube" / "config"
     return [default] if default.is_file() else []
@@ -75,7 +114,7 @@ def _in_cluster(options: ConnectionOptions) -> bool:
 
 
 def resolve(options: ConnectionOptions) -> ResolvedConfig:
-    """Load the client configuration the options select; raises :class:`ClusterError`."""
+    """The connection the options select; raises :class:`ClusterError`."""
     files = kubeconfig_files(options)
     if files:
         return _from_kubeconfig(files, options)
@@ -95,71 +134,184 @@ def resolve(options: ConnectionOptions) -> ResolvedConfig:
     )
 
 
+@dataclass
+class _Merged:
+    """The kubeconfig files merged by kubectl's first-wins rules; entries keep their file."""
+
+    source: str
+    clusters: dict[str, tuple[dict[str, Any], Path]] = field(default_factory=dict)
+    users: dict[str, tuple[dict[str, Any], Path]] = field(default_factory=dict)
+    contexts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    current: str = ""
+
+
+def _merge(files: list[Path]) -> _Merged:
+    import yaml
+
+    merged = _Merged(os.pathsep.join(str(f) for f in files))
+    for path in files:
+        try:
+            doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise ClusterError(f"kubeconfig {path}: {exc.strerror or exc}") from exc
+        except yaml.YAMLError as exc:
+            raise ClusterError(f"kubeconfig {path}: not valid YAML: {exc}") from exc
+        if doc is None:
+            continue
+        if not isinstance(doc, dict):
+            raise ClusterError(f"kubeconfig {path}: expected a mapping, got {type(doc).__name__}")
+        for key, table, inner in (
+            ("clusters", merged.clusters, "cluster"),
+            ("users", merged.users, "user"),
+        ):
+            for entry in _entries(doc, key, path):
+                name, body = str(entry.get("name")), entry.get(inner) or {}
+                if not isinstance(body, dict):
+                    raise ClusterError(
+                        f"kubeconfig {path}: {key} entry {name!r}: {inner} is not a mapping"
+                    )
+                table.setdefault(name, (body, path))
+        for entry in _entries(doc, "contexts", path):
+            body = entry.get("context") or {}
+            if not isinstance(body, dict):
+                raise ClusterError(
+                    f"kubeconfig {path}: context {entry.get('name')!r} is not a mapping"
+                )
+            merged.contexts.setdefault(str(entry.get("name")), body)
+        if not merged.current and doc.get("current-context"):
+            merged.current = str(doc["current-context"])
+    return merged
+
+
+def _entries(doc: dict[str, Any], key: str, path: Path) -> list[dict[str, Any]]:
+    value = doc.get(key) or []
+    if not isinstance(value, list) or not all(isinstance(e, dict) and "name" in e for e in value):
+        raise ClusterError(f"kubeconfig {path}: {key} must be a list of named entries")
+    return value
+
+
+def kubeconfig_contexts(options: ConnectionOptions) -> list[str]:
+    """The context names of the kubeconfig files that apply (for completion)."""
+    files = kubeconfig_files(options)
+    return sorted(_merge(files).contexts) if files else []
+
+
 def _from_kubeconfig(files: list[Path], options: ConnectionOptions) -> ResolvedConfig:
-    from kubernetes import client, config  # type: ignore[import-untyped]
-    from kubernetes.config.config_exception import (  # type: ignore[import-untyped]
-        ConfigException,
+    merged = _merge(files)
+    name = options.context or merged.current
+    if not name:
+        raise ClusterError(f"kubeconfig {merged.source}: no current-context set; pass --context")
+    context = merged.contexts.get(name)
+    if context is None:
+        names = ", ".join(sorted(merged.contexts)) or "none"
+        what = "context" if options.context else "current-context"
+        raise ClusterError(
+            f'{what} "{name}" not found in kubeconfig {merged.source} (contexts: {names})'
+        )
+    cluster_name, user_name = str(context.get("cluster") or ""), str(context.get("user") or "")
+    if cluster_name not in merged.clusters:
+        raise ClusterError(
+            f'kubeconfig {merged.source}: context "{name}" names cluster "{cluster_name}", '
+            "which is not defined"
+        )
+    cluster, cluster_file = merged.clusters[cluster_name]
+    user, user_file = merged.users.get(user_name, ({}, cluster_file))
+    namespace = options.namespace or context.get("namespace") or "default"
+    server = str(cluster.get("server") or "")
+    if not server:
+        raise ClusterError(f'kubeconfig {merged.source}: cluster "{cluster_name}" has no server')
+    where = f'kubeconfig {merged.source}: cluster "{cluster_name}"'
+    common: dict[str, Any] = {
+        "namespace": str(namespace),
+        "context": name,
+        "source": merged.source,
+        "server": server.rstrip("/"),
+        "ca_file": _path(cluster.get("certificate-authority"), cluster_file),
+        "ca_data": _b64(
+            cluster.get("certificate-authority-data"), f"{where}: certificate-authority-data"
+        ),
+        "insecure": bool(cluster.get("insecure-skip-tls-verify")),
+        "tls_server_name": cluster.get("tls-server-name") or None,
+        "proxy_url": cluster.get("proxy-url") or None,
+    }
+    if user.get("exec") or user.get("auth-provider"):
+        return _via_client(merged.source, name, common)
+    who = f'kubeconfig {merged.source}: user "{user_name}"'
+    return ResolvedConfig(
+        **common,
+        cert_file=_path(user.get("client-certificate"), user_file),
+        cert_data=_b64(user.get("client-certificate-data"), f"{who}: client-certificate-data"),
+        key_file=_path(user.get("client-key"), user_file),
+        key_data=_b64(user.get("client-key-data"), f"{who}: client-key-data"),
+        token=str(user["token"]) if user.get("token") else None,
+        token_file=_path(user.get("tokenFile"), user_file),
+        username=str(user["username"]) if user.get("username") else None,
+        password=str(user["password"]) if user.get("password") else None,
     )
 
-    joined = os.pathsep.join(str(f) for f in files)
+
+def _path(value: Any, base: Path) -> str | None:
+    if not value:
+        return None
+    path = Path(str(value)).expanduser()
+    return str(path if path.is_absolute() else base.parent / path)
+
+
+def _b64(value: Any, where: str) -> bytes | None:
+    if not value:
+        return None
     try:
-        contexts, current = config.list_kube_config_contexts(joined)
-    except (ConfigException, OSError, ValueError) as exc:
-        raise ClusterError(f"kubeconfig {joined}: {exc}") from exc
-    chosen: dict[str, Any] | None = current if isinstance(current, dict) else None
-    if options.context is not None:
-        chosen = next((c for c in contexts or [] if c.get("name") == options.context), None)
-        if chosen is None:
-            names = ", ".join(sorted(str(c.get("name")) for c in contexts or [])) or "none"
-            raise ClusterError(
-                f'context "{options.context}" not found in kubeconfig {joined} (contexts: {names})'
-            )
-    if chosen is None:
-        raise ClusterError(f"kubeconfig {joined}: no current-context set; pass --context")
+        return base64.b64decode(str(value), validate=False)
+    except ValueError as exc:
+        raise ClusterError(f"{where}: not valid base64 ({exc})") from exc
+
+
+def _via_client(source: str, context: str, common: dict[str, Any]) -> ResolvedConfig:
+    """Run the user's exec/auth-provider plugin through the official client's loader."""
+    from kubernetes import client, config
+    from kubernetes.config.config_exception import ConfigException
+
     configuration = client.Configuration()
     try:
-        config.load_kube_config(
-            config_file=joined,
-            context=chosen.get("name"),
+        config.load_kube_config(  # type: ignore[no-untyped-call]
+            config_file=source,
+            context=context,
             client_configuration=configuration,
             persist_config=False,
         )
     except (ConfigException, OSError, ValueError, TypeError) as exc:
-        raise ClusterError(f"kubeconfig {joined}: {exc}") from exc
-    _tune(configuration)
-    context_body = chosen.get("context") or {}
-    namespace = options.namespace or context_body.get("namespace") or "default"
-    return ResolvedConfig(configuration, str(namespace), str(chosen.get("name")), joined)
+        raise ClusterError(f"kubeconfig {source}: {exc}") from exc
+    keys = getattr(configuration, "api_key", None) or {}
+    # v37 stores the bearer token under "BearerToken" (older releases: "authorization")
+    auth = str(keys.get("BearerToken") or keys.get("authorization") or "")
+    token = auth.removeprefix("Bearer ").strip() or None
+    return ResolvedConfig(
+        **{**common, "server": str(configuration.host or common["server"]).rstrip("/")},
+        cert_file=getattr(configuration, "cert_file", None) or None,
+        key_file=getattr(configuration, "key_file", None) or None,
+        token=token,
+        via_client=True,
+    )
 
 
 def _from_service_account(options: ConnectionOptions) -> ResolvedConfig:
-    from kubernetes import client
-    from kubernetes.config.config_exception import ConfigException
-    from kubernetes.config.incluster_config import (  # type: ignore[import-untyped]
-        InClusterConfigLoader,
-    )
-
+    env = options.environ
+    host, port = env.get("KUBERNETES_SERVICE_HOST", ""), env.get("KUBERNETES_SERVICE_PORT", "443")
+    if ":" in host and not host.startswith("["):  # an IPv6 address
+        host = f"[{host}]"
     sa_dir = options.service_account_dir
-    configuration = client.Configuration()
-    loader = InClusterConfigLoader(
-        token_filename=str(sa_dir / "token"),
-        cert_filename=str(sa_dir / "ca.crt"),
-        environ=dict(options.environ),
-    )
-    try:
-        loader.load_and_set(configuration)
-    except (ConfigException, OSError) as exc:
-        raise ClusterError(f"in-cluster configuration: {exc}") from exc
-    _tune(configuration)
+    ca = sa_dir / "ca.crt"
     namespace = options.namespace
     if namespace is None:
         try:
             namespace = (sa_dir / "namespace").read_text().strip() or "default"
         except OSError:
             namespace = "default"
-    return ResolvedConfig(configuration, namespace, None, "in-cluster")
-
-
-def _tune(configuration: Any) -> None:
-    # One quick retry instead of urllib3's three: an unreachable server should fail fast.
-    configuration.retries = 1
+    return ResolvedConfig(
+        server=f"https://{host}:{port or '443'}",
+        namespace=namespace,
+        context=None,
+        source="in-cluster",
+        ca_file=str(ca) if ca.is_file() else None,
+        token_file=str(sa_dir / "token"),
+    )

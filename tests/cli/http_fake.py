@@ -1,0 +1,102 @@
+"""The in-memory API of ``fake_cluster`` served over real HTTP on 127.0.0.1, so the transport
+(kubeconfig, headers, timeouts, errors) is tested end to end without the kube-apiserver harness."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+from tests.cli.fake_cluster import FakeAPI
+from workload_map.cluster.errors import ApiError
+
+
+@contextmanager
+def serve(api: FakeAPI) -> Iterator[tuple[str, list[dict[str, str]]]]:
+    """``(server URL, headers of every request)`` while the fake API answers over HTTP."""
+    seen: list[dict[str, str]] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_GET(self) -> None:
+            url = urlsplit(self.path)
+            headers: dict[str, str] = {}
+            for key, value in self.headers.items():
+                headers[key] = f"{headers[key]},{value}" if key in headers else value
+            seen.append(headers)
+            try:
+                status, body = 200, api.get(url.path, parse_qsl(url.query))
+            except ApiError as exc:
+                status = exc.status
+                body = {
+                    "kind": "Status",
+                    "status": "Failure",
+                    "message": exc.detail,
+                    "code": status,
+                }
+            data = json.dumps(body).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", seen
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@contextmanager
+def silent_server() -> Iterator[str]:
+    """A TCP server on 127.0.0.1 that accepts connections and never answers (a hung server)."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    accepted: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        listener.settimeout(0.1)
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                continue
+            accepted.append(conn)
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield f"127.0.0.1:{listener.getsockname()[1]}"
+    finally:
+        stop.set()
+        thread.join(2)
+        for conn in accepted:
+            conn.close()
+        listener.close()
+
+
+def write_kubeconfig(path: Path, server: str, *, namespace: str = "default") -> Path:
+    path.write_text(
+        "apiVersion: v1\nkind: Config\n"
+        f'clusters: [{{name: c, cluster: {{server: "{server}", insecure-skip-tls-verify: true}}}}]\n'
+        "users: [{name: u, user: {token: secret-token}}]\n"
+        f"contexts: [{{name: ctx, context: {{cluster: c, user: u, namespace: {namespace}}}}}]\n"
+        "current-context: ctx\n"
+    )
+    return path

@@ -1,0 +1,249 @@
+"""The HTTP transport end to end over 127.0.0.1: timeouts, headers, errors, kubeconfig forms, and
+that offline commands never import the ``kubernetes`` package (nor live ones, on the fast path)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.cli.fake_cluster import JOBSET, FakeAPI, obj
+from tests.cli.http_fake import serve, silent_server, write_kubeconfig
+from workload_map.cli.config import parse_request_timeout
+from workload_map.cli.exits import UsageError
+from workload_map.cluster import ConnectionOptions, Unreachable, connect
+from workload_map.cluster.errors import ClusterError, NotConfigured, NotFound
+from workload_map.cluster.kubeconfig import resolve
+from workload_map.cluster.transport import format_timeout
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [
+        ("30", 30.0),
+        ("2.5", 2.5),
+        ("5s", 5.0),
+        ("1m", 60.0),
+        ("1m30s", 90.0),
+        ("500ms", 0.5),
+        ("1h", 3600.0),
+    ],
+)
+def test_request_timeout_forms(text: str, seconds: float) -> None:
+    assert parse_request_timeout(text) == seconds
+
+
+def test_request_timeout_zero_means_none_and_bad_forms_are_usage_errors() -> None:
+    assert parse_request_timeout("0") is None
+    assert parse_request_timeout("0s") is None
+    for bad in ("abc", "5x", "-1", "s", "1m 2s", "inf", "nan"):
+        with pytest.raises(UsageError, match="--request-timeout"):
+            parse_request_timeout(bad)
+    assert (format_timeout(30), format_timeout(2.5), format_timeout(90)) == ("30s", "2.5s", "1m30s")
+
+
+@pytest.mark.parametrize("scheme", ["http", "https"])
+def test_hung_server_times_out_naming_server_and_timeout(
+    scheme: str, tmp_path: Path, wlmap
+) -> None:
+    with silent_server() as address:
+        server = f"{scheme}://{address}"
+        kubeconfig = write_kubeconfig(tmp_path / "kc", server)
+        started = time.monotonic()
+        result = wlmap(
+            ["get", "jobsets", "--kubeconfig", str(kubeconfig), "--request-timeout", "0.5s"]
+        )
+        elapsed = time.monotonic() - started
+    assert result.code != 0
+    assert f"the API server at {server} did not answer" in result.err
+    assert "within 0.5s (--request-timeout)" in result.err
+    # one timeout, not one per request: the transport stops once the server has timed out
+    assert elapsed < 3.0
+
+
+def test_default_timeout_is_thirty_seconds_and_applies_to_the_socket(tmp_path: Path) -> None:
+    with silent_server() as address:
+        kubeconfig = write_kubeconfig(tmp_path / "kc", f"http://{address}")
+        env = {"HOME": str(tmp_path)}
+        cluster = connect(ConnectionOptions(kubeconfig=str(kubeconfig), environ=env))
+        assert cluster.transport.timeout == 30.0  # type: ignore[attr-defined]
+        quick = connect(ConnectionOptions(kubeconfig=str(kubeconfig), timeout=0.3, environ=env))
+        started = time.monotonic()
+        with pytest.raises(Unreachable, match=r"did not answer GET /api within 0\.3s"):
+            quick.resources()
+        assert time.monotonic() - started < 2.0
+
+
+def _jobset_api() -> FakeAPI:
+    api = FakeAPI(namespace="ml").serve(JOBSET)
+    api.add(obj("jobset.x-k8s.io/v1alpha2", "JobSet", "train", "ml", spec={"replicatedJobs": []}))
+    return api
+
+
+def test_live_get_over_http_sends_token_and_impersonation(tmp_path: Path, wlmap) -> None:
+    with serve(_jobset_api()) as (server, seen):
+        kubeconfig = write_kubeconfig(tmp_path / "kc", server, namespace="ml")
+        result = wlmap(
+            [
+                "get",
+                "jobsets",
+                "--kubeconfig",
+                str(kubeconfig),
+                "-o",
+                "name",
+                "--as",
+                "jane",
+                "--as-group",
+                "team-a",
+                "--as-group",
+                "team-b",
+            ]
+        )
+    assert result.code == 0, result.err
+    assert "train" in result.out
+    assert seen and all(h.get("Authorization") == "Bearer secret-token" for h in seen)
+    assert all(h.get("Impersonate-User") == "jane" for h in seen)
+    assert all(h.get("Impersonate-Group") == "team-a,team-b" for h in seen)
+
+
+def test_as_group_is_an_option_not_the_command(wlmap) -> None:
+    result = wlmap(["--as-group", "admins", "validate", str(EXAMPLES / "nope.yaml")])
+    assert 'unknown command "admins"' not in result.err
+
+
+def test_api_errors_over_http_keep_the_server_message(tmp_path: Path) -> None:
+    with serve(_jobset_api()) as (server, _):
+        kubeconfig = write_kubeconfig(tmp_path / "kc", server)
+        cluster = connect(
+            ConnectionOptions(kubeconfig=str(kubeconfig), environ={"HOME": str(tmp_path)})
+        )
+        res = cluster.resource_for("jobset.x-k8s.io/v1alpha2", "JobSet")
+        assert res is not None
+        with pytest.raises(NotFound, match='JobSet "gone" not found in namespace ml'):
+            cluster.get(res, "gone", "ml")
+        assert [o["metadata"]["name"] for o in cluster.iter_list(res, "ml")] == ["train"]
+
+
+def test_refused_connection_is_unreachable(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    kubeconfig = write_kubeconfig(tmp_path / "kc", f"http://127.0.0.1:{port}")
+    cluster = connect(
+        ConnectionOptions(kubeconfig=str(kubeconfig), environ={"HOME": str(tmp_path)})
+    )
+    with pytest.raises(Unreachable, match=rf"cannot reach the cluster at http://127.0.0.1:{port}"):
+        cluster.resources()
+
+
+def test_kubeconfig_directory_is_reported_as_a_directory(tmp_path: Path) -> None:
+    folder = tmp_path / "kube"
+    folder.mkdir()
+    with pytest.raises(NotConfigured, match="is a directory"):
+        resolve(ConnectionOptions(environ={"HOME": str(tmp_path), "KUBECONFIG": str(folder)}))
+    with pytest.raises(ClusterError, match="is a directory, not a file"):
+        resolve(ConnectionOptions(kubeconfig=str(folder), environ={"HOME": str(tmp_path)}))
+
+
+def test_kubeconfig_merge_first_wins_and_relative_paths(tmp_path: Path) -> None:
+    (tmp_path / "a").write_text(
+        "clusters: [{name: c, cluster: {server: 'https://first:6443', certificate-authority: ca.pem}}]\n"
+        "users: [{name: u, user: {tokenFile: tok}}]\n"
+        "contexts: [{name: x, context: {cluster: c, user: u}}]\n"
+    )
+    (tmp_path / "b").write_text(
+        "clusters: [{name: c, cluster: {server: 'https://second:6443'}}]\n"
+        "contexts: [{name: x, context: {cluster: c, user: u, namespace: other}}]\n"
+        "current-context: x\n"
+    )
+    env = {"HOME": str(tmp_path), "KUBECONFIG": f"{tmp_path}/a:{tmp_path}/b"}
+    resolved = resolve(ConnectionOptions(environ=env))
+    assert resolved.server == "https://first:6443"
+    assert resolved.ca_file == str(tmp_path / "ca.pem")
+    assert resolved.token_file == str(tmp_path / "tok")
+    assert (resolved.context, resolved.namespace) == ("x", "default")
+
+
+_PROBE = """
+import sys
+from workload_map.cli.main import main
+code = main(sys.argv[1:])
+leaked = sorted(m for m in sys.modules if m == "kubernetes" or m.startswith("kubernetes."))
+print("\\nLEAKED=" + ",".join(leaked[:3]), file=sys.stderr)
+"""
+
+
+def _imports_kubernetes(args: list[str], tmp_path: Path, stdin: str = "") -> tuple[bool, str]:
+    env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    done = subprocess.run(
+        [sys.executable, "-c", _PROBE, *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    leaked = done.stderr.rsplit("LEAKED=", 1)[-1].strip()
+    return bool(leaked), done.stdout + done.stderr
+
+
+def test_offline_commands_never_import_kubernetes(tmp_path: Path) -> None:
+    job = EXAMPLES / "pytorchjob" / "pytorchjob.yaml"
+    karta = next(iter(sorted((ROOT / "src/workload_map/catalog/data").glob("*.yaml"))))
+    for args, stdin in (
+        (["describe", "-f", str(job)], ""),
+        (["describe", "-f", str(job), "-o", "json"], ""),
+        (["jq", "-n", "1+1"], ""),
+        (["jq", ".a"], '{"a": 1}'),
+        (["validate", str(karta)], ""),
+    ):
+        leaked, output = _imports_kubernetes(args, tmp_path, stdin)
+        assert not leaked, f"wlmap {' '.join(args)} imported kubernetes:\n{output}"
+
+
+def test_live_commands_skip_kubernetes_on_the_fast_path(tmp_path: Path) -> None:
+    with serve(_jobset_api()) as (server, _):
+        kubeconfig = write_kubeconfig(tmp_path / "kc", server, namespace="ml")
+        for args in (["get", "jobsets"], ["describe", "jobset/train"]):
+            leaked, output = _imports_kubernetes([*args, "--kubeconfig", str(kubeconfig)], tmp_path)
+            assert not leaked, output
+            assert "train" in output, output
+
+
+def test_exec_users_go_through_the_official_loader(tmp_path: Path) -> None:
+    plugin = tmp_path / "plugin.sh"
+    plugin.write_text(
+        "#!/bin/sh\necho '"
+        + json.dumps(
+            {
+                "apiVersion": "client.authentication.k8s.io/v1",
+                "kind": "ExecCredential",
+                "status": {"token": "from-exec"},
+            }
+        )
+        + "'\n"
+    )
+    plugin.chmod(0o755)
+    kubeconfig = tmp_path / "kc"
+    kubeconfig.write_text(
+        "clusters: [{name: c, cluster: {server: 'https://127.0.0.1:1', insecure-skip-tls-verify: true}}]\n"
+        f"users: [{{name: u, user: {{exec: {{apiVersion: client.authentication.k8s.io/v1, command: {plugin}, interactiveMode: Never}}}}}}]\n"
+        "contexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n"
+    )
+    resolved = resolve(
+        ConnectionOptions(
+            kubeconfig=str(kubeconfig), environ={"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+        )
+    )
+    assert resolved.via_client and resolved.token == "from-exec"
+    assert resolved.server == "https://127.0.0.1:1"
