@@ -14,8 +14,10 @@ def test_exported_names() -> None:
     # pinned: a change to the public surface of workload_map.jq is a deliberate edit here
     assert jq.__all__ == [
         "DEFAULT_LIMITS",
+        "DEFINITION_LIMITS",
         "JqBreak",
         "JqCompileError",
+        "JqDeadlineError",
         "JqError",
         "JqHaltError",
         "JqLimitError",
@@ -25,6 +27,8 @@ def test_exported_names() -> None:
         "Path",
         "PathKey",
         "Program",
+        "SafetyRule",
+        "SlowEvaluation",
         "Violation",
         "compile",
         "constant_path",
@@ -35,6 +39,7 @@ def test_exported_names() -> None:
         "karta_violations",
         "parse",
         "setpath",
+        "unwritable",
         "writability",
     ]
     assert set(errors.__all__) <= set(jq.__all__)

@@ -4,6 +4,7 @@ never exhaust memory and never leak a Python RecursionError."""
 from __future__ import annotations
 
 import math
+import time
 from typing import Any
 
 import pytest
@@ -192,3 +193,35 @@ def test_iter_resumes_after_a_deep_rerun_without_repeating_outputs() -> None:
     out = list(jq.compile(program).iter(None, stderr=messages.append))
     assert out == [1, [900], 3]
     assert messages == ['["DEBUG:","one"]\n', '["DEBUG:","three"]\n']
+
+
+def test_definition_limits_deadline_and_slow_warning() -> None:
+    import dataclasses
+
+    slow: list[jq.SlowEvaluation] = []
+    limits = dataclasses.replace(
+        jq.DEFINITION_LIMITS, warn_after=0.0, on_slow=slow.append, max_results=None
+    )
+    assert jq.DEFINITION_LIMITS.timeout == 0.05
+    prog = jq.compile("[limit(5; .[])]")
+    assert prog.all([1, 2, 3], limits=limits) == [[1, 2, 3]]
+    assert prog.first([1], limits=limits) == [1]
+    assert list(prog.iter([1], limits=limits)) == [[1]]
+    assert jq.compile(".[0]").paths([1], limits=limits) == [[0]]
+    assert [s.program for s in slow] == ["[limit(5; .[])]"] * 3 + [".[0]"]
+    assert all(s.timeout == 0.05 and s.elapsed >= 0 for s in slow)
+    # fast evaluations under the default threshold do not warn
+    quiet: list[jq.SlowEvaluation] = []
+    prog.all([1], limits=dataclasses.replace(jq.DEFINITION_LIMITS, on_slow=quiet.append))
+    assert quiet == []
+
+
+def test_deadline_error_is_data() -> None:
+    limits = jq.Limits(timeout=0.05)
+    started = time.perf_counter()
+    with pytest.raises(jq.JqDeadlineError) as info:
+        jq.compile("[range(1e9)] | length").all(None, limits=limits)
+    assert time.perf_counter() - started < 1.0
+    assert info.value.timeout == 0.05
+    assert isinstance(info.value, jq.JqLimitError)
+    assert str(info.value) == "evaluation exceeded the deadline of 0.05 s"

@@ -169,3 +169,76 @@ def test_writability_agrees_with_path_mode() -> None:
         assert not jq.is_writable(program)
         with pytest.raises(jq.JqRuntimeError, match="invalid path"):
             jq.compile(program).paths(obj)
+
+
+@pytest.mark.parametrize(
+    ("program", "offset", "construct", "rule"),
+    [
+        ("$ENV.HOME", 0, "$ENV", jq.SafetyRule.ENVIRONMENT),
+        ("{a: $ENV}", 4, "$ENV", jq.SafetyRule.ENVIRONMENT),
+        ("env.AWS_SECRET_ACCESS_KEY", 0, "env", jq.SafetyRule.ENVIRONMENT),
+        ("input", 0, "input", jq.SafetyRule.INPUT),
+        ("[inputs]", 1, "inputs", jq.SafetyRule.INPUT),
+        ("input_filename", 0, "input_filename", jq.SafetyRule.INPUT),
+        ("halt", 0, "halt", jq.SafetyRule.HALT),
+        ('.a | halt_error("x")', 5, "halt_error", jq.SafetyRule.HALT),
+        ("debug", 0, "debug", jq.SafetyRule.LOGGING),
+        ('debug("msg")', 0, "debug", jq.SafetyRule.LOGGING),
+        (".a | stderr", 5, "stderr", jq.SafetyRule.LOGGING),
+        ("until(false; .)", 0, "until", jq.SafetyRule.UNBOUNDED_LOOP),
+        ("[while(true; .)]", 1, "while", jq.SafetyRule.UNBOUNDED_LOOP),
+        ("def f: f; f", 0, "def f", jq.SafetyRule.RECURSIVE_DEF),
+        (".a | def f(g): g | f(g); f(.)", 5, "def f", jq.SafetyRule.RECURSIVE_DEF),
+        ("def f: def g: f; g; f", 0, "def f", jq.SafetyRule.RECURSIVE_DEF),
+    ],
+)
+def test_workload_map_security_rules(
+    program: str, offset: int, construct: str, rule: jq.SafetyRule
+) -> None:
+    found = jq.karta_violations(program)
+    assert [(v.offset, v.construct, v.rule) for v in found] == [(offset, construct, rule)]
+    assert not rule.in_reference
+    assert "(a workload-map security rule)" in found[0].message
+    assert "offset" not in found[0].message
+
+
+def test_reference_rules_say_so() -> None:
+    assert [v.rule for v in jq.karta_violations("[.. | del(.a)] | .b = range(2)")] == [
+        jq.SafetyRule.RECURSIVE_DESCENT,
+        jq.SafetyRule.DELETE,
+        jq.SafetyRule.MODIFYING_OPERATOR,
+        jq.SafetyRule.EXCESSIVE_OUTPUT,
+    ]
+    assert all(v.rule.in_reference for v in jq.karta_violations("repeat(.) | .a |= 1"))
+
+
+@pytest.mark.parametrize(
+    "program",
+    ["def f: .a; def g: f | f; g", "def f(x): x | x; f(.a)", "$__loc__", "limit(3; .[])"],
+)
+def test_non_recursive_definitions_are_accepted(program: str) -> None:
+    assert jq.karta_violations(program) == []
+
+
+def test_every_catalog_expression_passes_the_rules() -> None:
+    from workload_map.catalog.registry import Catalog
+    from workload_map.model.shape import iter_jq_fields
+
+    count = 0
+    for karta in Catalog().list():
+        for field in iter_jq_fields(karta):
+            count += 1
+            assert jq.karta_violations(field.expression) == [], (karta.name, field.path)
+    assert count > 100
+
+
+def test_unwritable_is_data() -> None:
+    bad = jq.unwritable(".a | tostring")
+    assert bad is not None
+    assert (bad.message, bad.offset, bad.construct, bad.rule) == (
+        "'tostring' computes a value",
+        5,
+        "tostring",
+        jq.SafetyRule.NOT_A_LOCATION,
+    )
+    assert jq.unwritable(".a.b[0]") is None

@@ -19,6 +19,7 @@ from typing import Any
 from workload_map.jq.errors import (
     JqBreak,
     JqCompileError,
+    JqDeadlineError,
     JqError,
     JqHaltError,
     JqLimitError,
@@ -35,13 +36,29 @@ from workload_map.jq.paths import (
     getpath,
     setpath,
 )
-from workload_map.jq.program import DEFAULT_LIMITS, Limits, Program, compile
-from workload_map.jq.safety import Violation, is_writable, karta_violations, writability
+from workload_map.jq.program import (
+    DEFAULT_LIMITS,
+    DEFINITION_LIMITS,
+    Limits,
+    Program,
+    SlowEvaluation,
+    compile,
+)
+from workload_map.jq.safety import (
+    SafetyRule,
+    Violation,
+    is_writable,
+    karta_violations,
+    unwritable,
+    writability,
+)
 
 __all__ = [
     "DEFAULT_LIMITS",
+    "DEFINITION_LIMITS",
     "JqBreak",
     "JqCompileError",
+    "JqDeadlineError",
     "JqError",
     "JqHaltError",
     "JqLimitError",
@@ -51,6 +68,8 @@ __all__ = [
     "Path",
     "PathKey",
     "Program",
+    "SafetyRule",
+    "SlowEvaluation",
     "Violation",
     "compile",
     "constant_path",
@@ -61,6 +80,7 @@ __all__ = [
     "karta_violations",
     "parse",
     "setpath",
+    "unwritable",
     "writability",
 ]
 

@@ -13,7 +13,13 @@ from collections.abc import Callable, Generator, Iterable, Iterator
 from typing import Any
 
 from workload_map.jq import values as jv
-from workload_map.jq.errors import JqError, JqHaltError, JqLimitError, JqRuntimeError
+from workload_map.jq.errors import (
+    JqDeadlineError,
+    JqError,
+    JqHaltError,
+    JqLimitError,
+    JqRuntimeError,
+)
 
 Env = tuple[Any, ...]
 Path = tuple[Any, ...]
@@ -51,7 +57,7 @@ class Ctx:
     def check(self) -> None:
         self.ticks = _TICKS
         if self.deadline is not None and time.monotonic() > self.deadline:
-            raise JqLimitError(f"evaluation exceeded the deadline of {self.timeout:g} s")
+            raise JqDeadlineError(self.timeout if self.timeout is not None else 0.0)
 
     def environ(self) -> dict[str, str]:
         if self.env is None:

@@ -13,6 +13,7 @@ from typing import Any
 __all__ = [
     "JqBreak",
     "JqCompileError",
+    "JqDeadlineError",
     "JqError",
     "JqHaltError",
     "JqLimitError",
@@ -78,6 +79,14 @@ class JqHaltError(JqRuntimeError):
 
 class JqLimitError(JqRuntimeError):
     """A configured limit was reached (result cap, deadline, depth); ``try`` does not catch it."""
+
+
+class JqDeadlineError(JqLimitError):
+    """The evaluation ran past its deadline (``Limits.timeout`` seconds)."""
+
+    def __init__(self, timeout: float):
+        super().__init__(f"evaluation exceeded the deadline of {timeout:g} s")
+        self.timeout = timeout
 
 
 class JqBreak(Exception):

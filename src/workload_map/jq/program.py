@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from workload_map.jq.compiler import Code, Ctx, compile_program
@@ -20,22 +21,39 @@ from workload_map.jq.errors import JqError, JqLimitError, JqRuntimeError
 from workload_map.jq.parser import parse
 from workload_map.jq.paths import Path, constant_path, defaulted_path
 
-__all__ = ["DEFAULT_LIMITS", "Limits", "Program", "compile"]
+__all__ = ["DEFAULT_LIMITS", "DEFINITION_LIMITS", "Limits", "Program", "SlowEvaluation", "compile"]
 
 _T = TypeVar("_T")
 
 
 @dataclass(frozen=True, slots=True)
+class SlowEvaluation:
+    """What ``Limits.on_slow`` is told: the program, how long it took, and its deadline."""
+
+    program: str
+    elapsed: float
+    timeout: float | None
+
+
+@dataclass(frozen=True, slots=True)
 class Limits:
     """Evaluation limits. ``max_results``: reaching it is an error (the reference runner's rule);
-    ``timeout``: seconds, checked cooperatively; ``max_depth``: nested jq function calls."""
+    ``timeout``: seconds, checked cooperatively (``JqDeadlineError``); ``max_depth``: nested jq
+    function calls. With ``on_slow`` set, an evaluation that succeeds but takes ``warn_after``
+    seconds or more calls it once (a definition getting close to its deadline)."""
 
     max_results: int | None = 1000
     timeout: float | None = 10.0
     max_depth: int = 1000
+    warn_after: float | None = None
+    on_slow: Callable[[SlowEvaluation], None] | None = None
 
 
 DEFAULT_LIMITS = Limits(max_results=1000, timeout=10.0, max_depth=1000)
+
+#: what a controller can afford per expression of a definition: a 50 ms deadline, a warning
+#: from half of it (pass ``on_slow``; ``dataclasses.replace`` to configure)
+DEFINITION_LIMITS = Limits(max_results=1000, timeout=0.05, max_depth=1000, warn_after=0.025)
 
 # the context shared by programs that cannot loop or recurse (no deadline to arm)
 _SHARED_ENV: tuple[Any, ...] = (Ctx(None, DEFAULT_LIMITS.max_depth, None),)
@@ -169,6 +187,34 @@ class Program:
         stderr: Callable[[str], None] | None = None,
     ) -> Iterator[Any]:
         """Outputs one at a time (the result cap still applies)."""
+        if _timed(limits):
+            assert limits is not None
+            return self._timed_iter(value, variables, limits, stderr)
+        return self._iter(value, variables, limits, stderr)
+
+    def _timed_iter(
+        self,
+        value: Any,
+        variables: Mapping[str, Any] | None,
+        limits: Limits,
+        stderr: Callable[[str], None] | None,
+    ) -> Iterator[Any]:
+        started = time.perf_counter()
+        yield from self._iter(value, variables, _untimed(limits), stderr)
+        self._report(limits, started)
+
+    def _report(self, limits: Limits, started: float) -> None:
+        elapsed = time.perf_counter() - started
+        if limits.on_slow is not None and elapsed >= (limits.warn_after or 0.0):
+            limits.on_slow(SlowEvaluation(self.source, elapsed, limits.timeout))
+
+    def _iter(
+        self,
+        value: Any,
+        variables: Mapping[str, Any] | None,
+        limits: Limits | None,
+        stderr: Callable[[str], None] | None,
+    ) -> Iterator[Any]:
         lim = limits if limits is not None else DEFAULT_LIMITS
         env = self._env(variables, lim, stderr)
         cap = lim.max_results
@@ -229,6 +275,12 @@ class Program:
         stderr: Callable[[str], None] | None = None,
     ) -> list[Any]:
         """Every output, in order."""
+        if _timed(limits):
+            assert limits is not None
+            started = time.perf_counter()
+            out = self.all(value, variables=variables, limits=_untimed(limits), stderr=stderr)
+            self._report(limits, started)
+            return out
         lim = limits if limits is not None else DEFAULT_LIMITS
         env = self._shared_env
         if env is None or variables is not None or stderr is not None:
@@ -258,6 +310,12 @@ class Program:
         stderr: Callable[[str], None] | None = None,
     ) -> Any:
         """The first output, or None when there is none; later outputs are never computed."""
+        if _timed(limits):
+            assert limits is not None
+            started = time.perf_counter()
+            x = self.first(value, variables=variables, limits=_untimed(limits), stderr=stderr)
+            self._report(limits, started)
+            return x
         env = self._shared_env
         if env is None or variables is not None or limits is not None or stderr is not None:
             env = self._env(variables, limits, stderr)
@@ -286,6 +344,12 @@ class Program:
         stderr: Callable[[str], None] | None = None,
     ) -> list[list[Any]]:
         """What ``path(PROGRAM)`` yields: the locations the program's outputs come from."""
+        if _timed(limits):
+            assert limits is not None
+            started = time.perf_counter()
+            out = self.paths(value, variables=variables, limits=_untimed(limits), stderr=stderr)
+            self._report(limits, started)
+            return out
         lim = limits if limits is not None else DEFAULT_LIMITS
         env = self._env(variables, lim, stderr)
         cap = lim.max_results
@@ -305,6 +369,14 @@ class Program:
             if cap is not None and len(out) >= cap:
                 raise JqLimitError(f"query results exceed the allowed number {cap}")
         return out
+
+
+def _timed(limits: Limits | None) -> bool:
+    return limits is not None and limits.on_slow is not None and limits.warn_after is not None
+
+
+def _untimed(limits: Limits) -> Limits:
+    return replace(limits, on_slow=None)
 
 
 def _preview(v: Any) -> str:

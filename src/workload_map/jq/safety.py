@@ -5,6 +5,14 @@ operators, ``del``, ``..``, ``recurse``, ``walk``, ``paths``, ``range``, ``repea
 reference's messages, but checks the WHOLE tree (the reference only looks at function arguments
 and binary operands, so ``[del(.x)]`` slipped through there).
 
+It also enforces workload-map's own security rules, beyond the reference's, for expressions a
+controller evaluates on behalf of whoever wrote a cluster-scoped definition: no reading the
+evaluator's environment (``$ENV``, ``env``), its inputs or file names (``input``, ``inputs``,
+``input_filename``), no stopping it or writing to its logs (``halt``, ``halt_error``, ``debug``,
+``stderr``), and, as a conservative syntactic rule, no recursive ``def`` and no ``until``,
+``while`` or ``repeat`` (no catalog definition needs them; they are how a program runs forever).
+Each ``Violation`` says which rule it breaks (``rule``) and whether the reference has it.
+
 ``writability`` tells whether every output of a program is a location in its input (what
 ``path(…)`` can find), so that write-back through the program is meaningful. As in the
 reference's write-back engine, negative indexes and slices are not writable locations.
@@ -12,24 +20,110 @@ reference's write-back engine, negative indexes and slices are not writable loca
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 from typing import Any
 
 from workload_map.jq import ast
 from workload_map.jq.parser import parse
 
-__all__ = ["Violation", "is_writable", "karta_violations", "writability"]
+__all__ = [
+    "SafetyRule",
+    "Violation",
+    "is_writable",
+    "karta_violations",
+    "unwritable",
+    "writability",
+]
 
 _EXCESSIVE = frozenset({"range", "paths", "recurse", "walk", "repeat"})
 
 
+class SafetyRule(enum.Enum):
+    """The rule a construct breaks: the reference's, or workload-map's own security rules."""
+
+    MODIFYING_OPERATOR = "modifying-operator"
+    DELETE = "delete"
+    RECURSIVE_DESCENT = "recursive-descent"
+    EXCESSIVE_OUTPUT = "excessive-output"
+    # workload-map's own rules (beyond the reference's)
+    ENVIRONMENT = "environment"
+    INPUT = "input"
+    HALT = "halt"
+    LOGGING = "logging"
+    RECURSIVE_DEF = "recursive-def"
+    UNBOUNDED_LOOP = "unbounded-loop"
+    # writability of suspend/resume action paths
+    NOT_A_LOCATION = "not-a-location"
+
+    @property
+    def in_reference(self) -> bool:
+        """Whether the reference validator has this rule too (else it is workload-map's own)."""
+        return self in _REFERENCE_RULES
+
+
+_REFERENCE_RULES = frozenset(
+    {
+        SafetyRule.MODIFYING_OPERATOR,
+        SafetyRule.DELETE,
+        SafetyRule.RECURSIVE_DESCENT,
+        SafetyRule.EXCESSIVE_OUTPUT,
+    }
+)
+
+
 @dataclass(frozen=True, slots=True)
 class Violation:
-    """A forbidden construct: the reference's message, its offset, and the construct itself."""
+    """A forbidden construct: the message (the reference's words for the reference's rules, no
+    offset in it), the construct's offset in the program, the construct and the rule."""
 
     message: str
     offset: int
     construct: str
+    rule: SafetyRule = SafetyRule.EXCESSIVE_OUTPUT
+
+
+# builtins a Karta may not call, by name (any arity), and why (workload-map's own rules)
+_FORBIDDEN_CALLS: dict[str, tuple[SafetyRule, str]] = {
+    "env": (SafetyRule.ENVIRONMENT, "reads the evaluating process's environment"),
+    "input": (SafetyRule.INPUT, "reads further inputs of the evaluating process"),
+    "inputs": (SafetyRule.INPUT, "reads further inputs of the evaluating process"),
+    "input_filename": (SafetyRule.INPUT, "reads the evaluating process's input file name"),
+    "halt": (SafetyRule.HALT, "stops the evaluating process"),
+    "halt_error": (SafetyRule.HALT, "stops the evaluating process"),
+    "debug": (SafetyRule.LOGGING, "writes to the evaluating process's log"),
+    "stderr": (SafetyRule.LOGGING, "writes to the evaluating process's log"),
+    "until": (SafetyRule.UNBOUNDED_LOOP, "may loop forever"),
+    "while": (SafetyRule.UNBOUNDED_LOOP, "may loop forever"),
+}
+_FORBIDDEN_VARS: dict[str, tuple[SafetyRule, str]] = {
+    "ENV": (SafetyRule.ENVIRONMENT, "reads the evaluating process's environment"),
+}
+_OURS = "(a workload-map security rule)"
+
+
+def _recursive_defs(tree: Any) -> list[Violation]:
+    """Each ``def`` whose body calls the function itself (by name and arity, conservatively:
+    a jq function can only reach itself through a call in its own body)."""
+    found: list[Violation] = []
+    for node in _walk(tree):
+        if not isinstance(node, ast.WithDefs):
+            continue
+        for d in node.defs:
+            arity = len(d.params)
+            if any(
+                isinstance(n, ast.Call) and n.name == d.name and len(n.args) == arity
+                for n in _walk(d.body)
+            ):
+                found.append(
+                    Violation(
+                        f"recursive function '{d.name}/{arity}' is not allowed {_OURS}",
+                        d.offset,
+                        f"def {d.name}",
+                        SafetyRule.RECURSIVE_DEF,
+                    )
+                )
+    return found
 
 
 def _walk(tree: Any) -> list[Any]:
@@ -49,23 +143,58 @@ def karta_violations(program: str) -> list[Violation]:
     Raises ``JqParseError`` when the program does not parse.
     """
     tree = parse(program)
-    found: list[Violation] = []
+    found: list[Violation] = _recursive_defs(tree)
     for node in _walk(tree):
         if isinstance(node, ast.Update):
             found.append(
-                Violation(f"modifying operator '{node.op}' is not allowed", node.offset, node.op)
+                Violation(
+                    f"modifying operator '{node.op}' is not allowed",
+                    node.offset,
+                    node.op,
+                    SafetyRule.MODIFYING_OPERATOR,
+                )
             )
         elif isinstance(node, ast.RecurseAll):
-            found.append(Violation("recursive descent '..' is not allowed", node.offset, ".."))
+            found.append(
+                Violation(
+                    "recursive descent '..' is not allowed",
+                    node.offset,
+                    "..",
+                    SafetyRule.RECURSIVE_DESCENT,
+                )
+            )
+        elif isinstance(node, ast.Var) and node.name in _FORBIDDEN_VARS:
+            rule, why = _FORBIDDEN_VARS[node.name]
+            found.append(
+                Violation(
+                    f"variable '${node.name}' {why} and is not allowed {_OURS}",
+                    node.offset,
+                    f"${node.name}",
+                    rule,
+                )
+            )
         elif isinstance(node, ast.Call):
             if node.name == "del":
-                found.append(Violation("del function is not allowed", node.offset, "del"))
+                found.append(
+                    Violation("del function is not allowed", node.offset, "del", SafetyRule.DELETE)
+                )
             elif node.name in _EXCESSIVE:
                 found.append(
                     Violation(
                         f"function '{node.name}' may produce excessive output and is not allowed",
                         node.offset,
                         node.name,
+                        SafetyRule.EXCESSIVE_OUTPUT,
+                    )
+                )
+            elif node.name in _FORBIDDEN_CALLS:
+                rule, why = _FORBIDDEN_CALLS[node.name]
+                found.append(
+                    Violation(
+                        f"function '{node.name}' {why} and is not allowed {_OURS}",
+                        node.offset,
+                        node.name,
+                        rule,
                     )
                 )
     found.sort(key=lambda v: v.offset)
@@ -162,8 +291,9 @@ def _non_location(node: Any) -> Any | None:
     return None
 
 
-def writability(program: str) -> str | None:
-    """None when every output of ``program`` is a location in its input; else the reason.
+def unwritable(program: str) -> Violation | None:
+    """None when every output of ``program`` is a location in its input; else the first
+    construct that is not, as data (``message`` without the offset, ``offset``, ``construct``).
 
     Raises ``JqParseError`` when the program does not parse.
     """
@@ -171,7 +301,15 @@ def writability(program: str) -> str | None:
     bad = _non_location(tree)
     if bad is None:
         return None
-    return f"{_describe(bad)} (offset {bad.offset})"
+    construct = getattr(bad, "name", None) or getattr(bad, "op", None) or type(bad).__name__
+    return Violation(_describe(bad), bad.offset, str(construct), SafetyRule.NOT_A_LOCATION)
+
+
+def writability(program: str) -> str | None:
+    """The text form of :func:`unwritable`: ``"REASON (offset N)"`` or None (kept until its
+    last caller moves to :func:`unwritable`)."""
+    bad = unwritable(program)
+    return None if bad is None else f"{bad.message} (offset {bad.offset})"
 
 
 def is_writable(program: str) -> bool:
