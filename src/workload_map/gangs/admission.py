@@ -1,0 +1,369 @@
+"""What a new pod must carry to join its gang, decided at admission from caches only.
+
+At pod CREATE the webhook walks the pod's controller owner references through the
+:class:`~workload_map.gangs.cache.ObjectCache` (never the API server) to the top-most owner
+whose kind has a Karta with gang instructions, then asks the planner which gang of that
+workload the pod joins. The answer is a JSON patch: ``spec.schedulingGroup.podGroupName``
+(native), the ``scheduling.x-k8s.io/pod-group`` label (coscheduling) or the
+``scheduling.k8s.io/group-name`` / ``volcano.sh/task-spec`` annotations (Volcano), plus the
+``workload-map.run.ai/{workload,component,instance}`` attribution labels.
+
+An owner missing from the cache (created a moment before its pod, its watch event not yet
+here) is waited for, at most ``miss_wait`` seconds per request in total (default 1 s, inside
+the webhook's 3 s timeout); after that the pod is admitted unchanged and the controller's
+missed-member detection takes over. Any failure admits the pod unchanged: the webhook never
+blocks a pod.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from workload_map.engine import EngineError, Workload
+from workload_map.errors import WlmapError
+from workload_map.gangs.cache import ObjectCache, group_of
+from workload_map.gangs.config import (
+    ANNOTATION_GANG,
+    COSCHEDULING,
+    COSCHEDULING_LABEL,
+    LABEL_COMPONENT,
+    LABEL_INSTANCE,
+    LABEL_WORKLOAD,
+    NATIVE,
+    VOLCANO,
+    VOLCANO_GROUP_ANNOTATION,
+    VOLCANO_TASK_ANNOTATION,
+    GangConfig,
+)
+from workload_map.gangs.naming import label_value
+from workload_map.gangs.planner import WorkloadRef, plan, workload_ref
+from workload_map.model import Karta
+
+__all__ = [
+    "ADMITTING",
+    "PodAdmitter",
+    "PodDecision",
+    "Resolver",
+    "catalog_resolver",
+    "json_patch",
+    "pod_decisions",
+]
+
+#: the name the engine sees for a pod that has none yet (``generateName`` only)
+ADMITTING = "(admitting)"
+#: owner chains longer than this are cut (a cycle or a pathological object)
+MAX_CHAIN = 16
+
+Resolver = Callable[[str, str], Karta | None]
+
+
+def catalog_resolver() -> Resolver:
+    """Kartas of the built-in catalog with gang instructions, by (apiVersion, kind)."""
+    from workload_map.catalog import catalog
+
+    def resolve(api_version: str, kind: str) -> Karta | None:
+        found = catalog.resolve(api_version, kind)
+        return found[0] if found is not None else None
+
+    return resolve
+
+
+@dataclass
+class PodDecision:
+    """What the webhook sets on one pod, and why."""
+
+    reason: str
+    workload: WorkloadRef | None = None
+    component: str | None = None
+    instance: str | None = None
+    group: str | None = None  # describe's group name
+    pod_group: str | None = None  # the object the pod joins
+    backend: str | None = None
+    task: str | None = None
+    labels: dict[str, str] = field(default_factory=dict)
+    annotations: dict[str, str] = field(default_factory=dict)
+    scheduling_group: str | None = None
+    waited_seconds: float = 0.0
+    cache_miss: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "reason": self.reason,
+            "workload": self.workload.to_dict() if self.workload else None,
+            "component": self.component,
+            "instance": self.instance,
+            "group": self.group,
+            "podGroup": self.pod_group,
+            "backend": self.backend,
+            "task": self.task,
+            "labels": dict(self.labels),
+            "annotations": dict(self.annotations),
+            "schedulingGroup": (
+                {"podGroupName": self.scheduling_group} if self.scheduling_group else None
+            ),
+        }
+
+
+def _escape(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")
+
+
+def json_patch(pod: Mapping[str, Any], decision: PodDecision) -> list[dict[str, Any]]:
+    """RFC 6902 operations adding the decision's labels, annotations and scheduling group."""
+    ops: list[dict[str, Any]] = []
+    meta = pod.get("metadata") or {}
+    for section, values in (("labels", decision.labels), ("annotations", decision.annotations)):
+        if not values:
+            continue
+        current = meta.get(section)
+        if not isinstance(current, Mapping):
+            ops.append({"op": "add", "path": f"/metadata/{section}", "value": dict(values)})
+            continue
+        for key, value in values.items():
+            ops.append({"op": "add", "path": f"/metadata/{section}/{_escape(key)}", "value": value})
+    if decision.scheduling_group:
+        ops.append(
+            {
+                "op": "add",
+                "path": "/spec/schedulingGroup",
+                "value": {"podGroupName": decision.scheduling_group},
+            }
+        )
+    return ops
+
+
+def _controller_ref(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    refs = (obj.get("metadata") or {}).get("ownerReferences")
+    if not isinstance(refs, list) or not refs:
+        return None
+    for ref in refs:
+        if isinstance(ref, Mapping) and ref.get("controller") is True:
+            return ref
+    first = refs[0]
+    return first if isinstance(first, Mapping) else None
+
+
+class PodAdmitter:
+    """Decides pod patches from an :class:`ObjectCache` and a Karta resolver (no API calls)."""
+
+    def __init__(
+        self,
+        cache: ObjectCache,
+        resolve: Resolver | None = None,
+        config: GangConfig | None = None,
+        *,
+        miss_wait: float = 1.0,
+    ) -> None:
+        self.cache = cache
+        self.resolve = resolve or catalog_resolver()
+        self.config = config or GangConfig()
+        self.miss_wait = miss_wait
+
+    # -- the chain --------------------------------------------------------------------------
+    def _owners(
+        self, pod: Mapping[str, Any], namespace: str
+    ) -> tuple[list[dict[str, Any]], str | None, float]:
+        """The pod's owners, nearest first; why the walk stopped early (or None); time waited."""
+        chain: list[dict[str, Any]] = []
+        budget = self.miss_wait
+        waited = 0.0
+        current: Mapping[str, Any] = pod
+        seen: set[str] = set()
+        while len(chain) < MAX_CHAIN:
+            ref = _controller_ref(current)
+            if ref is None:
+                return chain, None, waited
+            api_version, kind, name = (
+                str(ref.get("apiVersion") or ""),
+                str(ref.get("kind") or ""),
+                str(ref.get("name") or ""),
+            )
+            uid = ref.get("uid") if isinstance(ref.get("uid"), str) else None
+            if uid and uid in seen:
+                return chain, "the owner chain has a cycle", waited
+            if uid:
+                seen.add(uid)
+            key = (group_of(api_version), kind, namespace, name)
+            found = self.cache.get(*key)
+            found_uid = (found or {}).get("metadata", {}).get("uid") if found else None
+            if found is None or (uid and found_uid and found_uid != uid):
+                found, spent = self.cache.wait_for(key, budget, uid=uid)
+                budget -= spent
+                waited += spent
+                if found is None:
+                    return (
+                        chain,
+                        f"owner {kind}/{name} is not in the cache (waited {waited:.2f}s)",
+                        waited,
+                    )
+            chain.append(found)
+            current = found
+        return chain, f"the owner chain is longer than {MAX_CHAIN}", waited
+
+    def _namespace_labels(self, namespace: str) -> dict[str, str]:
+        found = self.cache.get("", "Namespace", "", namespace)
+        labels = (found or {}).get("metadata", {}).get("labels") if found else None
+        return dict(labels) if isinstance(labels, Mapping) else {}
+
+    # -- the decision -----------------------------------------------------------------------
+    def decide(self, pod: Mapping[str, Any], namespace: str | None = None) -> PodDecision:
+        """What ``pod`` (a CREATE request's object) must carry; never raises for bad input."""
+        meta = pod.get("metadata") if isinstance(pod.get("metadata"), Mapping) else {}
+        assert isinstance(meta, Mapping)
+        ns = namespace or str(meta.get("namespace") or "default")
+        if ns in self.config.excluded_namespaces:
+            return PodDecision(reason=f"namespace {ns} is excluded")
+        chain, stopped, waited = self._owners(pod, ns)
+        if stopped is not None:
+            return PodDecision(
+                reason=stopped, waited_seconds=waited, cache_miss="not in the cache" in stopped
+            )
+        top: tuple[dict[str, Any], Karta] | None = None
+        for owner in chain:
+            karta = self.resolve(str(owner.get("apiVersion") or ""), str(owner.get("kind") or ""))
+            if karta is not None and karta.gang_scheduling is not None:
+                top = (owner, karta)
+        if top is None:
+            return PodDecision(
+                reason="no owner of the pod has a definition with gang instructions",
+                waited_seconds=waited,
+            )
+        workload, karta = top
+        try:
+            return self._decide_for(pod, ns, workload, karta, waited)
+        except (EngineError, WlmapError) as err:
+            return PodDecision(
+                reason=f"the engine failed on {workload.get('kind')}: {err}",
+                workload=workload_ref(workload),
+                waited_seconds=waited,
+            )
+
+    def _decide_for(
+        self,
+        pod: Mapping[str, Any],
+        namespace: str,
+        workload: dict[str, Any],
+        karta: Karta,
+        waited: float,
+    ) -> PodDecision:
+        named = _named(pod, namespace)
+        ref = workload_ref(workload)
+        decision = PodDecision(reason="", workload=ref, waited_seconds=waited)
+        placements = Workload(karta, workload, pods=[named]).placements
+        if not placements:
+            decision.reason = f"the pod is not one of {ref.kind}/{ref.name}'s (its owner labels)"
+            return decision
+        placement = placements[0]
+        the_plan = plan(
+            karta,
+            workload,
+            [named],
+            namespace_labels=self._namespace_labels(namespace),
+            config=self.config,
+        )
+        if not the_plan.handled:
+            decision.reason = the_plan.reason
+            return decision
+        if placement.attributed:
+            decision.component, decision.instance = placement.component, placement.instance
+            decision.labels[LABEL_WORKLOAD] = label_value(ref.name)
+            decision.labels[LABEL_COMPONENT] = label_value(placement.component or "")
+            if placement.instance:
+                decision.labels[LABEL_INSTANCE] = label_value(placement.instance)
+        pod_name = str((named.get("metadata") or {}).get("name"))
+        gang = next((g for g in the_plan.gangs if pod_name in g.pods), None)
+        if gang is None:
+            why = [d.message for d in the_plan.decisions] or ["the pod joins no gang"]
+            decision.reason = "; ".join(why)
+            return decision
+        decision.group, decision.pod_group, decision.backend = gang.group, gang.name, gang.backend
+        spec = pod.get("spec") if isinstance(pod.get("spec"), Mapping) else {}
+        assert isinstance(spec, Mapping)
+        labels = (pod.get("metadata") or {}).get("labels") or {}
+        if gang.backend == NATIVE:
+            if spec.get("schedulingGroup") is not None:
+                decision.reason = "the pod already sets spec.schedulingGroup: left as is"
+                return decision
+            decision.scheduling_group = gang.name
+        elif gang.backend == COSCHEDULING:
+            if COSCHEDULING_LABEL not in labels:
+                decision.labels[COSCHEDULING_LABEL] = label_value(gang.name)
+        elif gang.backend == VOLCANO:
+            decision.annotations[VOLCANO_GROUP_ANNOTATION] = gang.name
+            task = gang.task_of_pod.get(pod_name)
+            if task:
+                decision.task = task
+                decision.annotations[VOLCANO_TASK_ANNOTATION] = task
+        decision.reason = (
+            f"joins {gang.backend} gang {gang.name} (minimum {gang.min_count}: {gang.rule})"
+        )
+        return decision
+
+    # -- the AdmissionReview ----------------------------------------------------------------
+    def review(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        """The ``admission.k8s.io/v1`` AdmissionReview answer: always allowed, maybe patched."""
+        request = body.get("request") if isinstance(body.get("request"), Mapping) else {}
+        assert isinstance(request, Mapping)
+        response: dict[str, Any] = {"uid": request.get("uid", ""), "allowed": True}
+        pod = request.get("object")
+        if request.get("operation") == "CREATE" and isinstance(pod, Mapping):
+            try:
+                decision = self.decide(pod, request.get("namespace"))
+                ops = json_patch(pod, decision)
+            except Exception:  # never block a pod on our fault: admit it unchanged
+                ops = []
+            if ops:
+                response["patchType"] = "JSONPatch"
+                response["patch"] = base64.b64encode(json.dumps(ops).encode()).decode()
+        return {
+            "apiVersion": body.get("apiVersion", "admission.k8s.io/v1"),
+            "kind": "AdmissionReview",
+            "response": response,
+        }
+
+
+def _named(pod: Mapping[str, Any], namespace: str) -> dict[str, Any]:
+    """The pod as the engine sees it: a name (``generateName`` pods have none yet)."""
+    out = {"apiVersion": "v1", "kind": "Pod", **pod}
+    meta = dict(pod.get("metadata") or {})
+    if not meta.get("name"):
+        meta["name"] = f"{meta.get('generateName') or ''}{ADMITTING}"
+    meta.setdefault("namespace", namespace)
+    out["metadata"] = meta
+    return out
+
+
+def pod_decisions(
+    karta: Karta,
+    workload: Mapping[str, Any],
+    pods: list[Mapping[str, Any]],
+    *,
+    config: GangConfig | None = None,
+) -> list[dict[str, Any]]:
+    """Offline (``describe``): per pod, what the webhook would set, shown as if opted in.
+
+    The pods' owner chains are not walked: they are taken as the workload's. A workload
+    annotated ``workload-map.run.ai/gang-scheduling: disabled`` stays opted out.
+    """
+    admitter = PodAdmitter(ObjectCache(), lambda _a, _k: karta, config, miss_wait=0.0)
+    meta = dict(workload.get("metadata") or {})
+    annotations = dict(meta.get("annotations") or {})
+    if annotations.get(ANNOTATION_GANG) != "disabled":
+        annotations[ANNOTATION_GANG] = "enabled"
+    meta["annotations"] = annotations
+    shown = {**workload, "metadata": meta}
+    out = []
+    for pod in pods:
+        pod_meta = pod.get("metadata") or {}
+        ns = str(pod_meta.get("namespace") or meta.get("namespace") or "default")
+        try:
+            decision = admitter._decide_for(pod, ns, shown, karta, 0.0)
+        except (EngineError, WlmapError) as err:
+            decision = PodDecision(reason=f"the engine failed: {err}")
+        name = pod_meta.get("name") or pod_meta.get("generateName")
+        out.append({"pod": name, **decision.to_dict()})
+    return out

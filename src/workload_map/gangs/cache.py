@@ -1,0 +1,154 @@
+"""The objects the pod webhook reads, kept in memory with only the fields it needs.
+
+At admission a pod has no uid and often no name, and the webhook may make no API call, so
+the owner chain (pod → ReplicaSet/Job/StatefulSet/leader pod → … → workload) is walked through
+this store, which the operator's watches keep current. A just-created owner may not have
+arrived yet: :meth:`ObjectCache.wait_for` waits for it, bounded, on a condition variable that
+every insert wakes. Intermediate owners and pods keep their identity, labels, owners and the
+few spec fields read (``schedulerName``, ``schedulingGroup``, ``nodeName``); workloads keep
+their spec and status (the engine reads them) without ``managedFields`` or the last-applied
+annotation. No library offers an index by (group, kind, namespace, name) with a bounded wait.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+__all__ = ["Key", "ObjectCache", "group_of", "key_of", "trim_owner", "trim_pod", "trim_workload"]
+
+#: (API group, kind, namespace, name); cluster-scoped objects have namespace ""
+Key = tuple[str, str, str, str]
+
+_LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+_META_KEEP = (
+    "name",
+    "generateName",
+    "namespace",
+    "uid",
+    "resourceVersion",
+    "labels",
+    "ownerReferences",
+    "deletionTimestamp",
+)
+_POD_SPEC_KEEP = ("schedulerName", "schedulingGroup", "nodeName", "priorityClassName")
+
+
+def group_of(api_version: str) -> str:
+    return api_version.split("/")[0] if "/" in api_version else ""
+
+
+def key_of(obj: Mapping[str, Any]) -> Key:
+    meta = obj.get("metadata") or {}
+    return (
+        group_of(str(obj.get("apiVersion") or "")),
+        str(obj.get("kind") or ""),
+        str(meta.get("namespace") or ""),
+        str(meta.get("name") or ""),
+    )
+
+
+def _meta(obj: Mapping[str, Any], *, annotations: bool) -> dict[str, Any]:
+    meta = obj.get("metadata") or {}
+    out = {k: meta[k] for k in _META_KEEP if k in meta}
+    if annotations and isinstance(meta.get("annotations"), Mapping):
+        kept = {k: v for k, v in meta["annotations"].items() if k != _LAST_APPLIED}
+        if kept:
+            out["annotations"] = kept
+    return out
+
+
+def trim_owner(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """An intermediate owner (ReplicaSet, Job, StatefulSet…): identity, labels, owners."""
+    return {
+        "apiVersion": obj.get("apiVersion"),
+        "kind": obj.get("kind"),
+        "metadata": _meta(obj, annotations=False),
+    }
+
+
+def trim_pod(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """A pod: identity, labels, annotations, owners, the scheduling fields and its phase."""
+    spec = obj.get("spec") or {}
+    status = obj.get("status") or {}
+    out: dict[str, Any] = {
+        "apiVersion": obj.get("apiVersion") or "v1",
+        "kind": obj.get("kind") or "Pod",
+        "metadata": _meta(obj, annotations=True),
+        "spec": {k: spec[k] for k in _POD_SPEC_KEEP if k in spec},
+    }
+    if isinstance(status, Mapping) and "phase" in status:
+        out["status"] = {"phase": status["phase"]}
+    return out
+
+
+def trim_workload(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """A workload: everything the engine reads (spec, status), without server bookkeeping."""
+    out = dict(obj)
+    meta = dict(obj.get("metadata") or {})
+    meta.pop("managedFields", None)
+    annotations = meta.get("annotations")
+    if isinstance(annotations, Mapping) and _LAST_APPLIED in annotations:
+        meta["annotations"] = {k: v for k, v in annotations.items() if k != _LAST_APPLIED}
+    out["metadata"] = meta
+    return out
+
+
+class ObjectCache:
+    """Thread-safe objects by (group, kind, namespace, name), with a bounded wait for one."""
+
+    def __init__(self) -> None:
+        self._items: dict[Key, dict[str, Any]] = {}
+        self._changed = threading.Condition()
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return iter(list(self._items.values()))
+
+    def upsert(self, obj: dict[str, Any]) -> None:
+        """Store ``obj`` (already trimmed) and wake every waiter."""
+        key = key_of(obj)
+        with self._changed:
+            self._items[key] = obj
+            self._changed.notify_all()
+
+    def remove(self, obj: Mapping[str, Any]) -> None:
+        with self._changed:
+            self._items.pop(key_of(obj), None)
+
+    def get(self, group: str, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
+        # a dict read is atomic under the GIL: the request path takes no lock here
+        return self._items.get((group, kind, namespace, name))
+
+    def wait_for(
+        self, key: Key, timeout: float, uid: str | None = None
+    ) -> tuple[dict[str, Any] | None, float]:
+        """The object (with ``uid`` when given) once it arrives, or None; and the time waited."""
+        start = time.monotonic()
+        deadline = start + max(timeout, 0.0)
+        with self._changed:
+            while True:
+                found = self._items.get(key)
+                if found is not None and (uid is None or _uid(found) in (uid, "")):
+                    return found, time.monotonic() - start
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return None, time.monotonic() - start
+                self._changed.wait(remaining)
+
+    def items_of(self, group: str, kind: str, namespace: str | None = None) -> list[dict[str, Any]]:
+        return [
+            v
+            for (g, k, ns, _), v in list(self._items.items())
+            if g == group and k == kind and (namespace is None or ns == namespace)
+        ]
+
+
+def _uid(obj: Mapping[str, Any]) -> str:
+    meta = obj.get("metadata") or {}
+    uid = meta.get("uid")
+    return uid if isinstance(uid, str) else ""

@@ -1,0 +1,601 @@
+"""The scheduling objects a workload should have, per backend, from its Karta and its pods.
+
+Pure: a workload object, its Karta and (optionally) its pods in; the desired Workload and
+PodGroup objects out, with every decision that shaped them. The gangs and their minimums are
+the engine's (``Workload.pod_groups()``); this module only maps them onto each scheduler's API
+and applies the rules those APIs impose:
+
+- a gang of one gets no object; a gang the engine sizes 0 (zero replicas) gets none either;
+- a suspended workload has none (its gangs are released), a finished one none;
+- native: one ``scheduling.k8s.io/v1beta1`` Workload with one pod-group template per gang
+  definition (at most 8: more, and the PodGroups are made standalone, without ``workloadRef``),
+  one PodGroup per gang instance; templates of a Workload that exists already cannot change,
+  so a gang whose template it lacks is made standalone too;
+- coscheduling and Volcano: one PodGroup per gang instance, ``minResources`` the engine's
+  desired requests of the gang's member components scaled to its minimum;
+- KAI: nothing (KAI groups pods itself).
+
+The backend of a gang is the one its pods' ``spec.schedulerName`` selects (the pods' when
+known, else their templates'); a gang whose members name different schedulers gets no object.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from workload_map.engine import EngineError, PodGroup, Workload
+from workload_map.gangs.config import (
+    ANNOTATION_DECISION,
+    ANNOTATION_QUEUE,
+    ANNOTATION_TIMEOUT,
+    COSCHEDULING,
+    KAI,
+    LABEL_MANAGED_BY,
+    LABEL_WORKLOAD,
+    LABEL_WORKLOAD_KIND,
+    LABEL_WORKLOAD_UID,
+    MANAGED_BY,
+    NATIVE,
+    VOLCANO,
+    VOLCANO_QUEUE_ANNOTATION,
+    GangConfig,
+)
+from workload_map.gangs.naming import dns_label, dns_subdomain, label_value
+from workload_map.gangs.policy import left_alone, opt_in
+from workload_map.model import Karta
+
+__all__ = [
+    "COSCHEDULING_API",
+    "MAX_TEMPLATES",
+    "NATIVE_API",
+    "VOLCANO_API",
+    "Decision",
+    "Gang",
+    "Plan",
+    "WorkloadRef",
+    "member_components",
+    "plan",
+    "pod_specs",
+    "workload_object_name",
+    "workload_ref",
+]
+
+NATIVE_API = "scheduling.k8s.io/v1beta1"
+COSCHEDULING_API = "scheduling.x-k8s.io/v1alpha1"
+VOLCANO_API = "scheduling.volcano.sh/v1beta1"
+#: ``WorkloadMaxPodGroupTemplates`` in k8s.io/api scheduling/v1beta1
+MAX_TEMPLATES = 8
+
+_RELEASED = ("Suspended", "Suspending")
+_FINISHED = ("Completed", "Failed")
+
+
+@dataclass(frozen=True)
+class WorkloadRef:
+    api_version: str
+    kind: str
+    name: str
+    namespace: str
+    uid: str | None
+
+    @property
+    def group(self) -> str:
+        return self.api_version.split("/")[0] if "/" in self.api_version else ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "apiVersion": self.api_version,
+            "kind": self.kind,
+            "name": self.name,
+            "namespace": self.namespace,
+            "uid": self.uid,
+        }
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One decision, as an event: a CamelCase reason and a message built from fields."""
+
+    reason: str
+    message: str
+    warning: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "reason": self.reason,
+            "message": self.message,
+            "type": "Warning" if self.warning else "Normal",
+        }
+
+
+@dataclass
+class Gang:
+    """One gang instance and the object that enforces it."""
+
+    name: str  # the object's name (a DNS subdomain)
+    group: str  # describe's group name
+    definition: str
+    template: str  # the native pod-group template (a DNS label)
+    backend: str
+    scheduler: str
+    min_count: int
+    rule: str
+    keys: tuple[str, ...] = ()
+    pods: tuple[str, ...] = ()
+    tasks: dict[str, int] = field(default_factory=dict)
+    task_of_pod: dict[str, str] = field(default_factory=dict)
+    min_resources: dict[str, str] = field(default_factory=dict)
+    priority_class: str | None = None
+    standalone: bool = False  # native: no workloadRef (see the module docstring)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "group": self.group,
+            "definition": self.definition,
+            "template": self.template,
+            "backend": self.backend,
+            "scheduler": self.scheduler,
+            "minCount": self.min_count,
+            "rule": self.rule,
+            "keys": list(self.keys),
+            "pods": list(self.pods),
+            "tasks": dict(self.tasks),
+            "minResources": dict(self.min_resources),
+            "standalone": self.standalone,
+        }
+
+
+@dataclass
+class Plan:
+    """What a workload should have: handled or not (and why), its gangs and their objects."""
+
+    workload: WorkloadRef
+    handled: bool
+    reason: str
+    gangs: list[Gang] = field(default_factory=list)
+    objects: list[dict[str, Any]] = field(default_factory=list)
+    decisions: list[Decision] = field(default_factory=list)
+
+    def gang_of(self, group: str) -> Gang | None:
+        """The gang for describe's group name, if it gets an object."""
+        for gang in self.gangs:
+            if gang.group == group:
+                return gang
+        return None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "workload": self.workload.to_dict(),
+            "handled": self.handled,
+            "reason": self.reason,
+            "gangs": [g.to_dict() for g in self.gangs],
+            "objects": self.objects,
+            "decisions": [d.to_dict() for d in self.decisions],
+        }
+
+
+def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    meta = obj.get("metadata")
+    return meta if isinstance(meta, Mapping) else {}
+
+
+def workload_ref(obj: Mapping[str, Any]) -> WorkloadRef:
+    meta = _meta(obj)
+    uid = meta.get("uid")
+    return WorkloadRef(
+        api_version=str(obj.get("apiVersion") or ""),
+        kind=str(obj.get("kind") or ""),
+        name=str(meta.get("name") or meta.get("generateName") or "unnamed"),
+        namespace=str(meta.get("namespace") or "default"),
+        uid=uid if isinstance(uid, str) and uid else None,
+    )
+
+
+def workload_object_name(ref: WorkloadRef) -> str:
+    """The native Workload's name: ``<kind>-<name>``, lower-cased, hashed when too long."""
+    return dns_subdomain(f"{ref.kind.lower()}-{ref.name}")
+
+
+def pod_specs(wl: Workload) -> list[tuple[str, dict[str, Any]]]:
+    """(component, pod spec) of every instance the object describes, in definition order."""
+    out: list[tuple[str, dict[str, Any]]] = []
+    for component in wl.karta.components():
+        try:
+            instances = wl.instances(component.name)
+        except EngineError:
+            continue  # a component the object breaks has no templates to read
+        for inst in instances.values():
+            if not inst.describes_pods:
+                continue
+            spec = inst.pod_spec_view()
+            if spec is None and isinstance(inst.fragmented_pod_spec, dict):
+                spec = inst.fragmented_pod_spec
+            if isinstance(spec, dict):
+                out.append((component.name, spec))
+    return out
+
+
+def member_components(karta: Karta, group: PodGroup) -> set[str]:
+    """The components whose pods a gang counts (their descendants included)."""
+    gang = karta.gang_scheduling
+    if gang is None:
+        return set()
+    if gang.pod_group is not None:
+        return {c.name for c in karta.components()}
+    names: set[str] = set()
+    for definition in gang.pod_groups:
+        if definition.name != group.definition:
+            continue
+        for member in definition.members:
+            names.add(member.component_name)
+            names.update(c.name for c in karta.iter_descendants(member.component_name))
+    return names
+
+
+def _quantities(components: Mapping[str, Any], members: set[str], minimum: int) -> dict[str, str]:
+    """The members' desired requests scaled from their desired pods to the gang's minimum."""
+    cpu = memory = pods = 0
+    extended: dict[str, int] = {}
+    for name in members:
+        entry = components.get(name)
+        if not isinstance(entry, Mapping):
+            continue
+        desired = entry.get("desired") or {}
+        pods += int(entry.get("desiredPods") or 0)
+        cpu += int(desired.get("cpuMillis") or 0)
+        memory += int(desired.get("memoryBytes") or 0)
+        for resource, value in (desired.get("byResource") or {}).items():
+            extended[resource] = extended.get(resource, 0) + int(value)
+    if pods <= 0:
+        return {}
+    out: dict[str, str] = {}
+    if cpu:
+        millis = math.ceil(cpu * minimum / pods)
+        out["cpu"] = str(millis // 1000) if millis % 1000 == 0 else f"{millis}m"
+    if memory:
+        out["memory"] = str(math.ceil(memory * minimum / pods))
+    for resource, value in sorted(extended.items()):
+        if value:
+            out[resource] = str(math.ceil(value * minimum / pods))
+    return out
+
+
+def _timeout(obj: Mapping[str, Any], config: GangConfig) -> int:
+    value = (_meta(obj).get("annotations") or {}).get(ANNOTATION_TIMEOUT)
+    try:
+        seconds = int(value) if value is not None else config.schedule_timeout_seconds
+    except (TypeError, ValueError):
+        return config.schedule_timeout_seconds
+    return seconds if seconds > 0 else config.schedule_timeout_seconds
+
+
+def _queue(obj: Mapping[str, Any], config: GangConfig) -> str:
+    annotations = _meta(obj).get("annotations") or {}
+    for key in (ANNOTATION_QUEUE, VOLCANO_QUEUE_ANNOTATION):
+        value = annotations.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return config.volcano_queue
+
+
+def _owned_metadata(
+    ref: WorkloadRef, name: str, decision: Mapping[str, Any], extra_labels: Mapping[str, str]
+) -> dict[str, Any]:
+    labels = {
+        LABEL_MANAGED_BY: MANAGED_BY,
+        LABEL_WORKLOAD: label_value(ref.name),
+        LABEL_WORKLOAD_KIND: label_value(ref.kind),
+        **extra_labels,
+    }
+    if ref.uid:
+        labels[LABEL_WORKLOAD_UID] = label_value(ref.uid)
+    meta: dict[str, Any] = {
+        "name": name,
+        "namespace": ref.namespace,
+        "labels": labels,
+        "annotations": {ANNOTATION_DECISION: json.dumps(dict(decision), sort_keys=True)},
+    }
+    if ref.uid:
+        # the garbage collector removes our objects with the workload; not blockOwnerDeletion,
+        # which would need permission to update the workload's finalizers
+        meta["ownerReferences"] = [
+            {
+                "apiVersion": ref.api_version,
+                "kind": ref.kind,
+                "name": ref.name,
+                "uid": ref.uid,
+                "controller": True,
+            }
+        ]
+    return meta
+
+
+def _schedulers(
+    wl: Workload,
+    group: PodGroup,
+    members: set[str],
+    pods_by_name: Mapping[str, Mapping[str, Any]],
+    specs: Sequence[tuple[str, dict[str, Any]]],
+) -> tuple[set[str], str | None]:
+    """The scheduler names of the gang's pods (known pods, else templates) and a priority class."""
+    names: set[str] = set()
+    priority: str | None = None
+    known = [pods_by_name[p] for p in group.pods if p in pods_by_name]
+    sources: Iterable[Mapping[str, Any]]
+    if known:
+        sources = [_spec(p) for p in known]
+    else:
+        sources = [spec for component, spec in specs if component in members]
+    for spec in sources:
+        value = spec.get("schedulerName")
+        names.add(value if isinstance(value, str) and value else "default-scheduler")
+        pc = spec.get("priorityClassName")
+        if priority is None and isinstance(pc, str) and pc:
+            priority = pc
+    return names, priority
+
+
+def _spec(pod: Mapping[str, Any]) -> Mapping[str, Any]:
+    spec = pod.get("spec")
+    return spec if isinstance(spec, Mapping) else {}
+
+
+def _bad_name_only(group: PodGroup) -> bool:
+    """Whether the engine's only complaint is the name, which the object's name fixes."""
+    return bool(group.error) and str(group.error).startswith(f"pod group name {group.name!r}")
+
+
+def _pod_name(pod: Mapping[str, Any]) -> str:
+    meta = _meta(pod)
+    name = meta.get("name")
+    return name if isinstance(name, str) else ""
+
+
+def plan(
+    karta: Karta | Mapping[str, Any] | str,
+    obj: Mapping[str, Any],
+    pods: Iterable[Mapping[str, Any]] | None = None,
+    *,
+    namespace_labels: Mapping[str, str] | None = None,
+    config: GangConfig | None = None,
+    existing_templates: Sequence[str] | None = None,
+    force: bool = False,
+) -> Plan:
+    """The scheduling objects ``obj`` should have (see the module docstring for the rules).
+
+    ``existing_templates``: the template names of the native Workload already in the cluster
+    (they cannot change). ``force`` skips the opt-in check (``describe`` shows what would be
+    done).
+    """
+    config = config or GangConfig()
+    wl_spec = Workload(karta, dict(obj))
+    ref = workload_ref(wl_spec.obj)
+    out = Plan(workload=ref, handled=False, reason="")
+    gang = wl_spec.karta.gang_scheduling
+    if gang is None or (gang.pod_group is None and not gang.pod_groups):
+        out.reason = f"definition {wl_spec.definition_name} has no gang-scheduling instructions"
+        return out
+    specs = pod_specs(wl_spec)
+    alone = left_alone(wl_spec.obj, [s for _, s in specs], config)
+    if alone is not None:
+        out.reason = f"left alone: {alone}"
+        out.decisions.append(Decision("LeftAlone", out.reason))
+        return out
+    choice = opt_in(wl_spec.obj, namespace_labels, config)
+    if not choice.enabled and not force:
+        out.reason = choice.reason
+        return out
+    out.handled = True
+    out.reason = choice.reason if choice.enabled else f"shown although {choice.reason}"
+    phases = wl_spec.phases()
+    released = [p for p in phases if p in _RELEASED]
+    if released:
+        out.decisions.append(
+            Decision("GangsReleased", f"the workload is {released[0]}: its gangs are released")
+        )
+        return out
+    finished = [p for p in phases if p in _FINISHED]
+    if finished:
+        out.decisions.append(
+            Decision("GangsRemoved", f"the workload is {finished[0]}: its gangs are removed")
+        )
+        return out
+
+    pod_list = [dict(p) for p in pods] if pods is not None else None
+    groups: dict[str, PodGroup] = {}
+    for group in wl_spec.pod_groups():
+        if group.unresolved_keys:
+            continue  # keys only pods carry: the gang appears with its first pod
+        groups[group.name] = group
+    notes = list(wl_spec.gang_notes())
+    if pod_list is not None:
+        wl_pods = Workload(
+            wl_spec.karta, wl_spec.obj, pods=pod_list, definition_name=wl_spec.definition_name
+        )
+        for group in wl_pods.pod_groups():
+            groups[group.name] = group
+        notes.extend(n for n in wl_pods.gang_notes() if n not in notes)
+    for note in notes:
+        out.decisions.append(Decision("NoGang", note))
+    pods_by_name = {_pod_name(p): p for p in pod_list or ()}
+    components = wl_spec.resources()["components"]
+    queue, timeout = _queue(wl_spec.obj, config), _timeout(wl_spec.obj, config)
+
+    for group in sorted(groups.values(), key=lambda g: g.name):
+        if group.error is not None and not _bad_name_only(group):
+            out.decisions.append(
+                Decision("GangError", f"pod group {group.name}: {group.error}", warning=True)
+            )
+            continue
+        if group.min_member < 2:
+            out.decisions.append(
+                Decision(
+                    "GroupOfOne",
+                    f"pod group {group.name}: minimum {group.min_member}, no object needed",
+                )
+            )
+            continue
+        members = member_components(wl_spec.karta, group)
+        schedulers, priority = _schedulers(wl_spec, group, members, pods_by_name, specs)
+        backends = {config.backend_for(s) for s in schedulers}
+        if len(schedulers) != 1 or len(backends) != 1:
+            out.decisions.append(
+                Decision(
+                    "MixedSchedulers",
+                    f"pod group {group.name}: its pods name schedulers "
+                    f"{', '.join(sorted(schedulers))}: no gang can be enforced",
+                    warning=True,
+                )
+            )
+            continue
+        scheduler, backend = next(iter(schedulers)), next(iter(backends))
+        if backend is None:
+            out.decisions.append(
+                Decision(
+                    "UnknownScheduler",
+                    f"pod group {group.name}: scheduler {scheduler} is not configured as a "
+                    "gang backend (native, coscheduling, Volcano or KAI)",
+                )
+            )
+            continue
+        if backend == KAI:
+            out.decisions.append(
+                Decision(
+                    "KaiGroupsItself",
+                    f"pod group {group.name}: scheduler {scheduler} is KAI, which groups its "
+                    "pods itself: no object",
+                )
+            )
+            continue
+        tasks = {dns_label(s.name): s.min_member for s in group.sub_groups if s.min_member > 0}
+        task_of_pod = {p: dns_label(s.name) for s in group.sub_groups for p in s.pods}
+        out.gangs.append(
+            Gang(
+                name=dns_subdomain(group.name),
+                group=group.name,
+                definition=group.definition,
+                template=dns_label(group.definition or "gang"),
+                backend=backend,
+                scheduler=scheduler,
+                min_count=group.min_member,
+                rule=group.rule,
+                keys=tuple(group.keys),
+                pods=tuple(sorted(group.pods)),
+                tasks=tasks,
+                task_of_pod=task_of_pod,
+                min_resources=_quantities(components, members, group.min_member),
+                priority_class=priority,
+            )
+        )
+    _native_layout(out, existing_templates)
+    out.objects = _objects(out, choice.reason, queue, timeout)
+    return out
+
+
+def _native_layout(out: Plan, existing: Sequence[str] | None) -> None:
+    """Mark native gangs standalone where no template can hold them (see the docstring)."""
+    native = [g for g in out.gangs if g.backend == NATIVE]
+    templates = sorted({g.template for g in native})
+    if len(templates) > MAX_TEMPLATES:
+        out.decisions.append(
+            Decision(
+                "TooManyPodGroupTemplates",
+                f"{len(templates)} pod-group templates exceed the Workload API's "
+                f"{MAX_TEMPLATES}: PodGroups are created without a Workload (standalone)",
+                warning=True,
+            )
+        )
+        for g in native:
+            g.standalone = True
+        return
+    if existing is None:
+        return
+    missing = sorted(set(templates) - set(existing))
+    if missing:
+        out.decisions.append(
+            Decision(
+                "TemplatesImmutable",
+                f"the existing Workload has no template {', '.join(missing)} and its templates "
+                "cannot change: those PodGroups are created standalone",
+            )
+        )
+        for g in native:
+            if g.template in missing:
+                g.standalone = True
+
+
+def _decision(g: Gang, opted: str) -> dict[str, Any]:
+    return {
+        "backend": g.backend,
+        "scheduler": g.scheduler,
+        "group": g.group,
+        "definition": g.definition,
+        "minCount": g.min_count,
+        "rule": g.rule,
+        "keys": list(g.keys),
+        "optIn": opted,
+    }
+
+
+def _objects(out: Plan, opted: str, queue: str, timeout: int) -> list[dict[str, Any]]:
+    ref = out.workload
+    objects: list[dict[str, Any]] = []
+    native = [g for g in out.gangs if g.backend == NATIVE]
+    workload_name = workload_object_name(ref)
+    in_templates = [g for g in native if not g.standalone]
+    if in_templates:
+        minimums: dict[str, int] = {}
+        for g in in_templates:
+            minimums[g.template] = max(minimums.get(g.template, 0), g.min_count)
+        objects.append(
+            {
+                "apiVersion": NATIVE_API,
+                "kind": "Workload",
+                "metadata": _owned_metadata(
+                    ref,
+                    workload_name,
+                    {"templates": minimums, "optIn": opted},
+                    {},
+                ),
+                "spec": {
+                    "controllerRef": {"apiGroup": ref.group, "kind": ref.kind, "name": ref.name},
+                    "podGroupTemplates": [
+                        {"name": name, "schedulingPolicy": {"gang": {"minCount": count}}}
+                        for name, count in sorted(minimums.items())
+                    ],
+                },
+            }
+        )
+    for g in out.gangs:
+        meta = _owned_metadata(ref, g.name, _decision(g, opted), {})
+        if g.backend == NATIVE:
+            spec: dict[str, Any] = {"schedulingPolicy": {"gang": {"minCount": g.min_count}}}
+            if not g.standalone:
+                spec["workloadRef"] = {"workloadName": workload_name, "templateName": g.template}
+            objects.append(
+                {"apiVersion": NATIVE_API, "kind": "PodGroup", "metadata": meta, "spec": spec}
+            )
+        elif g.backend == COSCHEDULING:
+            spec = {"minMember": g.min_count, "scheduleTimeoutSeconds": timeout}
+            if g.min_resources:
+                spec["minResources"] = dict(g.min_resources)
+            objects.append(
+                {"apiVersion": COSCHEDULING_API, "kind": "PodGroup", "metadata": meta, "spec": spec}
+            )
+        elif g.backend == VOLCANO:
+            spec = {"minMember": g.min_count, "queue": queue}
+            if g.tasks:
+                spec["minTaskMember"] = dict(g.tasks)
+            if g.min_resources:
+                spec["minResources"] = dict(g.min_resources)
+            if g.priority_class:
+                spec["priorityClassName"] = g.priority_class
+            objects.append(
+                {"apiVersion": VOLCANO_API, "kind": "PodGroup", "metadata": meta, "spec": spec}
+            )
+    return objects
