@@ -8,7 +8,7 @@ LIST with ``limit``/``continue`` and equality label selectors — and can be tol
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,6 +59,9 @@ class FakeAPI:
     context: str | None = "fake"
     server: str = "https://fake.invalid"
     requests: list[str] = field(default_factory=list)
+    # watch events {"type", "object"} served once by stream(); then the "user" presses Ctrl-C
+    events: list[dict[str, Any]] = field(default_factory=list)
+    streams: list[tuple[str, dict[str, str]]] = field(default_factory=list)
 
     def add(self, *objs: dict[str, Any]) -> FakeAPI:
         self.objects.extend(copy.deepcopy(list(objs)))
@@ -165,6 +168,25 @@ class FakeAPI:
             "metadata": meta,
             "items": copy.deepcopy(page),
         }
+
+    def stream(
+        self, path: str, query: Sequence[tuple[str, str]] = (), *, timeout: float | None = None
+    ) -> Iterator[Any]:
+        """A watch: the queued events (each object also becomes the stored state), then an
+        interrupt, as when the user stops ``wlmap get -w``."""
+        self.streams.append((path, dict(query)))
+        events, self.events = self.events, []
+        for event in events:
+            o = event["object"]
+            self.objects = [
+                x
+                for x in self.objects
+                if (x.get("metadata") or {}).get("uid") != o["metadata"]["uid"]
+            ]
+            if event["type"] != "DELETED":
+                self.objects.append(copy.deepcopy(o))
+            yield copy.deepcopy(event)
+        raise KeyboardInterrupt
 
     def _fail(self, status: int, message: str, path: str) -> Any:
         body = {"kind": "Status", "status": "Failure", "message": message, "code": status}

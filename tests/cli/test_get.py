@@ -84,15 +84,31 @@ def _api() -> FakeAPI:
     return api
 
 
-def test_get_table_sorted_newest_first(wlmap) -> None:
-    r = wlmap(["get", "jobsets"], api=_api())
+def test_get_table_sorted_by_namespace_and_name(wlmap) -> None:
+    # kubectl's order and columns (the reference sorts newest first and always shows NAMESPACE;
+    # docs/reference-differences.md)
+    api = _api()
+    api.add(
+        obj("jobset.x-k8s.io/v1alpha2", "JobSet", "aaa", "ml", created="2026-06-01T00:00:00Z")
+    )
+    r = wlmap(["get", "jobsets"], api=api)
     assert r.code == 0, r.err
     lines = r.out.splitlines()
-    assert lines[0].split() == ["NAME", "NAMESPACE", "PHASE", "PODS", "GPUS", "AGE"]
-    assert [line.split()[0] for line in lines[1:]] == ["new", "old"]
-    new = lines[1].split()
-    assert new[3] == "1/2" and new[4] == "8"
-    assert "Completed" in lines[2]
+    assert lines[0].split() == ["NAME", "PHASE", "PODS", "GPUS", "AGE"]
+    assert [line.split()[0] for line in lines[1:]] == ["aaa", "new", "old"]
+    new = lines[2].split()
+    assert new[2] == "1/2" and new[3] == "8"
+    # a finished workload reads as completed, not as 0/2 pods
+    assert lines[3].split()[1:3] == ["Completed", "completed"]
+    r = wlmap(["get", "jobsets", "-A"], api=api)
+    lines = r.out.splitlines()
+    assert lines[0].split()[:2] == ["NAMESPACE", "NAME"]
+    assert [line.split()[:2] for line in lines[1:]] == [
+        ["ml", "aaa"],
+        ["ml", "new"],
+        ["ml", "old"],
+        ["other", "far"],
+    ]
 
 
 def test_get_wide_json_yaml_name(wlmap) -> None:
@@ -133,8 +149,8 @@ def test_get_all_types_keeps_top_level(wlmap) -> None:
     r = wlmap(["get", "--all-types"], api=_api())
     assert r.code == 0, r.err
     rows = [line.split() for line in r.out.splitlines()]
-    assert rows[0][:3] == ["NAME", "NAMESPACE", "TYPE"]
-    names = {(row[0], row[2]) for row in rows[1:]}
+    assert rows[0][:3] == ["NAME", "TYPE", "PHASE"]
+    names = {(row[0], row[1]) for row in rows[1:]}
     # Job is covered in two groups (batch and batch.volcano.sh), so the TYPE names the group
     assert names == {("new", "JobSet"), ("old", "JobSet"), ("lone", "Job.batch")}
 

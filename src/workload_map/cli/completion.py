@@ -231,14 +231,8 @@ def _names(cluster: Any, type_token: str) -> list[str]:
 
 def _contexts(ctx: Context) -> list[str]:
     try:
-        from kubernetes import config  # type: ignore[import-untyped]
+        from workload_map.cluster.kubeconfig import kubeconfig_contexts
 
-        from workload_map.cluster.kubeconfig import kubeconfig_files
-
-        files = kubeconfig_files(ctx.connection)
-        if not files:
-            return []
-        contexts, _ = config.list_kube_config_contexts(":".join(str(f) for f in files))
-        return sorted(str(c.get("name")) for c in contexts or [])
+        return sorted(kubeconfig_contexts(ctx.connection))
     except Exception:
         return []

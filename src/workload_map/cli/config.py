@@ -76,6 +76,10 @@ def load_settings(
 
 
 def _check_output(value: object, where: str) -> str:
+    from workload_map.cli.printers import is_template_output
+
+    if isinstance(value, str) and is_template_output(value):
+        return value  # jsonpath=…, custom-columns=…: parsed by the command that prints
     if not isinstance(value, str) or value not in OUTPUTS:
         raise UsageError(f"{where}: invalid output format {value!r} (valid: {', '.join(OUTPUTS)})")
     return value

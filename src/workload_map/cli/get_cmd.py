@@ -1,9 +1,15 @@
-"""``wlmap get``: workloads of one type (or of every covered type) with phase, pods and GPUs.
+"""``wlmap get``: workloads of some types (or of every covered type) with phase, pods and GPUs.
 
-kubectl's grammar (``TYPE[/NAME] [NAME]``, ``-n``/``-A``, ``-l``, ``-o``). Each object is read
-through its definition (the engine's describe view) so PHASE, PODS (ready/desired) and GPUS come
-from the same rules as ``describe``. A bare NAME that is not a type is looked up across every
-covered type: one match is shown, several are an error (exit 5).
+kubectl's grammar: ``TYPE[,TYPE…] [NAME…]``, ``TYPE/NAME…``, ``-n``/``-A``, ``-l``, ``-o`` (also
+``jsonpath=…`` and ``custom-columns=…``, applied to the document ``-o json`` prints),
+``--sort-by``, ``-L``, ``--show-labels``, ``--no-headers`` and ``-w``/``--watch-only``. Each object
+is read through its definition (the engine's describe view), so PHASE, PODS (ready/desired) and
+GPUS follow the same rules as ``describe``. A bare NAME that is not a type is looked up across
+every covered type: one match is shown, several are an error (exit 5).
+
+Rows are sorted by namespace then name (kubectl's order; the reference sorts newest first, see
+docs/reference-differences.md). With ``-A`` the NAMESPACE column comes first; in one namespace it
+is left out, as kubectl does.
 """
 
 from __future__ import annotations
@@ -11,18 +17,19 @@ from __future__ import annotations
 import argparse
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from workload_map.cli.exits import ERROR, NOT_FOUND, OK, CliError, UsageError
-from workload_map.cli.targets import NotInstalled, Target, parse_target, resolve_type
+from workload_map.cli.targets import NotInstalled, Target, resolve_type
 
 if TYPE_CHECKING:
     from workload_map.cli.context import Context
+    from workload_map.cli.printers import OutputSpec
     from workload_map.cluster.client import Cluster
     from workload_map.cluster.definitions import Definitions
 
-__all__ = ["OUTPUTS", "PHASES", "run"]
+__all__ = ["OUTPUTS", "PHASES", "Request", "parse_requests", "run", "stuck_reason"]
 
 PHASES = (
     "Undefined",
@@ -36,6 +43,8 @@ PHASES = (
     "Degraded",
 )
 OUTPUTS = ("table", "wide", "json", "yaml", "name")
+# phases in which missing gang members are expected, not a sign of a stuck workload
+_SETTLED = {"Completed", "Failed", "Suspended", "Suspending"}
 
 
 def _phases(values: list[str]) -> set[str]:
@@ -55,6 +64,51 @@ def _phases(values: list[str]) -> set[str]:
                 )
             out.add(by_lower[word.lower()])
     return out
+
+
+@dataclass
+class Request:
+    """One TYPE the user named, with the NAMEs asked for (none: list them all)."""
+
+    token: str
+    names: list[str] = field(default_factory=list)
+
+
+def parse_requests(words: list[str]) -> list[Request]:
+    """``TYPE[,TYPE…] [NAME…]`` or ``TYPE/NAME [TYPE/NAME…]`` → requests, in the order given."""
+    if not words:
+        return []
+    if "/" in words[0]:
+        out: list[Request] = []
+        for word in words:
+            token, slash, name = word.partition("/")
+            if not slash:
+                raise UsageError(
+                    "there is no need to give a TYPE as a separate argument when passing "
+                    f'arguments in TYPE/NAME form (e.g. "wlmap get {words[0]}" or '
+                    f'"wlmap get {words[0].partition("/")[0]} {word}")'
+                )
+            if not token:
+                raise UsageError(f'"{word}": the TYPE before "/" is missing')
+            if not name or "/" in name:
+                raise UsageError(f'"{word}": expected TYPE/NAME')
+            for req in out:
+                if req.token == token:
+                    req.names.append(name)
+                    break
+            else:
+                out.append(Request(token, [name]))
+        return out
+    tokens = words[0].split(",")
+    if any(not t for t in tokens):
+        raise UsageError(f'"{words[0]}": an empty TYPE in the comma-separated list')
+    names = words[1:]
+    for name in names:
+        if "/" in name:
+            raise UsageError(
+                f'"{name}": give either TYPE NAME… or TYPE/NAME…, not both forms at once'
+            )
+    return [Request(t, list(names)) for t in dict.fromkeys(tokens)]
 
 
 class Progress:
@@ -87,34 +141,90 @@ class Row:
     created: str
 
     @property
-    def sort_key(self) -> tuple[float, str, str]:
-        from workload_map.cli.humanize import parse_timestamp
+    def sort_key(self) -> tuple[str, str, str]:
+        return (str(self.view.get("namespace") or ""), str(self.view["name"]), self.type_label)
 
-        ts = parse_timestamp(self.created)
-        return (-(ts.timestamp() if ts else 0.0), str(self.view["kind"]), str(self.view["name"]))
+    @property
+    def key(self) -> str:
+        meta = self.view.get("metadata") or {}
+        return str(meta.get("uid") or f"{self.type_label}/{self.sort_key}")
+
+
+@dataclass
+class _Options:
+    """What shapes the output, gathered once from the flags."""
+
+    spec: OutputSpec
+    phases: set[str]
+    stuck: bool
+    all_namespaces: bool
+    show_type: bool
+    no_headers: bool
+    show_labels: bool
+    label_columns: list[str]
+    sort_by: Any  # a jsonpath Template or None
+    namespace: str | None
+
+
+def _label_columns(values: list[str]) -> list[str]:
+    out: list[str] = []
+    for value in values:
+        for key in value.split(","):
+            key = key.strip()
+            if key and key not in out:
+                out.append(key)
+    return out
+
+
+def _output_spec(ctx: Context) -> OutputSpec:
+    from workload_map.cli.printers import OutputSpec, is_template_output, parse_output
+
+    if is_template_output(ctx.settings.output):
+        return parse_output(ctx.settings.output)
+    return OutputSpec(ctx.output_for(OUTPUTS, "get"))
+
+
+def _sort_template(text: str | None) -> Any:
+    if not text:
+        return None
+    from workload_map.cli.jsonpath import JsonPathError, compile_template, relaxed_expression
+
+    try:
+        return compile_template(relaxed_expression(text))
+    except JsonPathError as exc:
+        raise UsageError(f"--sort-by {text}: {exc}") from exc
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
-    fmt = ctx.output_for(OUTPUTS, "get")
+    spec = _output_spec(ctx)
     phases = _phases(args.phase)
     if args.chunk_size < 0:
         raise UsageError(f"--chunk-size must be 0 (no paging) or more, got {args.chunk_size}")
-    type_token, name = parse_target(list(args.target), "get")
-    if args.all_types and type_token is not None:
+    requests = parse_requests(list(args.target))
+    watching = bool(getattr(args, "watch", False) or getattr(args, "watch_only", False))
+    if args.all_types and requests:
         raise UsageError("--all-types lists every covered type; do not also give a TYPE")
-    if type_token is None and not args.all_types:
+    if not requests and not args.all_types:
         raise UsageError(
             "get needs a TYPE (e.g. wlmap get jobsets) or --all-types",
             hint="the covered types: wlmap definitions",
         )
-    if name is not None and args.selector:
+    named = any(r.names for r in requests)
+    if named and args.selector:
         raise UsageError("-l/--selector filters a list; it cannot be used with a NAME")
-    if name is not None and args.all_namespaces:
+    if named and args.all_namespaces:
         raise UsageError("a NAME is looked up in one namespace; drop -A or use -n NS")
+    if watching and (args.all_types or len(requests) > 1):
+        raise UsageError(
+            "watch is only supported on one type at a time",
+            hint="e.g. wlmap get jobsets -w",
+        )
+    if watching and sum(len(r.names) for r in requests) > 1:
+        raise UsageError("watch follows one workload or a whole type, not several names")
     from workload_map.cluster.errors import ClusterError
 
     try:
-        return _run(args, ctx, fmt, phases, type_token, name)
+        return _run(args, ctx, spec, phases, requests, watching)
     except ClusterError as exc:
         raise CliError(str(exc), ERROR) from exc
 
@@ -122,51 +232,128 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
 def _run(
     args: argparse.Namespace,
     ctx: Context,
-    fmt: str,
+    spec: OutputSpec,
     phases: set[str],
-    type_token: str | None,
-    name: str | None,
+    requests: list[Request],
+    watching: bool,
 ) -> int:
     from workload_map.cluster.errors import Forbidden, NotFound
 
     cluster = ctx.cluster()
     definitions = ctx.definitions(cluster)
     namespace = None if args.all_namespaces else cluster.namespace
+    opts = _Options(
+        spec=spec,
+        phases=phases,
+        stuck=bool(getattr(args, "stuck", False)),
+        all_namespaces=bool(args.all_namespaces),
+        show_type=bool(args.all_types) or len(requests) > 1,
+        no_headers=bool(getattr(args, "no_headers", False)),
+        show_labels=bool(getattr(args, "show_labels", False)),
+        label_columns=_label_columns(getattr(args, "label_columns", None) or []),
+        sort_by=_sort_template(getattr(args, "sort_by", None)),
+        namespace=namespace,
+    )
     if args.all_types:
-        rows = _all_types(args, ctx, cluster, definitions, namespace)
-        return _print(rows, ctx, fmt, phases, namespace, all_types=True)
-    assert type_token is not None
-    try:
-        target = resolve_type(type_token, cluster, definitions, warn=ctx.warn)
-    except NotInstalled as exc:
-        if name is not None:
-            raise
-        ctx.warn(str(exc))
-        return _print([], ctx, fmt, phases, namespace, all_types=False)
-    except CliError as exc:
-        if name is None and exc.payload is not None and "type" in exc.payload:
-            return _bare_name(type_token, exc, args, ctx, cluster, definitions, fmt)
-        raise
-    if name is not None:
-        ns = cluster.namespace if target.resource.namespaced else None
+        return _print(
+            _all_types(args, ctx, cluster, definitions, namespace), ctx, opts, single=False
+        )
+    targets: list[Target] = []
+    for req in requests:
         try:
-            obj = cluster.get(target.resource, name, ns)
-        except NotFound as exc:
-            raise CliError(str(exc), NOT_FOUND) from exc
-        row = _row(ctx, cluster, target, obj, None, target.resource.kind)
-        if row is None:
-            raise CliError(f"could not resolve {target.resource.kind}/{name}", ERROR)
-        if fmt in ("json", "yaml"):
-            from workload_map.cli.render import dump_document
+            targets.append(resolve_type(req.token, cluster, definitions, warn=ctx.warn))
+        except NotInstalled:
+            raise
+        except CliError as exc:
+            bare = len(requests) == 1 and not req.names and "," not in req.token
+            if bare and exc.payload is not None and "type" in exc.payload:
+                return _bare_name(req.token, exc, ctx, cluster, definitions, opts)
+            raise
+    labels = _type_labels(targets)
+    version = ""
+    if watching:  # taken before listing, so no change between the list and the watch is lost
+        from workload_map.cluster.watch import list_version
 
-            ctx.stdout.write(dump_document(row.view, fmt))
-            return OK
-        return _print([row], ctx, fmt, phases, namespace, all_types=False)
-    try:
-        rows = list(_list(args, ctx, cluster, target, namespace, target.resource.kind))
-    except Forbidden as exc:
-        raise CliError(str(exc), ERROR, hint=_rbac_hint(target, namespace)) from exc
-    return _print(rows, ctx, fmt, phases, namespace, all_types=False)
+        res = targets[0].resource
+        name = requests[0].names[0] if requests[0].names else None
+        version = list_version(
+            cluster,
+            res,
+            (cluster.namespace if name else namespace) if res.namespaced else None,
+            label_selector=args.selector,
+            field_selector=f"metadata.name={name}" if name else None,
+        )
+    rows: list[Row] = []
+    missing: list[str] = []
+    watch_only = watching and bool(getattr(args, "watch_only", False))
+    for req, target in zip(requests, targets, strict=True):
+        if watch_only:
+            break  # kubectl's --watch-only: no first screen, only changes
+        label = labels[id(target)]
+        if req.names:
+            ns = cluster.namespace if target.resource.namespaced else None
+            for name in req.names:
+                try:
+                    obj = cluster.get(target.resource, name, ns)
+                except NotFound as exc:
+                    missing.append(str(exc))
+                    continue
+                row = _row(ctx, cluster, target, obj, None, label)
+                if row is None:
+                    raise CliError(f"could not resolve {target.resource.kind}/{name}", ERROR)
+                rows.append(row)
+            continue
+        try:
+            rows.extend(_list(args, ctx, cluster, target, namespace, label))
+        except Forbidden as exc:
+            raise CliError(str(exc), ERROR, hint=_rbac_hint(target, namespace)) from exc
+    single = len(requests) == 1 and len(requests[0].names) == 1
+    if not watch_only:
+        if missing and not rows:
+            raise CliError("; ".join(missing), NOT_FOUND)
+        code = _print(rows, ctx, opts, single=single, quiet_empty=watching)
+    else:
+        code = OK
+    if missing:
+        raise CliError("; ".join(missing), NOT_FOUND)
+    if watching:
+        from workload_map.cli.get_watch import follow
+
+        name = requests[0].names[0] if requests[0].names else None
+        return follow(
+            ctx, cluster, targets[0], namespace, name, args, opts, rows, _Hooks(), version
+        )
+    return code
+
+
+class _Hooks:
+    """What the watch loop needs from this module (kept here so rows look the same)."""
+
+    def row(
+        self, ctx: Context, cluster: Cluster, target: Target, obj: dict[str, Any], label: str
+    ) -> Row | None:
+        return _row(ctx, cluster, target, obj, None, label)
+
+    def keep(self, row: Row, opts: _Options) -> bool:
+        return _keep(row, opts)
+
+    def header(self, opts: _Options) -> list[str]:
+        return _headers(opts)
+
+    def cells(self, row: Row, ctx: Context, opts: _Options) -> list[str]:
+        return _cells(row, ctx, opts)
+
+
+def _type_labels(targets: list[Target]) -> dict[int, str]:
+    by_kind: dict[str, set[str]] = {}
+    for t in targets:
+        by_kind.setdefault(t.resource.kind, set()).add(t.resource.group)
+    out = {}
+    for t in targets:
+        res = t.resource
+        several = len(by_kind[res.kind]) > 1 and res.group
+        out[id(t)] = f"{res.kind}.{res.group}" if several else res.kind
+    return out
 
 
 def _rbac_hint(target: Target, namespace: str | None) -> str:
@@ -213,6 +400,50 @@ def _list(
             yield row
 
 
+def stuck_reason(view: dict[str, Any]) -> str | None:
+    """Why a workload is stuck, from its describe view: pods Pending as Unschedulable, or a gang
+    with fewer member pods than its minimum (not counted once the workload is settled)."""
+    unschedulable = 0
+
+    def walk(components: list[Any]) -> None:
+        nonlocal unschedulable
+        for comp in components:
+            if not isinstance(comp, dict):
+                continue
+            for pod in comp.get("pods") or []:
+                if (
+                    isinstance(pod, dict)
+                    and pod.get("phase") == "Pending"
+                    and pod.get("reason") == "Unschedulable"
+                ):
+                    unschedulable += 1
+            walk(list(comp.get("children") or []))
+
+    walk(list(view.get("components") or []))
+    if unschedulable:
+        noun = "pod" if unschedulable == 1 else "pods"
+        return f"{unschedulable} {noun} Unschedulable"
+    if _SETTLED & set(view.get("phases") or []):
+        return None
+    if (view.get("pods") or {}).get("current") is None:
+        return None  # no pods known: nothing to say about gangs
+
+    def short(groups: list[Any]) -> str | None:
+        for group in groups:
+            if not isinstance(group, dict):
+                continue
+            members = len(group.get("pods") or [])
+            minimum = group.get("minMember")
+            if isinstance(minimum, int) and not isinstance(minimum, bool) and members < minimum:
+                return f"gang {group.get('name')} has {members} of {minimum} pods"
+            inner = short(list(group.get("subGroups") or []))
+            if inner:
+                return inner
+        return None
+
+    return short(list(view.get("podGroups") or []))
+
+
 def _row(
     ctx: Context,
     cluster: Cluster,
@@ -244,6 +475,7 @@ def _row(
         ctx.warn(f"could not resolve {obj.get('kind')}/{meta.get('name')}: {exc}")
         return None
     counts = view.get("pods") or {}
+    labels = meta.get("labels")
     row_view = {
         "name": meta.get("name"),
         "namespace": meta.get("namespace"),
@@ -259,6 +491,15 @@ def _row(
             "ready": counts.get("ready"),
         },
         "gpus": (view.get("resources") or {}).get("gpus", 0),
+        "stuck": stuck_reason(dict(view)),
+        # kubectl habits (custom-columns=NAME:.metadata.name, --sort-by, --show-labels)
+        "metadata": {
+            "name": meta.get("name"),
+            "namespace": meta.get("namespace"),
+            "uid": meta.get("uid"),
+            "labels": dict(labels) if isinstance(labels, dict) else {},
+            "creationTimestamp": meta.get("creationTimestamp"),
+        },
     }
     return Row(row_view, type_label, str(meta.get("creationTimestamp") or ""))
 
@@ -271,7 +512,7 @@ def _all_types(
     namespace: str | None,
 ) -> list[Row]:
     from workload_map.cli.targets import covered_targets
-    from workload_map.cluster.errors import Forbidden
+    from workload_map.cluster.errors import Forbidden, NotFound
     from workload_map.cluster.ownership import owning_workload
 
     covered = {(d.gvk.group, d.gvk.kind) for d in definitions.all() if d.gvk is not None}
@@ -279,8 +520,8 @@ def _all_types(
     for group, kind in covered:
         kind_groups.setdefault(kind, set()).add(group)
     targets = []
-    for target in covered_targets(cluster, definitions):
-        res = target.resource
+    for target in covered_targets(cluster, definitions):  # types the cluster does not serve
+        res = target.resource  # are not among them: skipped without a word
         label = (
             f"{res.kind}.{res.group}" if len(kind_groups[res.kind]) > 1 and res.group else res.kind
         )
@@ -300,6 +541,7 @@ def _all_types(
     progress = Progress(ctx)
     pods: dict[str, list[dict[str, Any]]] | None = None
     rows: list[Row] = []
+    forbidden: list[str] = []
     for target, label in targets:
         try:
             objs = list(
@@ -310,9 +552,11 @@ def _all_types(
                     chunk_size=args.chunk_size,
                 )
             )
-        except Forbidden as exc:
-            ctx.warn(str(exc))
+        except Forbidden:
+            forbidden.append(target.resource.group_resource)
             continue
+        except NotFound:
+            continue  # served at discovery, gone since (a CRD being removed): nothing to list
         progress.update(target.resource.plural, len(rows) + len(objs))
         top = [o for o in objs if owning_workload(cluster, o, is_covered, on_unreadable) is None]
         if top and pods is None:
@@ -322,17 +566,23 @@ def _all_types(
             if row is not None:
                 rows.append(row)
     progress.done()
+    if forbidden:
+        where = f"in namespace {namespace}" if namespace else "cluster-wide"
+        shown = ", ".join(forbidden[:5]) + (
+            f", +{len(forbidden) - 5} more" if len(forbidden) > 5 else ""
+        )
+        noun = "type" if len(forbidden) == 1 else "types"
+        ctx.warn(f"not allowed to list {len(forbidden)} {noun} {where} (left out): {shown}")
     return rows
 
 
 def _bare_name(
     word: str,
     type_error: CliError,
-    args: argparse.Namespace,
     ctx: Context,
     cluster: Cluster,
     definitions: Definitions,
-    fmt: str,
+    opts: _Options,
 ) -> int:
     """``wlmap get NAME``: find NAME among every covered type in the namespace."""
     from workload_map.cli.targets import ambiguous_name_error, find_by_name
@@ -346,72 +596,162 @@ def _bare_name(
     row = _row(ctx, cluster, target, obj, None, target.resource.kind)
     if row is None:
         raise CliError(f"could not resolve {target.resource.kind}/{word}", ERROR)
-    if fmt in ("json", "yaml"):
-        from workload_map.cli.render import dump_document
-
-        ctx.stdout.write(dump_document(row.view, fmt))
-        return OK
-    return _print([row], ctx, fmt, set(), cluster.namespace, all_types=True)
+    opts.show_type = True
+    opts.phases = set()
+    return _print([row], ctx, opts, single=True)
 
 
-def _pods_cell(pods: dict[str, Any]) -> str:
+def _pods_cell(view: dict[str, Any]) -> str:
+    pods = view.get("pods") or {}
     desired = pods.get("desired")
     ready = pods.get("ready")
+    if "Completed" in (view.get("phases") or []) and not pods.get("current"):
+        return "completed"  # finished: 0/3 would read as three pods missing
     d = "?" if desired is None else str(desired)
     return f"{'-' if ready is None else ready}/{d}"
 
 
-def _print(
-    rows: list[Row],
-    ctx: Context,
-    fmt: str,
-    phases: set[str],
-    namespace: str | None,
-    *,
-    all_types: bool,
-) -> int:
+def _keep(row: Row, opts: _Options) -> bool:
+    if opts.phases and not opts.phases & set(row.view["phases"]):
+        return False
+    return not (opts.stuck and not row.view.get("stuck"))
+
+
+def _sorted(rows: list[Row], opts: _Options) -> list[Row]:
+    rows = sorted(rows, key=lambda r: r.sort_key)
+    if opts.sort_by is None:
+        return rows
+    from workload_map.cli.jsonpath import JsonPathError
+
+    def key(row: Row) -> tuple[int, Any]:
+        try:
+            found = [v for group in opts.sort_by.find(row.view) for v in group]
+        except JsonPathError as exc:
+            raise UsageError(f"--sort-by: {exc}") from exc
+        if not found:
+            return (0, "")  # rows without the field first, as kubectl
+        if len(found) > 1:
+            raise UsageError(
+                f"--sort-by {opts.sort_by.source}: the expression gives {len(found)} values for "
+                f"{row.view.get('name')}; it must give one"
+            )
+        value = found[0]
+        if isinstance(value, bool):
+            return (1, int(value))
+        if isinstance(value, (int, float)):
+            return (2, value)
+        if isinstance(value, str):
+            return (3, value)
+        from workload_map.cli.jsonpath import go_json
+
+        return (4, go_json(value))
+
+    return sorted(rows, key=key)
+
+
+def _headers(opts: _Options) -> list[str]:
+    kind = opts.spec.kind
+    if kind == "custom-columns":
+        return opts.spec.column_headers()
+    headers = (["NAMESPACE"] if opts.all_namespaces else []) + ["NAME"]
+    if opts.show_type:
+        headers.append("TYPE")
+    headers += ["PHASE", "PODS", "GPUS", "AGE"]
+    if kind == "wide":
+        headers += ["DEFINITION", "ORIGIN", "STUCK"]
+    headers += [key.rpartition("/")[2].upper() for key in opts.label_columns]
+    if opts.show_labels:
+        headers.append("LABELS")
+    return headers
+
+
+def _labels_text(labels: dict[str, Any]) -> str:
+    if not labels:
+        return "<none>"
+    return ",".join(f"{k}={labels[k]}" for k in sorted(labels))
+
+
+def _cells(row: Row, ctx: Context, opts: _Options) -> list[str]:
     from workload_map.cli.humanize import age
 
-    if phases:
-        rows = [r for r in rows if phases & set(r.view["phases"])]
-    rows.sort(key=lambda r: r.sort_key)
-    if fmt in ("json", "yaml"):
-        from workload_map.cli.render import dump_document
+    if opts.spec.kind == "custom-columns":
+        return opts.spec.column_cells(row.view)
+    v = row.view
+    cells = [str(v.get("namespace") or "")] if opts.all_namespaces else []
+    cells.append(str(v["name"]))
+    if opts.show_type:
+        cells.append(row.type_label)
+    cells += [
+        ctx.style.phase(",".join(v["phases"])),
+        _pods_cell(v),
+        str(v["gpus"] or 0),
+        age(v["createdAt"]),
+    ]
+    if opts.spec.kind == "wide":
+        cells += [str(v["definition"]), str(v["origin"]), str(v.get("stuck") or "-")]
+    labels = (v.get("metadata") or {}).get("labels") or {}
+    cells += [str(labels.get(key, "")) for key in opts.label_columns]
+    if opts.show_labels:
+        cells.append(_labels_text(labels))
+    return cells
 
-        ctx.stdout.write(dump_document({"items": [r.view for r in rows], "count": len(rows)}, fmt))
+
+def name_of(view: dict[str, Any]) -> str:
+    """``kind.group/name``, as ``kubectl get -o name`` prints it."""
+    group = str(view.get("apiVersion") or "").rpartition("/")[0]
+    kind = str(view.get("kind") or "").lower() + (f".{group}" if group else "")
+    return f"{kind}/{view.get('name')}"
+
+
+def _print(
+    rows: list[Row], ctx: Context, opts: _Options, *, single: bool, quiet_empty: bool = False
+) -> int:
+    from workload_map.cli.render import dump_document
+
+    rows = _sorted([r for r in rows if _keep(r, opts)], opts)
+    kind = opts.spec.kind
+    if single and len(rows) == 1:
+        doc: Any = rows[0].view
+    else:
+        doc = {"items": [r.view for r in rows], "count": len(rows)}
+    if kind in ("json", "yaml"):
+        ctx.stdout.write(dump_document(doc, kind))
+        return OK
+    if kind == "jsonpath":
+        from workload_map.cli.jsonpath import JsonPathError
+
+        try:
+            ctx.stdout.write(opts.spec.render_object(doc))
+        except JsonPathError as exc:
+            raise CliError(str(exc), ERROR) from exc
         return OK
     if not rows:
-        where = f"in namespace {namespace}" if namespace else "in any namespace"
-        ctx.stderr.write(f"No workloads found {where}.\n")
+        if not quiet_empty:
+            where = f"in namespace {opts.namespace}" if opts.namespace else "in any namespace"
+            ctx.stderr.write(f"No workloads found {where}.\n")
         return OK
-    if fmt == "name":
+    if kind == "name":
         for r in rows:
-            group = str(r.view["apiVersion"]).rpartition("/")[0]
-            kind = str(r.view["kind"]).lower() + (f".{group}" if group else "")
-            ctx.stdout.write(f"{kind}/{r.view['name']}\n")
+            ctx.stdout.write(name_of(r.view) + "\n")
         return OK
-    from workload_map.cli.render import format_table
-
-    headers = (
-        ["NAME", "NAMESPACE"] + (["TYPE"] if all_types else []) + ["PHASE", "PODS", "GPUS", "AGE"]
-    )
-    if fmt == "wide":
-        headers += ["DEFINITION", "ORIGIN"]
-    table = []
-    for r in rows:
-        v = r.view
-        cells = [str(v["name"]), str(v["namespace"] or "<none>")]
-        if all_types:
-            cells.append(r.type_label)
-        cells += [
-            ctx.style.phase(",".join(v["phases"])),
-            _pods_cell(v["pods"]),
-            str(v["gpus"] or 0),
-            age(v["createdAt"]),
-        ]
-        if fmt == "wide":
-            cells += [str(v["definition"]), str(v["origin"])]
-        table.append(cells)
-    for line in format_table(headers, table):
+    for line in _table(rows, ctx, opts):
         ctx.stdout.write(line + "\n")
     return OK
+
+
+def _table(rows: list[Row], ctx: Context, opts: _Options) -> list[str]:
+    from workload_map.cli.jsonpath import JsonPathError
+
+    try:
+        body = [_cells(r, ctx, opts) for r in rows]
+    except JsonPathError as exc:
+        raise CliError(str(exc), ERROR) from exc
+    header = [] if opts.no_headers else [_headers(opts)]
+    if opts.spec.kind == "custom-columns":
+        from workload_map.cli.printers import tab_layout
+
+        return tab_layout(header + body)
+    from workload_map.cli.render import format_table
+
+    lines = format_table(header[0] if header else [""] * len(body[0]), body)
+    return lines if header else lines[1:]

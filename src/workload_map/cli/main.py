@@ -65,6 +65,7 @@ stays 0 because the rest of the view is still right."""
 
 _GET_EPILOG = """examples:
   wlmap get jobsets                      in the context's namespace
+  wlmap get jobsets,lws -A --stuck       several types; only stuck workloads
   wlmap get rayclusters -A --phase Failed,Degraded
   wlmap get --all-types -o wide          every covered type, top-level workloads only
   wlmap get jobset/train -o yaml         one workload as YAML"""
@@ -121,7 +122,8 @@ def _add_globals(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
         "--output",
         metavar="FORMAT",
         default=default(None),
-        help="table, wide, json, yaml or name (default: table, or the config file's)",
+        help="table, wide, json, yaml, name, jsonpath=TEMPLATE or custom-columns=SPEC "
+        "(default: table, or the config file's)",
     )
     g.add_argument(
         "--config",
@@ -249,6 +251,32 @@ def build_parser(out: IO[str], prog: str = "wlmap") -> argparse.ArgumentParser:
     _add_globals(g, suppress=True)
 
     f = sub.add_parser(
+    g.add_argument(
+        "-w", "--watch", action="store_true", help="after listing, watch for changes"
+    )
+    g.add_argument(
+        "--watch-only", action="store_true", help="watch for changes without listing first"
+    )
+    g.add_argument("--no-headers", action="store_true", help="no header line in tables")
+    g.add_argument("--show-labels", action="store_true", help="a LABELS column, last")
+    g.add_argument(
+        "-L",
+        "--label-columns",
+        action="append",
+        default=[],
+        metavar="KEY",
+        help="a column per label key (repeatable, comma lists)",
+    )
+    g.add_argument(
+        "--sort-by",
+        metavar="JSONPATH",
+        help="sort by this field of each -o json item (e.g. .createdAt, .metadata.name)",
+    )
+    g.add_argument(
+        "--stuck",
+        action="store_true",
+        help="only workloads with pods Unschedulable or gangs short of their minimum",
+    )
         "definitions",
         help="the workload types wlmap understands",
         description="List definitions (built-in catalog + the cluster's Kartas) or show one.",
