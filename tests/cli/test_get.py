@@ -88,9 +88,7 @@ def test_get_table_sorted_by_namespace_and_name(wlmap) -> None:
     # kubectl's order and columns (the reference sorts newest first and always shows NAMESPACE;
     # docs/reference-differences.md)
     api = _api()
-    api.add(
-        obj("jobset.x-k8s.io/v1alpha2", "JobSet", "aaa", "ml", created="2026-06-01T00:00:00Z")
-    )
+    api.add(obj("jobset.x-k8s.io/v1alpha2", "JobSet", "aaa", "ml", created="2026-06-01T00:00:00Z"))
     r = wlmap(["get", "jobsets"], api=api)
     assert r.code == 0, r.err
     lines = r.out.splitlines()

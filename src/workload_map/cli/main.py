@@ -248,12 +248,7 @@ def build_parser(out: IO[str], prog: str = "wlmap") -> argparse.ArgumentParser:
         metavar="N",
         help="list page size (default 500, 0 = no paging)",
     )
-    _add_globals(g, suppress=True)
-
-    f = sub.add_parser(
-    g.add_argument(
-        "-w", "--watch", action="store_true", help="after listing, watch for changes"
-    )
+    g.add_argument("-w", "--watch", action="store_true", help="after listing, watch for changes")
     g.add_argument(
         "--watch-only", action="store_true", help="watch for changes without listing first"
     )
