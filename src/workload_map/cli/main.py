@@ -67,6 +67,9 @@ _GET_EPILOG = """examples:
   wlmap get jobsets                      in the context's namespace
   wlmap get jobsets,lws -A --stuck       several types; only stuck workloads
   wlmap get rayclusters -A --phase Failed,Degraded
+  wlmap get jobsets -w                   list, then print each change
+  wlmap get jobsets -o custom-columns=NAME:.name,PHASE:.phases[*]
+  wlmap get jobsets -o jsonpath='{range .items[*]}{.name}{"\\n"}{end}'
   wlmap get --all-types -o wide          every covered type, top-level workloads only
   wlmap get jobset/train -o yaml         one workload as YAML"""
 
@@ -272,6 +275,9 @@ def build_parser(out: IO[str], prog: str = "wlmap") -> argparse.ArgumentParser:
         action="store_true",
         help="only workloads with pods Unschedulable or gangs short of their minimum",
     )
+    _add_globals(g, suppress=True)
+
+    f = sub.add_parser(
         "definitions",
         help="the workload types wlmap understands",
         description="List definitions (built-in catalog + the cluster's Kartas) or show one.",
