@@ -363,6 +363,18 @@ def main(
     if first is not None and first[1] == "help":  # `wlmap help [COMMAND]`, as git and kubectl
         argv = [*argv[first[0] + 1 : first[0] + 2], "--help"]
         first = _first_positional(argv)
+    if first is not None and first[1] == "operator":  # its own flags: wlmap operator --help
+        from workload_map.operator.main import main as operator_main
+
+        return operator_main(argv[first[0] + 1 :])
+    if first is not None and first[1] == "definitions":  # install/uninstall are reserved words
+        rest = argv[first[0] + 1 :]
+        verb = next((a for a in rest if not a.startswith("-")), None)
+        if verb in ("install", "uninstall"):
+            from workload_map.cli.definitions_install import main as install_main
+
+            rest.remove(verb)
+            return install_main(verb, rest, stdout, stderr)
     if first is not None and first[1] == "jq":
         from workload_map.cli import jq_cli  # type: ignore[attr-defined,unused-ignore]
 

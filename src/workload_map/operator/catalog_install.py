@@ -1,0 +1,231 @@
+"""The built-in catalog in the cluster: install and uninstall as Karta objects.
+
+Installed copies are server-side applied with one field manager and carry the catalog's
+version and a digest of their spec in annotations, so a stale copy is recognisable (by
+``wlmap definitions install`` and by the operator's ``Catalog`` condition). A user's own Karta
+is never clobbered: one of the same name is taken over only with ``force``, one of another
+name for the same GVK is always left alone (``force`` never deletes), and uninstall only
+removes copies that carry the catalog annotations.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from workload_map.cluster.errors import ApiError, NotFound
+from workload_map.errors import WlmapError
+from workload_map.operator import controllers
+from workload_map.operator.karta_status import (
+    CATALOG_DIGEST_ANNOTATION,
+    CATALOG_VERSION_ANNOTATION,
+    catalog_digest,
+    derived_labels,
+    root_gvk,
+)
+
+if TYPE_CHECKING:
+    from workload_map.operator.controllers import OperatorConfig, OperatorContext
+    from workload_map.operator.kube import Api
+
+__all__ = ["FIELD_MANAGER", "InstallResult", "install", "installable", "uninstall"]
+
+FIELD_MANAGER = "workload-map-catalog"
+KARTAS = "/apis/run.ai/v1alpha1/kartas"
+log = logging.getLogger("workload_map.operator.catalog")
+
+
+class UnknownDefinition(WlmapError):
+    """A name given to install/uninstall is not a built-in definition."""
+
+
+@dataclass(frozen=True)
+class InstallResult:
+    name: str
+    action: str  # created, updated, unchanged, skipped, deleted, absent, failed
+    detail: str = ""
+
+    @property
+    def failed(self) -> bool:
+        return self.action == "failed"
+
+    def __str__(self) -> str:
+        return f"{self.name}: {self.action}" + (f" ({self.detail})" if self.detail else "")
+
+
+def installable(names: Iterable[str] = (), *, all_: bool = False) -> list[dict[str, Any]]:
+    """The catalog objects to apply, with labels and catalog annotations."""
+    from workload_map import __version__
+    from workload_map.catalog import catalog
+
+    objects = {o["metadata"]["name"]: o for o in catalog.as_cluster_objects()}
+    wanted = sorted(objects) if all_ else list(dict.fromkeys(names))
+    unknown = [n for n in wanted if n not in objects]
+    if unknown:
+        raise UnknownDefinition(
+            f"not a built-in definition: {', '.join(unknown)} (see `wlmap definitions`)"
+        )
+    out = []
+    for name in wanted:
+        obj = objects[name]
+        meta = obj["metadata"]
+        meta["labels"] = {**(meta.get("labels") or {}), **(derived_labels(obj) or {})}
+        meta["annotations"] = {
+            **(meta.get("annotations") or {}),
+            CATALOG_VERSION_ANNOTATION: __version__,
+            CATALOG_DIGEST_ANNOTATION: catalog_digest(obj),
+        }
+        out.append(obj)
+    return out
+
+
+def _list_kartas(api: Api) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = []
+    token = None
+    while True:
+        query = [("limit", "500")] + ([("continue", token)] if token else [])
+        doc = api.get(KARTAS, query)
+        items.extend(doc.get("items") or [])
+        token = (doc.get("metadata") or {}).get("continue")
+        if not token:
+            return items
+
+
+def install(
+    api: Api,
+    names: Iterable[str] = (),
+    *,
+    all_: bool = False,
+    dry_run: bool = False,
+    force: bool = False,
+) -> list[InstallResult]:
+    """Apply the named (or all) built-in definitions; one result per definition."""
+    wanted = installable(names, all_=all_)
+    existing = _list_kartas(api)
+    by_name = {k["metadata"]["name"]: k for k in existing}
+    results: list[InstallResult] = []
+    for obj in wanted:
+        name = obj["metadata"]["name"]
+        gvk = root_gvk(obj)
+        rivals = sorted(
+            k["metadata"]["name"]
+            for k in existing
+            if k["metadata"]["name"] != name and root_gvk(k) == gvk
+        )
+        if rivals:
+            results.append(
+                InstallResult(
+                    name,
+                    "skipped",
+                    f"Karta {', '.join(rivals)} already defines this type; it is kept "
+                    "(delete it first to use the built-in definition)",
+                )
+            )
+            continue
+        current = by_name.get(name)
+        notes = ""
+        if current is not None:
+            annotations = (current.get("metadata") or {}).get("annotations") or {}
+            ours = CATALOG_DIGEST_ANNOTATION in annotations
+            if not ours and not force:
+                results.append(
+                    InstallResult(
+                        name,
+                        "skipped",
+                        "a Karta of this name exists and is not a catalog copy "
+                        "(--force takes it over)",
+                    )
+                )
+                continue
+            if ours and annotations.get(CATALOG_DIGEST_ANNOTATION) == catalog_digest(obj):
+                if (
+                    annotations.get(CATALOG_VERSION_ANNOTATION)
+                    == obj["metadata"]["annotations"][CATALOG_VERSION_ANNOTATION]
+                ):
+                    results.append(InstallResult(name, "unchanged"))
+                    continue
+            elif ours:
+                notes = f"stale copy from workload-map {annotations.get(CATALOG_VERSION_ANNOTATION, '?')}"
+            else:
+                notes = "took over a user's Karta of this name (--force)"
+        try:
+            api.apply(
+                f"{KARTAS}/{name}",
+                obj,
+                FIELD_MANAGER,
+                force=force or current is not None,
+                dry_run=dry_run,
+            )
+        except ApiError as exc:
+            results.append(InstallResult(name, "failed", exc.detail or str(exc)))
+            continue
+        action = "created" if current is None else "updated"
+        if dry_run:
+            notes = "; ".join(x for x in (notes, "dry run") if x)
+        results.append(InstallResult(name, action, notes))
+    return results
+
+
+def uninstall(
+    api: Api, names: Iterable[str] = (), *, all_: bool = False, dry_run: bool = False
+) -> list[InstallResult]:
+    """Delete installed catalog copies; a Karta without the catalog annotations is kept."""
+    wanted = [o["metadata"]["name"] for o in installable(names, all_=all_)]
+    results = []
+    for name in wanted:
+        try:
+            current = api.get(f"{KARTAS}/{name}")
+        except NotFound:
+            results.append(InstallResult(name, "absent"))
+            continue
+        annotations = (current.get("metadata") or {}).get("annotations") or {}
+        if CATALOG_DIGEST_ANNOTATION not in annotations:
+            results.append(InstallResult(name, "skipped", "not a catalog copy; kept"))
+            continue
+        query = [("dryRun", "All")] if dry_run else []
+        try:
+            api.request("DELETE", f"{KARTAS}/{name}", query=query)
+        except NotFound:
+            results.append(InstallResult(name, "absent"))
+            continue
+        except ApiError as exc:
+            results.append(InstallResult(name, "failed", exc.detail or str(exc)))
+            continue
+        results.append(InstallResult(name, "deleted", "dry run" if dry_run else ""))
+    return results
+
+
+class CatalogInstaller:
+    """``--install-catalog``: the leader applies every built-in definition once."""
+
+    name = "catalog-installer"
+    needs_leader = True
+
+    def start(self, ctx: OperatorContext) -> None:
+        def run() -> None:
+            for attempt in range(10):
+                try:
+                    results = install(ctx.api, all_=True)
+                except (WlmapError, ApiError) as exc:
+                    log.warning("installing the catalog (attempt %d): %s", attempt + 1, exc)
+                    if ctx.stopping.wait(min(30, 2**attempt)):
+                        return
+                    continue
+                for r in results:
+                    if r.action not in ("unchanged",):
+                        log.info("catalog %s", r)
+                return
+
+        ctx.spawn(run, "catalog-installer")
+
+    def stop(self) -> None:
+        pass
+
+
+def _factory(config: OperatorConfig) -> CatalogInstaller | None:
+    return CatalogInstaller() if getattr(config.args, "install_catalog", False) else None
+
+
+controllers.register(_factory, name="catalog-installer")
