@@ -1,0 +1,270 @@
+"""The pod webhook's logic: owner chains through caches only, bounded waits, JSON patches."""
+
+from __future__ import annotations
+
+import base64
+import copy
+import json
+import threading
+import time
+from typing import Any
+
+import pytest
+
+import workload_map as wm
+from tests.gangs import custom
+from tests.gangs.cases import example, karta_of, opted, set_scheduler
+from tests.gangs.owners import jobset_chain, lws_chain, new_pod, owned
+from workload_map.gangs import plan
+from workload_map.gangs.admission import PodAdmitter, catalog_resolver, json_patch, pod_decisions
+from workload_map.gangs.cache import ObjectCache, trim_owner, trim_pod, trim_workload
+from workload_map.gangs.config import (
+    COSCHEDULING_LABEL,
+    LABEL_COMPONENT,
+    LABEL_INSTANCE,
+    LABEL_NAMESPACE_OPT_IN,
+    LABEL_WORKLOAD,
+    VOLCANO_GROUP_ANNOTATION,
+    VOLCANO_TASK_ANNOTATION,
+)
+
+
+def apply_patch(pod: dict[str, Any], ops: list[dict[str, Any]]) -> dict[str, Any]:
+    """RFC 6902 ``add`` as the API server applies it (the only op the webhook uses)."""
+    out = copy.deepcopy(pod)
+    for op in ops:
+        assert op["op"] == "add"
+        parts = [p.replace("~1", "/").replace("~0", "~") for p in op["path"].split("/")[1:]]
+        target = out
+        for part in parts[:-1]:
+            target = target[part]  # a missing parent is an error, as on the server
+        target[parts[-1]] = op["value"]
+    return out
+
+
+def cache_with(*objects: dict[str, Any]) -> ObjectCache:
+    cache = ObjectCache()
+    for obj in objects:
+        if obj["kind"] == "Pod":
+            cache.upsert(trim_pod(obj))
+        elif obj["kind"] in ("Job", "StatefulSet", "ReplicaSet", "Namespace"):
+            cache.upsert(trim_owner(obj))
+        else:
+            cache.upsert(trim_workload(obj))
+    return cache
+
+
+def test_jobset_pods_join_the_planned_gang_through_their_jobs() -> None:
+    jobset, _ = example("jobset")
+    jobset = opted(jobset)
+    jobs, pods = jobset_chain(jobset)
+    admitter = PodAdmitter(cache_with(jobset, *jobs))
+    gang = plan(karta_of(jobset), jobset).gangs[0]
+    for pod in pods:
+        assert "name" not in pod["metadata"] and "uid" not in pod["metadata"]
+        decision = admitter.decide(pod)
+        assert decision.pod_group == gang.name, decision.reason
+        patched = apply_patch(pod, json_patch(pod, decision))
+        assert patched["spec"]["schedulingGroup"] == {"podGroupName": gang.name}
+        labels = patched["metadata"]["labels"]
+        assert labels[LABEL_WORKLOAD] == "llm-pretrain"
+        assert labels[LABEL_COMPONENT] == "replicatedjob"
+        assert labels[LABEL_INSTANCE] == labels["jobset.sigs.k8s.io/replicatedjob-name"]
+        assert labels["jobset.sigs.k8s.io/job-index"]  # the pod's own labels are kept
+
+
+def test_lws_workers_reach_their_group_through_the_leader_pod() -> None:
+    lws, _ = example("leaderworkerset")
+    lws = opted(lws)
+    owners, pods = lws_chain(lws)
+    admitter = PodAdmitter(cache_with(lws, *owners))
+    uid = lws["metadata"]["uid"]
+    seen: dict[str, list[str]] = {}
+    for pod in pods:
+        decision = admitter.decide(pod)
+        assert decision.scheduling_group, decision.reason
+        seen.setdefault(decision.scheduling_group, []).append(pod["metadata"]["name"])
+    assert sorted(seen) == [f"pg-{uid}-vllm-70b-0", f"pg-{uid}-vllm-70b-1"]
+    assert all(len(members) == 2 for members in seen.values())
+    # the controller's plan with those pods creates exactly those PodGroups
+    named = [{**p, "metadata": {**p["metadata"], "uid": p["metadata"]["name"]}} for p in pods]
+    groups = {g.name: g.min_count for g in plan(karta_of(lws), lws, named).gangs}
+    assert groups == dict.fromkeys(seen, 2)
+
+
+def test_custom_kind_through_a_replicaset() -> None:
+    karta = wm.load_karta(custom.karta(1))
+    partset = opted(custom.partset("parts", [3]))
+    rs = owned("apps/v1", "ReplicaSet", "parts-p0-abc", partset, {"example.wlmap.io/part": "p0"})
+    admitter = PodAdmitter(
+        cache_with(partset, rs), lambda a, k: karta if k == custom.KIND else None
+    )
+    pod = new_pod(rs, generate_name="parts-p0-abc-", labels={"example.wlmap.io/part": "p0"})
+    decision = admitter.decide(pod)
+    assert decision.pod_group == plan(karta, partset).gangs[0].name
+    assert decision.component == "p0"
+
+
+def test_a_just_created_owner_is_waited_for() -> None:
+    jobset, _ = example("jobset")
+    jobset = opted(jobset)
+    jobs, pods = jobset_chain(jobset)
+    cache = cache_with(jobset)
+    admitter = PodAdmitter(cache, miss_wait=2.0)
+
+    def late() -> None:
+        time.sleep(0.2)
+        cache.upsert(trim_owner(jobs[0]))
+
+    thread = threading.Thread(target=late)
+    thread.start()
+    decision = admitter.decide(pods[0])
+    thread.join()
+    assert decision.scheduling_group and 0.15 <= decision.waited_seconds < 1.5
+
+
+def test_the_wait_is_bounded_and_the_pod_admitted_unchanged() -> None:
+    jobset, _ = example("jobset")
+    jobset = opted(jobset)
+    jobs, pods = jobset_chain(jobset)
+    admitter = PodAdmitter(cache_with(jobset), miss_wait=0.2)
+    start = time.monotonic()
+    decision = admitter.decide(pods[0])
+    assert time.monotonic() - start < 1.0
+    assert decision.cache_miss and "not in the cache" in decision.reason
+    assert json_patch(pods[0], decision) == []
+    # an owner of the same name but another uid (deleted and recreated) is not taken
+    stale = copy.deepcopy(jobs[0])
+    stale["metadata"]["uid"] = "old-uid"
+    admitter = PodAdmitter(cache_with(jobset, stale), miss_wait=0.1)
+    assert admitter.decide(pods[0]).cache_miss
+
+
+def test_not_opted_in_and_excluded_namespaces_get_nothing() -> None:
+    jobset, _ = example("jobset")
+    jobs, pods = jobset_chain(jobset)
+    admitter = PodAdmitter(cache_with(jobset, *jobs))
+    decision = admitter.decide(pods[0])
+    assert json_patch(pods[0], decision) == [] and "not opted in" in decision.reason
+    ns = {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {
+            "name": jobset["metadata"]["namespace"],
+            "labels": {LABEL_NAMESPACE_OPT_IN: "enabled"},
+        },
+    }
+    admitter = PodAdmitter(cache_with(jobset, *jobs, ns))
+    assert admitter.decide(pods[0]).scheduling_group
+    system = copy.deepcopy(pods[0])
+    system["metadata"]["namespace"] = "kube-system"
+    assert "excluded" in admitter.decide(system).reason
+
+
+def test_coscheduling_label_and_volcano_annotations() -> None:
+    ray, _ = example("raycluster")
+    for scheduler, check in (
+        ("scheduler-plugins-scheduler", "label"),
+        ("volcano", "annotations"),
+        ("kai-scheduler", "nothing"),
+    ):
+        obj = opted(set_scheduler(ray, scheduler))
+        gangs = plan(karta_of(obj), obj).gangs
+        admitter = PodAdmitter(cache_with(obj))
+        head = new_pod(
+            obj,
+            name=f"{obj['metadata']['name']}-head",
+            labels={
+                "ray.io/node-type": "head",
+                "ray.io/group": "headgroup",
+                "ray.io/cluster": obj["metadata"]["name"],
+            },
+            scheduler=scheduler,
+        )
+        decision = admitter.decide(head)
+        patched = apply_patch(head, json_patch(head, decision))
+        assert "schedulingGroup" not in patched["spec"]
+        if check == "label":
+            assert patched["metadata"]["labels"][COSCHEDULING_LABEL] == gangs[0].name
+        elif check == "annotations":
+            annotations = patched["metadata"]["annotations"]
+            assert annotations[VOLCANO_GROUP_ANNOTATION] == gangs[0].name
+            assert annotations[VOLCANO_TASK_ANNOTATION] == "head"
+        else:
+            assert gangs == [] and decision.pod_group is None
+            assert COSCHEDULING_LABEL not in patched["metadata"]["labels"]
+
+
+def test_a_pod_that_already_has_a_group_is_left_as_is() -> None:
+    jobset, _ = example("jobset")
+    jobset = opted(jobset)
+    jobs, pods = jobset_chain(jobset)
+    pod = copy.deepcopy(pods[0])
+    pod["spec"]["schedulingGroup"] = {"podGroupName": "theirs"}
+    decision = PodAdmitter(cache_with(jobset, *jobs)).decide(pod)
+    assert decision.scheduling_group is None
+    assert apply_patch(pod, json_patch(pod, decision))["spec"]["schedulingGroup"] == {
+        "podGroupName": "theirs"
+    }
+
+
+def test_admission_review_round_trip_and_never_blocks() -> None:
+    jobset, _ = example("jobset")
+    jobset = opted(jobset)
+    jobs, pods = jobset_chain(jobset)
+    admitter = PodAdmitter(cache_with(jobset, *jobs))
+    body = {
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {"uid": "r1", "operation": "CREATE", "namespace": "ml-team", "object": pods[0]},
+    }
+    answer = admitter.review(body)
+    response = answer["response"]
+    assert response["uid"] == "r1" and response["allowed"] is True
+    assert response["patchType"] == "JSONPatch"
+    ops = json.loads(base64.b64decode(response["patch"]))
+    assert apply_patch(pods[0], ops)["spec"]["schedulingGroup"]["podGroupName"].endswith("-jobset")
+
+    def broken(api_version: str, kind: str) -> wm.model.Karta:
+        raise RuntimeError("boom")
+
+    failing = PodAdmitter(cache_with(jobset, *jobs), broken)
+    assert failing.review(body)["response"] == {"uid": "r1", "allowed": True}
+    update = {**body, "request": {**body["request"], "operation": "UPDATE"}}
+    assert admitter.review(update)["response"] == {"uid": "r1", "allowed": True}
+
+
+def test_pods_without_labels_get_a_labels_map() -> None:
+    karta = wm.load_karta(custom.karta(1))
+    partset = opted(custom.partset("bare", [2]))
+    pod = new_pod(partset, name="bare-0")
+    (shown,) = pod_decisions(karta, partset, [pod])
+    # no part label: no component claims the pod (several components could), nothing joined
+    assert shown["schedulingGroup"] is None
+    pod["metadata"]["labels"] = {"example.wlmap.io/part": "p0"}
+    decision = PodAdmitter(cache_with(partset), lambda a, k: karta).decide(pod)
+    ops = json_patch(
+        {**pod, "metadata": {k: v for k, v in pod["metadata"].items() if k != "labels"}}, decision
+    )
+    assert ops[0]["path"] == "/metadata/labels" and LABEL_WORKLOAD in ops[0]["value"]
+
+
+@pytest.mark.parametrize("name", ["jobset", "leaderworkerset", "pytorchjob"])
+def test_describe_view_matches_the_webhook(name: str) -> None:
+    obj, pods = example(name)
+    karta = karta_of(obj)
+    only_pods = [p for p in pods or [] if p["kind"] == "Pod"]
+    shown = pod_decisions(karta, obj, only_pods)
+    assert len(shown) == len(only_pods)
+    forced = plan(karta, obj, pods, force=True)
+    by_pod = {p: g.name for g in forced.gangs for p in g.pods}
+    for entry in shown:
+        assert entry["podGroup"] == by_pod.get(entry["pod"]), entry
+        if entry["podGroup"]:
+            assert entry["schedulingGroup"] == {"podGroupName": entry["podGroup"]}
+
+
+def test_catalog_resolver() -> None:
+    resolve = catalog_resolver()
+    assert resolve("jobset.x-k8s.io/v1alpha2", "JobSet") is not None
+    assert resolve("example.invalid/v1", "Nothing") is None
