@@ -224,6 +224,6 @@ def test_fixtures_describe_every_instance_they_define() -> None:
 
     for name in FIXTURE_NAMES:
         wl = workload(name, with_pods=False)
-        for comp in wl.structure.leaves:
+        for comp in wl.structure.pod_bearing:
             for inst in wl.instances(comp).values():
                 assert inst.describes_pods, (name, comp, inst.instance_id)

@@ -370,7 +370,7 @@ def test_v2_group_without_subgroups_and_bad_topology() -> None:
         pods=[_pod("p", role="a"), _pod("q", role="zzz")],
     )
     [group] = wl.pod_groups()
-    assert (group.name, group.min_member, group.pods) == ("pg-u1-all", 3, ["p"])
+    assert (group.name, group.min_member, group.pods) == ("pg-u1-all", 3, ("p",))
     assert group.error is not None and "at least one" in group.error
 
 
@@ -386,4 +386,4 @@ def test_v2_unknown_subgroup_component_is_reported() -> None:
     [group] = wl.pod_groups()
     subs = {s.name: s for s in group.sub_groups}
     assert subs["ghost"].error == "subgroup component 'ghost' is not defined"
-    assert subs["a"].pods == ["p"] and group.min_member == 1
+    assert subs["a"].pods == ("p",) and group.min_member == 1

@@ -634,11 +634,11 @@ def test_other_views_never_crash(karta: Any, obj: Any, pods: Any) -> None:
         *(lambda c=c: wl.subtree_scale(c) for c in wl.structure.components),
         *(
             lambda c=c: wl.update_pod_template(c, wl.pod_template_specs(c))
-            for c in wl.structure.leaves
+            for c in wl.structure.pod_bearing
         ),
         *(
             lambda c=c: wl.update_fragmented_pod_spec(c, wl.fragmented_pod_specs(c))
-            for c in wl.structure.leaves
+            for c in wl.structure.pod_bearing
         ),
     ):
         try:

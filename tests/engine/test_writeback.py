@@ -9,7 +9,6 @@ import pytest
 
 from tests.engine.conftest import FIXTURE_NAMES, karta_dict, load_fixture, root, workload
 from workload_map.engine import DefinitionNotFoundError, Workload, WriteRefusedError
-from workload_map.engine.structure import has_pod_definition
 from workload_map.engine.writeback import merge
 
 
@@ -24,7 +23,7 @@ def test_extract_then_update_with_the_same_values_is_identity(name: str) -> None
     wl = Workload(karta, obj, pods)
     checked = 0
     for comp in wl.karta.components():
-        if not has_pod_definition(comp):
+        if not comp.has_pod_definition:
             continue
         for getter, updater in (
             (wl.pod_template_specs, wl.update_pod_template),

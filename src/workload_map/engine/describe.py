@@ -18,13 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from workload_map.engine import resources as res
 from workload_map.engine.errors import EngineError
-from workload_map.engine.extract import (
-    ExtractedInstance,
-    desired_pods,
-    desired_replicas,
-    implied_replicas,
-)
-from workload_map.engine.structure import has_pod_definition
+from workload_map.engine.extract import NO_SCALE, ExtractedInstance, implied_replicas
+from workload_map.model.views import to_json
 
 if TYPE_CHECKING:
     from workload_map.engine.pods import Placement
@@ -205,7 +200,7 @@ class _Builder:
         index from 0 to the replicas its pods imply — with or without pods, so a file shows
         ``group[0]``, ``group[1]`` as a live workload does, and a missing group shows as empty.
         """
-        pod_bearing = has_pod_definition(self.structure.components[name])
+        pod_bearing = self.structure.has_pod_definition(name)
         members = {name} if pod_bearing else set(self.structure.subtree(name))
         mine = [
             p
@@ -217,7 +212,7 @@ class _Builder:
         keys = {p.replica for p in mine if p.replica_component == name and p.replica is not None}
         unkeyed = any(p.replica is None for p in mine)
         count = len(keys)
-        implied = implied_replicas(self.structure, self.extractor, name)
+        implied = implied_replicas(self.extractor, name)
         if implied is not None and all(k.isdigit() for k in keys):
             count = implied
             if count <= MAX_LISTED_REPLICAS:
@@ -247,7 +242,7 @@ class _Builder:
         divisor: int,
     ) -> dict[str, Any] | None:
         comp = self.structure.components[name]
-        pod_bearing = has_pod_definition(comp)
+        pod_bearing = comp.has_pod_definition
         children: list[dict[str, Any]] = []
         for child in self.structure.children[name]:
             children.extend(self.nodes(child, replica, divisor))
@@ -262,7 +257,7 @@ class _Builder:
         desired = 0
         totals: res.Totals = {}
         if pod_bearing and inst.describes_pods:
-            desired = desired_replicas(scale)
+            desired = (scale or NO_SCALE).desired_pods()
             if divisor > 1:
                 desired = -(-desired // divisor)  # ceil, exact for any size
             try:
@@ -321,7 +316,7 @@ def describe(wl: Workload) -> dict[str, Any]:
     meta = obj.get("metadata") if isinstance(obj.get("metadata"), Mapping) else {}
     builder = _Builder(wl)
     root = structure.root
-    if has_pod_definition(root):
+    if root.has_pod_definition:
         nodes = builder.nodes(root.name, None, 1)
     else:
         nodes = []
@@ -330,14 +325,14 @@ def describe(wl: Workload) -> dict[str, Any]:
     desired = 0
     totals: res.Totals = {}
     for name in structure.order:
-        if not has_pod_definition(structure.components[name]):
+        if not structure.has_pod_definition(name):
             continue
         try:
             instances = wl.extractor.instances(name)
         except EngineError:
             continue  # reported by the component's node
         for inst in instances.values():
-            count = desired_pods(inst)
+            count = inst.desired_pods()
             desired += count
             try:
                 totals = res.add(totals, res.scaled(instance_request(inst), count))
@@ -371,7 +366,7 @@ def describe(wl: Workload) -> dict[str, Any]:
         },
         "resources": res.summarize(totals),
         "components": _strip(nodes),
-        "podGroups": [g.to_dict() for g in wl.pod_groups()],
+        "podGroups": [to_json(g) for g in wl.pod_groups()],
         "unattributedPods": [name for name, _ in unattributed],
         "unattributedReasons": dict(unattributed),
         "errors": builder.errors,

@@ -15,17 +15,15 @@ from typing import Any
 
 from workload_map.engine.errors import DefinitionNotFoundError, EngineError, ExtractionError
 from workload_map.engine.runner import Evaluations, plain_path
-from workload_map.engine.structure import Structure, has_pod_definition
+from workload_map.engine.structure import Structure
 from workload_map.model import Component, FragmentedPodSpecDefinition
 
 __all__ = [
     "FRAGMENT_FIELDS",
+    "NO_SCALE",
     "ExtractedInstance",
     "Extractor",
     "Scale",
-    "desired_pods",
-    "desired_replicas",
-    "effective_minimum",
     "implied_replicas",
 ]
 
@@ -60,7 +58,13 @@ _FRAGMENT_TYPES: dict[str, type] = {
 
 @dataclass(frozen=True)
 class Scale:
-    """Replica counts of one instance; None where the definition or the object has none."""
+    """Replica counts of one instance; None where the definition or the object has none.
+
+    Three contracts read these counts, each by its own method: :meth:`desired_pods` (what the
+    project's describe counts), :meth:`gang_minimum` (the project's gang minimum) and
+    :meth:`reference_minimum` (the reference's per-instance minimum, for KAI's subtree scale).
+    An instance without a scale is :data:`NO_SCALE`.
+    """
 
     replicas: int | None = None
     min_replicas: int | None = None
@@ -73,27 +77,33 @@ class Scale:
             "maxReplicas": self.max_replicas,
         }
 
-
-def desired_replicas(scale: Scale | None) -> int:
-    """Pods one pod-bearing instance implies: replicas, else minReplicas, else 1."""
-    if scale is None:
+    def desired_pods(self) -> int:
+        """The project's describe contract: replicas, else minReplicas, else 1."""
+        if self.replicas is not None:
+            return max(self.replicas, 0)
+        if self.min_replicas is not None:
+            return max(self.min_replicas, 0)
         return 1
-    if scale.replicas is not None:
-        return max(scale.replicas, 0)
-    if scale.min_replicas is not None:
-        return max(scale.min_replicas, 0)
-    return 1
 
+    def gang_minimum(self) -> int:
+        """The project's gang contract: minReplicas if > 0, else replicas, else 1."""
+        if self.min_replicas is not None and self.min_replicas > 0:
+            return self.min_replicas
+        if self.replicas is not None:
+            return max(self.replicas, 0)
+        return 1
 
-def effective_minimum(scale: Scale | None) -> int:
-    """The reference's per-instance minimum: minReplicas if > 0, else replicas if > 0, else 0."""
-    if scale is None:
+    def reference_minimum(self) -> int:
+        """The reference's minimum: minReplicas if > 0, else replicas if > 0, else 0."""
+        if self.min_replicas is not None and self.min_replicas > 0:
+            return self.min_replicas
+        if self.replicas is not None and self.replicas > 0:
+            return self.replicas
         return 0
-    if scale.min_replicas is not None and scale.min_replicas > 0:
-        return scale.min_replicas
-    if scale.replicas is not None and scale.replicas > 0:
-        return scale.replicas
-    return 0
+
+
+#: the scale of an instance whose definition or object gives none
+NO_SCALE = Scale()
 
 
 @dataclass
@@ -111,6 +121,10 @@ class ExtractedInstance:
     #: is not null): an instance the object leaves out (a Milvus ``standalone`` in cluster mode,
     #: a PyTorchJob without ``Worker``) implies no pods, though the definition names it.
     describes_pods: bool = False
+
+    def desired_pods(self) -> int:
+        """Pods the instance implies for this object: 0 when the object does not describe them."""
+        return (self.scale or NO_SCALE).desired_pods() if self.describes_pods else 0
 
     def pod_spec_view(self) -> dict[str, Any] | None:
         """The PodSpec this instance's pods get (template spec or pod spec)."""
@@ -132,11 +146,6 @@ class ExtractedInstance:
         if self.scale is not None:
             out["scale"] = self.scale.to_dict()
         return out
-
-
-def desired_pods(inst: ExtractedInstance) -> int:
-    """Pods an instance implies for this object: 0 when the object does not describe its pods."""
-    return desired_replicas(inst.scale) if inst.describes_pods else 0
 
 
 def _to_int(value: Any, what: str, index: int) -> int | None:
@@ -482,7 +491,7 @@ class Extractor:
             raise DefinitionNotFoundError(f"component {name} does not have {what} definition")
 
 
-def implied_replicas(structure: Structure, extractor: Extractor, name: str) -> int | None:
+def implied_replicas(extractor: Extractor, name: str) -> int | None:
     """How many replicas of a grouping component the spec implies, when it says.
 
     A component without a pod template of its own whose scale is the pods of one replica (a
@@ -490,8 +499,8 @@ def implied_replicas(structure: Structure, extractor: Extractor, name: str) -> i
     by that size (instances the object leaves out, such as an LWS leader template, still take
     their share). None when the component is not such a group or the numbers do not divide.
     """
-    comp = structure.components[name]
-    if has_pod_definition(comp) or not structure.children.get(name):
+    structure = extractor.structure
+    if structure.has_pod_definition(name) or not structure.children.get(name):
         return None
     try:
         scales = extractor.scales(name)
@@ -499,16 +508,16 @@ def implied_replicas(structure: Structure, extractor: Extractor, name: str) -> i
         return None
     if not scales or len(scales) != 1:
         return None
-    own = desired_replicas(next(iter(scales.values())))
+    own = next(iter(scales.values())).desired_pods()
     total = 0
     for child in structure.subtree(name):
-        if child == name or not has_pod_definition(structure.components[child]):
+        if child == name or not structure.has_pod_definition(child):
             continue
         try:
             instances = extractor.instances(child)
         except EngineError:
             return None
-        total += sum(desired_replicas(i.scale) for i in instances.values())
+        total += sum((i.scale or NO_SCALE).desired_pods() for i in instances.values())
     if own <= 0 or total % own or total // own == 0:
         return None
     return total // own

@@ -16,29 +16,28 @@ rule, ``CalculateSubtreeScale``, is kept as :func:`subtree_scale` for KAI compat
 from __future__ import annotations
 
 import copy
+import dataclasses
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from workload_map.engine.errors import EngineError, ExtractionError
-from workload_map.engine.extract import (
-    ExtractedInstance,
-    Extractor,
-    Scale,
-    effective_minimum,
-    implied_replicas,
-)
+from workload_map.engine.extract import NO_SCALE, ExtractedInstance, Extractor, implied_replicas
 from workload_map.engine.pods import Placement, single_result
 from workload_map.engine.runner import Expression, Run, located_path, plain_path
-from workload_map.engine.structure import Structure, has_pod_definition
+from workload_map.engine.structure import Structure
 from workload_map.model import Member, PodGroupDefinition, Topology
+from workload_map.model.views import json_field
 
 __all__ = [
     "GangAssignment",
+    "GroupKey",
+    "GroupTopology",
     "PodGroup",
+    "PodGroupResult",
+    "SubGroupRef",
     "build_pod_groups",
-    "gang_minimum",
     "group_name",
     "is_dns1123_subdomain",
     "subtree_scale",
@@ -56,81 +55,89 @@ def group_name(owner: str, *keys: str) -> str:
     return "-".join(part for part in ("pg", owner, *keys) if part)
 
 
-def gang_minimum(scale: Scale | None) -> int:
-    """Pods one instance needs to start: minReplicas if > 0, else replicas, else 1."""
-    if scale is None:
-        return 1
-    if scale.min_replicas is not None and scale.min_replicas > 0:
-        return scale.min_replicas
-    if scale.replicas is not None:
-        return max(scale.replicas, 0)
-    return 1
+@dataclass(frozen=True, slots=True)
+class GroupTopology:
+    """Where the scheduler should place the gang (the definition's topology, as given)."""
+
+    topology_name: str | None = json_field("topologyName")
+    preferred_topology_level: str | None = json_field("preferredTopologyLevel")
+    required_topology_level: str | None = json_field("requiredTopologyLevel")
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class PodGroup:
     """One gang: its KAI-compatible name, minimum, member pods and subgroups."""
 
-    name: str
-    min_member: int
-    pods: list[str] = field(default_factory=list)
-    sub_groups: list[PodGroup] = field(default_factory=list)
-    definition: str = ""
-    keys: tuple[str, ...] = ()
-    topology: dict[str, Any] | None = None
-    rule: str = ""
-    error: str | None = None
+    name: str = json_field("name")
+    min_member: int = json_field("minMember")
+    pods: tuple[str, ...] = json_field("pods", default=())
+    sub_groups: tuple[PodGroup, ...] = json_field("subGroups", default=())
+    definition: str = json_field("definition", default="")
+    keys: tuple[str, ...] = json_field("keys", default=())
+    rule: str = json_field("minMemberRule", default="")
+    topology: GroupTopology | None = json_field("topology", omit="none", default=None)
+    error: str | None = json_field("error", omit="none", default=None)
     #: key paths only pods carry (no pods known): the name shows ``<label>`` in their place
-    unresolved_keys: tuple[str, ...] = ()
+    unresolved_keys: tuple[str, ...] = json_field("unresolvedKeys", omit="falsy", default=())
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "name": self.name,
-            "minMember": self.min_member,
-            "pods": sorted(self.pods),
-            "subGroups": [g.to_dict() for g in self.sub_groups],
-            "definition": self.definition,
-            "keys": list(self.keys),
-            "minMemberRule": self.rule,
-        }
-        if self.topology is not None:
-            out["topology"] = self.topology
-        if self.error is not None:
-            out["error"] = self.error
-        if self.unresolved_keys:
-            out["unresolvedKeys"] = list(self.unresolved_keys)
-        return out
+    def __post_init__(self) -> None:
+        # the JSON lists member pods by name; keep one order everywhere
+        object.__setattr__(self, "pods", tuple(sorted(self.pods)))
+
+    def flagged(self) -> PodGroup:
+        """The group with a naming error when its name is not a DNS-1123 subdomain."""
+        if self.error is not None or self.unresolved_keys or is_dns1123_subdomain(self.name):
+            return self
+        error = f"pod group name {self.name!r} is not a DNS-1123 subdomain"
+        return dataclasses.replace(self, error=error)
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
+class GroupKey:
+    """One key of a pod's group: the path read and the value it gave."""
+
+    path: str = json_field("path")
+    value: str = json_field("value")
+
+
+@dataclass(frozen=True, slots=True)
+class SubGroupRef:
+    """The v2 subgroup a pod joined, with its minimum (for ``explain``)."""
+
+    name: str = json_field("name")
+    min_member: int = json_field("minMember")
+    rule: str = json_field("minMemberRule")
+
+
+@dataclass(frozen=True, slots=True)
 class GangAssignment:
-    """How one pod was grouped (for ``explain``)."""
+    """How one pod was grouped (for ``explain``); the minimum is its group's."""
 
-    group: str | None = None
-    definition: str | None = None
-    member: str | None = None
-    effective_component: str | None = None
-    keys: list[dict[str, str]] = field(default_factory=list)
-    filters: list[str] = field(default_factory=list)
-    reason: str | None = None
+    group: str | None = json_field("group", default=None)
+    definition: str | None = json_field("definition", default=None)
+    member: str | None = json_field("member", default=None)
+    effective_component: str | None = json_field("effectiveComponent", default=None)
+    keys: tuple[GroupKey, ...] = json_field("keys", default=())
+    filters: tuple[str, ...] = json_field("filters", default=())
+    reason: str | None = json_field("reason", default=None)
+    min_member: int | None = json_field("minMember", omit="none", default=None)
+    rule: str | None = json_field("minMemberRule", omit="none", default=None)
+    sub_group: SubGroupRef | None = json_field("subGroup", omit="none", default=None)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "group": self.group,
-            "definition": self.definition,
-            "member": self.member,
-            "effectiveComponent": self.effective_component,
-            "keys": list(self.keys),
-            "filters": list(self.filters),
-            "reason": self.reason,
-        }
+
+@dataclass(frozen=True, slots=True)
+class PodGroupResult:
+    """The pod groups, per candidate pod how it was grouped, and notes on gangs not listed."""
+
+    groups: tuple[PodGroup, ...] = ()
+    assignments: tuple[GangAssignment, ...] = ()
+    notes: tuple[str, ...] = ()
 
 
 # -- the reference's subtree-scale rule -------------------------------------------------------
-def subtree_scale(
-    structure: Structure, extractor: Extractor, component: str, instance_id: str | None = None
-) -> int:
+def subtree_scale(extractor: Extractor, component: str, instance_id: str | None = None) -> int:
     """The reference's ``CalculateSubtreeScale`` (KAI's minAvailable), exactly."""
+    structure = extractor.structure
     if instance_id == "":
         raise ExtractionError("instance id is empty")
     if component not in structure.components:
@@ -142,8 +149,8 @@ def subtree_scale(
         if inst is not None:
             if scales is None or inst not in scales:
                 raise ExtractionError(f"instance id {inst} not found")
-            return effective_minimum(scales[inst])
-        return sum(effective_minimum(s) for s in scales.values()) if scales else 0
+            return scales[inst].reference_minimum()
+        return sum(s.reference_minimum() for s in scales.values()) if scales else 0
 
     def below(name: str, seen: tuple[str, ...]) -> list[str]:
         # a component owned through a cycle (only without validation) is not counted again
@@ -151,7 +158,7 @@ def subtree_scale(
 
     def by_scale(name: str, inst: str | None, seen: tuple[str, ...]) -> int:
         value = own(name, inst)
-        if structure.is_leaf(name):
+        if structure.is_childless(name):
             return value
         seen = (*seen, name)
         children = sum(by_scale(child, None, seen) for child in below(name, seen))
@@ -162,10 +169,10 @@ def subtree_scale(
         return value * children
 
     def by_leaves(name: str, inst: str | None, seen: tuple[str, ...]) -> int:
-        if structure.is_leaf(name):
+        if structure.is_childless(name):
             # the reference's leaves are pod-bearing components: a childless one without a pod
             # definition (a grouping or status-only component) counts no pods
-            if not has_pod_definition(structure.components[name]):
+            if not structure.has_pod_definition(name):
                 return 0
             ids = extractor.instance_ids(name)
             if inst is not None:
@@ -185,18 +192,18 @@ def subtree_scale(
 class _Counter:
     """Pods the definition implies for parts of the tree, by the gang-minimum rule."""
 
-    def __init__(self, structure: Structure, extractor: Extractor, placements: Sequence[Placement]):
-        self.structure = structure
+    def __init__(self, extractor: Extractor, placements: Sequence[Placement]):
+        self.structure = extractor.structure
         self.extractor = extractor
         self.placements = placements
         self._observed_replicas: dict[str, int] | None = None
 
     def instance_minimums(self, name: str) -> dict[str, int]:
         """Per instance the pods it needs; 0 for an instance the object leaves out."""
-        if not has_pod_definition(self.structure.components[name]):
+        if not self.structure.has_pod_definition(name):
             return {}
         return {
-            i: gang_minimum(inst.scale) if inst.describes_pods else 0
+            i: (inst.scale or NO_SCALE).gang_minimum() if inst.describes_pods else 0
             for i, inst in self.extractor.instances(name).items()
         }
 
@@ -205,7 +212,7 @@ class _Counter:
         return any(
             inst.describes_pods
             for comp in self.structure.subtree(name)
-            if has_pod_definition(self.structure.components[comp])
+            if self.structure.has_pod_definition(comp)
             for inst in self.extractor.instances(comp).values()
         )
 
@@ -232,15 +239,33 @@ class _Counter:
         """Pods one replica of ``component`` implies."""
         comp = self.structure.components[component]
         scales = self.extractor.scales(component) if comp.scale_definition else None
-        if scales and not has_pod_definition(comp) and self.structure.children.get(component):
-            first = next(iter(scales.values()))
-            value = gang_minimum(first)
+        if (
+            scales
+            and not self.structure.has_pod_definition(component)
+            and self.structure.children.get(component)
+        ):
+            value = next(iter(scales.values())).gang_minimum()
             return value, f"one replica of {component}: its own scale ({value} pods)"
         total = self.subtree(component, only)
         count = self.replica_count(component)
         return -(-total // count), (
             f"one replica of {component}: {total} pods over {count} observed replicas"
         )
+
+    def members_minimum(
+        self, members: Sequence[Member], keys_by_pod: Sequence[tuple[Placement, tuple[str, ...]]]
+    ) -> tuple[int, str]:
+        """The minimum of a group of ``members`` whose pods have these keys, and the rule."""
+        pins, replica_of = _dimensions(keys_by_pod)
+        if replica_of is not None:
+            return self.replica_share(replica_of, pins)
+        names = [m.component_name for m in members if m.component_name in self.structure.components]
+        total = sum(self.subtree(n, pins) for n in names)
+        parts = ", ".join(names)
+        if pins:
+            scope = ", ".join(f"{c} instance {i}" for c, i in pins.items())
+            return total, f"pods implied for {parts}, keys pin {scope}"
+        return total, f"pods implied for {parts}"
 
 
 def _dimensions(
@@ -269,32 +294,14 @@ def _dimensions(
     return instance_pins, replica_of
 
 
-def _member_minimum(
-    counter: _Counter,
-    members: Sequence[Member],
-    keys_by_pod: Sequence[tuple[Placement, tuple[str, ...]]],
-) -> tuple[int, str]:
-    pins, replica_of = _dimensions(keys_by_pod)
-    names = [m.component_name for m in members if m.component_name in counter.structure.components]
-    if replica_of is not None:
-        share, why = counter.replica_share(replica_of, pins)
-        return share, why
-    total = sum(counter.subtree(n, pins) for n in names)
-    parts = ", ".join(names)
-    if pins:
-        scope = ", ".join(f"{c} instance {i}" for c, i in pins.items())
-        return total, f"pods implied for {parts}, keys pin {scope}"
-    return total, f"pods implied for {parts}"
-
-
-def _topology(topology: Topology | None) -> tuple[dict[str, Any] | None, str | None]:
+def _topology(topology: Topology | None) -> tuple[GroupTopology | None, str | None]:
     if topology is None:
         return None, None
-    out = {
-        "topologyName": topology.topology_name,
-        "preferredTopologyLevel": topology.preferred_topology_level,
-        "requiredTopologyLevel": topology.required_topology_level,
-    }
+    out = GroupTopology(
+        topology.topology_name,
+        topology.preferred_topology_level,
+        topology.required_topology_level,
+    )
     if not topology.topology_name:
         return out, "topology: topologyName is required"
     if not (topology.preferred_topology_level or topology.required_topology_level):
@@ -312,7 +319,7 @@ class _Candidate:
     ):
         self.level, self.definition, self.member = level, definition, member
         self.filters = [(f, structure.expressions.get(f)) for f in member.filters]
-        self.filter_texts = list(member.filters)
+        self.filter_texts = tuple(member.filters)
         self.keys = [(k, structure.expressions.get(k)) for k in member.group_by_key_paths]
 
     def passes(self, pod: Any, run: Run) -> bool:
@@ -349,14 +356,13 @@ NO_PODS_IMPLIED = "the gang would need no pods (minMember 0): no gang"
 
 
 def build_pod_groups(
-    structure: Structure,
     extractor: Extractor,
     pods: Sequence[Mapping[str, Any]],
     placements: Sequence[Placement],
     owner_uid: str,
     *,
     pods_known: bool = True,
-) -> tuple[list[PodGroup], list[GangAssignment], list[str]]:
+) -> PodGroupResult:
     """The pod groups, per pod how it was grouped, and notes on gangs not listed.
 
     Without pods (``pods_known`` false) the groups are those the spec implies: the v2 group,
@@ -364,185 +370,242 @@ def build_pod_groups(
     that needs no pods (``minMember`` 0, e.g. a RayJob running on an existing cluster) is
     not listed, as a scheduler would not create it; the notes say why.
     """
-    gang = structure.karta.gang_scheduling
-    assignments = [GangAssignment() for _ in pods]
+    gang = extractor.structure.karta.gang_scheduling
     if gang is None or (gang.pod_group is None and not gang.pod_groups):
-        for a in assignments:
-            a.reason = "the definition has no gang-scheduling instructions"
-        return [], assignments, []
-    counter = _Counter(structure, extractor, placements)
+        reason = "the definition has no gang-scheduling instructions"
+        return PodGroupResult(assignments=tuple(GangAssignment(reason=reason) for _ in pods))
+    counter = _Counter(extractor, placements)
     notes: list[str] = []
+    assignments: list[GangAssignment]
     if gang.pod_group is not None:
-        groups, assignments = _v2_groups(structure, counter, placements, assignments, owner_uid)
+        groups, assignments = _v2_groups(counter, placements, owner_uid)
     elif pods_known:
-        groups, assignments = _alpha_groups(
-            structure, counter, pods, placements, assignments, owner_uid
-        )
+        groups, assignments = _alpha_groups(counter, pods, placements, owner_uid)
     else:
-        groups, notes = _expected_alpha_groups(structure, counter, owner_uid)
+        groups, notes = _expected_alpha_groups(counter, owner_uid)
+        assignments = [GangAssignment() for _ in pods]
     kept: list[PodGroup] = []
     for group in groups:
         if group.min_member == 0 and group.error is None:
             notes.append(f"pod group {group.name}: {NO_PODS_IMPLIED} ({group.rule})")
-            for a in assignments:
-                if a.group == group.name:
-                    a.group, a.reason = None, NO_PODS_IMPLIED
+            assignments = [
+                dataclasses.replace(a, group=None, reason=NO_PODS_IMPLIED)
+                if a.group == group.name
+                else a
+                for a in assignments
+            ]
             continue
         kept.append(group)
-    return kept, assignments, notes
+    return PodGroupResult(tuple(kept), _with_minimums(kept, assignments, placements), tuple(notes))
 
 
-def _v2_groups(
-    structure: Structure,
-    counter: _Counter,
+def _with_minimums(
+    groups: Sequence[PodGroup],
+    assignments: Sequence[GangAssignment],
     placements: Sequence[Placement],
-    assignments: list[GangAssignment],
-    owner_uid: str,
+) -> tuple[GangAssignment, ...]:
+    """Each assignment with its group's minimum (and its v2 subgroup's), as ``explain`` shows."""
+    by_name = {g.name: g for g in groups}
+    out: list[GangAssignment] = []
+    for assignment, placement in zip(assignments, placements, strict=True):
+        group = by_name.get(assignment.group) if assignment.group else None
+        if group is None:
+            out.append(assignment)
+            continue
+        sub_group = None
+        for sub in group.sub_groups:
+            if placement.pod in sub.pods:
+                sub_group = SubGroupRef(sub.name, sub.min_member, sub.rule)
+        out.append(
+            dataclasses.replace(
+                assignment, min_member=group.min_member, rule=group.rule, sub_group=sub_group
+            )
+        )
+    return tuple(out)
+
+
+def _minimum(
+    counter: _Counter,
+    definition: PodGroupDefinition,
+    members: Sequence[tuple[Placement, tuple[str, ...]]],
+) -> tuple[int, str, str | None]:
+    """(minimum, rule, error) of one alpha group; an extraction failure is the group's error."""
+    try:
+        minimum, rule = counter.members_minimum(definition.members, members)
+    except ExtractionError as err:
+        return 0, "", str(err)
+    return minimum, rule, None
+
+
+# -- the v2 form -------------------------------------------------------------------------------
+def _v2_groups(
+    counter: _Counter, placements: Sequence[Placement], owner_uid: str
 ) -> tuple[list[PodGroup], list[GangAssignment]]:
-    mapping = structure.karta.gang_scheduling.pod_group  # type: ignore[union-attr]
-    assert mapping is not None
+    structure = counter.structure
+    gang = structure.karta.gang_scheduling
+    mapping = gang.pod_group if gang is not None else None
+    assert mapping is not None  # the caller checked
     name = group_name(owner_uid, mapping.name)
     topology, error = _topology(mapping.topology)
-    group = PodGroup(name=name, min_member=0, definition=mapping.name, keys=(mapping.name,))
-    group.topology, group.error = topology, error
-    for placement, assignment in zip(placements, assignments, strict=True):
-        if not placement.attributed:
-            assignment.reason = "not attributed to a component"
-            continue
-        group.pods.append(placement.pod)
-        assignment.group = name
-        assignment.definition = mapping.name
-        assignment.keys = [{"path": "podGroup.name", "value": mapping.name}]
+    key = (GroupKey("podGroup.name", mapping.name),)
+    assignments = [
+        GangAssignment(group=name, definition=mapping.name, keys=key)
+        if p.attributed
+        else GangAssignment(reason="not attributed to a component")
+        for p in placements
+    ]
+    sub_groups: list[PodGroup] = []
     for sub in mapping.sub_groups:
-        sub_topology, sub_error = _topology(sub.topology)
-        if sub.component_name not in structure.components:
-            sub_group = PodGroup(
-                name=sub.component_name,
-                min_member=0,
-                definition=mapping.name,
-                error=f"subgroup component '{sub.component_name}' is not defined",
+        component = sub.component_name
+        members = set(structure.subtree(component)) if component in structure.components else ()
+        mine = [i for i, p in enumerate(placements) if p.attributed and p.component in members]
+        sub_groups.append(
+            _v2_sub_group(
+                counter, mapping.name, component, sub.topology, [placements[i].pod for i in mine]
             )
-            group.sub_groups.append(sub_group)
-            continue
-        members = set(structure.subtree(sub.component_name))
-        rule = f"pods implied for {sub.component_name} and its descendants"
-        try:
-            minimum = counter.subtree(sub.component_name)
-            if minimum == 0 and not counter.described(sub.component_name):
-                rule = f"the object does not describe {sub.component_name}: no pods"
-            elif minimum == 0:
-                sub_error = sub_error or f"component {sub.component_name} implies no pods"
-        except ExtractionError as err:
-            minimum, sub_error = 0, sub_error or str(err)
-        sub_group = PodGroup(
-            name=sub.component_name,
-            min_member=minimum,
-            definition=mapping.name,
-            topology=sub_topology,
-            rule=rule,
-            error=sub_error,
         )
-        for placement, assignment in zip(placements, assignments, strict=True):
-            if placement.attributed and placement.component in members:
-                sub_group.pods.append(placement.pod)
-                assignment.member = sub.component_name
-                assignment.effective_component = sub.component_name
-        group.sub_groups.append(sub_group)
-    explicit = getattr(mapping, "min_member", None)
-    if isinstance(explicit, int):
-        group.min_member, group.rule = explicit, "set by the definition"
-    elif group.sub_groups:
-        group.min_member = sum(g.min_member for g in group.sub_groups)
-        group.rule = "sum of the subgroups"
+        for i in mine:
+            assignments[i] = dataclasses.replace(
+                assignments[i], member=component, effective_component=component
+            )
+    minimum, rule = 0, ""
+    if sub_groups:
+        minimum, rule = sum(g.min_member for g in sub_groups), "sum of the subgroups"
     else:
         try:
-            group.min_member = counter.subtree(structure.root.name)
-            group.rule = "pods implied for the whole workload"
+            minimum = counter.subtree(structure.root.name)
+            rule = "pods implied for the whole workload"
         except ExtractionError as err:
-            group.error = group.error or str(err)
-    if not is_dns1123_subdomain(name):
-        group.error = group.error or f"pod group name {name!r} is not a DNS-1123 subdomain"
-    return [group], assignments
+            error = error or str(err)
+    group = PodGroup(
+        name=name,
+        min_member=minimum,
+        pods=tuple(p.pod for p in placements if p.attributed),
+        sub_groups=tuple(sub_groups),
+        definition=mapping.name,
+        keys=(mapping.name,),
+        rule=rule,
+        topology=topology,
+        error=error,
+    )
+    return [group.flagged()], assignments
 
 
+def _v2_sub_group(
+    counter: _Counter,
+    definition: str,
+    component: str,
+    topology: Topology | None,
+    pods: Sequence[str],
+) -> PodGroup:
+    """One v2 subgroup: the pods implied for ``component`` and its descendants."""
+    if component not in counter.structure.components:
+        missing = f"subgroup component '{component}' is not defined"
+        return PodGroup(name=component, min_member=0, definition=definition, error=missing)
+    shown, error = _topology(topology)
+    rule = f"pods implied for {component} and its descendants"
+    try:
+        minimum = counter.subtree(component)
+        if minimum == 0 and not counter.described(component):
+            rule = f"the object does not describe {component}: no pods"
+        elif minimum == 0:
+            error = error or f"component {component} implies no pods"
+    except ExtractionError as err:
+        minimum, error = 0, error or str(err)
+    return PodGroup(
+        name=component,
+        min_member=minimum,
+        pods=tuple(pods),
+        definition=definition,
+        rule=rule,
+        topology=shown,
+        error=error,
+    )
+
+
+# -- the alpha form, with pods -----------------------------------------------------------------
 def _alpha_groups(
-    structure: Structure,
     counter: _Counter,
     pods: Sequence[Mapping[str, Any]],
     placements: Sequence[Placement],
-    assignments: list[GangAssignment],
     owner_uid: str,
 ) -> tuple[list[PodGroup], list[GangAssignment]]:
-    candidates_cache: dict[str, list[_Candidate]] = {}
+    candidates: dict[str, list[_Candidate]] = {}
     grouped: dict[str, tuple[PodGroupDefinition, list[tuple[Placement, tuple[str, ...]]]]] = {}
-    for pod, placement, assignment in zip(pods, placements, assignments, strict=True):
-        component = placement.component
-        if component is None or placement.reason is not None:
-            assignment.reason = "not attributed to a component"
-            continue
-        candidates = candidates_cache.get(component)
-        if candidates is None:
-            candidates = candidates_cache[component] = [
-                _Candidate(structure, level, definition, member)
-                for level, definition, member in _candidates(structure, component)
-            ]
-        if not candidates:
-            assignment.reason = f"no pod group names {component} or an ancestor"
-            continue
-        chosen = None
-        try:
-            for candidate in candidates:
-                if not candidate.filters or candidate.passes(pod, counter.extractor.run):
-                    chosen = candidate
-                    break
-        except ExtractionError as err:
-            assignment.reason = str(err)
-            continue
-        if chosen is None:
-            assignment.reason = "the filters of every candidate pod group failed"
-            continue
-        definition = chosen.definition
-        assignment.definition = definition.name
-        assignment.member = chosen.member.component_name
-        assignment.effective_component = chosen.level
-        assignment.filters = chosen.filter_texts  # shared, read-only (to_dict copies)
-        keys: list[str] = []
-        key_entries = assignment.keys
-        try:
-            for path, expression in chosen.keys:
-                value = single_result(expression, pod, counter.extractor.run)
-                keys.append(value)
-                key_entries.append({"path": path, "value": value})
-        except ExtractionError as err:
-            assignment.reason = f'failed to extract group key from path "{path}": {err}'
-            continue
-        name = group_name(owner_uid, *keys)
-        assignment.group = name
-        entry = grouped.get(name)
-        if entry is None:
-            entry = grouped[name] = (definition, [])
-        entry[1].append((placement, tuple(keys)))
+    assignments: list[GangAssignment] = []
+    for pod, placement in zip(pods, placements, strict=True):
+        assignment, definition, keys = _assign(counter, candidates, pod, placement, owner_uid)
+        assignments.append(assignment)
+        if assignment.group is not None and definition is not None:
+            grouped.setdefault(assignment.group, (definition, []))[1].append((placement, keys))
     groups: list[PodGroup] = []
     for name, (definition, members) in sorted(grouped.items()):
-        try:
-            minimum, rule, error = *_member_minimum(counter, definition.members, members), None
-        except ExtractionError as err:
-            minimum, rule, error = 0, "", str(err)
+        minimum, rule, error = _minimum(counter, definition, members)
         group = PodGroup(
             name=name,
             min_member=minimum,
-            pods=[p.pod for p, _ in members],
+            pods=tuple(p.pod for p, _ in members),
             definition=definition.name,
             keys=members[0][1],
             rule=rule,
             error=error,
         )
-        if not is_dns1123_subdomain(name):
-            group.error = group.error or f"pod group name {name!r} is not a DNS-1123 subdomain"
-        groups.append(group)
+        groups.append(group.flagged())
     return groups, assignments
 
 
+def _assign(
+    counter: _Counter,
+    cache: dict[str, list[_Candidate]],
+    pod: Mapping[str, Any],
+    placement: Placement,
+    owner_uid: str,
+) -> tuple[GangAssignment, PodGroupDefinition | None, tuple[str, ...]]:
+    """One pod's group by the alpha rules: its first candidate whose filters pass, its keys."""
+    component = placement.component
+    if component is None or placement.reason is not None:
+        return GangAssignment(reason="not attributed to a component"), None, ()
+    candidates = cache.get(component)
+    if candidates is None:
+        candidates = cache[component] = [
+            _Candidate(counter.structure, level, definition, member)
+            for level, definition, member in _candidates(counter.structure, component)
+        ]
+    if not candidates:
+        return GangAssignment(reason=f"no pod group names {component} or an ancestor"), None, ()
+    run = counter.extractor.run
+    try:
+        chosen = next((c for c in candidates if not c.filters or c.passes(pod, run)), None)
+    except ExtractionError as err:
+        return GangAssignment(reason=str(err)), None, ()
+    if chosen is None:
+        failed = "the filters of every candidate pod group failed"
+        return GangAssignment(reason=failed), None, ()
+    definition = chosen.definition
+    keys: list[str] = []
+    entries: list[GroupKey] = []
+    reason: str | None = None
+    for path, expression in chosen.keys:
+        try:
+            value = single_result(expression, pod, run)
+        except ExtractionError as err:
+            reason = f'failed to extract group key from path "{path}": {err}'
+            break
+        keys.append(value)
+        entries.append(GroupKey(path, value))
+    assignment = GangAssignment(
+        group=group_name(owner_uid, *keys) if reason is None else None,
+        definition=definition.name,
+        member=chosen.member.component_name,
+        effective_component=chosen.level,
+        keys=tuple(entries),
+        filters=chosen.filter_texts,
+        reason=reason,
+    )
+    return assignment, definition, tuple(keys)
+
+
+# -- the alpha form, without pods --------------------------------------------------------------
 def _replica_owner(structure: Structure, component: str) -> tuple[str, str] | None:
     """(component, keyPath) of the nearest ``replicaSelector`` on ``component`` or an ancestor."""
     for name in [component, *structure.ancestors(component)]:
@@ -623,102 +686,118 @@ def _unresolved(path: str) -> str:
     return f"<{last}>"
 
 
-def _expected_alpha_groups(
-    structure: Structure, counter: _Counter, owner_uid: str
-) -> tuple[list[PodGroup], list[str]]:
+@dataclass(frozen=True, slots=True)
+class _ModelPod:
+    """A pod the spec implies, standing in for real ones: where it sits and its keys."""
+
+    definition: PodGroupDefinition
+    placement: Placement
+    keys: tuple[str, ...]
+    missing: tuple[str, ...]
+    filtered: bool
+
+
+def _model_pods(counter: _Counter, component: str, notes: list[str]) -> Iterator[_ModelPod]:
+    """The model pods of one component's first candidate group (none when it has none).
+
+    A key that is the ``replicaSelector`` path takes every replica index the spec implies,
+    the ``componentInstanceSelector`` path the instance id, any other the pod template's
+    value; a key only pods carry is ``<label>``. A replica key whose count the spec does not
+    give yields nothing, with a note.
+    """
+    structure, extractor = counter.structure, counter.extractor
+    candidates = _candidates(structure, component)
+    if not candidates:
+        return
+    _, definition, member = candidates[0]
+    try:
+        instances = extractor.instances(component)
+    except EngineError as err:
+        notes.append(f"pod group {definition.name}: {component}: {err}")
+        return
+    if not any(inst.describes_pods for inst in instances.values()):
+        return  # the object leaves the component out: it has no pods to group
+    owner = _replica_owner(structure, component)
+    key_paths = list(member.group_by_key_paths)
+    replica_keys: list[str | None] = [None]
+    if owner is not None and any(owner[1] in path for path in key_paths):
+        count = implied_replicas(extractor, owner[0])
+        if count is None:
+            note = (
+                f"pod group {definition.name}: the spec does not say how many replicas of "
+                f"{owner[0]} there are (key {owner[1]}); the groups show once pods are known"
+            )
+            if note not in notes:
+                notes.append(note)
+            return
+        replica_keys = [str(i) for i in range(min(count, MAX_EXPECTED_REPLICAS))]
+    selector = structure.components[component].pod_selector
+    id_selector = selector.component_instance_selector if selector else None
+    id_path = id_selector.id_path if id_selector else None
+    expressions = [(path, structure.expressions.get(path)) for path in key_paths]
+    for instance_id, inst in instances.items():
+        if not inst.describes_pods:
+            continue
+        for replica in replica_keys:
+            # the pod as the spec says it will be: the template's metadata, plus the
+            # instance id and replica key where the selectors read them
+            model = {"metadata": copy.deepcopy(_template_metadata(inst))}
+            if id_path and instance_id:
+                _set_plain(model, id_path, instance_id)
+            if owner is not None and replica is not None:
+                _set_plain(model, owner[1], replica)
+            keys: list[str] = []
+            missing: list[str] = []
+            for path, expression in expressions:
+                value = _model_key(model, path, expression, extractor)
+                if value is None:
+                    keys.append(_unresolved(path))
+                    missing.append(path)
+                else:
+                    keys.append(value)
+            placement = Placement(
+                "",
+                component=component,
+                instance=instance_id,
+                replica=replica,
+                replica_component=owner[0] if owner is not None and replica else None,
+            )
+            yield _ModelPod(
+                definition, placement, tuple(keys), tuple(missing), bool(member.filters)
+            )
+
+
+def _expected_alpha_groups(counter: _Counter, owner_uid: str) -> tuple[list[PodGroup], list[str]]:
     """The alpha ``podGroups`` the spec implies when no pods are known.
 
-    Each pod-bearing instance the object describes stands for its pods: it joins the first
-    candidate group of its component (filters cannot be checked without pods and are taken
-    as passing). Its keys come from what the spec says the pods will carry: a key that is
-    the ``replicaSelector`` path takes every replica index the spec implies (an LWS ``group``
-    of ``size`` pods: 0..replicas-1), the ``componentInstanceSelector`` path the instance id,
-    any other the pod template's value. A key only the pods carry (a label the controller
-    sets) is shown as ``<label>`` and listed in ``unresolvedKeys``; a replica key whose count
-    the spec does not give leaves the group out, with a note.
+    Each pod-bearing instance the object describes stands for its pods (see
+    :func:`_model_pods`): it joins the first candidate group of its component (filters cannot
+    be checked without pods and are taken as passing). A key only the pods carry (a label the
+    controller sets) is shown as ``<label>`` and listed in ``unresolvedKeys``.
     """
-    extractor = counter.extractor
+    structure = counter.structure
     notes: list[str] = []
     # by (definition, name): two definitions whose unresolved keys look alike stay apart
     grouped: dict[
         tuple[str, str], tuple[PodGroupDefinition, list[tuple[Placement, tuple[str, ...]]]]
     ] = {}
-    unresolved: dict[tuple[str, str], list[str]] = {}
+    unresolved: dict[tuple[str, str], tuple[str, ...]] = {}
     filtered: set[tuple[str, str]] = set()
     for component in structure.order:
-        if not has_pod_definition(structure.components[component]):
+        if not structure.has_pod_definition(component):
             continue
-        candidates = _candidates(structure, component)
-        if not candidates:
-            continue
-        _, definition, member = candidates[0]
-        try:
-            instances = extractor.instances(component)
-        except EngineError as err:
-            notes.append(f"pod group {definition.name}: {component}: {err}")
-            continue
-        if not any(inst.describes_pods for inst in instances.values()):
-            continue  # the object leaves the component out: it has no pods to group
-        owner = _replica_owner(structure, component)
-        key_paths = list(member.group_by_key_paths)
-        replica_keys: list[str | None] = [None]
-        if owner is not None and any(owner[1] in path for path in key_paths):
-            count = implied_replicas(structure, extractor, owner[0])
-            if count is None:
-                note = (
-                    f"pod group {definition.name}: the spec does not say how many replicas of "
-                    f"{owner[0]} there are (key {owner[1]}); the groups show once pods are known"
-                )
-                if note not in notes:
-                    notes.append(note)
-                continue
-            replica_keys = [str(i) for i in range(min(count, MAX_EXPECTED_REPLICAS))]
-        selector = structure.components[component].pod_selector
-        id_selector = selector.component_instance_selector if selector else None
-        id_path = id_selector.id_path if id_selector else None
-        expressions = [(path, structure.expressions.get(path)) for path in key_paths]
-        for instance_id, inst in instances.items():
-            if not inst.describes_pods:
-                continue
-            for replica in replica_keys:
-                # the pod as the spec says it will be: the template's metadata, plus the
-                # instance id and replica key where the selectors read them
-                model = {"metadata": copy.deepcopy(_template_metadata(inst))}
-                if id_path and instance_id:
-                    _set_plain(model, id_path, instance_id)
-                if owner is not None and replica is not None:
-                    _set_plain(model, owner[1], replica)
-                keys: list[str] = []
-                missing: list[str] = []
-                for path, expression in expressions:
-                    value = _model_key(model, path, expression, extractor)
-                    if value is None:
-                        keys.append(_unresolved(path))
-                        missing.append(path)
-                    else:
-                        keys.append(value)
-                placement = Placement(
-                    "",
-                    component=component,
-                    instance=instance_id,
-                    replica=replica,
-                    replica_component=owner[0] if owner is not None and replica else None,
-                )
-                key = (definition.name, group_name(owner_uid, *keys))
-                entry = grouped.setdefault(key, (definition, []))
-                entry[1].append((placement, tuple(keys)))
-                if missing:
-                    unresolved[key] = missing
-                if member.filters:
-                    filtered.add(key)
+        for pod in _model_pods(counter, component, notes):
+            key = (pod.definition.name, group_name(owner_uid, *pod.keys))
+            grouped.setdefault(key, (pod.definition, []))[1].append((pod.placement, pod.keys))
+            if pod.missing:
+                unresolved[key] = pod.missing
+            if pod.filtered:
+                filtered.add(key)
     # <label> stands for a different value in each definition: say whose when several have one
     qualify = len({d for d, _ in unresolved}) > 1
     groups: list[PodGroup] = []
     for key, (definition, members) in sorted(grouped.items(), key=lambda e: e[0][1]):
-        try:
-            minimum, rule, error = *_member_minimum(counter, definition.members, members), None
-        except ExtractionError as err:
-            minimum, rule, error = 0, "", str(err)
+        minimum, rule, error = _minimum(counter, definition, members)
         rule = f"expected from the spec (no pods known): {rule}" if rule else rule
         if key in filtered:
             rule += "; filters are not checked without pods"
@@ -735,9 +814,7 @@ def _expected_alpha_groups(
             keys=shown_keys,
             rule=rule,
             error=error,
-            unresolved_keys=tuple(unresolved.get(key, ())),
+            unresolved_keys=unresolved.get(key, ()),
         )
-        if not group.unresolved_keys and not is_dns1123_subdomain(name):
-            group.error = group.error or f"pod group name {name!r} is not a DNS-1123 subdomain"
-        groups.append(group)
+        groups.append(group.flagged())
     return groups, notes

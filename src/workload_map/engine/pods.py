@@ -190,7 +190,7 @@ class _Plan:
     """What attributing a pod needs from one definition, looked up once (it runs per pod)."""
 
     def __init__(self, structure: Structure):
-        self.leaves = structure.leaves
+        self.leaves = structure.pod_bearing
         # (component, selector) of the leaves that can claim pods; the rest cannot
         self.claimers: list[tuple[str, ComponentTypeSelector, Callable[[Any, Run], bool]]] = []
         self.unselectable: list[str] = []

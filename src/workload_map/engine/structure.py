@@ -16,17 +16,7 @@ from workload_map.engine.errors import InvalidDefinitionError
 from workload_map.engine.runner import ExpressionCache
 from workload_map.model import Component, Karta
 
-__all__ = ["Structure", "has_pod_definition", "load_definition", "prepare"]
-
-
-def has_pod_definition(component: Component) -> bool:
-    """Whether the component describes pods (template, pod spec or fragments)."""
-    spec = component.spec_definition
-    return spec is not None and bool(
-        spec.pod_template_spec_path
-        or spec.pod_spec_path
-        or spec.fragmented_pod_spec_definition is not None
-    )
+__all__ = ["Structure", "load_definition", "prepare"]
 
 
 @dataclass
@@ -38,7 +28,8 @@ class Structure:
     order: tuple[str, ...]
     parent: dict[str, str | None]
     children: dict[str, tuple[str, ...]]
-    leaves: tuple[str, ...]
+    #: the components that describe pods (``Component.has_pod_definition``), in order
+    pod_bearing: tuple[str, ...]
     expressions: ExpressionCache = field(default_factory=ExpressionCache)
     _ancestors: dict[str, list[str]] = field(default_factory=dict)
     _entries: dict[str, Any] = field(default_factory=dict)
@@ -92,9 +83,13 @@ class Structure:
         self._subtrees[name] = out
         return out
 
-    def is_leaf(self, name: str) -> bool:
+    def is_childless(self, name: str) -> bool:
         """A component without children (the subtree-scale rule's leaf)."""
         return not self.children.get(name)
+
+    def has_pod_definition(self, name: str) -> bool:
+        """Whether the component ``name`` describes pods (see ``Component.has_pod_definition``)."""
+        return self.components[name].has_pod_definition
 
     def eval(self, expr: str, value: Any) -> list[Any]:
         """Every output of ``expr`` (compiled once) on ``value``."""
@@ -153,7 +148,7 @@ def prepare(karta: Karta, *, validate: bool = True) -> Structure:
         order=tuple(c.name for c in comps),
         parent=parent,
         children=children,
-        leaves=tuple(c.name for c in comps if has_pod_definition(c)),
+        pod_bearing=tuple(c.name for c in comps if c.has_pod_definition),
     )
     _CACHE[key] = structure
     while len(_CACHE) > _CACHE_SIZE:

@@ -15,7 +15,7 @@ from typing import Any
 
 from workload_map.engine.extract import ExtractedInstance, Extractor
 from workload_map.engine.pods import Placement
-from workload_map.engine.structure import Structure, has_pod_definition
+from workload_map.engine.structure import Structure
 
 __all__ = ["ComponentNode", "InstanceNode", "WorkloadTree", "build_tree"]
 
@@ -85,7 +85,7 @@ def build_tree(
             if comp.kind
             else None
         )
-        out = ComponentNode(name, kind, has_pod_definition(comp))
+        out = ComponentNode(name, kind, comp.has_pod_definition)
         instances = extractor.instances(name)
         children = [
             node(child, (*seen, name)) for child in structure.children[name] if child not in seen

@@ -15,15 +15,15 @@ from workload_map.engine import writeback
 from workload_map.engine.describe import describe, instance_request, pod_is_ready
 from workload_map.engine.errors import EngineError
 from workload_map.engine.extract import ExtractedInstance, Extractor, Scale
-from workload_map.engine.extract import desired_pods as pods_implied
-from workload_map.engine.gangs import GangAssignment, PodGroup, build_pod_groups, subtree_scale
+from workload_map.engine.gangs import PodGroup, PodGroupResult, build_pod_groups, subtree_scale
 from workload_map.engine.objects import to_plain
 from workload_map.engine.owners import partition_pods
 from workload_map.engine.pods import Placement, attribute, attribute_all, pod_name
 from workload_map.engine.status import UNDEFINED, Status, evaluate_status
-from workload_map.engine.structure import Structure, has_pod_definition, load_definition, prepare
+from workload_map.engine.structure import Structure, load_definition, prepare
 from workload_map.engine.tree import WorkloadTree, build_tree
 from workload_map.model import Karta
+from workload_map.model.views import to_json
 
 __all__ = ["Workload"]
 
@@ -160,9 +160,9 @@ class Workload:
 
     # -- gangs ------------------------------------------------------------------------------
     @cached_property
-    def _gangs(self) -> tuple[list[PodGroup], list[GangAssignment], list[str]]:
+    def gangs(self) -> PodGroupResult:
+        """The gangs, per candidate pod how it was grouped, and notes on gangs not listed."""
         return build_pod_groups(
-            self.structure,
             self.extractor,
             self.candidate_pods,
             self.placements,
@@ -172,38 +172,26 @@ class Workload:
 
     def pod_groups(self) -> list[PodGroup]:
         """The gangs the definition implies for the known pods (no pods: for the spec)."""
-        return self._gangs[0]
+        return list(self.gangs.groups)
 
     def gang_notes(self) -> list[str]:
         """Why gangs the definition names are not listed (no pods needed, keys unknown)."""
-        return list(self._gangs[2])
+        return list(self.gangs.notes)
 
     def subtree_scale(self, component: str, instance_id: str | None = None) -> int:
         """The reference's ``CalculateSubtreeScale`` (KAI's minAvailable rule)."""
-        return subtree_scale(self.structure, self.extractor, component, instance_id)
+        return subtree_scale(self.extractor, component, instance_id)
 
     def explain(self) -> list[dict[str, Any]]:
         """Per pod: the expressions and values that placed it, and its group with its minimum."""
-        groups = {g.name: g for g in self.pod_groups()}
         out = []
-        for placement, gang in zip(self.placements, self._gangs[1], strict=True):
+        for placement, gang in zip(self.placements, self.gangs.assignments, strict=True):
             entry = placement.to_dict()
-            group = groups.get(gang.group) if gang.group else None
-            entry["gang"] = gang.to_dict()
-            if group is not None:
-                entry["gang"]["minMember"] = group.min_member
-                entry["gang"]["minMemberRule"] = group.rule
-                for sub in group.sub_groups:
-                    if placement.pod in sub.pods:
-                        entry["gang"]["subGroup"] = {
-                            "name": sub.name,
-                            "minMember": sub.min_member,
-                            "minMemberRule": sub.rule,
-                        }
+            entry["gang"] = to_json(gang)
             out.append(entry)
         for name, reason in self._excluded:
             out.append({"pod": name, "component": None, "unattributedReason": reason, "steps": []})
-        for note in self._gangs[2]:
+        for note in self.gangs.notes:
             out.append({"pod": None, "component": None, "steps": [], "gang": {"reason": note}})
         return out
 
@@ -218,14 +206,14 @@ class Workload:
         workload_desired: res.Totals = {}
         workload_actual: res.Totals = {}
         for name in self.structure.order:
-            if not has_pod_definition(self.structure.components[name]):
+            if not self.structure.has_pod_definition(name):
                 continue
             instances: dict[str, Any] = {}
             comp_desired: res.Totals = {}
             comp_actual: res.Totals = {}
             for instance_id, inst in self.extractor.instances(name).items():
                 per_pod = instance_request(inst)
-                count = pods_implied(inst)
+                count = inst.desired_pods()
                 desired = res.scaled(per_pod, count)
                 pods = by_pod.get((name, instance_id), [])
                 actual = res.add(*(res.pod_request(p.get("spec")) for p in pods))
@@ -275,8 +263,8 @@ class Workload:
     def desired_pods(self) -> int:
         total = 0
         for name in self.structure.order:
-            if has_pod_definition(self.structure.components[name]):
-                total += sum(pods_implied(i) for i in self.extractor.instances(name).values())
+            if self.structure.has_pod_definition(name):
+                total += sum(i.desired_pods() for i in self.extractor.instances(name).values())
         return total
 
     # -- writes (each returns a new object) ------------------------------------------------

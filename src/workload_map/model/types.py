@@ -235,6 +235,16 @@ class Component:
     instance_id_path: str | None = None
     pod_selector: PodSelector | None = None
 
+    @property
+    def has_pod_definition(self) -> bool:
+        """Whether the component describes pods: a pod template, a pod spec or fragments."""
+        spec = self.spec_definition
+        return spec is not None and bool(
+            spec.pod_template_spec_path
+            or spec.pod_spec_path
+            or spec.fragmented_pod_spec_definition is not None
+        )
+
 
 @dataclass(frozen=True)
 class StructureDefinition:

@@ -585,12 +585,12 @@ def _matcher_warnings(karta: Karta, path: str, comp: Component) -> Iterable[Find
 
 def _warnings(karta: Karta, comps: list[tuple[str, Component]]) -> list[Finding]:
     out: list[Finding] = []
-    pod_bearing = [c for _, c in comps if _describes_pods(c)]
+    pod_bearing = [c for _, c in comps if c.has_pod_definition]
     for path, comp in comps:
         out.extend(_matcher_warnings(karta, path, comp))
         selector = comp.pod_selector
         type_selector = selector.component_type_selector if selector else None
-        if _describes_pods(comp) and type_selector is None and len(pod_bearing) > 1:
+        if comp.has_pod_definition and type_selector is None and len(pod_bearing) > 1:
             out.append(
                 Finding(
                     f"{path}.podSelector",
@@ -614,7 +614,7 @@ def _warnings(karta: Karta, comps: list[tuple[str, Component]]) -> list[Finding]
             )
         if (
             comp.scale_definition is not None
-            and not _describes_pods(comp)
+            and not comp.has_pod_definition
             and not karta.children_of(comp.name)
         ):
             out.append(
@@ -672,14 +672,6 @@ def _warnings(karta: Karta, comps: list[tuple[str, Component]]) -> list[Finding]
     out += _list_key_warnings(karta)
     out += _gang_warnings(karta)
     return out
-
-
-def _describes_pods(comp: Component) -> bool:
-    """Whether the component's specDefinition names at least one of its three pod forms."""
-    spec = comp.spec_definition
-    return spec is not None and bool(
-        spec.pod_template_spec_path or spec.pod_spec_path or spec.fragmented_pod_spec_definition
-    )
 
 
 def _starts_with_pod_field(expr: str) -> bool:

@@ -1,0 +1,159 @@
+"""Typed, immutable views serialised to JSON in one place, and their JSON Schema.
+
+The engine's and the CLI's machine outputs are frozen dataclasses whose fields name their JSON
+key (``json_field``); :func:`to_json` turns any of them into plain JSON and :func:`json_schema`
+derives the schema of the same type from its annotations, so the committed schema cannot drift
+from what is printed. No library is used because the needs are small and exact: pydantic would
+bring a runtime dependency into the pure core, and ``dataclasses.asdict`` knows neither JSON
+names nor fields that are left out when unset.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import types
+import typing
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar, Union, get_args, get_origin, get_type_hints
+
+__all__ = ["JsonView", "json_field", "json_schema", "to_json"]
+
+T = TypeVar("T")
+
+#: an object whose JSON is its dataclass fields (what :func:`to_json` and the schema walk)
+JsonView = Any
+
+_OMIT_NONE: Callable[[Any, Any], bool] = lambda _obj, value: value is None  # noqa: E731
+_OMIT_FALSY: Callable[[Any, Any], bool] = lambda _obj, value: not value  # noqa: E731
+
+
+def json_field(
+    name: str,
+    *,
+    omit: str | Callable[[Any, Any], bool] | None = None,
+    description: str = "",
+    default: Any = dataclasses.MISSING,
+    default_factory: Any = dataclasses.MISSING,
+) -> Any:
+    """A dataclass field printed as ``name``; ``omit`` ("none", "falsy" or a predicate on
+    (object, value)) leaves the key out of the JSON, and makes it optional in the schema."""
+    rule = (
+        {"none": _OMIT_NONE, "falsy": _OMIT_FALSY}.get(omit, omit)
+        if isinstance(omit, str)
+        else omit
+    )
+    metadata = {"json": name, "omit": rule, "description": description}
+    if default_factory is not dataclasses.MISSING:
+        return dataclasses.field(default_factory=default_factory, metadata=metadata)
+    return dataclasses.field(default=default, metadata=metadata)
+
+
+_PLAN: dict[type, tuple[tuple[str, str, Callable[[Any, Any], bool] | None], ...]] = {}
+
+
+def _plan(cls: type) -> tuple[tuple[str, str, Callable[[Any, Any], bool] | None], ...]:
+    found = _PLAN.get(cls)
+    if found is None:
+        found = _PLAN[cls] = tuple(
+            (f.name, f.metadata["json"], f.metadata.get("omit"))
+            for f in dataclasses.fields(cls)
+            if "json" in f.metadata
+        )
+    return found
+
+
+def to_json(value: Any) -> Any:
+    """Plain JSON (dicts, lists, strings, numbers, booleans, null) of a view or a value."""
+    if value is None or isinstance(value, str | int | float | bool):
+        return value.value if isinstance(value, enum.Enum) else value
+    if isinstance(value, enum.Enum):
+        return value.value
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        out: dict[str, Any] = {}
+        for attr, key, omit in _plan(type(value)):
+            item = getattr(value, attr)
+            if omit is not None and omit(value, item):
+                continue
+            out[key] = to_json(item)
+        return out
+    if isinstance(value, Mapping):
+        return {str(k): to_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [to_json(v) for v in value]
+    raise TypeError(f"no JSON form for {type(value).__name__}")
+
+
+# -- schema ------------------------------------------------------------------------------------
+def json_schema(root: type, *, title: str, schema_id: str) -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of ``root``'s JSON, its dataclasses as ``$defs``."""
+    defs: dict[str, Any] = {}
+    body = _schema(root, defs, root.__module__)
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": schema_id,
+        "title": title,
+        **body,
+        "$defs": dict(sorted(defs.items())),
+    }
+
+
+def _schema(tp: Any, defs: dict[str, Any], module: str) -> dict[str, Any]:
+    origin = get_origin(tp)
+    if tp is Any or tp is object:
+        return {}
+    if tp is type(None):
+        return {"type": "null"}
+    if tp is bool:
+        return {"type": "boolean"}
+    if tp is int:
+        return {"type": "integer"}
+    if tp is float:
+        return {"type": "number"}
+    if tp is str:
+        return {"type": "string"}
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        return {"enum": [m.value for m in tp]}
+    if origin in (Union, types.UnionType):
+        options = [_schema(a, defs, module) for a in get_args(tp)]
+        return {"anyOf": options}
+    if origin is typing.Literal:
+        return {"enum": list(get_args(tp))}
+    if origin in (tuple, list) or tp in (tuple, list):
+        args = get_args(tp)
+        item = args[0] if args else Any
+        return {"type": "array", "items": _schema(item, defs, module)}
+    if origin in (dict, Mapping) or tp in (dict, Mapping) or origin is typing.Mapping:
+        args = get_args(tp)
+        value = args[1] if len(args) == 2 else Any
+        return {"type": "object", "additionalProperties": _schema(value, defs, module)}
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+        name = tp.__name__
+        if name not in defs:
+            defs[name] = {}  # placeholder: recursive types refer to themselves
+            defs[name] = _object_schema(tp, defs)
+        return {"$ref": f"#/$defs/{name}"}
+    raise TypeError(f"no JSON Schema for {tp!r}")
+
+
+def _object_schema(cls: type, defs: dict[str, Any]) -> dict[str, Any]:
+    hints = get_type_hints(cls)
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    for f in dataclasses.fields(cls):
+        if "json" not in f.metadata:
+            continue
+        prop = _schema(hints[f.name], defs, cls.__module__)
+        if f.metadata.get("description"):
+            prop = {"description": f.metadata["description"], **prop}
+        properties[f.metadata["json"]] = prop
+        if f.metadata.get("omit") is None:
+            required.append(f.metadata["json"])
+    out: dict[str, Any] = {"type": "object"}
+    doc = (cls.__doc__ or "").strip().splitlines()
+    if doc and not doc[0].startswith(cls.__name__ + "("):
+        out["description"] = doc[0]
+    out["properties"] = properties
+    out["required"] = required
+    out["additionalProperties"] = False
+    return out
