@@ -216,7 +216,7 @@ def test_cluster_karta_overrides_catalog(wlmap) -> None:
     }
     api.add(broken, {**catalog, "metadata": {"name": "team-jobset-2"}})
     r = wlmap(["get", "jobsets"], api=api)
-    assert 'skipping Karta definition "broken"' in r.err
+    assert 'cluster Karta "broken" cannot be loaded' in r.err
     assert "2 cluster Karta definitions claim" in r.err
     assert r.code == 1  # ambiguous definitions at resolve time
 

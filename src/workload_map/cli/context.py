@@ -58,6 +58,10 @@ class Context:
             self.warnings.append(message)
 
     def flush_warnings(self) -> None:
+        if self._definitions is not None:  # warnings noted while resolving (stand-ins)
+            for message in self._definitions.warnings:
+                self.warn(message)
+            self._definitions.warnings.clear()
         for message in self.warnings:
             self.stderr.write(f"{self.err_style('warning:', 'yellow')} {message}\n")
         self.warnings.clear()
@@ -96,6 +100,10 @@ class Context:
             from workload_map.cluster.definitions import Definitions
 
             self._definitions = Definitions.load(cluster)
-            for message in self._definitions.warnings:
-                self.warn(message)
         return self._definitions
+
+    @property
+    def degraded(self) -> bool:
+        """True when a definition the command used was a broken cluster Karta (or stood in
+        for one): the command then exits 1 after printing what it could."""
+        return self._definitions is not None and self._definitions.degraded

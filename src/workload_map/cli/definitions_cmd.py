@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 __all__ = ["OUTPUTS", "run"]
 
-OUTPUTS = ("table", "json", "yaml")
+OUTPUTS = ("table", "json", "yaml", "name")
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
@@ -35,6 +35,9 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         found = definitions.by_name(args.name)
         if found is None:
             found = _by_kind(args.name, definitions)
+        broken = next((b for b in definitions.broken if b.name == args.name), None)
+        if found is None and broken is not None:
+            return _show_broken(broken, fmt, ctx)
         if found is None:
             from workload_map.cli.suggest import did_you_mean
 
@@ -48,7 +51,9 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         if fmt in ("json", "yaml"):
             from workload_map.cli.render import dump_document
 
-            ctx.stdout.write(dump_document(found.source, fmt))
+            ctx.stdout.write(dump_document(_clean(found.source), fmt))
+        elif fmt == "name":
+            ctx.stdout.write(f"karta.run.ai/{found.name}\n")
         else:
             ctx.stdout.write(_detail(found))
         return OK
@@ -66,12 +71,26 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
             hint="list them with: wlmap definitions",
         )
     items.sort(key=lambda d: d.name)
+    # cluster Kartas that do not even load are listed too (unless a filter rules them out)
+    unloadable = [b for b in definitions.broken if not any(d.name == b.name for d in items)]
+    if group is not None or args.kind or args.def_version:
+        unloadable = []
+    invalid = [(d.name, d.problem) for d in items if d.problem] + [
+        (b.name, b.problem) for b in unloadable
+    ]
+    for name, problem in invalid:
+        ctx.warn(f'cluster Karta "{name}" is invalid: {problem}')
     if fmt in ("json", "yaml"):
         from workload_map.cli.render import dump_document
 
-        ctx.stdout.write(
-            dump_document({"items": [d.source for d in items], "count": len(items)}, fmt)
-        )
+        doc: dict[str, Any] = {"items": [_clean(d.source) for d in items], "count": len(items)}
+        if invalid:
+            doc["invalid"] = [{"name": n, "problem": p} for n, p in invalid]
+        ctx.stdout.write(dump_document(doc, fmt))
+        return OK
+    if fmt == "name":
+        for d in items:
+            ctx.stdout.write(f"karta.run.ai/{d.name}\n")
         return OK
     from workload_map.cli.render import format_table
 
@@ -80,14 +99,52 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
             d.name,
             d.kind or "<none>",
             d.gvk.api_version if d.gvk else "<none>",
-            d.origin,
+            f"{d.origin} (INVALID)" if d.problem else d.origin,
             _components(d, args.component_limit),
         ]
         for d in items
     ]
+    for b in unloadable:
+        kind, api_version = _gvk_parts(b.gvk)
+        rows.append([b.name, kind, api_version, "cluster (INVALID)", "-"])
     for line in format_table(["NAME", "KIND", "APIVERSION", "ORIGIN", "COMPONENTS"], rows):
         ctx.stdout.write(line + "\n")
     return OK
+
+
+def _clean(source: dict[str, Any]) -> dict[str, Any]:
+    """The Karta object without what the server manages (``kubectl get -o yaml`` shows
+    ``managedFields`` only on request): it stays ready for ``kubectl apply``."""
+    meta = source.get("metadata")
+    if not isinstance(meta, dict) or "managedFields" not in meta:
+        return source
+    return {**source, "metadata": {k: v for k, v in meta.items() if k != "managedFields"}}
+
+
+def _gvk_parts(text: str | None) -> tuple[str, str]:
+    if not text:
+        return "<none>", "<none>"
+    api_version, _, kind = text.partition(", Kind=")
+    return kind or "<none>", api_version or "<none>"
+
+
+def _show_broken(broken: Any, fmt: str, ctx: Context) -> int:
+    """A cluster Karta that does not load: what it is and why (exit 1)."""
+    if fmt in ("json", "yaml"):
+        from workload_map.cli.render import dump_document
+
+        ctx.stdout.write(
+            dump_document(_clean(broken.raw or {"metadata": {"name": broken.name}}), fmt)
+        )
+    elif fmt == "name":
+        ctx.stdout.write(f"karta.run.ai/{broken.name}\n")
+    else:
+        kind, api_version = _gvk_parts(broken.gvk)
+        ctx.stdout.write(
+            f"Name:       {broken.name}\nOrigin:     cluster\n"
+            f"Workload:   {kind} ({api_version})\nProblem:    {broken.problem}\n"
+        )
+    raise CliError(f'cluster Karta "{broken.name}" is invalid: {broken.problem}', ERROR)
 
 
 # what users type for the core group ("" in a GVK), as kubectl's api-resources shows it
@@ -130,6 +187,10 @@ def _components(d: Definition, limit: int) -> str:
 def _detail(d: Definition) -> str:
     karta = d.karta
     lines = [f"Name:       {d.name}", f"Origin:     {d.origin}"]
+    if d.problem:
+        lines.append(f"Problem:    INVALID: {d.problem}")
+    if d.note:
+        lines.append(f"Note:       {d.note}")
     gvk = karta.root_gvk
     if gvk is not None:
         lines.append(f"Workload:   {gvk.kind} ({gvk.api_version})")

@@ -416,7 +416,9 @@ def main(
             stdout.write(script(args.shell))
             return OK
         ctx = _context(args, stdin, stdout, stderr, env, err_style, connect)
-        return _dispatch(args, ctx)
+        code = _dispatch(args, ctx)
+        # an answer resting on a broken cluster Karta is shown, but is not a success
+        return ERROR if code == OK and ctx.degraded else code
     except CliError as exc:
         if exc.payload is not None and ctx is not None and ctx.output in ("json", "yaml"):
             from workload_map.cli.render import dump_document

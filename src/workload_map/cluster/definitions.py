@@ -1,9 +1,18 @@
 """Which Karta describes a workload type: the built-in catalog, overridden by the cluster's.
 
-Seed with the catalog (origin ``catalog``), then list ``run.ai/v1alpha1 kartas``; a cluster Karta
-replaces the catalog's definition of the same root GVK wholesale (origin ``cluster``). Any
-failure to read the cluster degrades to the catalog with a warning, never an error: the
-catalog alone is still a useful answer.
+The catalog is the seed (origin ``catalog``); the cluster's ``run.ai/v1alpha1 kartas`` replace
+the catalog's definition of the same root GVK wholesale (origin ``cluster``). Failing to read
+the cluster degrades to the catalog with a warning, never an error: the catalog alone is still
+a useful answer.
+
+A cluster Karta that does not load or does not validate is kept, flagged (``problem``): where
+the catalog covers its GVK the catalog's definition stands in and a warning says so (its
+``note``); where it does not, the broken definition is what resolves, so a command shows the
+workloads with the error instead of hiding them. ``broken`` lists them for ``wlmap
+definitions``.
+
+Catalog files are parsed only for the group/kinds a command asks about (a live ``get TYPE``
+touches one file, not fifty); listing every definition loads them all.
 """
 
 from __future__ import annotations
@@ -22,6 +31,7 @@ if TYPE_CHECKING:
 __all__ = [
     "KARTAS_PATH",
     "AmbiguousDefinition",
+    "BrokenKarta",
     "Definition",
     "Definitions",
     "catalog_definition",
@@ -43,12 +53,18 @@ class AmbiguousDefinition(WlmapError):
 
 @dataclass(frozen=True)
 class Definition:
-    """One usable definition and where it came from."""
+    """One definition and where it came from.
+
+    ``problem``: why this cluster Karta cannot be used (invalid); ``note``: set on a catalog
+    definition standing in for a broken cluster Karta of the same GVK.
+    """
 
     karta: Karta
     name: str
     origin: str  # "catalog", "cluster" or "file"
     raw: dict[str, Any] | None = None  # the object as stored; None: dump the model on demand
+    problem: str | None = None
+    note: str | None = None
 
     @property
     def source(self) -> dict[str, Any]:
@@ -68,9 +84,23 @@ class Definition:
         gvk = self.gvk
         return gvk.kind if gvk and gvk.kind else None
 
+    @property
+    def valid(self) -> bool:
+        return self.problem is None
+
     def gvk_key(self) -> str:
         gvk = self.gvk
         return str(gvk) if gvk else ""
+
+
+@dataclass(frozen=True)
+class BrokenKarta:
+    """A cluster Karta that could not be used, with the reason (``wlmap definitions`` flags it)."""
+
+    name: str
+    problem: str
+    gvk: str | None = None  # its root GVK as ``group/version, Kind=kind`` when readable
+    raw: dict[str, Any] | None = None
 
 
 def _sort_key(d: Definition) -> tuple[bool, str, str]:
@@ -80,52 +110,128 @@ def _sort_key(d: Definition) -> tuple[bool, str, str]:
 
 
 class Definitions:
-    """The merged set of definitions plus the warnings gathered while building it."""
+    """The merged set of definitions plus the warnings gathered while building it.
 
-    def __init__(self, items: Iterable[Definition], warnings: Iterable[str] = ()) -> None:
-        self._items = sorted(items, key=_sort_key)
+    Built from explicit ``items`` it is exactly those; :meth:`load` builds a lazy one whose
+    catalog part is read per group/kind on demand.
+    """
+
+    def __init__(
+        self,
+        items: Iterable[Definition],
+        warnings: Iterable[str] = (),
+        *,
+        broken: Iterable[BrokenKarta] = (),
+    ) -> None:
+        self._items: list[Definition] | None = sorted(items, key=_sort_key)
+        self._cluster: list[Definition] = []
+        self._lazy = False
+        self._catalog_gks: set[tuple[str, str]] = set()
+        self._catalog: dict[tuple[str, str], list[Definition]] = {}
         self.warnings = list(warnings)
+        self.broken = list(broken)
+        self.degraded = False  # a resolved definition was invalid or stood in for one
 
     @classmethod
     def load(cls, cluster: Cluster | None, *, page_size: int = 500) -> Definitions:
         """Catalog definitions, replaced per GVK by the cluster's Kartas when one is given."""
-        warnings: list[str] = []
-        seeds = _catalog_definitions()
+        out = cls(())
+        out._lazy = True
+        out._items = None
         if cluster is None:
-            return cls(seeds)
-        cluster_defs = _cluster_definitions(cluster, warnings, page_size)
-        claimed = {d.gvk for d in cluster_defs if d.gvk is not None}
-        merged = [d for d in seeds if d.gvk not in claimed] + cluster_defs
+            return out
+        cluster_defs = _cluster_definitions(cluster, out.warnings, out.broken, page_size)
+        out._cluster = cluster_defs
         by_gvk: dict[GVK, list[str]] = {}
         for d in cluster_defs:
             if d.gvk is not None:
                 by_gvk.setdefault(d.gvk, []).append(d.name)
         for gvk, names in sorted(by_gvk.items(), key=lambda kv: str(kv[0])):
             if len(names) > 1:
-                warnings.append(
+                out.warnings.append(
                     f"{len(names)} cluster Karta definitions claim {gvk_text(gvk)}: "
                     + ", ".join(sorted(names))
                 )
-        return cls(merged, warnings)
+        return out
 
+    # -- the lazy catalog ---------------------------------------------------------------------
+    def _group_kind(self, group: str, kind: str) -> list[Definition]:
+        """Every definition of ``group``/``kind`` (cluster ones replacing catalog ones)."""
+        if not self._lazy:
+            items = self._items or []
+            return [d for d in items if d.gvk and d.gvk.group == group and d.gvk.kind == kind]
+        key = (group, kind)
+        if key not in self._catalog:
+            self._catalog[key] = self._merge(_catalog_group_kind(group, kind), group, kind)
+        return self._catalog[key]
+
+    def _merge(self, seeds: list[Definition], group: str, kind: str) -> list[Definition]:
+        mine = [d for d in self._cluster if d.gvk and d.gvk.group == group and d.gvk.kind == kind]
+        out = list(mine)
+        for seed in seeds:
+            claims = [d for d in mine if d.gvk == seed.gvk]
+            if not claims:
+                out.append(seed)
+            elif all(not d.valid for d in claims):
+                names = ", ".join(f'"{d.name}"' for d in claims)
+                note = (
+                    f"cluster Karta {names} for {gvk_text(seed.gvk)} is invalid "  # type: ignore[arg-type]
+                    f"({claims[0].problem}); using the built-in catalog definition {seed.name}"
+                )
+                out.append(Definition(seed.karta, seed.name, seed.origin, seed.raw, note=note))
+        return sorted(out, key=_sort_key)
+
+    def _everything(self) -> list[Definition]:
+        if self._items is None:
+            seeds = _catalog_definitions()
+            gks = sorted({(d.gvk.group, d.gvk.kind) for d in seeds if d.gvk is not None})
+            gks += sorted(
+                {(d.gvk.group, d.gvk.kind) for d in self._cluster if d.gvk is not None} - set(gks)
+            )
+            items: list[Definition] = []
+            for group, kind in gks:
+                if (group, kind) not in self._catalog:
+                    own = [
+                        d for d in seeds if d.gvk and d.gvk.group == group and d.gvk.kind == kind
+                    ]
+                    self._catalog[(group, kind)] = self._merge(own, group, kind)
+                items.extend(self._catalog[(group, kind)])
+            items.extend(d for d in self._cluster if d.gvk is None)
+            self._items = sorted(items, key=_sort_key)
+        return self._items
+
+    # -- queries ------------------------------------------------------------------------------
     def all(self) -> list[Definition]:
         """Sorted by GVK string then name; definitions lacking a version or kind last."""
-        return list(self._items)
+        return list(self._everything())
 
     def resolve(self, gvk: GVK) -> Definition | None:
-        """The definition of exactly this GVK; :class:`AmbiguousDefinition` when several."""
-        found = [d for d in self._items if d.gvk == gvk]
-        if len(found) > 1:
-            names = ", ".join(sorted(d.name for d in found))
+        """The definition of exactly this GVK; :class:`AmbiguousDefinition` when several valid
+        ones claim it. An invalid cluster Karta resolves only where no catalog one stands in."""
+        found = [d for d in self._group_kind(gvk.group, gvk.kind) if d.gvk == gvk]
+        usable = [d for d in found if d.valid] or found
+        if len(usable) > 1:
+            names = ", ".join(sorted(d.name for d in usable))
             raise AmbiguousDefinition(
-                f"{len(found)} Karta definitions claim {gvk_text(gvk)} ({names}); "
+                f"{len(usable)} Karta definitions claim {gvk_text(gvk)} ({names}); "
                 "delete all but one"
             )
-        return found[0] if found else None
+        chosen = usable[0] if usable else None
+        if chosen is not None and (chosen.note or chosen.problem):
+            # the command's answer rests on a broken cluster Karta: say so, and exit non-zero
+            self.degraded = True
+            message = chosen.note or (
+                f'cluster Karta "{chosen.name}" for {gvk_text(gvk)} is invalid '
+                f"({chosen.problem}) and the catalog does not cover {gvk.kind}; its workloads "
+                "are shown with the error"
+            )
+            if message not in self.warnings:
+                self.warnings.append(message)
+        return chosen
 
     def for_group_kind(self, group: str, kind: str) -> list[Definition]:
         """Definitions of this group/kind at any version."""
-        return [d for d in self._items if d.gvk and d.gvk.group == group and d.gvk.kind == kind]
+        return list(self._group_kind(group, kind))
 
     def by_root_kind(
         self, kind: str, group: str | None = None, version: str | None = None
@@ -133,7 +239,7 @@ class Definitions:
         """Definitions whose root Kind matches case-insensitively, optionally narrowed."""
         kind = kind.lower()
         out = []
-        for d in self._items:
+        for d in self._everything():
             gvk = d.gvk
             if gvk is None or gvk.kind.lower() != kind:
                 continue
@@ -146,19 +252,25 @@ class Definitions:
 
     def by_name(self, name: str) -> Definition | None:
         """The definition with this exact name, the cluster's preferred."""
-        found = [d for d in self._items if d.name == name]
+        found = [d for d in self._everything() if d.name == name]
         found.sort(key=lambda d: d.origin != "cluster")
         return found[0] if found else None
 
     def kinds(self) -> list[str]:
         """Every root Kind covered (for suggestions and completion)."""
-        return sorted({d.kind for d in self._items if d.kind})
+        return sorted({d.kind for d in self._everything() if d.kind})
 
 
 def _catalog_definitions() -> list[Definition]:
     from workload_map.catalog import catalog
 
     return [Definition(karta, karta.name or "", "catalog") for karta in catalog.list()]
+
+
+def _catalog_group_kind(group: str, kind: str) -> list[Definition]:
+    from workload_map.catalog import catalog
+
+    return [Definition(k, k.name or "", "catalog") for k in catalog.find(group, kind)]
 
 
 def catalog_definition(gvk: GVK) -> tuple[Definition | None, list[Definition]]:
@@ -173,8 +285,27 @@ def catalog_definition(gvk: GVK) -> tuple[Definition | None, list[Definition]]:
     return None, others
 
 
-def _cluster_definitions(cluster: Cluster, warnings: list[str], page_size: int) -> list[Definition]:
+def _raw_gvk(item: dict[str, Any]) -> str | None:
+    try:
+        kind = item["spec"]["structureDefinition"]["rootComponent"]["kind"]
+        text = f"{kind.get('group') or ''}/{kind['version']}".lstrip("/")
+        return f"{text}, Kind={kind['kind']}"
+    except (KeyError, TypeError, AttributeError):
+        return None
+
+
+def _problem_text(findings: list[Any]) -> str:
+    first = findings[0]
+    where = f"{first.path}: " if getattr(first, "path", "") else ""
+    more = f" (and {len(findings) - 1} more)" if len(findings) > 1 else ""
+    return f"{where}{first.message}{more}"
+
+
+def _cluster_definitions(
+    cluster: Cluster, warnings: list[str], broken: list[BrokenKarta], page_size: int
+) -> list[Definition]:
     from workload_map.model import load_karta
+    from workload_map.model.validate import validate
 
     items: list[dict[str, Any]] = []
     token: str | None = None
@@ -204,16 +335,30 @@ def _cluster_definitions(cluster: Cluster, warnings: list[str], page_size: int) 
         name = str((item.get("metadata") or {}).get("name") or "")
         try:
             karta = load_karta(item)
-        except (WlmapError, ValueError, TypeError, KeyError) as exc:
-            warnings.append(f'skipping Karta definition "{name}": {exc}')
+        except (WlmapError, ValueError, TypeError, KeyError, RecursionError) as exc:
+            problem = str(exc) or type(exc).__name__
+            broken.append(BrokenKarta(name, problem, _raw_gvk(item), item))
+            warnings.append(f'cluster Karta "{name}" cannot be loaded: {problem}')
             continue
         if not isinstance(karta, _karta_type()):
-            warnings.append(f'skipping Karta definition "{name}": not a single Karta')
+            broken.append(BrokenKarta(name, "not a single Karta", _raw_gvk(item), item))
+            warnings.append(f'cluster Karta "{name}" cannot be loaded: not a single Karta')
             continue
         if karta.root_gvk is None or not karta.root_gvk.kind:
-            warnings.append(f'skipping Karta definition "{name}": its root component has no kind')
+            problem = "its root component has no kind"
+            broken.append(BrokenKarta(name, problem, None, item))
+            warnings.append(f'cluster Karta "{name}" cannot be used: {problem}')
             continue
-        out.append(Definition(karta, name, "cluster", item))
+        invalid: str | None
+        try:
+            errors = [f for f in validate(karta) if f.is_error]
+        except RecursionError:
+            invalid = "the definition nests too deeply"
+        else:
+            invalid = _problem_text(errors) if errors else None
+        if invalid is not None:
+            broken.append(BrokenKarta(name, invalid, gvk_text(karta.root_gvk), item))
+        out.append(Definition(karta, name, "cluster", item, problem=invalid))
     return out
 
 
