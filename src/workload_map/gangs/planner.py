@@ -58,6 +58,7 @@ __all__ = [
     "Plan",
     "WorkloadRef",
     "member_components",
+    "owned_metadata",
     "plan",
     "pod_specs",
     "workload_object_name",
@@ -283,7 +284,7 @@ def _queue(obj: Mapping[str, Any], config: GangConfig) -> str:
     return config.volcano_queue
 
 
-def _owned_metadata(
+def owned_metadata(
     ref: WorkloadRef, name: str, decision: Mapping[str, Any], extra_labels: Mapping[str, str]
 ) -> dict[str, Any]:
     labels = {
@@ -556,7 +557,7 @@ def _objects(out: Plan, opted: str, queue: str, timeout: int) -> list[dict[str, 
             {
                 "apiVersion": NATIVE_API,
                 "kind": "Workload",
-                "metadata": _owned_metadata(
+                "metadata": owned_metadata(
                     ref,
                     workload_name,
                     {"templates": minimums, "optIn": opted},
@@ -572,7 +573,7 @@ def _objects(out: Plan, opted: str, queue: str, timeout: int) -> list[dict[str, 
             }
         )
     for g in out.gangs:
-        meta = _owned_metadata(ref, g.name, _decision(g, opted), {})
+        meta = owned_metadata(ref, g.name, _decision(g, opted), {})
         if g.backend == NATIVE:
             spec: dict[str, Any] = {"schedulingPolicy": {"gang": {"minCount": g.min_count}}}
             if not g.standalone:

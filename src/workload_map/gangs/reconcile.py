@@ -1,0 +1,328 @@
+"""One workload's reconcile, as data: which objects to create, patch or delete, and why.
+
+Pure: the plan (:func:`~workload_map.gangs.planner.plan`), the workload's pods and the
+scheduling objects that exist in, the actions and events out; the operator executes them.
+Rules beyond the planner's, from what the API and the webhook allow:
+
+- A pod's group reference only counts when set at creation. A member that missed the webhook
+  (timeout, operator down, cache miss) can never join, so by default the gang's minimum is
+  lowered by the members that cannot join (never below 1) and a Warning says so; in the
+  opt-in ``delete-unbound`` mode such a member is deleted while it is still unbound, so that
+  its own controller recreates it through the webhook (only pods with a controller owner).
+- A group that pods still reference (created before a structure change, or while the webhook
+  thought so) is kept, or created, with those pods as its minimum, until its last pod goes.
+- An object being deleted (a PodGroup held by its protection finalizer) is neither patched nor
+  recreated until it is gone: the name is taken, and a duplicate would split the gang.
+- Objects of the same name that are not ours are never touched; a Workload that another
+  controller made for this workload (``controllerRef``) means that controller gangs it: ours go.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from workload_map.gangs.config import (
+    ANNOTATION_DECISION,
+    COSCHEDULING_LABEL,
+    LABEL_MANAGED_BY,
+    MANAGED_BY,
+    VOLCANO_GROUP_ANNOTATION,
+)
+from workload_map.gangs.naming import label_value
+from workload_map.gangs.planner import (
+    COSCHEDULING_API,
+    NATIVE_API,
+    VOLCANO_API,
+    Decision,
+    Gang,
+    Plan,
+    owned_metadata,
+)
+
+__all__ = [
+    "DELETE_UNBOUND",
+    "LOWER_MINIMUM",
+    "Actions",
+    "object_path",
+    "pod_reference",
+    "reconcile",
+]
+
+LOWER_MINIMUM = "lower-minimum"
+DELETE_UNBOUND = "delete-unbound"
+
+_PLURAL = {"Workload": "workloads", "PodGroup": "podgroups"}
+
+
+def object_path(obj: Mapping[str, Any], *, collection: bool = False) -> str:
+    """The REST path of one of our objects (or of its collection)."""
+    meta = obj.get("metadata") or {}
+    base = f"/apis/{obj['apiVersion']}/namespaces/{meta['namespace']}/{_PLURAL[obj['kind']]}"
+    return base if collection else f"{base}/{meta['name']}"
+
+
+def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    meta = obj.get("metadata")
+    return meta if isinstance(meta, Mapping) else {}
+
+
+def pod_reference(pod: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(backend api, group name) the pod was joined to at creation, if any."""
+    spec = pod.get("spec") if isinstance(pod.get("spec"), Mapping) else {}
+    assert isinstance(spec, Mapping)
+    group = spec.get("schedulingGroup")
+    if isinstance(group, Mapping) and isinstance(group.get("podGroupName"), str):
+        return NATIVE_API, group["podGroupName"]
+    meta = _meta(pod)
+    label = (meta.get("labels") or {}).get(COSCHEDULING_LABEL)
+    if isinstance(label, str) and label:
+        return COSCHEDULING_API, label
+    note = (meta.get("annotations") or {}).get(VOLCANO_GROUP_ANNOTATION)
+    if isinstance(note, str) and note:
+        return VOLCANO_API, note
+    return None
+
+
+def _live(pod: Mapping[str, Any]) -> bool:
+    """Not finished and not being deleted: a pod that still holds or waits for a place."""
+    phase = (pod.get("status") or {}).get("phase")
+    return phase not in ("Succeeded", "Failed") and not _meta(pod).get("deletionTimestamp")
+
+
+def _bound(pod: Mapping[str, Any]) -> bool:
+    return bool((pod.get("spec") or {}).get("nodeName"))
+
+
+def _ours(obj: Mapping[str, Any]) -> bool:
+    return (_meta(obj).get("labels") or {}).get(LABEL_MANAGED_BY) == MANAGED_BY
+
+
+def _api_of(backend: str) -> str:
+    return {"native": NATIVE_API, "coscheduling": COSCHEDULING_API, "volcano": VOLCANO_API}[backend]
+
+
+def _joined(pod: Mapping[str, Any], gang: Gang) -> bool:
+    ref = pod_reference(pod)
+    if ref is None:
+        return False
+    api, name = ref
+    wanted = label_value(gang.name) if api == COSCHEDULING_API else gang.name
+    return api == _api_of(gang.backend) and name == wanted
+
+
+@dataclass
+class Actions:
+    """What to do for one workload; ``decisions`` become events on the workload."""
+
+    create: list[dict[str, Any]] = field(default_factory=list)
+    patch: list[tuple[dict[str, Any], dict[str, Any]]] = field(default_factory=list)
+    delete: list[dict[str, Any]] = field(default_factory=list)
+    delete_pods: list[dict[str, Any]] = field(default_factory=list)
+    decisions: list[Decision] = field(default_factory=list)
+    missed: dict[str, list[str]] = field(default_factory=dict)  # gang → pods that missed it
+    waiting: list[str] = field(default_factory=list)  # objects being deleted
+
+    @property
+    def writes(self) -> int:
+        return len(self.create) + len(self.patch) + len(self.delete) + len(self.delete_pods)
+
+
+def _key(obj: Mapping[str, Any]) -> tuple[str, str, str]:
+    return (str(obj.get("apiVersion")), str(obj.get("kind")), str(_meta(obj).get("name")))
+
+
+def _kept_group(plan: Plan, api: str, name: str, count: int) -> dict[str, Any]:
+    """A PodGroup for pods that reference a group the plan no longer has."""
+    decision = {"kept": True, "members": count, "reason": "pods still reference this group"}
+    meta = owned_metadata(plan.workload, name, decision, {})
+    if api == NATIVE_API:
+        spec: dict[str, Any] = {"schedulingPolicy": {"gang": {"minCount": count}}}
+    else:
+        spec = {"minMember": count}
+    return {"apiVersion": api, "kind": "PodGroup", "metadata": meta, "spec": spec}
+
+
+def _set_min(obj: dict[str, Any], count: int) -> None:
+    if obj["apiVersion"] == NATIVE_API:
+        obj["spec"]["schedulingPolicy"] = {"gang": {"minCount": count}}
+    else:
+        obj["spec"]["minMember"] = count
+        tasks = obj["spec"].get("minTaskMember")
+        if isinstance(tasks, dict) and sum(tasks.values()) > count:
+            obj["spec"].pop("minTaskMember")  # a task minimum above the gang's cannot hold
+
+
+def _spec_patch(existing: Mapping[str, Any], desired: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The merge patch bringing the mutable parts of ``existing`` to ``desired``, or None."""
+    patch: dict[str, Any] = {}
+    old_note = (_meta(existing).get("annotations") or {}).get(ANNOTATION_DECISION)
+    new_note = (_meta(desired).get("annotations") or {}).get(ANNOTATION_DECISION)
+    if old_note != new_note:
+        patch["metadata"] = {"annotations": {ANNOTATION_DECISION: new_note}}
+    if desired["kind"] == "Workload":
+        return patch or None  # templates and controllerRef are immutable
+    old, new = existing.get("spec") or {}, desired.get("spec") or {}
+    if desired["apiVersion"] == NATIVE_API:
+        if old.get("schedulingPolicy") != new.get("schedulingPolicy"):
+            patch["spec"] = {"schedulingPolicy": new["schedulingPolicy"]}
+    else:
+        changed = {k: v for k, v in new.items() if old.get(k) != v}
+        removed = {k: None for k in old if k not in new and k in ("minTaskMember", "minResources")}
+        if changed or removed:
+            patch["spec"] = {**changed, **removed}
+    return patch or None
+
+
+def reconcile(
+    plan: Plan,
+    pods: Iterable[Mapping[str, Any]],
+    existing: Sequence[Mapping[str, Any]],
+    *,
+    mode: str = LOWER_MINIMUM,
+    foreign_workload: Mapping[str, Any] | None = None,
+) -> Actions:
+    """The actions that bring ``existing`` (objects of this workload) to what the plan says.
+
+    ``existing`` holds every scheduling object named by the plan or labelled with the
+    workload's uid; ``foreign_workload`` a native Workload another controller made for it.
+    """
+    out = Actions(decisions=list(plan.decisions))
+    ours = [o for o in existing if _ours(o)]
+    if foreign_workload is not None:
+        name = _meta(foreign_workload).get("name")
+        out.decisions.append(
+            Decision(
+                "LeftAlone",
+                f"Workload {name} made by another controller gangs this workload: ours removed",
+            )
+        )
+        out.delete.extend(dict(o) for o in ours if not _meta(o).get("deletionTimestamp"))
+        return out
+    pod_list = [p for p in pods if _live(p)]
+    desired: dict[tuple[str, str, str], dict[str, Any]] = {
+        _key(o): copy.deepcopy(o) for o in plan.objects
+    }
+    gangs = {g.name: g for g in plan.gangs}
+
+    # members that missed the webhook
+    for gang in plan.gangs:
+        members = [p for p in pod_list if _meta(p).get("name") in set(gang.pods)]
+        missed = [p for p in members if not _joined(p, gang)]
+        if not missed:
+            continue
+        names = sorted(str(_meta(p).get("name")) for p in missed)
+        out.missed[gang.name] = names
+        obj = desired.get((_api_of(gang.backend), "PodGroup", gang.name))
+        if mode == DELETE_UNBOUND:
+            doomed = [p for p in missed if not _bound(p) and _has_controller(p)]
+            out.delete_pods.extend(dict(p) for p in doomed)
+            out.decisions.append(
+                Decision(
+                    "MissedWebhook",
+                    f"{len(missed)} pod(s) of gang {gang.name} were created without its group "
+                    f"reference ({', '.join(names)}); {len(doomed)} unbound one(s) deleted so "
+                    "that their controller recreates them through the webhook",
+                    warning=True,
+                )
+            )
+            continue
+        lowered = max(1, gang.min_count - len(missed))
+        if obj is not None and lowered != gang.min_count:
+            _set_min(obj, lowered)
+            note = json.loads(obj["metadata"]["annotations"][ANNOTATION_DECISION])
+            note.update({"minCount": lowered, "plannedMinCount": gang.min_count, "missed": names})
+            obj["metadata"]["annotations"][ANNOTATION_DECISION] = json.dumps(note, sort_keys=True)
+        out.decisions.append(
+            Decision(
+                "MissedWebhook",
+                f"{len(missed)} pod(s) of gang {gang.name} were created without its group "
+                f"reference ({', '.join(names)}) and cannot join: minimum lowered from "
+                f"{gang.min_count} to {lowered}",
+                warning=True,
+            )
+        )
+
+    # groups that pods still reference
+    referenced: dict[tuple[str, str], int] = {}
+    for pod in pod_list:
+        ref = pod_reference(pod)
+        if ref is not None:
+            referenced[ref] = referenced.get(ref, 0) + 1
+    by_name = {(_key(o)[0], _key(o)[2]): o for o in existing}
+    for (api, name), count in sorted(referenced.items()):
+        if (api, "PodGroup", name) in desired or name in gangs:
+            continue
+        if api == COSCHEDULING_API:
+            continue  # a label value, maybe cut: only our own objects are kept below
+        if (api, name) in by_name and not _ours(by_name[(api, name)]):
+            continue  # the pods joined someone else's group
+        desired[(api, "PodGroup", name)] = _kept_group(plan, api, name, count)
+        out.decisions.append(
+            Decision(
+                "KeptForMembers",
+                f"{count} pod(s) still reference pod group {name}, which the workload no "
+                "longer implies: kept until its last pod goes",
+            )
+        )
+    for held in ours:
+        key = _key(held)
+        if key in desired or key[1] != "PodGroup":
+            continue
+        count = referenced.get((key[0], key[2]), 0)
+        if count and plan.handled and not _released(plan):
+            desired[key] = _kept_group(plan, key[0], key[2], count)
+
+    # the diff
+    existing_by_key = {_key(o): o for o in existing}
+    for key, obj in desired.items():
+        found = existing_by_key.get(key)
+        if found is None:
+            out.create.append(obj)
+            continue
+        if not _ours(found):
+            out.decisions.append(
+                Decision(
+                    "NameTaken",
+                    f"{key[1]} {key[2]} exists and is not workload-map's: left as is",
+                    warning=True,
+                )
+            )
+            continue
+        if _meta(found).get("deletionTimestamp"):
+            out.waiting.append(key[2])
+            out.decisions.append(
+                Decision(
+                    "WaitingForDeletion",
+                    f"{key[1]} {key[2]} is being deleted (finalizers "
+                    f"{', '.join(_meta(found).get('finalizers') or []) or 'none'}): "
+                    "recreated once it is gone",
+                )
+            )
+            continue
+        if key[1] == "PodGroup" and key[0] == NATIVE_API:
+            old_ref = (found.get("spec") or {}).get("workloadRef")
+            new_ref = (obj.get("spec") or {}).get("workloadRef")
+            if old_ref != new_ref:
+                continue  # immutable: keep the old one while its pods run
+        patch = _spec_patch(found, obj)
+        if patch is not None:
+            out.patch.append((dict(found), patch))
+    for held in ours:
+        if _key(held) not in desired and not _meta(held).get("deletionTimestamp"):
+            out.delete.append(dict(held))
+    return out
+
+
+def _released(plan: Plan) -> bool:
+    return any(d.reason in ("GangsReleased", "GangsRemoved") for d in plan.decisions)
+
+
+def _has_controller(pod: Mapping[str, Any]) -> bool:
+    refs = _meta(pod).get("ownerReferences")
+    return isinstance(refs, list) and any(
+        isinstance(r, Mapping) and r.get("controller") is True for r in refs
+    )
