@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 __all__ = ["COMMANDS", "entry", "main"]
 
-COMMANDS = ("describe", "get", "definitions", "validate", "jq", "completion")
+COMMANDS = ("describe", "get", "definitions", "validate", "verify", "jq", "completion")
 _HIDDEN = ("__complete",)
 _VALUE_FLAGS = {
     "--kubeconfig",
@@ -72,6 +72,14 @@ _GET_EPILOG = """examples:
   wlmap get jobsets -o jsonpath='{range .items[*]}{.name}{"\\n"}{end}'
   wlmap get --all-types -o wide          every covered type, top-level workloads only
   wlmap get jobset/train -o yaml         one workload as YAML"""
+
+
+_VERIFY_EPILOG = """examples:
+  wlmap verify --definition k.yaml job.yaml --dump > expected.yaml   bootstrap a prediction
+  wlmap verify --definition k.yaml job.yaml --predict expected.yaml --strict
+
+exit codes: 0 ok, 1 load or validation error, 2 usage, 6 prediction mismatch,
+            7 warnings under --strict"""
 
 
 class _Exit(Exception):
@@ -306,6 +314,23 @@ def build_parser(out: IO[str], prog: str = "wlmap") -> argparse.ArgumentParser:
     v.add_argument("--crd", metavar="CRDFILE", help="also check paths against this CRD's schema")
     _add_globals(v, suppress=True)
 
+    y = sub.add_parser(
+        "verify",
+        formatter_class=raw,
+        epilog=_VERIFY_EPILOG,
+        help="prove a Karta definition against workload files (for CI)",
+        description="Read workload files through a Karta definition and compare what it implies "
+        "with an expected prediction.",
+    )
+    y.add_argument("--definition", required=True, metavar="FILE", help="the Karta to prove")
+    y.add_argument("workloads", nargs="+", metavar="WORKLOAD_FILE", help="workload objects")
+    y.add_argument("--predict", metavar="FILE", help="the expected prediction (docs/verify.md)")
+    y.add_argument("--strict", action="store_true", help="warnings fail the run (exit 7)")
+    y.add_argument(
+        "--dump", action="store_true", help="print what the definition implies, as a --predict file"
+    )
+    _add_globals(y, suppress=True)
+
     sub.add_parser("jq", help="run a jq program (gojq compatible)", add_help=False)
 
     c = sub.add_parser(
@@ -524,6 +549,10 @@ def _dispatch(args: argparse.Namespace, ctx: Any) -> int:
         from workload_map.cli import definitions_cmd
 
         return definitions_cmd.run(args, ctx)
+    if command == "verify":
+        from workload_map.cli import verify_cmd
+
+        return verify_cmd.run(args, ctx)
     if command == "__complete":
         from workload_map.cli import completion
 
