@@ -1,0 +1,197 @@
+"""Keeps an :class:`~workload_map.cluster.inventory.Inventory` current from watch caches.
+
+Watches Kartas, then, for the definitions in force, every workload kind the cluster serves and
+the intermediate kinds that link pods to workloads, plus pods. When definitions change (a Karta
+added) or the cluster starts serving a kind (a CRD installed later), the set of watches grows;
+rediscovery runs every ``rediscover_seconds``. A kind the cluster does not serve, or that this
+identity may not list, is skipped and reported (:attr:`InventoryFeed.problems`), never fatal.
+
+With ``namespaces`` (an include list), workloads and pods are watched per namespace, so a user
+with one namespace's permissions gets a working inventory; Kartas are cluster-scoped and fall
+back to the built-in catalog when they cannot be listed.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+from workload_map.cluster.cache import Informer, InformerSet
+from workload_map.cluster.definitions import KARTAS_PATH
+from workload_map.cluster.discovery import APIResource, discover
+from workload_map.cluster.errors import ClusterError
+from workload_map.cluster.inventory import Inventory, watched_kinds
+from workload_map.cluster.transport import Transport
+from workload_map.cluster.trim import trim_intermediate, trim_pod, trim_workload
+from workload_map.model import GVK
+
+__all__ = ["InformerSource", "InventoryFeed"]
+
+log = logging.getLogger("workload_map.feed")
+
+_PODS = APIResource("", "v1", "Pod", "pods", "pod", True)
+
+
+class InformerSource(Protocol):
+    """Where informers come from: an :class:`InformerSet` or an operator context."""
+
+    def informer(
+        self,
+        path: str,
+        *,
+        transform: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+        kind: str | None = None,
+        api_version: str | None = None,
+    ) -> Informer: ...
+
+
+class _SetSource:
+    def __init__(self, informers: InformerSet) -> None:
+        self._informers = informers
+
+    def informer(
+        self,
+        path: str,
+        *,
+        transform: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+        kind: str | None = None,
+        api_version: str | None = None,
+    ) -> Informer:
+        return self._informers.get(path, transform=transform, kind=kind, api_version=api_version)
+
+
+class InventoryFeed:
+    """Starts and grows the watches that feed ``inventory``; ``stop()`` ends them."""
+
+    def __init__(
+        self,
+        inventory: Inventory,
+        transport: Transport,
+        informers: InformerSet | InformerSource,
+        *,
+        namespaces: Sequence[str] = (),
+        rediscover_seconds: float = 60.0,
+        watch_kartas: bool = True,
+    ) -> None:
+        self.inventory = inventory
+        self._transport = transport
+        self._source: InformerSource = (
+            _SetSource(informers) if isinstance(informers, InformerSet) else informers
+        )
+        self._namespaces = tuple(namespaces)
+        self._rediscover = rediscover_seconds
+        self._watch_kartas = watch_kartas
+        self._lock = threading.Lock()
+        self._watching: dict[str, Informer] = {}
+        self._served: dict[GVK, APIResource] = {}
+        self.problems: dict[str, str] = {}  # kind → why it is not watched
+        self.last_sync: float | None = None
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    def start(self) -> InventoryFeed:
+        self._discover()
+        if self._watch_kartas:
+            kartas = self._watch(KARTAS_PATH, None, "Karta", "run.ai/v1alpha1")
+            kartas.add_handler(self._on_karta)
+        for path in self._paths(_PODS):
+            self._watch(path, trim_pod, "Pod", "v1").add_handler(self.inventory.apply_pod)
+        self.ensure()
+        self._thread = threading.Thread(target=self._loop, name="inventory-feed", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopping.set()
+
+    def informers(self) -> list[Informer]:
+        with self._lock:
+            return list(self._watching.values())
+
+    def wait_synced(self, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        for informer in self.informers():
+            if informer.last_error is not None and not informer.synced:
+                continue  # forbidden or not served: reported in problems, not waited for
+            if not informer.wait_synced(max(0.0, deadline - time.monotonic())):
+                return False
+        self.last_sync = time.time()
+        return True
+
+    # -- watches --------------------------------------------------------------------------
+
+    def ensure(self) -> None:
+        """Watch every kind the definitions in force need and the cluster serves."""
+        roots, links = watched_kinds(self.inventory.definitions())
+        for gvks, handler, transform in (
+            (roots, self.inventory.apply_workload, trim_workload),
+            (links, self.inventory.apply_intermediate, trim_intermediate),
+        ):
+            for gvk in sorted(gvks, key=str):
+                res = self._served.get(gvk)
+                if res is None:
+                    self.problems[str(gvk)] = "not served by the cluster"
+                    continue
+                self.problems.pop(str(gvk), None)
+                for path in self._paths(res):
+                    if path not in self._watching:
+                        informer = self._watch(path, transform, res.kind, res.api_version)
+                        informer.add_handler(handler)
+
+    def _paths(self, res: APIResource) -> list[str]:
+        if self._namespaces and res.namespaced:
+            return [res.path(ns) for ns in self._namespaces]
+        return [res.path()]
+
+    def _watch(
+        self,
+        path: str,
+        transform: Callable[[dict[str, Any]], dict[str, Any]] | None,
+        kind: str,
+        api_version: str,
+    ) -> Informer:
+        with self._lock:
+            found = self._watching.get(path)
+            if found is None:
+                found = self._source.informer(
+                    path, transform=transform, kind=kind, api_version=api_version
+                )
+                self._watching[path] = found
+            return found
+
+    def _on_karta(self, event: str, obj: dict[str, Any]) -> None:
+        self.inventory.apply_karta(event, obj)
+        try:
+            self.ensure()
+        except Exception:  # never let a bad definition stop the Karta watch
+            log.exception("could not extend the watches after a Karta change")
+
+    def _discover(self) -> None:
+        try:
+            resources = discover(self._transport)
+        except ClusterError as exc:
+            log.warning("discovery failed: %s", exc)
+            return
+        served: dict[GVK, APIResource] = {}
+        for res in resources:
+            if "list" in res.verbs or not res.verbs:
+                served.setdefault(GVK(res.group, res.version, res.kind), res)
+        self._served = served
+
+    def _loop(self) -> None:
+        while not self._stopping.wait(self._rediscover):
+            self._discover()
+            try:
+                self.ensure()
+            except Exception:
+                log.exception("could not extend the watches after rediscovery")
+            for informer in self.informers():
+                if informer.last_error is not None:
+                    self.problems[informer.path] = str(informer.last_error)
+                else:
+                    self.problems.pop(informer.path, None)

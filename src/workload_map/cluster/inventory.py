@@ -1,0 +1,475 @@
+"""Every workload a definition covers, its pods and its describe view, kept current from watches.
+
+The exporter and the web view both need the same thing: for every workload of every kind that a
+definition (cluster Karta, else the built-in catalog) covers, the pods that belong to it and the
+engine's view of the two. Watch caches feed this inventory through ``apply_*``; readers get
+:class:`Entry` objects. Nothing here calls the API: :func:`watched_resources` says what to watch
+and :mod:`workload_map.cluster.cache` does the watching.
+
+Pods join their workload through their owner chain (pod → ReplicaSet/Job/StatefulSet/... →
+workload), walked in memory through the cached intermediate objects by uid. A chain that breaks
+(an intermediate already garbage-collected) falls back to the operators' owner labels
+(:func:`workload_map.engine.owners.label_verdict`), and a pod is never given to a workload whose
+labels it contradicts. A workload owned by another covered workload (a RayCluster under a RayJob)
+gets its pods too, and is marked ``top_level=False`` so that sums over top-level workloads count
+each pod once.
+
+Views are memoised per (definition, workload resourceVersion, pods' resourceVersions): a change
+marks only the workloads whose pods or objects changed, so a scrape of 10k workloads costs the
+few that changed since the last one. An evaluation that fails is recorded on its entry
+(``error``), counted per definition and logged once; every other workload still has its view.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from workload_map.cluster.definitions import Definition
+from workload_map.cluster.trim import trim_workload
+from workload_map.errors import WlmapError
+from workload_map.model import GVK
+
+__all__ = ["Entry", "Inventory", "NamespaceFilter", "watched_kinds"]
+
+log = logging.getLogger("workload_map.inventory")
+
+ADDED, MODIFIED, DELETED = "ADDED", "MODIFIED", "DELETED"
+_MAX_CHAIN = 16  # owner chains longer than this are cycles or nonsense
+
+
+@dataclass(frozen=True)
+class NamespaceFilter:
+    """Which namespaces count: ``include`` (empty: all) minus ``exclude``."""
+
+    include: frozenset[str] = frozenset()
+    exclude: frozenset[str] = frozenset()
+
+    def __call__(self, namespace: str) -> bool:
+        if self.include and namespace not in self.include:
+            return False
+        return namespace not in self.exclude
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One workload as the inventory sees it."""
+
+    uid: str
+    obj: dict[str, Any]
+    gvk: GVK
+    definition: Definition
+    top_level: bool
+    pods: tuple[dict[str, Any], ...]
+    view: dict[str, Any] | None  # the describe JSON; None when the evaluation failed
+    error: str | None = None  # why the view is missing or incomplete
+
+    @property
+    def namespace(self) -> str:
+        return str((self.obj.get("metadata") or {}).get("namespace") or "")
+
+    @property
+    def name(self) -> str:
+        return str((self.obj.get("metadata") or {}).get("name") or "")
+
+
+@dataclass
+class _Slot:
+    obj: dict[str, Any]
+    gvk: GVK
+    pods: set[str] = field(default_factory=set)
+    entry: Entry | None = None  # memoised; None when dirty
+
+
+def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    meta = obj.get("metadata")
+    return meta if isinstance(meta, Mapping) else {}
+
+
+def _uid(obj: Mapping[str, Any]) -> str:
+    return str(_meta(obj).get("uid") or "")
+
+
+def _controller_uid(obj: Mapping[str, Any]) -> str | None:
+    refs = _meta(obj).get("ownerReferences")
+    if not isinstance(refs, list):
+        return None
+    chosen = None
+    for ref in refs:
+        if isinstance(ref, Mapping) and ref.get("uid"):
+            if ref.get("controller") is True:
+                return str(ref["uid"])
+            chosen = chosen or str(ref["uid"])
+    return chosen
+
+
+def _gvk_of(obj: Mapping[str, Any]) -> GVK | None:
+    api_version, kind = obj.get("apiVersion"), obj.get("kind")
+    if not isinstance(api_version, str) or not isinstance(kind, str) or not kind:
+        return None
+    group, _, version = api_version.rpartition("/")
+    return GVK(group, version, kind)
+
+
+def watched_kinds(definitions: Iterable[Definition]) -> tuple[set[GVK], set[GVK]]:
+    """(workload kinds, intermediate kinds) to watch for these definitions.
+
+    Workload kinds are the definitions' root kinds; intermediates are the kinds of their other
+    components (Jobs of a JobSet, ReplicaSets of a Deployment…), which link pods to workloads.
+    Pods themselves are always watched and are in neither set.
+    """
+    roots: set[GVK] = set()
+    links: set[GVK] = set()
+    for d in definitions:
+        if d.gvk is None or not d.gvk.kind:
+            continue
+        roots.add(d.gvk)
+        for comp in d.karta.components():
+            kind = comp.kind
+            if kind is None or not kind.kind or kind == d.gvk:
+                continue
+            if (kind.group, kind.kind) != ("", "Pod"):
+                links.add(GVK(kind.group, kind.version, kind.kind))
+    return roots, links - roots
+
+
+class Inventory:
+    """Workloads, intermediates, pods and definitions, fed by watch events; thread-safe.
+
+    ``catalog`` seeds the built-in definitions (a cluster Karta of the same root GVK replaces
+    one); ``namespaces`` filters what is kept; ``evaluate`` turns (definition, workload, pods)
+    into the describe view (the engine's, by default).
+    """
+
+    def __init__(
+        self,
+        *,
+        catalog: bool = True,
+        namespaces: NamespaceFilter | None = None,
+        evaluate: Callable[[Definition, dict[str, Any], list[dict[str, Any]]], dict[str, Any]]
+        | None = None,
+    ) -> None:
+        self._lock = threading.RLock()
+        self._keep = namespaces or NamespaceFilter()
+        self._evaluate = evaluate or _describe
+        self._catalog: dict[GVK, Definition] = {}
+        if catalog:
+            from workload_map.catalog import catalog as builtin
+
+            for karta in builtin.list():
+                if karta.root_gvk is not None:
+                    self._catalog[karta.root_gvk] = Definition(karta, karta.name or "", "catalog")
+        self._kartas: dict[str, tuple[Definition | None, str | None]] = {}  # name → (def, error)
+        self._by_gvk: dict[GVK, Definition] = {}
+        self._workloads: dict[str, _Slot] = {}
+        self._links: dict[str, dict[str, Any]] = {}
+        self._pods: dict[str, dict[str, Any]] = {}
+        self._pod_owner: dict[str, str] = {}  # pod uid → nearest workload uid
+        self.errors: dict[str, int] = {}  # evaluation failures per definition name
+        self._logged: set[tuple[str, str]] = set()
+        self.generation = 0  # bumped on every change (watchers of the inventory poll it)
+        self._listeners: list[Callable[[], None]] = []
+        self._resolve()
+
+    # -- definitions ----------------------------------------------------------------------
+
+    def apply_karta(self, event: str, obj: Mapping[str, Any]) -> None:
+        """A Karta from the cluster: loaded and validated; an invalid one keeps its error and
+        the catalog's definition (if any) keeps serving its kind."""
+        name = str(_meta(obj).get("name") or "")
+        with self._lock:
+            if event == DELETED:
+                self._kartas.pop(name, None)
+            else:
+                self._kartas[name] = _load(obj, name)
+            self._resolve()
+            for slot in self._workloads.values():
+                slot.entry = None
+            self._changed()
+
+    def definitions(self) -> list[Definition]:
+        """The definitions in force: cluster Kartas over the catalog, one per root GVK."""
+        with self._lock:
+            return sorted(self._by_gvk.values(), key=lambda d: (str(d.gvk), d.name))
+
+    def definition_errors(self) -> dict[str, str]:
+        """Cluster Kartas that cannot be used, by name, with the reason."""
+        with self._lock:
+            return {n: e for n, (_, e) in sorted(self._kartas.items()) if e is not None}
+
+    def cluster_kartas(self) -> dict[str, Definition | None]:
+        with self._lock:
+            return {n: d for n, (d, _) in sorted(self._kartas.items())}
+
+    def definition_for(self, gvk: GVK) -> Definition | None:
+        with self._lock:
+            return self._by_gvk.get(gvk)
+
+    def _resolve(self) -> None:
+        merged = dict(self._catalog)
+        claimed: dict[GVK, list[Definition]] = {}
+        for d, _ in self._kartas.values():
+            if d is not None and d.gvk is not None:
+                claimed.setdefault(d.gvk, []).append(d)
+        for gvk, defs in claimed.items():
+            # several Kartas for one GVK: the webhook refuses that; pick one deterministically
+            merged[gvk] = sorted(defs, key=lambda d: d.name)[0]
+        self._by_gvk = merged
+
+    # -- objects --------------------------------------------------------------------------
+
+    def apply_workload(self, event: str, obj: Mapping[str, Any]) -> None:
+        uid, gvk = _uid(obj), _gvk_of(obj)
+        if not uid or gvk is None or not self._keep(str(_meta(obj).get("namespace") or "")):
+            return
+        with self._lock:
+            if event == DELETED:
+                slot = self._workloads.pop(uid, None)
+                if slot is not None:
+                    self._relink(str(_meta(slot.obj).get("namespace") or ""))
+            else:
+                old = self._workloads.get(uid)
+                trimmed = trim_workload(obj)
+                if old is None:
+                    self._workloads[uid] = _Slot(trimmed, gvk)
+                    self._relink(str(_meta(obj).get("namespace") or ""))
+                else:
+                    old.obj, old.entry = trimmed, None
+            self._changed()
+
+    def apply_intermediate(self, event: str, obj: Mapping[str, Any]) -> None:
+        uid = _uid(obj)
+        if not uid or not self._keep(str(_meta(obj).get("namespace") or "")):
+            return
+        with self._lock:
+            before = self._links.get(uid)
+            if event == DELETED:
+                self._links.pop(uid, None)
+            else:
+                self._links[uid] = dict(obj)
+            if (
+                before is None
+                or event == DELETED
+                or _controller_uid(before) != _controller_uid(obj)
+            ):
+                self._relink(str(_meta(obj).get("namespace") or ""))
+                self._changed()
+
+    def apply_pod(self, event: str, obj: Mapping[str, Any]) -> None:
+        uid = _uid(obj)
+        if not uid or not self._keep(str(_meta(obj).get("namespace") or "")):
+            return
+        with self._lock:
+            self._unlink_pod(uid)
+            if event == DELETED:
+                self._pods.pop(uid, None)
+            else:
+                self._pods[uid] = dict(obj)
+                self._link_pod(uid)
+            self._changed()
+
+    def add_listener(self, callback: Callable[[], None]) -> None:
+        """``callback()`` after every change (called with the inventory's lock held: be quick)."""
+        self._listeners.append(callback)
+
+    def _changed(self) -> None:
+        self.generation += 1
+        for callback in self._listeners:
+            try:
+                callback()
+            except Exception:  # a listener's bug must not stop the watch that feeds us
+                log.exception("inventory listener failed")
+
+    # -- owner chains ---------------------------------------------------------------------
+
+    def _chain(self, obj: Mapping[str, Any]) -> tuple[list[str], bool]:
+        """Workload uids up the owner chain of ``obj`` (nearest first), and whether the chain
+        broke at an object the caches do not hold."""
+        found: list[str] = []
+        seen: set[str] = set()
+        current: Mapping[str, Any] = obj
+        for _ in range(_MAX_CHAIN):
+            uid = _controller_uid(current)
+            if uid is None or uid in seen:
+                return found, False
+            seen.add(uid)
+            slot = self._workloads.get(uid)
+            if slot is not None:
+                found.append(uid)
+                current = slot.obj
+                continue
+            link = self._links.get(uid)
+            if link is None:
+                return found, True
+            current = link
+        return found, False
+
+    def _link_pod(self, uid: str) -> None:
+        pod = self._pods[uid]
+        chain, broken = self._chain(pod)
+        if not chain and broken:
+            chain = self._by_labels(pod)
+        if chain:
+            self._pod_owner[uid] = chain[0]
+        for owner in chain:
+            slot = self._workloads[owner]
+            slot.pods.add(uid)
+            slot.entry = None
+
+    def _by_labels(self, pod: Mapping[str, Any]) -> list[str]:
+        from workload_map.engine.owners import label_verdict
+
+        namespace = _meta(pod).get("namespace")
+        matches = [
+            uid
+            for uid, slot in self._workloads.items()
+            if _meta(slot.obj).get("namespace") == namespace
+            and label_verdict(pod, slot.obj) is True
+        ]
+        if len(matches) != 1:
+            return []
+        chain, _ = self._chain(self._workloads[matches[0]].obj)
+        return [matches[0], *chain]
+
+    def _unlink_pod(self, uid: str) -> None:
+        if uid not in self._pods:
+            return
+        for slot in self._workloads.values():
+            if uid in slot.pods:
+                slot.pods.discard(uid)
+                slot.entry = None
+        self._pod_owner.pop(uid, None)
+
+    def _relink(self, namespace: str) -> None:
+        """Recompute every pod's chain in ``namespace`` (an owner came, went or moved)."""
+        for slot in self._workloads.values():
+            if _meta(slot.obj).get("namespace") == namespace:
+                slot.pods.clear()
+                slot.entry = None
+        for uid, pod in self._pods.items():
+            if _meta(pod).get("namespace") == namespace:
+                self._pod_owner.pop(uid, None)
+                self._link_pod(uid)
+
+    # -- reading --------------------------------------------------------------------------
+
+    def entries(self) -> list[Entry]:
+        """Every covered workload, sorted by namespace, kind and name, views computed."""
+        with self._lock:
+            out = [e for uid in list(self._workloads) if (e := self._entry(uid)) is not None]
+        out.sort(key=lambda e: (e.namespace, e.gvk.kind, e.name))
+        return out
+
+    def entry(self, uid: str) -> Entry | None:
+        with self._lock:
+            return self._entry(uid)
+
+    def find(self, gvk: GVK, namespace: str, name: str) -> Entry | None:
+        with self._lock:
+            for uid, slot in self._workloads.items():
+                meta = _meta(slot.obj)
+                if slot.gvk == gvk and meta.get("namespace", "") == namespace:
+                    if meta.get("name") == name:
+                        return self._entry(uid)
+        return None
+
+    def pods(self) -> list[dict[str, Any]]:
+        with self._lock:
+            return list(self._pods.values())
+
+    def pod_workload(self, pod_uid: str) -> str | None:
+        """The uid of the top-level workload a pod belongs to, if any."""
+        with self._lock:
+            uid = self._pod_owner.get(pod_uid)
+            if uid is None:
+                return None
+            slot = self._workloads.get(uid)
+            chain, _ = self._chain(slot.obj) if slot else ([], False)
+            return chain[-1] if chain else uid
+
+    def _entry(self, uid: str) -> Entry | None:
+        slot = self._workloads.get(uid)
+        if slot is None:
+            return None
+        definition = self._by_gvk.get(slot.gvk)
+        if definition is None:
+            return None
+        if slot.entry is not None and slot.entry.definition is definition:
+            return slot.entry
+        pods = tuple(self._pods[p] for p in sorted(slot.pods) if p in self._pods)
+        chain, _ = self._chain(slot.obj)
+        top_level = not any(self._by_gvk.get(self._workloads[c].gvk) for c in chain)
+        view: dict[str, Any] | None = None
+        error: str | None = None
+        try:
+            view = self._evaluate(definition, slot.obj, list(pods))
+            error = _first_error(view)
+        except WlmapError as exc:
+            error = str(exc)
+        except Exception as exc:  # an engine bug must cost one workload, not the scrape
+            error = f"internal error: {type(exc).__name__}: {exc}"
+            log.debug("evaluation failed", exc_info=True)
+        if error is not None:
+            self.errors[definition.name] = self.errors.get(definition.name, 0) + 1
+            if (definition.name, uid) not in self._logged:
+                self._logged.add((definition.name, uid))
+                meta = _meta(slot.obj)
+                log.warning(
+                    "definition %s cannot evaluate %s %s/%s: %s",
+                    definition.name,
+                    slot.gvk.kind,
+                    meta.get("namespace"),
+                    meta.get("name"),
+                    error,
+                )
+        slot.entry = Entry(uid, slot.obj, slot.gvk, definition, top_level, pods, view, error)
+        return slot.entry
+
+
+def _first_error(view: Mapping[str, Any]) -> str | None:
+    """The first evaluation error the engine recorded inside a view (a component whose
+    expression failed keeps an ``error`` and counts nothing)."""
+    stack = list(view.get("components") or ())
+    while stack:
+        node = stack.pop(0)
+        if isinstance(node, Mapping):
+            if node.get("error"):
+                return str(node["error"])
+            stack.extend(node.get("children") or ())
+    return None
+
+
+def _load(obj: Mapping[str, Any], name: str) -> tuple[Definition | None, str | None]:
+    from workload_map.model import load_karta, validate
+
+    item = {"apiVersion": "run.ai/v1alpha1", "kind": "Karta", **obj}
+    try:
+        karta = load_karta(item)
+    except WlmapError as exc:
+        return None, str(exc)
+    findings = [f for f in validate(karta) if f.is_error]
+    if findings:
+        return None, "; ".join(str(f) for f in findings)
+    if karta.root_gvk is None or not karta.root_gvk.kind:
+        return None, "its root component has no kind"
+    return Definition(karta, name, "cluster", dict(item)), None
+
+
+def _describe(
+    definition: Definition, obj: dict[str, Any], pods: list[dict[str, Any]]
+) -> dict[str, Any]:
+    from workload_map.engine import Workload
+
+    wl = Workload(
+        definition.karta,
+        obj,
+        pods=pods,
+        definition_name=definition.name,
+        origin=definition.origin,
+        validate=False,
+        file_mode=False,
+    )
+    return wl.describe()

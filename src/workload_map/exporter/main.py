@@ -1,0 +1,70 @@
+"""``wlmap exporter``: the workload metrics exporter without the operator.
+
+The same flags as the operator's exporter (``--workload-metrics-bind-address`` …) plus the
+connection (``--kubeconfig``, ``--context``; in a pod, the service account). One replica: it
+exports workload series itself (run the operator with ``--enable-workload-metrics`` for
+leader-elected replicas).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+import threading
+from collections.abc import Sequence
+
+from workload_map.errors import WlmapError
+from workload_map.exporter.settings import add_flags, settings_from
+
+__all__ = ["build_parser", "main"]
+
+
+def build_parser(prog: str = "wlmap exporter") -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description="Serve workloadmap_* metrics: every pod joined to its workload, every "
+        "workload's phase, pods and resources, from watches of the cluster.",
+    )
+    parser.add_argument(
+        "--kubeconfig",
+        help="kubeconfig file (default: $KUBECONFIG, "
+        "~/.kube/config, else the pod's service account)",
+    )
+    parser.add_argument("--context", help="kubeconfig context")
+    parser.add_argument(
+        "--log-level", default="info", choices=["debug", "info", "warning", "error"]
+    )
+    add_flags(parser, standalone=True)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    logging.basicConfig(
+        level=getattr(logging, args.log_level.upper()),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        settings = settings_from(args)
+        from workload_map.cluster.cache import InformerSet
+        from workload_map.exporter.service import ExporterService
+        from workload_map.operator.kube import Api, load_configuration
+
+        api = Api(load_configuration(args.kubeconfig, args.context))
+        informers = InformerSet(api.client)
+        service = ExporterService(settings, api.transport(), informers).start()
+    except WlmapError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    print(
+        f"serving workload metrics on {settings.host}:{service.port}", file=sys.stderr, flush=True
+    )
+    stop.wait()
+    service.stop()
+    informers.stop()
+    return 0

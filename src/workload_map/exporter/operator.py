@@ -1,0 +1,46 @@
+"""The exporter as a controller of ``wlmap operator`` (``--enable-workload-metrics``).
+
+It runs on every replica, so each serves exporter health, but only the leader exports workload
+series: two replicas never duplicate one.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from workload_map.exporter.settings import add_flags, settings_from
+from workload_map.operator import controllers
+
+if TYPE_CHECKING:
+    from workload_map.exporter.service import ExporterService
+    from workload_map.operator.controllers import OperatorConfig, OperatorContext
+
+__all__ = ["WorkloadMetrics"]
+
+
+class WorkloadMetrics:
+    name = "workload-metrics"
+    needs_leader = False
+
+    def __init__(self, config: OperatorConfig) -> None:
+        self.settings = settings_from(config.args)
+        self.service: ExporterService | None = None
+
+    def start(self, ctx: OperatorContext) -> None:
+        from workload_map.exporter.service import ExporterService
+
+        self.service = ExporterService(
+            self.settings, ctx.api.transport(), ctx, is_leader=ctx.is_leader
+        ).start()
+
+    def stop(self) -> None:
+        if self.service is not None:
+            self.service.stop()
+
+
+def _factory(config: OperatorConfig) -> WorkloadMetrics | None:
+    return WorkloadMetrics(config) if config.args.enable_workload_metrics else None
+
+
+controllers.register_flags(add_flags)
+controllers.register(_factory, name="workload-metrics")

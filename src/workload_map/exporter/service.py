@@ -1,0 +1,91 @@
+"""One running exporter: inventory, the watches feeding it, the collector and its HTTP server.
+
+The HTTP side is ``prometheus_client``'s own server (threaded, standard library): the exposition
+is its job, and it keeps the exporter apart from the operator's aiohttp servers and their
+``--metrics-bind-address`` metrics.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from prometheus_client import CollectorRegistry, start_http_server
+
+from workload_map.cluster.cache import InformerSet
+from workload_map.cluster.feed import InformerSource, InventoryFeed
+from workload_map.cluster.inventory import Inventory, NamespaceFilter
+from workload_map.cluster.transport import Transport
+from workload_map.exporter.collector import ExporterHealth, LabelPolicy, WorkloadCollector
+from workload_map.exporter.settings import ExporterSettings
+
+__all__ = ["ExporterService"]
+
+log = logging.getLogger("workload_map.exporter")
+
+
+class ExporterService:
+    """``start()`` watches and serves; ``stop()`` ends both. ``port`` is the bound port."""
+
+    def __init__(
+        self,
+        settings: ExporterSettings,
+        transport: Transport,
+        informers: InformerSet | InformerSource,
+        *,
+        is_leader: Callable[[], bool] = lambda: True,
+    ) -> None:
+        self.settings = settings
+        self.inventory = Inventory(
+            namespaces=NamespaceFilter(
+                frozenset(settings.include_namespaces), frozenset(settings.exclude_namespaces)
+            )
+        )
+        self.feed = InventoryFeed(
+            self.inventory,
+            transport,
+            informers,
+            namespaces=settings.include_namespaces,
+            rediscover_seconds=settings.rediscover_seconds,
+        )
+        self.health = ExporterHealth(is_leader=is_leader)
+        self.registry = CollectorRegistry()
+        self.collector = WorkloadCollector(
+            self.inventory,
+            health=self.health,
+            labels=LabelPolicy(settings.workload_labels),
+        )
+        self.registry.register(self.collector)
+        self._server: Any = None
+        self._stopping = threading.Event()
+        self.port = settings.port
+
+    def start(self) -> ExporterService:
+        self.feed.start()
+        server, _thread = start_http_server(
+            self.settings.port, addr=self.settings.host, registry=self.registry
+        )
+        self._server = server
+        self.port = int(server.server_port)
+        threading.Thread(target=self._sync, name="exporter-sync", daemon=True).start()
+        log.info("workload metrics on %s:%d", self.settings.host, self.port)
+        return self
+
+    def _sync(self) -> None:
+        """Record when the caches are complete; then warm the views so the first scrape is
+        cheap."""
+        while not self._stopping.is_set():
+            if self.feed.wait_synced(5.0):
+                self.health.last_sync = self.feed.last_sync
+                self.health.informers = self.feed.informers()
+                self.inventory.entries()
+                return
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self.feed.stop()
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
