@@ -8,6 +8,7 @@ import subprocess
 import pytest
 
 from workload_map import __version__
+from workload_map.cli import definitions_cmd
 
 
 def test_help_lists_commands_and_exit_codes(wlmap) -> None:
@@ -91,8 +92,9 @@ def test_bad_output_value(wlmap) -> None:
         (["get", "jobsets", "--all-types"], "--all-types"),
         (["get", "jobset/a", "-l", "app=x"], "selector"),
         (["get", "jobset/a", "-A"], "drop -A"),
-        (["get", "a", "b", "c"], "TYPE[/NAME] [NAME]"),
-        (["get", "jobset/a", "b"], "give the name once"),
+        (["get", "jobset/a", "b"], "TYPE/NAME form"),
+        (["get", "jobsets,,lws"], "an empty TYPE"),
+        (["get", "jobset", "a/b"], "not both forms"),
         (["get", "/a"], "TYPE before"),
         (["describe", "jobset/"], "NAME after"),
         (["describe", "--pod-limit", "-3", "-f", "x"], "must not be negative"),
@@ -187,7 +189,9 @@ def test_help_command(wlmap) -> None:
 
 def test_complete_output_offers_only_what_the_command_takes(wlmap) -> None:
     assert wlmap(["__complete", "describe", "-o", ""]).out.split() == ["table", "json", "yaml"]
-    assert wlmap(["__complete", "definitions", "-o", ""]).out.split() == ["table", "json", "yaml"]
+    assert wlmap(["__complete", "definitions", "-o", ""]).out.split() == list(
+        definitions_cmd.OUTPUTS
+    )
     assert "name" in wlmap(["__complete", "get", "-o", ""]).out.split()
     assert wlmap(["__complete", "validate", "-o", ""]).out == ""
 

@@ -16,7 +16,7 @@ from workload_map.cli.exits import OK, UsageError
 if TYPE_CHECKING:
     from workload_map.cli.context import Context
 
-__all__ = ["complete", "script"]
+__all__ = ["complete", "kubectl_complete", "script"]
 
 _BASH = r"""# bash completion for wlmap (source <(wlmap completion bash))
 _wlmap_complete() {
@@ -151,14 +151,49 @@ def _candidates(words: list[str], ctx: Context, parser: argparse.ArgumentParser)
     if command == "definitions":
         return [d.name for d in ctx.definitions(None).all()] if not positionals else []
     if command in ("get", "describe"):
-        if not positionals:
-            if "/" in current:
-                type_token = current.split("/", 1)[0]
-                return [f"{type_token}/{n}" for n in _live(ctx, lambda c: _names(c, type_token))]
-            return _types(ctx)
-        if len(positionals) == 1 and "/" not in positionals[0]:
-            return _live(ctx, lambda c: _names(c, positionals[0]))
+        return _workload_words(command, positionals, current, ctx)
     return []
+
+
+def _workload_words(command: str, positionals: list[str], current: str, ctx: Context) -> list[str]:
+    """TYPE, TYPE/NAME, ``TYPE NAME…`` (the space form) and ``TYPE,TYPE`` for get."""
+    several = command == "get"  # get takes several names and comma-separated types
+    if "/" in current and (not positionals or (several and "/" in positionals[0])):
+        type_token = current.split("/", 1)[0]
+        return [f"{type_token}/{n}" for n in _live(ctx, lambda c: _names(c, type_token))]
+    if not positionals:
+        if several and "," in current:
+            head = current.rpartition(",")[0]
+            return [f"{head},{t}" for t in _types(ctx)]
+        return _types(ctx)
+    first = positionals[0]
+    if "/" in first or (not several and len(positionals) > 1):
+        return []
+    given = set(positionals[1:])
+    names: set[str] = set()
+    for token in first.split(",") if several else [first]:
+        if token:
+            names.update(_live(ctx, lambda c, t=token: _names(c, t)))
+    return sorted(names - given)
+
+
+def kubectl_complete() -> None:
+    """Entry point ``kubectl_complete-wlmap``: kubectl (1.26+) runs it for ``kubectl wlmap <TAB>``
+    with the words after ``wlmap``, and reads Cobra's protocol back: one candidate per line,
+    then ``:DIRECTIVE`` (4: no file names, 0: let the shell complete files)."""
+    import io
+    import sys
+
+    from workload_map.cli.main import main
+
+    out = io.StringIO()
+    main(["__complete", *sys.argv[1:]], io.StringIO(), out, io.StringIO())
+    lines = [line for line in out.getvalue().splitlines() if line]
+    if lines == [":files"]:
+        sys.stdout.write(":0\n")
+    else:
+        sys.stdout.write("".join(f"{line}\n" for line in lines) + ":4\n")
+    sys.stdout.flush()
 
 
 def _outputs(command: str | None) -> tuple[str, ...]:
