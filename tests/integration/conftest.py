@@ -1,9 +1,18 @@
-"""Fixtures for tests that talk to a real Kubernetes API server (see ``harness.py``).
+"""Fixtures for tests that talk to a real Kubernetes control plane (see ``harness.py``).
 
-``kube`` (session) starts etcd + kube-apiserver once per session, or uses the cluster named by
-``WLMAP_TEST_KUBECONFIG``; ``namespace`` gives each test a fresh namespace. Every test in this
-folder is marked ``integration``. Missing binaries make the tests FAIL with build instructions:
-these tests are part of the suite, never silently skipped.
+- ``kube`` (session): etcd + kube-apiserver + kube-controller-manager v1.37, workload API on,
+  shared by the whole session; or the cluster named by ``WLMAP_TEST_KUBECONFIG``.
+- ``scheduler`` (module): starts kube-scheduler on ``kube``'s plane for the module's tests.
+- ``module_kube`` (module): a private plane with the scheduler, for tests that restart the API
+  server (``module_kube.restart_apiserver()``) or would disturb others.
+- ``kube_without_generic_workload`` (module): the same binaries with ``GenericWorkload`` off.
+- ``namespace`` (function): a fresh namespace on the test's cluster (the module plane when the
+  test uses one, else ``kube``), its pods force-deleted and the namespace deleted afterwards.
+- ``fake_nodes`` (function): a ``FakeNodes`` on the same cluster; ``fake_nodes.add(n, capacity)``
+  / ``remove(name)``; its nodes are deleted afterwards.
+
+Every test in this folder is marked ``integration``. Missing binaries make the tests FAIL with
+build instructions: these tests are part of the suite, never silently skipped.
 """
 
 from __future__ import annotations
@@ -13,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from .harness import HarnessError, Kube, open_kube
+from .harness import FakeNodes, HarnessError, Kube, open_kube
 
 HERE = Path(__file__).resolve().parent
 
@@ -42,12 +51,75 @@ def kube() -> Iterator[Kube]:
         cluster.shutdown()
 
 
+@pytest.fixture(scope="module")
+def scheduler(kube: Kube) -> Iterator[Kube]:
+    """``kube`` with kube-scheduler running for this module (an external cluster has its own)."""
+    if kube.plane is None:
+        yield kube
+        return
+    kube.plane.start_scheduler()
+    try:
+        yield kube
+    finally:
+        kube.plane.stop_scheduler()
+
+
+def _private_plane(**options: bool) -> Iterator[Kube]:
+    try:
+        cluster = open_kube(external_ok=False, **options)
+    except HarnessError as err:
+        pytest.fail(str(err), pytrace=False)
+    try:
+        yield cluster
+    finally:
+        cluster.shutdown()
+
+
+@pytest.fixture(scope="module")
+def module_kube() -> Iterator[Kube]:
+    """A control plane of this module's own (scheduler included), free to restart."""
+    yield from _private_plane(scheduler=True)
+
+
+@pytest.fixture(scope="module")
+def kube_without_generic_workload() -> Iterator[Kube]:
+    """The same binaries with GenericWorkload off and no scheduling.k8s.io/v1beta1."""
+    yield from _private_plane(scheduler=True, generic_workload=False)
+
+
+_PRIVATE_PLANES = ("module_kube", "kube_without_generic_workload")
+
+
+def _cluster_of(request: pytest.FixtureRequest) -> Kube:
+    """The cluster a test works on: its module plane if it uses one, else the session's."""
+    for name in _PRIVATE_PLANES:
+        if name in request.fixturenames:
+            cluster: Kube = request.getfixturevalue(name)
+            return cluster
+    shared: Kube = request.getfixturevalue("kube")
+    return shared
+
+
 @pytest.fixture
-def namespace(kube: Kube) -> Iterator[str]:
+def namespace(request: pytest.FixtureRequest) -> Iterator[str]:
     """A fresh namespace (server-generated ``wlmap-test-xxxxx`` name), deleted afterwards."""
-    name = kube.create_namespace()
+    cluster = _cluster_of(request)
+    name = cluster.create_namespace()
     yield name
-    kube.delete_namespace(name)
+    cluster.delete_namespace(name)
+
+
+@pytest.fixture
+def fake_nodes(request: pytest.FixtureRequest) -> Iterator[FakeNodes]:
+    """Add/remove fake nodes (``add(count, capacity)``); all deleted after the test."""
+    cluster = _cluster_of(request)
+    if cluster.plane is None:
+        pytest.skip("fake nodes need the local control plane (node lifecycle off)")
+    nodes = FakeNodes(cluster)
+    try:
+        yield nodes
+    finally:
+        nodes.remove_all()
 
 
 @pytest.hookimpl(wrapper=True)
@@ -56,8 +128,10 @@ def pytest_runtest_makereport(
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     """On a failure, show the local apiserver/etcd log tails next to the traceback."""
     report = yield
-    if report.failed and "kube" in getattr(item, "fixturenames", ()):
-        cluster = getattr(item, "funcargs", {}).get("kube")
-        if isinstance(cluster, Kube) and cluster.plane is not None:
-            report.sections.append(("control plane logs", cluster.plane.log_tails()))
+    if report.failed:
+        args = getattr(item, "funcargs", {})
+        for name in ("kube", "scheduler", *_PRIVATE_PLANES):
+            cluster = args.get(name)
+            if isinstance(cluster, Kube) and cluster.plane is not None:
+                report.sections.append((f"control plane logs ({name})", cluster.plane.log_tails()))
     return report

@@ -1,10 +1,16 @@
-"""A real Kubernetes API server for the integration tests: etcd + kube-apiserver on loopback.
+"""A real Kubernetes control plane for the integration tests: etcd, kube-apiserver,
+kube-controller-manager and (on request) kube-scheduler on loopback, plus fake nodes.
 
 A Kubernetes tool has to be tested against Kubernetes, and these machines have no Docker, so the
 tests run the genuine binaries (built from their Go modules by ``hack/build-apiserver.sh``) the way
 controller-runtime's envtest does: fresh etcd data dir, free ports, a throw-away CA, an admin
-client certificate in ``system:masters``. No kubelet, scheduler or controller-manager runs, so pods
-stay Pending until a test sets their status through the status subresource.
+client certificate in ``system:masters``. The workload-aware scheduling API is on
+(``GenericWorkload`` + ``scheduling.k8s.io/v1beta1``) unless a plane is started without it. The
+controller-manager runs only the garbage collector, the namespace controller, the PodGroup
+protection controller and ClusterRole aggregation; no kubelet runs, so pods stay Pending (or merely bound, with a scheduler)
+until a test sets their status through the status subresource. Nodes are fake: Node objects with
+capacity and a Ready condition, the way k8s.io/kubernetes' scheduler_perf makes them; with node
+lifecycle off nothing ever marks them NotReady.
 
 ``WLMAP_TEST_KUBECONFIG`` swaps the local control plane for any existing cluster; the ``Cluster``
 helpers (apply, set_status, install_crd, namespaces) work the same on both.
@@ -42,9 +48,25 @@ import yaml
 BUILD_HINT = (
     "Build them once with `make apiserver` (runs hack/build-apiserver.sh; needs the Go toolchain, "
     "install Go from https://go.dev/dl or your package manager), or point TEST_ASSET_KUBE_APISERVER"
-    "/TEST_ASSET_ETCD or KUBEBUILDER_ASSETS at existing binaries, or run the suite against your own "
+    "/TEST_ASSET_ETCD/TEST_ASSET_KUBE_CONTROLLER_MANAGER/TEST_ASSET_KUBE_SCHEDULER or "
+    "KUBEBUILDER_ASSETS at existing binaries, or run the suite against your own "
     "cluster with WLMAP_TEST_KUBECONFIG=~/.kube/config."
 )
+# The controllers the local plane runs (v1.37 names; `kube-controller-manager --help` lists them):
+# cascading deletion, namespace clean-up, the one that removes the finalizer the default-on
+# PodGroupProtection admission plugin puts on every PodGroup, and the one that fills aggregated
+# ClusterRoles (the chart's workload reader). Node lifecycle stays off, so fake nodes without a
+# kubelet stay Ready and their pods are never evicted.
+CONTROLLERS = (
+    "garbage-collector-controller",
+    "namespace-controller",
+    "podgroup-protection-controller",
+    "clusterrole-aggregation-controller",
+)
+WORKLOAD_API = "scheduling.k8s.io/v1beta1"
+# What a fake node offers unless a test says otherwise (scheduler_perf's default node, plus GPUs).
+DEFAULT_NODE_CAPACITY = {"cpu": "8", "memory": "32Gi", "pods": "110", "nvidia.com/gpu": "8"}
+FAKE_NODE_LABEL = "wlmap-test.example.com/fake-node"
 FIELD_MANAGER = "wlmap-tests"
 CRD_DIGEST_ANNOTATION = "wlmap-test.example.com/input-sha256"
 # Metadata a server assigns: copied manifests (kubectl -o yaml output) must not send it back.
@@ -73,22 +95,30 @@ def cache_dir() -> Path:
     return Path(env) if env else Path.home() / ".cache" / "workload-map"
 
 
-def find_binaries() -> tuple[Path, Path]:
-    """(kube-apiserver, etcd): envtest's variables first, then the build script's cache dir."""
+def _tool_path(name: str, var: str) -> Path:
     assets = os.environ.get("KUBEBUILDER_ASSETS")
-    found: dict[str, Path] = {}
-    for name, var in (("kube-apiserver", "TEST_ASSET_KUBE_APISERVER"), ("etcd", "TEST_ASSET_ETCD")):
-        if os.environ.get(var):
-            found[name] = Path(os.environ[var])
-        elif assets:
-            found[name] = Path(assets) / name
-        else:
-            found[name] = cache_dir() / "bin" / name
-    missing = [
+    if os.environ.get(var):
+        return Path(os.environ[var])
+    if assets:
+        return Path(assets) / name
+    return cache_dir() / "bin" / name
+
+
+def _missing(found: Mapping[str, Path]) -> list[str]:
+    return [
         f"{name} ({path})"
         for name, path in found.items()
         if not (path.is_file() and os.access(path, os.X_OK))
     ]
+
+
+def find_binaries() -> tuple[Path, Path]:
+    """(kube-apiserver, etcd): envtest's variables first, then the build script's cache dir."""
+    found = {
+        "kube-apiserver": _tool_path("kube-apiserver", "TEST_ASSET_KUBE_APISERVER"),
+        "etcd": _tool_path("etcd", "TEST_ASSET_ETCD"),
+    }
+    missing = _missing(found)
     if missing:
         raise BinariesMissing(
             "the integration tests need a real kube-apiserver and etcd, but "
@@ -97,6 +127,25 @@ def find_binaries() -> tuple[Path, Path]:
             + BUILD_HINT
         )
     return found["kube-apiserver"], found["etcd"]
+
+
+def find_controllers() -> tuple[Path, Path]:
+    """(kube-controller-manager, kube-scheduler), found like ``find_binaries``."""
+    found = {
+        "kube-controller-manager": _tool_path(
+            "kube-controller-manager", "TEST_ASSET_KUBE_CONTROLLER_MANAGER"
+        ),
+        "kube-scheduler": _tool_path("kube-scheduler", "TEST_ASSET_KUBE_SCHEDULER"),
+    }
+    missing = _missing(found)
+    if missing:
+        raise BinariesMissing(
+            "the integration tests need kube-controller-manager and kube-scheduler, but "
+            + " and ".join(missing)
+            + " is missing. "
+            + BUILD_HINT
+        )
+    return found["kube-controller-manager"], found["kube-scheduler"]
 
 
 # --------------------------------------------------------------------------- certificates
@@ -253,7 +302,9 @@ class _Proc:
 
 
 def _spawn(name: str, argv: list[str], log: Path) -> _Proc:
-    with log.open("wb") as out:  # the child keeps its own descriptor; no pipe to fill up
+    with (
+        log.open("ab") as out
+    ):  # appended: a restarted server keeps its earlier log  # the child keeps its own descriptor; no pipe to fill up
         popen = subprocess.Popen(
             argv,
             stdin=subprocess.DEVNULL,
@@ -338,19 +389,25 @@ class Cluster:
         query: Mapping[str, Any] | None = None,
     ) -> Any:
         """One API call; returns the decoded JSON body; raises kubernetes ApiException."""
-        result = self._client.call_api(
-            path,
-            method,
-            query_params=list((query or {}).items()),
+        from kubernetes.client.exceptions import ApiException
+
+        # kubernetes >= 35 (the newer generator): serialise, send, then read. The REST layer
+        # JSON-encodes a dict/list body for every +json and +yaml content type (apply patches).
+        method_, url, headers, _body, _ = self._client.param_serialize(
+            method=method,
+            resource_path=path,
+            query_params=[(k, v) for k, v in (query or {}).items()],
             header_params={"Content-Type": content_type, "Accept": "application/json"},
-            body=body,
-            response_type="object",
             auth_settings=["BearerToken"],
-            _return_http_data_only=True,
-            _preload_content=True,
-            _request_timeout=60,
         )
-        return result
+        response = self._client.call_api(
+            method_, url, header_params=headers, body=body, _request_timeout=60
+        )
+        raw = response.read()
+        text = raw.decode("utf-8", errors="replace") if raw else ""
+        if not 200 <= response.status <= 299:
+            raise ApiException.from_response(http_resp=response, body=text, data=None)
+        return json.loads(text) if text else None
 
     def resource(self, api_version: str, kind: str) -> tuple[str, bool]:
         """(plural, namespaced) of a kind from discovery, refreshed when unknown (new CRDs)."""
@@ -561,11 +618,88 @@ class Cluster:
         return str(created["metadata"]["name"])
 
     def delete_namespace(self, name: str) -> None:
-        """Start deletion (a local plane has no namespace controller: it stays Terminating)."""
+        """Delete the namespace; its pods go first, at once (grace 0).
+
+        Pods go first because nothing else would delete them: a pod bound to a fake node waits
+        for a kubelet forever, and a pending pod left behind would be bound to the next test's
+        nodes while a scheduler runs. The namespace controller removes the rest."""
         from kubernetes.client.exceptions import ApiException
 
         try:
+            self.request(
+                "DELETE",
+                f"/api/v1/namespaces/{name}/pods",
+                {"gracePeriodSeconds": 0, "propagationPolicy": "Background"},
+            )
+        except ApiException as err:
+            if err.status not in (403, 404):
+                raise
+        try:
             self.request("DELETE", f"/api/v1/namespaces/{name}")
+        except ApiException as err:
+            if err.status != 404:
+                raise
+
+    # -- fake nodes ------------------------------------------------------------------------
+
+    def create_node(
+        self,
+        name: str,
+        capacity: Mapping[str, str] | None = None,
+        *,
+        allocatable: Mapping[str, str] | None = None,
+        labels: Mapping[str, str] | None = None,
+        taints: list[Mapping[str, Any]] | None = None,
+    ) -> Any:
+        """A Node object that a scheduler can bind pods to, no kubelet behind it.
+
+        Like scheduler_perf's nodes: ``status.capacity`` (default ``DEFAULT_NODE_CAPACITY``;
+        extended resources such as ``nvidia.com/gpu`` included), ``allocatable`` (defaults to
+        the capacity), ``Ready=True`` and phase Running. Returns the stored Node."""
+        cap = dict(DEFAULT_NODE_CAPACITY if capacity is None else capacity)
+        now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        status = {
+            "capacity": cap,
+            "allocatable": dict(cap if allocatable is None else allocatable),
+            "phase": "Running",
+            "conditions": [
+                {
+                    "type": "Ready",
+                    "status": "True",
+                    "reason": "KubeletReady",
+                    "message": "fake node of the wlmap test harness (no kubelet)",
+                    "lastHeartbeatTime": now,
+                    "lastTransitionTime": now,
+                }
+            ],
+        }
+        body: dict[str, Any] = {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {
+                "name": name,
+                "labels": {
+                    "kubernetes.io/hostname": name,
+                    "kubernetes.io/os": "linux",
+                    "kubernetes.io/arch": "amd64",
+                    FAKE_NODE_LABEL: "true",
+                    **(labels or {}),
+                },
+            },
+            "spec": {"taints": [dict(t) for t in taints]} if taints else {},
+            "status": status,
+        }
+        stored = self.request("POST", "/api/v1/nodes", body)
+        if (stored.get("status") or {}).get("capacity") != cap:
+            # A server that drops status on create gets it through the status subresource.
+            stored = self.set_status({**stored, "status": status})
+        return stored
+
+    def delete_node(self, name: str) -> None:
+        from kubernetes.client.exceptions import ApiException
+
+        try:
+            self.request("DELETE", f"/api/v1/nodes/{name}", {"gracePeriodSeconds": 0})
         except ApiException as err:
             if err.status != 404:
                 raise
@@ -606,20 +740,38 @@ def load_objects(src: Mapping[str, Any] | str | Path) -> list[dict[str, Any]]:
 
 @dataclass(eq=False)
 class LocalControlPlane:
-    """etcd + kube-apiserver as child processes in a temp dir; ``stop()`` leaves nothing behind."""
+    """etcd + kube-apiserver (+ kube-controller-manager, + kube-scheduler) as child processes in
+    a temp dir; ``stop()`` leaves nothing behind.
+
+    The controller-manager runs when ``controller_manager_bin`` is given; the scheduler when
+    ``scheduler_bin`` is given and ``scheduler`` is true, or later through ``start_scheduler()``.
+    ``generic_workload=False`` starts the same binaries without the workload-aware scheduling
+    API: a v1.37 cluster as it comes by default. ``restart_apiserver()`` (or ``stop_apiserver()``
+    then ``start_apiserver()``) bounces only the API server, on the same address and etcd data,
+    while the other components keep running and reconnect."""
 
     apiserver_bin: Path
     etcd_bin: Path
     start_timeout: float = 120.0
     workdir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="wlmap-kube-")))
     keep_workdir: bool = False
+    controller_manager_bin: Path | None = None
+    scheduler_bin: Path | None = None
+    scheduler: bool = False
+    generic_workload: bool = True
     procs: list[_Proc] = field(default_factory=list)
     kubeconfig: Path | None = None
     server: str = ""
     startup_seconds: float = 0.0
+    _apiserver_argv: list[str] = field(default_factory=list, repr=False)
+    _certs: dict[str, Path] = field(default_factory=dict, repr=False)
 
     def __hash__(self) -> int:
         return id(self)
+
+    @property
+    def feature_gates(self) -> str:
+        return f"GenericWorkload={'true' if self.generic_workload else 'false'}"
 
     def start(self) -> LocalControlPlane:
         _install_sigterm_handler()
@@ -643,7 +795,7 @@ class LocalControlPlane:
 
     def _start_once(self) -> None:
         etcd_port, peer_port, api_port = free_port(), free_port(), free_port()
-        certs = _certificates(self.workdir, ["127.0.0.1", "localhost"])
+        self._certs = certs = _certificates(self.workdir, ["127.0.0.1", "localhost"])
         data = self.workdir / "etcd-data"
         shutil.rmtree(data, ignore_errors=True)
         etcd_url, peer_url = f"http://127.0.0.1:{etcd_port}", f"http://127.0.0.1:{peer_port}"
@@ -668,35 +820,66 @@ class LocalControlPlane:
         self.server = f"https://127.0.0.1:{api_port}"
         certdir = self.workdir / "apiserver-certs"
         certdir.mkdir(exist_ok=True)
+        workload_api = [f"--runtime-config={WORKLOAD_API}=true"] if self.generic_workload else []
+        self._apiserver_argv = [
+            str(self.apiserver_bin),
+            f"--etcd-servers={etcd_url}",
+            f"--cert-dir={certdir}",
+            f"--tls-cert-file={certs['apiserver.crt']}",
+            f"--tls-private-key-file={certs['apiserver.key']}",
+            f"--secure-port={api_port}",
+            "--bind-address=127.0.0.1",
+            "--advertise-address=127.0.0.1",
+            "--endpoint-reconciler-type=none",
+            "--service-cluster-ip-range=10.0.0.0/24",
+            f"--service-account-issuer={self.server}",
+            f"--service-account-key-file={certs['service-account.pub']}",
+            f"--service-account-signing-key-file={certs['service-account.key']}",
+            "--authorization-mode=RBAC",
+            f"--client-ca-file={certs['client-ca.crt']}",
+            "--allow-privileged=true",
+            # No ServiceAccount controller runs (no `default` account), nothing removes PVC
+            # protection finalizers, and TaintNodesByCondition would put a not-ready taint on
+            # every fake node that only the node-lifecycle controller (off) removes.
+            "--disable-admission-plugins="
+            "ServiceAccount,StorageObjectInUseProtection,TaintNodesByCondition",
+            "--enable-priority-and-fairness=false",
+            f"--feature-gates={self.feature_gates}",
+            *workload_api,
+            "--profiling=false",
+            "--v=1",
+        ]
+        self.kubeconfig = self.workdir / "kubeconfig"
+        self.kubeconfig.write_text(_kubeconfig(self.server, certs))
+        self.kubeconfig.chmod(0o600)
+        self.start_apiserver()
+        if self.controller_manager_bin is not None:
+            self._start_controller_manager()
+        if self.scheduler and self.scheduler_bin is not None:
+            self.start_scheduler()
+
+    def _admin_context(self) -> ssl.SSLContext:
+        ctx = ssl.create_default_context(cafile=str(self._certs["serving-ca.crt"]))
+        ctx.load_cert_chain(str(self._certs["admin.crt"]), str(self._certs["admin.key"]))
+        return ctx
+
+    def _find(self, name: str) -> _Proc | None:
+        return next((p for p in self.procs if p.name == name), None)
+
+    # -- kube-apiserver -----------------------------------------------------------------------
+
+    def start_apiserver(self) -> None:
+        """Start the API server (after ``stop_apiserver``); returns once ``/readyz`` is 200."""
+        if not self._apiserver_argv:
+            raise HarnessError("start_apiserver: the plane was never started")
+        if self._find("kube-apiserver") is not None:
+            raise HarnessError("start_apiserver: kube-apiserver is already running")
         apiserver = _spawn(
-            "kube-apiserver",
-            [
-                str(self.apiserver_bin),
-                f"--etcd-servers={etcd_url}",
-                f"--cert-dir={certdir}",
-                f"--tls-cert-file={certs['apiserver.crt']}",
-                f"--tls-private-key-file={certs['apiserver.key']}",
-                f"--secure-port={api_port}",
-                "--bind-address=127.0.0.1",
-                "--advertise-address=127.0.0.1",
-                "--endpoint-reconciler-type=none",
-                "--service-cluster-ip-range=10.0.0.0/24",
-                f"--service-account-issuer={self.server}",
-                f"--service-account-key-file={certs['service-account.pub']}",
-                f"--service-account-signing-key-file={certs['service-account.key']}",
-                "--authorization-mode=RBAC",
-                f"--client-ca-file={certs['client-ca.crt']}",
-                "--allow-privileged=true",
-                "--disable-admission-plugins=ServiceAccount,StorageObjectInUseProtection",
-                "--enable-priority-and-fairness=false",
-                "--profiling=false",
-                "--v=1",
-            ],
-            self.workdir / "kube-apiserver.log",
+            "kube-apiserver", self._apiserver_argv, self.workdir / "kube-apiserver.log"
         )
-        self.procs.append(apiserver)
-        ctx = ssl.create_default_context(cafile=str(certs["serving-ca.crt"]))
-        ctx.load_cert_chain(str(certs["admin.crt"]), str(certs["admin.key"]))
+        # etcd first in the list, so that stopping everything stops the API server before it.
+        self.procs.insert(1, apiserver)
+        ctx = self._admin_context()
         self._wait(
             apiserver, lambda: _http_ok(f"{self.server}/readyz", ctx), "kube-apiserver /readyz"
         )
@@ -705,9 +888,89 @@ class LocalControlPlane:
             lambda: _http_ok(f"{self.server}/api/v1/namespaces/default", ctx),
             "the default namespace",
         )
-        self.kubeconfig = self.workdir / "kubeconfig"
-        self.kubeconfig.write_text(_kubeconfig(self.server, certs))
-        self.kubeconfig.chmod(0o600)
+
+    def stop_apiserver(self, grace: float = 20.0) -> None:
+        """Stop only the API server (SIGTERM, like a rolling restart); etcd keeps the data."""
+        proc = self._find("kube-apiserver")
+        if proc is not None:
+            proc.stop(grace)
+            self.procs.remove(proc)
+
+    def restart_apiserver(self, grace: float = 20.0) -> float:
+        """Stop and start the API server on the same port; returns the seconds it was away."""
+        begin = time.monotonic()
+        self.stop_apiserver(grace)
+        self.start_apiserver()
+        return time.monotonic() - begin
+
+    # -- kube-controller-manager and kube-scheduler -------------------------------------------
+
+    def _component_argv(self, binary: Path, name: str, port: int) -> list[str]:
+        assert self.kubeconfig is not None
+        certdir = self.workdir / f"{name}-certs"
+        certdir.mkdir(exist_ok=True)
+        return [
+            str(binary),
+            f"--kubeconfig={self.kubeconfig}",
+            # Delegated authn/authz through the admin, so /healthz answers without in-cluster
+            # config; the self-signed serving cert lands in certdir.
+            f"--authentication-kubeconfig={self.kubeconfig}",
+            f"--authorization-kubeconfig={self.kubeconfig}",
+            f"--cert-dir={certdir}",
+            "--bind-address=127.0.0.1",
+            f"--secure-port={port}",
+            "--leader-elect=false",
+            f"--feature-gates={self.feature_gates}",
+            "--v=1",
+        ]
+
+    def _start_component(self, name: str, argv: list[str], port: int) -> None:
+        proc = _spawn(name, argv, self.workdir / f"{name}.log")
+        self.procs.append(proc)
+        insecure = ssl.create_default_context()
+        insecure.check_hostname = False
+        insecure.verify_mode = ssl.CERT_NONE  # its own throw-away cert, on loopback
+        self._wait(
+            proc,
+            lambda: _http_ok(f"https://127.0.0.1:{port}/healthz", insecure),
+            f"{name} /healthz",
+        )
+
+    def _start_controller_manager(self) -> None:
+        assert self.controller_manager_bin is not None
+        port = free_port()
+        argv = self._component_argv(self.controller_manager_bin, "kube-controller-manager", port)
+        argv += [
+            f"--controllers={','.join(CONTROLLERS)}",
+            "--use-service-account-credentials=false",
+        ]
+        self._start_component("kube-controller-manager", argv, port)
+
+    @property
+    def scheduler_running(self) -> bool:
+        proc = self._find("kube-scheduler")
+        return proc is not None and proc.running()
+
+    def start_scheduler(self) -> None:
+        """Start kube-scheduler (default profile: with the gate on, GangScheduling included)."""
+        if self.scheduler_bin is None:
+            raise HarnessError("start_scheduler: this plane was made without a kube-scheduler")
+        if self._find("kube-scheduler") is not None:
+            return
+        port = free_port()
+        self._start_component(
+            "kube-scheduler", self._component_argv(self.scheduler_bin, "kube-scheduler", port), port
+        )
+        self.scheduler = True
+
+    def stop_scheduler(self) -> None:
+        proc = self._find("kube-scheduler")
+        if proc is not None:
+            proc.stop()
+            self.procs.remove(proc)
+        self.scheduler = False
+
+    # -- waiting, introspection, stopping -----------------------------------------------------
 
     def _wait(self, proc: _Proc, ready: Any, what: str) -> None:
         deadline = time.monotonic() + self.start_timeout
@@ -749,12 +1012,12 @@ class LocalControlPlane:
         )
 
     def _stop_procs(self) -> None:
-        for proc in reversed(self.procs):  # apiserver before etcd
+        for proc in reversed(self.procs):  # scheduler, controller-manager, apiserver, etcd
             proc.stop()
         self.procs.clear()
 
     def stop(self) -> None:
-        """Idempotent: stop children (apiserver first), remove the temp dir."""
+        """Idempotent: stop children (last started first), remove the temp dir."""
         self._stop_procs()
         with _LIVE_LOCK:
             _LIVE.discard(self)
@@ -830,6 +1093,18 @@ class Kube(Cluster):
 
     plane: LocalControlPlane | None = None
 
+    def local_plane(self) -> LocalControlPlane:
+        """The local plane, or HarnessError for a cluster given by WLMAP_TEST_KUBECONFIG."""
+        if self.plane is None:
+            raise HarnessError(
+                "this needs the local control plane; WLMAP_TEST_KUBECONFIG names another cluster"
+            )
+        return self.plane
+
+    def restart_apiserver(self) -> float:
+        """Bounce the local API server (same address, same etcd data); seconds it was away."""
+        return self.local_plane().restart_apiserver()
+
     def shutdown(self) -> None:
         """Close the client and stop the local plane (if any); idempotent."""
         try:
@@ -839,20 +1114,79 @@ class Kube(Cluster):
                 self.plane.stop()
 
 
-def open_kube() -> Kube:
-    """The cluster for a test session: WLMAP_TEST_KUBECONFIG's, else a fresh local plane."""
+class FakeNodes:
+    """Fake nodes a test adds and removes; ``remove_all()`` (the fixture's teardown) deletes
+    every node this object made. Names are ``<prefix><n>``, unique per instance."""
+
+    def __init__(self, cluster: Cluster, prefix: str | None = None) -> None:
+        self.cluster = cluster
+        self.prefix = prefix or f"wlmap-node-{random_suffix()}-"
+        self.names: list[str] = []
+        self._counter = 0
+
+    def add(
+        self,
+        count: int = 1,
+        capacity: Mapping[str, str] | None = None,
+        *,
+        allocatable: Mapping[str, str] | None = None,
+        labels: Mapping[str, str] | None = None,
+        taints: list[Mapping[str, Any]] | None = None,
+    ) -> list[str]:
+        """Create ``count`` Ready nodes with ``capacity`` (default DEFAULT_NODE_CAPACITY)."""
+        if count < 1:
+            raise HarnessError(f"FakeNodes.add: count must be >= 1, got {count}")
+        made = []
+        for _ in range(count):
+            name = f"{self.prefix}{self._counter}"
+            self._counter += 1
+            self.cluster.create_node(
+                name, capacity, allocatable=allocatable, labels=labels, taints=taints
+            )
+            self.names.append(name)
+            made.append(name)
+        return made
+
+    def remove(self, *names: str) -> None:
+        for name in names:
+            self.cluster.delete_node(name)
+            if name in self.names:
+                self.names.remove(name)
+
+    def remove_all(self) -> None:
+        self.remove(*list(self.names))
+
+
+def open_kube(
+    *,
+    generic_workload: bool = True,
+    controller_manager: bool = True,
+    scheduler: bool = False,
+    external_ok: bool = True,
+) -> Kube:
+    """The cluster for a test session: WLMAP_TEST_KUBECONFIG's, else a fresh local plane.
+
+    The local plane runs etcd, kube-apiserver and (``controller_manager``) the controller-
+    manager; ``scheduler`` also starts kube-scheduler. ``generic_workload=False`` leaves the
+    workload-aware scheduling API off. ``external_ok=False`` always starts a local plane
+    (tests that restart or reconfigure it)."""
     external = os.environ.get("WLMAP_TEST_KUBECONFIG")
-    if external:
+    if external and external_ok:
         path = Path(external).expanduser()
         if not path.is_file():
             raise HarnessError(f"WLMAP_TEST_KUBECONFIG={external}: no such file")
         return Kube(kubeconfig=path, context=os.environ.get("WLMAP_TEST_CONTEXT") or None)
     apiserver, etcd = find_binaries()
+    kcm, sched = find_controllers() if controller_manager or scheduler else (None, None)
     plane = LocalControlPlane(
         apiserver,
         etcd,
         start_timeout=start_timeout(),
         keep_workdir=bool(os.environ.get("WLMAP_TEST_KEEP_DIR")),
+        controller_manager_bin=kcm if controller_manager else None,
+        scheduler_bin=sched,
+        scheduler=scheduler,
+        generic_workload=generic_workload,
     )
     plane.start()
     try:

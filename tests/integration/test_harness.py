@@ -23,6 +23,7 @@ from .harness import (
     LocalControlPlane,
     cache_dir,
     find_binaries,
+    find_controllers,
     load_objects,
 )
 
@@ -246,6 +247,27 @@ def test_missing_binaries_fail_with_build_instructions(
     assert "kube-apiserver" in message and "etcd" in message
 
 
+def test_missing_controller_binaries_fail_with_build_instructions(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("TEST_ASSET_KUBE_SCHEDULER", str(tmp_path / "kube-scheduler"))
+    with pytest.raises(BinariesMissing) as err:
+        find_controllers()
+    assert "kube-scheduler" in str(err.value) and "make apiserver" in str(err.value)
+
+
+def test_every_binary_reports_the_same_release(kube: Kube) -> None:
+    plane = local_plane(kube)
+    kcm, sched = find_controllers()
+    printed = {
+        subprocess.run(
+            [str(b), "--version"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+        for b in (plane.apiserver_bin, kcm, sched)
+    }
+    assert printed == {"Kubernetes v1.37.2"}
+
+
 def test_build_script_without_go_says_how_to_get_it(tmp_path: Path) -> None:
     tools = tmp_path / "path"
     tools.mkdir()
@@ -324,7 +346,8 @@ def test_interrupted_session_leaves_no_process(kube: Kube, sig: str) -> None:
 def test_memory_of_the_control_plane_is_reported(kube: Kube) -> None:
     plane = local_plane(kube)
     rss = plane.rss_mb()
-    assert set(rss) == {"etcd", "kube-apiserver"}
+    # The session plane: the scheduler only runs under the `scheduler` fixture.
+    assert {"etcd", "kube-apiserver", "kube-controller-manager"} <= set(rss)
     assert all(mb > 1 for mb in rss.values())
     print(f"startup {plane.startup_seconds:.1f} s; RSS MiB {json.dumps(rss)}")
 

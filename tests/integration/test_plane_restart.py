@@ -1,0 +1,77 @@
+"""A private control plane (``module_kube``) whose API server a test restarts.
+
+The restart keeps etcd's data and the address; the controller-manager and the scheduler
+reconnect by themselves, so the cluster schedules again afterwards.
+"""
+
+from __future__ import annotations
+
+from kubernetes import client
+
+from .harness import FakeNodes, Kube
+from .test_scheduling import GPU_NODE, bound, pod, wait_for
+
+
+def test_module_plane_runs_every_component(module_kube: Kube) -> None:
+    plane = module_kube.local_plane()
+    assert set(plane.rss_mb()) == {
+        "etcd",
+        "kube-apiserver",
+        "kube-controller-manager",
+        "kube-scheduler",
+    }
+    assert plane.scheduler_running
+
+
+def test_restart_keeps_data_and_address_and_scheduling_resumes(
+    module_kube: Kube, namespace: str, fake_nodes: FakeNodes
+) -> None:
+    plane = module_kube.local_plane()
+    before = module_kube.apply(
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "kept"}, "data": {"a": "1"}},
+        namespace,
+    )
+    old_pid = next(p.popen.pid for p in plane.procs if p.name == "kube-apiserver")
+    server = module_kube.server
+
+    away = module_kube.restart_apiserver()
+
+    new_pid = next(p.popen.pid for p in plane.procs if p.name == "kube-apiserver")
+    assert new_pid != old_pid and module_kube.server == server
+    assert away < plane.start_timeout
+    after = module_kube.get("v1", "ConfigMap", "kept", namespace)
+    assert after["metadata"]["uid"] == before["metadata"]["uid"]
+    assert after["data"] == {"a": "1"}
+    # A client made before the restart keeps working: the address did not change.
+    names = {
+        ns.metadata.name for ns in client.CoreV1Api(module_kube.api_client()).list_namespace().items
+    }
+    assert namespace in names
+
+    [node] = fake_nodes.add(1, GPU_NODE)
+    module_kube.apply(pod("after-restart", gpus=1), namespace)
+    placed = wait_for(
+        "the scheduler to bind after the restart",
+        lambda: bound(module_kube, namespace, ["after-restart"]),
+        timeout=90,
+    )
+    assert placed == {"after-restart": node}
+    assert plane.scheduler_running
+
+
+def test_stopped_apiserver_refuses_then_serves_again(module_kube: Kube, namespace: str) -> None:
+    plane = module_kube.local_plane()
+    plane.stop_apiserver()
+    try:
+        import urllib.error
+        import urllib.request
+
+        try:
+            urllib.request.urlopen(f"{module_kube.server}/readyz", timeout=2)
+            reachable = True
+        except (urllib.error.URLError, OSError):
+            reachable = False
+        assert not reachable
+    finally:
+        plane.start_apiserver()
+    assert module_kube.get("v1", "Namespace", namespace)["metadata"]["name"] == namespace

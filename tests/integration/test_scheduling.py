@@ -1,0 +1,198 @@
+"""The harness schedules: the real kube-scheduler binds pods to fake nodes, gangs included.
+
+These pin what gang enforcement builds on: a pod is bound by the scheduler to a node that exists
+only as an API object; a Workload/PodGroup gang (scheduling.k8s.io/v1beta1) with room for one
+pod fewer binds nothing, and binds completely once a node is added; the controller-manager's
+PodGroup protection, garbage collector and namespace controller do their jobs.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from kubernetes.client.exceptions import ApiException
+
+from .harness import WORKLOAD_API, FakeNodes, Kube
+
+GPU = "nvidia.com/gpu"
+GPU_NODE = {"cpu": "16", "memory": "64Gi", "pods": "110", GPU: "8"}
+
+
+def wait_for(what: str, check: Callable[[], Any], timeout: float = 30.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(0.2)
+
+
+def pod(name: str, gpus: int = 0, group: str | None = None, cpu: str = "1") -> dict[str, Any]:
+    requests = {"cpu": cpu, **({GPU: str(gpus)} if gpus else {})}
+    spec: dict[str, Any] = {
+        "terminationGracePeriodSeconds": 0,
+        "containers": [
+            {
+                "name": "main",
+                "image": "registry.invalid/never-pulled",
+                "resources": {"requests": requests, "limits": {GPU: str(gpus)} if gpus else {}},
+            }
+        ],
+    }
+    if group:
+        spec["schedulingGroup"] = {"podGroupName": group}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": spec}
+
+
+def gang(kube: Kube, namespace: str, name: str, size: int) -> None:
+    """A Workload with one gang template of ``size`` and the PodGroup made from it."""
+    kube.apply(
+        {
+            "apiVersion": WORKLOAD_API,
+            "kind": "Workload",
+            "metadata": {"name": name},
+            "spec": {
+                "podGroupTemplates": [
+                    {"name": "workers", "schedulingPolicy": {"gang": {"minCount": size}}}
+                ]
+            },
+        },
+        namespace,
+    )
+    kube.apply(
+        {
+            "apiVersion": WORKLOAD_API,
+            "kind": "PodGroup",
+            "metadata": {"name": f"{name}-workers"},
+            "spec": {
+                "workloadRef": {"workloadName": name, "templateName": "workers"},
+                "schedulingPolicy": {"gang": {"minCount": size}},
+            },
+        },
+        namespace,
+    )
+
+
+def bound(kube: Kube, namespace: str, names: list[str]) -> dict[str, str]:
+    """Pod name -> node name for the pods the scheduler has bound."""
+    out = {}
+    for name in names:
+        node = kube.get("v1", "Pod", name, namespace)["spec"].get("nodeName")
+        if node:
+            out[name] = node
+    return out
+
+
+def test_a_pod_is_bound_to_a_fake_node_by_the_real_scheduler(
+    scheduler: Kube, namespace: str, fake_nodes: FakeNodes
+) -> None:
+    [node] = fake_nodes.add(1, GPU_NODE)
+    stored = scheduler.get("v1", "Node", node)
+    assert stored["status"]["allocatable"][GPU] == "8"
+    assert not stored["spec"].get("taints")  # no not-ready taint: nothing would remove it
+    scheduler.apply(pod("solo", gpus=2), namespace)
+    placed = wait_for("the pod to be bound", lambda: bound(scheduler, namespace, ["solo"]))
+    assert placed == {"solo": node}
+    read = scheduler.get("v1", "Pod", "solo", namespace)
+    scheduled = {c["type"]: c["status"] for c in read["status"].get("conditions", [])}
+    assert scheduled.get("PodScheduled") == "True"
+    assert read["status"]["phase"] == "Pending"  # bound, but no kubelet runs it
+
+
+def test_a_pod_too_big_for_every_node_stays_unbound(
+    scheduler: Kube, namespace: str, fake_nodes: FakeNodes
+) -> None:
+    fake_nodes.add(1, GPU_NODE)
+    scheduler.apply(pod("greedy", gpus=9), namespace)
+
+    def unschedulable() -> bool:
+        conditions = scheduler.get("v1", "Pod", "greedy", namespace)["status"].get("conditions")
+        return any(
+            c["type"] == "PodScheduled" and c.get("reason") == "Unschedulable"
+            for c in conditions or []
+        )
+
+    wait_for("the scheduler to report the pod unschedulable", unschedulable)
+    assert bound(scheduler, namespace, ["greedy"]) == {}
+
+
+def test_a_gang_with_room_for_one_pod_fewer_waits_then_binds_whole(
+    scheduler: Kube, namespace: str, fake_nodes: FakeNodes
+) -> None:
+    size = 4
+    fake_nodes.add(size - 1, GPU_NODE)
+    gang(scheduler, namespace, "train", size)
+    names = [f"train-{i}" for i in range(size)]
+    for name in names:
+        created = scheduler.apply(pod(name, gpus=8, group="train-workers"), namespace)
+        # The API server keeps the field only with GenericWorkload on.
+        assert created["spec"]["schedulingGroup"] == {"podGroupName": "train-workers"}
+    time.sleep(8)  # ample for a 4-pod cycle; pods placed one by one would be bound by now
+    assert bound(scheduler, namespace, names) == {}
+
+    fake_nodes.add(1, GPU_NODE)
+    placed = wait_for(
+        "the whole gang to be bound",
+        lambda: (lambda b: b if len(b) == size else None)(bound(scheduler, namespace, names)),
+        timeout=60,
+    )
+    assert sorted(placed.values()) == sorted(fake_nodes.names)  # one 8-GPU pod per node
+
+
+def test_podgroup_protection_finalizer_is_removed_by_the_controller(
+    kube: Kube, namespace: str
+) -> None:
+    gang(kube, namespace, "guarded", 2)
+    group = kube.get(WORKLOAD_API, "PodGroup", "guarded-workers", namespace)
+    assert group["metadata"].get("finalizers"), "the PodGroupProtection admission plugin is on"
+    kube.delete(WORKLOAD_API, "PodGroup", "guarded-workers", namespace)
+
+    def gone() -> bool:
+        try:
+            kube.get(WORKLOAD_API, "PodGroup", "guarded-workers", namespace)
+        except ApiException as err:
+            return err.status == 404
+        return False
+
+    wait_for("podgroup-protection-controller to release the PodGroup", gone)
+
+
+def test_garbage_collector_and_namespace_controller_run(kube: Kube) -> None:
+    if kube.plane is None:
+        pytest.skip("checks the local controller-manager")
+    ns = kube.create_namespace()
+    owner = kube.apply(
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "owner"}}, namespace=ns
+    )
+    ref = {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner"}
+    kube.apply(
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {
+                "name": "dependent",
+                "ownerReferences": [{**ref, "uid": owner["metadata"]["uid"]}],
+            },
+        },
+        namespace=ns,
+    )
+    kube.delete("v1", "ConfigMap", "owner", ns)
+
+    def missing(path: str) -> bool:
+        try:
+            kube.request("GET", path)
+        except ApiException as err:
+            return err.status == 404
+        return False
+
+    wait_for(
+        "the garbage collector to delete the dependent",
+        lambda: missing(f"/api/v1/namespaces/{ns}/configmaps/dependent"),
+    )
+    kube.delete_namespace(ns)
+    wait_for("the namespace controller to finish", lambda: missing(f"/api/v1/namespaces/{ns}"))
