@@ -114,8 +114,12 @@ class Api:
         """This API as the read-only ``Transport`` that ``cluster.discovery`` walks."""
         return ApiTransport(self)
 
-    def merge_patch(self, path: str, patch: dict[str, Any]) -> Any:
-        return self.request("PATCH", path, patch, content_type=MERGE_PATCH)
+    def merge_patch(
+        self, path: str, patch: dict[str, Any], manager: str = "workload-map-operator"
+    ) -> Any:
+        return self.request(
+            "PATCH", path, patch, query=[("fieldManager", manager)], content_type=MERGE_PATCH
+        )
 
     def apply(
         self,

@@ -1,0 +1,400 @@
+"""The operator when things go wrong, on a real API server: leader hand-over between two
+processes, certificate rotation with a short lifetime, a real 410 on a watch (etcd compaction),
+a 409 on a status write, and the API server restarted under a running operator."""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import contextlib
+import json
+import signal
+import threading
+import time
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from cryptography import x509
+
+from tests.operator.live import (
+    KARTAS,
+    OperatorProcess,
+    api_for,
+    ca_bundles,
+    condition,
+    delete,
+    eventually,
+    install_webhooks,
+    remove_webhooks,
+    widget_karta,
+)
+from workload_map.cluster.cache import Informer, InformerSet
+from workload_map.operator.controllers import OperatorConfig, OperatorContext
+from workload_map.operator.events import EventRecorder
+from workload_map.operator.karta_controller import KartaController
+from workload_map.operator.kube import Api
+
+from .harness import Kube
+from .test_operator import ensure_karta_crd
+
+
+@pytest.fixture(scope="module")
+def api(kube: Kube) -> Iterator[Api]:
+    client = api_for(kube.kubeconfig)
+    ensure_karta_crd(client)
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def ns(api: Api) -> Iterator[str]:
+    name = api.request(
+        "POST",
+        "/api/v1/namespaces",
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"generateName": "wlmap-rel-"}},
+    )["metadata"]["name"]
+    yield name
+    delete(api, f"/api/v1/namespaces/{name}")
+
+
+def holder(api: Api, ns: str, lease: str) -> str | None:
+    spec = api.get(f"/apis/coordination.k8s.io/v1/namespaces/{ns}/leases/{lease}").get("spec") or {}
+    return spec.get("holderIdentity")
+
+
+def in_process_context(api: Api, kube: Kube) -> OperatorContext:
+    return OperatorContext(
+        config=OperatorConfig(argparse.Namespace(), "default", "test"),
+        api=api,
+        informers=InformerSet(api_for(kube.kubeconfig).client),
+        events=EventRecorder(api),
+    )
+
+
+def test_leader_hand_over_between_two_processes(
+    kube: Kube, api: Api, ns: str, tmp_path: Path
+) -> None:
+    token = uuid.uuid4().hex[:8]
+    name = f"lease-{token}"
+    a = OperatorProcess(
+        kube.kubeconfig, ns, tmp_path / "a", webhook=False, leader_elect=True, config_name=name
+    )
+    b = OperatorProcess(
+        kube.kubeconfig, ns, tmp_path / "b", webhook=False, leader_elect=True, config_name=name
+    )
+    a.start()
+    b.start()
+    try:
+        a.wait_ready(60)
+        b.wait_ready(60)
+        lease = f"{name}-lease"
+        eventually(lambda: holder(api, ns, lease), 30, "a leader")
+        leaders = eventually(
+            lambda: [p for p in (a, b) if p.metric("workloadmap_operator_leader") == 1],
+            30,
+            "leader metric",
+        )
+        assert len(leaders) == 1
+        leader, standby = (a, b) if leaders[0] is a else (b, a)
+        # only the leader runs the writing controller
+        first = f"ho1-{token}"
+        api.request("POST", KARTAS, widget_karta(first, f"ho1-{token}.example.com"))
+        eventually(lambda: condition(api.get(f"{KARTAS}/{first}"), "Validated"), 30, "reconciled")
+        assert leader.metric("workloadmap_operator_karta_status_writes_total") >= 1
+        assert standby.metric("workloadmap_operator_leader") == 0
+        # absent on a standby: its Karta controller never started
+        _, text = standby.get(standby.metrics_port, "/metrics")
+        assert "workloadmap_operator_karta_status_writes_total" not in text
+
+        # the leader dies without releasing: the standby takes over within the lease duration
+        killed_at = time.monotonic()
+        assert leader.proc is not None
+        leader.proc.send_signal(signal.SIGKILL)
+        leader.proc.wait(10)
+        eventually(
+            lambda: standby.metric("workloadmap_operator_leader") == 1, 15, "standby elected"
+        )
+        took = time.monotonic() - killed_at
+        assert took <= 4 + 2 + 2, f"hand-over took {took:.1f}s"
+        second = f"ho2-{token}"
+        api.request("POST", KARTAS, widget_karta(second, f"ho2-{token}.example.com"))
+        eventually(
+            lambda: condition(api.get(f"{KARTAS}/{second}"), "Ready"), 30, "new leader reconciles"
+        )
+
+        # a graceful stop releases the Lease at once
+        assert standby.stop() == 0
+        assert holder(api, ns, lease) in (None, "")
+    finally:
+        a.stop()
+        b.stop()
+        for k in (f"ho1-{token}", f"ho2-{token}"):
+            delete(api, f"{KARTAS}/{k}")
+
+
+def served_serial(port: int, ca_pem: bytes) -> int:
+    import socket
+    import ssl
+
+    ctx = ssl.create_default_context(cadata=ca_pem.decode())
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as raw:
+        with ctx.wrap_socket(raw, server_hostname="127.0.0.1") as tls:
+            der = tls.getpeercert(binary_form=True)
+    assert der is not None
+    return int(x509.load_der_x509_certificate(der).serial_number)
+
+
+def test_certificate_rotation_with_a_short_lifetime(
+    kube: Kube, api: Api, ns: str, tmp_path: Path
+) -> None:
+    token = uuid.uuid4().hex[:8]
+    name = f"rot-{token}"
+    op = OperatorProcess(
+        kube.kubeconfig,
+        ns,
+        tmp_path / "op",
+        config_name=name,
+        extra=["--webhook-cert-lifetime=15s"],
+    )
+    install_webhooks(api, port=op.webhook_port, name=name, token=token)
+    op.start()
+    secret_path = f"/api/v1/namespaces/{ns}/secrets/{name}-cert"
+    try:
+        op.wait_ready(60)
+        eventually(lambda: all(ca_bundles(api, name)), 30, "caBundle")
+
+        def serial() -> int:
+            data = api.get(secret_path)["data"]
+            return int(
+                x509.load_pem_x509_certificate(base64.b64decode(data["tls.crt"])).serial_number
+            )
+
+        first = serial()
+        seen = {first}
+        # within ~2 lifetimes the serving certificate is re-issued, served, and still trusted
+        deadline = time.monotonic() + 40
+        made = 0
+        while time.monotonic() < deadline and len(seen) < 3:
+            seen.add(serial())
+            k = f"rot{made}-{token}"
+            api.request(
+                "POST", KARTAS, widget_karta(k, f"rot{made}-{token}.example.com", token=token)
+            )
+            delete(api, f"{KARTAS}/{k}")
+            made += 1
+            time.sleep(1)
+        assert len(seen) >= 2, f"no rotation seen: {seen}\n{op.log_tail()}"
+        bundle = ca_bundles(api, name)[0]
+        current = serial()
+        eventually(lambda: served_serial(op.webhook_port, bundle) == current, 10, "new cert served")
+        assert op.alive()
+    finally:
+        assert op.stop() == 0
+        remove_webhooks(api, name)
+
+
+def _etcd_url(kube: Kube) -> str:
+    assert kube.plane is not None, "needs the local control plane (etcd access)"
+    for arg in kube.plane.procs[0].popen.args:  # type: ignore[union-attr]
+        if str(arg).startswith("--listen-client-urls="):
+            return str(arg).split("=", 1)[1]
+    raise AssertionError("etcd client URL not found")
+
+
+def _etcd(url: str, path: str, body: dict[str, Any]) -> dict[str, Any]:
+    req = urllib.request.Request(url + path, data=json.dumps(body).encode(), method="POST")
+    with urllib.request.urlopen(req, timeout=10) as r:
+        return dict(json.loads(r.read()))
+
+
+@contextlib.contextmanager
+def second_apiserver(kube: Kube, tmp: Path, *extra: str) -> Iterator[Path]:
+    """Another kube-apiserver on the same etcd (an HA pair), with ``extra`` flags; yields its
+    kubeconfig."""
+    from . import harness
+
+    assert kube.plane is not None, "needs the local control plane"
+    source = next(p for p in kube.plane.procs if p.name == "kube-apiserver")
+    port = harness.free_port()
+    argv = [str(a) for a in source.popen.args]  # type: ignore[union-attr]
+    argv = [f"--secure-port={port}" if a.startswith("--secure-port=") else a for a in argv]
+    argv = [a for a in argv if not a.startswith("--cert-dir=")] + [f"--cert-dir={tmp / 'certs'}"]
+    proc = harness._spawn("kube-apiserver-2", [*argv, *extra], tmp / "apiserver-2.log")
+    try:
+        config = yaml.safe_load(Path(kube.kubeconfig).read_text())
+        config["clusters"][0]["cluster"]["server"] = f"https://127.0.0.1:{port}"
+        path = tmp / "kubeconfig-2"
+        path.write_text(yaml.safe_dump(config))
+        probe = api_for(path)
+        eventually(lambda: probe.get("/api/v1/namespaces/default"), 90, "second apiserver")
+        probe.close()
+        yield path
+    finally:
+        proc.stop()
+
+
+def test_a_real_410_on_a_watch_relists(kube: Kube, api: Api, ns: str, tmp_path: Path) -> None:
+    # the watch cache would answer from memory; without it, a watch from a compacted
+    # resourceVersion reaches etcd, which answers 410 Gone
+    with second_apiserver(kube, tmp_path, "--watch-cache=false") as kubeconfig:
+        _relist_after_410(kube, api, ns, api_for(kubeconfig))
+
+
+def _relist_after_410(kube: Kube, api: Api, ns: str, client: Api) -> None:
+    path = f"/api/v1/namespaces/{ns}/configmaps"
+    for i in range(3):
+        api.request(
+            "POST", path, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"c{i}"}}
+        )
+    informer = Informer(client.client, path, kind="ConfigMap", api_version="v1")
+    gate = threading.Event()
+    gate.set()
+    original = informer._watch_call
+
+    def gated(kwargs: dict[str, Any]) -> Any:
+        gate.wait(60)
+        return original(kwargs)
+
+    informer._watch_call = gated  # type: ignore[method-assign]
+    errors: list[Any] = []
+    informer._inner.add_event_handler("ERROR", errors.append)
+    informer.start()
+    try:
+        assert informer.wait_synced(30)
+        assert sorted(o["metadata"]["name"] for o in informer.list()) == ["c0", "c1", "c2"]
+        eventually(lambda: informer._inner._watch is not None, 10, "watching")
+        gate.clear()
+        informer._inner._watch.stop()  # drop the connection; the reconnect waits at the gate
+        time.sleep(0.5)
+        # changes while disconnected, then compact etcd past the informer's resourceVersion
+        for i in range(3, 6):
+            api.request(
+                "POST",
+                path,
+                {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"c{i}"}},
+            )
+        api.request("DELETE", f"{path}/c0")
+        url = _etcd_url(kube)
+        revision = int(
+            _etcd(url, "/v3/kv/range", {"key": base64.b64encode(b"/").decode()})["header"][
+                "revision"
+            ]
+        )
+        _etcd(url, "/v3/kv/compaction", {"revision": str(revision), "physical": True})
+        before = informer.lists
+        gate.set()
+        eventually(lambda: informer.lists > before, 30, "relist after 410")
+        assert any(getattr(e, "status", None) == 410 for e in errors), errors
+        eventually(
+            lambda: (
+                sorted(o["metadata"]["name"] for o in informer.list())
+                == ["c1", "c2", "c3", "c4", "c5"]
+            ),
+            10,
+            "cache after relist",
+        )
+    finally:
+        informer.stop()
+        client.close()
+
+
+def test_a_409_on_a_status_write_is_retried(kube: Kube, api: Api) -> None:
+    ctx = in_process_context(api, kube)
+    controller = KartaController(workers=1)
+    controller.ctx = ctx
+    from workload_map.operator.karta_controller import CRDS_PATH, kartas_informer
+    from workload_map.operator.karta_status import trim_crd
+
+    controller.kartas = kartas_informer(ctx)
+    controller.crds = ctx.informer(CRDS_PATH, transform=trim_crd)
+    token = uuid.uuid4().hex[:8]
+    name = f"conflict-{token}"
+    try:
+        assert controller.kartas.wait_synced(30) and controller.crds.wait_synced(30)
+        api.request("POST", KARTAS, widget_karta(name, f"c-{token}.example.com"))
+        stale = eventually(lambda: controller.kartas.get(name), 10, "cached")  # type: ignore[union-attr]
+        # someone else changes the Karta; the controller still holds the old copy
+        api.merge_patch(f"{KARTAS}/{name}", {"metadata": {"annotations": {"x": "1"}}})
+        real_get = controller.kartas.get
+        controller.kartas.get = lambda key: stale if key == name else real_get(key)  # type: ignore[method-assign]
+        assert controller.reconcile(name) == 0.2  # retried soon
+        assert controller.conflicts == 1 and controller.status_writes == 0
+        controller.kartas.get = real_get  # type: ignore[method-assign]
+        eventually(
+            lambda: (controller.kartas.get(name) or {}).get("metadata", {}).get("annotations"),
+            10,
+            "fresh",
+        )  # type: ignore[union-attr]
+        controller.reconcile(name)
+        assert controller.status_writes == 1
+        assert condition(api.get(f"{KARTAS}/{name}"), "Validated")["status"] == "True"
+    finally:
+        ctx.informers.stop()
+        delete(api, f"{KARTAS}/{name}")
+
+
+def _restart_apiserver(kube: Kube) -> None:
+    """Stop kube-apiserver and start it again with the same flags (same port, same etcd)."""
+    from . import harness
+
+    plane = kube.plane
+    assert plane is not None
+    index = next(i for i, p in enumerate(plane.procs) if p.name == "kube-apiserver")
+    old = plane.procs[index]
+    argv = [str(a) for a in old.popen.args]  # type: ignore[union-attr]
+    old.stop()
+    plane.procs[index] = harness._spawn("kube-apiserver", argv, old.log)
+
+
+def test_apiserver_restart_under_a_running_operator(
+    kube: Kube, api: Api, ns: str, tmp_path: Path
+) -> None:
+    token = uuid.uuid4().hex[:8]
+    names = [f"rs{i}-{token}" for i in range(3)]
+    for n in names:
+        api.request("POST", KARTAS, widget_karta(n, f"{n}.example.com"))
+    op = OperatorProcess(
+        kube.kubeconfig, ns, tmp_path / "op", webhook=False, config_name=f"rs-{token}"
+    )
+    op.start()
+    try:
+        op.wait_ready(60)
+        for n in names:
+            eventually(
+                lambda n=n: condition(api.get(f"{KARTAS}/{n}"), "Ready"), 30, f"{n} reconciled"
+            )
+        eventually(
+            lambda: op.metric("workloadmap_operator_karta_status_writes_total") >= len(names), 10
+        )
+        time.sleep(1)
+        rvs = {n: api.get(f"{KARTAS}/{n}")["metadata"]["resourceVersion"] for n in names}
+        writes = op.metric("workloadmap_operator_karta_status_writes_total")
+
+        _restart_apiserver(kube)
+        eventually(lambda: api.get(f"{KARTAS}/{names[0]}"), 90, "apiserver serving")
+        # a Karta changed right after the restart is reconciled
+        changed = api.get(f"{KARTAS}/{names[1]}")
+        changed["spec"]["structureDefinition"]["childComponents"] = [{"name": "orphan"}]
+        api.request("PUT", f"{KARTAS}/{names[1]}", changed)
+        eventually(
+            lambda: (
+                condition(api.get(f"{KARTAS}/{names[1]}"), "Validated").get("status") == "False"
+            ),
+            60,
+            "changed Karta reconciled",
+        )
+        time.sleep(3)
+        # the unchanged ones got no status write
+        for n in (names[0], names[2]):
+            assert api.get(f"{KARTAS}/{n}")["metadata"]["resourceVersion"] == rvs[n]
+        assert op.metric("workloadmap_operator_karta_status_writes_total") == writes + 1
+        assert op.alive()
+    finally:
+        assert op.stop() == 0, op.log_tail()
+        for n in names:
+            delete(api, f"{KARTAS}/{n}")

@@ -1,0 +1,317 @@
+"""Helpers for the operator's tests on a real API server: operator processes, webhook
+configurations pointing at loopback, test Kartas and CRDs, polling."""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import copy
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+from workload_map.catalog import catalog
+from workload_map.cluster.errors import NotFound
+from workload_map.operator.kube import Api, load_configuration
+
+T = TypeVar("T")
+
+KARTAS = "/apis/run.ai/v1alpha1/kartas"
+CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+MUTATING = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations"
+VALIDATING = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations"
+TEST_LABEL = "wlmap-test/operator"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def api_for(kubeconfig: Path | str) -> Api:
+    return Api(load_configuration(str(kubeconfig)))
+
+
+def eventually(fn: Callable[[], T | None], timeout: float = 30.0, what: str = "") -> T:
+    """Poll ``fn`` until it returns something truthy; fail with the last value/exception."""
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while time.monotonic() < deadline:
+        try:
+            value = fn()
+            if value:
+                return value
+            last = value
+        except Exception as exc:  # the thing polled may not exist yet
+            last = exc
+        time.sleep(0.2)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what or fn}: last {last!r}")
+
+
+def widget_karta(name: str, group: str, *, version: str = "v1", token: str = "") -> dict[str, Any]:
+    """The catalog's batch/v1 Job definition retargeted at ``group``/``version`` Widget."""
+    job = next(o for o in catalog.as_cluster_objects() if o["metadata"]["name"] == "batch-job-v1")
+    obj = copy.deepcopy(job)
+    obj["metadata"] = {"name": name, "labels": {TEST_LABEL: token}} if token else {"name": name}
+    obj["spec"]["structureDefinition"]["rootComponent"]["kind"] = {
+        "group": group,
+        "version": version,
+        "kind": "Widget",
+    }
+    return obj
+
+
+def widget_crd(
+    group: str, versions: list[tuple[str, bool]], *, strict: bool = False
+) -> dict[str, Any]:
+    spec: dict[str, Any] = (
+        {"type": "object", "properties": {"size": {"type": "integer"}}}
+        if strict
+        else {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+    )
+    schema = {
+        "openAPIV3Schema": {
+            "type": "object",
+            "properties": {
+                "metadata": {"type": "object"},
+                "spec": spec,
+                "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+            },
+        }
+    }
+    storage = (
+        next(v for v, served in versions if served)
+        if any(s for _, s in versions)
+        else versions[0][0]
+    )
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"widgets.{group}"},
+        "spec": {
+            "group": group,
+            "names": {
+                "kind": "Widget",
+                "plural": "widgets",
+                "singular": "widget",
+                "listKind": "WidgetList",
+            },
+            "scope": "Namespaced",
+            "versions": [
+                {"name": v, "served": served, "storage": v == storage, "schema": schema}
+                for v, served in versions
+            ],
+        },
+    }
+
+
+def put_crd(api: Api, crd: dict[str, Any]) -> dict[str, Any]:
+    """Create or replace a CRD (plain create/update: the harness way)."""
+    name = crd["metadata"]["name"]
+    try:
+        current = api.get(f"{CRDS}/{name}")
+    except NotFound:
+        return dict(api.request("POST", CRDS, crd))
+    body = copy.deepcopy(crd)
+    body["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
+    return dict(api.request("PUT", f"{CRDS}/{name}", body))
+
+
+def delete(api: Api, path: str) -> None:
+    with contextlib.suppress(NotFound):
+        api.request("DELETE", path)
+
+
+def condition(obj: dict[str, Any], ctype: str) -> dict[str, Any]:
+    for c in (obj.get("status") or {}).get("conditions") or []:
+        if c.get("type") == ctype:
+            return dict(c)
+    return {}
+
+
+def install_webhooks(api: Api, *, port: int, name: str, token: str) -> None:
+    """Both webhook configurations, calling ``https://127.0.0.1:port``; only objects labelled
+    with ``token`` go through them (other tests' Kartas are not affected)."""
+    selector = {"matchLabels": {TEST_LABEL: token}}
+    rules = [
+        {
+            "apiGroups": ["run.ai"],
+            "apiVersions": ["v1alpha1"],
+            "resources": ["kartas"],
+            "scope": "*",
+        }
+    ]
+    common = {
+        "admissionReviewVersions": ["v1"],
+        "sideEffects": "None",
+        "failurePolicy": "Fail",
+        "timeoutSeconds": 10,
+        "objectSelector": selector,
+    }
+    mutating = {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "MutatingWebhookConfiguration",
+        "metadata": {"name": f"{name}-mutating"},
+        "webhooks": [
+            {
+                "name": "mutate.kartas.run.ai",
+                "clientConfig": {"url": f"https://127.0.0.1:{port}/mutate-run-ai-v1alpha1-karta"},
+                "rules": [{**rules[0], "operations": ["CREATE"]}],
+                **common,
+            }
+        ],
+    }
+    validating = {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingWebhookConfiguration",
+        "metadata": {"name": f"{name}-validating"},
+        "webhooks": [
+            {
+                "name": "validate.kartas.run.ai",
+                "clientConfig": {"url": f"https://127.0.0.1:{port}/validate-run-ai-v1alpha1-karta"},
+                "rules": [{**rules[0], "operations": ["CREATE", "UPDATE"]}],
+                **common,
+            }
+        ],
+    }
+    for path, body in ((MUTATING, mutating), (VALIDATING, validating)):
+        delete(api, f"{path}/{body['metadata']['name']}")
+        api.request("POST", path, body)
+
+
+def remove_webhooks(api: Api, name: str) -> None:
+    delete(api, f"{MUTATING}/{name}-mutating")
+    delete(api, f"{VALIDATING}/{name}-validating")
+
+
+def ca_bundles(api: Api, name: str) -> list[bytes]:
+    out = []
+    for path, suffix in ((MUTATING, "mutating"), (VALIDATING, "validating")):
+        config = api.get(f"{path}/{name}-{suffix}")
+        out.append(base64.b64decode(config["webhooks"][0]["clientConfig"].get("caBundle") or ""))
+    return out
+
+
+class OperatorProcess:
+    """``python -m workload_map.operator`` against the test cluster, on loopback ports."""
+
+    def __init__(
+        self,
+        kubeconfig: Path,
+        namespace: str,
+        workdir: Path,
+        *,
+        webhook: bool = True,
+        leader_elect: bool = False,
+        config_name: str = "wlmap-test",
+        extra: list[str] | None = None,
+    ) -> None:
+        self.health = free_port()
+        self.metrics_port = free_port()
+        self.webhook_port = free_port()
+        self.workdir = workdir
+        workdir.mkdir(parents=True, exist_ok=True)
+        self.log = workdir / "operator.log"
+        args = [
+            sys.executable,
+            "-m",
+            "workload_map.operator",
+            f"--kubeconfig={kubeconfig}",
+            f"--namespace={namespace}",
+            f"--health-probe-bind-address=127.0.0.1:{self.health}",
+            f"--metrics-bind-address=127.0.0.1:{self.metrics_port}",
+            "--log-level=info",
+        ]
+        if webhook:
+            args += [
+                "--enable-webhook",
+                "--webhook-host=127.0.0.1",
+                f"--webhook-port={self.webhook_port}",
+                f"--webhook-cert-dir={workdir / 'certs'}",
+                "--webhook-cert-extra-sans=127.0.0.1",
+                f"--webhook-cert-secret={config_name}-cert",
+                f"--mutating-webhook-name={config_name}-mutating",
+                f"--validating-webhook-name={config_name}-validating",
+            ]
+        if leader_elect:
+            args += [
+                "--leader-elect",
+                f"--leader-election-id={config_name}-lease",
+                "--leader-elect-lease-duration=4s",
+                "--leader-elect-renew-deadline=3s",
+                "--leader-elect-retry-period=1s",
+            ]
+        self.args = args + list(extra or [])
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> OperatorProcess:
+        self._out = open(self.log, "ab")
+        self.proc = subprocess.Popen(
+            self.args, stdout=self._out, stderr=subprocess.STDOUT, env={**os.environ}
+        )
+        return self
+
+    def get(self, port: int, path: str) -> tuple[int, str]:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=3) as r:
+                return int(r.status), r.read().decode()
+        except urllib.error.HTTPError as err:
+            return int(err.code), err.read().decode()
+
+    def ready(self) -> bool:
+        try:
+            return self.get(self.health, "/readyz")[0] == 200
+        except OSError:
+            return False
+
+    def wait_ready(self, timeout: float = 60.0) -> None:
+        eventually(
+            lambda: self.alive() and self.ready(), timeout, f"operator ready ({self.log_tail()})"
+        )
+
+    def metric(self, name: str) -> float:
+        _, text = self.get(self.metrics_port, "/metrics")
+        for line in text.splitlines():
+            if line.startswith(name + " "):
+                return float(line.split()[1])
+        return float("nan")
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 20.0) -> int | None:
+        if self.proc is None:
+            return None
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+        self._out.close()
+        return self.proc.returncode
+
+    def log_tail(self, lines: int = 30) -> str:
+        try:
+            return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return ""
+
+
+@contextlib.contextmanager
+def running(op: OperatorProcess) -> Iterator[OperatorProcess]:
+    op.start()
+    try:
+        yield op
+    finally:
+        op.stop()
