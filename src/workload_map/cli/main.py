@@ -51,6 +51,7 @@ exit codes: 0 ok, 1 error, 2 usage or unreadable file, 3 not in the cluster,
 
 _DESCRIBE_EPILOG = """examples:
   wlmap describe jobset/train -n ml              live: the object, its pods via owner chains
+  wlmap describe jobsets -n ml                   every JobSet of the namespace
   wlmap describe pytorchjob resnet -o json       the same as JSON, stable for scripts
   wlmap describe train                           a bare name, looked up across covered types
   wlmap describe -f lws.yaml --pods pods.yaml    offline, pods from a file (or a List)
@@ -213,6 +214,12 @@ def build_parser(out: IO[str], prog: str = "wlmap") -> argparse.ArgumentParser:
         "or List; other objects link owner chains)",
     )
     d.add_argument("--definition", metavar="FILE", help="use the Karta in FILE")
+    d.add_argument(
+        "-A", "--all-namespaces", action="store_true", help="with a TYPE alone: in every namespace"
+    )
+    d.add_argument(
+        "-l", "--selector", metavar="SELECTOR", help="with a TYPE alone: a label selector"
+    )
     d.add_argument(
         "--explain", action="store_true", help="show how each pod was attributed and grouped"
     )
@@ -392,6 +399,10 @@ def main(
         from workload_map.operator.main import main as operator_main
 
         return operator_main(argv[first[0] + 1 :])
+    if first is not None and first[1] == "exporter":  # its own flags, like the operator
+        from workload_map.exporter.main import main as exporter_main
+
+        return exporter_main(argv[first[0] + 1 :])
     if first is not None and first[1] == "definitions":  # install/uninstall are reserved words
         rest = argv[first[0] + 1 :]
         verb = next((a for a in rest if not a.startswith("-")), None)
