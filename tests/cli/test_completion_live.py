@@ -68,8 +68,11 @@ def test_describe_bare_name(wlmap) -> None:
     assert r.code == 3, r.err
     assert 'no workload named "nothing" found in namespace ml' in r.err
     assert "TYPE/NAME" not in r.err.split("error:")[1].splitlines()[0]
-    r = wlmap(["describe", "jobset"], api=api)  # a TYPE without NAME stays a usage error
-    assert r.code == 2 and "the NAME is missing" in r.err
+    r = wlmap(["describe", "jobset", "-o", "name"], api=api)  # a TYPE alone: all of them
+    assert r.code == 0 and r.out.splitlines() == [
+        "jobset.jobset.x-k8s.io/train",
+        "jobset.jobset.x-k8s.io/tune",
+    ]
     api.add(obj("batch/v1", "Job", "train", "ml"))
     r = wlmap(["describe", "train"], api=api)
     assert r.code == 5 and "matches several workloads" in r.err

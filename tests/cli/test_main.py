@@ -8,7 +8,7 @@ import subprocess
 import pytest
 
 from workload_map import __version__
-from workload_map.cli import definitions_cmd
+from workload_map.cli import definitions_cmd, describe_cmd
 
 
 def test_help_lists_commands_and_exit_codes(wlmap) -> None:
@@ -53,8 +53,10 @@ def test_subcommand_help(wlmap) -> None:
     assert "--pod-limit" in r.out and "--kubeconfig" in r.out
 
 
-def test_describe_without_name_mentions_both_forms(wlmap) -> None:
-    r = wlmap(["describe", "jobset"])
+def test_describe_type_with_a_definition_file_needs_a_name(wlmap) -> None:
+    # `describe TYPE` describes all of them (tests/cli/test_describe_type.py); with
+    # --definition it still names one workload, and says how
+    r = wlmap(["describe", "jobset", "--definition", "k.yaml"])
     assert r.code == 2
     assert "TYPE/NAME" in r.err and "TYPE NAME" in r.err
 
@@ -188,7 +190,7 @@ def test_help_command(wlmap) -> None:
 
 
 def test_complete_output_offers_only_what_the_command_takes(wlmap) -> None:
-    assert wlmap(["__complete", "describe", "-o", ""]).out.split() == ["table", "json", "yaml"]
+    assert wlmap(["__complete", "describe", "-o", ""]).out.split() == list(describe_cmd.OUTPUTS)
     assert wlmap(["__complete", "definitions", "-o", ""]).out.split() == list(
         definitions_cmd.OUTPUTS
     )

@@ -28,11 +28,17 @@ if TYPE_CHECKING:
 
 __all__ = ["OUTPUTS", "run"]
 
-OUTPUTS = ("table", "json", "yaml")
+OUTPUTS = ("table", "json", "yaml", "name")
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
     fmt = ctx.output_for(OUTPUTS, "describe")
+    words = list(args.target)
+    if args.file is None and args.definition is None and len(words) == 1 and "/" not in words[0]:
+        from workload_map.cli.describe_many import describe_type, names_a_type
+
+        if names_a_type(words[0]):  # kubectl's `describe TYPE`: all of them
+            return describe_type(words[0], args, ctx, fmt)
     if args.file is not None:
         obj, pods, definition, age = _offline(args, ctx)
     else:
@@ -41,6 +47,11 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         obj, pods, definition, age = _live(args, ctx)
     view = _describe(obj, pods, definition, explain=args.explain, file_mode=args.file is not None)
     _warn_problems(view, ctx)
+    if fmt == "name":
+        from workload_map.cli.describe_many import view_name
+
+        ctx.stdout.write(view_name(view) + "\n")
+        return OK
     if fmt in ("json", "yaml"):
         from workload_map.cli.render import dump_document
 

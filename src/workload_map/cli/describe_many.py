@@ -1,0 +1,142 @@
+"""``wlmap describe TYPE``: every workload of a type, as kubectl's ``describe TYPE`` does.
+
+The reference refuses a TYPE without NAME (exit 2, REFERENCE.md §8 #40); kubectl users expect
+all of them, so that is what happens (docs/reference-differences.md). Workloads come in
+namespace/name order, pods are listed once for the namespace and attributed by owner chains,
+and each view is the same as ``describe TYPE/NAME`` prints; ``-o json|yaml`` gives
+``{items, count}`` and ``-o name`` one ``kind.group/name`` per line.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Any
+
+from workload_map.cli.exits import ERROR, OK, CliError
+
+if TYPE_CHECKING:
+    from workload_map.cli.context import Context
+
+__all__ = ["describe_type", "names_a_type", "view_name"]
+
+
+def names_a_type(token: str) -> bool:
+    """Whether a bare word is a covered type (kind, plural, ``kind.version.group``)."""
+    from workload_map.cli.targets import definition_kind_match
+    from workload_map.cluster.definitions import Definitions
+
+    return bool(definition_kind_match(token, Definitions.load(None)))
+
+
+def view_name(view: dict[str, Any]) -> str:
+    """``kind.group/name`` of a describe view, as ``kubectl … -o name`` prints objects."""
+    group = str(view.get("apiVersion") or "").rpartition("/")[0]
+    kind = str(view.get("kind") or "").lower() + (f".{group}" if group else "")
+    return f"{kind}/{view.get('name')}"
+
+
+def describe_type(token: str, args: argparse.Namespace, ctx: Context, fmt: str) -> int:
+    """Describe every workload of ``token`` in the namespace (``-A``: in all of them)."""
+    from workload_map.cli.targets import resolve_type
+    from workload_map.cluster.errors import ClusterError, Forbidden
+
+    cluster = ctx.cluster()
+    all_namespaces = bool(getattr(args, "all_namespaces", False))
+    namespace = None if all_namespaces else cluster.namespace
+    try:
+        definitions = ctx.definitions(cluster)
+        target = resolve_type(token, cluster, definitions, warn=ctx.warn)
+        res = target.resource
+        try:
+            objs = list(
+                cluster.iter_list(
+                    res,
+                    namespace if res.namespaced else None,
+                    label_selector=getattr(args, "selector", None),
+                )
+            )
+        except Forbidden as exc:
+            raise CliError(
+                str(exc), ERROR, hint=f"ask for the list verb on {res.group_resource}"
+            ) from exc
+        pods = _pod_index(ctx, cluster, namespace) if objs else {}
+    except ClusterError as exc:
+        raise CliError(str(exc), ERROR) from exc
+    objs.sort(
+        key=lambda o: (
+            (o.get("metadata") or {}).get("namespace") or "",
+            (o.get("metadata") or {}).get("name") or "",
+        )
+    )
+    views = [_view(o, pods, target.definition, ctx) for o in objs]
+    if fmt in ("json", "yaml"):
+        from workload_map.cli.render import dump_document
+
+        ctx.stdout.write(dump_document({"items": views, "count": len(views)}, fmt))
+        return OK
+    if not views:
+        where = f"in namespace {namespace}" if namespace else "in any namespace"
+        ctx.stderr.write(f"No workloads found {where}.\n")
+        return OK
+    if fmt == "name":
+        ctx.stdout.write("".join(view_name(v) + "\n" for v in views))
+        return OK
+    from workload_map.cli.describe_view import RenderOptions, render_describe
+    from workload_map.cli.humanize import age
+
+    for index, (obj, view) in enumerate(zip(objs, views, strict=True)):
+        opts = RenderOptions(
+            pod_limit=args.pod_limit,
+            component_limit=args.component_limit,
+            age=age((obj.get("metadata") or {}).get("creationTimestamp")),
+            style=ctx.style,
+        )
+        if index:
+            ctx.stdout.write("\n")
+        ctx.stdout.write(render_describe(view, opts))
+    return OK
+
+
+def _pod_index(
+    ctx: Context, cluster: Any, namespace: str | None
+) -> dict[str, list[dict[str, Any]]] | None:
+    from workload_map.cluster.errors import Forbidden
+    from workload_map.cluster.ownership import pods_by_owner
+
+    try:
+        return pods_by_owner(cluster, namespace)
+    except Forbidden as exc:
+        ctx.warn(f"{exc}; showing the workloads without their pods")
+        return None
+
+
+def _view(
+    obj: dict[str, Any],
+    pods: dict[str, list[dict[str, Any]]] | None,
+    definition: Any,
+    ctx: Context,
+) -> dict[str, Any]:
+    from workload_map.engine import Workload
+    from workload_map.errors import WlmapError
+    from workload_map.jq.errors import JqError
+
+    meta = obj.get("metadata") or {}
+    label = f"{obj.get('kind')}/{meta.get('name')}"
+    pod_list = None if pods is None else pods.get(str(meta.get("uid") or ""), [])
+    try:
+        view = dict(
+            Workload(
+                definition.karta,
+                obj,
+                pod_list,
+                definition_name=definition.name,
+                origin=definition.origin,
+            ).describe()
+        )
+    except (WlmapError, JqError, ValueError, TypeError, KeyError) as exc:
+        raise CliError(
+            f"cannot describe {label} with definition {definition.name}: {exc}", ERROR
+        ) from exc
+    for message in view.get("errors") or []:
+        ctx.warn(f"{label}: {message}")
+    return view
