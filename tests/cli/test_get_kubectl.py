@@ -221,3 +221,30 @@ def test_serve_karta_list_does_not_break_templates(wlmap) -> None:
     api = _api().serve(KARTA)
     r = wlmap(["get", "jobsets", "-o", "jsonpath={.count}"], api=api)
     assert r.out == "2"
+
+
+def test_cluster_karta_notice_can_be_turned_off(wlmap, home) -> None:
+    api = _api().serve(KARTA)
+    api.forbidden.add("/apis/run.ai/v1alpha1/kartas")
+    r = wlmap(["get", "jobsets"], api=api)
+    assert r.code == 0 and "not allowed to list Karta definitions" in r.err
+    r = wlmap(["get", "jobsets"], api=api, env={"WLMAP_CLUSTER_KARTA_WARNING": "0"})
+    assert r.code == 0 and r.err == "" and "new" in r.out
+    config = home / "wlmap.yaml"
+    config.write_text("clusterKartaWarning: false\n")
+    r = wlmap(["get", "jobsets", "--config", str(config)], api=api)
+    assert r.code == 0 and r.err == ""
+    # the environment wins over the file, as for the output format
+    r = wlmap(
+        ["get", "jobsets", "--config", str(config)],
+        api=api,
+        env={"WLMAP_CLUSTER_KARTA_WARNING": "1"},
+    )
+    assert "not allowed to list Karta definitions" in r.err
+    config.write_text("clusterKartaWarning: maybe\n")
+    r = wlmap(["get", "jobsets", "--config", str(config)], api=api)
+    assert r.code == 2 and "clusterKartaWarning: expected true or false" in r.err
+    # other warnings stay
+    api.forbidden.add("/api/v1/namespaces/ml/pods")
+    r = wlmap(["get", "jobsets"], api=api, env={"WLMAP_CLUSTER_KARTA_WARNING": "off"})
+    assert "Karta" not in r.err and "PODS column shows desired counts only" in r.err

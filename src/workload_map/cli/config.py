@@ -17,7 +17,9 @@ from workload_map.cli.exits import UsageError
 __all__ = ["OUTPUTS", "Settings", "default_config_paths", "load_settings", "parse_request_timeout"]
 
 OUTPUTS = ("table", "wide", "json", "yaml", "name")
-_KEYS = {"output"}
+_KEYS = {"output", "clusterKartaWarning"}
+# values of $WLMAP_CLUSTER_KARTA_WARNING that turn the notice off
+_OFF = {"0", "false", "no", "off"}
 
 
 @dataclass(frozen=True)
@@ -27,6 +29,9 @@ class Settings:
     output: str = "table"
     output_source: str = "default"
     config_file: str | None = None
+    # the "cannot list Kartas" / "no Karta CRD" notice; off for users who may only read their
+    # namespace (config clusterKartaWarning: false, or $WLMAP_CLUSTER_KARTA_WARNING=0)
+    cluster_karta_warning: bool = True
 
 
 def default_config_paths(environ: Mapping[str, str]) -> list[Path]:
@@ -50,6 +55,7 @@ def load_settings(
 ) -> Settings:
     """Settings from the config file, the environment and ``-o``; raises :class:`UsageError`."""
     output, source, path_used = "table", "default", None
+    karta_warning = True
     explicit = _explicit_file(config_flag, environ)
     if explicit is not None:
         path, origin = explicit
@@ -60,6 +66,14 @@ def load_settings(
         path_used = next((str(p) for p in default_config_paths(environ) if p.is_file()), None)
     if path_used is not None:
         data = _read(path_used)
+        if "clusterKartaWarning" in data:
+            value = data["clusterKartaWarning"]
+            if not isinstance(value, bool):
+                raise UsageError(
+                    f"config file {path_used}: key clusterKartaWarning: expected true or false, "
+                    f"got {value!r}"
+                )
+            karta_warning = value
         if "output" in data:
             output, source = (
                 _check_output(data["output"], f"config file {path_used}: key output"),
@@ -72,7 +86,10 @@ def load_settings(
             break
     if output_flag is not None:
         output, source = _check_output(output_flag, "-o/--output"), "-o"
-    return Settings(output, source, path_used)
+    env_warning = environ.get("WLMAP_CLUSTER_KARTA_WARNING")
+    if env_warning:
+        karta_warning = env_warning.strip().lower() not in _OFF
+    return Settings(output, source, path_used, karta_warning)
 
 
 def _check_output(value: object, where: str) -> str:

@@ -19,6 +19,12 @@ if TYPE_CHECKING:
 
 __all__ = ["Context"]
 
+# what a user who may not list the cluster's Kartas sees on every command (can be turned off)
+_KARTA_NOTICES = (
+    "not allowed to list Karta definitions",
+    "the kartas.run.ai CRD is not installed",
+)
+
 
 @dataclass
 class Context:
@@ -63,6 +69,8 @@ class Context:
                 self.warn(message)
             self._definitions.warnings.clear()
         for message in self.warnings:
+            if not self.settings.cluster_karta_warning and message.startswith(_KARTA_NOTICES):
+                continue
             self.stderr.write(f"{self.err_style('warning:', 'yellow')} {message}\n")
         self.warnings.clear()
 
