@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workload_map.engine.errors import DefinitionNotFoundError, EngineError, ExtractionError
-from workload_map.engine.runner import Evaluations, plain_path
+from workload_map.engine.runner import Evaluations, lookup
 from workload_map.engine.structure import Structure
 from workload_map.model import Component, FragmentedPodSpecDefinition
 
@@ -410,7 +410,7 @@ class Extractor:
             given = spec_given.get(key, False)
             if not given and fragments is not None:
                 if root is not None:  # the object holds the component: its fragments may be unset
-                    given = _getpath(self.obj, root) is not None
+                    given = lookup(self.obj, root) is not None
                 elif inst.scale is not None:
                     scale = inst.scale
                     given = (scale.replicas, scale.min_replicas, scale.max_replicas) != (None,) * 3
@@ -454,12 +454,12 @@ class Extractor:
         frag = comp.spec_definition.fragmented_pod_spec_definition if comp.spec_definition else None
         root: tuple[str | int, ...] | None = None
         if frag is not None and not comp.instance_id_path:
-            parents: list[list[str | int]] = []
+            parents: list[tuple[str | int, ...]] = []
             for _, attr in FRAGMENT_FIELDS:
                 path = getattr(frag, attr)
                 if not path:
                     continue
-                steps = plain_path(path)
+                steps = self.structure.expressions.get(path).path
                 if not steps:
                     parents = []
                     break
@@ -521,17 +521,6 @@ def implied_replicas(extractor: Extractor, name: str) -> int | None:
     if own <= 0 or total % own or total // own == 0:
         return None
     return total // own
-
-
-def _getpath(value: Any, steps: tuple[str | int, ...]) -> Any:
-    for step in steps:
-        if isinstance(step, str) and isinstance(value, dict):
-            value = value.get(step)
-        elif isinstance(step, int) and isinstance(value, list) and step < len(value):
-            value = value[step]
-        else:
-            return None
-    return value
 
 
 def _is_set(value: Any) -> bool:

@@ -19,16 +19,16 @@ import copy
 import dataclasses
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from workload_map import jq
 from workload_map.engine.errors import EngineError, ExtractionError
 from workload_map.engine.extract import NO_SCALE, ExtractedInstance, Extractor, implied_replicas
 from workload_map.engine.pods import Placement, single_result
-from workload_map.engine.runner import Expression, Run, located_path, plain_path
+from workload_map.engine.runner import Expression, Run, lookup
 from workload_map.engine.structure import Structure
 from workload_map.model import Member, PodGroupDefinition, Topology
-from workload_map.model.views import json_field
+from workload_map.model.views import json_field, view
 
 __all__ = [
     "GangAssignment",
@@ -55,7 +55,7 @@ def group_name(owner: str, *keys: str) -> str:
     return "-".join(part for part in ("pg", owner, *keys) if part)
 
 
-@dataclass(frozen=True, slots=True)
+@view
 class GroupTopology:
     """Where the scheduler should place the gang (the definition's topology, as given)."""
 
@@ -64,7 +64,7 @@ class GroupTopology:
     required_topology_level: str | None = json_field("requiredTopologyLevel")
 
 
-@dataclass(frozen=True, slots=True)
+@view
 class PodGroup:
     """One gang: its KAI-compatible name, minimum, member pods and subgroups."""
 
@@ -92,7 +92,7 @@ class PodGroup:
         return dataclasses.replace(self, error=error)
 
 
-@dataclass(frozen=True, slots=True)
+@view
 class GroupKey:
     """One key of a pod's group: the path read and the value it gave."""
 
@@ -100,7 +100,7 @@ class GroupKey:
     value: str = json_field("value")
 
 
-@dataclass(frozen=True, slots=True)
+@view
 class SubGroupRef:
     """The v2 subgroup a pod joined, with its minimum (for ``explain``)."""
 
@@ -109,7 +109,7 @@ class SubGroupRef:
     rule: str = json_field("minMemberRule")
 
 
-@dataclass(frozen=True, slots=True)
+@view
 class GangAssignment:
     """How one pod was grouped (for ``explain``); the minimum is its group's."""
 
@@ -125,7 +125,7 @@ class GangAssignment:
     sub_group: SubGroupRef | None = json_field("subGroup", omit="none", default=None)
 
 
-@dataclass(frozen=True, slots=True)
+@view
 class PodGroupResult:
     """The pod groups, per candidate pod how it was grouped, and notes on gangs not listed."""
 
@@ -636,41 +636,26 @@ def _template_metadata(inst: ExtractedInstance) -> dict[str, Any]:
 MAX_EXPECTED_REPLICAS = 1000
 
 
-def _set_plain(model: dict[str, Any], path: str, value: str) -> None:
-    """Set a plain field path (``.metadata.labels["x"]``) in the model pod, when it is one."""
-    steps = plain_path(path)
-    if not steps or not all(isinstance(step, str) for step in steps):
-        return
-    target: Any = model
-    for step in steps[:-1]:
-        nxt = target.get(step) if isinstance(target, dict) else None
-        if not isinstance(nxt, dict):
-            nxt = {}
-            target[step] = nxt
-        target = nxt
-    target[steps[-1]] = value
+def _set_plain(model: dict[str, Any], path: Expression, value: str) -> None:
+    """Set a constant field path (``.metadata.labels["x"]``) in the model pod, when it is one."""
+    steps = path.path
+    if steps and all(isinstance(step, str) for step in steps):
+        try:
+            model.update(jq.setpath(model, steps, value))
+        except jq.JqError:
+            pass  # the template holds something else there: the key stays unresolved
 
 
-def _model_key(
-    model: dict[str, Any], path: str, expression: Expression, extractor: Extractor
-) -> str | None:
+def _model_key(model: dict[str, Any], expression: Expression, extractor: Extractor) -> str | None:
     """A group key read from the model pod, only where the model holds it.
 
-    Only a plain field path (optionally ``// literal``) that finds a value counts: anything
+    Only a constant field path (optionally ``// literal``) that finds a value counts: anything
     else may depend on what the controller adds to real pods (``.labels.x + "-all"`` on a
     model without ``x`` is not the key pods will have).
     """
-    steps = located_path(path)
-    if steps is None:
+    if expression.located is None:
         return None
-    value: Any = model
-    for step in steps:
-        if isinstance(step, str) and isinstance(value, dict):
-            value = value.get(step)
-        elif isinstance(step, int) and isinstance(value, list) and 0 <= step < len(value):
-            value = value[step]
-        else:
-            return None
+    value = lookup(model, expression.located)
     if value is None or value is False or value == "":
         return None
     try:
@@ -679,14 +664,14 @@ def _model_key(
         return None
 
 
-def _unresolved(path: str) -> str:
+def _unresolved(expression: Expression) -> str:
     """The stand-in for a key only pods carry: ``<label-name>`` (not a valid name, on purpose)."""
-    steps = plain_path(path)
-    last = steps[-1] if steps else path
+    steps = expression.path
+    last = steps[-1] if steps else expression.text
     return f"<{last}>"
 
 
-@dataclass(frozen=True, slots=True)
+@view
 class _ModelPod:
     """A pod the spec implies, standing in for real ones: where it sits and its keys."""
 
@@ -743,15 +728,15 @@ def _model_pods(counter: _Counter, component: str, notes: list[str]) -> Iterator
             # instance id and replica key where the selectors read them
             model = {"metadata": copy.deepcopy(_template_metadata(inst))}
             if id_path and instance_id:
-                _set_plain(model, id_path, instance_id)
+                _set_plain(model, structure.expressions.get(id_path), instance_id)
             if owner is not None and replica is not None:
-                _set_plain(model, owner[1], replica)
+                _set_plain(model, structure.expressions.get(owner[1]), replica)
             keys: list[str] = []
             missing: list[str] = []
             for path, expression in expressions:
-                value = _model_key(model, path, expression, extractor)
+                value = _model_key(model, expression, extractor)
                 if value is None:
-                    keys.append(_unresolved(path))
+                    keys.append(_unresolved(expression))
                     missing.append(path)
                 else:
                     keys.append(value)

@@ -15,10 +15,12 @@ from typing import Any
 
 from workload_map.engine.errors import EngineError
 from workload_map.engine.quantities import to_millis, to_units
+from workload_map.model.views import json_field, to_json, view
 
 __all__ = [
     "CLAIMS",
     "GPU",
+    "ResourceSummary",
     "Totals",
     "add",
     "container_request",
@@ -144,17 +146,36 @@ def _extended(name: str) -> bool:
     return "/" in name and not name.startswith("kubernetes.io/")
 
 
+@view
+class ResourceSummary:
+    """What pods request: GPUs, CPU, memory, extended resources and DRA claims."""
+
+    gpus: int = json_field("gpus", description="nvidia.com/gpu")
+    cpu_millis: int = json_field("cpuMillis")
+    memory_bytes: int = json_field("memoryBytes")
+    by_resource: Mapping[str, int] = json_field(
+        "byResource", description="extended resources (names with a domain), by name"
+    )
+    gpus_any_vendor: int = json_field("gpusAnyVendor", description="every */gpu resource")
+    resource_claims: int = json_field("resourceClaims")
+
+    @classmethod
+    def of(cls, totals: Mapping[str, int] | None) -> ResourceSummary:
+        totals = totals or {}
+        return cls(
+            gpus=totals.get(GPU, 0),
+            cpu_millis=totals.get("cpu", 0),
+            memory_bytes=totals.get("memory", 0),
+            by_resource={n: v for n, v in sorted(totals.items()) if _extended(n)},
+            gpus_any_vendor=sum(v for n, v in totals.items() if n.endswith("/gpu")),
+            resource_claims=totals.get(CLAIMS, 0),
+        )
+
+
 def summarize(totals: Mapping[str, int] | None) -> dict[str, Any]:
-    """The JSON shape of ``describe``: gpus, cpuMillis, memoryBytes, byResource (+ extras)."""
-    totals = totals or {}
-    return {
-        "gpus": totals.get(GPU, 0),
-        "cpuMillis": totals.get("cpu", 0),
-        "memoryBytes": totals.get("memory", 0),
-        "byResource": {n: v for n, v in sorted(totals.items()) if _extended(n)},
-        "gpusAnyVendor": sum(v for n, v in totals.items() if n.endswith("/gpu")),
-        "resourceClaims": totals.get(CLAIMS, 0),
-    }
+    """The JSON of :class:`ResourceSummary` (the ``describe`` shape)."""
+    out: dict[str, Any] = to_json(ResourceSummary.of(totals))
+    return out
 
 
 def total_of(parts: Iterable[Mapping[str, int]]) -> Totals:

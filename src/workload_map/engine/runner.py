@@ -2,18 +2,18 @@
 
 Every expression of a Karta runs against the whole workload object or the whole pod. The
 reference's runner caps results at 1000 and time at 10 s per query; :mod:`workload_map.jq` has
-those defaults. Plain field paths (``.metadata.labels["x"]``, ``.spec.replicas // 1``) — most of
-what definitions contain, and what runs once per pod — take a direct dictionary walk with the
-same results; anything else, and any type surprise on the way, goes through the jq engine.
+those defaults. Constant paths (``.metadata.labels["x"]``, ``.spec.replicas // 1``, as the jq
+package recognises them: :func:`jq.constant_path`) — most of what definitions contain, and what
+runs once per pod — take a direct dictionary walk with the same results; anything else, and any
+type surprise on the way, goes through the jq engine.
 """
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Callable
 from typing import Any
 
+from workload_map import jq
 from workload_map.engine.errors import ExtractionError
 
 __all__ = [
@@ -22,140 +22,84 @@ __all__ = [
     "ExpressionCache",
     "Run",
     "direct",
-    "fast_path",
-    "located_path",
-    "plain_path",
+    "lookup",
 ]
-
-_IDENT = re.compile(r"\.([A-Za-z_][A-Za-z0-9_]*)")
-_QUOTED = re.compile(r'\.?\[\s*("(?:[^"\\]|\\[^(])*")\s*\]|\."((?:[^"\\]|\\[^(])*)"')
-_INDEX = re.compile(r"\.?\[\s*(\d+)\s*\]")
-_ALT = re.compile(r"\s*//\s*(.+?)\s*$", re.S)
-_LITERAL = re.compile(
-    r'^(?:"(?:[^"\\]|\\[^(])*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null)$'
-)
-
-
-class _Fallback(Exception):
-    """The direct walk met something only the jq engine can answer exactly."""
-
 
 _MISSING = object()
 
 
-def _parse_steps(text: str) -> list[str | int] | None:
-    if text == ".":
-        return []
-    steps: list[str | int] = []
-    pos = 0
-    while pos < len(text):
-        m = _IDENT.match(text, pos)
-        if m:
-            steps.append(m.group(1))
-            pos = m.end()
-            continue
-        m = _QUOTED.match(text, pos)
-        if m:
-            steps.append(json.loads(m.group(1)) if m.group(1) else json.loads(f'"{m.group(2)}"'))
-            pos = m.end()
-            continue
-        m = _INDEX.match(text, pos)
-        if m and (pos > 0 or text.startswith(".")):
-            steps.append(int(m.group(1)))
-            pos = m.end()
-            continue
-        return None
-    return steps if text.startswith(".") else None
-
-
-def plain_path(expr: str) -> list[str | int] | None:
-    """The steps of a plain field path (``.a["b"][0]``), or None for any other expression."""
-    return _parse_steps(expr.strip())
-
-
-def located_path(expr: str) -> list[str | int] | None:
-    """The steps of a plain path, with or without a trailing ``// literal``; else None."""
-    text = expr.strip()
-    alt = _ALT.search(text)
-    if alt and _LITERAL.match(alt.group(1)) and "//" not in text[: alt.start()]:
-        text = text[: alt.start()].strip()
-    return _parse_steps(text)
-
-
-def fast_path(
-    expr: str, slow: Callable[[Any], list[Any]] | None = None
-) -> Callable[[Any], list[Any]] | None:
-    """A direct evaluator for a plain path (optionally ``// literal``), or None.
-
-    On a value of an unexpected type on the way it calls ``slow`` with the input (without
-    ``slow`` it raises ``_Fallback``).
-    """
-    text = expr.strip()
-    default: Any = _MISSING
-    alt = _ALT.search(text)
-    if alt and _LITERAL.match(alt.group(1)) and "//" not in text[: alt.start()]:
-        default = json.loads(alt.group(1))
-        text = text[: alt.start()].strip()
-    steps = _parse_steps(text)
-    if steps is None:
-        return None
-
-    return _generate(steps, default, slow)
-
-
-def _generate(
-    steps: list[str | int], default: Any, slow: Callable[[Any], list[Any]] | None
+def _walker(
+    steps: jq.Path, default: Any, slow: Callable[[Any], list[Any]]
 ) -> Callable[[Any], list[Any]]:
-    """Straight-line Python for one path: no loop, no per-step dispatch (it runs per pod)."""
-    missing = "[_DEFAULT]" if default is not _MISSING else "[None]"
-    bail = "return _SLOW(root)" if slow is not None else "raise _Fallback"
-    lines = ["def walk(root):", "    v = root"]
-    for index, step in enumerate(steps):
-        lines.append("    if v is None:")
-        lines.append(f"        return {missing}")
-        if isinstance(step, str):
-            lines.append("    if type(v) is not dict:")
-            lines.append(f"        {bail}")
-            lines.append(f"    v = v.get(_S{index})")
-        else:
-            lines.append("    if type(v) is not list:")
-            lines.append(f"        {bail}")
-            lines.append(f"    v = v[{step}] if {step} < len(v) else None")
-    if default is not _MISSING:
-        lines.append("    if v is None or v is False:")
-        lines.append("        return [_DEFAULT]")
-    lines.append("    return [v]")
-    namespace: dict[str, Any] = {"_Fallback": _Fallback, "_DEFAULT": default, "_SLOW": slow}
-    namespace.update({f"_S{i}": step for i, step in enumerate(steps)})
-    exec("\n".join(lines), namespace)
-    walk: Callable[[Any], list[Any]] = namespace["walk"]
+    """A direct evaluator of a constant path (``default``: the ``// literal``, if any).
+
+    It agrees with jq where values have the expected types (null through missing keys and
+    out-of-range indexes, negative indexes from the end) and hands any other input to ``slow``.
+    """
+    missing = [None] if default is _MISSING else [default]
+    plan: tuple[tuple[bool, Any], ...] = tuple((type(step) is str, step) for step in steps)
+
+    def walk(root: Any) -> list[Any]:
+        v = root
+        for is_key, step in plan:
+            if v is None:
+                return list(missing)
+            if is_key:
+                if type(v) is not dict:
+                    return slow(root)
+                v = v.get(step)
+            else:
+                if type(v) is not list:
+                    return slow(root)
+                size = len(v)
+                v = v[step] if -size <= step < size else None
+        if default is not _MISSING and (v is None or v is False):
+            return [default]
+        return [v]
+
     return walk
 
 
-def _jq_error() -> type[Exception]:
-    from workload_map.jq import JqError
-
-    return JqError
+def lookup(value: Any, path: jq.Path) -> Any:
+    """jq's ``getpath``, with None where the path runs through a value of another type."""
+    try:
+        return jq.getpath(value, path)
+    except jq.JqError:
+        return None
 
 
 class Expression:
     """One compiled expression of a definition.
 
-    ``evaluate(value)`` is every output (the reference's ``Evaluate``): a straight-line walk for
-    plain paths that hands anything unexpected to the jq engine, else the jq engine.
+    ``evaluate(value)`` is every output (the reference's ``Evaluate``): a direct walk for
+    constant paths that hands anything unexpected to the jq engine, else the jq engine.
+    ``path`` is the constant path the expression addresses (None when it is computed) and
+    ``located`` the same for ``PATH // LITERAL`` too (where the value is read from).
     """
 
-    __slots__ = ("_program", "evaluate", "text")
+    __slots__ = ("_program", "evaluate", "located", "path", "text")
 
     def __init__(self, text: str):
         self.text = text
-        self._program: Any = None
-        self.evaluate: Callable[[Any], list[Any]] = fast_path(text, self._slow) or self._slow
+        self._program: jq.Program | None = None
+        self.path: jq.Path | None = None
+        self.located: jq.Path | None = None
+        default: Any = _MISSING
+        try:
+            tree = jq.parse(text)
+        except jq.JqError:
+            tree = None  # reported, with the expression, when it is evaluated
+        if tree is not None:
+            self.path = self.located = jq.constant_path(tree)
+            defaulted = jq.defaulted_path(tree) if self.path is None else None
+            if defaulted is not None:
+                self.located, default = defaulted
+        self.evaluate: Callable[[Any], list[Any]] = (
+            self._slow if self.located is None else _walker(self.located, default, self._slow)
+        )
 
-    def _compiled(self) -> Any:
+    def _compiled(self) -> jq.Program:
         if self._program is None:
-            from workload_map import jq
-
             try:
                 self._program = jq.compile(self.text)
             except jq.JqParseError as err:
@@ -173,7 +117,7 @@ class Expression:
         try:
             found = program.all(value)
             return found if type(found) is list else list(found)
-        except _jq_error() as err:
+        except jq.JqError as err:
             raise ExtractionError(
                 f"JQ execution error for expression '{self.text}': {err}"
             ) from err
@@ -184,8 +128,6 @@ class Expression:
 
     def paths(self, value: Any) -> list[list[str | int]]:
         """The locations the expression addresses (``path(expr)``); raises when computed."""
-        from workload_map import jq
-
         program = self._compiled()
         try:
             return [list(p) for p in program.paths(value)]

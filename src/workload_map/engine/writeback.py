@@ -20,17 +20,17 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from workload_map import jq
 from workload_map.engine.errors import DefinitionNotFoundError, ExtractionError, WriteRefusedError
 from workload_map.engine.extract import FRAGMENT_FIELDS, Extractor
+from workload_map.engine.runner import lookup
 from workload_map.engine.structure import Structure
 from workload_map.model import Component
 
 __all__ = [
     "MERGE_KEYS",
     "apply_actions",
-    "getpath",
     "merge",
-    "setpath",
     "update_fragments",
     "update_path",
 ]
@@ -58,40 +58,12 @@ _IDENTITY = (("apiVersion",), ("kind",), ("metadata", "name"), ("metadata", "uid
 _ABSENT = object()
 
 
-def getpath(value: Any, path: Sequence[str | int]) -> Any:
-    """The value at ``path`` (None where missing)."""
-    for step in path:
-        if isinstance(step, str):
-            value = value.get(step) if isinstance(value, dict) else None
-        elif isinstance(value, list) and -len(value) <= step < len(value):
-            value = value[step]
-        else:
-            return None
-    return value
-
-
-def setpath(value: Any, path: Sequence[str | int], new: Any) -> Any:
-    """A copy of ``value`` with ``new`` at ``path`` (containers created, lists null-padded)."""
-    if not path:
-        return new
-    step, rest = path[0], path[1:]
-    if isinstance(step, str):
-        if value is not None and not isinstance(value, dict):
-            raise ExtractionError(f"cannot index {type(value).__name__} with {step!r}")
-        out = dict(value or {})
-        out[step] = setpath(out.get(step), rest, new)
-        return out
-    if value is not None and not isinstance(value, list):
-        raise ExtractionError(f"cannot index {type(value).__name__} with {step}")
-    items = list(value or [])
-    if step < 0:
-        step += len(items)
-        if step < 0:
-            raise ExtractionError("out of bounds negative array index")
-    while len(items) <= step:
-        items.append(None)
-    items[step] = setpath(items[step], rest, new)
-    return items
+def _setpath(value: Any, path: Sequence[str | int], new: Any, where: str) -> Any:
+    """jq's ``setpath`` (a copy; containers created, lists null-padded), refused on a mismatch."""
+    try:
+        return jq.setpath(value, path, new)
+    except jq.JqError as err:
+        raise WriteRefusedError(where, str(err)) from None
 
 
 def merge(old: Any, new: Any, key: str | None = None) -> Any:
@@ -120,18 +92,10 @@ def _empty(value: Any) -> bool:
 
 def _check_identity(before: Any, after: Any, path: str) -> None:
     for field in _IDENTITY:
-        if getpath(before, field) != getpath(after, field) or (
-            _has(before, field) != _has(after, field)
+        if lookup(before, field) != lookup(after, field) or (
+            _exists(before, field) != _exists(after, field)
         ):
             raise WriteRefusedError(path, f"the write would change {'.'.join(field)}")
-
-
-def _has(value: Any, path: Sequence[str]) -> bool:
-    for step in path:
-        if not isinstance(value, dict) or step not in value:
-            return False
-        value = value[step]
-    return True
 
 
 def _align(extractor: Extractor, component: Component, path: str, values: Any) -> list[Any]:
@@ -205,16 +169,13 @@ def _writes(
     for location, value in zip(locations, values, strict=True):
         if value is None:
             continue
-        stored = getpath(result, location)
+        stored = lookup(result, tuple(location))
         if skip_empty_absent and stored is None and _empty(value):
             continue
         merged = merge(stored, value, list_key)
         if merged == stored and (stored is not None or _exists(result, location)):
             continue
-        try:
-            result = setpath(result, location, merged)
-        except ExtractionError as err:
-            raise WriteRefusedError(path, str(err)) from None
+        result = _setpath(result, location, merged, path)
     _check_identity(obj, result, path)
     return result
 
@@ -314,7 +275,7 @@ def apply_actions(structure: Structure, obj: Any, which: str) -> Any:
             except ExtractionError as err:
                 raise WriteRefusedError(action.path, f"{label}[{index}]: {err}") from None
             for location in locations:
-                result = setpath(result, location, copy.deepcopy(value))
+                result = _setpath(result, location, copy.deepcopy(value), action.path)
     if not found:
         raise DefinitionNotFoundError(
             f"component {structure.root.name} does not have suspendDefinition"

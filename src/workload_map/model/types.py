@@ -12,6 +12,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from workload_map.model.views import json_field, view
+
 __all__ = [
     "API_VERSION",
     "GROUP",
@@ -68,13 +70,24 @@ STATUS_ORDER: tuple[str, ...] = (
 )
 
 
-@dataclass(frozen=True)
+@view
 class GVK:
     """A group/version/kind; ``group`` is ``""`` for the core group."""
 
-    group: str
-    version: str
-    kind: str
+    group: str = json_field("group")
+    version: str = json_field("version")
+    kind: str = json_field("kind")
+
+    @classmethod
+    def from_api_version(cls, api_version: str, kind: str) -> GVK:
+        """The GVK of an object's ``apiVersion`` (``group/version``, or ``version`` for core)."""
+        group, _, version = api_version.rpartition("/")
+        return cls(group, version, kind)
+
+    @property
+    def group_kind(self) -> tuple[str, str]:
+        """(group, kind): what a definition covers regardless of the version."""
+        return self.group, self.kind
 
     @property
     def api_version(self) -> str:

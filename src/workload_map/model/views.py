@@ -15,14 +15,11 @@ import enum
 import types
 import typing
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar, Union, get_args, get_origin, get_type_hints
+from typing import Any, TypeVar, Union, dataclass_transform, get_args, get_origin, get_type_hints
 
-__all__ = ["JsonView", "json_field", "json_schema", "to_json"]
+__all__ = ["json_field", "json_schema", "to_json", "view"]
 
 T = TypeVar("T")
-
-#: an object whose JSON is its dataclass fields (what :func:`to_json` and the schema walk)
-JsonView = Any
 
 _OMIT_NONE: Callable[[Any, Any], bool] = lambda _obj, value: value is None  # noqa: E731
 _OMIT_FALSY: Callable[[Any, Any], bool] = lambda _obj, value: not value  # noqa: E731
@@ -47,6 +44,12 @@ def json_field(
     if default_factory is not dataclasses.MISSING:
         return dataclasses.field(default_factory=default_factory, metadata=metadata)
     return dataclasses.field(default=default, metadata=metadata)
+
+
+@dataclass_transform(frozen_default=True, field_specifiers=(json_field,))
+def view(cls: type[T]) -> type[T]:
+    """A typed view: a frozen, slotted dataclass whose ``json_field`` fields are its JSON."""
+    return dataclasses.dataclass(frozen=True, slots=True)(cls)
 
 
 _PLAN: dict[type, tuple[tuple[str, str, Callable[[Any, Any], bool] | None], ...]] = {}
