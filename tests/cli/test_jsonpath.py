@@ -23,6 +23,7 @@ from workload_map.cli.jsonpath import (
     JsonPathError,
     compile_template,
     go_json,
+    go_sprint,
     go_text,
     relaxed_expression,
 )
@@ -214,6 +215,8 @@ def test_relaxed_expression_and_printing() -> None:
     with pytest.raises(JsonPathError):
         relaxed_expression("{a}{b}")
     assert go_json({"b": [1.0, None], "a": "<"}) == '{"a":"\\u003c","b":[1,null]}'
+    # custom-columns cells are fmt.Sprint'ed (checked against kubectl in tests/integration)
+    assert go_sprint({"b": [1.5, None], "a": {}}) == "map[a:map[] b:[1.5 <nil>]]"
     assert [go_text(v) for v in (1e6, 123456.0, 1e-5, 0.0001, -2.5, True)] == [
         "1e+06",
         "123456",

@@ -25,6 +25,7 @@ __all__ = [
     "Template",
     "compile_template",
     "go_json",
+    "go_sprint",
     "go_text",
     "relaxed_expression",
 ]
@@ -642,6 +643,18 @@ def go_json(value: Any) -> str:
     if isinstance(value, (list, tuple)):
         return "[" + ",".join(go_json(v) for v in value) + "]"
     return _go_json_string(str(value))
+
+
+def go_sprint(value: Any) -> str:
+    """``fmt.Sprint`` of a decoded JSON value (kubectl's custom-columns cells): maps as
+    ``map[k:v]`` with sorted keys, lists as ``[a b]``, null as ``<nil>``."""
+    if value is None:
+        return "<nil>"
+    if isinstance(value, dict):
+        return "map[" + " ".join(f"{k}:{go_sprint(value[k])}" for k in sorted(value)) + "]"
+    if isinstance(value, (list, tuple)):
+        return "[" + " ".join(go_sprint(v) for v in value) + "]"
+    return go_text(value)
 
 
 def go_text(value: Any) -> str:

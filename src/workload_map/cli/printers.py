@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from workload_map.cli.exits import UsageError
-from workload_map.cli.jsonpath import JsonPathError, Template, compile_template, go_text
+from workload_map.cli.jsonpath import JsonPathError, Template, compile_template, go_sprint
 
 __all__ = [
     "TEMPLATE_KINDS",
@@ -58,7 +58,7 @@ class OutputSpec:
             if not results or not results[0]:
                 cells.append("<none>")
             else:
-                cells.append(",".join(go_text(v) for v in values))
+                cells.append(",".join(go_sprint(v) for v in values))
         return cells
 
     def column_headers(self) -> list[str]:
