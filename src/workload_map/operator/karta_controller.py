@@ -263,7 +263,7 @@ class KartaController:
 def _factory(config: OperatorConfig) -> KartaController | None:
     if getattr(config.args, "disable_karta_controller", False):
         return None
-    return KartaController(workers=int(getattr(config.args, "karta_workers", 2)))
+    return KartaController(workers=int(getattr(config.args, "karta_workers", 4)))
 
 
 controllers.register(_factory, name="karta")

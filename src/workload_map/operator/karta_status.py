@@ -164,7 +164,7 @@ def evaluate(
     catalog_version: str = "",
 ) -> Evaluation:
     """Desired conditions (without times and generations) and labels of the Karta ``obj``."""
-    from workload_map.model import validate
+    from workload_map.operator.validation import findings_for
 
     warnings: list[tuple[str, str, str, str]] = []
     conditions: list[dict[str, Any]] = []
@@ -172,7 +172,7 @@ def evaluate(
 
     # Validated: every error finding, one per line, each with its field path
     try:
-        findings = validate(obj)
+        findings: tuple[Any, ...] | None = findings_for(obj)
     except Exception as exc:  # a validator bug must not take the controller down
         findings = None
         error_text = f"the validator failed: {type(exc).__name__}: {exc}"

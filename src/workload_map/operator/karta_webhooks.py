@@ -73,7 +73,7 @@ def validate_admission(
     """Create and update: full validation, one Karta per root GVK, immutable root GVK and
     managed labels; delete (and anything else) is always allowed. ``others`` lists the
     Kartas the cluster holds (the shared cache)."""
-    from workload_map.model import validate
+    from workload_map.operator.validation import findings_for
 
     operation = request.get("operation")
     if operation not in ("CREATE", "UPDATE"):
@@ -81,7 +81,7 @@ def validate_admission(
     obj = request.get("object") or {}
     name = (obj.get("metadata") or {}).get("name") or request.get("name") or ""
     problems: list[str] = []
-    findings = validate(obj)
+    findings = findings_for(obj)
     errors = [f for f in findings if f.is_error]
     if errors:
         problems.append("the Karta definition is invalid:\n" + "\n".join(f"- {f}" for f in errors))

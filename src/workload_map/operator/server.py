@@ -14,6 +14,8 @@ import json
 import logging
 import ssl
 import threading
+import time
+from collections import deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
@@ -110,6 +112,8 @@ class Servers:
         self._pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="admission")
         self.error: BaseException | None = None
         self.admissions = 0
+        #: seconds each admission request took in the handler (the last 10 000)
+        self.latencies: deque[float] = deque(maxlen=10_000)
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -210,13 +214,28 @@ class Servers:
     async def _metrics(self, _request: web.Request) -> web.Response:
         from aiohttp import web
 
-        parts = []
+        parts = [self._latency_summary()]
         for render in list(self.ctx.metrics):
             try:
                 parts.append(render())
             except Exception as exc:
                 log.warning("a metrics renderer failed: %s", exc)
         return web.Response(text="".join(parts), content_type="text/plain")
+
+    def _latency_summary(self) -> str:
+        values = sorted(self.latencies)
+        name = "workloadmap_operator_admission_duration_seconds"
+        lines = [
+            f"# HELP {name} Time spent in admission handlers (last 10000 requests).",
+            f"# TYPE {name} summary",
+        ]
+        for q in (0.5, 0.9, 0.99):
+            if values:
+                v = values[min(len(values) - 1, int(q * len(values)))]
+                lines.append(f'{name}{{quantile="{q}"}} {v:.6f}')
+        lines.append(f"{name}_sum {sum(values):.6f}")
+        lines.append(f"{name}_count {len(values)}")
+        return "\n".join(lines) + "\n"
 
     def _admission(
         self, handler: Callable[[dict[str, Any]], dict[str, Any]]
@@ -231,6 +250,7 @@ class Servers:
             except (ValueError, KeyError, TypeError) as exc:
                 return web.Response(status=400, text=f"not an AdmissionReview: {exc}")
             loop = asyncio.get_running_loop()
+            began = time.perf_counter()
             try:
                 answer = await loop.run_in_executor(self._pool, handler, req)
             except Exception as exc:
@@ -240,6 +260,7 @@ class Servers:
                     "status": {"code": 500, "message": f"internal error: {exc}"},
                 }
             self.admissions += 1
+            self.latencies.append(time.perf_counter() - began)
             response: dict[str, Any] = {"uid": uid, "allowed": bool(answer.get("allowed"))}
             for key in ("status", "warnings", "auditAnnotations"):
                 if answer.get(key):
