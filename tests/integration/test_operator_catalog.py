@@ -17,6 +17,7 @@ import pytest
 from tests.operator.live import KARTAS, OperatorProcess, api_for, condition, delete, eventually
 from workload_map.catalog import catalog
 from workload_map.cli.main import main as wlmap
+from workload_map.cluster.errors import NotFound
 from workload_map.operator.catalog_install import FIELD_MANAGER
 from workload_map.operator.karta_status import (
     CATALOG_DIGEST_ANNOTATION,
@@ -68,7 +69,7 @@ def test_install_update_stale_and_uninstall(kube: Kube, api: Api, clean: None) -
     code, out, err = cli(kube, "install", A, "--dry-run", "-o", "json")
     assert code == 0, err
     assert results(out)[A]["action"] == "created" and "dry run" in results(out)[A]["detail"]
-    with pytest.raises(Exception):
+    with pytest.raises(NotFound):
         api.get(f"{KARTAS}/{A}")
 
     code, out, err = cli(kube, "install", A, B)
@@ -114,7 +115,7 @@ def test_users_own_kartas_are_never_clobbered(kube: Kube, api: Api, clean: None)
         assert code == 0
         assert out.startswith(f"{B}: skipped (Karta my-taskruns already defines this type")
     api.get(f"{KARTAS}/my-taskruns")
-    with pytest.raises(Exception):
+    with pytest.raises(NotFound):
         api.get(f"{KARTAS}/{B}")
     delete(api, f"{KARTAS}/my-taskruns")
 
