@@ -25,6 +25,11 @@ def serve(api: FakeAPI) -> Iterator[tuple[str, list[dict[str, str]]]]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
+        def setup(self) -> None:
+            super().setup()
+            # as Go's net/http does: no Nagle delay between the header and body writes
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
         def do_GET(self) -> None:
             url = urlsplit(self.path)
             headers: dict[str, str] = {}

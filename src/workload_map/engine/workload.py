@@ -16,7 +16,7 @@ from workload_map.engine.describe import describe, instance_request, pod_is_read
 from workload_map.engine.errors import EngineError
 from workload_map.engine.extract import ExtractedInstance, Extractor, Scale
 from workload_map.engine.gangs import PodGroup, PodGroupResult, build_pod_groups, subtree_scale
-from workload_map.engine.objects import to_plain
+from workload_map.engine.objects import plain_items, to_plain, workload_object
 from workload_map.engine.owners import partition_pods
 from workload_map.engine.pods import Placement, attribute, attribute_all, pod_name
 from workload_map.engine.status import UNDEFINED, Status, evaluate_status
@@ -51,10 +51,9 @@ class Workload:
     ):
         self.karta = load_definition(karta)
         self.structure: Structure = prepare(self.karta, validate=validate)
-        plain = to_plain(obj, what="workload")
-        if not isinstance(plain, dict):
-            raise EngineError("workload: expected a JSON object")
-        self.obj: dict[str, Any] = plain
+        self.obj: dict[str, Any] = workload_object(
+            obj, self.karta.root_gvk, definition=self.karta.name
+        )
         self.definition_name = definition_name or self.karta.name
         self.origin = origin
         self._file_mode = file_mode
@@ -62,19 +61,9 @@ class Workload:
         self._excluded: list[tuple[str, str]] = []
         self.candidate_pods: list[dict[str, Any]] = []
         if pods is not None:
-            items: list[dict[str, Any]] = []
-            for item in pods:
-                plain_item = item if type(item) is dict else to_plain(item, what="pod")
-                if not isinstance(plain_item, dict):
-                    continue
-                if plain_item.get("kind") == "List":
-                    listed = plain_item.get("items")
-                    for entry in listed if isinstance(listed, list) else ():
-                        entry = entry if type(entry) is dict else to_plain(entry, what="pod")
-                        if isinstance(entry, dict):
-                            items.append(entry)
-                else:
-                    items.append(plain_item)
+            # client objects, list objects (PodList, List) and iterables; anything else is an
+            # error naming the argument (engine/objects.py)
+            items = plain_items(pods, what="pods")
             self.pods = items
             candidates, excluded = partition_pods(self.obj, items)
             self.candidate_pods = [c for c in candidates if isinstance(c, dict)]
