@@ -30,7 +30,11 @@ def _objects() -> list[dict[str, Any]]:
     found: list[dict[str, Any]] = []
     for path in sorted(EXAMPLES.glob("*/*.yaml")):
         for doc in yaml.safe_load_all(path.read_text()):
-            if isinstance(doc, dict) and doc.get("kind") not in (None, "List"):
+            if (
+                isinstance(doc, dict)
+                and "apiVersion" in doc
+                and doc.get("kind") not in (None, "List")
+            ):
                 found.append(doc)
     for base in (FIXTURES / "gangs", FIXTURES):
         for _, obj in iter_objects(base):
@@ -78,7 +82,7 @@ def example(name: str) -> tuple[dict[str, Any], list[dict[str, Any]] | None]:
         for p in sorted(folder.glob("*.yaml"))
         if p.name != "pods.yaml"
         for d in yaml.safe_load_all(p.read_text())
-        if isinstance(d, dict)
+        if isinstance(d, dict) and "apiVersion" in d and d.get("kind") not in (None, "List", "Pod")
     )
     pods_file = folder / "pods.yaml"
     pods = yaml.safe_load(pods_file.read_text())["items"] if pods_file.exists() else None
