@@ -15,7 +15,7 @@ import traceback
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-MODULES = ["jq_bench", "engine_bench", "cli_bench", "reference_bench"]
+MODULES = ["jq_bench", "engine_bench", "cli_bench", "reference_bench", "operator_bench"]
 
 
 def print_table(rows: list[dict[str, object]]) -> None:

@@ -398,3 +398,109 @@ def test_apiserver_restart_under_a_running_operator(
         assert op.stop() == 0, op.log_tail()
         for n in names:
             delete(api, f"{KARTAS}/{n}")
+
+
+def _restricted_kubeconfig(kube: Kube, api: Api, ns: str, tmp: Path, name: str) -> Path:
+    """A service account allowed what the Karta controller needs except reading CRDs and
+    listing Jobs; its token in a kubeconfig."""
+    sa = {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": name, "namespace": ns}}
+    api.request("POST", f"/api/v1/namespaces/{ns}/serviceaccounts", sa)
+    role = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": {"name": name},
+        "rules": [
+            {
+                "apiGroups": ["run.ai"],
+                "resources": ["kartas"],
+                "verbs": ["get", "list", "watch", "patch"],
+            },
+            {"apiGroups": ["run.ai"], "resources": ["kartas/status"], "verbs": ["patch"]},
+            {"apiGroups": [""], "resources": ["events"], "verbs": ["create"]},
+            {
+                "apiGroups": ["authorization.k8s.io"],
+                "resources": ["selfsubjectaccessreviews"],
+                "verbs": ["create"],
+            },
+        ],
+    }
+    api.request("POST", "/apis/rbac.authorization.k8s.io/v1/clusterroles", role)
+    binding = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRoleBinding",
+        "metadata": {"name": name},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
+        "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": ns}],
+    }
+    api.request("POST", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", binding)
+    token = api.request(
+        "POST",
+        f"/api/v1/namespaces/{ns}/serviceaccounts/{name}/token",
+        {
+            "apiVersion": "authentication.k8s.io/v1",
+            "kind": "TokenRequest",
+            "spec": {"expirationSeconds": 3600},
+        },
+    )["status"]["token"]
+    config = yaml.safe_load(Path(kube.kubeconfig).read_text())
+    config["users"] = [{"name": name, "user": {"token": token}}]
+    for ctx in config["contexts"]:
+        ctx["context"]["user"] = name
+    path = tmp / "restricted-kubeconfig"
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def test_missing_permissions_become_conditions_not_a_crash_loop(
+    kube: Kube, api: Api, ns: str, tmp_path: Path
+) -> None:
+    token = uuid.uuid4().hex[:8]
+    name = f"restricted-{token}"
+    kubeconfig = _restricted_kubeconfig(kube, api, ns, tmp_path, name)
+    job = widget_karta(f"jobs-{token}", "batch")
+    job["spec"]["structureDefinition"]["rootComponent"]["kind"] = {
+        "group": "batch",
+        "version": "v1",
+        "kind": "Job",
+    }
+    widget = widget_karta(f"widgets-{token}", f"w-{token}.example.com")
+    for obj in (job, widget):
+        api.request("POST", KARTAS, obj)
+    op = OperatorProcess(kubeconfig, ns, tmp_path / "op", webhook=False, config_name=name)
+    op.start()
+    try:
+        op.wait_ready(60)
+        stored = eventually(
+            lambda: (
+                condition(api.get(f"{KARTAS}/jobs-{token}"), "WorkloadAccess")
+                and api.get(f"{KARTAS}/jobs-{token}")
+            ),
+            60,
+            "WorkloadAccess on the Job Karta",
+        )
+        access = condition(stored, "WorkloadAccess")
+        assert (access["status"], access["reason"]) == ("False", "Forbidden")
+        assert "jobs.batch" in access["message"]
+        assert condition(stored, "CRDExists")["status"] == "True"  # built-in, by discovery
+        other = eventually(
+            lambda: (
+                condition(api.get(f"{KARTAS}/widgets-{token}"), "CRDExists")
+                and api.get(f"{KARTAS}/widgets-{token}")
+            ),
+            60,
+            "CRDExists on the widget Karta",
+        )
+        exists = condition(other, "CRDExists")
+        assert (exists["status"], exists["reason"]) == ("Unknown", "CRDsNotReadable")
+        assert "forbidden" in exists["message"].lower()
+        time.sleep(2)
+        assert op.alive(), op.log_tail()
+    finally:
+        assert op.stop() == 0, op.log_tail()
+        for path in (
+            f"{KARTAS}/jobs-{token}",
+            f"{KARTAS}/widgets-{token}",
+            f"/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/{name}",
+            f"/apis/rbac.authorization.k8s.io/v1/clusterroles/{name}",
+        ):
+            delete(api, path)

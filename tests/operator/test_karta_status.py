@@ -226,7 +226,7 @@ def test_trim_crd_keeps_only_what_the_controller_reads() -> None:
     trimmed = trim_crd(full)
     assert trimmed["spec"] == {
         "group": "b",
-        "names": {"kind": "A"},
+        "names": {"kind": "A", "plural": "as"},
         "versions": [{"name": "v1", "served": True}],
     }
     assert "managedFields" not in trimmed["metadata"]
@@ -239,3 +239,31 @@ def test_core_group_labels() -> None:
         "run.ai/karta-version": "v1",
         "run.ai/karta-kind": "Pod",
     }
+
+
+def test_workload_access_condition_when_the_kind_cannot_be_watched() -> None:
+    asked: list[tuple[str, str]] = []
+
+    def forbidden(group: str, resource: str) -> tuple[bool | None, str]:
+        asked.append((group, resource))
+        return False, "RBAC: no list"
+
+    types = ClusterTypes(
+        builtins={("batch", "v1", "Job")},
+        plurals={("batch", "v1", "Job"): "jobs"},
+        can_watch=forbidden,
+    )
+    c = by_type(evaluate(BATCH_JOB, types).conditions)["WorkloadAccess"]
+    assert (c["status"], c["reason"]) == ("False", "Forbidden")
+    assert c["message"].startswith("the operator may not list and watch jobs.batch (RBAC: no list)")
+    assert asked == [("batch", "jobs")]
+    types.can_watch = lambda g, r: (True, "")
+    c = by_type(evaluate(BATCH_JOB, types).conditions)["WorkloadAccess"]
+    assert c == {
+        "type": "WorkloadAccess",
+        "status": "True",
+        "reason": "Permitted",
+        "message": "the operator may list and watch jobs.batch",
+    }
+    # a type that is not served is not checked
+    assert "WorkloadAccess" not in by_type(evaluate(JOBSET, types).conditions)

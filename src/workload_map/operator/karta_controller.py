@@ -66,6 +66,8 @@ class KartaController:
         self.kartas: Informer | None = None
         self.crds: Informer | None = None
         self._builtins: set[tuple[str, str, str]] = set()
+        self._plurals: dict[tuple[str, str, str], str] = {}
+        self._access: dict[tuple[str, str], tuple[float, bool | None, str]] = {}
         self._full_crds: dict[str, tuple[str, dict[str, Any]]] = {}
         self._lock = threading.Lock()
         self.status_writes = 0
@@ -95,7 +97,7 @@ class KartaController:
             if ctx.stopping.is_set():
                 return
         # CRDs may be unreadable (RBAC): go on after a while and say so in CRDExists
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 10
         while not self.crds.wait_synced(1.0) and time.monotonic() < deadline:
             if ctx.stopping.is_set():
                 return
@@ -116,11 +118,13 @@ class KartaController:
         except ClusterError as exc:
             log.warning("discovery failed, no built-in kinds known: %s", exc)
             return
-        self._builtins = {
-            (r.group, r.version, r.kind)
+        builtin = [
+            r
             for r in resources
             if "list" in r.verbs and "watch" in r.verbs and (r.group, r.kind) not in crd_kinds
-        }
+        ]
+        self._builtins = {(r.group, r.version, r.kind) for r in builtin}
+        self._plurals = {(r.group, r.version, r.kind): r.plural for r in builtin}
 
     # -- event handlers -------------------------------------------------------------------
 
@@ -157,7 +161,48 @@ class KartaController:
             builtins=self._builtins,
             crd_error=error,
             full_crd=self._full_crd,
+            plurals=self._plurals,
+            can_watch=self._can_watch,
         )
+
+    def _can_watch(self, group: str, resource: str) -> tuple[bool | None, str]:
+        """SelfSubjectAccessReviews for list and watch, remembered for five minutes."""
+        assert self.ctx is not None
+        key = (group, resource)
+        now = time.monotonic()
+        with self._lock:
+            hit = self._access.get(key)
+        if hit is not None and now - hit[0] < 300:
+            return hit[1], hit[2]
+        allowed: bool | None = True
+        why = ""
+        try:
+            for verb in ("list", "watch"):
+                review = self.ctx.api.request(
+                    "POST",
+                    "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+                    {
+                        "apiVersion": "authorization.k8s.io/v1",
+                        "kind": "SelfSubjectAccessReview",
+                        "spec": {
+                            "resourceAttributes": {
+                                "group": group,
+                                "resource": resource,
+                                "verb": verb,
+                            }
+                        },
+                    },
+                )
+                status = review.get("status") or {}
+                if not status.get("allowed"):
+                    allowed = False
+                    why = str(status.get("reason") or f"no {verb} permission")
+                    break
+        except ClusterError as exc:
+            allowed, why = None, f"cannot check permissions: {exc}"
+        with self._lock:
+            self._access[key] = (now, allowed, why)
+        return allowed, why
 
     def _full_crd(self, name: str) -> dict[str, Any] | None:
         """The CRD with its schemas, fetched once per resourceVersion."""

@@ -44,6 +44,7 @@ CRD_EXISTS = "CRDExists"
 READY = "Ready"
 SCHEMA = "SchemaCompatible"
 CATALOG = "Catalog"
+ACCESS = "WorkloadAccess"
 #: The reference's three first (always present), then ours.
 CONDITION_TYPES = (VALIDATED, CRD_EXISTS, READY, SCHEMA)
 PENDING_MESSAGE = "Condition has not been evaluated yet"
@@ -90,6 +91,7 @@ class CrdInfo:
     group: str
     kind: str
     served: tuple[str, ...]
+    plural: str = ""
 
 
 def trim_crd(obj: dict[str, Any]) -> dict[str, Any]:
@@ -107,7 +109,10 @@ def trim_crd(obj: dict[str, Any]) -> dict[str, Any]:
         },
         "spec": {
             "group": spec.get("group"),
-            "names": {"kind": (spec.get("names") or {}).get("kind")},
+            "names": {
+                "kind": (spec.get("names") or {}).get("kind"),
+                "plural": (spec.get("names") or {}).get("plural"),
+            },
             "versions": [
                 {"name": v.get("name"), "served": bool(v.get("served"))}
                 for v in spec.get("versions") or []
@@ -124,6 +129,7 @@ def crd_info(trimmed: Mapping[str, Any]) -> CrdInfo:
         group=str(spec.get("group") or ""),
         kind=str((spec.get("names") or {}).get("kind") or ""),
         served=tuple(str(v["name"]) for v in spec.get("versions") or [] if v.get("served")),
+        plural=str((spec.get("names") or {}).get("plural") or ""),
     )
 
 
@@ -137,6 +143,10 @@ class ClusterTypes:
     crd_error: str | None = None
     #: fetches a CRD's full object (schemas) by name; None when it cannot
     full_crd: Callable[[str], dict[str, Any] | None] | None = None
+    #: plural resource names of built-in kinds, by (group, version, kind)
+    plurals: dict[tuple[str, str, str], str] = field(default_factory=dict)
+    #: may the operator list and watch group/resource? (None: could not tell)
+    can_watch: Callable[[str, str], tuple[bool | None, str]] | None = None
 
 
 @dataclass
@@ -240,6 +250,10 @@ def evaluate(
     # SchemaCompatible: every path checked against the served schema of the target CRD
     conditions.append(_schema_condition(obj, gvk, crd, types, findings is None, warnings))
 
+    access = _access_condition(gvk, crd, exists["status"] == "True", types)
+    if access is not None:
+        conditions.append(access)
+
     catalog_cond = _catalog_condition(obj, gvk, catalog_lookup, catalog_version, warnings)
     if catalog_cond is not None:
         conditions.append(catalog_cond)
@@ -287,6 +301,35 @@ def _schema_condition(
     if notes:
         text += f"; {len(notes)} note(s):\n{_finding_lines(notes)}"
     return _cond(SCHEMA, "True", "SchemaCompatible", text)
+
+
+def _access_condition(
+    gvk: tuple[str, str, str] | None, crd: CrdInfo | None, served: bool, types: ClusterTypes
+) -> dict[str, Any] | None:
+    """Whether the operator's identity may list and watch the workload kind (the gang and
+    metrics controllers need it); reported, never fatal."""
+    if gvk is None or not served or types.can_watch is None:
+        return None
+    resource = crd.plural if crd is not None else types.plurals.get(gvk, "")
+    if not resource:
+        return None
+    group_resource = f"{resource}.{gvk[0]}" if gvk[0] else resource
+    allowed, why = types.can_watch(gvk[0], resource)
+    if allowed is None:
+        return _cond(ACCESS, "Unknown", "AccessNotChecked", why)
+    if allowed:
+        return _cond(
+            ACCESS, "True", "Permitted", f"the operator may list and watch {group_resource}"
+        )
+    return _cond(
+        ACCESS,
+        "False",
+        "Forbidden",
+        f"the operator may not list and watch {group_resource}"
+        + (f" ({why})" if why else "")
+        + "; controllers that follow these workloads cannot see them: grant list and watch "
+        "(the chart aggregates read access to workload kinds into its ClusterRole)",
+    )
 
 
 def _catalog_condition(
@@ -354,7 +397,7 @@ def merge_conditions(
         if generation is not None:
             merged["observedGeneration"] = generation
         out.append(merged)
-    out.extend(c for t, c in old.items() if t not in ours and t not in (CATALOG,))
+    out.extend(c for t, c in old.items() if t not in ours and t not in (CATALOG, ACCESS))
     return out
 
 

@@ -1,0 +1,204 @@
+"""Operator benchmarks on a real API server (the integration harness's etcd + kube-apiserver).
+
+* cold start: 500 Kartas exist, the operator starts; time until every one carries its
+  conditions (target <= 30 s on the project machine);
+* webhook latency: 50 concurrent Karta creates through the API server, which calls both
+  webhooks over TLS on loopback; client-side create latency and the operator's own handler
+  time, p50/p99 (target p99 <= 100 ms).
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+KARTAS = 500
+WRITERS = 50
+WRITES_PER_WRITER = 6
+
+
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def _parallel(n: int, fn: Any) -> list[Any]:
+    out: list[Any] = [None] * n
+    errors: list[BaseException] = []
+
+    def run(i: int) -> None:
+        try:
+            out[i] = fn(i)
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
+    return out
+
+
+def _cold_start(kube: Any, api: Any, workdir: Path) -> list[dict[str, Any]]:
+    from tests.operator.live import KARTAS as PATH
+    from tests.operator.live import OperatorProcess, widget_karta
+
+    token = uuid.uuid4().hex[:6]
+    names = [f"cold{i}-{token}" for i in range(KARTAS)]
+
+    def make(worker: int) -> None:
+        for i in range(worker, KARTAS, 10):
+            api.request("POST", PATH, widget_karta(names[i], f"cold{i}-{token}.bench.example.com"))
+
+    _parallel(10, make)
+    op = OperatorProcess(
+        kube.kubeconfig, "default", workdir / "cold", webhook=False, config_name=f"cold-{token}"
+    )
+    began = time.monotonic()
+    op.start()
+    try:
+        ready_at = None
+        while time.monotonic() - began < 180:
+            if ready_at is None and op.ready():
+                ready_at = time.monotonic() - began
+            items = api.get(PATH, [("labelSelector", "run.ai/karta-kind=Widget")])["items"]
+            done = sum(
+                1
+                for k in items
+                if k["metadata"]["name"].endswith(token)
+                and (k.get("status") or {}).get("conditions")
+            )
+            if done == KARTAS:
+                break
+            time.sleep(0.25)
+        total = time.monotonic() - began
+        writes = op.metric("workloadmap_operator_karta_status_writes_total")
+    finally:
+        op.stop()
+    return [
+        {
+            "benchmark": f"operator cold start, {KARTAS} Kartas reconciled",
+            "seconds": round(total, 2),
+            "process ready (s)": round(ready_at or float("nan"), 2),
+            "status writes": int(writes),
+            "target": "<= 30 s",
+            "ok": total <= 30,
+        }
+    ]
+
+
+def _webhook_latency(kube: Any, api: Any, workdir: Path) -> list[dict[str, Any]]:
+    from tests.operator.live import KARTAS as PATH
+    from tests.operator.live import (
+        OperatorProcess,
+        ca_bundles,
+        eventually,
+        install_webhooks,
+        remove_webhooks,
+        widget_karta,
+    )
+
+    token = uuid.uuid4().hex[:6]
+    name = f"bench-{token}"
+    op = OperatorProcess(
+        kube.kubeconfig,
+        "default",
+        workdir / "hooks",
+        config_name=name,
+        extra=["--disable-karta-controller"],
+    )
+    install_webhooks(api, port=op.webhook_port, name=name, token=token)
+    op.start()
+    try:
+        op.wait_ready(90)
+        eventually(lambda: all(ca_bundles(api, name)), 30, "caBundle")
+        # warm-up: TLS sessions and jq compile caches
+        for i in range(5):
+            api.request(
+                "POST",
+                PATH,
+                widget_karta(f"warm{i}-{token}", f"warm{i}-{token}.b.example.com", token=token),
+            )
+
+        def writer(w: int) -> list[float]:
+            times = []
+            for j in range(WRITES_PER_WRITER):
+                obj = widget_karta(
+                    f"w{w}x{j}-{token}", f"w{w}x{j}-{token}.b.example.com", token=token
+                )
+                t0 = time.perf_counter()
+                api.request("POST", PATH, obj)
+                times.append(time.perf_counter() - t0)
+            return times
+
+        began = time.perf_counter()
+        per = _parallel(WRITERS, writer)
+        wall = time.perf_counter() - began
+        client = [t for ts in per for t in ts]
+        _, text = op.get(op.metrics_port, "/metrics")
+        handler = {}
+        for line in text.splitlines():
+            if line.startswith("workloadmap_operator_admission_duration_seconds{"):
+                q = line.split('quantile="')[1].split('"')[0]
+                handler[q] = float(line.split()[1])
+    finally:
+        op.stop()
+        remove_webhooks(api, name)
+    return [
+        {
+            "benchmark": f"Karta create through the API server + both webhooks, {WRITERS} concurrent",
+            "requests": len(client),
+            "p50 ms": round(_pct(client, 0.5) * 1000, 1),
+            "p99 ms": round(_pct(client, 0.99) * 1000, 1),
+            "mean ms": round(statistics.fmean(client) * 1000, 1),
+            "writes/s": round(len(client) / wall, 1),
+            "target": "p99 <= 100 ms",
+            "ok": _pct(client, 0.99) <= 0.1,
+        },
+        {
+            "benchmark": "  of which in the operator's handlers (both webhooks, per call)",
+            "p50 ms": round(handler.get("0.5", float("nan")) * 1000, 1),
+            "p99 ms": round(handler.get("0.99", float("nan")) * 1000, 1),
+        },
+    ]
+
+
+def run() -> list[dict[str, Any]]:
+    from tests.integration.harness import HarnessError, open_kube
+    from tests.integration.test_operator import ensure_karta_crd
+    from tests.operator.live import api_for
+
+    try:
+        kube = open_kube()
+    except HarnessError as exc:
+        return [{"benchmark": "operator", "skipped": str(exc)[:200]}]
+    api = api_for(kube.kubeconfig)
+    try:
+        ensure_karta_crd(api)
+        with tempfile.TemporaryDirectory(prefix="wlmap-opbench-") as tmp:
+            rows = _cold_start(kube, api, Path(tmp))
+            rows += _webhook_latency(kube, api, Path(tmp))
+        return rows
+    finally:
+        api.close()
+        kube.shutdown()
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("WLMAP_TEST_START_TIMEOUT", "180")
+    for row in run():
+        print(row)
