@@ -403,6 +403,10 @@ def main(
         from workload_map.exporter.main import main as exporter_main
 
         return exporter_main(argv[first[0] + 1 :])
+    if first is not None and first[1] == "crd":  # the Karta CRD: show / apply (chart hook)
+        from workload_map.cli.crd_cmd import main as crd_main
+
+        return crd_main(argv[first[0] + 1 :], stdout, stderr)
     if first is not None and first[1] == "definitions":  # install/uninstall are reserved words
         rest = argv[first[0] + 1 :]
         verb = next((a for a in rest if not a.startswith("-")), None)
