@@ -141,3 +141,164 @@ def test_without_opt_in_the_same_pods_bind_one_by_one(
         assert podgroups(api, ns) == []
     finally:
         delete(api, f"/api/v1/namespaces/{ns}")
+
+
+# -- lifecycle --------------------------------------------------------------------------------
+PARTSETS = f"/apis/{custom.GROUP}/v1/namespaces/{{ns}}/partsets"
+
+
+def _min_counts(api: Api, ns: str) -> list[int]:
+    return sorted(g["spec"]["schedulingPolicy"]["gang"]["minCount"] for g in podgroups(api, ns))
+
+
+def _workloads(api: Api, ns: str) -> list[dict[str, Any]]:
+    return list(
+        api.get(f"/apis/scheduling.k8s.io/v1beta1/namespaces/{ns}/workloads").get("items") or []
+    )
+
+
+def _events(api: Api, ns: str, reason: str) -> list[dict[str, Any]]:
+    items = api.get(f"/api/v1/namespaces/{ns}/events").get("items") or []
+    return [e for e in items if e.get("reason") == reason]
+
+
+def _partset(api: Api, ns: str, replicas: int, pool: str) -> dict[str, Any]:
+    body = custom.partset("parts", [replicas], namespace=ns)
+    body["spec"]["p0"]["template"]["spec"]["containers"][0]["resources"] = {
+        "requests": {"nvidia.com/gpu": "8"},
+        "limits": {"nvidia.com/gpu": "8"},
+    }
+    body["spec"]["p0"]["template"]["spec"]["nodeSelector"] = {NODE_LABEL: pool}
+    return dict(api.request("POST", PARTSETS.format(ns=ns), body))
+
+
+def test_scale_suspend_resume_and_delete_move_the_objects(
+    plane: Kube, api: Api, op: OperatorProcess, tok: str
+) -> None:
+    ns = make_namespace(api, tok)
+    try:
+        obj = _partset(api, ns, 3, f"{tok}-life")
+        path = f"{PARTSETS.format(ns=ns)}/parts"
+        wait("PodGroup of 3", lambda: _min_counts(api, ns) == [3])
+        (workload,) = _workloads(api, ns)
+        assert workload["spec"]["controllerRef"]["name"] == "parts"
+        (group,) = podgroups(api, ns)
+        assert group["metadata"]["ownerReferences"][0]["uid"] == obj["metadata"]["uid"]
+        api.merge_patch(path, {"spec": {"p0": {"replicas": 5}}})
+        wait("minCount follows scale up", lambda: _min_counts(api, ns) == [5])
+        api.merge_patch(path, {"spec": {"p0": {"replicas": 2}}})
+        wait("minCount follows scale down", lambda: _min_counts(api, ns) == [2])
+        assert podgroups(api, ns)[0]["metadata"]["uid"] == group["metadata"]["uid"]  # updated
+        api.merge_patch(path, {"spec": {"suspend": True}})
+        wait("suspend releases", lambda: podgroups(api, ns) == [] and _workloads(api, ns) == [])
+        api.merge_patch(path, {"spec": {"suspend": False}})
+        wait("resume restores", lambda: _min_counts(api, ns) == [2])
+        api.merge_patch(path, {"spec": {"p0": {"replicas": 1}}})
+        wait("a group of one has no object", lambda: podgroups(api, ns) == [])
+        api.merge_patch(path, {"spec": {"p0": {"replicas": 3}}})
+        wait("back to 3", lambda: _min_counts(api, ns) == [3])
+        api.request("DELETE", path)
+        wait(
+            "GC removes ours with the workload",
+            lambda: podgroups(api, ns) == [] and _workloads(api, ns) == [],
+            90,
+        )
+        assert _events(api, ns, "Created") and _events(api, ns, "GangsReleased")
+    finally:
+        delete(api, f"/api/v1/namespaces/{ns}")
+
+
+def _part_pod(api: Api, ns: str, owner: dict[str, Any], pool: str) -> dict[str, Any]:
+    from tests.gangs.e2e import create_pod
+
+    return create_pod(
+        api, ns, owner, generate="parts-p0-", labels={"example.wlmap.io/part": "p0"}, pool=pool
+    )
+
+
+def test_a_podgroup_deleted_by_hand_waits_on_its_finalizer_and_comes_back(
+    plane: Kube, api: Api, op: OperatorProcess, tok: str
+) -> None:
+    ns = make_namespace(api, tok)
+    pool = f"{tok}-fin"
+    try:
+        obj = _partset(api, ns, 3, pool)
+        wait("PodGroup", lambda: _min_counts(api, ns) == [3])
+        pods = [_part_pod(api, ns, obj, pool) for _ in range(2)]
+        (group,) = podgroups(api, ns)
+        name = group["metadata"]["name"]
+        assert all(p["spec"]["schedulingGroup"]["podGroupName"] == name for p in pods)
+        api.request("DELETE", f"/apis/scheduling.k8s.io/v1beta1/namespaces/{ns}/podgroups/{name}")
+        held = wait(
+            "held by its protection finalizer",
+            lambda: [g for g in podgroups(api, ns) if g["metadata"].get("deletionTimestamp")],
+        )
+        assert held[0]["metadata"]["finalizers"]
+        time.sleep(3)
+        assert [g["metadata"]["uid"] for g in podgroups(api, ns)] == [
+            group["metadata"]["uid"]
+        ]  # no duplicate
+        for p in pods:
+            api.request(
+                "DELETE",
+                f"/api/v1/namespaces/{ns}/pods/{p['metadata']['name']}",
+                {"gracePeriodSeconds": 0},
+            )
+        back = wait(
+            "recreated once gone",
+            lambda: [
+                g for g in podgroups(api, ns) if g["metadata"]["uid"] != group["metadata"]["uid"]
+            ],
+            90,
+        )
+        assert back[0]["metadata"]["name"] == name and not back[0]["metadata"].get(
+            "deletionTimestamp"
+        )
+        late = _part_pod(api, ns, obj, pool)
+        assert late["spec"]["schedulingGroup"]["podGroupName"] == name
+    finally:
+        delete(api, f"/api/v1/namespaces/{ns}")
+
+
+def test_a_member_that_missed_the_webhook_does_not_block_the_gang(
+    plane: Kube, api: Api, op: OperatorProcess, tok: str, fake_nodes: FakeNodes
+) -> None:
+    import socket
+
+    from tests.operator.live import MUTATING
+
+    ns = make_namespace(api, tok)
+    pool = f"{tok}-miss"
+    config = f"{MUTATING}/wlmap-gangs-{tok}-mutating"
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)  # accepts, never answers: the API server's call times out
+    try:
+        obj = _partset(api, ns, 3, pool)
+        wait("PodGroup", lambda: _min_counts(api, ns) == [3])
+        joined = [_part_pod(api, ns, obj, pool) for _ in range(2)]
+        saved = api.get(config)
+        broken = json.loads(json.dumps(saved))
+        broken["webhooks"][0]["clientConfig"]["url"] = (
+            f"https://127.0.0.1:{silent.getsockname()[1]}/x"
+        )
+        broken["webhooks"][0]["timeoutSeconds"] = 2
+        api.request("PUT", config, broken)
+        time.sleep(2)  # the API server's webhook configuration cache catches up
+        start = time.monotonic()
+        missed = _part_pod(api, ns, obj, pool)
+        assert time.monotonic() - start < 10  # failurePolicy Ignore: created anyway
+        assert "schedulingGroup" not in missed["spec"]
+        fixed = api.get(config)
+        fixed["webhooks"][0]["clientConfig"] = saved["webhooks"][0]["clientConfig"]
+        fixed["webhooks"][0]["timeoutSeconds"] = saved["webhooks"][0]["timeoutSeconds"]
+        api.request("PUT", config, fixed)
+        wait("minimum lowered to the members that can join", lambda: _min_counts(api, ns) == [2])
+        assert wait("a MissedWebhook event", lambda: _events(api, ns, "MissedWebhook"))
+        assert all(p["spec"]["schedulingGroup"] for p in joined)
+        _nodes(fake_nodes, pool, 3)
+        wait("the gang still binds", lambda: len(bound(api, ns)) == 3, 90)
+        assert op.metric("workloadmap_gangs_missed_members_total") >= 1
+    finally:
+        silent.close()
+        delete(api, f"/api/v1/namespaces/{ns}")
