@@ -413,3 +413,33 @@ def test_deleting_objects_updates_the_series(jobset_inventory: Inventory) -> Non
     assert not [
         ls for ls, _ in samples(text, "workloadmap_workload_info") if ls["kind"] == "JobSet"
     ]
+
+
+def test_fast_exposition_is_byte_for_byte_the_clients(jobset_inventory: Inventory) -> None:
+    jobset_inventory.apply_karta("ADDED", BROKEN_KARTA)
+    jobset_inventory.apply_workload("ADDED", widget("bad", "two"))
+    for folder in sorted(p for p in EXAMPLES.iterdir() if p.is_dir()):
+        objects = documents(*sorted(folder.glob("*.yaml")))
+        for obj in objects:
+            meta = obj.setdefault("metadata", {})
+            meta.setdefault("uid", f"uid-{obj.get('kind')}-{meta.get('name')}")
+            meta.setdefault("labels", {})["team"] = 'a "quoted"\\ value\nwith newline'
+        feed(jobset_inventory, objects)
+    for health in (ExporterHealth(last_sync=12.5), ExporterHealth(is_leader=lambda: False)):
+        collector = WorkloadCollector(
+            jobset_inventory, health=health, labels=LabelPolicy(("team",))
+        )
+        assert collector.exposition().decode() == exposition(collector)
+        assert collector.exposition().decode() == exposition(collector)  # memoised: the same again
+
+
+def test_memoised_rows_follow_changes(jobset_inventory: Inventory) -> None:
+    collector = WorkloadCollector(jobset_inventory)
+    before = collector.exposition().decode()
+    entry = next(e for e in jobset_inventory.entries() if e.gvk.kind == "JobSet")
+    jobset_inventory.apply_pod("DELETED", entry.pods[0])
+    after = collector.exposition().decode()
+    assert one(after, "workloadmap_workload_pods", kind="JobSet", state="current") == (
+        one(before, "workloadmap_workload_pods", kind="JobSet", state="current") - 1
+    )
+    assert after == exposition(collector)
