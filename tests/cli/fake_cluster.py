@@ -8,6 +8,7 @@ LIST with ``limit``/``continue`` and equality label selectors — and can be tol
 from __future__ import annotations
 
 import copy
+import threading
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -62,6 +63,8 @@ class FakeAPI:
     # watch events {"type", "object"} served once by stream(); then the "user" presses Ctrl-C
     events: list[dict[str, Any]] = field(default_factory=list)
     streams: list[tuple[str, dict[str, str]]] = field(default_factory=list)
+    pod_events: list[dict[str, Any]] = field(default_factory=list)
+    _pods_drained: threading.Event = field(default_factory=threading.Event, repr=False)
 
     def add(self, *objs: dict[str, Any]) -> FakeAPI:
         self.objects.extend(copy.deepcopy(list(objs)))
@@ -172,10 +175,15 @@ class FakeAPI:
     def stream(
         self, path: str, query: Sequence[tuple[str, str]] = (), *, timeout: float | None = None
     ) -> Iterator[Any]:
-        """A watch: the queued events (each object also becomes the stored state), then an
-        interrupt, as when the user stops ``wlmap get -w``."""
+        """A watch: the queued events (each object also becomes the stored state). The pods'
+        watch then stays open; the workloads' one ends in an interrupt once the pods' events are
+        out, as when the user stops ``wlmap get -w``."""
         self.streams.append((path, dict(query)))
-        events, self.events = self.events, []
+        pods = path.endswith("/pods")
+        if pods:
+            events, self.pod_events = self.pod_events, []
+        else:
+            events, self.events = self.events, []
         for event in events:
             o = event["object"]
             self.objects = [
@@ -186,6 +194,12 @@ class FakeAPI:
             if event["type"] != "DELETED":
                 self.objects.append(copy.deepcopy(o))
             yield copy.deepcopy(event)
+        if pods:
+            self._pods_drained.set()
+            threading.Event().wait(10)  # open, like a real watch; the command ends first
+            return
+        self._pods_drained.wait(5)
+        self._pods_drained.clear()
         raise KeyboardInterrupt
 
     def _fail(self, status: int, message: str, path: str) -> Any:

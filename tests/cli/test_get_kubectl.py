@@ -202,6 +202,23 @@ def test_watch_prints_changes(wlmap) -> None:
     assert query["watch"] == "true" and query["allowWatchBookmarks"] == "true"
 
 
+def test_watch_follows_pods_too(wlmap) -> None:
+    """A pod turning Ready refreshes its workload's row, though the JobSet itself is unchanged."""
+    api = _api()
+    ready = copy.deepcopy(next(o for o in api.objects if o["metadata"]["name"] == "new-w-0-1"))
+    ready["status"]["conditions"] = [{"type": "Ready", "status": "True"}]
+    api.pod_events = [{"type": "MODIFIED", "object": ready}]
+    r = wlmap(["get", "jobsets", "-w"], api=api)
+    assert r.code == 130, r.err
+    lines = r.out.splitlines()
+    assert [line.split()[:3] for line in lines[1:]] == [
+        ["new", "Running", "1/2"],
+        ["old", "Completed", "completed"],
+        ["new", "Running", "2/2"],
+    ]
+    assert any(path == "/api/v1/namespaces/ml/pods" for path, _ in api.streams)
+
+
 def test_watch_only_and_formats(wlmap) -> None:
     api = _api()
     api.events = [_modified(api, "old", conditions=[{"type": "Failed", "status": "True"}])]
@@ -212,7 +229,8 @@ def test_watch_only_and_formats(wlmap) -> None:
     r = wlmap(["get", "jobset/old", "--watch-only", "-o", "yaml"], api=api)
     docs = [d for d in yaml.safe_load_all(r.out) if d]
     assert [d["name"] for d in docs] == ["old"]
-    assert api.streams[-1][1]["fieldSelector"] == "metadata.name=old"
+    jobset_streams = [q for path, q in api.streams if path.endswith("/jobsets")]
+    assert jobset_streams[-1]["fieldSelector"] == "metadata.name=old"
     assert wlmap(["get", "--all-types", "-w"], api=api).code == 2
     assert wlmap(["get", "jobsets,jobs", "-w"], api=api).code == 2
 

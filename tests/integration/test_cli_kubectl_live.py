@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.integration.test_cli_live import _make_jobset, wlmap  # noqa: F401
+from tests.integration.test_cli_live import _make_jobset, _ready_status, wlmap  # noqa: F401
 from tests.integration.test_cli_live import jobset_crd as jobset_crd
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -87,7 +87,12 @@ def test_get_watch_prints_a_live_change(kube: Any, namespace: str, jobset_crd: N
         lines = _lines(proc)
         first = _wait_for(lines, lambda line: line.startswith("train"))
         assert first[0].split()[:2] == ["NAME", "PHASE"]
-        assert "Running" in first[-1]
+        assert "Running" in first[-1] and first[-1].split()[2] == "1/2"
+        # a pod turning Ready (no change to the JobSet itself) shows through the pods' watch
+        pod = kube.get("v1", "Pod", "train-workers-0-1", namespace)
+        kube.set_status({**pod, "status": _ready_status("gpu-1", True)})
+        ready = _wait_for(lines, lambda line: line.split()[2:3] == ["2/2"])
+        assert ready[-1].split()[0] == "train"
         kube.set_status(
             {
                 **js,
@@ -108,13 +113,18 @@ def test_get_watch_prints_a_live_change(kube: Any, namespace: str, jobset_crd: N
         assert changed[-1].split()[0] == "train"
         # the change lines up under the first screen's columns
         assert changed[-1].index("Completed") == first[-1].index("Running")
-    finally:
+    except AssertionError as exc:
         proc.send_signal(signal.SIGINT)
-        try:
-            code = proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            raise
+        _, err = proc.communicate(timeout=20)
+        raise AssertionError(f"{exc}\nwlmap stderr:\n{err}") from None
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+    try:
+        code = proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        raise
     assert code == 130, proc.stderr.read() if proc.stderr else ""
 
 

@@ -139,6 +139,7 @@ class Row:
     view: dict[str, Any]
     type_label: str
     created: str
+    obj: dict[str, Any] | None = field(default=None, repr=False, compare=False)
 
     @property
     def sort_key(self) -> tuple[str, str, str]:
@@ -330,9 +331,16 @@ class _Hooks:
     """What the watch loop needs from this module (kept here so rows look the same)."""
 
     def row(
-        self, ctx: Context, cluster: Cluster, target: Target, obj: dict[str, Any], label: str
+        self,
+        ctx: Context,
+        cluster: Cluster,
+        target: Target,
+        obj: dict[str, Any],
+        label: str,
+        pods: list[dict[str, Any]] | None = None,
     ) -> Row | None:
-        return _row(ctx, cluster, target, obj, None, label)
+        uid = str((obj.get("metadata") or {}).get("uid") or "")
+        return _row(ctx, cluster, target, obj, None if pods is None else {uid: pods}, label)
 
     def keep(self, row: Row, opts: _Options) -> bool:
         return _keep(row, opts)
@@ -501,7 +509,7 @@ def _row(
             "creationTimestamp": meta.get("creationTimestamp"),
         },
     }
-    return Row(row_view, type_label, str(meta.get("creationTimestamp") or ""))
+    return Row(row_view, type_label, str(meta.get("creationTimestamp") or ""), obj)
 
 
 def _all_types(

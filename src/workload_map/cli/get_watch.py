@@ -1,7 +1,9 @@
 """``wlmap get -w`` / ``--watch-only``: follow one type (or one workload) through the API's watch.
 
-Each event on a workload re-reads it through its definition (its pods fetched fresh), and the
-row is printed again only when what it shows changed, like kubectl. Table columns keep the
+Two watches, one on the workloads and one on the namespace's pods (kept in a cache), so a pod
+turning Ready updates its workload's PODS even when the operator writes no status. Each event
+re-reads the workload through its definition, and the row is printed again only when what it
+shows changed, like kubectl. Table columns keep the
 widths of the first screen so the rows stay aligned; JSON/YAML print one document per change.
 Runs until interrupted (Ctrl-C exits 130, as a shell reports a SIGINT).
 """
@@ -9,6 +11,8 @@ Runs until interrupted (Ctrl-C exits 130, as a shell reports a SIGINT).
 from __future__ import annotations
 
 import argparse
+import queue
+import threading
 from typing import TYPE_CHECKING, Any
 
 from workload_map.cli.exits import OK
@@ -105,6 +109,140 @@ class _Screen:
         out.flush()
 
 
+class _Follower:
+    """Workload and pod events merged in one thread: each stream is read by its own thread
+    into a queue, so a pod turning Ready refreshes its workload's row like a status change."""
+
+    def __init__(
+        self,
+        ctx: Context,
+        cluster: Cluster,
+        target: Target,
+        ns: str | None,
+        label: str,
+        hooks: Any,
+        screen: _Screen,
+    ) -> None:
+        self.ctx = ctx
+        self.cluster = cluster
+        self.target = target
+        self.ns = ns
+        self.label = label
+        self.hooks = hooks
+        self.screen = screen
+        self.objs: dict[str, dict[str, Any]] = {}
+        self.pods: dict[str, dict[str, Any]] | None = None  # None: pods are not watched
+        self.chains: dict[str, list[str]] = {}
+        self.events: queue.Queue[tuple[str, Any]] = queue.Queue()
+
+    # -- pods ----------------------------------------------------------------------------------
+    def _chain(self, pod: dict[str, Any]) -> list[str]:
+        """The uids up the pod's controller chain (stops at a workload we follow)."""
+        from workload_map.cluster.ownership import MAX_DEPTH, controller_ref
+
+        uids: list[str] = []
+        current = pod
+        pod_ns = (pod.get("metadata") or {}).get("namespace")
+        for _ in range(MAX_DEPTH):
+            ref = controller_ref(current)
+            if ref is None:
+                break
+            uid = str(ref.get("uid") or "")
+            uids.append(uid)
+            if uid in self.objs:
+                break
+            parent = self.cluster.get_cached(
+                str(ref.get("apiVersion")), str(ref.get("kind")), str(ref.get("name")), pod_ns
+            )
+            if parent is None:
+                break
+            current = parent
+        return uids
+
+    def pods_of(self, uid: str) -> list[dict[str, Any]] | None:
+        if self.pods is None:
+            return None  # the row then finds its pods by itself
+        return [p for key, p in self.pods.items() if uid in self.chains.get(key, [])]
+
+    def start_pods(self, selector_ns: str | None) -> str | None:
+        """List the pods once (the cache), return the version to watch from; None if denied."""
+        from workload_map.cluster.errors import ApiError
+        from workload_map.cluster.watch import list_version
+
+        res = self.cluster.resource_for("v1", "Pod")
+        if res is None:
+            return None
+        try:
+            version = list_version(self.cluster, res, selector_ns)
+            pods = {
+                str((p.get("metadata") or {}).get("uid")): p
+                for p in self.cluster.iter_list(res, selector_ns)
+            }
+        except ApiError as exc:
+            self.ctx.warn(f"{exc}; pod changes are not followed, only the workloads' own")
+            return None
+        self.pods = pods
+        self.chains = {uid: self._chain(p) for uid, p in pods.items()}
+        return version
+
+    # -- the loop ------------------------------------------------------------------------------
+    def pump(self, kind: str, res: Any, ns: str | None, version: str, **selectors: Any) -> None:
+        from workload_map.cluster.watch import WatchExpired, list_version, watch
+
+        try:
+            while True:
+                try:
+                    for event in watch(
+                        self.cluster, res, ns, resource_version=version, **selectors
+                    ):
+                        self.events.put((kind, event))
+                    return
+                except WatchExpired:
+                    version = list_version(self.cluster, res, ns, **selectors)
+        except BaseException as exc:  # the main thread re-raises it (Ctrl-C in tests too)
+            self.events.put(("error", exc))
+
+    def refresh(self, obj: dict[str, Any]) -> None:
+        uid = str((obj.get("metadata") or {}).get("uid") or "")
+        row = self.hooks.row(
+            self.ctx, self.cluster, self.target, obj, self.label, self.pods_of(uid)
+        )
+        if row is not None:
+            self.screen.show(row)
+
+    def handle(self, kind: str, event: Any) -> None:
+        obj = event.object
+        uid = str((obj.get("metadata") or {}).get("uid") or "")
+        if kind == "workload":
+            if event.type == "DELETED":
+                self.objs.pop(uid, None)
+            else:
+                self.objs[uid] = obj
+            self.refresh(obj)
+            return
+        assert self.pods is not None
+        if event.type == "DELETED":
+            self.pods.pop(uid, None)
+            chain = self.chains.pop(uid, [])
+        else:
+            self.pods[uid] = obj
+            chain = self.chains[uid] = self._chain(obj)
+        for owner in chain:
+            if owner in self.objs:
+                self.refresh(self.objs[owner])
+
+    def run(self) -> None:
+        while True:
+            try:
+                kind, event = self.events.get(timeout=0.5)
+            except queue.Empty:
+                continue  # (a wait with a timeout keeps Ctrl-C working)
+            if kind == "error":
+                raise event
+            self.handle(kind, event)
+            self.ctx.flush_warnings()
+
+
 def follow(
     ctx: Context,
     cluster: Cluster,
@@ -118,8 +256,6 @@ def follow(
     version: str,
 ) -> int:
     """Print changes from ``version`` on until interrupted."""
-    from workload_map.cluster.watch import WatchExpired, list_version, watch
-
     res = target.resource
     ns = namespace if res.namespaced else None
     if name is not None:
@@ -127,26 +263,31 @@ def follow(
     field_selector = f"metadata.name={name}" if name else None
     screen = _Screen(ctx, opts, hooks, initial)
     label = initial[0].type_label if initial else res.kind
-    while True:
-        try:
-            for event in watch(
-                cluster,
-                res,
-                ns,
-                resource_version=version,
-                label_selector=args.selector,
-                field_selector=field_selector,
-            ):
-                version = str(
-                    (event.object.get("metadata") or {}).get("resourceVersion") or version
-                )
-                row = hooks.row(ctx, cluster, target, event.object, label)
-                if row is not None:
-                    screen.show(row)
-                ctx.flush_warnings()
-        except WatchExpired:
-            version = list_version(
-                cluster, res, ns, label_selector=args.selector, field_selector=field_selector
+    follower = _Follower(ctx, cluster, target, ns, label, hooks, screen)
+    for row in initial:
+        if row.obj is not None:
+            follower.objs[row.key] = row.obj
+    pod_version = follower.start_pods(ns if res.namespaced else None)
+    for obj in list(follower.objs.values()):
+        follower.refresh(obj)  # pods that changed between the first screen and the pod cache
+    threads = [
+        threading.Thread(
+            target=follower.pump,
+            args=("workload", res, ns, version),
+            kwargs={"label_selector": args.selector, "field_selector": field_selector},
+            daemon=True,
+        )
+    ]
+    pods_res = cluster.resource_for("v1", "Pod")
+    if pod_version is not None and pods_res is not None:
+        threads.append(
+            threading.Thread(
+                target=follower.pump,
+                args=("pod", pods_res, ns if res.namespaced else None, pod_version),
+                daemon=True,
             )
-            continue
-        return OK
+        )
+    for thread in threads:
+        thread.start()
+    follower.run()
+    return OK
