@@ -73,6 +73,8 @@ class KartaController:
         self.status_writes = 0
         self.label_writes = 0
         self.conflicts = 0
+        self.reconciles = 0
+        self.evaluate_seconds = 0.0
         self.started_at = 0.0
 
     # -- lifecycle ------------------------------------------------------------------------
@@ -231,10 +233,13 @@ class KartaController:
         meta = obj.get("metadata") or {}
         if meta.get("deletionTimestamp"):
             return None
+        began = time.perf_counter()
         types = self._types()
         from workload_map import __version__
 
         result = evaluate(obj, types, catalog_lookup=catalog_entry, catalog_version=__version__)
+        self.evaluate_seconds += time.perf_counter() - began
+        self.reconciles += 1
         api = self.ctx.api
         path = f"{KARTAS_PATH}/{name}"
         rv = meta.get("resourceVersion")
@@ -301,6 +306,12 @@ class KartaController:
             "# HELP workloadmap_operator_karta_conflicts_total 409 answers to Karta writes.",
             "# TYPE workloadmap_operator_karta_conflicts_total counter",
             f"workloadmap_operator_karta_conflicts_total {self.conflicts}",
+            "# HELP workloadmap_operator_karta_reconciles_total Karta reconciles.",
+            "# TYPE workloadmap_operator_karta_reconciles_total counter",
+            f"workloadmap_operator_karta_reconciles_total {self.reconciles}",
+            "# HELP workloadmap_operator_karta_evaluate_seconds_total Time computing conditions.",
+            "# TYPE workloadmap_operator_karta_evaluate_seconds_total counter",
+            f"workloadmap_operator_karta_evaluate_seconds_total {self.evaluate_seconds:.3f}",
         ]
         return "\n".join(lines) + "\n"
 

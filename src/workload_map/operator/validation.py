@@ -29,7 +29,8 @@ def _digest(obj: Mapping[str, Any]) -> str:
     key = {
         "apiVersion": obj.get("apiVersion"),
         "kind": obj.get("kind"),
-        "metadata": {k: meta.get(k) for k in ("name", "labels", "annotations")},
+        # labels are left out: the operator's own label stamping must not revalidate
+        "metadata": {k: meta.get(k) for k in ("name", "annotations")},
         "spec": obj.get("spec"),
     }
     text = json.dumps(key, sort_keys=True, separators=(",", ":"), default=str)
