@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 export WLMAP_CACHE ?= $(HOME)/.cache/workload-map
 
-.PHONY: venv tools gojq apiserver test unit lint format demo bench crd clean
+.PHONY: venv tools gojq apiserver helm deploy test unit lint format demo bench crd clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,10 +19,16 @@ venv: $(STAMP)
 gojq:  ## the jq oracle for differential tests (github.com/itchyny/gojq v0.12.18)
 	bash hack/install-gojq.sh
 
-apiserver:  ## kube-apiserver + etcd built from their Go modules, cached outside the checkout
+apiserver:  ## kube-apiserver, -controller-manager, -scheduler + etcd from their Go modules, cached outside the checkout
 	bash hack/build-apiserver.sh
 
-tools: gojq apiserver
+helm:  ## helm (helm.sh/helm/v3, pinned) from its Go module, for the chart tests
+	bash hack/build-helm.sh
+
+tools: gojq apiserver helm
+
+deploy: helm  ## regenerate deploy/workload-map.yaml from charts/workload-map
+	bash hack/render-deploy.sh
 
 test: venv tools lint  ## lint, then every test, the real API server ones included
 	$(PY) -m pytest
@@ -48,6 +54,10 @@ bench: venv
 
 crd: venv  ## regenerate deploy/crds/kartas.run.ai.yaml from the model
 	$(PY) -m workload_map.model.crd > deploy/crds/kartas.run.ai.yaml
+
+.PHONY: schemas
+schemas: venv  ## regenerate schemas/*.schema.json (the machine outputs' contract) from the typed views
+	$(PY) -m workload_map.engine.schemas --out schemas
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -9,13 +9,21 @@
 # Binaries land in ${WLMAP_CACHE:-$HOME/.cache/workload-map}/bin, outside the checkout, so every
 # clone on the machine (CI included) reuses them; a second run with both present is a no-op.
 #
-# Environment: WLMAP_CACHE (cache root), WLMAP_KUBE_VERSION (default v1.37.2),
+# Environment: WLMAP_CACHE (cache root), WLMAP_KUBE_VERSION (default v1.37.2), WLMAP_EXTRA_TOOLS,
 # WLMAP_ETCD_VERSION (default: the etcd server version required by that release),
 # WLMAP_BUILD_JOBS (default 1, as development machines here are shared; all cores when CI=true).
 set -euo pipefail
 
 KUBE_VERSION="${WLMAP_KUBE_VERSION:-v1.37.2}"
 KUBE_TOOLS=(kube-apiserver kube-controller-manager kube-scheduler)
+# Optional more cmd/ tools of the same release in the same build, e.g. WLMAP_EXTRA_TOOLS=kubectl
+# (benchmarks and the kubectl comparison tests use it; the integration tests do not need it).
+for extra in ${WLMAP_EXTRA_TOOLS:-}; do
+    case "$extra" in
+        kubectl|kube-proxy|kubeadm) KUBE_TOOLS+=("$extra") ;;
+        *) echo "build-apiserver: WLMAP_EXTRA_TOOLS: unknown tool '$extra' (kubectl, kube-proxy, kubeadm)" >&2; exit 1 ;;
+    esac
+done
 CACHE="${WLMAP_CACHE:-$HOME/.cache/workload-map}"
 BIN="$CACHE/bin"
 if [[ "${CI:-}" == true ]]; then JOBS="${WLMAP_BUILD_JOBS:-$(nproc 2>/dev/null || echo 2)}"
@@ -30,10 +38,18 @@ KUBE_MINOR="${BASH_REMATCH[1]}"
 STAGING_VERSION="v0.${BASH_REMATCH[1]}.${BASH_REMATCH[2]}"
 
 # kube-apiserver --version prints "Kubernetes v1.34.4"; etcd --version starts "etcd Version: 3.6.4".
+# kubectl has no --version flag: `kubectl version --client` starts "Client Version: v1.34.4".
+tool_version() {
+    if [[ "$1" == kubectl ]]; then
+        "$BIN/kubectl" version --client 2>/dev/null | sed -n 's/^Client Version: /Kubernetes /p'
+    else
+        "$BIN/$1" --version 2>/dev/null
+    fi
+}
 kube_ok() {
     local tool
     for tool in "${KUBE_TOOLS[@]}"; do
-        [[ -x "$BIN/$tool" ]] && [[ "$("$BIN/$tool" --version 2>/dev/null)" == "Kubernetes $KUBE_VERSION" ]] || return 1
+        [[ -x "$BIN/$tool" ]] && [[ "$(tool_version "$tool")" == "Kubernetes $KUBE_VERSION" ]] || return 1
     done
 }
 etcd_ok() { [[ -x "$BIN/etcd" ]] && [[ -f "$BIN/etcd.version" ]] &&

@@ -1,0 +1,316 @@
+"""The Helm chart (charts/workload-map) through a real `helm`: lint, template, values, drift.
+
+`helm` is built from its Go module by ``hack/build-helm.sh`` (``make helm``) into the same cache
+as the Kubernetes binaries; like the API server, a missing binary fails with build instructions.
+The rendered manifests are installed on a real API server in ``test_chart_install.py``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from .harness import cache_dir
+
+ROOT = Path(__file__).resolve().parents[2]
+CHART = ROOT / "charts" / "workload-map"
+CRD_FILE = ROOT / "deploy" / "crds" / "kartas.run.ai.yaml"
+DEPLOY_FILE = ROOT / "deploy" / "workload-map.yaml"
+HELM_VERSION = "v3.22.0"
+
+
+def helm_binary() -> Path:
+    """$WLMAP_HELM, the build cache, or PATH's helm; fails (never skips) with how to build it."""
+    candidates = [
+        os.environ.get("WLMAP_HELM"),
+        str(cache_dir() / "bin" / "helm"),
+        shutil.which("helm"),
+    ]
+    for candidate in candidates:
+        if candidate and Path(candidate).is_file() and os.access(candidate, os.X_OK):
+            return Path(candidate)
+    pytest.fail(
+        "the chart tests need helm; build it once with `make helm` (hack/build-helm.sh, needs Go "
+        "from https://go.dev/dl) or point WLMAP_HELM at a helm v3 binary",
+        pytrace=False,
+    )
+
+
+def helm(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    run = subprocess.run(
+        [str(helm_binary()), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={
+            **os.environ,
+            "HELM_CACHE_HOME": "/tmp/wlmap-helm-cache",
+            "HELM_CONFIG_HOME": "/tmp/wlmap-helm-config",
+        },
+    )
+    if check:
+        assert run.returncode == 0, run.stderr
+    return run
+
+
+def render(
+    *sets: str,
+    namespace: str = "workload-map",
+    release: str = "wlmap",
+    extra: tuple[str, ...] = (),
+) -> list[dict[str, Any]]:
+    args = ["template", release, str(CHART), "--namespace", namespace, *extra]
+    for value in sets:
+        args += ["--set", value]
+    return [d for d in yaml.safe_load_all(helm(*args).stdout) if d]
+
+
+def by_kind(docs: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+    return [d for d in docs if d["kind"] == kind]
+
+
+def one(docs: list[dict[str, Any]], kind: str) -> dict[str, Any]:
+    found = by_kind(docs, kind)
+    assert len(found) == 1, [d["metadata"]["name"] for d in found]
+    return found[0]
+
+
+def test_helm_is_the_pinned_release() -> None:
+    assert helm("version", "--template", "{{.Version}}").stdout.strip() == HELM_VERSION
+
+
+def test_lint_passes_strict_in_both_cert_modes() -> None:
+    helm("lint", "--strict", str(CHART))
+    helm(
+        "lint",
+        "--strict",
+        str(CHART),
+        "--set",
+        "webhook.cert.provisionMode=manual,webhook.cert.secretName=from-cert-manager",
+    )
+
+
+def test_default_render_is_the_hardened_operator() -> None:
+    docs = render()
+    deploy = one(docs, "Deployment")
+    pod = deploy["spec"]["template"]["spec"]
+    [container] = pod["containers"]
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    assert pod["securityContext"]["runAsUser"] == 65532
+    sec = container["securityContext"]
+    assert sec["readOnlyRootFilesystem"] is True
+    assert sec["allowPrivilegeEscalation"] is False
+    assert sec["capabilities"]["drop"] == ["ALL"]
+    assert container["image"] == "ghcr.io/dsx-ai-factory/workload-map/operator:0.1.0"
+    assert container["command"] == ["workload-map-operator"]
+    args = container["args"]
+    for flag in (
+        "--metrics-bind-address=:8080",
+        "--health-probe-bind-address=:8081",
+        "--leader-elect",
+        "--enable-webhook",
+        "--webhook-port=9443",
+        "--webhook-cert-mode=auto",
+        "--webhook-service-name=wlmap-workload-map-webhook",
+    ):
+        assert flag in args, args
+    assert container["resources"] == {
+        "requests": {"cpu": "50m", "memory": "64Mi"},
+        "limits": {"cpu": "200m", "memory": "2Gi"},
+    }
+    # A read-only root needs somewhere to write the auto-mode certificates.
+    assert {"name": "tmp", "mountPath": "/tmp"} in container["volumeMounts"]
+    assert deploy["metadata"]["namespace"] == "workload-map"
+
+
+def test_webhooks_match_the_reference_paths_and_fail_closed() -> None:
+    docs = render()
+    mutating = one(docs, "MutatingWebhookConfiguration")
+    validating = one(docs, "ValidatingWebhookConfiguration")
+    [m] = mutating["webhooks"]
+    [v] = validating["webhooks"]
+    assert m["clientConfig"]["service"]["path"] == "/mutate-run-ai-v1alpha1-karta"
+    assert v["clientConfig"]["service"]["path"] == "/validate-run-ai-v1alpha1-karta"
+    assert m["rules"][0]["operations"] == ["CREATE"]
+    assert v["rules"][0]["operations"] == ["CREATE", "UPDATE"]
+    assert m["failurePolicy"] == v["failurePolicy"] == "Fail"
+    assert "caBundle" not in m["clientConfig"]  # auto mode: the operator patches it in
+    service = next(
+        s for s in by_kind(docs, "Service") if s["metadata"]["name"].endswith("-webhook")
+    )
+    assert m["clientConfig"]["service"]["name"] == service["metadata"]["name"]
+    assert service["spec"]["ports"][0]["port"] == 443
+
+
+def test_manual_cert_mode_mounts_the_secret_and_sets_the_ca_bundle() -> None:
+    docs = render(
+        "webhook.cert.provisionMode=manual",
+        "webhook.cert.secretName=wlmap-tls",
+        "webhook.cert.caBundle=Q0E=",
+        "webhook.cert.annotations.cert-manager\\.io/inject-ca-from=workload-map/wlmap-tls",
+    )
+    pod = one(docs, "Deployment")["spec"]["template"]["spec"]
+    assert {"name": "webhook-cert", "secret": {"secretName": "wlmap-tls"}} in pod["volumes"]
+    for kind in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"):
+        config = one(docs, kind)
+        assert config["webhooks"][0]["clientConfig"]["caBundle"] == "Q0E="
+        assert config["metadata"]["annotations"] == {
+            "cert-manager.io/inject-ca-from": "workload-map/wlmap-tls"
+        }
+    # manual mode needs no Secret or webhook-configuration write access
+    role = next(r for r in by_kind(docs, "Role"))
+    assert all("secrets" not in rule["resources"] for rule in role["rules"])
+    cluster_role = next(
+        r
+        for r in by_kind(docs, "ClusterRole")
+        if "aggregationRule" not in r and not r["metadata"]["name"].endswith("-catalog")
+    )
+    assert all(
+        rule["apiGroups"] != ["admissionregistration.k8s.io"] for rule in cluster_role["rules"]
+    )
+
+
+def test_webhook_and_leader_election_off() -> None:
+    docs = render("webhook.enabled=false", "leaderElection.enabled=false")
+    args = one(docs, "Deployment")["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert not any(a.startswith(("--enable-webhook", "--leader-elect")) for a in args)
+    assert by_kind(docs, "MutatingWebhookConfiguration") == []
+    assert by_kind(docs, "ValidatingWebhookConfiguration") == []
+
+
+def test_operator_off_installs_only_the_crd_and_its_upgrader() -> None:
+    docs = render("operator.enabled=false", extra=("--include-crds",))
+    kinds = sorted({d["kind"] for d in docs})
+    assert kinds == [
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "CustomResourceDefinition",
+        "Job",
+        "ServiceAccount",
+    ]
+    assert all(
+        d["kind"] == "CustomResourceDefinition"
+        or d["metadata"]["annotations"]["helm.sh/hook"] == "pre-upgrade"
+        for d in docs
+    )
+
+
+def test_crd_upgrader_is_a_pre_upgrade_job_running_wlmap() -> None:
+    docs = render()
+    job = one(docs, "Job")
+    assert job["metadata"]["annotations"]["helm.sh/hook"] == "pre-upgrade"
+    [container] = job["spec"]["template"]["spec"]["containers"]
+    assert container["command"] == ["wlmap", "crd", "apply"]
+    assert container["securityContext"]["readOnlyRootFilesystem"] is True
+    role = next(
+        r
+        for r in by_kind(docs, "ClusterRole")
+        if r["metadata"].get("annotations", {}).get("helm.sh/hook") == "pre-upgrade"
+    )
+    assert {"resourceNames": ["kartas.run.ai"], "verbs": ["get", "patch"]}.items() <= role["rules"][
+        0
+    ].items()
+
+
+def test_chart_crd_is_the_generated_one() -> None:
+    assert (CHART / "crds" / "kartas.run.ai.yaml").read_text() == CRD_FILE.read_text()
+
+
+def test_bad_values_fail_naming_the_value() -> None:
+    run = helm(
+        "template", "x", str(CHART), "--set", "webhook.cert.provisionMode=sometimes", check=False
+    )
+    assert run.returncode != 0 and "webhook.cert.provisionMode must be auto or manual" in run.stderr
+    run = helm(
+        "template",
+        "x",
+        str(CHART),
+        "--set",
+        "replicaCount=2,leaderElection.enabled=false",
+        check=False,
+    )
+    assert run.returncode != 0 and "needs leaderElection.enabled=true" in run.stderr
+    run = helm(
+        "template", "x", str(CHART), "--set", "webhook.cert.provisionMode=manual", check=False
+    )
+    assert run.returncode != 0 and "needs webhook.cert.secretName" in run.stderr
+
+
+def test_workload_reader_covers_every_catalog_kind() -> None:
+    from workload_map.catalog import catalog
+
+    docs = render()
+    reader = next(r for r in by_kind(docs, "ClusterRole") if "aggregationRule" in r)
+    selector = reader["aggregationRule"]["clusterRoleSelectors"][0]["matchLabels"]
+    parts = [
+        r
+        for r in by_kind(docs, "ClusterRole")
+        if selector.items() <= (r["metadata"].get("labels") or {}).items()
+    ]
+    assert parts, "the chart contributes its own rules to the aggregated role"
+    granted = {
+        (group, resource)
+        for part in parts
+        for rule in part["rules"]
+        if set(rule["verbs"]) >= {"get", "list", "watch"}
+        for group in rule["apiGroups"]
+        for resource in rule["resources"]
+    }
+    builtin_plural = {
+        "Pod": "pods",
+        "Deployment": "deployments",
+        "ReplicaSet": "replicasets",
+        "StatefulSet": "statefulsets",
+        "DaemonSet": "daemonsets",
+        "Job": "jobs",
+        "CronJob": "cronjobs",
+    }
+    missing = set()
+    for karta in catalog.list():
+        for comp in karta.components():
+            gvk = comp.kind
+            if gvk is None:
+                continue
+            if gvk.group in ("", "apps", "batch"):
+                ok = (gvk.group, builtin_plural.get(gvk.kind, "?")) in granted
+            else:
+                ok = (gvk.group, "*") in granted
+            if not ok:
+                missing.add(f"{gvk.group}/{gvk.kind}")
+    assert not missing, sorted(missing)
+    # Nothing beyond reading: no write verb on any workload kind, no secrets.
+    for part in parts:
+        for rule in part["rules"]:
+            assert set(rule["verbs"]) <= {"get", "list", "watch"}
+            assert "secrets" not in rule["resources"]
+
+
+def test_deploy_manifests_are_the_rendered_chart() -> None:
+    """deploy/workload-map.yaml is `make deploy` output; regenerate it when the chart changes."""
+    run = subprocess.run(
+        ["bash", str(ROOT / "hack" / "render-deploy.sh"), "-"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "WLMAP_HELM": str(helm_binary())},
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == DEPLOY_FILE.read_text(), (
+        "deploy/workload-map.yaml drifted: run `make deploy`"
+    )
+    docs = [d for d in yaml.safe_load_all(run.stdout) if d]
+    assert docs[0] == {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {
+            "name": "workload-map",
+            "labels": {"pod-security.kubernetes.io/enforce": "restricted"},
+        },
+    }
+    assert not any("helm.sh/hook" in (d["metadata"].get("annotations") or {}) for d in docs)

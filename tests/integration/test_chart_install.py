@@ -1,0 +1,320 @@
+"""The rendered chart on a real API server, and the operator with exactly the chart's RBAC.
+
+``deploy/workload-map.yaml`` (the chart rendered with its defaults) and the chart's hook objects
+are applied with strict field validation; the pod template passes the ``restricted`` Pod
+Security level; the controller-manager fills the aggregated workload-reader role; every request
+the operator makes is allowed for its service account and neighbouring ones are not; finally
+the real operator runs on a token of that service account (nothing else) and reconciles.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from kubernetes.client.exceptions import ApiException
+
+from tests.operator.live import OperatorProcess, eventually, running
+
+from .harness import Kube
+from .test_chart import CRD_FILE, DEPLOY_FILE, render
+
+NS = "workload-map"
+SA_NAME = "workload-map"
+USER = f"system:serviceaccount:{NS}:{SA_NAME}"
+GROUPS = ["system:serviceaccounts", f"system:serviceaccounts:{NS}", "system:authenticated"]
+MUTATING, VALIDATING = "workload-map-mutating", "workload-map-validating"
+CERT_SECRET = "workload-map-webhook-cert"
+LEASE = "workload-map-operator.run.ai"
+READER = "workload-map-workload-reader"
+
+# (verb, group, resource, namespace, name) — every request the operator makes (F2's list).
+NEEDED = [
+    ("get", "run.ai", "kartas", None, None),
+    ("list", "run.ai", "kartas", None, None),
+    ("watch", "run.ai", "kartas", None, None),
+    ("patch", "run.ai", "kartas", None, "any-karta"),
+    ("patch", "run.ai", "kartas/status", None, "any-karta"),
+    ("get", "apiextensions.k8s.io", "customresourcedefinitions", None, None),
+    ("list", "apiextensions.k8s.io", "customresourcedefinitions", None, None),
+    ("watch", "apiextensions.k8s.io", "customresourcedefinitions", None, None),
+    ("create", "", "events", "default", None),
+    ("create", "events.k8s.io", "events", NS, None),
+    ("create", "coordination.k8s.io", "leases", NS, None),
+    ("get", "coordination.k8s.io", "leases", NS, LEASE),
+    ("update", "coordination.k8s.io", "leases", NS, LEASE),
+    ("create", "", "secrets", NS, None),
+    ("get", "", "secrets", NS, CERT_SECRET),
+    ("list", "", "secrets", NS, CERT_SECRET),
+    ("watch", "", "secrets", NS, CERT_SECRET),
+    ("update", "", "secrets", NS, CERT_SECRET),
+    ("get", "admissionregistration.k8s.io", "mutatingwebhookconfigurations", None, MUTATING),
+    ("update", "admissionregistration.k8s.io", "mutatingwebhookconfigurations", None, MUTATING),
+    ("get", "admissionregistration.k8s.io", "validatingwebhookconfigurations", None, VALIDATING),
+    (
+        "update",
+        "admissionregistration.k8s.io",
+        "validatingwebhookconfigurations",
+        None,
+        VALIDATING,
+    ),
+    ("create", "authorization.k8s.io", "selfsubjectaccessreviews", None, None),
+    # Read access to workload kinds, through the aggregated role.
+    ("list", "", "pods", None, None),
+    ("watch", "apps", "deployments", None, None),
+    ("list", "jobset.x-k8s.io", "jobsets", None, None),
+    ("watch", "kubeflow.org", "pytorchjobs", None, None),
+]
+# Close neighbours that least privilege must refuse.
+REFUSED = [
+    ("get", "", "secrets", NS, "someone-elses-secret"),
+    ("list", "", "secrets", NS, None),
+    ("get", "", "secrets", "kube-system", CERT_SECRET),
+    ("delete", "run.ai", "kartas", None, "any-karta"),
+    ("create", "run.ai", "kartas", None, None),
+    ("update", "apiextensions.k8s.io", "customresourcedefinitions", None, "kartas.run.ai"),
+    ("delete", "apiextensions.k8s.io", "customresourcedefinitions", None, "kartas.run.ai"),
+    ("update", "admissionregistration.k8s.io", "mutatingwebhookconfigurations", None, "other"),
+    ("update", "coordination.k8s.io", "leases", NS, "another-lease"),
+    ("create", "coordination.k8s.io", "leases", "kube-system", None),
+    ("create", "", "pods", NS, None),
+    ("patch", "jobset.x-k8s.io", "jobsets", "default", "js"),
+    ("get", "", "configmaps", "kube-system", None),
+]
+
+
+def review(
+    kube: Kube, verb: str, group: str, resource: str, ns: str | None, name: str | None
+) -> bool:
+    res, _, sub = resource.partition("/")
+    attrs: dict[str, Any] = {"verb": verb, "group": group, "resource": res}
+    if sub:
+        attrs["subresource"] = sub
+    if ns:
+        attrs["namespace"] = ns
+    if name:
+        attrs["name"] = name
+    answer = kube.request(
+        "POST",
+        "/apis/authorization.k8s.io/v1/subjectaccessreviews",
+        {
+            "apiVersion": "authorization.k8s.io/v1",
+            "kind": "SubjectAccessReview",
+            "spec": {"user": USER, "groups": GROUPS, "resourceAttributes": attrs},
+        },
+    )
+    return bool(answer["status"].get("allowed"))
+
+
+@pytest.fixture(scope="module")
+def installed(module_kube: Kube) -> Iterator[dict[tuple[str, str], Any]]:
+    """deploy/workload-map.yaml + the chart's hook objects, applied strictly; stored objects."""
+    kube = module_kube
+    kube.install_crd(CRD_FILE)
+    docs = [d for d in yaml.safe_load_all(DEPLOY_FILE.read_text()) if d]
+    hooks = [
+        d
+        for d in render(namespace=NS, release="workload-map")
+        if "helm.sh/hook" in (d["metadata"].get("annotations") or {})
+    ]
+    assert hooks, "the chart renders its CRD-upgrade hook objects"
+    stored = {}
+    for doc in docs + hooks:
+        obj = kube.apply(doc, field_validation="Strict")
+        stored[(obj["kind"], obj["metadata"]["name"])] = obj
+    # failurePolicy Fail against a Service with no pods would refuse every Karta write on this
+    # plane; the configurations were accepted as rendered, now let the tests write Kartas.
+    for kind in ("mutatingwebhookconfigurations", "validatingwebhookconfigurations"):
+        name = MUTATING if kind.startswith("mutating") else VALIDATING
+        kube.request(
+            "PATCH",
+            f"/apis/admissionregistration.k8s.io/v1/{kind}/{name}",
+            {"webhooks": [{"name": stored_name(stored, kind), "failurePolicy": "Ignore"}]},
+            content_type="application/strategic-merge-patch+json",
+        )
+    yield stored
+
+
+def stored_name(stored: dict[tuple[str, str], Any], kind: str) -> str:
+    singular = (
+        "MutatingWebhookConfiguration"
+        if kind.startswith("mutating")
+        else "ValidatingWebhookConfiguration"
+    )
+    obj = next(v for (k, _), v in stored.items() if k == singular)
+    return str(obj["webhooks"][0]["name"])
+
+
+def test_every_rendered_object_is_accepted(installed: dict[tuple[str, str], Any]) -> None:
+    kinds = {kind for kind, _ in installed}
+    assert {
+        "Namespace",
+        "ServiceAccount",
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "Role",
+        "RoleBinding",
+        "Service",
+        "Deployment",
+        "MutatingWebhookConfiguration",
+        "ValidatingWebhookConfiguration",
+        "Job",
+    } <= kinds
+    deploy = installed[("Deployment", "workload-map")]
+    assert deploy["metadata"]["namespace"] == NS
+    assert deploy["spec"]["template"]["spec"]["serviceAccountName"] == SA_NAME
+
+
+def test_pod_template_passes_restricted_pod_security(
+    module_kube: Kube, installed: dict[tuple[str, str], Any]
+) -> None:
+    for key in (("Deployment", "workload-map"), ("Job", "workload-map-crd-upgrade")):
+        template = installed[key]["spec"]["template"]
+        pod = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": f"psa-{key[0].lower()}", "labels": template["metadata"]["labels"]},
+            "spec": template["spec"],
+        }
+        module_kube.request("POST", f"/api/v1/namespaces/{NS}/pods", pod, query={"dryRun": "All"})
+    # The namespace really enforces: the same pod with privilege escalation allowed is refused.
+    weak = copy.deepcopy(pod)
+    weak["spec"]["containers"][0]["securityContext"]["allowPrivilegeEscalation"] = True
+    with pytest.raises(ApiException) as err:
+        module_kube.request("POST", f"/api/v1/namespaces/{NS}/pods", weak, query={"dryRun": "All"})
+    assert err.value.status == 403 and "restricted" in str(err.value.body)
+
+
+def test_aggregated_reader_role_is_filled(
+    module_kube: Kube, installed: dict[tuple[str, str], Any]
+) -> None:
+    catalog_rules = installed[("ClusterRole", f"{READER}-catalog")]["rules"]
+
+    def filled() -> list[Any]:
+        return (
+            module_kube.get("rbac.authorization.k8s.io/v1", "ClusterRole", READER).get("rules")
+            or []
+        )
+
+    rules = eventually(filled, 30, "the clusterrole-aggregation controller to fill the role")
+    assert len(rules) == len(catalog_rules)
+
+
+@pytest.mark.parametrize("attrs", NEEDED, ids=lambda a: "-".join(x for x in a if x))
+def test_operator_account_may_do_what_it_needs(
+    module_kube: Kube, installed: dict[tuple[str, str], Any], attrs: tuple[Any, ...]
+) -> None:
+    if attrs[1] not in ("", "run.ai") and attrs[2] in (
+        "pods",
+        "deployments",
+        "jobsets",
+        "pytorchjobs",
+    ):
+        eventually(
+            lambda: module_kube.get("rbac.authorization.k8s.io/v1", "ClusterRole", READER).get(
+                "rules"
+            ),
+            30,
+            "aggregation",
+        )
+    assert review(module_kube, *attrs), attrs
+
+
+@pytest.mark.parametrize("attrs", REFUSED, ids=lambda a: "-".join(x for x in a if x))
+def test_operator_account_may_not_do_more(
+    module_kube: Kube, installed: dict[tuple[str, str], Any], attrs: tuple[Any, ...]
+) -> None:
+    assert not review(module_kube, *attrs), attrs
+
+
+def service_account_kubeconfig(kube: Kube, path: Path) -> Path:
+    """A kubeconfig holding only a token of the chart's service account (TokenRequest)."""
+    token = kube.request(
+        "POST",
+        f"/api/v1/namespaces/{NS}/serviceaccounts/{SA_NAME}/token",
+        {
+            "apiVersion": "authentication.k8s.io/v1",
+            "kind": "TokenRequest",
+            "spec": {"expirationSeconds": 3600},
+        },
+    )["status"]["token"]
+    admin = yaml.safe_load(Path(kube.kubeconfig).read_text())
+    cluster = admin["clusters"][0]["cluster"]
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "current-context": "sa",
+                "clusters": [{"name": "c", "cluster": cluster}],
+                "users": [{"name": "sa", "user": {"token": token}}],
+                "contexts": [{"name": "sa", "context": {"cluster": "c", "user": "sa"}}],
+            }
+        )
+    )
+    path.chmod(0o600)
+    return path
+
+
+def test_operator_runs_on_the_charts_permissions_alone(
+    module_kube: Kube, installed: dict[tuple[str, str], Any], tmp_path: Path
+) -> None:
+    kube = module_kube
+    kubeconfig = service_account_kubeconfig(kube, tmp_path / "sa.kubeconfig")
+    review_self = Kube(kubeconfig=kubeconfig).request(
+        "POST",
+        "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+        {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"},
+    )
+    assert review_self["status"]["userInfo"]["username"] == USER
+    from workload_map.catalog import catalog
+
+    karta = next(k for k in catalog.as_cluster_objects() if k["metadata"]["name"] == "batch-job-v1")
+    name = karta["metadata"]["name"]
+    kube.apply(karta)
+    op = OperatorProcess(
+        kubeconfig,
+        NS,
+        tmp_path / "op",
+        webhook=True,
+        leader_elect=True,
+        extra=[
+            f"--leader-election-id={LEASE}",
+            f"--webhook-cert-secret={CERT_SECRET}",
+            f"--mutating-webhook-name={MUTATING}",
+            f"--validating-webhook-name={VALIDATING}",
+            "--webhook-service-name=workload-map-webhook",
+        ],
+    )
+    with running(op):
+        op.wait_ready(90)
+
+        def reconciled() -> bool:
+            status = kube.get("run.ai/v1alpha1", "Karta", name).get("status") or {}
+            types = {c["type"] for c in status.get("conditions") or []}
+            return {"Validated", "CRDExists", "Ready"} <= types
+
+        eventually(reconciled, 60, f"the Karta reconciled ({op.log_tail()})")
+        lease = kube.get("coordination.k8s.io/v1", "Lease", LEASE, NS)
+        assert lease["spec"].get("holderIdentity")
+        secret = kube.get("v1", "Secret", CERT_SECRET, NS)
+        assert set(secret["data"]) >= {"tls.crt", "tls.key"}
+
+        def patched() -> bool:
+            config = kube.get(
+                "admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration", MUTATING
+            )
+            return bool(config["webhooks"][0]["clientConfig"].get("caBundle"))
+
+        eventually(patched, 60, f"the caBundle patched ({op.log_tail()})")
+        bundle = kube.get(
+            "admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration", VALIDATING
+        )["webhooks"][0]["clientConfig"]["caBundle"]
+        assert b"BEGIN CERTIFICATE" in base64.b64decode(bundle)
+    log = op.log.read_text(errors="replace")
+    assert "403" not in log and "forbidden" not in log.lower(), log[-3000:]
