@@ -2,9 +2,12 @@
 
 Both halves are written from the upstream projects' behaviour (PEERS.md §1.1: KAI's per-kind
 groupers, Kueue's PodSets, Volcano's PodGroups), independently of our definitions, so a test can
-hold the definitions' gangs against them. ``pods_for(obj)`` returns the pods (names, labels,
-annotations, controller owner) the operator would create for ``obj``; ``peer_gangs(obj)`` returns
-the gang sizes a peer scheduler gives those pods, as a sorted list (one entry per gang).
+hold the definitions' gangs against them. ``operator_for(obj)`` gives (pod maker, gang rule): the
+maker returns the pods (names, labels, annotations, controller owner) the operator would create
+for ``obj`` over its life; those it creates only once the workload runs (mpi-operator's launcher
+under ``WaitForWorkersReady``, Spark executors, the RayJob submitter) carry the annotation
+:data:`LATE`, and :func:`early_pods` leaves them out: the pods that can exist before a gang is
+admitted. The gang rule returns the gang sizes a peer scheduler gives the pods, one per gang.
 """
 
 from __future__ import annotations
@@ -13,6 +16,26 @@ from collections.abc import Callable
 from typing import Any
 
 Obj = dict[str, Any]
+
+
+#: on a generated pod: the operator creates it only after the workload's gang runs
+LATE = "operator-pods.test/created-after-admission"
+
+
+def _late(pod: Obj) -> Obj:
+    pod["metadata"]["annotations"][LATE] = "true"
+    return pod
+
+
+def early_pods(obj: Obj) -> list[Obj]:
+    """The pods the operator creates before the workload runs (all a gang can wait for)."""
+    maker = operator_for(obj)
+    assert maker is not None
+    return [p for p in maker[0](obj) if not is_late(p)]
+
+
+def is_late(pod: Obj) -> bool:
+    return LATE in ((pod.get("metadata") or {}).get("annotations") or {})
 
 
 def _pod(obj: Obj, name: str, labels: dict[str, str], **annotations: str) -> Obj:
@@ -77,18 +100,32 @@ def _kubeflow_pods(obj: Obj) -> list[Obj]:
                 role_label: rtype.lower(),
                 "training.kubeflow.org/replica-index": str(i),
             }
-            pods.append(_pod(obj, f"{_name(obj)}-{rtype.lower()}-{i}", labels))
+            pod = _pod(obj, f"{_name(obj)}-{rtype.lower()}-{i}", labels)
+            pods.append(_late(pod) if _launcher_waits(obj) and rtype == "Launcher" else pod)
     return pods
 
 
+def _launcher_waits(obj: Obj) -> bool:
+    """mpi-operator v2: the launcher is created only once every worker is ready."""
+    return (
+        obj["kind"] == "MPIJob"
+        and (obj.get("spec") or {}).get("launcherCreationPolicy") == "WaitForWorkersReady"
+    )
+
+
 def _kubeflow_gang(obj: Obj) -> list[int]:
-    """KAI (pytorch / kubeflow distributed / mpi groupers), Kueue and Volcano: every replica."""
+    """KAI (pytorch / kubeflow distributed / mpi groupers): schedulingPolicy.minAvailable, else
+    (PyTorchJob) elasticPolicy.minReplicas, else every replica; the mpi grouper subtracts the
+    launcher while it does not exist under WaitForWorkersReady."""
     spec = obj["spec"]
-    minimum = (spec.get("runPolicy") or {}).get("schedulingPolicy", {}).get("minAvailable")
+    specs = spec[_REPLICA_SPECS[obj["kind"]]]
+    minimum = ((spec.get("runPolicy") or {}).get("schedulingPolicy") or {}).get("minAvailable")
     if minimum is None and obj["kind"] == "PyTorchJob":
         minimum = (spec.get("elasticPolicy") or {}).get("minReplicas")
     if minimum is None:
-        minimum = sum(s.get("replicas", 1) for s in spec[_REPLICA_SPECS[obj["kind"]]].values())
+        minimum = sum(s.get("replicas", 1) for s in specs.values())
+    if _launcher_waits(obj):
+        minimum -= (specs.get("Launcher") or {}).get("replicas", 1)
     return [minimum]
 
 
@@ -190,7 +227,9 @@ def _ray_pods(obj: Obj) -> list[Obj]:
             pods.append(_pod(obj, f"{_name(obj)}-{group['groupName']}-{i}", labels))
     if obj["kind"] == "RayJob" and obj["spec"].get("submissionMode", "K8sJobMode") == "K8sJobMode":
         pods.append(
-            _pod(obj, f"{_name(obj)}-submitter", {"batch.kubernetes.io/job-name": _name(obj)})
+            _late(
+                _pod(obj, f"{_name(obj)}-submitter", {"batch.kubernetes.io/job-name": _name(obj)})
+            )
         )
     return pods
 
@@ -283,18 +322,112 @@ def _spark_pods(obj: Obj) -> list[Obj]:
         if dyn.get("enabled")
         else (spec.get("executor") or {}).get("instances", 1)
     )
-    for i in range(count):
-        pods.append(_pod(obj, f"{_name(obj)}-exec-{i + 1}", {**base, "spark-role": "executor"}))
+    for i in range(count):  # the running driver asks for its executors
+        labels = {**base, "spark-role": "executor"}
+        pods.append(_late(_pod(obj, f"{_name(obj)}-exec-{i + 1}", labels)))
     return pods
 
 
 def _spark_gang(obj: Obj) -> list[int]:
-    """Kueue's SparkApplication PodSets: the driver + the executors it starts with."""
+    """KAI's spark grouper and Volcano's Spark integration: the driver (minMember 1; Volcano
+    reserves the executors through minResources)."""
+    return [1]
+
+
+# -- Knative, NIM ---------------------------------------------------------------------------------
+def _knative_scale(obj: Obj) -> tuple[int, int]:
+    """(initial pods, min-scale) of the Service's current revision."""
+    annotations = ((obj["spec"].get("template") or {}).get("metadata") or {}).get(
+        "annotations"
+    ) or {}
+    minimum = int(annotations.get("autoscaling.knative.dev/min-scale", 0))
+    initial = int(annotations.get("autoscaling.knative.dev/initial-scale", 1))
+    return max(initial, minimum), minimum
+
+
+def _knative_pods(obj: Obj) -> list[Obj]:
+    """The revision's deployment starts at initial-scale (default 1), at least min-scale."""
+    revision = f"{_name(obj)}-00001"
+    labels = {
+        "serving.knative.dev/service": _name(obj),
+        "serving.knative.dev/configuration": _name(obj),
+        "serving.knative.dev/revision": revision,
+    }
+    count = _knative_scale(obj)[0]
+    return [_pod(obj, f"{revision}-deployment-{i}", labels) for i in range(count)]
+
+
+def _knative_gang(obj: Obj) -> list[int]:
+    """KAI's knative grouper (gang mode): one group per revision, min-scale, else 1."""
+    return [_knative_scale(obj)[1] or 1]
+
+
+def _nim_pods(obj: Obj) -> list[Obj]:
     spec = obj["spec"]
-    dyn = spec.get("dynamicAllocation") or {}
-    if dyn.get("enabled"):
-        return [1 + dyn.get("minExecutors", dyn.get("initialExecutors", 0))]
-    return [1 + (spec.get("executor") or {}).get("instances", 1)]
+    scale = spec.get("scale") or {}
+    replicas = spec.get("replicas", 1)
+    if scale.get("enabled"):
+        replicas = (scale.get("hpa") or {}).get("minReplicas", replicas)
+    multi = spec.get("multiNode")
+    if multi is None:
+        labels = {"app": _name(obj), "app.kubernetes.io/name": _name(obj)}
+        return [_pod(obj, f"{_name(obj)}-7d9f8-{i}", labels) for i in range(replicas)]
+    size = (multi.get("parallelism") or {}).get("pipeline", 1)
+    pods = []
+    for g in range(replicas):
+        for w in range(size):
+            labels = {
+                "leaderworkerset.sigs.k8s.io/name": _name(obj),
+                "leaderworkerset.sigs.k8s.io/group-index": str(g),
+                "leaderworkerset.sigs.k8s.io/worker-index": str(w),
+            }
+            name = f"{_name(obj)}-{g}" + (f"-{w}" if w else "")
+            pods.append(_pod(obj, name, labels))
+    return pods
+
+
+def _nim_gang(obj: Obj) -> list[int]:
+    """KAI's lws grouper on the LeaderWorkerSet the NIM operator creates: `pipeline` per group.
+    A Deployment-mode service gets KAI's deployment grouper: a group of 1 per pod, no gang."""
+    spec = obj["spec"]
+    multi = spec.get("multiNode")
+    if multi is None:
+        return []
+    scale = spec.get("scale") or {}
+    replicas = spec.get("replicas", 1)
+    if scale.get("enabled"):
+        replicas = (scale.get("hpa") or {}).get("minReplicas", replicas)
+    return [(multi.get("parallelism") or {}).get("pipeline", 1)] * replicas
+
+
+# -- single-pod kinds -------------------------------------------------------------------------
+def _single_pod(label: str | None, suffix: str) -> Callable[[Obj], list[Obj]]:
+    def make(obj: Obj) -> list[Obj]:
+        labels = {label: _name(obj)} if label else {}
+        return [_pod(obj, f"{_name(obj)}{suffix}", labels)]
+
+    return make
+
+
+def _bare_pod(obj: Obj) -> list[Obj]:
+    return [obj]
+
+
+def _vm_pods(obj: Obj) -> list[Obj]:
+    spec = obj.get("spec") or {}
+    strategy = spec.get("runStrategy") or ("Always" if spec.get("running") else "Halted")
+    if strategy == "Halted":
+        return []
+    return _single_pod("vm.kubevirt.io/name", "-launcher")(obj)
+
+
+def _one_gang(obj: Obj) -> list[int]:
+    """KAI's default (and notebook) grouper: one group of 1."""
+    return [1]
+
+
+def _vm_gang(obj: Obj) -> list[int]:
+    return [1] if _vm_pods(obj) else []
 
 
 PodMaker = Callable[[Obj], list[Obj]]
@@ -310,13 +443,32 @@ OPERATORS: dict[str, tuple[PodMaker, GangRule]] = {
     "RayService": (_ray_pods, _ray_gang),
     "PodCliqueSet": (_grove_pods, _grove_gang),
     "SparkApplication": (_spark_pods, _spark_gang),
+    "Service": (_knative_pods, _knative_gang),
+    "NIMService": (_nim_pods, _nim_gang),
+    "Pod": (_bare_pod, _one_gang),
+    "Notebook": (_single_pod("notebook-name", "-0"), _one_gang),
+    "Sandbox": (_single_pod(None, ""), _one_gang),
+    "TaskRun": (_single_pod("tekton.dev/taskRun", "-pod"), _one_gang),
+    "VirtualMachineInstance": (_single_pod("kubevirt.io/domain", "-launcher"), _one_gang),
+    "VirtualMachine": (_vm_pods, _vm_gang),
+    "NIMCache": (_single_pod(None, "-job"), _one_gang),
 }
 VOLCANO = (_volcano_pods, _volcano_gang)
 
 
+#: kinds whose name is not unique across API groups: the group they mean here
+_GROUP_OF = {
+    "Job": "batch",
+    "Service": "serving.knative.dev",
+    "Pod": "",
+}
+
+
 def operator_for(obj: Obj) -> tuple[PodMaker, GangRule] | None:
-    if obj["apiVersion"].startswith("batch.volcano.sh/"):
+    api_version = obj["apiVersion"]
+    if api_version.startswith("batch.volcano.sh/"):
         return VOLCANO
-    if obj["kind"] == "Job" and obj["apiVersion"] != "batch/v1":
+    group = api_version.rpartition("/")[0] if "/" in api_version else ""
+    if obj["kind"] in _GROUP_OF and _GROUP_OF[obj["kind"]] != group:
         return None
     return OPERATORS.get(obj["kind"])

@@ -19,14 +19,7 @@ from workload_map.catalog import catalog
 from workload_map.engine import Workload
 
 # Our gang differs from the peer's, on purpose or for lack of expressiveness (see docs/catalog.md).
-_VOLCANO_JOB_MIN = (
-    "a multi-task Volcano Job whose spec.minAvailable is below the sum of its tasks: Volcano "
-    "counts any pods of the job toward it; a definition can only give per-task minimums"
-)
-DIVERGENT: dict[str, str] = {
-    "realworld:volcano/task-start-dependency-job.yaml:Job/job": _VOLCANO_JOB_MIN,
-    "realworld:volcano/task-start-dependency-mpi.yaml:Job/lm-mpi-job": _VOLCANO_JOB_MIN,
-}
+DIVERGENT: dict[str, str] = {}
 
 
 def _gangs(obj: dict[str, Any]) -> tuple[list[int], list[dict[str, Any]]]:

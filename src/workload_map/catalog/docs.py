@@ -9,12 +9,14 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterable
 
+from workload_map.catalog.gang_peers import PEERS
 from workload_map.catalog.registry import (
     CHECKED_AGAINST_ANNOTATION,
     Catalog,
     CatalogEntry,
 )
 from workload_map.model import Component, Karta, StatusMatcher
+from workload_map.model.extensions import gang_extensions
 
 __all__ = ["main", "render"]
 
@@ -85,6 +87,12 @@ catalog.as_cluster_objects()                              # Karta objects for `k
   master instance.
 * **Job**: pods = min(parallelism, completions); the gang minimum follows KAI (annotation
   `kai.scheduler/batch-min-member`, else 1), as a Job makes progress pod by pod.
+* **Knative Service**: one gang per revision (its pods' revision label) of min-scale pods, as
+  KAI's knative grouper; the reference catalog has no gang.
+* **Single-pod kinds** (Pod, Notebook, Sandbox, TaskRun, VirtualMachine(Instance), NIMCache): a
+  group of 1, as KAI's default grouper gives them.
+* **Spark**: one group whose minimum is the driver; the executors (created by the driver) join
+  it later and are reserved through `minResources`.
 * **Ray**: worker pods = replicas x `numOfHosts`; the gang is KAI's (head + each group's
   minReplicas, else replicas, x hosts), with head and workers as subgroups; RayJob adds the
   submitter Job's pod (outside the gang); RayJob status comes from `jobDeploymentStatus`, and a
@@ -99,10 +107,13 @@ catalog.as_cluster_objects()                              # Karta objects for `k
 
 ## Known limits
 
-* A multi-task Volcano Job whose own `spec.minAvailable` is below the sum of its tasks gets the
-  tasks' sum (single-task jobs use the job's minAvailable).
-* `kai.scheduler/batch-min-member`-style overrides exist only for Job; Kubeflow
-  `schedulingPolicy.minAvailable` and MPI's `WaitForWorkersReady` are not modelled.
+* Minimums the workload states (Kubeflow `runPolicy.schedulingPolicy.minAvailable`, a Volcano
+  Job's `spec.minAvailable`) and pods created after admission (mpi-operator's launcher under
+  `WaitForWorkersReady`, Spark executors) need the `workload-map.run.ai/gang-min-member` and
+  `workload-map.run.ai/created-after-admission.<component>` annotations (`docs/engine.md`): a
+  consumer that does not know them (KAI's Karta fallback, the reference) sees the plain gang.
+* Deployments, ReplicaSets and StatefulSets have no gang; KAI gives each of their pods a group
+  of 1, which constrains nothing (see the table below).
 * Argo Workflows: each container/script template counts one pod; loops and retries decide more.
 * Tekton: only inline pipelines (`pipelineSpec`) show their tasks.
 * Milvus: the dependency charts (etcd, MinIO, Pulsar, Kafka) are not part of the map.
@@ -275,14 +286,25 @@ def _suspend(karta: Karta) -> str:
     return "* Suspend/resume: " + "; ".join(texts) + "."
 
 
+def _extension_text(karta: Karta) -> str:
+    ext = gang_extensions(karta)
+    parts = []
+    if ext.min_member:
+        parts.append(f"minimum `{ext.min_member}` when set")
+    for comp, expr in ext.created_later.items():
+        parts.append(f"`{comp}` pods created after admission: `{expr}` (not in the minimum)")
+    return "; " + "; ".join(parts) if parts else ""
+
+
 def _gang(karta: Karta) -> str:
     gang = karta.gang_scheduling
     if gang is None or (gang.pod_group is None and not gang.pod_groups):
         return "* Gang: none (pods are scheduled on their own)."
+    extra = _extension_text(karta)
     if gang.pod_group is not None:
         subs = ", ".join(f"`{s.component_name}`" for s in gang.pod_group.sub_groups)
         tail = f", subgroups {subs} (minimum = their sum)" if subs else " (minimum = every pod)"
-        return f"* Gang: one group `{gang.pod_group.name}` per workload{tail}."
+        return f"* Gang: one group `{gang.pod_group.name}` per workload{tail}{extra}."
     parts = []
     for group in gang.pod_groups:
         members = []
@@ -294,7 +316,50 @@ def _gang(karta: Karta) -> str:
                 text += " if " + " and ".join(f"`{f}`" for f in m.filters)
             members.append(text)
         parts.append(f"`{group.name}`: " + "; ".join(members))
-    return "* Gang (one group per key value): " + " | ".join(parts) + "."
+    return "* Gang (one group per key value): " + " | ".join(parts) + _extension_text(karta) + "."
+
+
+def _gang_cell(karta: Karta) -> str:
+    """Our gang in a few words, for the per-kind table."""
+    gang = karta.gang_scheduling
+    if gang is None or (gang.pod_group is None and not gang.pod_groups):
+        return "none"
+    ext = gang_extensions(karta)
+    if gang.pod_group is not None:
+        subs = ", ".join(s.component_name for s in gang.pod_group.sub_groups)
+        text = "one group" + (f" (subgroups {subs})" if subs else " of every pod")
+    else:
+        keys = sorted({k for g in gang.pod_groups for m in g.members for k in m.group_by_key_paths})
+        text = "one group per " + ", ".join(f"`{k}`" for k in keys)
+    if ext.min_member:
+        text += f"; min `{ext.min_member}` when set"
+    if ext.created_later:
+        text += "; created later (not in the minimum): " + ", ".join(
+            f"`{c}` where `{e}`" for c, e in ext.created_later.items()
+        )
+    return text
+
+
+def _gang_table(cat: Catalog, primary: list[CatalogEntry]) -> Iterable[str]:
+    yield "## Gangs per kind"
+    yield ""
+    yield (
+        "A gang's minimum counts only pods that can exist before the gang is admitted (see "
+        "`docs/engine.md`, *Gangs*). The peers' columns are what KAI Scheduler's pod-grouper "
+        "plugin and the kind's own operator (or its Volcano integration) produce; "
+        "`default grouper: 1` is one group for the top owner with minimum 1."
+    )
+    yield ""
+    yield "| definition | our gang | KAI's plugin | operator / Volcano | why |"
+    yield "|---|---|---|---|---|"
+    for e in primary:
+        karta = cat.by_name(e.name)
+        assert karta is not None
+        peers = PEERS.get(e.name)
+        kai, operator, why = (peers.kai, peers.operator, peers.why) if peers else ("?", "?", "?")
+        cells = [f"`{e.name}`", _gang_cell(karta), kai, operator, why]
+        yield "| " + " | ".join(_cell(c) for c in cells) + " |"
+    yield ""
 
 
 def _section(cat: Catalog, entry: CatalogEntry, derived: list[CatalogEntry]) -> Iterable[str]:
@@ -330,6 +395,7 @@ def render(cat: Catalog | None = None) -> str:
         also = ", ".join(d.version for d in entries if d.derived and d.source == e.source)
         lines.append(f"| [`{e.name}`](#{e.name}) | {_gvk(e)} | {also} |")
     lines.append("")
+    lines.extend(_gang_table(cat, primary))
     for e in primary:
         derived = [d for d in entries if d.derived and d.source == e.source]
         lines.extend(_section(cat, e, derived))

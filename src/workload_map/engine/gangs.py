@@ -22,12 +22,14 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from workload_map import jq
+from workload_map.engine import resources as res
 from workload_map.engine.errors import EngineError, ExtractionError
 from workload_map.engine.extract import NO_SCALE, ExtractedInstance, Extractor, implied_replicas
 from workload_map.engine.pods import Placement, single_result
 from workload_map.engine.runner import Expression, Run, lookup
 from workload_map.engine.structure import Structure
 from workload_map.model import Member, PodGroupDefinition, Topology
+from workload_map.model.extensions import CREATED_LATER, GANG_MIN_MEMBER, gang_extensions
 from workload_map.model.views import json_field, view
 
 __all__ = [
@@ -79,6 +81,10 @@ class PodGroup:
     error: str | None = json_field("error", omit="none", default=None)
     #: key paths only pods carry (no pods known): the name shows ``<label>`` in their place
     unresolved_keys: tuple[str, ...] = json_field("unresolvedKeys", omit="falsy", default=())
+    #: pods of the group the operator creates only after admission (not in ``min_member``)
+    created_later: int = json_field("createdLater", omit="falsy", default=0)
+    #: requests of every pod the group will hold, the later ones included (set with them)
+    min_resources: dict[str, Any] | None = json_field("minResources", omit="none", default=None)
 
     def __post_init__(self) -> None:
         # the JSON lists member pods by name; keep one order everywhere
@@ -132,6 +138,9 @@ class PodGroupResult:
     groups: tuple[PodGroup, ...] = ()
     assignments: tuple[GangAssignment, ...] = ()
     notes: tuple[str, ...] = ()
+    #: attributed pods that join no group (or no subgroup), by component and reason; each pod's
+    #: own assignment already says why, so ``explain`` does not repeat these
+    ungrouped: tuple[str, ...] = ()
 
 
 # -- the reference's subtree-scale rule -------------------------------------------------------
@@ -197,15 +206,102 @@ class _Counter:
         self.extractor = extractor
         self.placements = placements
         self._observed_replicas: dict[str, int] | None = None
+        self.extensions = gang_extensions(self.structure.karta)
+        self._late: dict[str, frozenset[str]] = {}
+
+    def _evaluate(self, key: str, expr: str) -> list[Any]:
+        try:
+            return list(
+                self.extractor.run(self.structure.expressions.get(expr), self.extractor.obj)
+            )
+        except EngineError as err:
+            raise ExtractionError(f"annotation {key}: {err}") from err
+
+    def late(self, name: str) -> frozenset[str]:
+        """The instances of ``name`` created only after admission (``created-after-admission``)."""
+        found = self._late.get(name)
+        if found is None:
+            expr = self.extensions.created_later.get(name)
+            found = frozenset()
+            if expr is not None and self.structure.has_pod_definition(name):
+                values = self._evaluate(CREATED_LATER + name, expr)
+                ids = self.extractor.instance_ids(name)
+                if any(v is True for v in values):
+                    found = frozenset(ids)
+                else:
+                    found = frozenset(v for v in values if isinstance(v, str) and v in ids)
+            self._late[name] = found
+        return found
+
+    def stated_minimum(self) -> int | None:
+        """The workload's own minimum (``gang-min-member``), None when it states none."""
+        expr = self.extensions.min_member
+        if expr is None:
+            return None
+        values = [v for v in self._evaluate(GANG_MIN_MEMBER, expr) if v is not None]
+        if not values:
+            return None
+        value = values[0]
+        if isinstance(value, str) and value.strip().isdigit():
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
+            raise ExtractionError(f"annotation {GANG_MIN_MEMBER}: {value!r} is not a whole number")
+        return max(int(value), 0)
 
     def instance_minimums(self, name: str) -> dict[str, int]:
-        """Per instance the pods it needs; 0 for an instance the object leaves out."""
+        """Per instance the pods it needs; 0 for an instance the object leaves out, and for
+        one whose pods are created after admission."""
         if not self.structure.has_pod_definition(name):
             return {}
+        late = self.late(name)
         return {
-            i: (inst.scale or NO_SCALE).gang_minimum() if inst.describes_pods else 0
+            i: (inst.scale or NO_SCALE).gang_minimum()
+            if inst.describes_pods and i not in late
+            else 0
             for i, inst in self.extractor.instances(name).items()
         }
+
+    def _instances(self, names: Sequence[str]) -> Iterator[tuple[str, str, ExtractedInstance]]:
+        for name in dict.fromkeys(c for n in names for c in self.structure.subtree(n)):
+            if self.structure.has_pod_definition(name):
+                for i, inst in self.extractor.instances(name).items():
+                    if inst.describes_pods:
+                        yield name, i, inst
+
+    def capacity(self, names: Sequence[str]) -> int:
+        """Pods under ``names`` that can exist before admission (the spec's count, not the
+        minimum): no minimum may exceed it."""
+        return sum(
+            inst.desired_pods() for c, i, inst in self._instances(names) if i not in self.late(c)
+        )
+
+    def created_later(self, names: Sequence[str]) -> int:
+        """Pods under ``names`` the operator creates only after admission."""
+        return sum(
+            inst.desired_pods() for c, i, inst in self._instances(names) if i in self.late(c)
+        )
+
+    def reserved(self, names: Sequence[str]) -> dict[str, Any] | None:
+        """The requests of every pod under ``names``, the later ones included (minResources)."""
+        from workload_map.engine.describe import instance_request
+
+        try:
+            totals = res.add(
+                *(
+                    res.scaled(instance_request(inst), inst.desired_pods())
+                    for _, _, inst in self._instances(names)
+                )
+            )
+        except EngineError:
+            return None
+        return res.summarize(totals)
+
+    def bounded(self, names: Sequence[str], minimum: int, rule: str) -> tuple[int, str]:
+        """``minimum`` capped at the pods that can exist before admission."""
+        cap = self.capacity(names)
+        if minimum > cap:
+            return cap, f"{rule}; capped at the {cap} pods that can exist before admission"
+        return minimum, rule
 
     def described(self, name: str) -> bool:
         """Whether the object describes the pods of some instance under ``name``."""
@@ -384,6 +480,8 @@ def build_pod_groups(
     else:
         groups, notes = _expected_alpha_groups(counter, owner_uid)
         assignments = [GangAssignment() for _ in pods]
+    sub_grouped = gang.pod_group is not None and bool(gang.pod_group.sub_groups)
+    ungrouped = _ungrouped_notes(placements, assignments, sub_grouped)
     kept: list[PodGroup] = []
     for group in groups:
         if group.min_member == 0 and group.error is None:
@@ -396,7 +494,41 @@ def build_pod_groups(
             ]
             continue
         kept.append(group)
-    return PodGroupResult(tuple(kept), _with_minimums(kept, assignments, placements), tuple(notes))
+    return PodGroupResult(
+        tuple(kept),
+        _with_minimums(kept, assignments, placements),
+        tuple(notes),
+        tuple(ungrouped),
+    )
+
+
+#: pod names shown per note on pods that join no group
+_NOTE_NAMES = 5
+
+
+def _ungrouped_notes(
+    placements: Sequence[Placement], assignments: Sequence[GangAssignment], sub_grouped: bool
+) -> list[str]:
+    """Attributed pods that join no group (or, in the v2 form with subgroups, no subgroup),
+    by component and reason: reported, never silently dropped."""
+    by_cause: dict[tuple[str, str], list[str]] = {}
+    for placement, assignment in zip(placements, assignments, strict=True):
+        if not placement.attributed or placement.component is None:
+            continue
+        if assignment.group is None:
+            what = f"join no pod group ({assignment.reason or 'no group matches'})"
+        elif sub_grouped and assignment.member is None:
+            what = f"are in pod group {assignment.group} but in none of its subgroups"
+        else:
+            continue
+        by_cause.setdefault((placement.component, what), []).append(placement.pod)
+    out = []
+    for (component, what), names in sorted(by_cause.items()):
+        shown = ", ".join(sorted(names)[:_NOTE_NAMES])
+        more = f" and {len(names) - _NOTE_NAMES} more" if len(names) > _NOTE_NAMES else ""
+        count = "1 pod" if len(names) == 1 else f"{len(names)} pods"
+        out.append(f"{count} of {component} {what}: {shown}{more}")
+    return out
 
 
 def _with_minimums(
@@ -469,14 +601,25 @@ def _v2_groups(
                 assignments[i], member=component, effective_component=component
             )
     minimum, rule = 0, ""
-    if sub_groups:
-        minimum, rule = sum(g.min_member for g in sub_groups), "sum of the subgroups"
-    else:
-        try:
-            minimum = counter.subtree(structure.root.name)
-            rule = "pods implied for the whole workload"
-        except ExtractionError as err:
-            error = error or str(err)
+    root = [structure.root.name]
+    later: int = 0
+    reserved: dict[str, Any] | None = None
+    try:
+        if sub_groups:
+            minimum, rule = sum(g.min_member for g in sub_groups), "sum of the subgroups"
+        else:
+            minimum, rule = counter.subtree(root[0]), "pods implied for the whole workload"
+        stated = counter.stated_minimum()
+        if stated is not None:
+            minimum = stated
+            rule = f"stated by the workload ({counter.extensions.min_member} = {stated})"
+        minimum, rule = counter.bounded(root, minimum, rule)
+        later = counter.created_later(root)
+        if later:
+            rule += f"; {later} pods created after admission are not counted"
+            reserved = counter.reserved(root)
+    except ExtractionError as err:
+        error = error or str(err)
     group = PodGroup(
         name=name,
         min_member=minimum,
@@ -487,6 +630,8 @@ def _v2_groups(
         rule=rule,
         topology=topology,
         error=error,
+        created_later=later,
+        min_resources=reserved,
     )
     return [group.flagged()], assignments
 
@@ -504,10 +649,14 @@ def _v2_sub_group(
         return PodGroup(name=component, min_member=0, definition=definition, error=missing)
     shown, error = _topology(topology)
     rule = f"pods implied for {component} and its descendants"
+    later = 0
     try:
-        minimum = counter.subtree(component)
+        minimum, rule = counter.bounded([component], counter.subtree(component), rule)
+        later = counter.created_later([component])
         if minimum == 0 and not counter.described(component):
             rule = f"the object does not describe {component}: no pods"
+        elif minimum == 0 and later:
+            rule = f"{component}: its pods are created after admission (not counted)"
         elif minimum == 0:
             error = error or f"component {component} implies no pods"
     except ExtractionError as err:
@@ -520,6 +669,7 @@ def _v2_sub_group(
         rule=rule,
         topology=shown,
         error=error,
+        created_later=later,
     )
 
 
@@ -682,6 +832,18 @@ class _ModelPod:
     filtered: bool
 
 
+def _zero_scale(counter: _Counter, name: str) -> bool:
+    """Whether grouping component ``name`` states a scale of 0 pods per replica."""
+    comp = counter.structure.components[name]
+    if comp.scale_definition is None or counter.structure.has_pod_definition(name):
+        return False
+    try:
+        scales = counter.extractor.scales(name)
+    except EngineError:
+        return False
+    return bool(scales) and all(s.replicas == 0 for s in (scales or {}).values())
+
+
 def _model_pods(counter: _Counter, component: str, notes: list[str]) -> Iterator[_ModelPod]:
     """The model pods of one component's first candidate group (none when it has none).
 
@@ -707,6 +869,16 @@ def _model_pods(counter: _Counter, component: str, notes: list[str]) -> Iterator
     replica_keys: list[str | None] = [None]
     if owner is not None and any(owner[1] in path for path in key_paths):
         count = implied_replicas(extractor, owner[0])
+        if count is None and _zero_scale(counter, owner[0]):
+            # the spec says there are no such replicas (a Deployment-mode NIMService's
+            # multi-node group): no groups, as with its real pods, which carry no replica key
+            note = (
+                f"pod group {definition.name}: {owner[0]} has scale 0 here (no replicas of it): "
+                "no gang"
+            )
+            if note not in notes:
+                notes.append(note)
+            return
         if count is None:
             note = (
                 f"pod group {definition.name}: the spec does not say how many replicas of "

@@ -2,8 +2,15 @@
 
 Two uses. Live, the CLI walks controller owner references through the API (``walk_chain`` with
 a fetch function, cached). Offline (``wlmap describe --pods FILE``), every Pod in the file is a
-candidate and every other object in it only serves as a chain link: a pod is left out only when
-its chain resolves, through objects of the file, to a different top owner (``partition_pods``).
+candidate and every other object in it only serves as a chain link: a pod is left out when its
+chain resolves, through objects of the file, to a different top owner (``partition_pods``), or
+when its operator's owner labels name a different workload.
+
+Owner labels are the evidence that is left when a chain does not resolve (a ``--pods`` file
+without the intermediate Jobs, a Job already garbage-collected): each operator stamps its
+pods with the name (some also the uid) of the workload they serve, e.g. JobSet's
+``jobset.sigs.k8s.io/jobset-name`` and ``jobset-uid``. :data:`OWNER_LABELS` lists them per
+workload kind, from the operators' sources; no library collects them.
 """
 
 from __future__ import annotations
@@ -13,10 +20,13 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
+    "OWNER_LABELS",
+    "OwnerLabels",
     "OwnerRef",
     "controller_ref",
     "group_of",
     "is_owned_by",
+    "label_verdict",
     "partition_pods",
     "top_owner",
     "walk_chain",
@@ -41,6 +51,115 @@ class OwnerRef:
 
     def describe(self) -> str:
         return f"{self.kind}/{self.name}"
+
+
+@dataclass(frozen=True)
+class OwnerLabels:
+    """The labels an operator puts on the pods of one workload kind.
+
+    ``name``/``uid``: labels whose value is the workload's name / uid; ``kind``: a label whose
+    value, when present, tells which kind of workload the pod serves (one of ``kind_values``).
+    """
+
+    name: tuple[str, ...] = ()
+    uid: tuple[str, ...] = ()
+    kind: str | None = None
+    kind_values: frozenset[str] = frozenset()
+
+
+def _kubeflow(*operators: str) -> OwnerLabels:
+    return OwnerLabels(
+        name=("training.kubeflow.org/job-name",),
+        kind="training.kubeflow.org/operator-name",
+        kind_values=frozenset(operators),
+    )
+
+
+#: (group, kind) of a workload -> the owner labels its operator stamps on its pods
+OWNER_LABELS: dict[tuple[str, str], OwnerLabels] = {
+    ("jobset.x-k8s.io", "JobSet"): OwnerLabels(
+        name=("jobset.sigs.k8s.io/jobset-name",), uid=("jobset.sigs.k8s.io/jobset-uid",)
+    ),
+    # the trainer creates a JobSet of the TrainJob's own name (its uid is the JobSet's)
+    ("trainer.kubeflow.org", "TrainJob"): OwnerLabels(name=("jobset.sigs.k8s.io/jobset-name",)),
+    ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"): OwnerLabels(
+        name=("leaderworkerset.sigs.k8s.io/name",)
+    ),
+    ("kubeflow.org", "PyTorchJob"): _kubeflow("pytorchjob-controller"),
+    ("kubeflow.org", "TFJob"): _kubeflow("tfjob-controller"),
+    ("kubeflow.org", "XGBoostJob"): _kubeflow("xgboostjob-controller"),
+    ("kubeflow.org", "PaddleJob"): _kubeflow("paddlejob-controller"),
+    ("kubeflow.org", "JAXJob"): _kubeflow("jaxjob-controller"),
+    ("kubeflow.org", "MPIJob"): _kubeflow("mpijob-controller", "mpi-operator"),
+    ("batch", "Job"): OwnerLabels(
+        name=("batch.kubernetes.io/job-name", "job-name"),
+        uid=("batch.kubernetes.io/controller-uid", "controller-uid"),
+    ),
+    ("ray.io", "RayCluster"): OwnerLabels(name=("ray.io/cluster",)),
+    ("ray.io", "RayJob"): OwnerLabels(
+        name=("ray.io/originated-from-cr-name",),
+        kind="ray.io/originated-from-crd",
+        kind_values=frozenset({"RayJob"}),
+    ),
+    ("ray.io", "RayService"): OwnerLabels(
+        name=("ray.io/originated-from-cr-name",),
+        kind="ray.io/originated-from-crd",
+        kind_values=frozenset({"RayService"}),
+    ),
+    ("batch.volcano.sh", "Job"): OwnerLabels(name=("volcano.sh/job-name",)),
+    ("sparkoperator.k8s.io", "SparkApplication"): OwnerLabels(
+        name=("sparkoperator.k8s.io/app-name",)
+    ),
+    ("serving.knative.dev", "Service"): OwnerLabels(name=("serving.knative.dev/service",)),
+    ("serving.kserve.io", "InferenceService"): OwnerLabels(
+        name=("serving.kserve.io/inferenceservice",)
+    ),
+    ("workload.codeflare.dev", "AppWrapper"): OwnerLabels(
+        name=("workload.codeflare.dev/appwrapper",)
+    ),
+    ("argoproj.io", "Workflow"): OwnerLabels(name=("workflows.argoproj.io/workflow",)),
+    ("tekton.dev", "PipelineRun"): OwnerLabels(name=("tekton.dev/pipelineRun",)),
+    ("tekton.dev", "TaskRun"): OwnerLabels(name=("tekton.dev/taskRun",)),
+    ("kubeflow.org", "Notebook"): OwnerLabels(name=("notebook-name",)),
+}
+
+
+def label_verdict(pod: Mapping[str, Any], workload: Mapping[str, Any]) -> bool | None:
+    """What the pod's owner labels say about ``workload``'s claim on it.
+
+    True: they name this workload; False: they name a different one (another name or uid, or
+    a workload of another kind of the same operator); None: no owner labels of the workload's
+    kind (no evidence either way).
+    """
+    return _label_check(pod, workload)[0]
+
+
+def _label_check(pod: Mapping[str, Any], workload: Mapping[str, Any]) -> tuple[bool | None, str]:
+    top = _self_ref(workload)
+    rule = OWNER_LABELS.get((top.group, top.kind))
+    if rule is None:
+        return None, ""
+    labels = _meta(pod).get("labels")
+    if not isinstance(labels, Mapping):
+        return None, ""
+    seen = False
+    for key in rule.name:
+        value = labels.get(key)
+        if isinstance(value, str):
+            seen = True
+            if top.name and value != top.name:
+                return False, f"its label {key}={value} names another {top.kind}"
+    for key in rule.uid:
+        value = labels.get(key)
+        if isinstance(value, str):
+            seen = True
+            if top.uid and value != top.uid:
+                return False, f"its label {key}={value} names another {top.kind} (uid)"
+    if seen and rule.kind is not None:
+        value = labels.get(rule.kind)
+        if isinstance(value, str) and value not in rule.kind_values:
+            return False, f"its label {rule.kind}={value} names a workload of another kind"
+    return (True, "") if seen else (None, "")
 
 
 def group_of(api_version: str) -> str:
@@ -139,9 +258,22 @@ def is_owned_by(
     *,
     cache: dict[OwnerRef, Mapping[str, Any] | None] | None = None,
 ) -> bool:
-    """Whether ``obj``'s controller chain reaches ``workload`` (live pod discovery)."""
+    """Whether ``obj``'s controller chain reaches ``workload`` (live pod discovery).
+
+    When the chain breaks before reaching a top owner (an owner that cannot be fetched, e.g. a
+    Job already garbage-collected), the pod's owner labels decide (:func:`label_verdict`).
+    """
     top = _self_ref(workload)
-    return any(_same(ref, top) for ref in walk_chain(obj, fetch, cache=cache))
+    chain = walk_chain(obj, fetch, cache=cache)
+    if any(_same(ref, top) for ref in chain):
+        return True
+    if not chain:
+        return False
+    last = chain[-1]
+    owner = cache[last] if cache is not None and last in cache else fetch(last)
+    if owner is None:
+        return label_verdict(obj, workload) is True
+    return False
 
 
 class _Index:
@@ -181,7 +313,8 @@ def partition_pods(
     """Split a file's objects into candidate pods and excluded pods (with the reason).
 
     A pod is excluded only when its chain reaches, through the file's objects, a top owner
-    other than ``workload`` — or names an object of the workload's own kind that is not it.
+    other than ``workload`` — or names an object of the workload's own kind that is not it —,
+    or when its operator's owner labels name another workload (:func:`label_verdict`).
     """
     pods: list[Mapping[str, Any]] = []
     links: list[Mapping[str, Any]] = []
@@ -191,35 +324,39 @@ def partition_pods(
             (pods if is_pod else links).append(o)
     index = _Index(links)
     top = _self_ref(workload)
-    top_kind = top.kind
     candidates: list[Mapping[str, Any]] = []
     excluded: list[tuple[Mapping[str, Any], str]] = []
     for obj in pods:
-        if not links:  # a bare pod, or a chain that leaves the file at once, unless it names
-            meta = obj.get("metadata")  # an object of the workload's kind
-            refs = meta.get("ownerReferences") if type(meta) is dict else None
-            if refs is None and meta is not None and isinstance(meta, Mapping):
-                refs = meta.get("ownerReferences")
-            if not refs or type(refs) is not list:
-                candidates.append(obj)
-                continue
-            for r in refs:
-                if type(r) is not dict or r.get("kind") == top_kind:
-                    break
-            else:
-                candidates.append(obj)
-                continue
-        ref = controller_ref(obj)
-        if ref is None:
-            candidates.append(obj)
-            continue
-        chain = walk_chain(obj, index.fetch)
-        verdict = _verdict(chain, top, index)
-        if verdict is None:
+        reason, reached = _chain_verdict(obj, links, index, top)
+        if reason is None and not reached:
+            # the chain does not resolve to the workload: the owner labels are the evidence
+            by_labels, why = _label_check(obj, workload)
+            if by_labels is False:
+                reason = why
+        if reason is None:
             candidates.append(obj)
         else:
-            excluded.append((obj, verdict))
+            excluded.append((obj, reason))
     return candidates, excluded
+
+
+def _chain_verdict(
+    obj: Mapping[str, Any], links: list[Mapping[str, Any]], index: _Index, top: OwnerRef
+) -> tuple[str | None, bool]:
+    """(why the chain rules the pod out or None, whether the chain reaches the workload)."""
+    if not links:  # a bare pod, or a chain that leaves the file at once, unless it names
+        meta = obj.get("metadata")  # an object of the workload's kind
+        refs = meta.get("ownerReferences") if isinstance(meta, Mapping) else None
+        if not refs or type(refs) is not list:
+            return None, False
+        if not any(type(r) is not dict or r.get("kind") == top.kind for r in refs):
+            return None, False
+    if controller_ref(obj) is None:
+        return None, False
+    chain = walk_chain(obj, index.fetch)
+    if any(_same(ref, top) for ref in chain):
+        return None, True
+    return _verdict(chain, top, index), False
 
 
 def _verdict(chain: list[OwnerRef], top: OwnerRef, index: _Index) -> str | None:

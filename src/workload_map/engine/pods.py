@@ -22,15 +22,64 @@ from workload_map.engine.structure import Structure
 from workload_map.model import ComponentTypeSelector
 
 __all__ = [
+    "ACTIVE",
+    "FAILED",
+    "SUCCEEDED",
+    "TERMINATING",
     "Placement",
     "attribute",
     "attribute_all",
+    "is_active",
+    "is_ready",
     "matches_type",
     "pod_name",
+    "pod_state",
     "single_result",
     "single_value",
     "type_matcher",
 ]
+
+#: a pod's state as kubectl and the Job controller count it: only active pods are current
+ACTIVE, TERMINATING, SUCCEEDED, FAILED = "Active", "Terminating", "Succeeded", "Failed"
+
+
+def pod_state(pod: Mapping[str, Any]) -> str:
+    """``Succeeded``/``Failed`` by phase, else ``Terminating`` with a deletionTimestamp, else ``Active``.
+
+    A finished pod stays finished while it is being deleted (the Job controller counts it as
+    succeeded or failed, not as terminating); anything unreadable is active.
+    """
+    status = pod.get("status")
+    phase = status.get("phase") if type(status) is dict or isinstance(status, Mapping) else None
+    if phase == "Succeeded":
+        return SUCCEEDED
+    if phase == "Failed":
+        return FAILED
+    meta = pod.get("metadata")
+    if (type(meta) is dict or isinstance(meta, Mapping)) and meta.get("deletionTimestamp"):
+        return TERMINATING
+    return ACTIVE
+
+
+def is_active(pod: Mapping[str, Any]) -> bool:
+    """Counted as current: not Succeeded or Failed, not terminating."""
+    return pod_state(pod) == ACTIVE
+
+
+def _has_ready_condition(pod: Mapping[str, Any]) -> bool:
+    status = pod.get("status")
+    conds = status.get("conditions") if isinstance(status, Mapping) else None
+    if not isinstance(conds, list):
+        return False
+    return any(
+        isinstance(c, Mapping) and c.get("type") == "Ready" and c.get("status") == "True"
+        for c in conds
+    )
+
+
+def is_ready(pod: Mapping[str, Any]) -> bool:
+    """Counted as ready: active and its Ready condition is True."""
+    return is_active(pod) and _has_ready_condition(pod)
 
 
 @dataclass(slots=True)
@@ -44,6 +93,8 @@ class Placement:
     replica_component: str | None = None
     reason: str | None = None
     trace: list[tuple[Any, ...]] = field(default_factory=list)
+    #: ACTIVE, TERMINATING, SUCCEEDED or FAILED (see :func:`pod_state`)
+    state: str = ACTIVE
 
     @property
     def steps(self) -> list[str]:
@@ -54,6 +105,11 @@ class Placement:
     def attributed(self) -> bool:
         return self.component is not None and self.reason is None
 
+    @property
+    def active(self) -> bool:
+        """Whether the pod counts as current (finished and terminating pods do not)."""
+        return self.state == ACTIVE
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "pod": self.pod,
@@ -62,6 +118,7 @@ class Placement:
             "replica": self.replica,
             "replicaComponent": self.replica_component,
             "unattributedReason": self.reason,
+            "state": self.state,
             "steps": list(self.steps),
         }
 
@@ -256,7 +313,7 @@ class _Plan:
             name = meta.get("name") or meta.get("generateName") or ""
             if type(name) is not str:
                 name = str(name)
-        placement = Placement(name)
+        placement = Placement(name, state=pod_state(pod))
         try:
             component = self.component(pod, placement, run)
         except ExtractionError as err:
