@@ -479,3 +479,54 @@ def token() -> str:
 
 
 __all__ = ["ANNOTATION_GANG"]
+
+
+def prepare_plane(kube: Any, api: Api) -> None:
+    """The Karta CRD, the custom PartSet kind and its cluster Karta on ``kube``."""
+    from tests.operator.live import KARTAS
+
+    root = Path(__file__).resolve().parents[2]
+    kube.install_crd(PARTSET_CRD)
+    kube.install_crd(root / "deploy/crds/kartas.run.ai.yaml")
+    karta = custom.karta(1)
+    delete(api, f"{KARTAS}/{karta['metadata']['name']}")
+    api.request("POST", KARTAS, karta)
+
+
+def partset_gpu(api: Api, ns: str, replicas: int, pool: str) -> Obj:
+    body = custom.partset("parts", [replicas], namespace=ns)
+    body["spec"]["p0"]["template"]["spec"] = pod_spec(pool)
+    return dict(api.request("POST", f"/apis/{custom.GROUP}/v1/namespaces/{ns}/partsets", body))
+
+
+def part_pod(api: Api, ns: str, owner: Obj, pool: str) -> Obj:
+    return create_pod(
+        api, ns, owner, generate="parts-p0-", labels={"example.wlmap.io/part": "p0"}, pool=pool
+    )
+
+
+def min_counts(api: Api, ns: str) -> list[int]:
+    return sorted(g["spec"]["schedulingPolicy"]["gang"]["minCount"] for g in podgroups(api, ns))
+
+
+def review(port: int, pod: Obj, namespace: str) -> Obj:
+    """One AdmissionReview sent straight to a replica's webhook (what the API server sends)."""
+    import json
+    import ssl
+    import urllib.request
+
+    body = {
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {"uid": token(), "operation": "CREATE", "namespace": namespace, "object": pod},
+    }
+    ctx = ssl.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    request = urllib.request.Request(
+        f"https://127.0.0.1:{port}/mutate-v1-pod-gangs",
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, context=ctx, timeout=10) as answer:
+        return dict(json.loads(answer.read()))

@@ -35,8 +35,7 @@ class KartaIndex:
         self.generation = 0
 
     def apply(self, event: str, obj: Mapping[str, Any]) -> None:
-        from workload_map.model import load_karta
-        from workload_map.model.validate import validate
+        from workload_map.model import load_karta, validate
 
         name = str((obj.get("metadata") or {}).get("name") or "")
         with self._lock:

@@ -287,6 +287,10 @@ class GangRuntime:
         self.scheduling_paths: dict[tuple[str, str], str] = {}
         self.resources: list[Any] = []
 
+    def native_served(self) -> bool:
+        """Whether ``scheduling.k8s.io/v1beta1`` PodGroups are served (unknown: assumed)."""
+        return not self.resources or (NATIVE_API, "PodGroup") in self.scheduling_paths
+
     # -- feeding the cache ----------------------------------------------------------------
     def on_object(self, event: str, obj: dict[str, Any]) -> None:
         if event == "DELETED":
@@ -309,6 +313,8 @@ class GangRuntime:
         try:
             if request.get("operation") == "CREATE" and isinstance(pod, dict):
                 decision = self.admitter.decide(pod, request.get("namespace"))
+                if decision.scheduling_group and not self.native_served():
+                    decision.scheduling_group = None  # the server would drop it anyway
                 ops = json_patch(pod, decision)
                 if ops:
                     answer["patch"] = ops
@@ -737,6 +743,7 @@ class GangController:
             existing_templates=templates,
         )
         actions = reconcile(the_plan, pods, existing, mode=self.mode, foreign_workload=foreign)
+        self._drop_unserved(actions)
         with rt.stats.lock:
             rt.stats.reconciles += 1
         try:
@@ -747,6 +754,27 @@ class GangController:
             log.warning("gangs: reconcile of %s failed: %s", key, err)
             raise
         return None
+
+    def _drop_unserved(self, actions: Actions) -> None:
+        """Objects of an API the cluster does not serve are not written (one event says so)."""
+        served = {api for api, _ in self.runtime.scheduling_paths}
+        if not self.runtime.resources:
+            return
+        dropped = sorted(
+            {str(o["apiVersion"]) for o in actions.create if o["apiVersion"] not in served}
+        )
+        if not dropped:
+            return
+        actions.create = [o for o in actions.create if o["apiVersion"] in served]
+        actions.patch = [(t, p) for t, p in actions.patch if t["apiVersion"] in served]
+        actions.decisions.append(
+            Decision(
+                "SchedulingApiAbsent",
+                f"{', '.join(dropped)} is not served by this cluster (for the native backend: "
+                "GenericWorkload off): no gang objects written",
+                warning=True,
+            )
+        )
 
     def execute(self, workload: dict[str, Any], actions: Actions) -> None:
         from workload_map.cluster.errors import ApiError, NotFound

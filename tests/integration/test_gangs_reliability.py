@@ -1,0 +1,147 @@
+"""Gang enforcement under failure: the operator restarted mid-gang, two replicas (only the
+leader writes, every replica answers the webhook, the standby takes over)."""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.gangs.e2e import (
+    NODE,
+    NODE_LABEL,
+    bound,
+    gang_operator,
+    make_namespace,
+    min_counts,
+    part_pod,
+    partset_gpu,
+    podgroups,
+    prepare_plane,
+    review,
+    token,
+    wait,
+)
+from tests.operator.live import OperatorProcess, api_for, delete
+from workload_map.operator.kube import Api
+
+from .harness import FakeNodes, Kube
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def api(module_kube: Kube) -> Iterator[Api]:
+    client = api_for(module_kube.kubeconfig)
+    prepare_plane(module_kube, client)
+    yield client
+    client.close()
+
+
+def test_operator_restarted_mid_gang_duplicates_and_loses_nothing(
+    module_kube: Kube, api: Api, fake_nodes: FakeNodes, tmp_path: Path
+) -> None:
+    tok = token()
+    op_ns = make_namespace(api, tok, opted_in=False)
+    ns = make_namespace(api, tok)
+    pool = f"{tok}-restart"
+    try:
+        with gang_operator(api, module_kube.kubeconfig, op_ns, tmp_path / "op", tok) as op:
+            obj = partset_gpu(api, ns, 3, pool)
+            wait("PodGroup", lambda: min_counts(api, ns) == [3])
+            (group,) = podgroups(api, ns)
+            first = [part_pod(api, ns, obj, pool) for _ in range(2)]
+            assert op.stop() == 0
+            # down: nothing answers the webhook, nothing reconciles; the gang waits intact
+            assert [g["metadata"]["uid"] for g in podgroups(api, ns)] == [group["metadata"]["uid"]]
+            op.start()
+            op.wait_ready(120)
+            wait("caches warm", lambda: op.metric("workloadmap_gangs_reconciles_total") >= 1, 60)
+            last = part_pod(api, ns, obj, pool)
+            assert last["spec"]["schedulingGroup"] == first[0]["spec"]["schedulingGroup"]
+            time.sleep(3)
+            groups = podgroups(api, ns)
+            assert [g["metadata"]["uid"] for g in groups] == [group["metadata"]["uid"]]
+            assert min_counts(api, ns) == [3]
+            fake_nodes.add(3, NODE, labels={NODE_LABEL: pool})
+            wait("all bound", lambda: len(bound(api, ns)) == 3, 90)
+    finally:
+        delete(api, f"/api/v1/namespaces/{ns}")
+        delete(api, f"/api/v1/namespaces/{op_ns}")
+
+
+def _leader(*ops: OperatorProcess) -> list[OperatorProcess]:
+    return [o for o in ops if o.alive() and o.metric("workloadmap_operator_leader") == 1]
+
+
+def test_two_replicas_only_the_leader_writes_and_both_answer(
+    module_kube: Kube, api: Api, tmp_path: Path
+) -> None:
+    tok = token()
+    op_ns = make_namespace(api, tok, opted_in=False)
+    ns = make_namespace(api, tok)
+    pool = f"{tok}-ha"
+    name = f"wlmap-gangs-{tok}"
+    second = OperatorProcess(
+        module_kube.kubeconfig,
+        op_ns,
+        tmp_path / "b",
+        config_name=name,
+        leader_elect=True,
+        extra=["--enable-gang-scheduling", "--gang-resync-period=30"],
+    )
+    try:
+        with gang_operator(
+            api, module_kube.kubeconfig, op_ns, tmp_path / "a", tok, leader_elect=True
+        ) as first:
+            second.start()
+            second.wait_ready(120)
+            (leader,) = wait(
+                "one leader", lambda: len(_leader(first, second)) == 1 and _leader(first, second)
+            )
+            standby = second if leader is first else first
+            obj = partset_gpu(api, ns, 3, pool)
+            wait("PodGroup", lambda: min_counts(api, ns) == [3])
+            assert standby.metric("workloadmap_gangs_writes_total") == 0
+            assert leader.metric("workloadmap_gangs_writes_total") >= 2
+            pod = {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {
+                    "generateName": "parts-p0-",
+                    "namespace": ns,
+                    "labels": {"example.wlmap.io/part": "p0"},
+                    "ownerReferences": [
+                        {
+                            "apiVersion": obj["apiVersion"],
+                            "kind": obj["kind"],
+                            "name": "parts",
+                            "uid": obj["metadata"]["uid"],
+                            "controller": True,
+                        }
+                    ],
+                },
+                "spec": {"containers": [{"name": "main", "image": "x"}]},
+            }
+            answers = []
+            for replica in (first, second):
+                response = review(replica.webhook_port, pod, ns)["response"]
+                answers.append(json.loads(base64.b64decode(response["patch"])))
+            assert answers[0] == answers[1]
+            assert any(op["path"] == "/spec/schedulingGroup" for op in answers[0])
+            # the leader dies: the standby takes over and keeps the objects in step
+            leader.stop()
+            wait("standby leads", lambda: _leader(standby) == [standby], 60)
+            api.merge_patch(
+                f"/apis/example.wlmap.io/v1/namespaces/{ns}/partsets/parts",
+                {"spec": {"p0": {"replicas": 4}}},
+            )
+            wait("the new leader follows the scale", lambda: min_counts(api, ns) == [4], 60)
+    finally:
+        second.stop()
+        delete(api, f"/api/v1/namespaces/{ns}")
+        delete(api, f"/api/v1/namespaces/{op_ns}")
