@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
-__all__ = ["age", "cpu", "human_duration", "memory", "parse_timestamp"]
+__all__ = ["age", "cpu", "human_duration", "memory", "memory_column", "parse_timestamp"]
 
 
 def parse_timestamp(value: object) -> datetime | None:
@@ -84,3 +85,15 @@ def memory(value: int | float | None) -> str:
         if b % size == 0:
             return f"{b // size}{suffix}"
     return str(b)
+
+
+def memory_column(values: Sequence[int | float | None]) -> list[str]:
+    """One column of memory quantities in one unit, so rows and their TOTAL compare at a
+    glance (``2048Gi`` next to ``2056Gi``, never ``2Ti`` next to ``2056Gi``): the largest
+    binary unit every non-zero value is a whole number of, else the largest decimal one, else
+    each value in its own exact unit. Zero and None stay ``0``."""
+    exact = [round(v) for v in values if v]
+    for suffix, size in (*_BINARY, *_DECIMAL):
+        if exact and all(b % size == 0 for b in exact):
+            return [f"{round(v) // size}{suffix}" if v else "0" for v in values]
+    return [memory(v) for v in values]

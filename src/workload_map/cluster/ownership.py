@@ -95,14 +95,17 @@ def owning_workload(
 def pods_by_owner(
     cluster: Cluster, namespace: str | None, *, chunk_size: int = 500
 ) -> dict[str, list[dict[str, Any]]]:
-    """Every pod of ``namespace`` (None: all) indexed under each uid of its controller chain,
-    so many workloads share one pod list (``result.get(workload_uid, [])``)."""
+    """Every pod of ``namespace`` (None: all) indexed under its own uid and each uid of its
+    controller chain, so many workloads share one pod list (``result.get(workload_uid, [])``)."""
     pods_res = cluster.resource_for("v1", "Pod")
     if pods_res is None:
         return {}
     index: dict[str, list[dict[str, Any]]] = {}
     for pod in cluster.iter_list(pods_res, namespace, chunk_size=chunk_size):
         pod_ns = (pod.get("metadata") or {}).get("namespace")
+        own = _uid(pod)
+        if own:  # a bare Pod listed as a workload is its own (only) pod
+            index.setdefault(own, []).append(pod)
         current = pod
         for _ in range(MAX_DEPTH):
             ref = controller_ref(current)

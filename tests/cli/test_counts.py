@@ -1,0 +1,29 @@
+"""Counts as kubectl shows them (issue 12 item 6) and memory columns in one unit."""
+
+from __future__ import annotations
+
+import json
+
+from tests.cli.fake_cluster import FakeAPI, pod
+from workload_map.cli.humanize import memory_column
+
+
+def test_get_pods_counts_a_ready_bare_pod_as_ready(wlmap) -> None:
+    api = FakeAPI(namespace="ml").add(
+        pod("solo", None, namespace="ml"), pod("sleepy", None, namespace="ml", ready=False)
+    )
+    r = wlmap(["get", "pods", "-o", "json"], api=api)
+    assert r.code == 0, r.err
+    counts = {i["name"]: i["pods"] for i in json.loads(r.out)["items"]}
+    assert counts["solo"] == {"desired": 1, "current": 1, "ready": 1}
+    assert counts["sleepy"]["current"] == 1 and counts["sleepy"]["ready"] == 0
+    table = wlmap(["get", "pods"], api=api)
+    row = next(line.split() for line in table.out.splitlines() if line.startswith("solo"))
+    assert "1/1" in row
+
+
+def test_memory_column_uses_one_unit() -> None:
+    assert memory_column([2**41, 2056 * 2**30, 0, None]) == ["2048Gi", "2056Gi", "0", "0"]
+    assert memory_column([512 * 2**20, 2**30]) == ["512Mi", "1024Mi"]
+    assert memory_column([1500 * 10**6, 2 * 10**9]) == ["1500M", "2000M"]
+    assert memory_column([1500 * 10**6, 2**30]) == ["1500M", "1Gi"]  # no common exact unit
