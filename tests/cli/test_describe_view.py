@@ -110,7 +110,7 @@ def test_tree_layout() -> None:
     # the columns after the tree line up
     assert lines[1].index("1/1 ready") == lines[3].index("1/2 ready")
     assert "Phase: Running" in text
-    assert "Pods: 2/3 ready, 3 found" in text
+    assert "Pods: 2/3 ready, 3 active" in text
     assert "example.com/fpga=2" in text
     assert "stray-0" in text and "Gangs:" in text and "pg-u" in text
     assert "\x1b[" not in text

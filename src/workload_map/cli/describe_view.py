@@ -284,9 +284,19 @@ def render_describe(view: dict[str, Any], opts: RenderOptions) -> str:
         lines.append(f"Phase: {style.phase(','.join(phases))}")
     pods = view.get("pods") or {}
     if pods.get("current") is not None:
+        # current counts active pods only; finished or terminating ones are listed but said apart
+        states: dict[str, int] = {}
+        for comp in view.get("components") or []:
+            for pod in _subtree_pods(comp):
+                state = pod.get("state")
+                if state in ("Succeeded", "Failed"):
+                    states["finished"] = states.get("finished", 0) + 1
+                elif state == "Terminating":
+                    states["terminating"] = states.get("terminating", 0) + 1
+        extra = "".join(f", {n} {what}" for what, n in states.items())
         lines.append(
             f"Pods: {_int(pods.get('ready'))}/{_int(pods.get('desired'))} ready, "
-            f"{_int(pods.get('current'))} found"
+            f"{_int(pods.get('current'))} active{extra}"
         )
     rows: list[list[str]] = []
     _resource_rows(view.get("components") or [], 0, rows)
