@@ -81,12 +81,9 @@ def test_leader_hand_over_between_two_processes(
 ) -> None:
     token = uuid.uuid4().hex[:8]
     name = f"lease-{token}"
-    a = OperatorProcess(
-        kube.kubeconfig, ns, tmp_path / "a", webhook=False, leader_elect=True, config_name=name
-    )
-    b = OperatorProcess(
-        kube.kubeconfig, ns, tmp_path / "b", webhook=False, leader_elect=True, config_name=name
-    )
+    # both serve webhooks (certificates from the leader's Secret); only the leader writes
+    a = OperatorProcess(kube.kubeconfig, ns, tmp_path / "a", leader_elect=True, config_name=name)
+    b = OperatorProcess(kube.kubeconfig, ns, tmp_path / "b", leader_elect=True, config_name=name)
     a.start()
     b.start()
     try:
@@ -108,6 +105,7 @@ def test_leader_hand_over_between_two_processes(
         assert leader.metric("workloadmap_operator_karta_status_writes_total") >= 1
         assert standby.metric("workloadmap_operator_leader") == 0
         # absent on a standby: its Karta controller never started
+        assert_serves_webhooks(api, standby, ns, f"{name}-cert")
         _, text = standby.get(standby.metrics_port, "/metrics")
         assert "workloadmap_operator_karta_status_writes_total" not in text
 
@@ -135,6 +133,30 @@ def test_leader_hand_over_between_two_processes(
         b.stop()
         for k in (f"ho1-{token}", f"ho2-{token}"):
             delete(api, f"{KARTAS}/{k}")
+
+
+def assert_serves_webhooks(api: Api, proc: OperatorProcess, ns: str, secret: str) -> None:
+    """POST an AdmissionReview straight to ``proc``'s webhook server, trusting the Secret's CA."""
+    import ssl
+
+    ca = base64.b64decode(api.get(f"/api/v1/namespaces/{ns}/secrets/{secret}")["data"]["ca.crt"])
+    bad = widget_karta("standby-check", "standby.example.com")
+    bad["spec"]["structureDefinition"]["childComponents"] = [{"name": "orphan"}]
+    review = {
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {"uid": "u-1", "operation": "CREATE", "object": bad, "name": "standby-check"},
+    }
+    req = urllib.request.Request(
+        f"https://127.0.0.1:{proc.webhook_port}/validate-run-ai-v1alpha1-karta",
+        data=json.dumps(review).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    ctx = ssl.create_default_context(cadata=ca.decode())
+    with urllib.request.urlopen(req, timeout=10, context=ctx) as r:
+        answer = json.loads(r.read())["response"]
+    assert answer["uid"] == "u-1" and answer["allowed"] is False
+    assert "childComponents[0].ownerRef" in answer["status"]["message"]
 
 
 def served_serial(port: int, ca_pem: bytes) -> int:

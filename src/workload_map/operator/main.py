@@ -320,6 +320,8 @@ class Operator:
             self.elector.release()
         if self.servers is not None:
             self.servers.stop()
+        # closing the watch connections makes the library log each one as an error
+        logging.getLogger("kubernetes.informer.informer").setLevel(logging.CRITICAL)
         self.ctx.informers.stop()
         self.done.set()
 
