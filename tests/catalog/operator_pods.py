@@ -146,7 +146,11 @@ def _jobset_pods(obj: Obj) -> list[Obj]:
 
 
 def _jobset_gang(obj: Obj) -> list[int]:
-    """KAI jobset grouper: every replica of every replicated job (MinSubGroup = all)."""
+    """KAI jobset grouper: every replica of every replicated job (MinSubGroup = all), unless
+    kai.scheduler/batch-min-member says otherwise."""
+    annotations = (obj.get("metadata") or {}).get("annotations") or {}
+    if "kai.scheduler/batch-min-member" in annotations:
+        return [int(annotations["kai.scheduler/batch-min-member"])]
     return [
         sum(
             rj.get("replicas", 1) * _min_parallel((rj.get("template") or {}).get("spec") or {})

@@ -6,7 +6,7 @@ from our definitions) are split into those that can exist before the gang is adm
 created after. Whether the engine sees no pods (file mode), only the early ones, or all of them,
 each gang's minimum must not exceed the early pods it can hold (a larger minimum deadlocks), and
 every listed gang needs at least one pod; a workload whose early pods the peer scheduler gangs
-gets at least one gang.
+gets at least one gang, and the gangs are the same in all three views.
 """
 
 from __future__ import annotations
@@ -65,10 +65,14 @@ def _jobset(draw: st.DrawFn) -> Obj:
                 },
             }
         )
+    meta = dict(_META)
+    member = draw(_maybe)
+    if member:
+        meta["annotations"] = {"kai.scheduler/batch-min-member": str(member)}
     return {
         "apiVersion": "jobset.x-k8s.io/v1alpha2",
         "kind": "JobSet",
-        "metadata": _META,
+        "metadata": meta,
         "spec": {"replicatedJobs": jobs},
     }
 
@@ -283,6 +287,7 @@ def _check(obj: Obj) -> None:
     every = maker[0](obj)
     early = early_pods(obj)
     early_names = {p["metadata"]["name"] for p in early}
+    minimums: list[list[int]] = []
     for pods in (None, early, every):
         view = Workload(karta, obj, pods=pods).describe()
         groups = view["podGroups"]
@@ -293,9 +298,13 @@ def _check(obj: Obj) -> None:
                 members = [p for p in group["pods"] if p in early_names]
                 assert group["minMember"] <= len(members), (group, early_names)
         assert sum(g["minMember"] for g in groups) <= len(early), groups
+        minimums.append(sorted(g["minMember"] for g in groups))
         if early and any(size > 0 for size in maker[1](obj)):
             assert groups, (obj, view.get("podGroupNotes"))
     assert all(not is_late(p) for p in early)
+    # the same gangs whether the spec alone, the early pods or all pods are known
+    if early:
+        assert minimums[0] == minimums[1] == minimums[2], (obj, minimums)
 
 
 @pytest.mark.parametrize("kind", sorted(STRATEGIES))
