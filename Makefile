@@ -52,8 +52,9 @@ bench: venv
 	$(PY) -m pip install -q -e '.[bench]'
 	$(PY) benchmarks/run.py
 
-crd: venv  ## regenerate deploy/crds/kartas.run.ai.yaml from the model
+crd: venv  ## regenerate deploy/crds/kartas.run.ai.yaml (and the chart's copy) from the model
 	$(PY) -m workload_map.model.crd > deploy/crds/kartas.run.ai.yaml
+	cp deploy/crds/kartas.run.ai.yaml charts/workload-map/crds/kartas.run.ai.yaml
 
 .PHONY: schemas
 schemas: venv  ## regenerate schemas/*.schema.json (the machine outputs' contract) from the typed views
