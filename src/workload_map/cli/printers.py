@@ -10,10 +10,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workload_map.cli.exits import UsageError
-from workload_map.cli.jsonpath import JsonPathError, Template, compile_template, go_sprint
+
+if TYPE_CHECKING:  # the template engine loads only when a template is used (fast start-up)
+    from workload_map.cli.jsonpath import Template
 
 __all__ = [
     "TEMPLATE_KINDS",
@@ -51,6 +53,8 @@ class OutputSpec:
 
     def column_cells(self, obj: Any) -> list[str]:
         """kubectl's custom-columns cells: every result joined by commas, ``<none>`` if none."""
+        from workload_map.cli.jsonpath import go_sprint
+
         cells = []
         for _, template in self.columns:
             results = template.find(obj)
@@ -74,6 +78,8 @@ def _read_file(path: str, flag: str) -> str:
 
 def parse_output(value: str) -> OutputSpec:
     """Parse an ``-o`` value; template errors are usage errors naming the template."""
+    from workload_map.cli.jsonpath import JsonPathError, compile_template
+
     kind, eq, rest = value.partition("=")
     if not eq or kind not in TEMPLATE_KINDS:
         return OutputSpec(value)
@@ -90,7 +96,7 @@ def parse_output(value: str) -> OutputSpec:
 
 
 def _columns(text: str, *, from_file: bool) -> list[tuple[str, Template]]:
-    from workload_map.cli.jsonpath import relaxed_expression
+    from workload_map.cli.jsonpath import compile_template, relaxed_expression
 
     if from_file:
         # a file: a line of headers, then a line of expressions, separated by blanks
