@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from workload_map.cluster.client import Cluster, connect
+    from workload_map.cluster.definitions import AmbiguousDefinition, Definition, Definitions
     from workload_map.cluster.errors import (
         ApiError,
         ClusterError,
@@ -22,24 +23,37 @@ if TYPE_CHECKING:
         Unreachable,
     )
     from workload_map.cluster.kubeconfig import ConnectionOptions
+    from workload_map.cluster.lookup import resolve_definition, supports_suspend, workload_pods
 
 __all__ = [
+    "AmbiguousDefinition",
     "ApiError",
     "Cluster",
     "ClusterError",
     "ConnectionOptions",
+    "Definition",
+    "Definitions",
     "Forbidden",
     "NotConfigured",
     "NotFound",
     "Unauthorized",
     "Unreachable",
     "connect",
+    "resolve_definition",
+    "supports_suspend",
+    "workload_pods",
 ]
 
 _HOMES = {
     "Cluster": "client",
     "connect": "client",
     "ConnectionOptions": "kubeconfig",
+    "AmbiguousDefinition": "definitions",
+    "Definition": "definitions",
+    "Definitions": "definitions",
+    "resolve_definition": "lookup",
+    "supports_suspend": "lookup",
+    "workload_pods": "lookup",
     **dict.fromkeys(
         (
             "ApiError",
