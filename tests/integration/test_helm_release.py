@@ -1,0 +1,82 @@
+"""A real Helm release of the chart on the test API server: install, upgrade, uninstall.
+
+The upgrade must not blank the ``caBundle`` the operator patched into the webhook
+configurations (the chart looks the live value up); ``crds/`` is installed once and survives an
+uninstall, as Helm does with CRDs. The CRD-upgrade hook Job is off here: without a kubelet no Job
+ever completes (``test_crd_upgrade.py`` runs its command instead).
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from kubernetes.client.exceptions import ApiException
+
+from .harness import Kube
+from .test_chart import CHART, helm_binary
+
+NS = "wlmap-release"
+RELEASE = "workload-map"
+MUTATING, VALIDATING = f"{RELEASE}-mutating", f"{RELEASE}-validating"
+ADMISSION = "admissionregistration.k8s.io/v1"
+
+
+def helm_on(kube: Kube, tmp: Path, *args: str) -> str:
+    run = subprocess.run(
+        [str(helm_binary()), *args, "--kubeconfig", str(kube.kubeconfig), "--namespace", NS],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={
+            **os.environ,
+            "HELM_CACHE_HOME": str(tmp / "cache"),
+            "HELM_CONFIG_HOME": str(tmp / "config"),
+            "HELM_DATA_HOME": str(tmp / "data"),
+        },
+    )
+    assert run.returncode == 0, run.stderr
+    return run.stdout
+
+
+def test_install_upgrade_keeps_the_ca_bundle_and_uninstall_keeps_the_crd(
+    module_kube: Kube, tmp_path: Path
+) -> None:
+    kube = module_kube
+    values = ["--set", "crdUpgrader.enabled=false"]
+    helm_on(kube, tmp_path, "install", RELEASE, str(CHART), "--create-namespace", *values)
+    crd = kube.request(
+        "GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/kartas.run.ai"
+    )
+    assert crd["spec"]["group"] == "run.ai"
+    deploy = kube.get("apps/v1", "Deployment", RELEASE, NS)
+    assert deploy["spec"]["replicas"] == 1
+
+    # What the operator does in auto mode: patch its CA into both configurations.
+    bundle = base64.b64encode(b"-----BEGIN CERTIFICATE-----\nnot checked here\n").decode()
+    for kind, name in (
+        ("mutatingwebhookconfigurations", MUTATING),
+        ("validatingwebhookconfigurations", VALIDATING),
+    ):
+        path = f"/apis/{ADMISSION}/{kind}/{name}"
+        config = kube.request("GET", path)
+        config["webhooks"][0]["clientConfig"]["caBundle"] = bundle
+        kube.request("PUT", path, config)
+
+    helm_on(kube, tmp_path, "upgrade", RELEASE, str(CHART), *values, "--set", "replicaCount=2")
+    assert kube.get("apps/v1", "Deployment", RELEASE, NS)["spec"]["replicas"] == 2
+    for kind, name in (
+        ("MutatingWebhookConfiguration", MUTATING),
+        ("ValidatingWebhookConfiguration", VALIDATING),
+    ):
+        config = kube.get(ADMISSION, kind, name)
+        assert config["webhooks"][0]["clientConfig"].get("caBundle") == bundle, kind
+
+    helm_on(kube, tmp_path, "uninstall", RELEASE)
+    with pytest.raises(ApiException) as err:
+        kube.get(ADMISSION, "MutatingWebhookConfiguration", MUTATING)
+    assert err.value.status == 404
+    kube.request("GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/kartas.run.ai")
