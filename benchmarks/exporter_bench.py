@@ -5,8 +5,9 @@ with ten pods each are fed into the inventory as the watches would deliver them,
 process so that its RSS is the exporter's. Measured: feeding, the first scrape (every view
 computed; in the running exporter this happens once, in the background after the caches sync),
 a steady scrape (views memoised), and a scrape after 1% of the pods changed. Targets: scrape
-<= 1 s, RSS <= 1 GiB. The alternative in the same run is the cost of building the exposition
-text alone from the same number of series (what any exporter of these series pays).
+<= 1 s, RSS <= 1 GiB. Alternatives in the same run: the same collector through
+``prometheus_client.generate_latest`` (re-formats every series), and a flat collector of as many
+ready-made series through it (the floor of any client-formatted exporter of that size).
 """
 
 from __future__ import annotations
@@ -102,15 +103,17 @@ for p in pods:
     inv.apply_pod("ADDED", p)
 feed_s = time.perf_counter() - t0
 
+collector = WorkloadCollector(inv)
 registry = CollectorRegistry()
-registry.register(WorkloadCollector(inv))
-t0 = time.perf_counter(); text = generate_latest(registry); first_s = time.perf_counter() - t0
-t0 = time.perf_counter(); text = generate_latest(registry); steady_s = time.perf_counter() - t0
+registry.register(collector)
+t0 = time.perf_counter(); text = collector.exposition(); first_s = time.perf_counter() - t0
+t0 = time.perf_counter(); text = collector.exposition(); steady_s = time.perf_counter() - t0
+t0 = time.perf_counter(); generate_latest(registry); client_s = time.perf_counter() - t0
 for p in pods[:: 100]:
     p = json.loads(json.dumps(p)); p["metadata"]["resourceVersion"] = "2"
     p["status"]["conditions"][0]["status"] = "False"
     inv.apply_pod("MODIFIED", p)
-t0 = time.perf_counter(); text = generate_latest(registry); changed_s = time.perf_counter() - t0
+t0 = time.perf_counter(); text = collector.exposition(); changed_s = time.perf_counter() - t0
 series = text.count(b"\n") - text.count(b"\n#")
 errors = sum(1 for e in inv.entries() if e.error)
 
@@ -126,7 +129,7 @@ t0 = time.perf_counter(); generate_latest(flat); flat_s = time.perf_counter() - 
 rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 print(json.dumps({"workloads": len(workloads), "pods": len(pods), "feed_s": feed_s,
                   "first_s": first_s, "steady_s": steady_s, "changed_s": changed_s,
-                  "flat_s": flat_s, "series": series, "rss": rss, "errors": errors}))
+                  "flat_s": flat_s, "client_s": client_s, "series": series, "rss": rss, "errors": errors}))
 """
 
 
@@ -149,8 +152,9 @@ def run() -> list[dict[str, object]]:
             "first scrape s": f"{r['first_s']:.2f}",
             "steady scrape s": f"{r['steady_s']:.2f} (target <= 1)",
             "after 1% pods changed s": f"{r['changed_s']:.2f}",
-            "exposition alone s": f"{r['flat_s']:.2f}",
-            "steady / exposition alone": f"{r['steady_s'] / max(r['flat_s'], 1e-9):.1f}x",
+            "same series via generate_latest s": f"{r['client_s']:.2f}",
+            "flat exposition of as many series s": f"{r['flat_s']:.2f}",
+            "steady vs generate_latest": f"{r['client_s'] / max(r['steady_s'], 1e-9):.1f}x faster",
             "series": r["series"],
             "RSS GiB": f"{gib:.2f} (target <= 1)",
             "evaluation errors": r["errors"],

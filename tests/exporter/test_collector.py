@@ -443,3 +443,31 @@ def test_memoised_rows_follow_changes(jobset_inventory: Inventory) -> None:
         one(before, "workloadmap_workload_pods", kind="JobSet", state="current") - 1
     )
     assert after == exposition(collector)
+
+
+def test_owners_arriving_after_their_pods_adopt_them() -> None:
+    """Watches deliver in any order: pods first, then their Job, then the JobSet."""
+    objects = documents(EXAMPLES / "jobset/jobset.yaml", EXAMPLES / "jobset/pods.yaml")
+    inventory = Inventory()
+    for obj in objects:
+        if obj.get("kind") == "Pod":
+            inventory.apply_pod("ADDED", obj)
+    for obj in objects:
+        if obj.get("kind") == "Job":
+            inventory.apply_workload("ADDED", obj)
+    assert not [e for e in inventory.entries() if e.gvk.kind == "JobSet"]
+    inventory.apply_workload("ADDED", objects[0])
+    late = exposition(WorkloadCollector(inventory))
+    assert late == exposition(WorkloadCollector(_fed(objects)))
+    # and the JobSet going away leaves its pods to no top-level JobSet
+    inventory.apply_workload("DELETED", objects[0])
+    gone = exposition(WorkloadCollector(inventory))
+    assert not [
+        ls for ls, _ in samples(gone, "workloadmap_pod_workload_info") if ls["kind"] == "JobSet"
+    ]
+
+
+def _fed(objects: list[dict[str, Any]]) -> Inventory:
+    inventory = Inventory()
+    feed(inventory, objects)
+    return inventory

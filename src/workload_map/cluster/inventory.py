@@ -168,6 +168,14 @@ class Inventory:
         self._links: dict[str, dict[str, Any]] = {}
         self._pods: dict[str, dict[str, Any]] = {}
         self._pod_owner: dict[str, str] = {}  # pod uid → nearest workload uid
+        # indexes that keep every change local: pod uid → (path, owners, missing uid);
+        # object uid → pods whose chain passes it; missing uid → pods whose chain stops there;
+        # namespace → workloads, and pods that only labels could place
+        self._pod_links: dict[str, tuple[tuple[str, ...], tuple[str, ...], str | None]] = {}
+        self._through: dict[str, set[str]] = {}
+        self._waiting: dict[str, set[str]] = {}
+        self._ns_workloads: dict[str, set[str]] = {}
+        self._orphans: dict[str, set[str]] = {}
         self.errors: dict[str, int] = {}  # evaluation failures per definition name
         self._logged: set[tuple[str, str]] = set()
         self.generation = 0  # bumped on every change (watchers of the inventory poll it)
@@ -223,21 +231,26 @@ class Inventory:
 
     def apply_workload(self, event: str, obj: Mapping[str, Any]) -> None:
         uid, gvk = _uid(obj), _gvk_of(obj)
-        if not uid or gvk is None or not self._keep(str(_meta(obj).get("namespace") or "")):
+        namespace = str(_meta(obj).get("namespace") or "")
+        if not uid or gvk is None or not self._keep(namespace):
             return
         with self._lock:
+            old = self._workloads.get(uid)
             if event == DELETED:
-                slot = self._workloads.pop(uid, None)
-                if slot is not None:
-                    self._relink(str(_meta(slot.obj).get("namespace") or ""))
+                if old is not None:
+                    del self._workloads[uid]
+                    self._ns_workloads.get(namespace, set()).discard(uid)
+                    self._relink(self._through.pop(uid, set()))
+            elif old is None:
+                self._workloads[uid] = _Slot(trim_workload(obj), gvk)
+                self._ns_workloads.setdefault(namespace, set()).add(uid)
+                # pods waiting for this owner, and orphans its labels may claim
+                self._relink(self._waiting.pop(uid, set()) | self._orphans.get(namespace, set()))
             else:
-                old = self._workloads.get(uid)
-                trimmed = trim_workload(obj)
-                if old is None:
-                    self._workloads[uid] = _Slot(trimmed, gvk)
-                    self._relink(str(_meta(obj).get("namespace") or ""))
-                else:
-                    old.obj, old.entry = trimmed, None
+                moved = _controller_uid(old.obj) != _controller_uid(obj)
+                old.obj, old.entry = trim_workload(obj), None
+                if moved:
+                    self._relink(set(self._through.get(uid, ())))
             self._changed()
 
     def apply_intermediate(self, event: str, obj: Mapping[str, Any]) -> None:
@@ -247,16 +260,19 @@ class Inventory:
         with self._lock:
             before = self._links.get(uid)
             if event == DELETED:
-                self._links.pop(uid, None)
+                if before is None:
+                    return
+                del self._links[uid]
+                self._relink(self._through.pop(uid, set()))
             else:
                 self._links[uid] = dict(obj)
-            if (
-                before is None
-                or event == DELETED
-                or _controller_uid(before) != _controller_uid(obj)
-            ):
-                self._relink(str(_meta(obj).get("namespace") or ""))
-                self._changed()
+                if before is None:
+                    self._relink(self._waiting.pop(uid, set()))
+                elif _controller_uid(before) != _controller_uid(obj):
+                    self._relink(set(self._through.get(uid, ())))
+                else:
+                    return  # nothing a chain reads has changed
+            self._changed()
 
     def apply_pod(self, event: str, obj: Mapping[str, Any]) -> None:
         uid = _uid(obj)
@@ -285,73 +301,85 @@ class Inventory:
 
     # -- owner chains ---------------------------------------------------------------------
 
-    def _chain(self, obj: Mapping[str, Any]) -> tuple[list[str], bool]:
-        """Workload uids up the owner chain of ``obj`` (nearest first), and whether the chain
-        broke at an object the caches do not hold."""
-        found: list[str] = []
-        seen: set[str] = set()
+    def _path(self, obj: Mapping[str, Any]) -> tuple[list[str], str | None]:
+        """Every uid up the owner chain of ``obj`` that the caches hold, and the uid where the
+        chain left them (None when it ended at an object without owners)."""
+        path: list[str] = []
         current: Mapping[str, Any] = obj
         for _ in range(_MAX_CHAIN):
             uid = _controller_uid(current)
-            if uid is None or uid in seen:
-                return found, False
-            seen.add(uid)
+            if uid is None or uid in path:
+                return path, None
             slot = self._workloads.get(uid)
-            if slot is not None:
-                found.append(uid)
-                current = slot.obj
-                continue
-            link = self._links.get(uid)
+            link = slot.obj if slot is not None else self._links.get(uid)
             if link is None:
-                return found, True
+                return path, uid
+            path.append(uid)
             current = link
-        return found, False
+        return path, None
 
     def _link_pod(self, uid: str) -> None:
         pod = self._pods[uid]
-        chain, broken = self._chain(pod)
-        if not chain and broken:
-            chain = self._by_labels(pod)
-        if chain:
-            self._pod_owner[uid] = chain[0]
-        for owner in chain:
+        path, missing = self._path(pod)
+        owners = [u for u in path if u in self._workloads]
+        if missing is not None:
+            self._waiting.setdefault(missing, set()).add(uid)
+            if not owners:
+                owners = self._by_labels(pod)
+                path = [*path, *owners]  # so that their deletion relinks this pod too
+                self._orphans.setdefault(str(_meta(pod).get("namespace") or ""), set()).add(uid)
+        self._pod_links[uid] = (tuple(path), tuple(owners), missing)
+        for u in path:
+            self._through.setdefault(u, set()).add(uid)
+        if owners:
+            self._pod_owner[uid] = owners[0]
+        for owner in owners:
             slot = self._workloads[owner]
             slot.pods.add(uid)
             slot.entry = None
 
     def _by_labels(self, pod: Mapping[str, Any]) -> list[str]:
+        """For a pod whose chain broke before any workload: the one workload of its namespace
+        that its operator's owner labels name, with that workload's own owners."""
         from workload_map.engine.owners import label_verdict
 
-        namespace = _meta(pod).get("namespace")
+        namespace = str(_meta(pod).get("namespace") or "")
         matches = [
             uid
-            for uid, slot in self._workloads.items()
-            if _meta(slot.obj).get("namespace") == namespace
-            and label_verdict(pod, slot.obj) is True
+            for uid in self._ns_workloads.get(namespace, ())
+            if label_verdict(pod, self._workloads[uid].obj) is True
         ]
         if len(matches) != 1:
             return []
-        chain, _ = self._chain(self._workloads[matches[0]].obj)
-        return [matches[0], *chain]
+        path, _ = self._path(self._workloads[matches[0]].obj)
+        return [matches[0], *(u for u in path if u in self._workloads)]
 
     def _unlink_pod(self, uid: str) -> None:
-        if uid not in self._pods:
+        links = self._pod_links.pop(uid, None)
+        if links is None:
             return
-        for slot in self._workloads.values():
-            if uid in slot.pods:
+        path, owners, missing = links
+        for u in path:
+            through = self._through.get(u)
+            if through is not None:
+                through.discard(uid)
+        if missing is not None:
+            self._waiting.get(missing, set()).discard(uid)
+            pod = self._pods.get(uid)
+            if pod is not None:
+                self._orphans.get(str(_meta(pod).get("namespace") or ""), set()).discard(uid)
+        for owner in owners:
+            slot = self._workloads.get(owner)
+            if slot is not None:
                 slot.pods.discard(uid)
                 slot.entry = None
         self._pod_owner.pop(uid, None)
 
-    def _relink(self, namespace: str) -> None:
-        """Recompute every pod's chain in ``namespace`` (an owner came, went or moved)."""
-        for slot in self._workloads.values():
-            if _meta(slot.obj).get("namespace") == namespace:
-                slot.pods.clear()
-                slot.entry = None
-        for uid, pod in self._pods.items():
-            if _meta(pod).get("namespace") == namespace:
-                self._pod_owner.pop(uid, None)
+    def _relink(self, pods: set[str]) -> None:
+        """Walk these pods' chains again (an owner on their path came, went or moved)."""
+        for uid in list(pods):
+            if uid in self._pods:
+                self._unlink_pod(uid)
                 self._link_pod(uid)
 
     # -- reading --------------------------------------------------------------------------
@@ -383,12 +411,10 @@ class Inventory:
     def pod_workload(self, pod_uid: str) -> str | None:
         """The uid of the top-level workload a pod belongs to, if any."""
         with self._lock:
-            uid = self._pod_owner.get(pod_uid)
-            if uid is None:
+            links = self._pod_links.get(pod_uid)
+            if links is None or not links[1]:
                 return None
-            slot = self._workloads.get(uid)
-            chain, _ = self._chain(slot.obj) if slot else ([], False)
-            return chain[-1] if chain else uid
+            return links[1][-1]
 
     def _entry(self, uid: str) -> Entry | None:
         slot = self._workloads.get(uid)
@@ -400,8 +426,10 @@ class Inventory:
         if slot.entry is not None and slot.entry.definition is definition:
             return slot.entry
         pods = tuple(self._pods[p] for p in sorted(slot.pods) if p in self._pods)
-        chain, _ = self._chain(slot.obj)
-        top_level = not any(self._by_gvk.get(self._workloads[c].gvk) for c in chain)
+        path, _ = self._path(slot.obj)
+        top_level = not any(
+            u in self._workloads and self._workloads[u].gvk in self._by_gvk for u in path
+        )
         view: dict[str, Any] | None = None
         error: str | None = None
         try:
