@@ -44,3 +44,27 @@ def test_describe_one_as_name(wlmap) -> None:
     assert (r.code, r.out) == (0, "jobset.jobset.x-k8s.io/old\n")
     r = wlmap(["describe", "-f", "examples/jobset/jobset.yaml", "-o", "name"])
     assert r.out == "jobset.jobset.x-k8s.io/llm-pretrain\n"
+
+
+def test_describe_type_covered_only_by_a_cluster_karta(wlmap) -> None:
+    import yaml
+
+    from tests.cli.fake_cluster import FLINK, obj
+
+    karta = yaml.safe_load(wlmap(["definitions", "batch-job-v1", "-o", "yaml"]).out)
+    karta["metadata"] = {"name": "flink"}
+    karta["spec"]["structureDefinition"]["rootComponent"]["kind"] = {
+        "group": "flink.apache.org",
+        "version": "v1beta1",
+        "kind": "FlinkDeployment",
+    }
+    api = _api().serve(KARTA, FLINK)
+    template = {"spec": {"containers": [{"name": "c", "image": "x"}]}}
+    api.add(
+        karta,
+        obj(
+            "flink.apache.org/v1beta1", "FlinkDeployment", "etl", "ml", spec={"template": template}
+        ),
+    )
+    r = wlmap(["describe", "flinkdeployments", "-o", "name"], api=api)
+    assert (r.code, r.out) == (0, "flinkdeployment.flink.apache.org/etl\n"), r.err

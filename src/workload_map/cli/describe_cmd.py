@@ -37,7 +37,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     if args.file is None and args.definition is None and len(words) == 1 and "/" not in words[0]:
         from workload_map.cli.describe_many import describe_type, names_a_type
 
-        if names_a_type(words[0]):  # kubectl's `describe TYPE`: all of them
+        if names_a_type(words[0], ctx):  # kubectl's `describe TYPE`: all of them
             return describe_type(words[0], args, ctx, fmt)
     if args.file is not None:
         obj, pods, definition, age = _offline(args, ctx)

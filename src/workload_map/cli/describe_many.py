@@ -20,12 +20,26 @@ if TYPE_CHECKING:
 __all__ = ["describe_type", "names_a_type", "view_name"]
 
 
-def names_a_type(token: str) -> bool:
-    """Whether a bare word is a covered type (kind, plural, ``kind.version.group``)."""
+def names_a_type(token: str, ctx: Context | None = None) -> bool:
+    """Whether a bare word is a covered type (kind, plural, ``kind.version.group``): in the
+    catalog, else (with ``ctx``) served by the cluster and covered by one of its Kartas."""
     from workload_map.cli.targets import definition_kind_match
     from workload_map.cluster.definitions import Definitions
 
-    return bool(definition_kind_match(token, Definitions.load(None)))
+    if definition_kind_match(token, Definitions.load(None)):
+        return True
+    if ctx is None:
+        return False
+    from workload_map.cluster.discovery import match_type
+    from workload_map.cluster.errors import ClusterError
+
+    try:
+        cluster = ctx.cluster()
+        served = match_type(token, cluster.resources())
+        definitions = ctx.definitions(cluster)
+    except ClusterError:
+        return False  # the usual path reports the cluster problem
+    return any(definitions.for_group_kind(r.group, r.kind) for r in served)
 
 
 def view_name(view: dict[str, Any]) -> str:
