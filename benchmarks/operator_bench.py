@@ -154,11 +154,12 @@ def _webhook_latency(kube: Any, api: Any, workdir: Path) -> list[dict[str, Any]]
         wall = time.perf_counter() - began
         client = [t for ts in per for t in ts]
         _, text = op.get(op.metrics_port, "/metrics")
-        handler = {}
+        handler: dict[tuple[str, str], float] = {}
         for line in text.splitlines():
             if line.startswith("workloadmap_operator_admission_duration_seconds{"):
+                path = line.split('path="')[1].split('"')[0]
                 q = line.split('quantile="')[1].split('"')[0]
-                handler[q] = float(line.split()[1])
+                handler[(path, q)] = float(line.split()[1])
     finally:
         op.stop()
         remove_webhooks(api, name)
@@ -173,11 +174,15 @@ def _webhook_latency(kube: Any, api: Any, workdir: Path) -> list[dict[str, Any]]
             "target": "p99 <= 100 ms",
             "ok": _pct(client, 0.99) <= 0.1,
         },
+    ] + [
         {
-            "benchmark": "  of which in the operator's handlers (both webhooks, per call)",
-            "p50 ms": round(handler.get("0.5", float("nan")) * 1000, 1),
-            "p99 ms": round(handler.get("0.99", float("nan")) * 1000, 1),
-        },
+            "benchmark": f"  webhook latency in the operator, {path}",
+            "p50 ms": round(handler.get((path, "0.5"), float("nan")) * 1000, 1),
+            "p99 ms": round(handler.get((path, "0.99"), float("nan")) * 1000, 1),
+            "target": "p99 <= 100 ms",
+            "ok": handler.get((path, "0.99"), 1.0) <= 0.1,
+        }
+        for path in ("/mutate-run-ai-v1alpha1-karta", "/validate-run-ai-v1alpha1-karta")
     ]
 
 

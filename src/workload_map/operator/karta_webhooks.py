@@ -128,7 +128,7 @@ class KartaWebhooks:
 
         kartas = kartas_informer(ctx)
         ctx.add_readiness("karta-cache", lambda: kartas.synced)
-        ctx.add_webhook(MUTATE_PATH, mutate)
+        ctx.add_webhook(MUTATE_PATH, mutate, inline=True)
         ctx.add_webhook(VALIDATE_PATH, lambda req: validate_admission(req, kartas.list))
 
     def stop(self) -> None:

@@ -341,6 +341,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(__version__)
         return 0
     _setup_logging(args.log_level, args.log_json)
+    # hand the GIL over sooner: the webhook server's loop must not wait 5 ms behind a
+    # reconcile or a validation running in another thread
+    sys.setswitchinterval(0.001)
     from workload_map.errors import WlmapError
 
     try:

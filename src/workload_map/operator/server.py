@@ -112,8 +112,8 @@ class Servers:
         self._pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="admission")
         self.error: BaseException | None = None
         self.admissions = 0
-        #: seconds each admission request took in the handler (the last 10 000)
-        self.latencies: deque[float] = deque(maxlen=10_000)
+        #: seconds each admission request took, per webhook path (the last 10 000 each)
+        self.latencies: dict[str, deque[float]] = {}
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -173,7 +173,9 @@ class Servers:
             assert self.tls is not None
             app = web.Application(client_max_size=8 * 1024 * 1024)
             for path, handler in sorted(self.ctx.webhooks.items()):
-                app.router.add_post(path, self._admission(handler))
+                app.router.add_post(
+                    path, self._admission(handler, inline=path in self.ctx.inline_webhooks)
+                )
             await self._site(app, self.webhook, self.tls.server_context())
             self.webhook_started.set()
 
@@ -223,26 +225,27 @@ class Servers:
         return web.Response(text="".join(parts), content_type="text/plain")
 
     def _latency_summary(self) -> str:
-        values = sorted(self.latencies)
         name = "workloadmap_operator_admission_duration_seconds"
         lines = [
-            f"# HELP {name} Time spent in admission handlers (last 10000 requests).",
+            f"# HELP {name} Time from receiving an admission request to answering it.",
             f"# TYPE {name} summary",
         ]
-        for q in (0.5, 0.9, 0.99):
-            if values:
+        for path, samples in sorted(self.latencies.items()):
+            values = sorted(samples)
+            for q in (0.5, 0.9, 0.99):
                 v = values[min(len(values) - 1, int(q * len(values)))]
-                lines.append(f'{name}{{quantile="{q}"}} {v:.6f}')
-        lines.append(f"{name}_sum {sum(values):.6f}")
-        lines.append(f"{name}_count {len(values)}")
+                lines.append(f'{name}{{path="{path}",quantile="{q}"}} {v:.6f}')
+            lines.append(f'{name}_sum{{path="{path}"}} {sum(values):.6f}')
+            lines.append(f'{name}_count{{path="{path}"}} {len(values)}')
         return "\n".join(lines) + "\n"
 
     def _admission(
-        self, handler: Callable[[dict[str, Any]], dict[str, Any]]
+        self, handler: Callable[[dict[str, Any]], dict[str, Any]], *, inline: bool = False
     ) -> Callable[[web.Request], Any]:
         from aiohttp import web
 
         async def serve(request: web.Request) -> web.Response:
+            began = time.perf_counter()
             try:
                 review = json.loads(await request.read())
                 req = review["request"]
@@ -250,9 +253,11 @@ class Servers:
             except (ValueError, KeyError, TypeError) as exc:
                 return web.Response(status=400, text=f"not an AdmissionReview: {exc}")
             loop = asyncio.get_running_loop()
-            began = time.perf_counter()
             try:
-                answer = await loop.run_in_executor(self._pool, handler, req)
+                if inline:
+                    answer = handler(req)
+                else:
+                    answer = await loop.run_in_executor(self._pool, handler, req)
             except Exception as exc:
                 log.exception("admission handler %s failed", request.path)
                 answer = {
@@ -260,7 +265,9 @@ class Servers:
                     "status": {"code": 500, "message": f"internal error: {exc}"},
                 }
             self.admissions += 1
-            self.latencies.append(time.perf_counter() - began)
+            self.latencies.setdefault(request.path, deque(maxlen=10_000)).append(
+                time.perf_counter() - began
+            )
             response: dict[str, Any] = {"uid": uid, "allowed": bool(answer.get("allowed"))}
             for key in ("status", "warnings", "auditAnnotations"):
                 if answer.get(key):
