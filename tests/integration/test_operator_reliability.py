@@ -34,6 +34,7 @@ from tests.operator.live import (
     widget_karta,
 )
 from workload_map.cluster.cache import Informer, InformerSet
+from workload_map.cluster.errors import NotFound
 from workload_map.operator.controllers import OperatorConfig, OperatorContext
 from workload_map.operator.events import EventRecorder
 from workload_map.operator.karta_controller import KartaController
@@ -526,3 +527,52 @@ def test_missing_permissions_become_conditions_not_a_crash_loop(
             f"/apis/rbac.authorization.k8s.io/v1/clusterroles/{name}",
         ):
             delete(api, path)
+
+
+def test_manual_certificates_are_reloaded_when_the_files_change(
+    kube: Kube, api: Api, ns: str, tmp_path: Path
+) -> None:
+    from workload_map.operator.certs import issue
+
+    token = uuid.uuid4().hex[:8]
+    name = f"manual-{token}"
+    first = issue(["127.0.0.1"], 3600)
+    certs = tmp_path / "op" / "certs"
+    certs.mkdir(parents=True)
+    (certs / "tls.crt").write_bytes(first.cert)
+    (certs / "tls.key").write_bytes(first.key)
+    op = OperatorProcess(
+        kube.kubeconfig, ns, tmp_path / "op", config_name=name, extra=["--webhook-cert-mode=manual"]
+    )
+    # in manual mode someone else (cert-manager's CA injector) fills caBundle
+    install_webhooks(api, port=op.webhook_port, name=name, token=token, ca_bundle=first.ca_cert)
+    op.start()
+    try:
+        op.wait_ready(60)
+        first_serial = x509.load_pem_x509_certificate(first.cert).serial_number
+        assert served_serial(op.webhook_port, first.ca_cert) == first_serial
+        created = api.request(
+            "POST", KARTAS, widget_karta(f"m1-{token}", f"m1-{token}.example.com", token=token)
+        )
+        assert (
+            created["metadata"]["labels"]["run.ai/karta-kind"] == "Widget"
+        )  # went through the webhook
+
+        second = issue(["127.0.0.1"], 3600, ca=(first.ca_cert, first.ca_key))
+        (certs / "tls.key").write_bytes(second.key)
+        (certs / "tls.crt").write_bytes(second.cert)
+        second_serial = x509.load_pem_x509_certificate(second.cert).serial_number
+        eventually(
+            lambda: served_serial(op.webhook_port, first.ca_cert) == second_serial, 20, "reloaded"
+        )
+        api.request(
+            "POST", KARTAS, widget_karta(f"m2-{token}", f"m2-{token}.example.com", token=token)
+        )
+        # no Secret is written in manual mode
+        with pytest.raises(NotFound):
+            api.get(f"/api/v1/namespaces/{ns}/secrets/{name}-cert")
+    finally:
+        assert op.stop() == 0, op.log_tail()
+        remove_webhooks(api, name)
+        for k in (f"m1-{token}", f"m2-{token}"):
+            delete(api, f"{KARTAS}/{k}")

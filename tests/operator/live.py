@@ -138,7 +138,9 @@ def condition(obj: dict[str, Any], ctype: str) -> dict[str, Any]:
     return {}
 
 
-def install_webhooks(api: Api, *, port: int, name: str, token: str) -> None:
+def install_webhooks(
+    api: Api, *, port: int, name: str, token: str, ca_bundle: bytes | None = None
+) -> None:
     """Both webhook configurations, calling ``https://127.0.0.1:port``; only objects labelled
     with ``token`` go through them (other tests' Kartas are not affected)."""
     selector = {"matchLabels": {TEST_LABEL: token}}
@@ -184,6 +186,8 @@ def install_webhooks(api: Api, *, port: int, name: str, token: str) -> None:
         ],
     }
     for path, body in ((MUTATING, mutating), (VALIDATING, validating)):
+        if ca_bundle is not None:
+            body["webhooks"][0]["clientConfig"]["caBundle"] = base64.b64encode(ca_bundle).decode()
         delete(api, f"{path}/{body['metadata']['name']}")
         api.request("POST", path, body)
 
