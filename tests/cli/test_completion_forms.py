@@ -45,6 +45,7 @@ def test_kubectl_complete_protocol(monkeypatch: pytest.MonkeyPatch, tmp_path: Pa
     lines = run("get", "")
     assert lines[-1] == ":4" and "jobset" in lines[:-1]
     assert run("describe", "-f", "") == [":0"]
+    assert run("__complete", "describe", "-f", "") == [":0"]
     assert run("")[-1] == ":4" and "verify" in run("")
 
 

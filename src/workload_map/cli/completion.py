@@ -186,8 +186,11 @@ def kubectl_complete() -> None:
 
     from workload_map.cli.main import main
 
+    words = sys.argv[1:]
+    if words[:1] == ["__complete"]:  # some plugin managers call it the way Cobra's own is called
+        words = words[1:]
     out = io.StringIO()
-    main(["__complete", *sys.argv[1:]], io.StringIO(), out, io.StringIO())
+    main(["__complete", *words], io.StringIO(), out, io.StringIO())
     lines = [line for line in out.getvalue().splitlines() if line]
     if lines == [":files"]:
         sys.stdout.write(":0\n")
