@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 export WLMAP_CACHE ?= $(HOME)/.cache/workload-map
 
-.PHONY: venv tools gojq apiserver helm deploy test unit lint format demo bench crd clean
+.PHONY: venv tools gojq apiserver helm prometheus monitoring-crds deploy test unit lint format demo bench crd clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,7 +25,13 @@ apiserver:  ## kube-apiserver, -controller-manager, -scheduler + etcd from their
 helm:  ## helm (helm.sh/helm/v3, pinned) from its Go module, for the chart tests
 	bash hack/build-helm.sh
 
-tools: gojq apiserver helm
+prometheus:  ## Debian's prometheus + promtool for the exporter's tests (apt as root; else says how)
+	bash hack/install-prometheus.sh
+
+monitoring-crds:  ## the Prometheus Operator's ServiceMonitor/PrometheusRule CRDs, from its Go module
+	bash hack/fetch-monitoring-crds.sh
+
+tools: gojq apiserver helm prometheus monitoring-crds
 
 deploy: helm  ## regenerate deploy/workload-map.yaml from charts/workload-map
 	bash hack/render-deploy.sh

@@ -133,6 +133,34 @@ print(json.dumps({"workloads": len(workloads), "pods": len(pods), "feed_s": feed
 """
 
 
+KSM_MODULE = "k8s.io/kube-state-metrics/v2"
+
+
+def kube_state_metrics_row() -> dict[str, object]:
+    """kube-state-metrics side by side needs its Go module; say plainly when it cannot be had."""
+    try:
+        probe = subprocess.run(
+            ["go", "list", "-m", f"{KSM_MODULE}@latest"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd="/",
+            env={**os.environ, "GOFLAGS": "-mod=mod"},
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return {"case": "kube-state-metrics", "result": f"not measured: {exc}"}
+    if probe.returncode != 0:
+        why = (probe.stderr.strip().splitlines() or ["no answer"])[-1]
+        return {
+            "case": "kube-state-metrics",
+            "result": f"not measured: the Go module proxy does not serve {KSM_MODULE} ({why})",
+        }
+    return {
+        "case": "kube-state-metrics",
+        "result": f"{probe.stdout.strip()} is served; the side-by-side run is not written yet",
+    }
+
+
 def run() -> list[dict[str, object]]:
     out = subprocess.run(
         [sys.executable, "-c", CHILD, str(WORKLOADS), str(PODS_EACH)],
@@ -158,7 +186,8 @@ def run() -> list[dict[str, object]]:
             "series": r["series"],
             "RSS GiB": f"{gib:.2f} (target <= 1)",
             "evaluation errors": r["errors"],
-        }
+        },
+        kube_state_metrics_row(),
     ]
 
 

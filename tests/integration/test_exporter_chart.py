@@ -51,8 +51,12 @@ def test_exporter_is_opt_in() -> None:
     docs = render("wm-system")
     assert not by_kind(docs, "ServiceMonitor")
     assert not by_kind(docs, "PrometheusRule")
-    args = [a for d in by_kind(docs, "Deployment") for c in d["spec"]["template"]["spec"]
-            ["containers"] for a in c.get("args", [])]
+    args = [
+        a
+        for d in by_kind(docs, "Deployment")
+        for c in d["spec"]["template"]["spec"]["containers"]
+        for a in c.get("args", [])
+    ]
     assert "--enable-workload-metrics" not in args
 
 
@@ -66,6 +70,14 @@ def test_rendered_monitoring_objects_strict_decode(kube: Kube, namespace: str) -
         "exporter.namespaces={ml,research}",
         "exporter.workloadLabels={team}",
     )
+    container = by_kind(docs, "Deployment")[0]["spec"]["template"]["spec"]["containers"][0]
+    assert {
+        "--enable-workload-metrics",
+        "--workload-metrics-bind-address=:8082",
+        "--metrics-namespaces=ml,research",
+        "--metrics-workload-labels=team",
+    } <= set(container["args"])
+    assert {"name": "workload-metrics", "containerPort": 8082} in container["ports"]
     monitors, rules = by_kind(docs, "ServiceMonitor"), by_kind(docs, "PrometheusRule")
     assert len(monitors) == 1 and len(rules) == 1
     for obj in (*monitors, *rules):
@@ -73,8 +85,12 @@ def test_rendered_monitoring_objects_strict_decode(kube: Kube, namespace: str) -
         assert stored["spec"] == obj["spec"]  # nothing pruned
     # the PrometheusRule carries exactly the rule file promtool and the Prometheus test check
     assert rules[0]["spec"]["groups"] == yaml.safe_load(RULES.read_text())["groups"]
-    service = [d for d in by_kind(docs, "Service") if d["metadata"]["name"].endswith("-metrics")
-               and any(p["name"] == "workload-metrics" for p in d["spec"]["ports"])]
+    service = [
+        d
+        for d in by_kind(docs, "Service")
+        if d["metadata"]["name"].endswith("-metrics")
+        and any(p["name"] == "workload-metrics" for p in d["spec"]["ports"])
+    ]
     assert service, "a Service exposes the workload-metrics port"
     selector = monitors[0]["spec"]["selector"]["matchLabels"]
     assert all(service[0]["metadata"]["labels"].get(k) == v for k, v in selector.items())
@@ -83,8 +99,12 @@ def test_rendered_monitoring_objects_strict_decode(kube: Kube, namespace: str) -
     assert dashboards[0]["metadata"]["labels"]["grafana_dashboard"] == "1"
     board = json.loads(dashboards[0]["data"]["workload-map.json"])
     assert board == json.loads(DASHBOARD.read_text())
-    recorded = {r["record"] for g in yaml.safe_load(RULES.read_text())["groups"]
-                for r in g["rules"] if "record" in r}
+    recorded = {
+        r["record"]
+        for g in yaml.safe_load(RULES.read_text())["groups"]
+        for r in g["rules"]
+        if "record" in r
+    }
     used = {t["expr"] for p in board["panels"] for t in p["targets"]}
     for record in recorded:
         assert any(record in expr for expr in used), f"{record} is on no dashboard panel"
