@@ -84,3 +84,40 @@ def test_bash_script_completes_types_and_the_word_under_the_cursor(tmp_path: Pat
     types = _bash_complete(["wlmap", "get", "job"], env)
     assert "jobset" in types and all(t.startswith("job") for t in types)
     assert _bash_complete(["wlmap", "ver"], env) == ["verify"]
+
+
+def test_kubectl_plugin_completion_end_to_end(tmp_path: Path) -> None:
+    """``kubectl wlmap <TAB>``: kubectl finds kubectl_complete-wlmap on PATH and relays it."""
+    kubectl = shutil.which("kubectl")
+    cached = Path.home() / ".cache" / "workload-map" / "bin" / "kubectl"
+    if cached.is_file():
+        kubectl = str(cached)
+    if kubectl is None:
+        pytest.skip("no kubectl here (hack/build-apiserver.sh WLMAP_EXTRA_TOOLS=kubectl)")
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    for name, code in (
+        ("kubectl-wlmap", "from workload_map.cli.main import entry; entry()"),
+        (
+            "kubectl_complete-wlmap",
+            "from workload_map.cli.completion import kubectl_complete; kubectl_complete()",
+        ),
+    ):
+        exe = bindir / name
+        exe.write_text(f"#!{sys.executable}\n{code}\n")
+        exe.chmod(0o755)
+    env = {
+        "PATH": f"{bindir}{os.pathsep}/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "KUBECONFIG": str(tmp_path / "none"),
+    }
+    done = subprocess.run(
+        [kubectl, "__complete", "wlmap", "get", "jobs"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    lines = done.stdout.splitlines()
+    assert "jobset" in lines and lines[-1] == ":4", done.stdout + done.stderr
+    assert all(line.startswith("jobs") for line in lines[:-1])

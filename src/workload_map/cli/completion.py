@@ -191,7 +191,10 @@ def kubectl_complete() -> None:
         words = words[1:]
     out = io.StringIO()
     main(["__complete", *words], io.StringIO(), out, io.StringIO())
+    current = words[-1] if words else ""
     lines = [line for line in out.getvalue().splitlines() if line]
+    if lines != [":files"]:  # the word under the cursor narrows the list, as shells would
+        lines = [line for line in lines if line.startswith(current)]
     if lines == [":files"]:
         sys.stdout.write(":0\n")
     else:
