@@ -82,7 +82,7 @@ IMPORTS = {
     "kubernetes 37": "import kubernetes",
     "lightkube": "import lightkube; from lightkube.resources.core_v1 import Pod",
     "kr8s": "import kr8s; from kr8s.objects import Pod",
-    "stdlib http.client (wlmap)": "import workload_map.cluster.client, http.client, ssl",
+    "wlmap (socket + ssl)": "import workload_map.cluster.client, workload_map.cluster.wire, ssl",
 }
 
 CLIENTS = r"""
@@ -96,7 +96,8 @@ elif kind == "lightkube":
 elif kind == "kr8s":
     import kr8s
 else:
-    import http.client, ssl
+    import ssl
+    import workload_map.cluster.wire
     from workload_map.cluster import ConnectionOptions, connect
 t0 = time.perf_counter()  # from here: configuration, connection, first LIST
 if kind == "kubernetes":

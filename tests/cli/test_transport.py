@@ -247,3 +247,58 @@ def test_exec_users_go_through_the_official_loader(tmp_path: Path) -> None:
     )
     assert resolved.via_client and resolved.token == "from-exec"
     assert resolved.server == "https://127.0.0.1:1"
+
+
+def test_wire_chunked_gzip_keepalive_and_close(tmp_path: Path) -> None:
+    """The hand-written HTTP/1.1 framing: chunked and gzip bodies, a kept-alive connection
+    reused, and a server that closes it (the next request reconnects)."""
+    import gzip
+    import socket
+    import threading
+
+    body = gzip.compress(json.dumps({"kind": "APIVersions", "versions": ["v1"]}).encode())
+    chunked = b"".join(
+        f"{len(body[i : i + 7]):x}\r\n".encode() + body[i : i + 7] + b"\r\n"
+        for i in range(0, len(body), 7)
+    )
+    answers = [
+        b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n"
+        + chunked
+        + b"0\r\n\r\n",
+        b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}",
+        b"HTTP/1.1 404 Not Found\r\nContent-Length: 44\r\n\r\n"
+        b'{"kind":"Status","message":"nope","code":40}',
+    ]
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(4)
+    connections: list[int] = []
+
+    def serve() -> None:
+        pending = list(answers)
+        while pending:
+            conn, _ = listener.accept()
+            connections.append(1)
+            with conn, conn.makefile("rb") as reader:
+                while pending:
+                    while reader.readline() not in (b"\r\n", b""):
+                        pass
+                    answer = pending.pop(0)
+                    conn.sendall(answer)
+                    if b"Connection: close" in answer:
+                        break
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    kubeconfig = write_kubeconfig(tmp_path / "kc", f"http://127.0.0.1:{listener.getsockname()[1]}")
+    cluster = connect(
+        ConnectionOptions(kubeconfig=str(kubeconfig), environ={"HOME": str(tmp_path)})
+    )
+    transport = cluster.transport
+    assert transport.get("/api") == {"kind": "APIVersions", "versions": ["v1"]}
+    assert transport.get("/apis") == {}
+    with pytest.raises(NotFound, match="nope"):
+        transport.get("/api/v1/x")
+    thread.join(5)
+    listener.close()
+    assert len(connections) == 2  # one kept alive for two requests, one after the close

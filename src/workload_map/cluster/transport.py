@@ -1,45 +1,49 @@
-"""The one place HTTP happens: ``get(path, query) -> JSON`` and ``stream`` for watches.
+"""The one place requests happen: ``get(path, query) -> JSON`` and ``stream`` for watches.
 
 Everything above (discovery, paging, owner chains, definitions) is written against the
 :class:`Transport` protocol, so unit tests drive it with an in-memory API and the integration
 tests with a real kube-apiserver. Transport failures become :mod:`workload_map.cluster.errors`.
 
-Which client, and why requests go through the standard library
----------------------------------------------------------------
+Which client, and why requests do not go through it
+---------------------------------------------------
 The project's one Kubernetes client (CLI, library, operator) is the official ``kubernetes``
-package, pinned ``>=37.0.2,<38``: it is the only Python client that knows the v1.37 API (its
-models keep ``spec.schedulingGroup``), and it brings what the operator needs (``watch``,
-``informer``, ``leaderelection`` with ``LeaseLock``). Measured on the development machine
-(2 shared cores, 8 engineers and a Go build running; medians of 5 fresh interpreters,
-``benchmarks/clients_bench.py``; request = LIST of 93 pods from a 127.0.0.1 server, 20 times):
+package, pinned ``>=37.0.2,<38``: the Kubernetes project's own client, its release 37 knows
+the v1.37 API (its models keep ``spec.schedulingGroup``; lightkube-models 1.37 does too, kr8s
+has no models), and only it brings what the operator needs (``watch``, ``informer``,
+``leaderelection`` with ``LeaseLock``). Measured with
+``benchmarks/clients_bench.py`` (medians of 5-7 fresh interpreters; a LIST of 93 pods from a
+127.0.0.1 server, 20 times; two runs on the 2-core development machine while it ran 8 engineers'
+tests and builds, load 8-13, so absolute numbers are inflated 3-5x and only the ranking is
+meaningful):
 
-================================  ==========  ======================  =====================
-client                            import      LIST, typed objects     LIST, raw JSON/dicts
-================================  ==========  ======================  =====================
-kubernetes 37.0.2                 950 ms      see bench (pydantic)    ``_preload_content``
-lightkube 1.0.1 (+models 1.37)    780 ms      see bench               generic resources
-kr8s 0.20.15                      1.8 s       see bench (``.raw``)    ``.raw``
-http.client (stdlib, this module)  75 ms       --                      see bench
-================================  ==========  ======================  =====================
+=============================  ===========  =============  ============  ==========
+client                         import       1st LIST       LIST typed    LIST raw
+=============================  ===========  =============  ============  ==========
+kubernetes 37.0.2              0.8-1.9 s    2.2-4.5 s      86-161 ms     11-20 ms
+lightkube 1.0.1 (models 1.37)  0.65-1.6 s   0.35-0.87 s    9-23 ms       --
+kr8s 0.20.15                   0.85-2.2 s   0.42-0.81 s    146-376 ms    126-437 ms
+wlmap: socket + ssl (here)     0.19-0.31 s  72-155 ms      --            8-14 ms
+=============================  ===========  =============  ============  ==========
 
-(the exact figures of the last run are printed by ``make bench``; the table above is the first
-measurement, taken while the machine was loaded, and its ranking held in every run.)
+("1st LIST" is configuration, connection and the first request after the import; the typed
+clients build their models then, the kubernetes client's first pydantic validation alone costs
+seconds.) None of the three imports quickly: ``import kubernetes`` runs the package
+``__init__``, which imports ``kubernetes.client`` (every generated model and API class,
+pydantic), ``config`` (google-auth, requests, oauthlib), ``dynamic``, ``watch``, ``stream``,
+``leaderelection`` and ``informer``; any ``import kubernetes.x.y`` runs that ``__init__``
+first, and the package has no lazy-import switch. lightkube and kr8s pay for httpx and
+pydantic/msgspec/anyio likewise. A CLI that is to start in 300 ms cannot afford any of them,
+and it never needs typed models (workloads, pods and scheduling objects stay dicts).
 
-None of the three imports quickly: ``import kubernetes`` runs the package ``__init__``, which
-imports ``kubernetes.client`` (every generated model and API class, pydantic), ``config``
-(google-auth, requests, oauthlib), ``dynamic``, ``watch``, ``stream``, ``leaderelection`` and
-``informer``; any ``import kubernetes.x.y`` runs that ``__init__`` first, and the package has no
-lazy-import switch. lightkube and kr8s pay for httpx and pydantic/anyio likewise. A CLI that
-starts in 300 ms cannot afford any of them, and the CLI never needs typed models (workloads,
-pods and scheduling objects stay dicts). So live commands speak HTTP through the standard
-library's ``http.client`` (TLS via ``ssl``, keep-alive, CONNECT proxies): the same wire
-requests the client's ``ApiClient.call_api(..., _preload_content=False)`` made, without the
-import. The credentials come from :mod:`workload_map.cluster.kubeconfig`, which falls back to
-the official client's supported ``kubernetes.config.load_kube_config`` for exec and
-auth-provider users, and the library (``Workload``) accepts the official client's objects
-directly; the operator uses the official client for watches and leader election, where start-up
-cost does not matter. urllib3 (the client's own HTTP layer) was measured too: +100 ms of import
-for pooling and retries a sequential CLI does not use.
+So live commands send the same wire requests the official client's
+``ApiClient.call_api(..., _preload_content=False)`` sends, over :mod:`workload_map.cluster.wire`
+(a socket, ``ssl`` and HTTP/1.1 framing; even the standard library's ``http.client`` costs as
+much import time as ``ssl`` because of the ``email`` package). The supported parts of the
+official client are still used where they are needed: its ``kubernetes.config`` loader for
+kubeconfig users with an exec or auth-provider plugin (:mod:`workload_map.cluster.kubeconfig`),
+its objects accepted everywhere by the library (:mod:`workload_map.engine.objects`, without an
+``ApiClient`` per object), and the operator's watches and leader election, where start-up does
+not matter.
 
 Timeouts: every request has one timeout (``--request-timeout``, default 30 s) applied to the
 connect, to each read and to the whole request, as kubectl applies its ``http.Client`` timeout;
@@ -58,8 +62,9 @@ from workload_map.cluster.errors import ClusterError, Unreachable, api_error
 from workload_map.cluster.kubeconfig import ConnectionOptions, ResolvedConfig
 
 if TYPE_CHECKING:
-    import http.client
     import ssl
+
+    from workload_map.cluster.wire import Connection, Response
 
 __all__ = ["KubeTransport", "Transport", "format_timeout"]
 
@@ -90,7 +95,8 @@ def format_timeout(seconds: float | None) -> str:
 
 
 class KubeTransport:
-    """:class:`Transport` over ``http.client`` with the kubeconfig's TLS and credentials."""
+    """:class:`Transport` over :mod:`~workload_map.cluster.wire` with the kubeconfig's TLS and
+    credentials."""
 
     def __init__(self, resolved: ResolvedConfig, options: ConnectionOptions) -> None:
         from urllib.parse import urlsplit
@@ -152,9 +158,14 @@ class KubeTransport:
         read_timeout = timeout if timeout is not None else self.timeout
         conn = self._connection(fresh=True, timeout=read_timeout)
         try:
-            response = self._send(conn, path, query, "application/json", read_timeout)
+            try:
+                response = self._send(conn, path, query, "application/json", read_timeout)
+            except TimeoutError as exc:
+                raise self._timed_out(path, read_timeout) from exc
+            except OSError as exc:
+                raise self._unreachable(exc) from exc
             if response.status >= 400:
-                raise api_error(response.status, response.read(), path)
+                raise api_error(response.status, _decoded(response, response.read()), path)
             buffer = b""
             while True:
                 try:
@@ -184,7 +195,7 @@ class KubeTransport:
             reused = getattr(self._local, "used", False)
             try:
                 response = self._send(conn, path, query, accept, self.timeout)
-                body = self._read_all(response, path, started)
+                body = self._read_all(response, started)
             except TimeoutError as exc:
                 self._drop()
                 raise self._timed_out(path, self.timeout) from exc
@@ -194,7 +205,7 @@ class KubeTransport:
                 if reused and attempt == 0:
                     continue
                 raise self._unreachable(exc) from exc
-            except (OSError, _http_error()) as exc:
+            except OSError as exc:
                 self._drop()
                 raise self._unreachable(exc) from exc
             self._local.used = True
@@ -205,45 +216,35 @@ class KubeTransport:
 
     def _send(
         self,
-        conn: http.client.HTTPConnection,
+        conn: Connection,
         path: str,
         query: Sequence[tuple[str, str]],
         accept: str,
         timeout: float | None,
-    ) -> http.client.HTTPResponse:
-        from urllib.parse import urlencode
+    ) -> Response:
+        from urllib.parse import quote, urlencode
 
-        url = self._prefix + path + (f"?{urlencode(list(query))}" if query else "")
-        headers = dict(self._headers)
-        headers["Accept"] = accept
+        url = quote(self._prefix + path, safe="/:@!$&'()*+,;=-._~%")
+        if query:
+            url += f"?{urlencode(list(query))}"
+        headers = [*self._headers.items(), ("Accept", accept)]
         token = self._token()
         if token:
-            headers["Authorization"] = f"Bearer {token}"
-        conn.putrequest("GET", url, skip_accept_encoding=True)
-        for key, value in headers.items():
-            conn.putheader(key, value)
-        for group in self._groups:
-            conn.putheader("Impersonate-Group", group)
-        conn.endheaders()
-        if conn.sock is not None:
-            conn.sock.settimeout(timeout)
-        return conn.getresponse()
+            headers.append(("Authorization", f"Bearer {token}"))
+        headers.extend(("Impersonate-Group", group) for group in self._groups)
+        conn.settimeout(timeout)
+        return conn.get(url, headers)
 
-    def _read_all(self, response: http.client.HTTPResponse, path: str, started: float) -> bytes:
+    def _read_all(self, response: Response, started: float) -> bytes:
         parts: list[bytes] = []
         while True:
-            chunk = response.read(_CHUNK)  # read, not read1: it closes the response at its end
+            chunk = response.read1(_CHUNK)
             if not chunk:
                 break
             parts.append(chunk)
             if self.timeout is not None and time.monotonic() - started > self.timeout:
                 raise TimeoutError  # a server trickling bytes: the whole request is bounded too
-        body = b"".join(parts)
-        if response.getheader("Content-Encoding", "").lower() == "gzip":
-            import gzip
-
-            body = gzip.decompress(body)
-        return body
+        return _decoded(response, b"".join(parts))
 
     def _token(self) -> str | None:
         resolved = self._resolved
@@ -261,31 +262,30 @@ class KubeTransport:
             return str(cached)
         return None
 
-    def _connection(self, *, fresh: bool, timeout: float | None) -> http.client.HTTPConnection:
-        import http.client
+    def _connection(self, *, fresh: bool, timeout: float | None) -> Connection:
+        from workload_map.cluster.wire import Connection
 
-        conn: http.client.HTTPConnection | None = (
-            None if fresh else getattr(self._local, "conn", None)
-        )
+        conn: Connection | None = None if fresh else getattr(self._local, "conn", None)
         if conn is not None:
             return conn
-        target_host, target_port = self._host, self._port
-        proxy = self._resolved.proxy_url
-        if proxy:
+        proxy: tuple[str, int] | None = None
+        if self._resolved.proxy_url:
             from urllib.parse import urlsplit
 
-            p = urlsplit(proxy)
-            if p.scheme not in ("http", "https") or not p.hostname:
-                raise ClusterError(f"proxy-url {proxy!r}: only http(s):// proxies are supported")
-            target_host, target_port = p.hostname, p.port or 3128
-        if self._scheme == "https":
-            conn = http.client.HTTPSConnection(
-                target_host, target_port, timeout=timeout, context=self._ssl_context()
-            )
-        else:
-            conn = http.client.HTTPConnection(target_host, target_port, timeout=timeout)
-        if proxy:
-            conn.set_tunnel(self._host, self._port)
+            p = urlsplit(self._resolved.proxy_url)
+            if p.scheme != "http" or not p.hostname:
+                raise ClusterError(
+                    f"proxy-url {self._resolved.proxy_url!r}: only http:// proxies are supported"
+                )
+            proxy = (p.hostname, p.port or 3128)
+        conn = Connection(
+            self._host,
+            self._port,
+            timeout=timeout,
+            tls=self._ssl_context() if self._scheme == "https" else None,
+            server_hostname=self._resolved.tls_server_name or self._host,
+            proxy=proxy,
+        )
         if not fresh:
             self._local.conn = conn
             self._local.used = False
@@ -315,10 +315,15 @@ class KubeTransport:
         self._drop()
 
 
-def _http_error() -> type[Exception]:
-    import http.client
+def _decoded(response: Response, body: bytes) -> bytes:
+    if response.getheader("Content-Encoding").lower() == "gzip":
+        import gzip
 
-    return http.client.HTTPException
+        try:
+            return gzip.decompress(body)
+        except (OSError, EOFError) as exc:
+            raise ClusterError(f"the API server sent a corrupt gzip body: {exc}") from exc
+    return body
 
 
 def _decode(line: bytes, path: str) -> Any:
