@@ -434,6 +434,60 @@ def _vm_gang(obj: Obj) -> list[int]:
     return [1] if _vm_pods(obj) else []
 
 
+# -- Kubeflow Trainer, AppWrapper --------------------------------------------------------------
+def _trainjob_pods(obj: Obj) -> list[Obj]:
+    """The trainer's JobSet (named as the TrainJob) runs `numNodes` pods of its `node` job."""
+    nodes = ((obj.get("spec") or {}).get("trainer") or {}).get("numNodes", 1)
+    labels = {
+        "jobset.sigs.k8s.io/jobset-name": _name(obj),
+        "jobset.sigs.k8s.io/replicatedjob-name": "node",
+        "jobset.sigs.k8s.io/job-index": "0",
+    }
+    return [_pod(obj, f"{_name(obj)}-node-0-{i}", labels) for i in range(nodes)]
+
+
+def _trainjob_gang(obj: Obj) -> list[int]:
+    """KAI has no TrainJob plugin; the JobSet it creates is gang-scheduled whole."""
+    return [((obj.get("spec") or {}).get("trainer") or {}).get("numNodes", 1)]
+
+
+def _inferred_podsets(template: Obj) -> list[Obj]:
+    """The pod sets AppWrapper infers for the well-known kinds it wraps (no `podSets` given)."""
+    kind, spec = template.get("kind"), template.get("spec") or {}
+    if kind == "Pod":
+        return [{"replicas": 1}]
+    if kind in ("Deployment", "StatefulSet", "ReplicaSet"):
+        return [{"replicas": spec.get("replicas", 1)}]
+    if kind == "Job":
+        return [{"replicas": spec.get("parallelism", 1)}]
+    if kind == "PyTorchJob":
+        return [{"replicas": r.get("replicas", 1)} for r in spec["pytorchReplicaSpecs"].values()]
+    if kind == "JobSet":
+        return [
+            {"replicas": rj.get("replicas", 1) * _min_parallel(rj["template"]["spec"])}
+            for rj in spec.get("replicatedJobs") or []
+        ]
+    return []
+
+
+def _appwrapper_pods(obj: Obj) -> list[Obj]:
+    """Each wrapped component's pod sets (declared, else inferred): pods labelled with the set."""
+    pods = []
+    for c, component in enumerate((obj.get("spec") or {}).get("components") or []):
+        podsets = component.get("podSets") or _inferred_podsets(component.get("template") or {})
+        for s, podset in enumerate(podsets):
+            labels = {"workload.codeflare.dev/appwrapper": _name(obj)}
+            labels["workload.codeflare.dev/podset"] = f"{c}-{s}"
+            for i in range(podset.get("replicas", 1)):
+                pods.append(_pod(obj, f"{_name(obj)}-{c}-{s}-{i}", labels))
+    return pods
+
+
+def _appwrapper_gang(obj: Obj) -> list[int]:
+    """The AppWrapper controller (with Kueue) admits and starts every wrapped pod together."""
+    return [len(_appwrapper_pods(obj))]
+
+
 PodMaker = Callable[[Obj], list[Obj]]
 GangRule = Callable[[Obj], list[int]]
 
@@ -456,6 +510,8 @@ OPERATORS: dict[str, tuple[PodMaker, GangRule]] = {
     "VirtualMachineInstance": (_single_pod("kubevirt.io/domain", "-launcher"), _one_gang),
     "VirtualMachine": (_vm_pods, _vm_gang),
     "NIMCache": (_single_pod(None, "-job"), _one_gang),
+    "TrainJob": (_trainjob_pods, _trainjob_gang),
+    "AppWrapper": (_appwrapper_pods, _appwrapper_gang),
 }
 VOLCANO = (_volcano_pods, _volcano_gang)
 

@@ -209,6 +209,41 @@ def _grove(draw: st.DrawFn) -> Obj:
     }
 
 
+@st.composite
+def _trainjob(draw: st.DrawFn) -> Obj:
+    trainer: Obj = {"image": "train:1"}
+    if draw(st.booleans()):
+        trainer["numNodes"] = draw(_small)
+    return {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "TrainJob",
+        "metadata": _META,
+        "spec": {"runtimeRef": {"name": "torch-distributed"}, "trainer": trainer},
+    }
+
+
+@st.composite
+def _appwrapper(draw: st.DrawFn) -> Obj:
+    components = []
+    for _ in range(draw(st.integers(min_value=1, max_value=2))):
+        podsets = [
+            {"path": "template.spec.template", "replicas": draw(_small)}
+            for _ in range(draw(st.integers(min_value=1, max_value=2)))
+        ]
+        template = {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "spec": {"template": _TEMPLATE},
+        }
+        components.append({"podSets": podsets, "template": template})
+    return {
+        "apiVersion": "workload.codeflare.dev/v1beta2",
+        "kind": "AppWrapper",
+        "metadata": _META,
+        "spec": {"components": components},
+    }
+
+
 def _single(api_version: str, kind: str, spec: Obj) -> st.SearchStrategy[Obj]:
     return st.just({"apiVersion": api_version, "kind": kind, "metadata": _META, "spec": spec})
 
@@ -241,6 +276,8 @@ STRATEGIES: dict[str, st.SearchStrategy[Obj]] = {
         "kubevirt.io/v1", "VirtualMachine", {"runStrategy": "Always", "template": {"spec": {}}}
     ),
     "NIMCache": _single("apps.nvidia.com/v1alpha1", "NIMCache", {"source": {}}),
+    "TrainJob": _trainjob(),
+    "AppWrapper": _appwrapper(),
 }
 
 
@@ -260,8 +297,6 @@ NOT_GENERATED = {
     "kueue.x-k8s.io/Workload": "not a pod owner: Kueue admits the owning job's PodSets",
     "nvidia.com/DynamoGraphDeployment": "pods come from Grove (covered as PodCliqueSet)",
     "serving.kserve.io/LLMInferenceService": "pods come from LeaderWorkerSets (covered)",
-    "trainer.kubeflow.org/TrainJob": "pods come from a JobSet (covered as JobSet)",
-    "workload.codeflare.dev/AppWrapper": "pods come from the wrapped objects (covered kinds)",
 }
 
 _COVERED = {
