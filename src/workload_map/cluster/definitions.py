@@ -304,9 +304,6 @@ def _problem_text(findings: list[Any]) -> str:
 def _cluster_definitions(
     cluster: Cluster, warnings: list[str], broken: list[BrokenKarta], page_size: int
 ) -> list[Definition]:
-    from workload_map.model import load_karta
-    from workload_map.model.validate import validate
-
     items: list[dict[str, Any]] = []
     token: str | None = None
     try:
@@ -329,6 +326,11 @@ def _cluster_definitions(
     except (ApiError, ClusterError) as exc:
         warnings.append(f"could not read Karta definitions from the cluster: {exc}")
         return []
+    if not items:
+        return []
+    # only now: the loader and validator are a good part of a live command's start-up
+    from workload_map.model import load_karta, validate
+
     out = []
     for item in items:
         item = {"apiVersion": "run.ai/v1alpha1", "kind": "Karta", **item}

@@ -151,7 +151,8 @@ def _merge(files: list[Path]) -> _Merged:
     merged = _Merged(os.pathsep.join(str(f) for f in files))
     for path in files:
         try:
-            doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+            loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when built in
+            doc = yaml.load(path.read_text(encoding="utf-8"), Loader=loader)
         except OSError as exc:
             raise ClusterError(f"kubeconfig {path}: {exc.strerror or exc}") from exc
         except yaml.YAMLError as exc:
