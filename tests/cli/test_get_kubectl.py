@@ -266,3 +266,14 @@ def test_cluster_karta_notice_can_be_turned_off(wlmap, home) -> None:
     api.forbidden.add("/api/v1/namespaces/ml/pods")
     r = wlmap(["get", "jobsets"], api=api, env={"WLMAP_CLUSTER_KARTA_WARNING": "off"})
     assert "Karta" not in r.err and "PODS column shows desired counts only" in r.err
+
+
+def test_stuck_gang_short_of_its_minimum(wlmap) -> None:
+    api = _api()
+    api.objects = [o for o in api.objects if o["metadata"]["name"] != "new-w-0-1"]
+    doc = json.loads(wlmap(["get", "jobset/new", "-o", "json"], api=api).out)
+    assert doc["stuck"].startswith("gang ") and doc["stuck"].endswith("has 1 of 2 pods")
+    r = wlmap(["get", "jobsets", "--stuck", "-o", "name"], api=api)
+    assert r.out == "jobset.jobset.x-k8s.io/new\n"
+    # a finished workload missing pods is not stuck
+    assert json.loads(wlmap(["get", "jobset/old", "-o", "json"], api=api).out)["stuck"] is None
