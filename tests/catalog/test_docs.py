@@ -23,3 +23,13 @@ def test_page_lists_every_definition_with_its_upstream_version() -> None:
             assert f"### `{entry.name}`" in text
     assert text.count("* Checked against: ") == len([e for e in catalog.entries() if not e.derived])
     assert "Checked against: unknown" not in text
+
+
+def test_every_definition_has_its_gang_peers_row() -> None:
+    from workload_map.catalog.gang_peers import PEERS
+
+    primary = {e.name for e in catalog.entries() if not e.derived}
+    assert sorted(primary - set(PEERS)) == []
+    assert sorted(set(PEERS) - primary) == []  # no row for a definition that went away
+    text = render()
+    assert "| `batch-job-v1` |" in text and "still differs from KAI" in text

@@ -360,6 +360,13 @@ def _gang_table(cat: Catalog, primary: list[CatalogEntry]) -> Iterable[str]:
         cells = [f"`{e.name}`", _gang_cell(karta), kai, operator, why]
         yield "| " + " | ".join(_cell(c) for c in cells) + " |"
     yield ""
+    yield "Where our gang still differs from KAI's plugin, and why:"
+    yield ""
+    for e in primary:
+        peers = PEERS.get(e.name)
+        if peers is not None and peers.differs:
+            yield f"* `{e.name}`: {peers.differs}."
+    yield ""
 
 
 def _section(cat: Catalog, entry: CatalogEntry, derived: list[CatalogEntry]) -> Iterable[str]:

@@ -22,6 +22,8 @@ class Peers:
     kai: str
     operator: str
     why: str
+    #: how our gang still differs from KAI's plugin, and why ("" when it does not)
+    differs: str = ""
 
 
 _ONE_POD = "one pod: a group of 1 gives the scheduler's queue and priority a unit, nothing else"
@@ -42,9 +44,17 @@ PEERS: dict[str, Peers] = {
     "agents-x-k8s-io-sandbox-v1alpha1": Peers("default grouper: 1", "none", _ONE_POD),
     "agents-x-k8s-io-sandbox-v1beta1": Peers("default grouper: 1", "none", _ONE_POD),
     "apps-daemonset-v1": Peers(
-        "default grouper: 1", "none", "one pod per node, never co-scheduled"
+        "default grouper: 1",
+        "none",
+        "one pod per node, never co-scheduled",
+        differs="no gang: one pod per node is never co-scheduled; KAI's group of 1 constrains nothing",
     ),
-    "apps-deployment-v1": Peers("deployment grouper: a group of 1 per pod", "none", _INDEPENDENT),
+    "apps-deployment-v1": Peers(
+        "deployment grouper: a group of 1 per pod",
+        "none",
+        _INDEPENDENT,
+        differs="no gang where KAI gives each pod a group of 1: no co-scheduling either way, and the language cannot name one group per pod",
+    ),
     "apps-nvidia-com-nimcache-v1alpha1": Peers("default grouper (its Job): 1", "none", _ONE_POD),
     "apps-nvidia-com-nimservice-v1alpha1": Peers(
         "no plugin: the LeaderWorkerSet or Deployment the NIM operator creates is grouped "
@@ -52,38 +62,57 @@ PEERS: dict[str, Peers] = {
         "NIM operator: LeaderWorkerSet (multi-node) or Deployment",
         "a multi-node replica needs all its `pipeline` pods; Deployment replicas are "
         "independent, so Deployment mode has no gang with or without pods",
+        differs="Deployment mode: no gang where KAI gives each pod a group of 1 (the same scheduling)",
     ),
-    "apps-replicaset-v1": Peers("default grouper: 1", "none", _INDEPENDENT),
-    "apps-statefulset-v1": Peers("default grouper: 1", "none", _INDEPENDENT),
+    "apps-replicaset-v1": Peers(
+        "default grouper: 1",
+        "none",
+        _INDEPENDENT,
+        differs="no gang where KAI has one group of minimum 1: the same scheduling",
+    ),
+    "apps-statefulset-v1": Peers(
+        "default grouper: 1",
+        "none",
+        _INDEPENDENT,
+        differs="no gang where KAI has one group of minimum 1: the same scheduling",
+    ),
     "argoproj-io-workflow-v1alpha1": Peers(
         "skip-top-owner grouper: each step's pod by its own owner",
         "none",
         "steps run one after another; a gang of all of them could never be satisfied",
+        differs="no gang; KAI groups each step pod under its own owner (minimum 1): the same scheduling",
     ),
     "batch-cronjob-v1": Peers(
-        "cronjob grouper: each Job run on its own", "none", "each run is a Job with its own gang"
+        "cronjob grouper: each Job run on its own",
+        "none",
+        "each run is a Job with its own gang",
+        differs="no gang on the CronJob: its Jobs are described (and ganged) on their own, as KAI does",
     ),
     "batch-job-v1": Peers(
         "job grouper: `kai.scheduler/batch-min-member`, else 1",
         "Job controller: pods start as they can (Workload API: per `Job.spec.scheduling`)",
         "a Job makes progress pod by pod",
+        differs="a `batch-min-member` above the pods the Job runs at once is capped at them (KAI keeps it and waits forever)",
     ),
     "batch-volcano-sh-job-v1alpha1": Peers(
         "default grouper (Volcano schedules its own jobs)",
         "Volcano PodGroup: `spec.minAvailable` (webhook default: the tasks' minAvailable, else "
         "replicas), per-task `minTaskMember`",
         "the job's own `minAvailable` is Volcano's gang minimum",
+        differs="KAI only has its default grouper (Volcano jobs go to Volcano); ours is Volcano's own minimum",
     ),
     "core-pod-v1": Peers("pod grouper: 1 (Spark pods: per application)", "none", _ONE_POD),
     "grove-io-podcliqueset-v1alpha1": Peers(
         "grove grouper: the PodGang Grove creates",
         "Grove operator: one base PodGang per PodCliqueSet replica",
         "one gang per replica, sized as Grove's base PodGang",
+        differs="scaling-group replicas beyond their minAvailable share the replica's group (Grove and KAI give them their own PodGangs)",
     ),
     "jobset-x-k8s-io-jobset-v1alpha2": Peers(
         "jobset grouper: every replicated job's pods (`kai.scheduler/batch-min-member` overrides)",
         "JobSet (Workload API design): one gang of all pods",
         "the replicated jobs start together",
+        differs="a `batch-min-member` above the pods is capped at them",
     ),
     "kubeflow-org-jaxjob-v1": Peers(
         "jax grouper: `minAvailable`, else every replica", _KUBEFLOW_OP, _KUBEFLOW_WHY
@@ -97,16 +126,21 @@ PEERS: dict[str, Peers] = {
         "mpi-operator PodGroup: `minAvailable`, else workers + 1",
         "under `WaitForWorkersReady` the launcher exists only once every worker is ready: it "
         "never counts in the minimum (it joins the group later, its requests reserved)",
+        differs="under `WaitForWorkersReady` the launcher never counts (KAI counts it again once it exists, and subtracts it from a stated minAvailable: ours takes the stated minimum capped at the workers)",
     ),
     "kubeflow-org-notebook-v1": Peers("notebook grouper: 1", "none", _ONE_POD),
     "kubeflow-org-paddlejob-v1": Peers(
-        "no dedicated plugin in the hub read (default grouper: 1)", _KUBEFLOW_OP, _KUBEFLOW_WHY
+        "no dedicated plugin in the hub read (default grouper: 1)",
+        _KUBEFLOW_OP,
+        _KUBEFLOW_WHY,
+        differs="KAI has no PaddleJob plugin (minimum 1); ours is the operator's gang",
     ),
     "kubeflow-org-pytorchjob-v1": Peers(
         "pytorch grouper: `minAvailable`, else `elasticPolicy.minReplicas`, else every replica; "
         "master and worker subgroups",
         _KUBEFLOW_OP + " (elastic: `minReplicas`)",
         "master + workers (elastic: + `minReplicas` workers); " + _KUBEFLOW_WHY,
+        differs="elastic jobs: master + minReplicas workers where KAI takes minReplicas as the whole minimum (the same without a master); no master/worker subgroups; a minAvailable above the pods is capped",
     ),
     "kubeflow-org-tfjob-v1": Peers(
         "tensorflow grouper: `minAvailable`, else every replica", _KUBEFLOW_OP, _KUBEFLOW_WHY
@@ -124,6 +158,7 @@ PEERS: dict[str, Peers] = {
         "not a pod owner (Kueue admits the owning job)",
         "Kueue: all PodSets admitted at once",
         "the PodSets are admitted together",
+        differs="KAI never groups a Kueue Workload (not a pod owner); the group describes what Kueue admits",
     ),
     "leaderworkerset-x-k8s-io-leaderworkerset-v1": Peers(
         "lws grouper: one group of `size` per group",
@@ -131,20 +166,28 @@ PEERS: dict[str, Peers] = {
         "each group needs its leader and all workers; groups are independent",
     ),
     "machinelearning-seldon-io-seldondeployment-v1": Peers(
-        "default grouper: 1", "none", "predictor Deployments: " + _INDEPENDENT
+        "default grouper: 1",
+        "none",
+        "predictor Deployments: " + _INDEPENDENT,
+        differs="no gang where KAI has one group of minimum 1: the same scheduling",
     ),
     "milvus-io-milvus-v1beta1": Peers(
-        "no plugin (its Deployments: 1 per pod)", "none", "Deployments: " + _INDEPENDENT
+        "no plugin (its Deployments: 1 per pod)",
+        "none",
+        "Deployments: " + _INDEPENDENT,
+        differs="no gang where KAI groups each pod alone: the same scheduling",
     ),
     "nvidia-com-dynamographdeployment-v1alpha1": Peers(
         "skip-top-owner grouper: Grove's PodGang",
         "Dynamo operator: a Grove PodCliqueSet",
         "the graph's services start together",
+        differs="one group of every pod where KAI uses Grove's PodGang (its minAvailable per clique)",
     ),
     "nvidia-com-dynamographdeployment-v1beta1": Peers(
         "skip-top-owner grouper (v1alpha1 registered): Grove's PodGang",
         "Dynamo operator: a Grove PodCliqueSet",
         "the graph's services start together",
+        differs="one group of every pod where KAI uses Grove's PodGang (its minAvailable per clique)",
     ),
     "ray-io-raycluster-v1": Peers(
         "ray grouper: head + Σ worker groups' minReplicas (else replicas) x hosts",
@@ -170,11 +213,13 @@ PEERS: dict[str, Peers] = {
         "`autoscaling.knative.dev/min-scale`, else 1",
         "Knative: the autoscaler keeps at least min-scale pods",
         "a revision needs its min-scale pods (without it: the initial scale it starts with)",
+        differs="without min-scale, the initial scale is the minimum where KAI takes 1 (both satisfiable: those pods are created with the revision)",
     ),
     "serving-kserve-io-inferenceservice-v1beta1": Peers(
         "no plugin (its Deployment / Knative Service is grouped)",
         "KServe: Deployments or Knative revisions",
         "predictor replicas are independent",
+        differs="no gang: the predictor's Deployment or Knative revision is grouped by KAI on its own",
     ),
     "serving-kserve-io-llminferenceservice-v1alpha2": Peers(
         "no plugin (its LeaderWorkerSets: one group of `size` per group)",
@@ -182,10 +227,16 @@ PEERS: dict[str, Peers] = {
         "each multi-node group needs all its pods; single-node replicas are independent",
     ),
     "slinky-slurm-net-nodeset-v1alpha1": Peers(
-        "default grouper: 1", "none", "Slurm nodes join the cluster one by one"
+        "default grouper: 1",
+        "none",
+        "Slurm nodes join the cluster one by one",
+        differs="no gang where KAI has one group of minimum 1: the same scheduling",
     ),
     "sparkoperator-k8s-io-scheduledsparkapplication-v1beta2": Peers(
-        "default grouper (each run is a SparkApplication)", "none", "each run has its own gang"
+        "default grouper (each run is a SparkApplication)",
+        "none",
+        "each run has its own gang",
+        differs="no gang: each run is a SparkApplication with its own",
     ),
     "sparkoperator-k8s-io-sparkapplication-v1beta2": Peers(
         "spark grouper: one group per application (`spark-app-selector`), minimum 1",
@@ -194,17 +245,22 @@ PEERS: dict[str, Peers] = {
         "executors' requests are reserved",
     ),
     "tekton-dev-pipelinerun-v1": Peers(
-        "default grouper: 1", "none", "tasks run after one another: a gang could deadlock"
+        "default grouper: 1",
+        "none",
+        "tasks run after one another: a gang could deadlock",
+        differs="no gang where KAI has one group of minimum 1: the same scheduling",
     ),
     "tekton-dev-taskrun-v1": Peers("default grouper: 1", "none", _ONE_POD),
     "trainer-kubeflow-org-trainjob-v1alpha1": Peers(
         "no plugin (its JobSet: every pod)",
         "Trainer: JobSet (Workload API planned)",
         "every node of the job starts together",
+        differs="KAI has no TrainJob plugin (its Karta fallback would use this definition)",
     ),
     "workload-codeflare-dev-appwrapper-v1beta2": Peers(
         "no plugin (the wrapped objects' plugins)",
         "AppWrapper / Kueue: the wrapped pods are admitted together",
         "the wrapped components start together",
+        differs="KAI has no AppWrapper plugin (its Karta fallback would use this definition)",
     ),
 }
