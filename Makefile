@@ -54,8 +54,9 @@ format: venv
 demo: venv
 	bash hack/demo.sh
 
-bench: venv
+bench: venv  ## live start-up is compared with kubectl v1.37.2 (built once, cached, for bench only)
 	$(PY) -m pip install -q -e '.[bench]'
+	WLMAP_EXTRA_TOOLS=kubectl bash hack/build-apiserver.sh
 	$(PY) benchmarks/run.py
 
 crd: venv  ## regenerate deploy/crds/kartas.run.ai.yaml (and the chart's copy) from the model

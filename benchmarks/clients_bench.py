@@ -142,16 +142,11 @@ def _median_import(python: str, code: str, runs: int, env: dict[str, str]) -> fl
     return statistics.median(wall(code) for _ in range(runs)) - base
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--python", default=sys.executable, help="interpreter with the clients")
-    parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--repeat", type=int, default=20)
-    args = parser.parse_args(argv)
+def measure(python: str, runs: int = 5, repeat: int = 20) -> list[dict[str, object]]:
+    """One row per client: import, first LIST, LIST typed and raw (milliseconds)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    server = subprocess.Popen(
-        [args.python, "-c", SERVER], stdout=subprocess.PIPE, text=True, env=env
-    )
+    rows: list[dict[str, object]] = []
+    server = subprocess.Popen([python, "-c", SERVER], stdout=subprocess.PIPE, text=True, env=env)
     try:
         port = int(server.stdout.readline())  # type: ignore[union-attr]
         with tempfile.TemporaryDirectory() as tmp:
@@ -168,36 +163,57 @@ def main(argv: list[str] | None = None) -> int:
                     """
                 )
             )
-            print(f"{'client':28} {'import':>9} {'1st LIST':>9} {'LIST typed':>11} {'LIST raw':>9}")
             for (label, code), kind in zip(
                 IMPORTS.items(), ("kubernetes", "lightkube", "kr8s", "wlmap"), strict=True
             ):
-                imported = _median_import(args.python, code, args.runs, env)
+                row: dict[str, object] = {"client": label}
+                try:
+                    row["import_ms"] = round(_median_import(python, code, runs, env) * 1000)
+                except subprocess.CalledProcessError:
+                    row["import_ms"] = "not installed"
+                    rows.append(row)
+                    continue
                 done = subprocess.run(
-                    [args.python, "-c", CLIENTS, kind, str(kubeconfig), str(args.repeat)],
+                    [python, "-c", CLIENTS, kind, str(kubeconfig), str(repeat)],
                     capture_output=True,
                     text=True,
                     env=env,
                     check=False,
                 )
                 if done.returncode != 0:
-                    print(
-                        f"{label:28} {imported * 1000:7.0f}ms  (request failed: "
-                        f"{done.stderr.strip().splitlines()[-1:]})"
+                    row["first_list_ms"] = (
+                        "failed: " + (done.stderr.strip().splitlines() or [""])[-1]
                     )
+                    rows.append(row)
                     continue
                 r = json.loads(done.stdout)
-
-                def ms(key: str, r: dict[str, float] = r) -> str:
-                    return f"{r[key] * 1000:.1f}ms" if key in r else "-"
-
-                print(
-                    f"{label:28} {imported * 1000:7.0f}ms {ms('first'):>9} {ms('typed'):>11} "
-                    f"{ms('raw'):>9}"
-                )
+                for key, name in (
+                    ("first", "first_list_ms"),
+                    ("typed", "list_typed_ms"),
+                    ("raw", "list_raw_ms"),
+                ):
+                    row[name] = round(r[key] * 1000, 1) if key in r else "-"
+                rows.append(row)
     finally:
         server.terminate()
         server.wait(5)
+    return rows
+
+
+def run() -> list[dict[str, object]]:
+    """For benchmarks/run.py: this interpreter (the dev extra installs lightkube and kr8s), or
+    ``$WLMAP_CLIENTS_PYTHON``."""
+    return measure(os.environ.get("WLMAP_CLIENTS_PYTHON") or sys.executable)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--python", default=sys.executable, help="interpreter with the clients")
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--repeat", type=int, default=20)
+    args = parser.parse_args(argv)
+    for row in measure(args.python, args.runs, args.repeat):
+        print("  ".join(f"{k}={v}" for k, v in row.items()))
     return 0
 
 

@@ -15,7 +15,16 @@ import traceback
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-MODULES = ["jq_bench", "engine_bench", "cli_bench", "reference_bench", "operator_bench"]
+MODULES = [
+    "jq_bench",
+    "engine_bench",
+    "cli_bench",
+    "live_bench",
+    "clients_bench",
+    "reference_bench",
+    "operator_bench",
+    "gangs_bench",
+]
 
 
 def print_table(rows: list[dict[str, object]]) -> None:
