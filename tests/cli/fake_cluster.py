@@ -186,6 +186,9 @@ class FakeAPI:
             events, self.events = self.events, []
         for event in events:
             o = event["object"]
+            if event["type"] == "ERROR":  # e.g. 410 Gone: the client lists again
+                yield copy.deepcopy(event)
+                continue
             self.objects = [
                 x
                 for x in self.objects

@@ -277,3 +277,20 @@ def test_stuck_gang_short_of_its_minimum(wlmap) -> None:
     assert r.out == "jobset.jobset.x-k8s.io/new\n"
     # a finished workload missing pods is not stuck
     assert json.loads(wlmap(["get", "jobset/old", "-o", "json"], api=api).out)["stuck"] is None
+
+
+def test_watch_relists_when_its_version_is_gone(wlmap) -> None:
+    api = _api()
+    changed = _modified(api, "old", conditions=[{"type": "Failed", "status": "True"}])
+    api.objects = [
+        o if o["metadata"]["name"] != "old" or o.get("kind") != "JobSet" else changed["object"]
+        for o in api.objects
+    ]
+    gone = {"kind": "Status", "code": 410, "reason": "Expired", "message": "too old"}
+    api.events = [{"type": "ERROR", "object": gone}]
+    r = wlmap(["get", "jobsets", "--watch-only"], api=api)
+    assert r.code == 130, r.err
+    lines = r.out.splitlines()
+    # the re-list shows every workload once (the changed one with its new phase)
+    assert sorted(line.split()[0] for line in lines[1:]) == ["new", "old"]
+    assert "Failed" in next(line for line in lines if line.startswith("old"))

@@ -198,9 +198,20 @@ class _Follower:
                         self.events.put((kind, event))
                     return
                 except WatchExpired:
+                    # the version is gone: take the current one and re-read what is there
                     version = list_version(self.cluster, res, ns, **selectors)
+                    self.relist(kind, res, ns, selectors)
         except BaseException as exc:  # the main thread re-raises it (Ctrl-C in tests too)
             self.events.put(("error", exc))
+
+    def relist(self, kind: str, res: Any, ns: str | None, selectors: dict[str, Any]) -> None:
+        from workload_map.cluster.watch import WatchEvent
+
+        wanted = str(selectors.get("field_selector") or "").removeprefix("metadata.name=")
+        for obj in self.cluster.iter_list(res, ns, label_selector=selectors.get("label_selector")):
+            if wanted and (obj.get("metadata") or {}).get("name") != wanted:
+                continue
+            self.events.put((kind, WatchEvent("MODIFIED", obj)))
 
     def refresh(self, obj: dict[str, Any]) -> None:
         uid = str((obj.get("metadata") or {}).get("uid") or "")
