@@ -246,7 +246,12 @@ def build_parser(out: IO[str], prog: str = "wlmap") -> argparse.ArgumentParser:
         help="list workloads with phase, pods and GPUs",
         description="List workloads of a type (or of every covered type).",
     )
-    g.add_argument("target", nargs="*", metavar="TYPE[/NAME] [NAME]")
+    g.add_argument(
+        "target",
+        nargs="*",
+        metavar="TYPE[/NAME]",
+        help="TYPE[,TYPE...] [NAME...], or TYPE/NAME [TYPE/NAME...]",
+    )
     g.add_argument("-A", "--all-namespaces", action="store_true", help="list in every namespace")
     g.add_argument("-l", "--selector", metavar="SELECTOR", help="label selector on the workload")
     g.add_argument(
