@@ -88,7 +88,8 @@ def test_unreadable_and_unparseable(tmp_path: Path) -> None:
     code, out, err = _run(bad)
     assert (code, out) == (2, "") and "not valid YAML or JSON" in err
     code, _, err = _run(_write(tmp_path, [1, 2], "list.yaml"))
-    assert code == 2 and "expected a Karta object, got array" in err
+    # a top-level YAML list holds Kartas; an item that is not one is named by its place
+    assert code == 2 and "list.yaml: item 1: expected a Karta object, got number 1" in err
     code, _, err = _run(_write(tmp_path, "", "empty.yaml"))
     assert code == 2 and "no document" in err
     code, _, err = _run(str(tmp_path))
@@ -108,9 +109,10 @@ def test_legacy_form_warns(tmp_path: Path) -> None:
 def test_multi_document_stream() -> None:
     code, out, _ = _run(str(FIXTURES / "two-kartas.yaml"))
     assert code == 0
+    # several Kartas in a file are named by their metadata.name, then their place
     assert out.splitlines() == [
-        f"OK: {FIXTURES / 'two-kartas.yaml'} (document {i}) is a valid Karta definition "
-        f"(GVK: example.com/v1, Kind={k})"
+        f'OK: {FIXTURES / "two-kartas.yaml"}: Karta "example-com-{k.lower()}-v1" (document {i}) '
+        f"is a valid Karta definition (GVK: example.com/v1, Kind={k})"
         for i, k in ((1, "A"), (2, "B"))
     ]
 
@@ -178,3 +180,17 @@ def test_unwritable_suspend_actions(tmp_path: Path) -> None:
     assert code == 1
     assert out.count("(action-path-not-writable)") == 2
     assert "resumeActions[0].value: resumeActions[0]: value '{bad' is not JSON text" in out
+
+
+def test_lists_of_kartas_are_validated_item_by_item(tmp_path: Path) -> None:
+    """``kubectl get kartas -o yaml`` prints a List; a YAML sequence works too; each Karta is
+    named by its metadata.name and its place."""
+    first, listed = list(yaml.safe_load_all((FIXTURES / "two-kartas.yaml").read_text()))
+    docs = [first, *listed["items"]]
+    code, out, _ = _run(_write(tmp_path, {"apiVersion": "v1", "kind": "List", "items": docs}))
+    assert code == 0, out
+    assert 'Karta "example-com-a-v1" (item 1) is a valid' in out
+    assert 'Karta "example-com-b-v1" (item 2) is a valid' in out
+    code, out, _ = _run(_write(tmp_path, [docs[0], {**docs[1], "spec": {}}], "seq.yaml"))
+    assert code == 1
+    assert "INVALID: " in out and 'seq.yaml: Karta "example-com-b-v1" (item 2)' in out

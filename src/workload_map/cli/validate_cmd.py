@@ -63,6 +63,40 @@ def _pick_crd(docs: list[Any], path: str, group: str | None, kind: str | None) -
     return crds[0]
 
 
+def _labelled(path: str, docs: list[Any]) -> list[tuple[str, Any]]:
+    """Each Karta of the file with how messages name it: by its metadata.name, with its place
+    when there are several. A top-level YAML list and a ``kind: List`` (what ``kubectl get kartas
+    -o yaml`` prints) hold several."""
+    items: list[tuple[str, Any]] = []
+    for i, doc in enumerate(docs):
+        place = f"document {i + 1}" if len(docs) > 1 else ""
+        inner: list[Any] | None = None
+        if isinstance(doc, list):
+            inner = doc
+        elif (
+            isinstance(doc, Mapping)
+            and doc.get("kind") == "List"
+            and isinstance(doc.get("items"), list)
+        ):
+            inner = doc["items"]
+        if inner is None:
+            items.append((place, doc))
+            continue
+        for j, item in enumerate(inner):
+            items.append((f"{place + ', ' if place else ''}item {j + 1}", item))
+    several = len(items) > 1
+    out = []
+    for place, doc in items:
+        meta = doc.get("metadata") if isinstance(doc, Mapping) else None
+        named = meta.get("name") if isinstance(meta, Mapping) else None
+        if not several:  # one Karta: the file names it (as before)
+            out.append((path, doc))
+            continue
+        label = f'Karta "{named}" ({place})' if isinstance(named, str) and named else place
+        out.append((f"{path}: {label}", doc))
+    return out
+
+
 def run(
     path: str,
     crd: str | None,
@@ -71,14 +105,14 @@ def run(
     stderr: IO[str],
 ) -> int:
     """Validate the Karta definition(s) at ``path`` (``-`` for stdin); return the exit code."""
-    from workload_map.model.findings import Finding
+    from workload_map.model import validate_loaded
+    from workload_map.model.findings import Finding, FindingCode
     from workload_map.model.load import (
         KartaLoadError,
         LenientLoad,
         parse_documents,
         read_karta_document,
     )
-    from workload_map.model.validate import validate_loaded
 
     name = path
     try:
@@ -97,8 +131,7 @@ def run(
             if not docs:
                 raise KartaLoadError("contains no document", source=name)
             loaded: list[tuple[str, LenientLoad]] = []
-            for i, doc in enumerate(docs):
-                where = name if len(docs) == 1 else f"{name} (document {i + 1})"
+            for where, doc in _labelled(name, docs):
                 # schema problems become findings; only a non-object document is unreadable
                 loaded.append((where, read_karta_document(doc, source=where)))
         except KartaLoadError as exc:
@@ -124,7 +157,9 @@ def run(
         try:
             findings = validate_loaded(result, crd=target)
         except RecursionError:
-            findings = [Finding("", "too-deep", "error", "the definition nests too deeply")]
+            findings = [
+                Finding("", FindingCode.TOO_DEEP, "error", "the definition nests too deeply")
+            ]
         errors = [f for f in findings if f.is_error]
         for finding in findings:
             if not finding.is_error:
