@@ -189,8 +189,9 @@ def test_lists_of_kartas_are_validated_item_by_item(tmp_path: Path) -> None:
     docs = [first, *listed["items"]]
     code, out, _ = _run(_write(tmp_path, {"apiVersion": "v1", "kind": "List", "items": docs}))
     assert code == 0, out
-    assert 'Karta "example-com-a-v1" (item 1) is a valid' in out
-    assert 'Karta "example-com-b-v1" (item 2) is a valid' in out
+    # the loader unwraps a List into documents
+    assert 'Karta "example-com-a-v1" (document 1) is a valid' in out
+    assert 'Karta "example-com-b-v1" (document 2) is a valid' in out
     code, out, _ = _run(_write(tmp_path, [docs[0], {**docs[1], "spec": {}}], "seq.yaml"))
     assert code == 1
     assert "INVALID: " in out and 'seq.yaml: Karta "example-com-b-v1" (item 2)' in out
