@@ -435,7 +435,7 @@ def main(
 
             raise UsageError(
                 f'unknown command "{first[1]}" for "wlmap"',
-                hint=did_you_mean(first[1], COMMANDS) or "see 'wlmap --help'",
+                hint=did_you_mean(first[1], COMMANDS) or f"see '{prog} --help'",
             )
         parser = build_parser(stdout, prog)
         try:
@@ -443,7 +443,7 @@ def main(
         except _Exit as done:
             return done.status
         if extra:
-            where = f"wlmap {args.command}" if args.command else "wlmap"
+            where = f"{prog} {args.command}" if args.command else prog
             raise UsageError(
                 f"unrecognized arguments: {' '.join(extra)}", hint=f"see '{where} --help'"
             )
