@@ -344,6 +344,10 @@ def build_parser(out: IO[str], prog: str = "wlmap") -> argparse.ArgumentParser:
     _add_globals(y, suppress=True)
 
     sub.add_parser("jq", help="run a jq program (gojq compatible)", add_help=False)
+    # dispatched before parsing (their own flags); listed here for `wlmap --help`
+    sub.add_parser("operator", help="the in-cluster operator (wlmap operator --help)")
+    sub.add_parser("exporter", help="workloadmap_* Prometheus metrics (wlmap exporter --help)")
+    sub.add_parser("serve", help="the local web view (wlmap serve --help)")
 
     c = sub.add_parser(
         "completion",
@@ -408,6 +412,10 @@ def main(
         from workload_map.exporter.main import main as exporter_main
 
         return exporter_main(argv[first[0] + 1 :])
+    if first is not None and first[1] == "serve":  # its own flags, like the operator
+        from workload_map.web.main import main as serve_main
+
+        return serve_main(argv[first[0] + 1 :])
     if first is not None and first[1] == "crd":  # the Karta CRD: show / apply (chart hook)
         from workload_map.cli.crd_cmd import main as crd_main
 

@@ -63,13 +63,9 @@ Resolver = Callable[[str, str], Karta | None]
 
 def catalog_resolver() -> Resolver:
     """Kartas of the built-in catalog with gang instructions, by (apiVersion, kind)."""
-    from workload_map.catalog import catalog
+    from workload_map.gangs.definitions import KartaIndex
 
-    def resolve(api_version: str, kind: str) -> Karta | None:
-        found = catalog.resolve(api_version, kind)
-        return found[0] if found is not None else None
-
-    return resolve
+    return KartaIndex().resolve
 
 
 @dataclass

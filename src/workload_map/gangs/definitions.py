@@ -33,6 +33,7 @@ class KartaIndex:
         self._catalog = catalog
         self.errors: dict[str, str] = {}
         self.generation = 0
+        self._from_catalog: dict[tuple[str, str], Karta | None] = {}
 
     def apply(self, event: str, obj: Mapping[str, Any]) -> None:
         from workload_map.model import load_karta, validate
@@ -64,10 +65,14 @@ class KartaIndex:
         found = self._by_gvk.get((api_version, kind))
         if found is not None or not self._catalog:
             return found
-        from workload_map.catalog import catalog
+        key = (api_version, kind)
+        if key not in self._from_catalog:
+            from workload_map.catalog import catalog
 
-        hit = catalog.resolve(api_version, kind)
-        return hit[0] if hit is not None else None
+            # one Karta object per kind: the engine prepares (parses, indexes) it once
+            hit = catalog.resolve(api_version, kind)
+            self._from_catalog[key] = hit[0] if hit is not None else None
+        return self._from_catalog[key]
 
     def kartas(self) -> list[Karta]:
         """Every definition in force: the cluster's, then the catalog's not overridden."""
@@ -75,8 +80,9 @@ class KartaIndex:
         if self._catalog:
             from workload_map.catalog import catalog
 
-            for karta in catalog.list():
-                gvk = karta.root_gvk
+            for listed in catalog.list():
+                gvk = listed.root_gvk
                 if gvk is not None and (gvk.api_version, gvk.kind) not in self._by_gvk:
-                    out.append(karta)
+                    karta = self.resolve(gvk.api_version, gvk.kind)
+                    out.append(karta if karta is not None else listed)
         return out

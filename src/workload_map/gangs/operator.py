@@ -400,6 +400,7 @@ class GangWatcher:
         self.cfg = cfg
         self.ctx: OperatorContext | None = None
         self._stop = threading.Event()
+        self._frozen = False
 
     def start(self, ctx: OperatorContext) -> None:
         self.ctx = ctx
@@ -435,7 +436,16 @@ class GangWatcher:
 
     def synced(self) -> bool:
         assert self.ctx is not None
-        return all(i.synced for i in self.ctx.informers.all())
+        done = all(i.synced for i in self.ctx.informers.all())
+        if done and not self._frozen:
+            # the initial lists are in: keep the collector from rescanning them (100k cached
+            # pods make each full collection a pause the webhook's p99 would show)
+            import gc
+
+            gc.collect()
+            gc.freeze()
+            self._frozen = True
+        return done
 
     def refresh_kinds(self) -> None:
         """Watch every served workload kind a Karta with gang instructions covers."""
@@ -523,6 +533,8 @@ class GangController:
         #: pods whose owner chain broke at an object not cached yet, by that object's key
         self._waiting: dict[tuple[str, str, str, str], set[tuple[str, str]]] = {}
         self._broken_at: dict[tuple[str, str], tuple[str, str, str, str]] = {}
+        #: per workload key, the inputs of its last reconcile that wrote nothing
+        self._settled: dict[str, tuple[Any, ...]] = {}
 
     # -- keys -----------------------------------------------------------------------------
     @staticmethod
@@ -707,7 +719,7 @@ class GangController:
         if workload is None:
             return None
         karta = rt.kartas.resolve(str(workload.get("apiVersion")), kind)
-        if not has_gangs(karta):
+        if not has_gangs(karta) or self._nested(workload):
             return None
         uid = str((workload.get("metadata") or {}).get("uid") or "")
         with self._lock:
@@ -719,10 +731,41 @@ class GangController:
         labels = ((namespace or {}).get("metadata") or {}).get("labels") or {}
         return karta, workload, pods, labels, existing, foreign
 
+    def _nested(self, workload: Mapping[str, Any]) -> bool:
+        """Whether a covered workload with gangs controls this one (a JobSet's Jobs, a
+        RayJob's RayCluster): the top owner's gangs count its pods, so it gets none of its own."""
+        for ref in (workload.get("metadata") or {}).get("ownerReferences") or []:
+            if isinstance(ref, Mapping) and ref.get("controller") is True:
+                karta = self.runtime.kartas.resolve(
+                    str(ref.get("apiVersion")), str(ref.get("kind"))
+                )
+                return has_gangs(karta)
+        return False
+
+    @staticmethod
+    def _fingerprint(found: tuple[Any, ...], generation: int) -> tuple[Any, ...]:
+        karta, workload, pods, labels, existing, foreign = found
+
+        def rv(obj: Mapping[str, Any] | None) -> str:
+            return str(((obj or {}).get("metadata") or {}).get("resourceVersion") or "")
+
+        return (
+            id(karta),
+            generation,
+            rv(workload),
+            tuple(sorted((str(p["metadata"].get("name")), rv(p)) for p in pods)),
+            tuple(sorted(labels.items())),
+            tuple(sorted((str(o["metadata"].get("name")), rv(o)) for o in existing)),
+            rv(foreign),
+        )
+
     def reconcile_key(self, key: str) -> float | None:
         found = self.inputs(key)
         if found is None:
             return None
+        fingerprint = self._fingerprint(found, self.runtime.kartas.generation)
+        if self._settled.get(key) == fingerprint:
+            return None  # nothing changed since a reconcile that had nothing to do
         karta, workload, pods, labels, existing, foreign = found
         rt = self.runtime
         templates = next(
@@ -753,6 +796,10 @@ class GangController:
                 rt.stats.reconcile_errors += 1
             log.warning("gangs: reconcile of %s failed: %s", key, err)
             raise
+        if actions.writes == 0 and not actions.waiting:
+            self._settled[key] = fingerprint
+        else:
+            self._settled.pop(key, None)
         return None
 
     def _drop_unserved(self, actions: Actions) -> None:

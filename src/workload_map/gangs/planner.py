@@ -374,7 +374,9 @@ def plan(
     done).
     """
     config = config or GangConfig()
-    wl_spec = Workload(karta, dict(obj))
+    pod_list = [dict(p) for p in pods] if pods is not None else None
+    # one engine view serves the spec-side questions too (they do not depend on the pods)
+    wl_spec = Workload(karta, dict(obj), pods=pod_list)
     ref = workload_ref(wl_spec.obj)
     out = Plan(workload=ref, handled=False, reason="")
     gang = wl_spec.karta.gang_scheduling
@@ -407,24 +409,25 @@ def plan(
         )
         return out
 
-    pod_list = [dict(p) for p in pods] if pods is not None else None
     groups: dict[str, PodGroup] = {}
+    notes: list[str] = []
+    if pod_list is not None and gang.pod_group is None:
+        # the alpha form: groups the spec implies that have no pods yet come from a view
+        # without pods (the v2 group is the same with or without them)
+        implied = Workload(wl_spec.karta, wl_spec.obj, definition_name=wl_spec.definition_name)
+        for group in implied.pod_groups():
+            if not group.unresolved_keys:
+                groups[group.name] = group
+        notes.extend(implied.gang_notes())
     for group in wl_spec.pod_groups():
         if group.unresolved_keys:
             continue  # keys only pods carry: the gang appears with its first pod
         groups[group.name] = group
-    notes = list(wl_spec.gang_notes())
-    if pod_list is not None:
-        wl_pods = Workload(
-            wl_spec.karta, wl_spec.obj, pods=pod_list, definition_name=wl_spec.definition_name
-        )
-        for group in wl_pods.pod_groups():
-            groups[group.name] = group
-        notes.extend(n for n in wl_pods.gang_notes() if n not in notes)
+    notes.extend(n for n in wl_spec.gang_notes() if n not in notes)
     for note in notes:
         out.decisions.append(Decision("NoGang", note))
     pods_by_name = {_pod_name(p): p for p in pod_list or ()}
-    components = wl_spec.resources()["components"]
+    components: dict[str, Any] | None = None  # the engine's resource view, when a backend needs it
     queue, timeout = _queue(wl_spec.obj, config), _timeout(wl_spec.obj, config)
 
     for group in sorted(groups.values(), key=lambda g: g.name):
@@ -473,6 +476,8 @@ def plan(
                 )
             )
             continue
+        if backend in (COSCHEDULING, VOLCANO) and components is None:
+            components = wl_spec.resources()["components"]  # native needs no minResources
         tasks = {dns_label(s.name): s.min_member for s in group.sub_groups if s.min_member > 0}
         task_of_pod = {p: dns_label(s.name) for s in group.sub_groups for p in s.pods}
         out.gangs.append(
@@ -489,7 +494,9 @@ def plan(
                 pods=tuple(sorted(group.pods)),
                 tasks=tasks,
                 task_of_pod=task_of_pod,
-                min_resources=_quantities(components, members, group.min_member),
+                min_resources=_quantities(components, members, group.min_member)
+                if components is not None
+                else {},
                 priority_class=priority,
             )
         )

@@ -203,9 +203,8 @@ def reconcile(
         out.delete.extend(dict(o) for o in ours if not _meta(o).get("deletionTimestamp"))
         return out
     pod_list = [p for p in pods if _live(p)]
-    desired: dict[tuple[str, str, str], dict[str, Any]] = {
-        _key(o): copy.deepcopy(o) for o in plan.objects
-    }
+    # copied only where changed below: a resync of an unchanged workload copies nothing
+    desired: dict[tuple[str, str, str], dict[str, Any]] = {_key(o): o for o in plan.objects}
     gangs = {g.name: g for g in plan.gangs}
 
     # members that missed the webhook
@@ -216,7 +215,8 @@ def reconcile(
             continue
         names = sorted(str(_meta(p).get("name")) for p in missed)
         out.missed[gang.name] = names
-        obj = desired.get((_api_of(gang.backend), "PodGroup", gang.name))
+        gang_key = (_api_of(gang.backend), "PodGroup", gang.name)
+        obj = desired.get(gang_key)
         if mode == DELETE_UNBOUND:
             doomed = [p for p in missed if not _bound(p) and _has_controller(p)]
             out.delete_pods.extend(dict(p) for p in doomed)
@@ -232,6 +232,7 @@ def reconcile(
             continue
         lowered = max(1, gang.min_count - len(missed))
         if obj is not None and lowered != gang.min_count:
+            obj = desired[gang_key] = copy.deepcopy(obj)
             _set_min(obj, lowered)
             note = json.loads(obj["metadata"]["annotations"][ANNOTATION_DECISION])
             note.update({"minCount": lowered, "plannedMinCount": gang.min_count, "missed": names})
