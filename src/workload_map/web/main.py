@@ -1,0 +1,100 @@
+"""``wlmap serve``: start the web view (cluster from the kubeconfig, or ``-f DIR`` files)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import signal
+import sys
+import webbrowser
+from collections.abc import Sequence
+from pathlib import Path
+
+from workload_map.errors import WlmapError
+
+__all__ = ["build_parser", "main"]
+
+
+def build_parser(prog: str = "wlmap serve") -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog=prog,
+        description="A local, read-only web view of every workload: tree, gangs, GPUs and "
+        "definitions, with your kubeconfig's permissions.",
+    )
+    p.add_argument(
+        "--address",
+        default="127.0.0.1",
+        help="address to listen on (default 127.0.0.1; only loopback Hosts are served)",
+    )
+    p.add_argument("--port", type=int, default=8765, help="port (default 8765; 0: any free one)")
+    p.add_argument("--open", action="store_true", help="open the browser at the address")
+    p.add_argument(
+        "-f",
+        "--filename",
+        type=Path,
+        metavar="DIR",
+        help="serve the workloads, pods and Kartas of these files (no cluster)",
+    )
+    p.add_argument("--kubeconfig", help="kubeconfig file (default: $KUBECONFIG, ~/.kube/config)")
+    p.add_argument("--context", help="kubeconfig context")
+    p.add_argument(
+        "-n",
+        "--namespace",
+        action="append",
+        default=[],
+        metavar="NS",
+        help="only these namespaces (repeatable; enough with one namespace's rights)",
+    )
+    p.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
+    return p
+
+
+async def _serve(args: argparse.Namespace) -> int:
+    from aiohttp import web
+
+    from workload_map.web.app import WebSettings, build_app
+    from workload_map.web.source import FileSource, LiveSource, Source
+
+    source: Source
+    if args.filename is not None:
+        source = FileSource(args.filename)
+    else:
+        source = await asyncio.to_thread(
+            LiveSource, args.kubeconfig, args.context, namespaces=tuple(args.namespace)
+        )
+    settings = WebSettings(address=args.address)
+    runner = web.AppRunner(build_app(source, settings), access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, args.address, args.port)
+    await site.start()
+    port = runner.addresses[0][1] if runner.addresses else args.port
+    host = "127.0.0.1" if args.address in ("127.0.0.1", "0.0.0.0", "") else args.address
+    url = f"http://{host}:{port}/?token={settings.token}"
+    print(f"wlmap serve: open {url}", flush=True)
+    if args.open:
+        webbrowser.open(url)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    await runner.cleanup()
+    source.close()
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    logging.basicConfig(
+        level=getattr(logging, args.log_level.upper()),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        return asyncio.run(_serve(args))
+    except WlmapError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        print(f"error: cannot listen on {args.address}:{args.port}: {exc}", file=sys.stderr)
+        return 1

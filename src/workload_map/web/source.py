@@ -1,0 +1,219 @@
+"""Where the web view's workloads come from: a live cluster (watches) or a folder of files."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, Protocol
+
+import yaml
+
+from workload_map.cluster.inventory import Entry, Inventory
+from workload_map.errors import WlmapError
+from workload_map.model import GVK
+
+__all__ = ["FileSource", "LiveSource", "Source", "SourceError", "load_documents"]
+
+log = logging.getLogger("workload_map.web")
+
+_MAX_FILE = 16 * 2**20  # a bigger file is not a workload dump anyone means to serve
+
+
+class SourceError(WlmapError):
+    """A folder or file that cannot be served."""
+
+
+class Source(Protocol):
+    """What the pages read."""
+
+    mode: str  # "cluster" or "files"
+
+    @property
+    def inventory(self) -> Inventory: ...
+
+    def problems(self) -> dict[str, str]: ...
+
+    def events(self, entry: Entry) -> tuple[list[dict[str, Any]], str | None]: ...
+
+    def close(self) -> None: ...
+
+
+def load_documents(paths: Iterable[Path]) -> tuple[list[dict[str, Any]], list[str]]:
+    """Every object of these YAML/JSON files (Lists unwrapped), and a message per bad file."""
+    out: list[dict[str, Any]] = []
+    problems: list[str] = []
+    for path in paths:
+        try:
+            if path.stat().st_size > _MAX_FILE:
+                problems.append(f"{path}: larger than {_MAX_FILE // 2**20} MiB, skipped")
+                continue
+            docs = list(yaml.safe_load_all(path.read_text(encoding="utf-8")))
+        except (OSError, UnicodeDecodeError, yaml.YAMLError, RecursionError) as exc:
+            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            problems.append(f"{path}: {reason}")
+            continue
+        for doc in docs:
+            items = (
+                doc.get("items") if isinstance(doc, dict) and doc.get("kind") == "List" else [doc]
+            )
+            for item in items if isinstance(items, list) else ():
+                if isinstance(item, dict) and item.get("kind") and item.get("apiVersion"):
+                    out.append(item)
+    return out, problems
+
+
+def feed_documents(inventory: Inventory, objects: list[dict[str, Any]]) -> None:
+    """Objects as a cluster's watches would deliver them: Kartas, workloads, links, pods."""
+    for obj in objects:
+        meta = obj.get("metadata")
+        if not isinstance(meta, dict):
+            meta = obj["metadata"] = {}
+        if not meta.get("uid"):
+            # files often leave uids out; owner references in them then cannot resolve either
+            meta["uid"] = f"file:{obj.get('kind')}:{meta.get('namespace', '')}:{meta.get('name')}"
+    for obj in objects:
+        if obj.get("kind") == "Karta":
+            inventory.apply_karta("ADDED", obj)
+    covered = {d.gvk for d in inventory.definitions()}
+    for obj in objects:
+        kind = obj.get("kind")
+        if kind in ("Karta", "Pod"):
+            continue
+        group, _, version = str(obj.get("apiVersion")).rpartition("/")
+        if GVK(group, version, str(kind)) in covered:
+            inventory.apply_workload("ADDED", obj)
+        else:
+            inventory.apply_intermediate("ADDED", obj)
+    for obj in objects:
+        if obj.get("kind") == "Pod":
+            inventory.apply_pod("ADDED", obj)
+
+
+class FileSource:
+    """Every workload in the YAML/JSON files under ``folder``, re-read when a file changes."""
+
+    mode = "files"
+
+    def __init__(self, folder: Path, *, poll_seconds: float = 2.0) -> None:
+        if not folder.exists():
+            raise SourceError(f"{folder}: no such file or folder")
+        self.folder = folder
+        self._problems: list[str] = []
+        self._stamp = self._mtimes()
+        self._inventory = self._load()
+        self._stop = threading.Event()
+        self._generation = 0
+        if poll_seconds > 0:
+            threading.Thread(
+                target=self._watch, args=(poll_seconds,), name="web-files", daemon=True
+            ).start()
+
+    @property
+    def inventory(self) -> Inventory:
+        return self._inventory
+
+    def _files(self) -> list[Path]:
+        if self.folder.is_file():
+            return [self.folder]
+        return sorted(
+            p
+            for p in self.folder.rglob("*")
+            if p.is_file() and p.suffix.lower() in (".yaml", ".yml", ".json")
+        )
+
+    def _mtimes(self) -> tuple[tuple[str, float], ...]:
+        out = []
+        for p in self._files():
+            try:
+                out.append((str(p), p.stat().st_mtime))
+            except OSError:
+                continue
+        return tuple(out)
+
+    def _load(self) -> Inventory:
+        objects, self._problems = load_documents(self._files())
+        inventory = Inventory()
+        feed_documents(inventory, objects)
+        return inventory
+
+    def _watch(self, every: float) -> None:
+        while not self._stop.wait(every):
+            stamp = self._mtimes()
+            if stamp != self._stamp:
+                self._stamp = stamp
+                fresh = self._load()
+                fresh.generation = self._inventory.generation + 1
+                self._inventory = fresh
+
+    def problems(self) -> dict[str, str]:
+        return {f"file {i + 1}": p for i, p in enumerate(self._problems)}
+
+    def events(self, entry: Entry) -> tuple[list[dict[str, Any]], str | None]:
+        return [], "files have no events"
+
+    def close(self) -> None:
+        self._stop.set()
+
+
+class LiveSource:
+    """The cluster of a kubeconfig, watched (one namespace's permissions are enough with
+    ``namespaces``)."""
+
+    mode = "cluster"
+
+    def __init__(
+        self,
+        kubeconfig: str | None = None,
+        context: str | None = None,
+        *,
+        namespaces: tuple[str, ...] = (),
+        sync_timeout: float = 30.0,
+    ) -> None:
+        from workload_map.cluster.cache import InformerSet
+        from workload_map.cluster.feed import InventoryFeed
+        from workload_map.operator.kube import Api, load_configuration
+
+        self.api = Api(load_configuration(kubeconfig, context), timeout=10.0)
+        self.server = str(self.api.configuration.host)
+        self._informers = InformerSet(self.api.client)
+        self._inventory = Inventory()
+        self.feed = InventoryFeed(
+            self._inventory, self.api.transport(), self._informers, namespaces=namespaces
+        ).start()
+        started = time.monotonic()
+        self.feed.wait_synced(sync_timeout)
+        log.info("caches synced in %.1f s", time.monotonic() - started)
+
+    @property
+    def inventory(self) -> Inventory:
+        return self._inventory
+
+    def problems(self) -> dict[str, str]:
+        return dict(self.feed.problems)
+
+    def events(self, entry: Entry) -> tuple[list[dict[str, Any]], str | None]:
+        path = (
+            f"/api/v1/namespaces/{entry.namespace}/events"
+            if entry.namespace
+            else ("/api/v1/events")
+        )
+        try:
+            doc = self.api.request(
+                "GET",
+                path,
+                query=[("fieldSelector", f"involvedObject.uid={entry.uid}"), ("limit", "50")],
+                timeout=5.0,
+            )
+        except WlmapError as exc:
+            return [], f"events could not be read: {exc}"
+        items = [i for i in doc.get("items") or [] if isinstance(i, dict)]
+        items.sort(key=lambda e: str(e.get("lastTimestamp") or e.get("eventTime") or ""))
+        return items[-20:], None
+
+    def close(self) -> None:
+        self.feed.stop()
+        self._informers.stop()
+        self.api.close()

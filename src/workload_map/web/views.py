@@ -1,0 +1,466 @@
+"""Page models: what each page shows, computed from inventory entries (no HTML here)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from workload_map.cluster.inventory import Entry, Inventory
+
+__all__ = [
+    "PHASE_ORDER",
+    "Filters",
+    "Graph",
+    "Row",
+    "Vitals",
+    "age",
+    "graph",
+    "rows",
+    "vitals",
+    "workload_path",
+]
+
+#: status chips in the reference's severity order
+PHASE_ORDER = (
+    "Failed",
+    "Degraded",
+    "Suspending",
+    "Resuming",
+    "Suspended",
+    "Initializing",
+    "Running",
+    "Completed",
+    "Undefined",
+)
+PODS_PER_INSTANCE = 8  # the reference's cap per graph node, then "+N more"
+PAGE_SIZE = 100
+
+
+def workload_path(entry: Entry) -> str:
+    group = entry.gvk.group or "core"
+    ns = entry.namespace or "_"
+    return f"/workloads/{group}/{entry.gvk.version}/{entry.gvk.kind}/{ns}/{entry.name}"
+
+
+def age(timestamp: Any, now: dt.datetime) -> str:
+    """kubectl's short age: 45s, 12m, 5h, 3d."""
+    if not isinstance(timestamp, str):
+        return "n/a"
+    try:
+        then = dt.datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
+    except ValueError:
+        return "n/a"
+    seconds = max(0, int((now - then).total_seconds()))
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size * (2 if unit != "d" else 1):
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
+
+
+def _phases(view: Mapping[str, Any] | None) -> list[str]:
+    if view is None:
+        return []
+    matched = set(view.get("phases") or ())
+    return [p for p in PHASE_ORDER if p in matched]
+
+
+@dataclass(frozen=True)
+class Row:
+    entry: Entry
+    phases: list[str]
+    ready: int | None
+    desired: int | None
+    gpus: int | None
+    age: str
+    path: str
+
+
+@dataclass(frozen=True)
+class Filters:
+    namespace: str = ""
+    kind: str = ""
+    phase: str = ""
+    text: str = ""
+    sort: str = "namespace"
+    descending: bool = False
+    page: int = 1
+
+    @classmethod
+    def parse(cls, query: Mapping[str, str]) -> Filters:
+        try:
+            page = max(1, int(query.get("page", "1")))
+        except ValueError:
+            page = 1
+        sort = query.get("sort", "namespace")
+        return cls(
+            namespace=query.get("namespace", "").strip(),
+            kind=query.get("kind", "").strip(),
+            phase=query.get("phase", "").strip(),
+            text=query.get("q", "").strip(),
+            sort=sort if sort in _SORTS else "namespace",
+            descending=query.get("dir") == "desc",
+            page=page,
+        )
+
+
+def _sort_key(name: str) -> Any:
+    def key(r: Row) -> Any:
+        e = r.entry
+        return {
+            "name": (e.name, e.namespace),
+            "kind": (e.gvk.kind, e.namespace, e.name),
+            "namespace": (e.namespace, e.name),
+            "phase": (PHASE_ORDER.index(r.phases[0]) if r.phases else 99, e.namespace, e.name),
+            "pods": (r.desired or 0, e.namespace, e.name),
+            "gpus": (r.gpus or 0, e.namespace, e.name),
+            "age": (str((e.obj.get("metadata") or {}).get("creationTimestamp") or ""), e.name),
+        }[name]
+
+    return key
+
+
+_SORTS = ("name", "kind", "namespace", "phase", "pods", "gpus", "age")
+
+
+@dataclass(frozen=True)
+class Listing:
+    rows: list[Row]
+    total: int
+    pages: int
+    filters: Filters
+    namespaces: list[str]
+    kinds: list[str]
+
+
+def rows(inventory: Inventory, filters: Filters, now: dt.datetime) -> Listing:
+    """Top-level workloads, filtered, sorted and paged."""
+    everything = [e for e in inventory.entries() if e.top_level]
+    namespaces = sorted({e.namespace for e in everything})
+    kinds = sorted({e.gvk.kind for e in everything})
+    out: list[Row] = []
+    needle = filters.text.lower()
+    for e in everything:
+        if filters.namespace and e.namespace != filters.namespace:
+            continue
+        if filters.kind and e.gvk.kind != filters.kind:
+            continue
+        phases = _phases(e.view)
+        if filters.phase and filters.phase not in phases:
+            continue
+        if needle and needle not in f"{e.namespace}/{e.name} {e.gvk.kind}".lower():
+            continue
+        pods = (e.view or {}).get("pods") or {}
+        resources = (e.view or {}).get("resources") or {}
+        meta = e.obj.get("metadata") or {}
+        out.append(
+            Row(
+                e,
+                phases,
+                pods.get("ready"),
+                pods.get("desired"),
+                resources.get("gpus") if e.view is not None else None,
+                age(meta.get("creationTimestamp"), now),
+                workload_path(e),
+            )
+        )
+    out.sort(key=_sort_key(filters.sort), reverse=filters.descending)
+    pages = max(1, -(-len(out) // PAGE_SIZE))
+    page = min(filters.page, pages)
+    shown = out[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
+    return Listing(shown, len(out), pages, filters, namespaces, kinds)
+
+
+@dataclass(frozen=True)
+class Vital:
+    label: str
+    desired: str
+    held: str
+
+
+@dataclass(frozen=True)
+class Vitals:
+    items: list[Vital]
+
+
+def _quantity(value: float | int | None, unit: str) -> str:
+    if value is None:
+        return "n/a"
+    if unit == "cores":
+        return f"{value / 1000:g}"
+    if unit == "bytes":
+        size = float(value)
+        for suffix in ("B", "KiB", "MiB", "GiB", "TiB"):
+            if size < 1024 or suffix == "TiB":
+                return f"{size:.0f} {suffix}" if suffix == "B" else f"{size:.1f} {suffix}"
+            size /= 1024
+    return f"{value:g}"
+
+
+def _held(entry: Entry) -> dict[str, int] | None:
+    from workload_map.engine.resources import add, pod_request
+
+    if entry.view is None:
+        return None
+    active = []
+    for pod in entry.pods:
+        meta = pod.get("metadata") or {}
+        phase = (pod.get("status") or {}).get("phase")
+        if not meta.get("deletionTimestamp") and phase not in ("Succeeded", "Failed"):
+            active.append(pod_request(pod.get("spec")))
+    return add(*active)
+
+
+def vitals(entry: Entry) -> Vitals:
+    """Pods, GPUs, CPU and memory: what the spec asks for vs what active pods hold."""
+    view = entry.view or {}
+    pods = view.get("pods") or {}
+    res = view.get("resources") if entry.view is not None else None
+    held = _held(entry)
+
+    def pick(key: str) -> Any:
+        return None if res is None else res.get(key)
+
+    def got(key: str) -> Any:
+        return None if held is None else held.get(key, 0)
+
+    def count(value: Any) -> str:
+        return "n/a" if value is None else str(value)
+
+    return Vitals(
+        [
+            Vital(
+                "Pods ready / current",
+                count(pods.get("desired")),
+                f"{count(pods.get('ready'))} / {count(pods.get('current'))}",
+            ),
+            Vital("GPUs", count(pick("gpus")), count(got("nvidia.com/gpu"))),
+            Vital(
+                "CPU (cores)", _quantity(pick("cpuMillis"), "cores"), _quantity(got("cpu"), "cores")
+            ),
+            Vital(
+                "Memory", _quantity(pick("memoryBytes"), "bytes"), _quantity(got("memory"), "bytes")
+            ),
+        ]
+    )
+
+
+@dataclass
+class Node:
+    id: str
+    label: str
+    sub: str
+    x: int
+    y: int
+    kind: str  # root, component, pod, more
+    state: str = ""  # ready, pending, failed, done
+    gang: int | None = None  # index of the gang a pod belongs to
+
+
+@dataclass
+class Graph:
+    nodes: list[Node] = field(default_factory=list)
+    edges: list[tuple[Node, Node]] = field(default_factory=list)
+    width: int = 0
+    height: int = 0
+    gangs: list[dict[str, Any]] = field(default_factory=list)
+
+
+_COL = (20, 300, 600)
+_ROW = 34
+_NODE_W = 250
+
+
+def _pod_state(pod: Mapping[str, Any]) -> str:
+    if pod.get("state") in ("Terminating",):
+        return "done"
+    phase = pod.get("phase")
+    if phase in ("Succeeded",):
+        return "done"
+    if phase == "Failed":
+        return "failed"
+    return "ready" if pod.get("ready") else "pending"
+
+
+def graph(entry: Entry) -> Graph:
+    """Root → components/instances → pods, pods capped per instance with "+N more"."""
+    g = Graph()
+    view = entry.view
+    if view is None:
+        return g
+    members: dict[str, int] = {}
+    pods_by_name = {str((p.get("metadata") or {}).get("name")): p for p in entry.pods}
+    for index, group in enumerate(view.get("podGroups") or ()):
+        names = [str(n) for n in group.get("pods") or ()]
+        for n in names:
+            members.setdefault(n, index)
+        scheduled = sum(
+            1 for n in names if ((pods_by_name.get(n) or {}).get("spec") or {}).get("nodeName")
+        )
+        g.gangs.append(
+            {
+                "index": index,
+                "name": group.get("name"),
+                "min": group.get("minMember"),
+                "members": len(names),
+                "scheduled": scheduled,
+                "short": isinstance(group.get("minMember"), int) and scheduled < group["minMember"],
+            }
+        )
+    y = 10
+    root = Node(
+        "root", f"{entry.gvk.kind} {entry.name}", ", ".join(_phases(view)), _COL[0], y, "root"
+    )
+    g.nodes.append(root)
+
+    def walk(nodes: Sequence[Mapping[str, Any]], parent: Node, depth: int) -> None:
+        nonlocal y
+        for comp in nodes:
+            replicas = comp.get("replicas") or {}
+            sub = f"{replicas.get('ready', 'n/a')}/{replicas.get('desired', 'n/a')} ready"
+            if comp.get("error"):
+                sub = "error: " + str(comp["error"])[:60]
+            node = Node(
+                f"c{len(g.nodes)}",
+                str(comp.get("name")),
+                sub,
+                _COL[1] + 24 * depth,
+                y,
+                "component",
+                "failed" if comp.get("error") else "",
+            )
+            g.nodes.append(node)
+            g.edges.append((parent, node))
+            pods = [p for p in comp.get("pods") or () if isinstance(p, Mapping)]
+            first = True
+            for pod in pods[:PODS_PER_INSTANCE]:
+                if not first:
+                    y += _ROW
+                first = False
+                pnode = Node(
+                    f"p{len(g.nodes)}",
+                    str(pod.get("name")),
+                    f"{pod.get('phase') or 'Unknown'}"
+                    + (f" · {pod['node']}" if pod.get("node") else ""),
+                    _COL[2],
+                    y,
+                    "pod",
+                    _pod_state(pod),
+                    members.get(str(pod.get("name"))),
+                )
+                g.nodes.append(pnode)
+                g.edges.append((node, pnode))
+            if len(pods) > PODS_PER_INSTANCE:
+                y += _ROW
+                more = Node(
+                    f"m{len(g.nodes)}",
+                    f"+{len(pods) - PODS_PER_INSTANCE} more",
+                    "",
+                    _COL[2],
+                    y,
+                    "more",
+                )
+                g.nodes.append(more)
+                g.edges.append((node, more))
+            y += _ROW
+            walk(comp.get("children") or (), node, depth + 1)
+
+    y += _ROW
+    walk(view.get("components") or (), root, 0)
+    g.height = y + 10
+    g.width = _COL[2] + _NODE_W + 20
+    return g
+
+
+def definition_rows(inventory: Inventory, problems: Mapping[str, str]) -> list[dict[str, Any]]:
+    """Catalog and cluster definitions, which wins per kind, the operator's conditions."""
+    counts: dict[str, int] = {}
+    for e in inventory.entries():
+        if e.top_level:
+            counts[e.definition.name] = counts.get(e.definition.name, 0) + 1
+    in_force = {(d.name, d.origin) for d in inventory.definitions()}
+    out: list[dict[str, Any]] = []
+    cluster = inventory.cluster_kartas()
+    errors = inventory.definition_errors()
+    for d in inventory.definitions():
+        gvk = d.gvk
+        status = (d.raw or {}).get("status") if d.raw else None
+        conditions = {
+            str(c.get("type")): c
+            for c in ((status or {}).get("conditions") or [])
+            if isinstance(c, Mapping)
+        }
+        kind_key = str(gvk) if gvk else ""
+        problem = problems.get(kind_key)
+        out.append(
+            {
+                "name": d.name,
+                "origin": d.origin,
+                "gvk": gvk,
+                "in_force": True,
+                "overrides_catalog": d.origin == "cluster",
+                "ready": conditions.get("Ready"),
+                "validated": conditions.get("Validated"),
+                "instances": counts.get(d.name, 0),
+                "state": _state(problem),
+                "problem": problem,
+            }
+        )
+    for name, definition in cluster.items():
+        if (name, "cluster") in in_force:
+            continue
+        out.append(
+            {
+                "name": name,
+                "origin": "cluster",
+                "gvk": definition.gvk if definition else None,
+                "in_force": False,
+                "overrides_catalog": False,
+                "ready": None,
+                "validated": None,
+                "instances": 0,
+                "state": "invalid" if name in errors else "shadowed",
+                "problem": errors.get(name, "another Karta of the same kind is in force"),
+            }
+        )
+    out.sort(key=lambda r: (str(r["gvk"]) if r["gvk"] else "", r["name"]))
+    return out
+
+
+def _state(problem: str | None) -> str:
+    if problem is None:
+        return "ok"
+    text = problem.lower()
+    if "forbidden" in text or "403" in text or "not allowed" in text:
+        return "no-permission"
+    if "not served" in text or "404" in text:
+        return "crd-missing"
+    return "error"
+
+
+def unattributed(entry: Entry) -> list[Mapping[str, Any]]:
+    view = entry.view or {}
+    items = view.get("unattributedPods") or []
+    return [i if isinstance(i, Mapping) else {"name": str(i)} for i in items]
+
+
+def pretty(obj: Any) -> str:
+    import json
+
+    return json.dumps(obj, indent=2, sort_keys=True, default=str)
+
+
+def iter_events(events: Iterable[Mapping[str, Any]]) -> list[dict[str, str]]:
+    out = []
+    for e in events:
+        out.append(
+            {
+                "type": str(e.get("type") or ""),
+                "reason": str(e.get("reason") or ""),
+                "message": str(e.get("message") or ""),
+                "count": str(e.get("count") or 1),
+                "when": str(e.get("lastTimestamp") or e.get("eventTime") or ""),
+            }
+        )
+    return out
