@@ -201,7 +201,8 @@ class FakeAPI:
             self._pods_drained.set()
             threading.Event().wait(10)  # open, like a real watch; the command ends first
             return
-        self._pods_drained.wait(5)
+        if not any(f.endswith("/pods") for f in self.forbidden):  # else no pods' watch opens
+            self._pods_drained.wait(5)
         self._pods_drained.clear()
         raise KeyboardInterrupt
 

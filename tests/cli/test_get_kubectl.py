@@ -294,3 +294,14 @@ def test_watch_relists_when_its_version_is_gone(wlmap) -> None:
     # the re-list shows every workload once (the changed one with its new phase)
     assert sorted(line.split()[0] for line in lines[1:]) == ["new", "old"]
     assert "Failed" in next(line for line in lines if line.startswith("old"))
+
+
+def test_watch_without_pod_access_follows_workloads_only(wlmap) -> None:
+    api = _api()
+    api.forbidden.add("/api/v1/namespaces/ml/pods")
+    api.events = [_modified(api, "new", conditions=[{"type": "Failed", "status": "True"}])]
+    r = wlmap(["get", "jobsets", "-w"], api=api)
+    assert r.code == 130
+    assert "Failed" in r.out.splitlines()[-1]
+    assert "pod changes are not followed" in r.err
+    assert not any(path.endswith("/pods") for path, _ in api.streams)
