@@ -16,7 +16,7 @@ from workload_map.web import FileSource, WebSettings, build_app
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 TOKEN = "test-token-0123456789"
-NOW = dt.datetime(2026, 11, 20, 12, 0, tzinfo=dt.timezone.utc)
+NOW = dt.datetime(2026, 11, 20, 12, 0, tzinfo=dt.UTC)
 
 
 class Http:
