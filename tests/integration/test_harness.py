@@ -312,6 +312,32 @@ def test_stop_leaves_no_process_port_or_file(kube: Kube) -> None:
     second.stop()  # idempotent
 
 
+def test_full_plane_stops_every_component_and_its_scheduler_restarts(kube: Kube) -> None:
+    plane = local_plane(kube)
+    kcm, sched = find_controllers()
+    full = LocalControlPlane(
+        plane.apiserver_bin,
+        plane.etcd_bin,
+        controller_manager_bin=kcm,
+        scheduler_bin=sched,
+        scheduler=True,
+    ).start()
+    try:
+        names = [p.name for p in full.procs]
+        assert names == ["etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler"]
+        first = full.pids()
+        full.stop_scheduler()
+        assert not full.scheduler_running and not alive(first[3])
+        full.start_scheduler()
+        assert full.scheduler_running
+        pids = full.pids()
+        assert all(alive(p) for p in pids)
+    finally:
+        full.stop()
+    assert not any(alive(p) for p in pids)
+    assert not full.workdir.exists()
+
+
 CHILD = """
 import json, os, signal, sys, time
 sys.path.insert(0, {root!r})
