@@ -27,3 +27,21 @@ def test_memory_column_uses_one_unit() -> None:
     assert memory_column([512 * 2**20, 2**30]) == ["512Mi", "1024Mi"]
     assert memory_column([1500 * 10**6, 2 * 10**9]) == ["1500M", "2000M"]
     assert memory_column([1500 * 10**6, 2**30]) == ["1500M", "1Gi"]  # no common exact unit
+
+
+def test_forbidden_pod_list_shows_unknown_not_zero(wlmap) -> None:
+    from tests.cli.fake_cluster import JOBSET, obj
+
+    api = FakeAPI(namespace="ml").serve(JOBSET)
+    template = {"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "x"}]}}}}
+    spec = {"replicatedJobs": [{"name": "w", "replicas": 2, "template": template}]}
+    api.add(obj("jobset.x-k8s.io/v1alpha2", "JobSet", "train", "ml", spec=spec))
+    api.forbidden.add("/api/v1/namespaces/ml/pods")
+    unknown = {"desired": 2, "current": None, "ready": None}
+    listed = wlmap(["get", "--all-types", "-o", "json"], api=api)
+    assert [i["pods"] for i in json.loads(listed.out)["items"]] == [unknown]
+    described = wlmap(["describe", "jobset/train", "-o", "json"], api=api)
+    assert json.loads(described.out)["pods"] == unknown
+    assert "forbidden" in described.err
+    table = wlmap(["get", "--all-types"], api=api)
+    assert "-/2" in table.out

@@ -370,7 +370,7 @@ def _live(
             pods = find_pods(cluster, obj)
         except Forbidden as exc:
             ctx.warn(f"{exc}; showing the workload without its pods")
-            pods = []
+            pods = None  # unknown (shown as such), not none: 0 would be a lie
     except ClusterError as exc:
         raise CliError(str(exc), ERROR) from exc
     return obj, pods, definition, age((obj.get("metadata") or {}).get("creationTimestamp"))

@@ -369,6 +369,10 @@ def _rbac_hint(target: Target, namespace: str | None) -> str:
     return f"ask for the list verb on {target.resource.group_resource}{where}"
 
 
+# the pod index when pods could not be listed (a distinct object: an empty index means no pods)
+_PODS_UNKNOWN: dict[str, list[dict[str, Any]]] = {}
+
+
 def _pod_index(
     ctx: Context, cluster: Cluster, namespace: str | None, chunk_size: int
 ) -> dict[str, list[dict[str, Any]]] | None:
@@ -474,6 +478,8 @@ def _row(
             pod_list: list[dict[str, Any]] | None = find_pods(cluster, obj)
         except Forbidden:
             pod_list = None
+    elif pods is _PODS_UNKNOWN:
+        pod_list = None
     else:
         pod_list = pods.get(uid, [])
     d = target.definition
@@ -568,7 +574,9 @@ def _all_types(
         progress.update(target.resource.plural, len(rows) + len(objs))
         top = [o for o in objs if owning_workload(cluster, o, is_covered, on_unreadable) is None]
         if top and pods is None:
-            pods = _pod_index(ctx, cluster, namespace, args.chunk_size) or {}
+            pods = _pod_index(ctx, cluster, namespace, args.chunk_size)
+            if pods is None:  # forbidden: every row's pods are unknown, not 0
+                pods = _PODS_UNKNOWN
         for obj in top:
             row = _row(ctx, cluster, target, obj, pods, label)
             if row is not None:
