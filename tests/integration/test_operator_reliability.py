@@ -45,6 +45,12 @@ from .test_operator import ensure_karta_crd
 
 
 @pytest.fixture(scope="module")
+def kube(module_kube: Kube) -> Kube:
+    """This module's own control plane: it restarts the API server and compacts etcd."""
+    return module_kube
+
+
+@pytest.fixture(scope="module")
 def api(kube: Kube) -> Iterator[Api]:
     client = api_for(kube.kubeconfig)
     ensure_karta_crd(client)
@@ -222,8 +228,8 @@ def test_certificate_rotation_with_a_short_lifetime(
 
 
 def _etcd_url(kube: Kube) -> str:
-    assert kube.plane is not None, "needs the local control plane (etcd access)"
-    for arg in kube.plane.procs[0].popen.args:  # type: ignore[union-attr]
+    etcd = next(p for p in kube.local_plane().procs if p.name == "etcd")
+    for arg in etcd.popen.args:  # type: ignore[union-attr]
         if str(arg).startswith("--listen-client-urls="):
             return str(arg).split("=", 1)[1]
     raise AssertionError("etcd client URL not found")
@@ -241,8 +247,7 @@ def second_apiserver(kube: Kube, tmp: Path, *extra: str) -> Iterator[Path]:
     kubeconfig."""
     from . import harness
 
-    assert kube.plane is not None, "needs the local control plane"
-    source = next(p for p in kube.plane.procs if p.name == "kube-apiserver")
+    source = next(p for p in kube.local_plane().procs if p.name == "kube-apiserver")
     port = harness.free_port()
     argv = [str(a) for a in source.popen.args]  # type: ignore[union-attr]
     argv = [f"--secure-port={port}" if a.startswith("--secure-port=") else a for a in argv]
@@ -361,19 +366,6 @@ def test_a_409_on_a_status_write_is_retried(kube: Kube, api: Api) -> None:
         delete(api, f"{KARTAS}/{name}")
 
 
-def _restart_apiserver(kube: Kube) -> None:
-    """Stop kube-apiserver and start it again with the same flags (same port, same etcd)."""
-    from . import harness
-
-    plane = kube.plane
-    assert plane is not None
-    index = next(i for i, p in enumerate(plane.procs) if p.name == "kube-apiserver")
-    old = plane.procs[index]
-    argv = [str(a) for a in old.popen.args]  # type: ignore[union-attr]
-    old.stop()
-    plane.procs[index] = harness._spawn("kube-apiserver", argv, old.log)
-
-
 def test_apiserver_restart_under_a_running_operator(
     kube: Kube, api: Api, ns: str, tmp_path: Path
 ) -> None:
@@ -398,7 +390,7 @@ def test_apiserver_restart_under_a_running_operator(
         rvs = {n: api.get(f"{KARTAS}/{n}")["metadata"]["resourceVersion"] for n in names}
         writes = op.metric("workloadmap_operator_karta_status_writes_total")
 
-        _restart_apiserver(kube)
+        kube.restart_apiserver()
         eventually(lambda: api.get(f"{KARTAS}/{names[0]}"), 90, "apiserver serving")
         # a Karta changed right after the restart is reconciled
         changed = api.get(f"{KARTAS}/{names[1]}")
