@@ -126,8 +126,12 @@ def test_resources_table() -> None:
 
 
 def test_file_mode() -> None:
-    text = render_describe(_view([_pod("w-0")], file_mode=True), RenderOptions(age="5m"))
-    assert "(file mode: no live status)" in text
+    view = _view([_pod("w-0")], file_mode=True)
+    text = render_describe(view, RenderOptions(age="5m"))
+    # the phase came from the file: only the pods are unknown
+    assert "(file mode: status from the file, no pods)" in text
+    undefined = render_describe({**view, "phases": ["Undefined"]}, RenderOptions())
+    assert "(file mode: no live status)" in undefined
     assert "age:" not in text
     assert "replicas: 1" in text
 

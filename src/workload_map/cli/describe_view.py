@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from workload_map.cli.humanize import cpu, memory
+from workload_map.cli.humanize import cpu, memory_column
 from workload_map.cli.render import Styler, format_table
 
 __all__ = ["RenderOptions", "render_describe"]
@@ -200,15 +200,20 @@ def _own(comp: dict[str, Any]) -> dict[str, int]:
 
 
 def _resource_rows(
-    comps: Sequence[dict[str, Any]], depth: int, rows: list[list[str]], prefix: str = ""
+    comps: Sequence[dict[str, Any]],
+    depth: int,
+    rows: list[list[str]],
+    mem: list[int],
+    prefix: str = "",
 ) -> None:
+    """One row per component (memory kept apart: the column is formatted in one unit)."""
     for comp in comps:
         children = comp.get("children") or []
         name = prefix + str(comp.get("name"))
         grouping = not comp.get("kind") and not comp.get("pods") and children
         if grouping:
             # a grouping row has no request of its own: name its children through it
-            _resource_rows(children, depth, rows, f"{name}/")
+            _resource_rows(children, depth, rows, mem, f"{name}/")
             continue
         own = _own(comp)
         replicas = _int((comp.get("replicas") or {}).get("desired"))
@@ -221,10 +226,10 @@ def _resource_rows(
                 str(replicas),
                 str(own["gpus"]),
                 cpu(own["cpuMillis"]),
-                memory(own["memoryBytes"]),
             ]
         )
-        _resource_rows(children, depth + 1, rows)
+        mem.append(own["memoryBytes"])
+        _resource_rows(children, depth + 1, rows, mem)
 
 
 def _pod_group_lines(groups: Sequence[dict[str, Any]], style: Styler) -> list[str]:
@@ -271,7 +276,11 @@ def render_describe(view: dict[str, Any], opts: RenderOptions) -> str:
     lines = ["   ".join(header)]
     if file_mode:
         lines.append(
-            "(file mode: no live status)"
+            (
+                "(file mode: no live status)"
+                if [str(p) for p in view.get("phases") or []] in ([], ["Undefined"])
+                else "(file mode: status from the file, no pods)"
+            )
             if view.get("pods", {}).get("current") is None
             else "(file mode: pods from a file)"
         )
@@ -299,7 +308,8 @@ def render_describe(view: dict[str, Any], opts: RenderOptions) -> str:
             f"{_int(pods.get('current'))} active{extra}"
         )
     rows: list[list[str]] = []
-    _resource_rows(view.get("components") or [], 0, rows)
+    mem: list[int] = []
+    _resource_rows(view.get("components") or [], 0, rows, mem)
     total = view.get("resources") or {}
     rows.append(
         [
@@ -307,9 +317,12 @@ def render_describe(view: dict[str, Any], opts: RenderOptions) -> str:
             str(_int(pods.get("desired"))),
             str(_int(total.get("gpus"))),
             cpu(_int(total.get("cpuMillis"))),
-            memory(_int(total.get("memoryBytes"))),
         ]
     )
+    mem.append(_int(total.get("memoryBytes")))
+    # one unit for the whole column, so TOTAL never reads 2Ti under rows of 2056Gi
+    for row, text in zip(rows, memory_column(mem), strict=True):
+        row.append(text)
     lines.append("")
     lines.append("Resources:")
     lines.extend(
