@@ -198,3 +198,17 @@ def test_format_table() -> None:
         "xxx   1",
         "y     22",
     ]
+
+
+def test_pending_pod_shows_the_schedulers_message() -> None:
+    pending = _pod("w-1", ready=False, phase="Pending", node=None, reason="Unschedulable")
+    pending["message"] = "0/16 nodes are available:\n 16 Insufficient nvidia.com/gpu."
+    text = render_describe(_view([_pod("w-0"), pending]), RenderOptions())
+    lines = text.splitlines()
+    at = next(i for i, line in enumerate(lines) if "w-1" in line)
+    assert "Pending (Unschedulable)" in lines[at]
+    # on the next line, under the pod, flattened to one line
+    assert lines[at + 1].strip() == "0/16 nodes are available: 16 Insufficient nvidia.com/gpu."
+    running = _pod("w-2")
+    running["message"] = "not shown for a running pod"
+    assert "not shown" not in render_describe(_view([running]), RenderOptions())

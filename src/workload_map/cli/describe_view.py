@@ -46,6 +46,19 @@ def _subtree_pods(comp: dict[str, Any]) -> list[dict[str, Any]]:
     return pods
 
 
+_MESSAGE_WIDTH = 160
+
+
+def _pending_message(pod: dict[str, Any]) -> str | None:
+    """Why a Pending pod waits (e.g. "0/16 nodes are available: 16 Insufficient
+    nvidia.com/gpu"), cut to one readable line; None for other pods."""
+    message = pod.get("message")
+    if pod.get("phase") != "Pending" or not isinstance(message, str) or not message.strip():
+        return None
+    text = " ".join(message.split())
+    return text if len(text) <= _MESSAGE_WIDTH else text[: _MESSAGE_WIDTH - 3] + "..."
+
+
 def _component_rank(comp: dict[str, Any], file_mode: bool) -> int:
     """0: has unhealthy pods, 1: pods missing, 2: fine (the order kept under a limit)."""
     if any(_pod_unhealthy(p) for p in _subtree_pods(comp)):
@@ -99,8 +112,8 @@ class _Tree:
         pods = list(comp.get("pods") or [])
         children = list(comp.get("children") or [])
         shown, hidden = _limit(pods, self.opts.pod_limit, lambda p: 0 if _pod_unhealthy(p) else 1)
-        lines: list[tuple[str, list[str]]] = [
-            (str(p.get("name")), self._pod_columns(p)) for p in shown
+        lines: list[tuple[str, list[str], str | None]] = [
+            (str(p.get("name")), self._pod_columns(p), _pending_message(p)) for p in shown
         ]
         if hidden:
             shown_bad = sum(1 for p in shown if _pod_unhealthy(p))
@@ -109,10 +122,13 @@ class _Tree:
                 note = f"{shown_bad} unhealthy shown"
             else:
                 note = f"{shown_bad} of {all_bad} unhealthy shown"
-            lines.append((f"... and {len(hidden)} more ({note})", []))
-        for index, (text, columns) in enumerate(lines):
+            lines.append((f"... and {len(hidden)} more ({note})", [], None))
+        for index, (text, columns, message) in enumerate(lines):
             last = index == len(lines) - 1 and not children
             self.rows.append((indent + ("`-- " if last else "|-- ") + text, columns))
+            if message:  # the scheduler's words, under the pod they are about
+                under = indent + ("    " if last else "|   ")
+                self.rows.append((f"{under}  {self.opts.style(message, 'dim')}", []))
         if children:
             self.add_components(children, indent)
 
