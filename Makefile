@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 export WLMAP_CACHE ?= $(HOME)/.cache/workload-map
 
-.PHONY: venv tools gojq apiserver helm prometheus monitoring-crds deploy test unit lint format demo bench crd clean
+.PHONY: venv tools gojq apiserver helm prometheus monitoring-crds chromium deploy test unit lint format demo bench crd clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,7 +31,10 @@ prometheus:  ## Debian's prometheus + promtool for the exporter's tests (apt as 
 monitoring-crds:  ## the Prometheus Operator's ServiceMonitor/PrometheusRule CRDs, from its Go module
 	bash hack/fetch-monitoring-crds.sh
 
-tools: gojq apiserver helm prometheus monitoring-crds
+chromium:  ## Debian's chromium + DejaVu fonts for the web view's browser tests (apt as root)
+	bash hack/install-chromium.sh
+
+tools: gojq apiserver helm prometheus monitoring-crds chromium
 
 deploy: helm  ## regenerate deploy/workload-map.yaml from charts/workload-map
 	bash hack/render-deploy.sh
