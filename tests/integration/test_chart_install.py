@@ -209,12 +209,7 @@ def test_aggregated_reader_role_is_filled(
 def test_operator_account_may_do_what_it_needs(
     module_kube: Kube, installed: dict[tuple[str, str], Any], attrs: tuple[Any, ...]
 ) -> None:
-    if attrs[1] not in ("", "run.ai") and attrs[2] in (
-        "pods",
-        "deployments",
-        "jobsets",
-        "pytorchjobs",
-    ):
+    if attrs[2] in ("pods", "deployments", "jobsets", "pytorchjobs"):  # granted by aggregation
         eventually(
             lambda: module_kube.get("rbac.authorization.k8s.io/v1", "ClusterRole", READER).get(
                 "rules"

@@ -38,6 +38,7 @@ def test_pods_of_a_would_be_gang_bind_one_by_one(
     placed = wait_for(
         "three of the four pods to be bound",
         lambda: (lambda b: b if len(b) == 3 else None)(bound(kube, namespace, names)),
+        timeout=60,
     )
     time.sleep(2)
     assert len(bound(kube, namespace, names)) == 3 == len(set(placed.values()))

@@ -96,7 +96,9 @@ def test_a_pod_is_bound_to_a_fake_node_by_the_real_scheduler(
     assert stored["status"]["allocatable"][GPU] == "8"
     assert not stored["spec"].get("taints")  # no not-ready taint: nothing would remove it
     scheduler.apply(pod("solo", gpus=2), namespace)
-    placed = wait_for("the pod to be bound", lambda: bound(scheduler, namespace, ["solo"]))
+    placed = wait_for(
+        "the pod to be bound", lambda: bound(scheduler, namespace, ["solo"]), timeout=60
+    )
     assert placed == {"solo": node}
     read = scheduler.get("v1", "Pod", "solo", namespace)
     scheduled = {c["type"]: c["status"] for c in read["status"].get("conditions", [])}
@@ -117,7 +119,7 @@ def test_a_pod_too_big_for_every_node_stays_unbound(
             for c in conditions or []
         )
 
-    wait_for("the scheduler to report the pod unschedulable", unschedulable)
+    wait_for("the scheduler to report the pod unschedulable", unschedulable, timeout=60)
     assert bound(scheduler, namespace, ["greedy"]) == {}
 
 
