@@ -305,3 +305,12 @@ def test_watch_without_pod_access_follows_workloads_only(wlmap) -> None:
     assert "Failed" in r.out.splitlines()[-1]
     assert "pod changes are not followed" in r.err
     assert not any(path.endswith("/pods") for path, _ in api.streams)
+
+
+def test_watch_with_a_filter_prints_the_header_with_the_first_match(wlmap) -> None:
+    api = _api()
+    api.events = [_modified(api, "new", conditions=[{"type": "Failed", "status": "True"}])]
+    r = wlmap(["get", "jobsets", "-w", "--phase", "Failed"], api=api)
+    assert r.code == 130
+    lines = r.out.splitlines()
+    assert [line.split()[0] for line in lines] == ["NAME", "new"] and "Failed" in lines[1]

@@ -35,8 +35,8 @@ class _Screen:
         self.hooks = hooks
         self.last: dict[str, str] = {}
         self.widths: list[int] = []
-        self.header_done = bool(initial) or opts.no_headers
         kept = [r for r in initial if hooks.keep(r, opts)]
+        self.header_done = bool(kept) or opts.no_headers  # the first screen printed one
         table = self.tabular
         if table:
             lines = [] if opts.no_headers else [hooks.header(opts)]
