@@ -163,3 +163,21 @@ def test_cli_and_packaged_data_work_from_the_install(installed: Path) -> None:
         "sh", "-c", f"echo '{{\"a\":[1,2]}}' | {wlmap} jq -c '.a | map(. * 2) | add'"
     )
     assert run.stdout.strip() == "6", run.stderr
+
+
+def test_containerfile_matches_the_chart_and_the_wheel(wheel: Path) -> None:
+    """The image's user and entry point are the ones the chart and the wheel assume."""
+    lines = [
+        line.strip()
+        for line in (ROOT / "Containerfile").read_text().splitlines()
+        if line.strip() and not line.lstrip().startswith("#")
+    ]
+    assert f"USER {UID}:{UID}" in lines
+    assert 'ENTRYPOINT ["workload-map-operator"]' in lines
+    with zipfile.ZipFile(wheel) as zf:
+        entry_points = next(
+            zf.read(n).decode() for n in zf.namelist() if n.endswith("entry_points.txt")
+        )
+    assert "workload-map-operator = " in entry_points
+    values = (ROOT / "charts/workload-map/values.yaml").read_text()
+    assert f"runAsUser: {UID}" in values
