@@ -64,7 +64,8 @@ def gvk_of(doc: dict[str, Any]) -> tuple[str, str, str] | None:
 
 
 def _type_matches(token: str, doc: dict[str, Any]) -> bool:
-    """kubectl-like, offline: kind, plural, ``kind.group`` or ``kind.version.group``."""
+    """kubectl-like, offline: kind, plural, short name, ``kind.group`` or
+    ``kind.version.group``."""
     gvk = gvk_of(doc)
     if gvk is None:
         return False
@@ -73,7 +74,10 @@ def _type_matches(token: str, doc: dict[str, Any]) -> bool:
     head, _, rest = token.partition(".")
     kind_l = kind.lower()
     if head not in (kind_l, kind_l + "s", kind_l + "es"):
-        return False
+        from workload_map.cluster.shortnames import short_names
+
+        if head not in short_names(group, kind):  # po, deploy, lws... as discovery says
+            return False
     return rest in ("", group.lower(), f"{version.lower()}.{group.lower()}".rstrip("."))
 
 
