@@ -189,9 +189,16 @@ async def _workload(request: web.Request) -> web.Response:
     )
 
 
+_EXPLAINED: dict[str, tuple[Any, list[dict[str, Any]]]] = {}  # uid → (entry, explain)
+
+
 def _details(
     source: Source, entry: Any
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], str | None]:
+    memo = _EXPLAINED.get(entry.uid)
+    if memo is not None and memo[0] is entry:  # the same evaluation: same explanation
+        events, note = source.events(entry)
+        return memo[1], events, note
     explain: list[dict[str, Any]] = []
     try:
         from workload_map.engine import Workload
@@ -208,6 +215,9 @@ def _details(
         explain = [e for e in wl.explain() if isinstance(e, dict)]
     except WlmapError as exc:
         explain = [{"step": "error", "detail": str(exc)}]
+    if len(_EXPLAINED) > 256:
+        _EXPLAINED.clear()
+    _EXPLAINED[entry.uid] = (entry, explain)
     events, note = source.events(entry)
     return explain, events, note
 
