@@ -903,6 +903,27 @@ class LocalControlPlane:
         self.start_apiserver()
         return time.monotonic() - begin
 
+    def add_apiserver(self, *flags: str) -> tuple[str, Path]:
+        """Start one more kube-apiserver on the same etcd and certificates, on a new port, with
+        ``flags`` appended (later flags win, e.g. ``--watch-cache=false``, under which a watch
+        from an etcd-compacted resourceVersion really gets 410 Gone). Returns its URL and an
+        admin kubeconfig for it; ``stop()`` stops it with the rest."""
+        if not self._apiserver_argv:
+            raise HarnessError("add_apiserver: the plane was never started")
+        port = free_port()
+        index = 2 + sum(1 for p in self.procs if p.name.startswith("kube-apiserver-"))
+        name = f"kube-apiserver-{index}"
+        argv = [a for a in self._apiserver_argv if not a.startswith("--secure-port=")]
+        proc = _spawn(name, [*argv, f"--secure-port={port}", *flags], self.workdir / f"{name}.log")
+        self.procs.append(proc)
+        server = f"https://127.0.0.1:{port}"
+        ctx = self._admin_context()
+        self._wait(proc, lambda: _http_ok(f"{server}/readyz", ctx), f"{name} /readyz")
+        kubeconfig = self.workdir / f"kubeconfig-{index}"
+        kubeconfig.write_text(_kubeconfig(server, self._certs))
+        kubeconfig.chmod(0o600)
+        return server, kubeconfig
+
     # -- kube-controller-manager and kube-scheduler -------------------------------------------
 
     def _component_argv(self, binary: Path, name: str, port: int) -> list[str]:

@@ -75,3 +75,20 @@ def test_stopped_apiserver_refuses_then_serves_again(module_kube: Kube, namespac
     finally:
         plane.start_apiserver()
     assert module_kube.get("v1", "Namespace", namespace)["metadata"]["name"] == namespace
+
+
+def test_a_second_apiserver_serves_the_same_data(module_kube: Kube, namespace: str) -> None:
+    plane = module_kube.local_plane()
+    server, kubeconfig = plane.add_apiserver("--watch-cache=false")
+    assert server != module_kube.server
+    second = Kube(kubeconfig=kubeconfig)
+    try:
+        module_kube.apply(
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "seen-twice"}},
+            namespace,
+        )
+        read = second.get("v1", "ConfigMap", "seen-twice", namespace)
+        assert read["metadata"]["namespace"] == namespace
+    finally:
+        second.close()
+    assert "kube-apiserver-2" in {p.name for p in plane.procs}
