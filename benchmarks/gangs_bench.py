@@ -297,6 +297,9 @@ def run() -> list[dict[str, Any]]:
         bench_webhook(rt, admissions),
     ]
     rows.extend(bench_resync(rt, jobsets))
+    del rt, admissions, jobsets
+    if os.environ.get("WLMAP_BENCH_GANG_LIVE", "1") != "0":
+        rows.extend(live())
     return rows
 
 
@@ -304,3 +307,135 @@ if __name__ == "__main__":
     from run import print_table
 
     print_table(run())
+
+
+# -- through the real API server (the harness) ----------------------------------------------
+RATE = 50  # pod creates per second
+SECONDS = 8
+
+
+def _creates(api: Any, ns: str, owner: dict[str, Any], pool: str, count: int) -> list[float]:
+    """``count`` pod creates paced at RATE per second from 5 threads; client latencies (s)."""
+    import threading
+
+    from tests.gangs.e2e import part_pod
+
+    out: list[float] = []
+    lock = threading.Lock()
+    threads = 5
+    interval = threads / RATE
+
+    def worker(w: int) -> None:
+        nxt = time.monotonic()
+        for _ in range(w, count, threads):
+            start = time.perf_counter()
+            part_pod(api, ns, owner, pool)
+            with lock:
+                out.append(time.perf_counter() - start)
+            nxt += interval
+            time.sleep(max(0.0, nxt - time.monotonic()))
+
+    ts = [threading.Thread(target=worker, args=(w,)) for w in range(threads)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    return out
+
+
+def live() -> list[dict[str, Any]]:
+    import tempfile
+
+    from tests.gangs.e2e import (
+        NODE,
+        NODE_LABEL,
+        bound,
+        gang_operator,
+        make_namespace,
+        part_pod,
+        partset_gpu,
+        podgroups,
+        prepare_plane,
+        token,
+        wait,
+    )
+    from tests.integration.harness import FakeNodes, HarnessError, open_kube
+    from tests.operator.live import api_for
+
+    try:
+        kube = open_kube(external_ok=False, scheduler=True)
+    except HarnessError as exc:
+        return [{"measure": "gangs on the harness", "skipped": str(exc)[:200]}]
+    nodes = FakeNodes(kube)
+    rows: list[dict[str, Any]] = []
+    try:
+        api = api_for(kube.kubeconfig)
+        prepare_plane(kube, api)
+        tok = token()
+        op_ns = make_namespace(api, tok, opted_in=False)
+        with (
+            tempfile.TemporaryDirectory() as work,
+            gang_operator(api, kube.kubeconfig, op_ns, Path(work), tok) as op,
+        ):
+            count = RATE * SECONDS
+            # the same creates without the webhook (a namespace its selector leaves out)
+            plain = make_namespace(api, "no-webhook", opted_in=False)
+            owner = partset_gpu(api, plain, count, "nowhere")
+            base = _creates(api, plain, owner, "nowhere", count)
+            ns = make_namespace(api, tok)
+            owner = partset_gpu(api, ns, count, "nowhere")
+            wait("PodGroup", lambda: podgroups(api, ns), 60)
+            before = (
+                op.metric("workloadmap_gangs_webhook_requests_total"),
+                op.metric("workloadmap_gangs_webhook_seconds_total"),
+            )
+            hooked = _creates(api, ns, owner, "nowhere", count)
+            after = (
+                op.metric("workloadmap_gangs_webhook_requests_total"),
+                op.metric("workloadmap_gangs_webhook_seconds_total"),
+            )
+            handler_ms = (after[1] - before[1]) / max(1.0, after[0] - before[0]) * 1000
+            rows.append(
+                {
+                    "measure": f"pod create through the API server + gang webhook, {RATE}/s",
+                    "n": len(hooked),
+                    "p50_ms": round(statistics.median(hooked) * 1000, 1),
+                    "p99_ms": round(_pct(hooked, 0.99) * 1000, 1),
+                    "without webhook p50_ms": round(statistics.median(base) * 1000, 1),
+                    "without webhook p99_ms": round(_pct(base, 0.99) * 1000, 1),
+                    "handler mean_ms": round(handler_ms, 2),
+                    "load": round(os.getloadavg()[0], 1),
+                }
+            )
+            # time from the last pod of a gang created to the gang bound (the 800 pending pods
+            # above would keep the scheduler busy: gone first)
+            for gone in (plain, ns):
+                api.request(
+                    "DELETE", f"/api/v1/namespaces/{gone}/pods", query=[("gracePeriodSeconds", "0")]
+                )
+                wait(
+                    "pods gone",
+                    lambda gone=gone: not api.get(f"/api/v1/namespaces/{gone}/pods").get("items"),
+                    120,
+                )
+            for i in range(3):
+                gns = make_namespace(api, tok)
+                pool = f"{tok}-bind{i}"
+                nodes.add(4, NODE, labels={NODE_LABEL: pool})
+                obj = partset_gpu(api, gns, 4, pool)
+                wait("PodGroup", lambda gns=gns: podgroups(api, gns), 60)
+                for _ in range(4):
+                    part_pod(api, gns, obj, pool)
+                start = time.monotonic()
+                wait("bound", lambda gns=gns: len(bound(api, gns)) == 4, 120)
+                rows.append(
+                    {
+                        "measure": "last pod of a gang of 4 created -> all bound (harness)",
+                        "n": 4,
+                        "seconds": round(time.monotonic() - start, 2),
+                    }
+                )
+    finally:
+        nodes.remove_all()
+        kube.shutdown()
+    return rows

@@ -72,6 +72,8 @@ log = logging.getLogger("workload_map.gangs")
 
 WEBHOOK_PATH = "/mutate-v1-pod-gangs"
 FIELD_MANAGER = "workload-map-gangs"
+#: seconds a pod event waits for the rest of its burst before its workload is reconciled
+POD_DEBOUNCE = 0.2
 _INTERMEDIATES = (
     ("apps", "v1", "ReplicaSet"),
     ("batch", "v1", "Job"),
@@ -533,6 +535,7 @@ class GangController:
         #: pods whose owner chain broke at an object not cached yet, by that object's key
         self._waiting: dict[tuple[str, str, str, str], set[tuple[str, str]]] = {}
         self._broken_at: dict[tuple[str, str], tuple[str, str, str, str]] = {}
+        self._soon: set[str] = set()  # keys with a debounced reconcile pending
         #: per workload key, the inputs of its last reconcile that wrote nothing
         self._settled: dict[str, tuple[Any, ...]] = {}
 
@@ -598,7 +601,7 @@ class GangController:
         if kind == "Pod":
             old, new = self._link(obj, deleted=event == "DELETED")
             for key in {old, new} - {None}:
-                self._enqueue(str(key))
+                self._enqueue_soon(str(key))
             if event != "DELETED":
                 self._relink(obj)  # a leader pod owns its group's StatefulSet
             return
@@ -676,6 +679,16 @@ class GangController:
     def _enqueue(self, key: str) -> None:
         if self.queue is not None:
             self.queue.add(key)
+
+    def _enqueue_soon(self, key: str) -> None:
+        """Pod events come in bursts (a JobSet's pods at once): one reconcile per burst."""
+        if self.queue is None:
+            return
+        with self._lock:
+            if key in self._soon:
+                return
+            self._soon.add(key)
+        self.queue.add_after(key, POD_DEBOUNCE)
 
     def enqueue_all(self) -> None:
         with self._lock:
@@ -760,6 +773,8 @@ class GangController:
         )
 
     def reconcile_key(self, key: str) -> float | None:
+        with self._lock:
+            self._soon.discard(key)
         found = self.inputs(key)
         if found is None:
             return None
