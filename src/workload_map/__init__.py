@@ -21,16 +21,17 @@ __all__ = [
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
-    from workload_map import jq
-    from workload_map.catalog import catalog
+    from workload_map import catalog, jq
     from workload_map.engine import Workload
     from workload_map.errors import WlmapError
-    from workload_map.model import dump_karta, load_karta
-    from workload_map.model.validate import validate
+    from workload_map.model import dump_karta, load_karta, validate
 
 _LAZY = {
     "jq": ("workload_map.jq", None),
-    "catalog": ("workload_map.catalog", "catalog"),
+    "catalog": (
+        "workload_map.catalog",
+        None,
+    ),  # the module, as ``import workload_map.catalog`` binds it
     "Workload": ("workload_map.engine", "Workload"),
     "WlmapError": ("workload_map.errors", "WlmapError"),
     "load_karta": ("workload_map.model", "load_karta"),

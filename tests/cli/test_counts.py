@@ -45,3 +45,32 @@ def test_forbidden_pod_list_shows_unknown_not_zero(wlmap) -> None:
     assert "forbidden" in described.err
     table = wlmap(["get", "--all-types"], api=api)
     assert "-/2" in table.out
+
+
+def test_oom_killed_container_shows_as_kubectl_shows_it(wlmap) -> None:
+    from tests.cli.conftest import EXAMPLES
+    from workload_map.engine.describe import pod_reason
+
+    r = wlmap(
+        [
+            "describe",
+            "-f",
+            str(EXAMPLES / "pytorchjob/pytorchjob.yaml"),
+            "--pods",
+            str(EXAMPLES / "pytorchjob/pods.yaml"),
+        ]
+    )
+    assert r.code == 0, r.err
+    line = next(x for x in r.out.splitlines() if "resnet-ddp-worker-2" in x)
+    assert "OOMKilled" in line and "PodFailed" not in line
+
+    def ended(**terminated: object) -> dict[str, object]:
+        state = {"terminated": terminated}
+        return {"status": {"phase": "Failed", "containerStatuses": [{"state": state}]}}
+
+    assert pod_reason(ended(exitCode=137, reason="OOMKilled")) == "OOMKilled"
+    assert pod_reason(ended(exitCode=1)) == "ExitCode:1"
+    assert pod_reason(ended(exitCode=0, signal=9)) == "Signal:9"
+    done = ended(exitCode=0, reason="Completed")
+    done["status"]["phase"] = "Succeeded"  # type: ignore[index]
+    assert pod_reason(done) is None

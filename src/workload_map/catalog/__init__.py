@@ -1,7 +1,9 @@
 """The built-in catalog: a Karta for every common AI workload type, usable with no setup.
 
-``catalog`` is the process-wide instance over the packaged definitions (``catalog/data``);
-:class:`Catalog` can also be pointed at another directory of ``<slug>.yaml`` files.
+``catalog`` is the process-wide instance over the packaged definitions (``catalog/data``); the
+module's functions (``get``, ``find``, ``kartas``, …) are its methods, so ``workload_map.catalog``
+(always this module) answers the same calls. :class:`Catalog` can also be pointed at another
+directory of ``<slug>.yaml`` files.
 
     >>> from workload_map.catalog import catalog
     >>> catalog.get("kubeflow.org", "v1", "PyTorchJob").metadata["name"]
@@ -40,23 +42,23 @@ __all__ = [
     "find",
     "for_api_version",
     "get",
-    "list",
+    "kartas",
     "names",
     "resolve",
     "slug",
     "version_priority",
 ]
 
+#: the process-wide catalog over the packaged definitions
 catalog = Catalog()
 
-# ``workload_map.catalog`` is both this module and (lazily) the instance: once the module is
-# imported, Python binds the package attribute to the module, so the module answers the same
-# calls as the instance and ``wm.catalog.get(...)`` works either way.
+# ``workload_map.catalog`` is always this module (never the instance): its functions answer
+# like the instance's methods, so ``wm.catalog.get(...)`` works whatever was imported first.
 get = catalog.get
 find = catalog.find
 resolve = catalog.resolve
 for_api_version = catalog.for_api_version
-list = catalog.list
+kartas = catalog.list
 names = catalog.names
 by_name = catalog.by_name
 as_cluster_objects = catalog.as_cluster_objects

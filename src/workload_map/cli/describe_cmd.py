@@ -147,10 +147,8 @@ def _describe(
             origin=definition.origin,
             file_mode=file_mode,
         )
-        view: dict[str, Any] = dict(workload.describe())
-        if explain:
-            view["explain"] = workload.explain()
-    except (WlmapError, JqError, ValueError, TypeError, KeyError) as exc:
+        view = workload.describe(explain=explain)
+    except (WlmapError, JqError) as exc:  # anything else is a bug: main() says so
         raise CliError(
             f"cannot describe {label} with definition {definition.name} "
             f"({definition.origin}): {exc}",
@@ -256,7 +254,7 @@ def _definition_from_file(path: str, ctx: Context) -> Definition:
     doc = read_single_object(path, ctx.stdin)
     try:
         karta = load_karta(doc)
-    except (WlmapError, ValueError, TypeError, KeyError) as exc:
+    except WlmapError as exc:
         raise CliError(f"--definition {path}: not a usable Karta: {exc}", ERROR) from exc
     if not isinstance(karta, Karta):
         raise CliError(f"--definition {path}: expected one Karta", USAGE)

@@ -496,8 +496,9 @@ def main(
             raise
         if ctx is not None:
             ctx.flush_warnings()
-        message = f"unexpected {type(exc).__name__}: {exc}"
-        _print_error(stderr, err_style, message, "set WLMAP_DEBUG=1 to see the traceback")
+        message = f"internal error (a bug in wlmap): {type(exc).__name__}: {exc}"
+        hint = "please report it with the command line; WLMAP_DEBUG=1 shows the traceback"
+        _print_error(stderr, err_style, message, hint)
         return ERROR
     finally:
         if ctx is not None:

@@ -6,6 +6,7 @@ Pure: plain dicts (or Kubernetes client objects) in, plain data out, inputs neve
 
 from __future__ import annotations
 
+from workload_map.engine.describe import DescribeView, WorkloadResources
 from workload_map.engine.errors import (
     DefinitionNotFoundError,
     EngineError,
@@ -15,7 +16,7 @@ from workload_map.engine.errors import (
     WriteRefusedError,
 )
 from workload_map.engine.extract import ExtractedInstance, Scale
-from workload_map.engine.gangs import PodGroup
+from workload_map.engine.gangs import PodGroup, PodGroupResult
 from workload_map.engine.owners import is_owned_by, partition_pods, top_owner, walk_chain
 from workload_map.engine.pods import Placement
 from workload_map.engine.status import Condition, Status
@@ -24,6 +25,7 @@ from workload_map.engine.workload import Workload
 __all__ = [
     "Condition",
     "DefinitionNotFoundError",
+    "DescribeView",
     "EngineError",
     "ExtractedInstance",
     "ExtractionError",
@@ -31,9 +33,11 @@ __all__ = [
     "InvalidDefinitionError",
     "Placement",
     "PodGroup",
+    "PodGroupResult",
     "Scale",
     "Status",
     "Workload",
+    "WorkloadResources",
     "WriteRefusedError",
     "is_owned_by",
     "partition_pods",

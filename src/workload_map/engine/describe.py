@@ -54,8 +54,33 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+def _terminated_reason(statuses: Any) -> str | None:
+    """What kubectl shows for a container that ended badly: the kubelet's reason (OOMKilled,
+    Error, ...), else ``Signal:N`` / ``ExitCode:N``; a clean exit is no reason."""
+    for cs in statuses if isinstance(statuses, list) else ():
+        state = cs.get("state") if isinstance(cs, Mapping) else None
+        ended = state.get("terminated") if isinstance(state, Mapping) else None
+        if not isinstance(ended, Mapping):
+            continue
+        reason, code, signal = (
+            _text(ended.get("reason")),
+            ended.get("exitCode"),
+            ended.get("signal"),
+        )
+        if reason == "Completed" and not code:
+            continue
+        if reason:
+            return reason
+        if isinstance(signal, int) and signal:
+            return f"Signal:{signal}"
+        if isinstance(code, int) and code:
+            return f"ExitCode:{code}"
+    return None
+
+
 def pod_reason(pod: Mapping[str, Any]) -> str | None:
-    """Why a pod is not fine: unscheduled, pod reason, a container's waiting reason, not ready."""
+    """Why a pod is not fine: unscheduled, pod reason, a container's waiting reason, how a
+    container ended (OOMKilled, as kubectl shows it), not ready."""
     conds = _conditions(pod)
     for c in conds:
         if (
@@ -75,6 +100,10 @@ def pod_reason(pod: Mapping[str, Any]) -> str | None:
                 waiting = state.get("waiting") if isinstance(state, Mapping) else None
                 if isinstance(waiting, Mapping) and _text(waiting.get("reason")):
                     return _text(waiting.get("reason"))
+        if status.get("phase") != "Succeeded":
+            terminated = _terminated_reason(status.get("containerStatuses"))
+            if terminated is not None:
+                return terminated
     for c in conds:
         if c.get("type") == "Ready" and c.get("status") == "False" and _text(c.get("reason")):
             if isinstance(status, Mapping) and status.get("phase") == "Succeeded":

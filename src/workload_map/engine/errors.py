@@ -42,7 +42,7 @@ class InstanceNotFoundError(EngineError):
 class WriteRefusedError(EngineError):
     """A write-back was refused; the object is left exactly as it was."""
 
-    def __init__(self, path: str, reason: str):
+    def __init__(self, path: str, reason: str) -> None:
         super().__init__(f"write to '{path}' refused, nothing was written: {reason}")
         self.path = path
         self.reason = reason

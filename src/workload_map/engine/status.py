@@ -15,29 +15,26 @@ from typing import Any
 from workload_map.engine.errors import ExtractionError
 from workload_map.engine.runner import Run, direct
 from workload_map.engine.structure import Structure
-from workload_map.model import StatusDefinition, StatusMatcher
+from workload_map.model import Phase, StatusDefinition, StatusMatcher
+from workload_map.model.views import json_field, to_json, view
 
 __all__ = ["UNDEFINED", "Condition", "Status", "evaluate_status"]
 
-UNDEFINED = "Undefined"
+UNDEFINED: str = Phase.UNDEFINED.value
 
 
-@dataclass(frozen=True)
+@view
 class Condition:
     """One condition as the definition's field names read it (strings only)."""
 
-    type: str
-    status: str | None = None
-    reason: str | None = None
-    message: str = ""
+    type: str = json_field("type")
+    status: str | None = json_field("status", default=None)
+    reason: str | None = json_field("reason", default=None)
+    message: str = json_field("message", default="")
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "type": self.type,
-            "status": self.status,
-            "reason": self.reason,
-            "message": self.message,
-        }
+        out: dict[str, Any] = to_json(self)
+        return out
 
 
 @dataclass(frozen=True)

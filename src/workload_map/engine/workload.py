@@ -10,9 +10,15 @@ from collections.abc import Iterable, Mapping
 from functools import cached_property
 from typing import Any
 
-from workload_map.engine import resources as res
 from workload_map.engine import writeback
-from workload_map.engine.describe import describe, instance_request, pod_is_ready
+from workload_map.engine.describe import (
+    DescribeView,
+    Explanation,
+    WorkloadResources,
+    describe,
+    explanations,
+)
+from workload_map.engine.describe import resources as resources_view
 from workload_map.engine.errors import EngineError
 from workload_map.engine.extract import ExtractedInstance, Extractor, Scale
 from workload_map.engine.gangs import PodGroup, PodGroupResult, build_pod_groups, subtree_scale
@@ -48,7 +54,7 @@ class Workload:
         origin: str = "file",
         validate: bool = True,
         file_mode: bool | None = None,
-    ):
+    ) -> None:
         self.karta = load_definition(karta)
         self.structure: Structure = prepare(self.karta, validate=validate)
         self.obj: dict[str, Any] = workload_object(
@@ -58,7 +64,7 @@ class Workload:
         self.origin = origin
         self._file_mode = file_mode
         self.pods: list[dict[str, Any]] | None = None
-        self._excluded: list[tuple[str, str]] = []
+        self.excluded: list[tuple[str, str]] = []
         self.candidate_pods: list[dict[str, Any]] = []
         if pods is not None:
             # client objects, list objects (PodList, List) and iterables; anything else is an
@@ -67,7 +73,7 @@ class Workload:
             self.pods = items
             candidates, excluded = partition_pods(self.obj, items)
             self.candidate_pods = [c for c in candidates if isinstance(c, dict)]
-            self._excluded = [(pod_name(p), reason) for p, reason in excluded]
+            self.excluded = [(pod_name(p), reason) for p, reason in excluded]
 
     # -- basics -----------------------------------------------------------------------------
     @property
@@ -143,7 +149,7 @@ class Workload:
 
     def unattributed(self) -> list[tuple[str, str]]:
         """(pod name, reason) of the pods no component claims, and those of other owners."""
-        out = list(self._excluded)
+        out = list(self.excluded)
         out.extend((p.pod, p.reason or "") for p in self.placements if not p.attributed)
         return out
 
@@ -164,76 +170,32 @@ class Workload:
         return list(self.gangs.groups)
 
     def gang_notes(self) -> list[str]:
-        """Why gangs the definition names are not listed (no pods needed, keys unknown)."""
-        return list(self.gangs.notes)
+        """Why gangs the definition names are not listed (no pods needed, keys unknown), and
+        which pods join no gang."""
+        return [*self.gangs.notes, *self.gangs.ungrouped]
 
     def subtree_scale(self, component: str, instance_id: str | None = None) -> int:
         """The reference's ``CalculateSubtreeScale`` (KAI's minAvailable rule)."""
         return subtree_scale(self.extractor, component, instance_id)
 
-    def explain(self) -> list[dict[str, Any]]:
+    def explanations(self) -> tuple[Explanation, ...]:
         """Per pod: the expressions and values that placed it, and its group with its minimum."""
-        out = []
-        for placement, gang in zip(self.placements, self.gangs.assignments, strict=True):
-            entry = placement.to_dict()
-            entry["gang"] = to_json(gang)
-            out.append(entry)
-        for name, reason in self._excluded:
-            out.append({"pod": name, "component": None, "unattributedReason": reason, "steps": []})
-        for note in self.gangs.notes:
-            out.append({"pod": None, "component": None, "steps": [], "gang": {"reason": note}})
+        return explanations(self)
+
+    def explain(self) -> list[dict[str, Any]]:
+        """The JSON of :meth:`explanations` (``describe --explain``)."""
+        out: list[dict[str, Any]] = to_json(self.explanations())
         return out
 
     # -- resources --------------------------------------------------------------------------
+    def resource_view(self) -> WorkloadResources:
+        """Desired (spec times desired pods) and actual (pods) requests per instance/component."""
+        return resources_view(self)
+
     def resources(self) -> dict[str, Any]:
-        """Desired (spec times desired replicas) and actual (pods) requests per instance/component."""
-        by_pod: dict[tuple[str, str], list[dict[str, Any]]] = {}
-        for pod, p in zip(self.candidate_pods, self.placements, strict=True):
-            if p.attributed and p.component is not None:
-                by_pod.setdefault((p.component, p.instance or ""), []).append(pod)
-        components: dict[str, Any] = {}
-        workload_desired: res.Totals = {}
-        workload_actual: res.Totals = {}
-        for name in self.structure.order:
-            if not self.structure.has_pod_definition(name):
-                continue
-            instances: dict[str, Any] = {}
-            comp_desired: res.Totals = {}
-            comp_actual: res.Totals = {}
-            for instance_id, inst in self.extractor.instances(name).items():
-                per_pod = instance_request(inst)
-                count = inst.desired_pods()
-                desired = res.scaled(per_pod, count)
-                pods = by_pod.get((name, instance_id), [])
-                actual = res.add(*(res.pod_request(p.get("spec")) for p in pods))
-                instances[instance_id] = {
-                    "perPod": res.summarize(per_pod),
-                    "desiredPods": count,
-                    "observedPods": None if self.pods is None else len(pods),
-                    "readyPods": None
-                    if self.pods is None
-                    else sum(1 for p in pods if pod_is_ready(p)),
-                    "desired": res.summarize(desired),
-                    "actual": None if self.pods is None else res.summarize(actual),
-                }
-                comp_desired = res.add(comp_desired, desired)
-                comp_actual = res.add(comp_actual, actual)
-            components[name] = {
-                "instances": instances,
-                "desiredPods": sum(i["desiredPods"] for i in instances.values()),
-                "observedPods": None
-                if self.pods is None
-                else sum(i["observedPods"] for i in instances.values()),
-                "desired": res.summarize(comp_desired),
-                "actual": None if self.pods is None else res.summarize(comp_actual),
-            }
-            workload_desired = res.add(workload_desired, comp_desired)
-            workload_actual = res.add(workload_actual, comp_actual)
-        return {
-            "components": components,
-            "desired": res.summarize(workload_desired),
-            "actual": None if self.pods is None else res.summarize(workload_actual),
-        }
+        """The JSON of :meth:`resource_view`."""
+        out: dict[str, Any] = to_json(self.resource_view())
+        return out
 
     # -- views ------------------------------------------------------------------------------
     def tree(self) -> WorkloadTree:
@@ -245,16 +207,22 @@ class Workload:
             self.placements if self.pods is not None else None,
         )
 
-    def describe(self) -> dict[str, Any]:
-        """The ``wlmap describe -o json`` view (INTERFACES.md)."""
-        return describe(self)
+    def view(self, *, explain: bool = False) -> DescribeView:
+        """The typed describe view (``explain``: with how each pod was placed and grouped)."""
+        return describe(self, explain=explain)
+
+    def describe(self, *, explain: bool = False) -> dict[str, Any]:
+        """The ``wlmap describe -o json`` view: the JSON of :meth:`view` (schemas/describe.json)."""
+        out: dict[str, Any] = to_json(self.view(explain=explain))
+        return out
 
     def desired_pods(self) -> int:
-        total = 0
-        for name in self.structure.order:
-            if self.structure.has_pod_definition(name):
-                total += sum(i.desired_pods() for i in self.extractor.instances(name).values())
-        return total
+        """Pods the spec implies for the whole workload (``pods.desired`` of the view)."""
+        return sum(
+            i.desired_pods()
+            for name in self.structure.pod_bearing
+            for i in self.extractor.instances(name).values()
+        )
 
     # -- writes (each returns a new object) ------------------------------------------------
     def update_pod_template(self, component: str, values: Any) -> dict[str, Any]:

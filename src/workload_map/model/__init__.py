@@ -6,7 +6,7 @@ package is the single place that turns user input into that contract and explain
 
 from __future__ import annotations
 
-from workload_map.model.findings import Finding
+from workload_map.model.findings import Finding, FindingCode
 from workload_map.model.load import (
     KartaLoadError,
     LenientLoad,
@@ -35,6 +35,7 @@ from workload_map.model.types import (
     KartaStatus,
     Member,
     OptimizationInstructions,
+    Phase,
     PhaseDefinition,
     PodGroupDefinition,
     PodGroupMapping,
@@ -50,7 +51,7 @@ from workload_map.model.types import (
     SuspendDefinition,
     Topology,
 )
-from workload_map.model.validate import is_valid, validate, validate_loaded
+from workload_map.model.validation import is_valid, validate, validate_loaded
 
 __all__ = [
     "API_VERSION",
@@ -64,6 +65,7 @@ __all__ = [
     "ConditionsDefinition",
     "ExpressionMatcher",
     "Finding",
+    "FindingCode",
     "FragmentedPodSpecDefinition",
     "GangScheduling",
     "Karta",
@@ -74,6 +76,7 @@ __all__ = [
     "LenientLoad",
     "Member",
     "OptimizationInstructions",
+    "Phase",
     "PhaseDefinition",
     "PodGroupDefinition",
     "PodGroupMapping",

@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from workload_map.model.findings import ERROR, WARNING, Finding
+from workload_map.model.findings import ERROR, WARNING, Finding, FindingCode
 
 __all__ = [
     "CREATED_LATER",
@@ -97,7 +97,7 @@ def _jq_findings(key: str, expr: str) -> list[Finding]:
         return [
             Finding(
                 _path(key),
-                "jq-parse-error",
+                FindingCode.JQ_PARSE_ERROR,
                 ERROR,
                 f"failed to parse JQ expression '{expr}': {exc.message}",
                 None,
@@ -106,12 +106,18 @@ def _jq_findings(key: str, expr: str) -> list[Finding]:
         ]
     except RecursionError:
         return [
-            Finding(_path(key), "jq-parse-error", ERROR, "JQ expression nests too deeply", None)
+            Finding(
+                _path(key),
+                FindingCode.JQ_PARSE_ERROR,
+                ERROR,
+                "JQ expression nests too deeply",
+                None,
+            )
         ]
     return [
         Finding(
             _path(key),
-            "jq-forbidden",
+            FindingCode.JQ_FORBIDDEN,
             ERROR,
             f"JQ expression '{expr}' failed validation: {v.message}",
             None,
@@ -145,7 +151,12 @@ def check(karta: Any) -> list[Finding]:
         if key == GANG_MIN_MEMBER or key.startswith(CREATED_LATER):
             if not isinstance(value, str) or not value.strip():
                 out.append(
-                    Finding(_path(key), "extension-empty", ERROR, f"{key} needs a jq expression")
+                    Finding(
+                        _path(key),
+                        FindingCode.EXTENSION_EMPTY,
+                        ERROR,
+                        f"{key} needs a jq expression",
+                    )
                 )
                 continue
             out += _jq_findings(key, value)
@@ -157,7 +168,7 @@ def check(karta: Any) -> list[Finding]:
         out.append(
             Finding(
                 _path(key),
-                "extension-unknown",
+                FindingCode.EXTENSION_UNKNOWN,
                 WARNING,
                 f"unknown workload-map.run.ai annotation '{rest}' (known: gang-min-member, "
                 "created-after-admission.<component>)",
@@ -175,7 +186,7 @@ def _min_member_rules(karta: Any, key: str) -> list[Finding]:
     return [
         Finding(
             _path(key),
-            "extension-no-pod-group",
+            FindingCode.EXTENSION_NO_POD_GROUP,
             WARNING,
             f"{key} sets the minimum of the v2 podGroup, and this definition has none",
         )
@@ -188,7 +199,7 @@ def _created_later_rules(components: Mapping[str, Any], key: str) -> list[Findin
         return [
             Finding(
                 _path(key),
-                "extension-component",
+                FindingCode.EXTENSION_COMPONENT,
                 ERROR,
                 f"{CREATED_LATER}<component> must name a component",
             )
@@ -200,7 +211,7 @@ def _created_later_rules(components: Mapping[str, Any], key: str) -> list[Findin
         return [
             Finding(
                 _path(key),
-                "extension-component",
+                FindingCode.EXTENSION_COMPONENT,
                 ERROR,
                 f"{key} names component '{name}', which is not defined",
                 name,
@@ -210,7 +221,7 @@ def _created_later_rules(components: Mapping[str, Any], key: str) -> list[Findin
         return [
             Finding(
                 _path(key),
-                "extension-component",
+                FindingCode.EXTENSION_COMPONENT,
                 ERROR,
                 f"{key} names component '{name}', which describes no pods",
                 name,

@@ -27,6 +27,7 @@ from typing import Any
 import yaml
 
 from workload_map.errors import WlmapError
+from workload_map.model.findings import FindingCode
 from workload_map.model.shape import FREE, INT, LENIENT_REQUIRED, SHAPES, STR, STRMAP, ListOf
 from workload_map.model.types import API_VERSION, GROUP, KIND, Karta, KartaSpec, KartaStatus
 
@@ -59,7 +60,7 @@ class LoadProblem:
 
     path: str
     message: str
-    code: str = "schema"
+    code: FindingCode = FindingCode.SCHEMA
 
     def __str__(self) -> str:
         return f"{self.path}: {self.message}" if self.path else self.message
@@ -328,7 +329,7 @@ def _read_karta(doc: Any, source: str | None) -> LenientLoad:
             LoadProblem(
                 "apiVersion",
                 f"unsupported version {api_version!r} of {KIND}; expected {API_VERSION}",
-                "unsupported-version",
+                FindingCode.UNSUPPORTED_VERSION,
             )
         )
     else:
@@ -337,7 +338,7 @@ def _read_karta(doc: Any, source: str | None) -> LenientLoad:
                 "apiVersion" if kind == KIND else "kind",
                 f"not a Karta definition: apiVersion {api_version!r}, kind {kind!r} "
                 f"(expected {API_VERSION} {KIND}, or {LEGACY_API_VERSION} {LEGACY_KIND})",
-                "not-a-karta",
+                FindingCode.NOT_A_KARTA,
             )
         )
         spec = doc.get("spec")
@@ -354,7 +355,7 @@ def _read_karta(doc: Any, source: str | None) -> LenientLoad:
         problems.append(_wrong_type("metadata", "object", metadata))
         metadata = {}
     if doc.get("spec") is None:
-        problems.append(LoadProblem("spec", "required field is missing", "missing-field"))
+        problems.append(LoadProblem("spec", "required field is missing", FindingCode.MISSING_FIELD))
         spec = _placeholder(KartaSpec)
     else:
         spec = _convert_object(KartaSpec, doc["spec"], "spec", problems)
@@ -372,7 +373,7 @@ def _read_karta(doc: Any, source: str | None) -> LenientLoad:
 def _to_karta(doc: Any, source: str | None) -> Karta:
     loaded = _read_karta(doc, source)
     problems = loaded.problems
-    if problems and problems[0].code in ("unsupported-version", "not-a-karta"):
+    if problems and problems[0].code in (FindingCode.UNSUPPORTED_VERSION, FindingCode.NOT_A_KARTA):
         raise KartaLoadError(problems[0].message, source=source)
     if problems or loaded.karta is None:
         noun = "problem" if len(problems) == 1 else "problems"
@@ -392,13 +393,15 @@ def _unknown(path: str, key: Any, allowed: Iterable[str]) -> LoadProblem:
         close = difflib.get_close_matches(key, list(allowed), n=1, cutoff=0.6)
         if close:
             hint = f" (did you mean {close[0]!r}?)"
-    return LoadProblem(path, f"unknown field{hint}", "unknown-field")
+    return LoadProblem(path, f"unknown field{hint}", FindingCode.UNKNOWN_FIELD)
 
 
 def _wrong_type(path: str, expected: str, value: Any) -> LoadProblem:
     hint = " (quote it to make it a string)" if expected == "string" and value is not None else ""
     return LoadProblem(
-        path, f"expected {expected}, got {_type_name(value)} {_preview(value)}{hint}", "wrong-type"
+        path,
+        f"expected {expected}, got {_type_name(value)} {_preview(value)}{hint}",
+        FindingCode.WRONG_TYPE,
     )
 
 
@@ -431,7 +434,7 @@ def _convert(typ: Any, value: Any, path: str, problems: list[LoadProblem]) -> An
         for k, v in value.items():
             if not isinstance(k, str):
                 problems.append(
-                    LoadProblem(_map_key(path, k), "keys must be strings", "wrong-type")
+                    LoadProblem(_map_key(path, k), "keys must be strings", FindingCode.WRONG_TYPE)
                 )
             elif not isinstance(v, str):
                 problems.append(_wrong_type(_map_key(path, k), "string", v))
@@ -491,7 +494,9 @@ def _convert_object(cls: type, value: Any, path: str, problems: list[LoadProblem
             kwargs[f.attr] = f.load_default
         elif f.required and (cls, f.key) not in LENIENT_REQUIRED:
             if raw is None:
-                problems.append(LoadProblem(fpath, "required field is missing", "missing-field"))
+                problems.append(
+                    LoadProblem(fpath, "required field is missing", FindingCode.MISSING_FIELD)
+                )
             if f.attr not in has_default:
                 kwargs[f.attr] = _placeholder(f.type)
         elif isinstance(f.type, ListOf):

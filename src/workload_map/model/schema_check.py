@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from workload_map.model.findings import ERROR, WARNING, Finding
+from workload_map.model.findings import ERROR, WARNING, Finding, FindingCode
 from workload_map.model.shape import iter_jq_fields
 from workload_map.model.types import GVK, Karta
 
@@ -46,7 +46,7 @@ _UNKNOWN = _Loc(None, None)
 
 @dataclass(frozen=True)
 class _Problem:
-    code: str
+    code: FindingCode
     message: str
     offset: int
 
@@ -79,7 +79,7 @@ class _Interpreter:
 
     # -- helpers -------------------------------------------------------------------------------
 
-    def report(self, code: str, message: str, node: Any) -> None:
+    def report(self, code: FindingCode, message: str, node: Any) -> None:
         offset = getattr(node, "offset", -1)
         self.problems.append(_Problem(code, message, offset if offset >= 0 else 0))
 
@@ -110,14 +110,14 @@ class _Interpreter:
             if close:
                 hint = f" (did you mean '{close[0]}'?)"
             self.report(
-                "schema-unknown-field",
+                FindingCode.SCHEMA_UNKNOWN_FIELD,
                 f"field '{name}' does not exist at {where}{hint}",
                 node,
             )
             return []
         if typ in ("array", "string", "integer", "number", "boolean") and not lenient:
             self.report(
-                "schema-type-mismatch",
+                FindingCode.SCHEMA_TYPE_MISMATCH,
                 f"cannot read field '{name}': {loc.path or '.'} is {_article(typ)}"
                 + (" (iterate it with [] first)" if typ == "array" else ""),
                 node,
@@ -142,7 +142,7 @@ class _Interpreter:
         if typ in ("string", "integer", "number", "boolean") and loc.path is not None:
             if not lenient:
                 self.report(
-                    "schema-type-mismatch",
+                    FindingCode.SCHEMA_TYPE_MISMATCH,
                     f"cannot {what}: {loc.path or '.'} is {_article(typ)}",
                     node,
                 )
@@ -326,7 +326,7 @@ class _Interpreter:
             value = items if isinstance(items, Mapping) else None
         elif typ is not None and loc.path is not None and not lenient:
             self.report(
-                "schema-type-mismatch",
+                FindingCode.SCHEMA_TYPE_MISMATCH,
                 f"cannot take to_entries: {loc.path or '.'} is {_article(typ)}",
                 node,
             )
@@ -499,7 +499,7 @@ def crd_schema(crd: Mapping[str, Any], version: str | None = None) -> Schema | N
     if chosen is None and version is None and versions:
         chosen = versions[0]
     if chosen is not None:
-        schema = (chosen.get("schema") or {}).get("openAPIV3Schema")
+        schema = (chosen.get(FindingCode.SCHEMA) or {}).get("openAPIV3Schema")
         if isinstance(schema, Mapping):
             return schema
     spec = crd.get("spec")
@@ -518,7 +518,11 @@ def check_against_crd(karta: Karta, crd: Mapping[str, Any]) -> list[Finding]:
     gvk = root.kind
     kind_path = "spec.structureDefinition.rootComponent.kind"
     if not isinstance(crd, Mapping) or crd.get("kind") != "CustomResourceDefinition":
-        return [Finding("", "crd-invalid", ERROR, "the target is not a CustomResourceDefinition")]
+        return [
+            Finding(
+                "", FindingCode.CRD_INVALID, ERROR, "the target is not a CustomResourceDefinition"
+            )
+        ]
     spec = crd.get("spec") if isinstance(crd.get("spec"), Mapping) else {}
     assert isinstance(spec, Mapping)
     names = spec.get("names") if isinstance(spec.get("names"), Mapping) else {}
@@ -528,7 +532,7 @@ def check_against_crd(karta: Karta, crd: Mapping[str, Any]) -> list[Finding]:
         return [
             Finding(
                 kind_path,
-                "crd-mismatch",
+                FindingCode.CRD_MISMATCH,
                 ERROR,
                 "the root component names no kind to check",
                 root.name,
@@ -538,7 +542,7 @@ def check_against_crd(karta: Karta, crd: Mapping[str, Any]) -> list[Finding]:
         return [
             Finding(
                 kind_path,
-                "crd-mismatch",
+                FindingCode.CRD_MISMATCH,
                 ERROR,
                 f"the CRD defines {crd_gk}, but the root component is {gvk.kind}.{gvk.group}",
                 root.name,
@@ -551,7 +555,7 @@ def check_against_crd(karta: Karta, crd: Mapping[str, Any]) -> list[Finding]:
         return [
             Finding(
                 f"{kind_path}.version",
-                "version-not-served",
+                FindingCode.VERSION_NOT_SERVED,
                 ERROR,
                 f"the CRD {state} version {gvk.version!r} of {crd_gk} "
                 f"(served: {', '.join(served) or 'none'})",
@@ -563,7 +567,7 @@ def check_against_crd(karta: Karta, crd: Mapping[str, Any]) -> list[Finding]:
         return [
             Finding(
                 kind_path,
-                "crd-no-schema",
+                FindingCode.CRD_NO_SCHEMA,
                 WARNING,
                 f"the CRD has no openAPIV3Schema for {gvk.version}; paths were not checked",
                 root.name,
@@ -587,7 +591,7 @@ def _check_paths(karta: Karta, schema: Schema, gvk: GVK) -> list[Finding]:
             out.append(
                 Finding(
                     field.path,
-                    "schema-check-skipped",
+                    FindingCode.SCHEMA_CHECK_SKIPPED,
                     WARNING,
                     "expression too long to check against the target schema",
                     field.component,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from workload_map.model.views import json_field, view
@@ -36,6 +37,7 @@ __all__ = [
     "KartaStatus",
     "Member",
     "OptimizationInstructions",
+    "Phase",
     "PhaseDefinition",
     "PodGroupDefinition",
     "PodGroupMapping",
@@ -57,17 +59,23 @@ VERSION = "v1alpha1"
 KIND = "Karta"
 API_VERSION = f"{GROUP}/{VERSION}"
 
+
+class Phase(StrEnum):
+    """The generic statuses (``UNDEFINED`` when none matches); str-valued, so JSON is unchanged."""
+
+    RESUMING = "Resuming"
+    SUSPENDING = "Suspending"
+    SUSPENDED = "Suspended"
+    RUNNING = "Running"
+    FAILED = "Failed"
+    COMPLETED = "Completed"
+    INITIALIZING = "Initializing"
+    DEGRADED = "Degraded"
+    UNDEFINED = "Undefined"
+
+
 #: The generic statuses in the reference's fixed evaluation/report order.
-STATUS_ORDER: tuple[str, ...] = (
-    "Resuming",
-    "Suspending",
-    "Suspended",
-    "Running",
-    "Failed",
-    "Completed",
-    "Initializing",
-    "Degraded",
-)
+STATUS_ORDER: tuple[str, ...] = tuple(p.value for p in Phase if p is not Phase.UNDEFINED)
 
 
 @view

@@ -119,6 +119,8 @@ def _schema(tp: Any, defs: dict[str, Any], module: str) -> dict[str, Any]:
         return {"enum": [m.value for m in tp]}
     if origin in (Union, types.UnionType):
         options = [_schema(a, defs, module) for a in get_args(tp)]
+        if all(set(o) == {"type"} for o in options):  # str | None -> ["string", "null"]
+            return {"type": [o["type"] for o in options]}
         return {"anyOf": options}
     if origin is typing.Literal:
         return {"enum": list(get_args(tp))}

@@ -14,12 +14,13 @@ rules still run on everything that could be read, so one pass lists every proble
 
 from __future__ import annotations
 
+import functools
 import json
-import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from workload_map.model.findings import ERROR, WARNING, Finding
+from workload_map.model.extensions import check as check_extensions
+from workload_map.model.findings import ERROR, WARNING, Finding, FindingCode
 from workload_map.model.labels import label_key_errors, label_value_errors
 from workload_map.model.load import LenientLoad, load_karta_leniently
 from workload_map.model.shape import iter_jq_fields
@@ -42,7 +43,6 @@ _MAPPING_KEYS = (
     "suspending",
     "resuming",
 )
-_OFFSET = re.compile(r"\(offset (\d+)\)$")
 
 
 def component_paths(karta: Karta) -> list[tuple[str, Component]]:
@@ -71,7 +71,7 @@ def validate(
     evaluates against the workload is then also checked against its served schema.
     """
     if karta is None:
-        return [Finding("", "karta-nil", ERROR, "karta is nil")]
+        return [Finding("", FindingCode.KARTA_NIL, ERROR, "karta is nil")]
     if not isinstance(karta, Karta):
         return validate_loaded(load_karta_leniently(karta), crd=crd)
     return _rule_findings(karta, crd)
@@ -90,7 +90,7 @@ def validate_loaded(loaded: LenientLoad, *, crd: Mapping[str, Any] | None = None
     ]
     if karta is None:
         return load_findings
-    bad = tuple(p.path for p in loaded.problems if p.code != "unknown-field")
+    bad = tuple(p.path for p in loaded.problems if p.code != FindingCode.UNKNOWN_FIELD)
     rules = [f for f in _rule_findings(karta, crd) if not _under(f.path, bad)]
     return load_findings + rules + _document_warnings(loaded.document)
 
@@ -124,6 +124,7 @@ def _rule_findings(karta: Karta, crd: Mapping[str, Any] | None) -> list[Finding]
     findings += _jq_rules(karta)
     findings += _action_rules(comps, {f.path for f in findings if f.code.startswith("jq-")})
     findings += _warnings(karta, comps)
+    findings += check_extensions(karta)  # the workload-map.run.ai/ gang annotations
     if crd is not None:
         from workload_map.model.schema_check import check_against_crd
 
@@ -139,7 +140,7 @@ def _duplicates(comps: list[tuple[str, Component]]) -> list[Finding]:
             out.append(
                 Finding(
                     f"{path}.name",
-                    "duplicate-component",
+                    FindingCode.DUPLICATE_COMPONENT,
                     ERROR,
                     f"component name {comp.name} is not unique",
                     comp.name,
@@ -157,7 +158,7 @@ def _root_rules(karta: Karta) -> list[Finding]:
         out.append(
             Finding(
                 f"{_ROOT}.kind",
-                "root-kind-incomplete",
+                FindingCode.ROOT_KIND_INCOMPLETE,
                 ERROR,
                 "root component must have full kind (group, version, kind)",
                 root.name,
@@ -167,7 +168,7 @@ def _root_rules(karta: Karta) -> list[Finding]:
         out.append(
             Finding(
                 f"{_ROOT}.ownerRef",
-                "root-owner-ref",
+                FindingCode.ROOT_OWNER_REF,
                 ERROR,
                 "root component cannot have owner ref",
                 root.name,
@@ -177,7 +178,7 @@ def _root_rules(karta: Karta) -> list[Finding]:
         out.append(
             Finding(
                 f"{_ROOT}.statusDefinition",
-                "root-no-status",
+                FindingCode.ROOT_NO_STATUS,
                 ERROR,
                 "root component must have status definition",
                 root.name,
@@ -194,7 +195,7 @@ def _child_owner_rules(karta: Karta, comps: list[tuple[str, Component]]) -> list
             out.append(
                 Finding(
                     f"{path}.ownerRef",
-                    "missing-owner-ref",
+                    FindingCode.MISSING_OWNER_REF,
                     ERROR,
                     f"child component '{comp.name}' has no owner ref",
                     comp.name,
@@ -204,7 +205,7 @@ def _child_owner_rules(karta: Karta, comps: list[tuple[str, Component]]) -> list
             out.append(
                 Finding(
                     f"{path}.ownerRef",
-                    "unknown-owner",
+                    FindingCode.UNKNOWN_OWNER,
                     ERROR,
                     f"child component '{comp.name}' has owner ref to non-existing component "
                     f"'{comp.owner_ref}'",
@@ -219,7 +220,9 @@ def _component_rules(path: str, comp: Component) -> list[Finding]:
     name = comp.name
     if not name:
         out.append(
-            Finding(f"{path}.name", "empty-component-name", ERROR, "component name is empty")
+            Finding(
+                f"{path}.name", FindingCode.EMPTY_COMPONENT_NAME, ERROR, "component name is empty"
+            )
         )
     spec = comp.spec_definition
     if spec is not None:
@@ -236,7 +239,7 @@ def _component_rules(path: str, comp: Component) -> list[Finding]:
             out.append(
                 Finding(
                     f"{path}.specDefinition",
-                    "multiple-spec-definitions",
+                    FindingCode.MULTIPLE_SPEC_DEFINITIONS,
                     ERROR,
                     f"component '{name}' has multiple pod spec definitions ({', '.join(shapes)})",
                     name,
@@ -248,7 +251,7 @@ def _component_rules(path: str, comp: Component) -> list[Finding]:
         out.append(
             Finding(
                 f"{path}.instanceIdPath",
-                "instance-id-without-selector",
+                FindingCode.INSTANCE_ID_WITHOUT_SELECTOR,
                 ERROR,
                 f"component '{name}' has instance id path but no pod component instance selector",
                 name,
@@ -258,7 +261,7 @@ def _component_rules(path: str, comp: Component) -> list[Finding]:
         out.append(
             Finding(
                 f"{path}.podSelector.componentInstanceSelector",
-                "selector-without-instance-id",
+                FindingCode.SELECTOR_WITHOUT_INSTANCE_ID,
                 ERROR,
                 f"component '{name}' has pod component instance selector but no instance id path",
                 name,
@@ -272,7 +275,7 @@ def _component_rules(path: str, comp: Component) -> list[Finding]:
             out.append(
                 Finding(
                     spath,
-                    "type-selector-empty",
+                    FindingCode.TYPE_SELECTOR_EMPTY,
                     ERROR,
                     f"component '{name}' has a componentTypeSelector with neither keyPath nor "
                     "matchLabels",
@@ -283,7 +286,7 @@ def _component_rules(path: str, comp: Component) -> list[Finding]:
             out.append(
                 Finding(
                     f"{spath}.matchLabels",
-                    "empty-match-labels",
+                    FindingCode.EMPTY_MATCH_LABELS,
                     ERROR,
                     f"component '{name}' has a componentTypeSelector with empty matchLabels",
                     name,
@@ -293,7 +296,7 @@ def _component_rules(path: str, comp: Component) -> list[Finding]:
             out.append(
                 Finding(
                     f"{spath}.value",
-                    "value-without-key-path",
+                    FindingCode.VALUE_WITHOUT_KEY_PATH,
                     ERROR,
                     f"component '{name}' has a componentTypeSelector with value without keyPath",
                     name,
@@ -305,7 +308,7 @@ def _component_rules(path: str, comp: Component) -> list[Finding]:
                 out.append(
                     Finding(
                         kpath,
-                        "invalid-label",
+                        FindingCode.INVALID_LABEL,
                         ERROR,
                         f"matchLabels key: Invalid value: {json.dumps(key)}: {why}",
                         name,
@@ -316,7 +319,7 @@ def _component_rules(path: str, comp: Component) -> list[Finding]:
                 out.append(
                     Finding(
                         kpath,
-                        "invalid-label",
+                        FindingCode.INVALID_LABEL,
                         ERROR,
                         f"matchLabels value: Invalid value: {json.dumps(value)}: {why}",
                         name,
@@ -345,7 +348,7 @@ def _cycles(karta: Karta, comps: list[tuple[str, Component]]) -> list[Finding]:
         out.append(
             Finding(
                 f"{paths[comp.name]}.ownerRef",
-                "ownership-cycle",
+                FindingCode.OWNERSHIP_CYCLE,
                 ERROR,
                 f"ownership cycle detected involving component {comp.name} "
                 f"({' -> '.join([*cycle, cycle[0]])})",
@@ -367,7 +370,7 @@ def _gang_rules(karta: Karta) -> list[Finding]:
                 out.append(
                     Finding(
                         f"{_GANG}.podGroups[{gi}].members[{mi}].componentName",
-                        "unknown-pod-group-member",
+                        FindingCode.UNKNOWN_POD_GROUP_MEMBER,
                         ERROR,
                         f"pod-group member component '{member.component_name}' is not defined "
                         "(should be a root or child component)",
@@ -380,7 +383,7 @@ def _gang_rules(karta: Karta) -> list[Finding]:
                 out.append(
                     Finding(
                         f"{_GANG}.podGroup.subGroups[{si}].componentName",
-                        "unknown-subgroup-component",
+                        FindingCode.UNKNOWN_SUBGROUP_COMPONENT,
                         ERROR,
                         f"pod-group subgroup component '{sub.component_name}' is not defined "
                         "(should be a root or child component)",
@@ -390,49 +393,46 @@ def _gang_rules(karta: Karta) -> list[Finding]:
     return out
 
 
-def _jq_rules(karta: Karta) -> list[Finding]:
+@functools.lru_cache(maxsize=4096)
+def _verdict(expr: str) -> tuple[str, str, int | None, tuple[Any, ...]]:
+    """What the jq rules say about one expression: ("ok", "", None, violations), ("parse",
+    message, offset, ()) or ("deep", "", None, ()). Memoised by text: the same expressions
+    recur across definitions, and parsing is most of validate's time."""
     from workload_map import jq
 
+    try:
+        return "ok", "", None, tuple(jq.karta_violations(expr))
+    except jq.JqError as exc:
+        return "parse", exc.message, exc.offset, ()
+    except RecursionError:
+        return "deep", "", None, ()
+
+
+def _jq_rules(karta: Karta) -> list[Finding]:
     out: list[Finding] = []
     for field in iter_jq_fields(karta):
         expr = field.expression
-        try:
-            jq.parse(expr)
-            violations = jq.karta_violations(expr)
-        except jq.JqError as exc:
-            out.append(
+        verdict, message, offset, violations = _verdict(expr)
+        if verdict == "parse":
+            text = f"failed to parse JQ expression '{expr}': {message}"
+        elif verdict == "deep":
+            text = f"failed to parse JQ expression '{expr[:40]}…': it nests too deeply"
+        else:
+            out.extend(
                 Finding(
                     field.path,
-                    "jq-parse-error",
-                    ERROR,
-                    f"failed to parse JQ expression '{expr}': {exc.message}",
-                    field.component,
-                    exc.offset,
-                )
-            )
-            continue
-        except RecursionError:
-            out.append(
-                Finding(
-                    field.path,
-                    "jq-parse-error",
-                    ERROR,
-                    f"failed to parse JQ expression '{expr[:40]}…': it nests too deeply",
-                    field.component,
-                )
-            )
-            continue
-        for violation in violations:
-            out.append(
-                Finding(
-                    field.path,
-                    "jq-forbidden",
+                    FindingCode.JQ_FORBIDDEN,
                     ERROR,
                     f"JQ expression '{expr}' failed validation: {violation.message}",
                     field.component,
                     violation.offset,
                 )
+                for violation in violations
             )
+            continue
+        out.append(
+            Finding(field.path, FindingCode.JQ_PARSE_ERROR, ERROR, text, field.component, offset)
+        )
     return out
 
 
@@ -452,20 +452,19 @@ def _action_rules(comps: list[tuple[str, Component]], jq_faults: set[str]) -> li
                 apath = f"{path}.suspendDefinition.{key}[{i}]"
                 if action.path and f"{apath}.path" not in jq_faults:
                     try:
-                        reason = jq.writability(action.path)
+                        bad = jq.unwritable(action.path)
                     except (jq.JqError, RecursionError):
-                        reason = None  # a parse error is reported by the jq rules
-                    if reason is not None:
-                        match = _OFFSET.search(reason)
+                        bad = None  # a parse error is reported by the jq rules
+                    if bad is not None:
                         out.append(
                             Finding(
                                 f"{apath}.path",
-                                "action-path-not-writable",
+                                FindingCode.ACTION_PATH_NOT_WRITABLE,
                                 ERROR,
                                 f"{key}[{i}]: path '{action.path}' does not address a writable "
-                                f"location: {_OFFSET.sub('', reason).rstrip()}",
+                                f"location: {bad.message}",
                                 comp.name,
-                                int(match.group(1)) if match else None,
+                                bad.offset,
                             )
                         )
                 try:
@@ -474,7 +473,7 @@ def _action_rules(comps: list[tuple[str, Component]], jq_faults: set[str]) -> li
                     out.append(
                         Finding(
                             f"{apath}.value",
-                            "action-value-not-json",
+                            FindingCode.ACTION_VALUE_NOT_JSON,
                             ERROR,
                             f"{key}[{i}]: value {action.value!r} is not JSON text ({exc}); "
                             "write strings quoted, e.g. '\"Suspended\"'",
@@ -508,7 +507,7 @@ def _document_warnings(doc: Mapping[str, Any]) -> list[Finding]:
                 out.append(
                     Finding(
                         f"{path}.statusDefinition.statusMappings.{key}",
-                        "empty-status-mapping",
+                        FindingCode.EMPTY_STATUS_MAPPING,
                         WARNING,
                         f"'{key}' is present but has no matcher: the workload is never "
                         f"{key.capitalize()}; add a matcher or remove the key",
@@ -526,7 +525,7 @@ def _matcher_warnings(karta: Karta, path: str, comp: Component) -> Iterable[Find
     if comp is not karta.root:
         yield Finding(
             spath,
-            "status-on-child",
+            FindingCode.STATUS_ON_CHILD,
             WARNING,
             "a statusDefinition is only evaluated on the root component; this one is ignored",
             comp.name,
@@ -540,7 +539,7 @@ def _matcher_warnings(karta: Karta, path: str, comp: Component) -> Iterable[Find
     if conditions is not None and not conditions.path:
         yield Finding(
             f"{spath}.conditionsDefinition.path",
-            "conditions-without-path",
+            FindingCode.CONDITIONS_WITHOUT_PATH,
             WARNING,
             "conditionsDefinition has an empty path: no condition is ever read, so its "
             "typeFieldName, statusFieldName, messageFieldName and reasonFieldName have no effect",
@@ -549,7 +548,7 @@ def _matcher_warnings(karta: Karta, path: str, comp: Component) -> Iterable[Find
     if not any(matchers for _, matchers in entries):
         yield Finding(
             f"{spath}.statusMappings",
-            "no-status-mappings",
+            FindingCode.NO_STATUS_MAPPINGS,
             WARNING,
             "no status mapping is defined: the workload's status will always be Undefined",
             comp.name,
@@ -560,7 +559,7 @@ def _matcher_warnings(karta: Karta, path: str, comp: Component) -> Iterable[Find
             if matcher.by_phase is None and not matcher.by_conditions and not matcher.by_expression:
                 yield Finding(
                     mpath,
-                    "empty-status-matcher",
+                    FindingCode.EMPTY_STATUS_MATCHER,
                     WARNING,
                     f"a matcher with nothing set matches every workload: it is always {key}",
                     comp.name,
@@ -568,7 +567,7 @@ def _matcher_warnings(karta: Karta, path: str, comp: Component) -> Iterable[Find
             if matcher.by_phase is not None and not reads_phase:
                 yield Finding(
                     f"{mpath}.byPhase",
-                    "phase-without-phase-definition",
+                    FindingCode.PHASE_WITHOUT_PHASE_DEFINITION,
                     WARNING,
                     "byPhase can never match: there is no phaseDefinition path",
                     comp.name,
@@ -576,7 +575,7 @@ def _matcher_warnings(karta: Karta, path: str, comp: Component) -> Iterable[Find
             if matcher.by_conditions and not reads_conditions:
                 yield Finding(
                     f"{mpath}.byConditions",
-                    "conditions-without-conditions-definition",
+                    FindingCode.CONDITIONS_WITHOUT_CONDITIONS_DEFINITION,
                     WARNING,
                     "byConditions can never match: there is no conditionsDefinition path",
                     comp.name,
@@ -594,7 +593,7 @@ def _warnings(karta: Karta, comps: list[tuple[str, Component]]) -> list[Finding]
             out.append(
                 Finding(
                     f"{path}.podSelector",
-                    "unattributable-component",
+                    FindingCode.UNATTRIBUTABLE_COMPONENT,
                     WARNING,
                     f"component '{comp.name}' has a pod spec but no componentTypeSelector while "
                     f"{len(pod_bearing)} components have pod specs: no pod can be attributed to it",
@@ -606,7 +605,7 @@ def _warnings(karta: Karta, comps: list[tuple[str, Component]]) -> list[Finding]
             out.append(
                 Finding(
                     f"{path}.specDefinition.metadataPath",
-                    "metadata-without-pod-spec",
+                    FindingCode.METADATA_WITHOUT_POD_SPEC,
                     WARNING,
                     "metadataPath is only used together with podSpecPath",
                     comp.name,
@@ -620,7 +619,7 @@ def _warnings(karta: Karta, comps: list[tuple[str, Component]]) -> list[Finding]
             out.append(
                 Finding(
                     f"{path}.scaleDefinition",
-                    "scale-without-pods",
+                    FindingCode.SCALE_WITHOUT_PODS,
                     WARNING,
                     f"component '{comp.name}' has a scale but neither a pod spec nor children: "
                     "its replicas multiply nothing",
@@ -635,7 +634,7 @@ def _warnings(karta: Karta, comps: list[tuple[str, Component]]) -> list[Finding]
             out.append(
                 Finding(
                     f"{path}.kind",
-                    "incomplete-kind",
+                    FindingCode.INCOMPLETE_KIND,
                     WARNING,
                     f"component '{comp.name}' names a kind without version or kind",
                     comp.name,
@@ -662,7 +661,7 @@ def _warnings(karta: Karta, comps: list[tuple[str, Component]]) -> list[Finding]
                     out.append(
                         Finding(
                             f"{path}.podSelector.{sub}",
-                            "selector-not-pod-field",
+                            FindingCode.SELECTOR_NOT_POD_FIELD,
                             WARNING,
                             f"'{expr}' runs against a Pod but does not start at one of its "
                             f"fields ({', '.join(_POD_FIELDS)})",
@@ -699,7 +698,7 @@ def _list_key_warnings(karta: Karta) -> list[Finding]:
         out.append(
             Finding(
                 f"{_STRUCT}.additionalChildKinds[{i}].kind",
-                "duplicate-list-key",
+                FindingCode.DUPLICATE_LIST_KEY,
                 WARNING,
                 f"kind {kind!r} is listed twice; an API server rejects duplicate keys of this list",
             )
@@ -710,7 +709,7 @@ def _list_key_warnings(karta: Karta) -> list[Finding]:
             out.append(
                 Finding(
                     f"{_GANG}.podGroups[{i}].name",
-                    "duplicate-list-key",
+                    FindingCode.DUPLICATE_LIST_KEY,
                     WARNING,
                     f"pod group {name!r} is listed twice; an API server rejects duplicate keys",
                 )
@@ -720,7 +719,7 @@ def _list_key_warnings(karta: Karta) -> list[Finding]:
                 out.append(
                     Finding(
                         f"{_GANG}.podGroups[{gi}].members[{i}].componentName",
-                        "duplicate-list-key",
+                        FindingCode.DUPLICATE_LIST_KEY,
                         WARNING,
                         f"member {name!r} is listed twice; an API server rejects duplicate keys",
                         name,
@@ -731,7 +730,7 @@ def _list_key_warnings(karta: Karta) -> list[Finding]:
                 out.append(
                     Finding(
                         f"{_GANG}.podGroup.subGroups[{i}].componentName",
-                        "duplicate-list-key",
+                        FindingCode.DUPLICATE_LIST_KEY,
                         WARNING,
                         f"subgroup {name!r} is listed twice; an API server rejects duplicate keys",
                         name,
@@ -749,7 +748,7 @@ def _gang_warnings(karta: Karta) -> list[Finding]:
         out.append(
             Finding(
                 _GANG,
-                "both-pod-group-forms",
+                FindingCode.BOTH_POD_GROUP_FORMS,
                 WARNING,
                 "both podGroup and the deprecated podGroups are set; consumers use podGroup",
             )
@@ -767,7 +766,7 @@ def _gang_warnings(karta: Karta) -> list[Finding]:
                 out.append(
                     Finding(
                         f"{path}.topologyName",
-                        "topology-without-name",
+                        FindingCode.TOPOLOGY_WITHOUT_NAME,
                         WARNING,
                         "a topology constraint without topologyName is ignored by schedulers",
                     )
@@ -776,7 +775,7 @@ def _gang_warnings(karta: Karta) -> list[Finding]:
                 out.append(
                     Finding(
                         path,
-                        "topology-without-level",
+                        FindingCode.TOPOLOGY_WITHOUT_LEVEL,
                         WARNING,
                         "a topology constraint with neither preferredTopologyLevel nor "
                         "requiredTopologyLevel constrains nothing",
@@ -790,7 +789,7 @@ def _gang_warnings(karta: Karta) -> list[Finding]:
                     out.append(
                         Finding(
                             f"{_GANG}.podGroup.subGroups[{i}].componentName",
-                            "subgroup-without-scale",
+                            FindingCode.SUBGROUP_WITHOUT_SCALE,
                             WARNING,
                             f"component '{comp.name}' and its descendants have no "
                             "scaleDefinition: a scheduler cannot size this subgroup",
