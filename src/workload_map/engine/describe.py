@@ -13,19 +13,43 @@ effective request of its spec.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import dataclasses
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from workload_map.engine import resources as res
 from workload_map.engine.errors import EngineError
 from workload_map.engine.extract import NO_SCALE, ExtractedInstance, implied_replicas
-from workload_map.model.views import to_json
+from workload_map.engine.gangs import GangAssignment, PodGroup
+from workload_map.engine.resources import ResourceSummary
+from workload_map.engine.status import UNDEFINED, Condition, Status
+from workload_map.model import GVK
+from workload_map.model.views import json_field, view
 
 if TYPE_CHECKING:
     from workload_map.engine.pods import Placement
     from workload_map.engine.workload import Workload
 
-__all__ = ["describe", "instance_request", "pod_is_ready", "pod_reason"]
+__all__ = [
+    "ComponentResources",
+    "ComponentView",
+    "DefinitionRef",
+    "DescribeView",
+    "Explanation",
+    "GangNote",
+    "InstanceResources",
+    "PodCounts",
+    "PodEntry",
+    "ReplicaCounts",
+    "StatusView",
+    "WorkloadResources",
+    "describe",
+    "explanations",
+    "instance_request",
+    "pod_is_ready",
+    "pod_reason",
+    "resources",
+]
 
 
 def instance_request(inst: ExtractedInstance) -> res.Totals:
@@ -112,6 +136,155 @@ def pod_reason(pod: Mapping[str, Any]) -> str | None:
     return None
 
 
+@view
+class ReplicaCounts:
+    """A component node's pods: desired by the spec, current and ready (null without pods)."""
+
+    desired: int = json_field("desired")
+    current: int | None = json_field("current")
+    ready: int | None = json_field("ready")
+    min: int | None = json_field("min")
+    max: int | None = json_field("max")
+
+
+@view
+class PodEntry:
+    """One pod of a component node."""
+
+    name: str = json_field("name")
+    phase: str | None = json_field("phase")
+    ready: bool = json_field("ready")
+    node: str | None = json_field("node")
+    gpus: int = json_field("gpus")
+    reason: str | None = json_field("reason", omit="falsy", default=None)
+    #: Terminating, Succeeded or Failed: listed, not counted (absent for an active pod)
+    state: str | None = json_field("state", omit="none", default=None)
+    instance: str | None = json_field("instance", omit="falsy", default=None)
+    replica: str | None = json_field("replica", omit="none", default=None)
+
+
+def _not_split(node: Any, _value: Any) -> bool:
+    return not node.split
+
+
+@view
+class ComponentView:
+    """One component node (per instance, per replica key when split) and what hangs under it."""
+
+    name: str = json_field("name")
+    component: str = json_field("component")
+    instance: str | None = json_field("instance")
+    kind: GVK | None = json_field("kind")
+    replicas: ReplicaCounts = json_field("replicas")
+    resources: ResourceSummary = json_field("resources")
+    pods: tuple[PodEntry, ...] = json_field("pods")
+    children: tuple[ComponentView, ...] = json_field("children")
+    error: str | None = json_field("error", omit="none", default=None)
+    #: the replica key of a node split per replica (null: pods whose key could not be read)
+    replica: str | None = json_field("replica", omit=_not_split, default=None)
+    split: bool = dataclasses.field(default=False, repr=False)
+    #: every resource the node's desired pods request (the summary keeps the named ones)
+    totals: Mapping[str, int] = dataclasses.field(default_factory=dict, repr=False)
+
+
+@view
+class DefinitionRef:
+    """Which definition described the workload, and where it came from."""
+
+    name: str | None = json_field("name")
+    origin: str = json_field("origin")
+
+
+@view
+class PodCounts:
+    """The workload's pods: desired by the spec, current (active) and ready; null without pods."""
+
+    desired: int = json_field("desired")
+    current: int | None = json_field("current")
+    ready: int | None = json_field("ready")
+
+
+@view
+class StatusView:
+    """The phase and conditions the root's status definition reads."""
+
+    phase: str | None = json_field("phase")
+    conditions: tuple[Condition, ...] = json_field("conditions")
+
+
+@view
+class GangNote:
+    """Why a gang the definition names is not listed."""
+
+    reason: str = json_field("reason")
+
+
+def _not_placed(entry: Any, _value: Any) -> bool:
+    return not entry.placed
+
+
+@view
+class Explanation:
+    """How one pod was placed and grouped; or a pod left out; or a note on a gang not listed."""
+
+    pod: str | None = json_field("pod")
+    component: str | None = json_field("component")
+    instance: str | None = json_field("instance", omit=_not_placed, default=None)
+    replica: str | None = json_field("replica", omit=_not_placed, default=None)
+    replica_component: str | None = json_field("replicaComponent", omit=_not_placed, default=None)
+    unattributed_reason: str | None = json_field(
+        "unattributedReason", omit=lambda e, _v: e.note, default=None
+    )
+    state: str | None = json_field("state", omit=_not_placed, default=None)
+    steps: tuple[str, ...] = json_field("steps", default=())
+    gang: GangAssignment | GangNote | None = json_field("gang", omit="none", default=None)
+    placed: bool = dataclasses.field(default=False, repr=False)
+    note: bool = dataclasses.field(default=False, repr=False)
+
+    @classmethod
+    def of(cls, placement: Placement, gang: GangAssignment) -> Explanation:
+        return cls(
+            pod=placement.pod,
+            component=placement.component,
+            instance=placement.instance,
+            replica=placement.replica,
+            replica_component=placement.replica_component,
+            unattributed_reason=placement.reason,
+            state=placement.state,
+            steps=tuple(placement.steps),
+            gang=gang,
+            placed=True,
+        )
+
+
+@view
+class DescribeView:
+    """The ``wlmap describe -o json`` view of one workload."""
+
+    api_version: str | None = json_field("apiVersion")
+    kind: str | None = json_field("kind")
+    name: str | None = json_field("name")
+    namespace: str | None = json_field("namespace")
+    uid: str | None = json_field("uid")
+    definition: DefinitionRef = json_field("definition")
+    file_mode: bool = json_field("fileMode", description="the object was read from a file")
+    phases: tuple[str, ...] = json_field("phases")
+    pods: PodCounts = json_field("pods")
+    resources: ResourceSummary = json_field("resources")
+    components: tuple[ComponentView, ...] = json_field("components")
+    pod_groups: tuple[PodGroup, ...] = json_field("podGroups")
+    unattributed_pods: tuple[str, ...] = json_field("unattributedPods")
+    unattributed_reasons: Mapping[str, str] = json_field("unattributedReasons")
+    errors: tuple[str, ...] = json_field("errors")
+    pod_group_notes: tuple[str, ...] = json_field("podGroupNotes", omit="falsy", default=())
+    observed_resources: ResourceSummary | None = json_field(
+        "observedResources", omit="none", default=None
+    )
+    status: StatusView | None = json_field("status", omit="none", default=None)
+    #: per pod how it was placed and grouped (``describe --explain``)
+    explain: tuple[Explanation, ...] | None = json_field("explain", omit="none", default=None)
+
+
 def _pod_request(pod: Mapping[str, Any]) -> res.Totals:
     try:
         return res.pod_request(pod.get("spec"))
@@ -119,25 +292,20 @@ def _pod_request(pod: Mapping[str, Any]) -> res.Totals:
         return {}  # a pod with an unreadable quantity requests nothing we can count
 
 
-def _pod_entry(pod: Mapping[str, Any], placement: Placement) -> dict[str, Any]:
+def _pod_entry(pod: Mapping[str, Any], placement: Placement) -> PodEntry:
     status = pod.get("status") if isinstance(pod.get("status"), Mapping) else {}
     spec = pod.get("spec") if isinstance(pod.get("spec"), Mapping) else {}
-    request = _pod_request(pod)
-    entry: dict[str, Any] = {
-        "name": placement.pod,
-        "phase": _text(status.get("phase")) if isinstance(status, Mapping) else None,
-        "ready": pod_is_ready(pod),
-        "node": _text(spec.get("nodeName")) if isinstance(spec, Mapping) else None,
-        "gpus": request.get(res.GPU, 0),
-    }
-    reason = pod_reason(pod)
-    if reason:
-        entry["reason"] = reason
-    if placement.instance:
-        entry["instance"] = placement.instance
-    if placement.replica is not None:
-        entry["replica"] = placement.replica
-    return entry
+    return PodEntry(
+        name=placement.pod,
+        phase=_text(status.get("phase")) if isinstance(status, Mapping) else None,
+        ready=pod_is_ready(pod),
+        node=_text(spec.get("nodeName")) if isinstance(spec, Mapping) else None,
+        gpus=_pod_request(pod).get(res.GPU, 0),
+        reason=pod_reason(pod),
+        state=None if placement.active else placement.state,
+        instance=placement.instance,
+        replica=placement.replica,
+    )
 
 
 #: replica indexes without pods are listed (``group[3]`` of a missing LWS group) up to this many
@@ -163,15 +331,12 @@ class _Builder:
                 key = (placement.component, placement.instance or "")
                 self.entries.setdefault(key, []).append((placement, pod))
 
-    def kind(self, name: str) -> dict[str, str] | None:
-        comp = self.structure.components[name]
-        if comp.kind is None:
-            return None
-        return {"group": comp.kind.group, "version": comp.kind.version, "kind": comp.kind.kind}
+    def kind(self, name: str) -> GVK | None:
+        return self.structure.components[name].kind
 
     def nodes(
         self, name: str, replica: tuple[str, str | None] | None, divisor: int
-    ) -> list[dict[str, Any]]:
+    ) -> list[ComponentView]:
         comp = self.structure.components[name]
         selector = comp.pod_selector.replica_selector if comp.pod_selector else None
         split = selector is not None and replica is None
@@ -193,36 +358,30 @@ class _Builder:
         if message not in self.errors:
             self.errors.append(message)
 
-    def _error_node(self, name: str, message: str) -> dict[str, Any]:
+    def _error_node(self, name: str, message: str) -> ComponentView:
         current = ready = None
         if self.pods_known:
             mine = [
                 pod
                 for (comp, _), entries in self.entries.items()
                 if comp == name
-                for _, pod in entries
+                for p, pod in entries
+                if p.active
             ]
             current, ready = len(mine), sum(1 for pod in mine if pod_is_ready(pod))
-        return {
-            "name": name,
-            "component": name,
-            "instance": None,
-            "kind": self.kind(name),
-            "replicas": {
-                "desired": 0,
-                "current": current,
-                "ready": ready,
-                "min": None,
-                "max": None,
-            },
-            "resources": res.summarize({}),
-            "pods": [],
-            "children": [],
-            "error": message,
-            "_totals": {},
-        }
+        return ComponentView(
+            name=name,
+            component=name,
+            instance=None,
+            kind=self.kind(name),
+            replicas=ReplicaCounts(0, current, ready, None, None),
+            resources=ResourceSummary.of({}),
+            pods=(),
+            children=(),
+            error=message,
+        )
 
-    def _replica_split(self, name: str, inst: ExtractedInstance) -> list[dict[str, Any]] | None:
+    def _replica_split(self, name: str, inst: ExtractedInstance) -> list[ComponentView] | None:
         """One node per replica key (``name[key]``): those seen on pods and those the spec implies.
 
         A grouping component whose scale is one replica's pods (an LWS ``group``) lists every
@@ -249,18 +408,16 @@ class _Builder:
         if not keys:
             return None
         out = []
-        for key in sorted(keys, key=_replica_sort_key):
+        shown: list[str | None] = [*sorted(keys, key=_replica_sort_key)]
+        if unkeyed:  # pods whose replica key could not be read stay visible
+            shown.append(None)
+        for key in shown:
             node = self.node(name, inst, (name, key), count)
             if node is not None:
-                node["name"] = f"{node['name']}[{key}]"
-                node["replica"] = key
-                out.append(node)
-        if unkeyed:  # pods whose replica key could not be read stay visible
-            node = self.node(name, inst, (name, None), count)
-            if node is not None:
-                node["name"] = f"{node['name']}[?]"
-                node["replica"] = None
-                out.append(node)
+                label = "?" if key is None else key
+                out.append(
+                    dataclasses.replace(node, name=f"{node.name}[{label}]", replica=key, split=True)
+                )
         return out
 
     def node(
@@ -269,10 +426,10 @@ class _Builder:
         inst: ExtractedInstance,
         replica: tuple[str, str | None] | None,
         divisor: int,
-    ) -> dict[str, Any] | None:
+    ) -> ComponentView | None:
         comp = self.structure.components[name]
         pod_bearing = comp.has_pod_definition
-        children: list[dict[str, Any]] = []
+        children: list[ComponentView] = []
         for child in self.structure.children[name]:
             children.extend(self.nodes(child, replica, divisor))
         pods: list[tuple[Placement, Mapping[str, Any]]] = []
@@ -301,45 +458,35 @@ class _Builder:
         current: int | None = None
         ready: int | None = None
         if self.pods_known:
-            current = len(pods) + sum(c["replicas"]["current"] or 0 for c in children)
-            ready = sum(1 for _, pod in pods if pod_is_ready(pod)) + sum(
-                c["replicas"]["ready"] or 0 for c in children
+            # current/ready count active pods only, as kubectl and the Job controller do
+            active = [pod for p, pod in pods if p.active]
+            current = len(active) + sum(c.replicas.current or 0 for c in children)
+            ready = sum(1 for pod in active if pod_is_ready(pod)) + sum(
+                c.replicas.ready or 0 for c in children
             )
-        desired += sum(c["replicas"]["desired"] for c in children)
-        child_totals = [c["_totals"] for c in children]
-        totals = res.add(totals, *child_totals)
-        node: dict[str, Any] = {
-            "name": inst.instance_id or name,
-            "component": name,
-            "instance": inst.instance_id or None,
-            "kind": self.kind(name),
-            "replicas": {
-                "desired": desired,
-                "current": current,
-                "ready": ready,
-                "min": scale.min_replicas if scale else None,
-                "max": scale.max_replicas if scale else None,
-            },
-            "resources": res.summarize(totals),
-            "pods": [_pod_entry(pod, p) for p, pod in sorted(pods, key=lambda e: e[0].pod)],
-            "children": children,
-            "_totals": totals,
-        }
-        return node
+        desired += sum(c.replicas.desired for c in children)
+        totals = res.add(totals, *(c.totals for c in children))
+        return ComponentView(
+            name=inst.instance_id or name,
+            component=name,
+            instance=inst.instance_id or None,
+            kind=self.kind(name),
+            replicas=ReplicaCounts(
+                desired,
+                current,
+                ready,
+                scale.min_replicas if scale else None,
+                scale.max_replicas if scale else None,
+            ),
+            resources=ResourceSummary.of(totals),
+            pods=tuple(_pod_entry(pod, p) for p, pod in sorted(pods, key=lambda e: e[0].pod)),
+            children=tuple(children),
+            totals=totals,
+        )
 
 
-def _strip(nodes: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    out = []
-    for node in nodes:
-        node = dict(node)
-        node.pop("_totals", None)
-        node["children"] = _strip(node["children"])
-        out.append(node)
-    return out
-
-
-def describe(wl: Workload) -> dict[str, Any]:
-    """The describe JSON of a workload (see the module doc and INTERFACES.md)."""
+def describe(wl: Workload, *, explain: bool = False) -> DescribeView:
+    """The describe view of a workload (see the module doc and the schema in schemas/)."""
     structure = wl.structure
     obj = wl.obj if isinstance(wl.obj, Mapping) else {}
     meta = obj.get("metadata") if isinstance(obj.get("metadata"), Mapping) else {}
@@ -368,49 +515,144 @@ def describe(wl: Workload) -> dict[str, Any]:
             except EngineError as err:
                 builder.error(f"component '{name}': {err}")
     attributed = [
-        (p, pod) for p, pod in zip(wl.placements, wl.candidate_pods, strict=True) if p.attributed
+        (p, pod)
+        for p, pod in zip(wl.placements, wl.candidate_pods, strict=True)
+        if p.attributed and p.active  # finished and terminating pods are listed, not counted
     ]
+    status: Status | None
     try:
         status = wl.status()
         phases = wl.phases()
     except EngineError as err:
         builder.error(f"status: {err}")
-        status, phases = None, ["Undefined"]
+        status, phases = None, [UNDEFINED]
     unattributed = wl.unattributed()
-    out: dict[str, Any] = {
-        "apiVersion": _text(obj.get("apiVersion")),
-        "kind": _text(obj.get("kind")),
-        "name": _text(meta.get("name")) if isinstance(meta, Mapping) else None,
-        "namespace": _text(meta.get("namespace")) if isinstance(meta, Mapping) else None,
-        "uid": _text(meta.get("uid")) if isinstance(meta, Mapping) else None,
-        "definition": {"name": wl.definition_name, "origin": wl.origin},
-        "fileMode": wl.file_mode,
-        "phases": phases,
-        "pods": {
-            "desired": desired,
-            "current": len(attributed) if wl.pods is not None else None,
-            "ready": sum(1 for _, pod in attributed if pod_is_ready(pod))
-            if wl.pods is not None
-            else None,
-        },
-        "resources": res.summarize(totals),
-        "components": _strip(nodes),
-        "podGroups": [to_json(g) for g in wl.pod_groups()],
-        "unattributedPods": [name for name, _ in unattributed],
-        "unattributedReasons": dict(unattributed),
-        "errors": builder.errors,
-    }
+    groups = wl.gangs.groups
     for problem in wl.extractor.problems:
         builder.error(problem)
-    notes = wl.gang_notes()
-    if notes:
-        out["podGroupNotes"] = notes
-    if wl.pods is not None:
-        actual = res.add(*(_pod_request(pod) for _, pod in attributed))
-        out["observedResources"] = res.summarize(actual)
-    if status is not None:
-        out["status"] = {
-            "phase": status.phase,
-            "conditions": [c.to_dict() for c in status.conditions],
-        }
-    return out
+    pods_known = wl.pods is not None
+    return DescribeView(
+        api_version=_text(obj.get("apiVersion")),
+        kind=_text(obj.get("kind")),
+        name=_text(meta.get("name")) if isinstance(meta, Mapping) else None,
+        namespace=_text(meta.get("namespace")) if isinstance(meta, Mapping) else None,
+        uid=_text(meta.get("uid")) if isinstance(meta, Mapping) else None,
+        definition=DefinitionRef(wl.definition_name, wl.origin),
+        file_mode=wl.file_mode,
+        phases=tuple(phases),
+        pods=PodCounts(
+            desired,
+            len(attributed) if pods_known else None,
+            sum(1 for _, pod in attributed if pod_is_ready(pod)) if pods_known else None,
+        ),
+        resources=ResourceSummary.of(totals),
+        components=tuple(nodes),
+        pod_groups=groups,
+        unattributed_pods=tuple(name for name, _ in unattributed),
+        unattributed_reasons=dict(unattributed),
+        errors=tuple(builder.errors),
+        pod_group_notes=(*wl.gangs.notes, *wl.gangs.ungrouped),
+        observed_resources=ResourceSummary.of(res.add(*(_pod_request(p) for _, p in attributed)))
+        if pods_known
+        else None,
+        status=StatusView(status.phase, status.conditions) if status is not None else None,
+        explain=explanations(wl) if explain else None,
+    )
+
+
+def explanations(wl: Workload) -> tuple[Explanation, ...]:
+    """Per pod how it was placed and grouped, then pods of other owners, then gang notes."""
+    out = [
+        Explanation.of(placement, gang)
+        for placement, gang in zip(wl.placements, wl.gangs.assignments, strict=True)
+    ]
+    out.extend(
+        Explanation(pod=name, component=None, unattributed_reason=reason)
+        for name, reason in wl.excluded
+    )
+    out.extend(
+        Explanation(pod=None, component=None, gang=GangNote(note), note=True)
+        for note in wl.gangs.notes
+    )
+    return tuple(out)
+
+
+# -- resources ---------------------------------------------------------------------------------
+@view
+class InstanceResources:
+    """One instance: what one pod requests, the pods desired and seen, and their totals."""
+
+    per_pod: ResourceSummary = json_field("perPod")
+    desired_pods: int = json_field("desiredPods")
+    observed_pods: int | None = json_field("observedPods")
+    ready_pods: int | None = json_field("readyPods")
+    desired: ResourceSummary = json_field("desired")
+    actual: ResourceSummary | None = json_field("actual")
+
+
+@view
+class ComponentResources:
+    """One pod-bearing component: its instances and their sums."""
+
+    instances: Mapping[str, InstanceResources] = json_field("instances")
+    desired_pods: int = json_field("desiredPods")
+    observed_pods: int | None = json_field("observedPods")
+    desired: ResourceSummary = json_field("desired")
+    actual: ResourceSummary | None = json_field("actual")
+
+
+@view
+class WorkloadResources:
+    """Desired (spec times desired pods) and actual (pods) requests of a workload."""
+
+    components: Mapping[str, ComponentResources] = json_field("components")
+    desired: ResourceSummary = json_field("desired")
+    actual: ResourceSummary | None = json_field("actual")
+
+
+def resources(wl: Workload) -> WorkloadResources:
+    """Desired and actual requests per instance, per component and for the whole workload."""
+    pods_known = wl.pods is not None
+    by_instance: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    for pod, p in zip(wl.candidate_pods, wl.placements, strict=True):
+        if p.attributed and p.active and p.component is not None:  # what pods hold now
+            by_instance.setdefault((p.component, p.instance or ""), []).append(pod)
+    components: dict[str, ComponentResources] = {}
+    workload_desired: res.Totals = {}
+    workload_actual: res.Totals = {}
+    for name in wl.structure.pod_bearing:
+        instances: dict[str, InstanceResources] = {}
+        comp_desired: res.Totals = {}
+        comp_actual: res.Totals = {}
+        for instance_id, inst in wl.extractor.instances(name).items():
+            per_pod = instance_request(inst)
+            count = inst.desired_pods()
+            desired = res.scaled(per_pod, count)
+            pods = by_instance.get((name, instance_id), [])
+            actual = res.add(*(res.pod_request(p.get("spec")) for p in pods))
+            instances[instance_id] = InstanceResources(
+                per_pod=ResourceSummary.of(per_pod),
+                desired_pods=count,
+                observed_pods=len(pods) if pods_known else None,
+                ready_pods=sum(1 for p in pods if pod_is_ready(p)) if pods_known else None,
+                desired=ResourceSummary.of(desired),
+                actual=ResourceSummary.of(actual) if pods_known else None,
+            )
+            comp_desired = res.add(comp_desired, desired)
+            comp_actual = res.add(comp_actual, actual)
+        components[name] = ComponentResources(
+            instances=instances,
+            desired_pods=sum(i.desired_pods for i in instances.values()),
+            observed_pods=sum(i.observed_pods or 0 for i in instances.values())
+            if pods_known
+            else None,
+            desired=ResourceSummary.of(comp_desired),
+            actual=ResourceSummary.of(comp_actual) if pods_known else None,
+        )
+        workload_desired = res.add(workload_desired, comp_desired)
+        workload_actual = res.add(workload_actual, comp_actual)
+    return WorkloadResources(
+        components=components,
+        desired=ResourceSummary.of(workload_desired),
+        actual=ResourceSummary.of(workload_actual) if pods_known else None,
+    )
