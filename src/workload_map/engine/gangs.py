@@ -873,8 +873,8 @@ def _model_pods(counter: _Counter, component: str, notes: list[str]) -> Iterator
             # the spec says there are no such replicas (a Deployment-mode NIMService's
             # multi-node group): no groups, as with its real pods, which carry no replica key
             note = (
-                f"pod group {definition.name}: {owner[0]} has scale 0 here (no replicas of it): "
-                "no gang"
+                f"pod group {definition.name}: the spec implies no replicas of {owner[0]} "
+                "(its scale is 0): no gang"
             )
             if note not in notes:
                 notes.append(note)
