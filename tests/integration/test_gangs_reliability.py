@@ -145,3 +145,32 @@ def test_two_replicas_only_the_leader_writes_and_both_answer(
         second.stop()
         delete(api, f"/api/v1/namespaces/{ns}")
         delete(api, f"/api/v1/namespaces/{op_ns}")
+
+
+def test_api_server_restarted_under_the_operator(
+    module_kube: Kube, api: Api, fake_nodes: FakeNodes, tmp_path: Path
+) -> None:
+    tok = token()
+    op_ns = make_namespace(api, tok, opted_in=False)
+    ns = make_namespace(api, tok)
+    pool = f"{tok}-apisrv"
+    try:
+        with gang_operator(api, module_kube.kubeconfig, op_ns, tmp_path / "op", tok):
+            obj = partset_gpu(api, ns, 3, pool)
+            wait("PodGroup", lambda: min_counts(api, ns) == [3])
+            (group,) = podgroups(api, ns)
+            module_kube.restart_apiserver()
+            # watches resume: a change right after the restart is followed, nothing recreated
+            api.merge_patch(
+                f"/apis/example.wlmap.io/v1/namespaces/{ns}/partsets/parts",
+                {"spec": {"p0": {"replicas": 4}}},
+            )
+            wait("minCount follows after the restart", lambda: min_counts(api, ns) == [4], 90)
+            assert [g["metadata"]["uid"] for g in podgroups(api, ns)] == [group["metadata"]["uid"]]
+            pods = [part_pod(api, ns, obj, pool) for _ in range(4)]
+            assert all(p["spec"].get("schedulingGroup") for p in pods)
+            fake_nodes.add(4, NODE, labels={NODE_LABEL: pool})
+            wait("all bound", lambda: len(bound(api, ns)) == 4, 90)
+    finally:
+        delete(api, f"/api/v1/namespaces/{ns}")
+        delete(api, f"/api/v1/namespaces/{op_ns}")
