@@ -209,7 +209,8 @@ def reconcile(
 
     # members that missed the webhook
     for gang in plan.gangs:
-        members = [p for p in pod_list if _meta(p).get("name") in set(gang.pods)]
+        names_in = set(gang.pods)
+        members = [p for p in pod_list if _meta(p).get("name") in names_in]
         missed = [p for p in members if not _joined(p, gang)]
         if not missed:
             continue
