@@ -86,6 +86,7 @@ class InventoryFeed:
         self._watch_kartas = watch_kartas
         self._lock = threading.Lock()
         self._watching: dict[str, Informer] = {}
+        self._kind_of: dict[str, str] = {}  # informer path → the GVK text problems are keyed by
         self._served: dict[GVK, APIResource] = {}
         self.problems: dict[str, str] = {}  # kind → why it is not watched
         self.last_sync: float | None = None
@@ -140,6 +141,7 @@ class InventoryFeed:
                 self.problems.pop(str(gvk), None)
                 for path in self._paths(res):
                     if path not in self._watching:
+                        self._kind_of[path] = str(gvk)
                         informer = self._watch(path, transform, res.kind, res.api_version)
                         informer.add_handler(handler)
 
@@ -190,8 +192,15 @@ class InventoryFeed:
                 self.ensure()
             except Exception:
                 log.exception("could not extend the watches after rediscovery")
-            for informer in self.informers():
-                if informer.last_error is not None:
-                    self.problems[informer.path] = str(informer.last_error)
-                else:
-                    self.problems.pop(informer.path, None)
+            self.check()
+
+    def check(self) -> dict[str, str]:
+        """Refresh :attr:`problems` from the watches' last errors (keyed by GVK text for
+        workload kinds, by path otherwise: a 403 there is "no permission")."""
+        for informer in self.informers():
+            key = self._kind_of.get(informer.path, informer.path)
+            if informer.last_error is not None and not informer.synced:
+                self.problems[key] = str(informer.last_error)
+            elif key in self.problems and self.problems[key] != "not served by the cluster":
+                del self.problems[key]
+        return dict(self.problems)

@@ -192,7 +192,7 @@ class LiveSource:
         return self._inventory
 
     def problems(self) -> dict[str, str]:
-        return dict(self.feed.problems)
+        return self.feed.check()
 
     def events(self, entry: Entry) -> tuple[list[dict[str, Any]], str | None]:
         path = (
