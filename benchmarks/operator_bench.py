@@ -62,7 +62,15 @@ def _cold_start(kube: Any, api: Any, workdir: Path) -> list[dict[str, Any]]:
 
     def make(worker: int) -> None:
         for i in range(worker, KARTAS, 10):
-            api.request("POST", PATH, widget_karta(names[i], f"cold{i}-{token}.bench.example.com"))
+            group = f"cold{i}-{token}.bench.example.com"
+            obj = widget_karta(names[i], group)
+            # as the mutating webhook stamps them on create
+            obj["metadata"]["labels"] = {
+                "run.ai/karta-group": group,
+                "run.ai/karta-version": "v1",
+                "run.ai/karta-kind": "Widget",
+            }
+            api.request("POST", PATH, obj)
 
     _parallel(10, make)
     op = OperatorProcess(
@@ -72,23 +80,27 @@ def _cold_start(kube: Any, api: Any, workdir: Path) -> list[dict[str, Any]]:
     op.start()
     try:
         ready_at = None
+        # watch the operator's own counter (cheap), not 500 objects listed over and over
         while time.monotonic() - began < 180:
             if ready_at is None and op.ready():
                 ready_at = time.monotonic() - began
-            items = api.get(PATH, [("labelSelector", "run.ai/karta-kind=Widget")])["items"]
-            done = sum(
-                1
-                for k in items
-                if k["metadata"]["name"].endswith(token)
-                and (k.get("status") or {}).get("conditions")
-            )
-            if done == KARTAS:
-                break
-            time.sleep(0.25)
+            try:
+                if op.metric("workloadmap_operator_karta_status_writes_total") >= KARTAS:
+                    break
+            except OSError:
+                pass  # not listening yet
+            time.sleep(0.1)
         total = time.monotonic() - began
         writes = op.metric("workloadmap_operator_karta_status_writes_total")
+        items = api.get(PATH, [("labelSelector", "run.ai/karta-kind=Widget")])["items"]
+        done = sum(
+            1
+            for k in items
+            if k["metadata"]["name"].endswith(token) and (k.get("status") or {}).get("conditions")
+        )
         reconciles = op.metric("workloadmap_operator_karta_reconciles_total")
         evaluating = op.metric("workloadmap_operator_karta_evaluate_seconds_total")
+        writing = op.metric("workloadmap_operator_karta_write_seconds_total")
     finally:
         op.stop()
     return [
@@ -97,10 +109,12 @@ def _cold_start(kube: Any, api: Any, workdir: Path) -> list[dict[str, Any]]:
             "seconds": round(total, 2),
             "process ready (s)": round(ready_at or float("nan"), 2),
             "status writes": int(writes),
+            "with conditions": done,
             "reconciles": int(reconciles),
             "evaluating (s)": round(evaluating, 1),
+            "writing (s, all workers)": round(writing, 1),
             "target": "<= 30 s",
-            "ok": total <= 30,
+            "ok": total <= 30 and done == KARTAS,
         }
     ]
 

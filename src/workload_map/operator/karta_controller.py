@@ -75,6 +75,7 @@ class KartaController:
         self.conflicts = 0
         self.reconciles = 0
         self.evaluate_seconds = 0.0
+        self.write_seconds = 0.0
         self.started_at = 0.0
 
     # -- lifecycle ------------------------------------------------------------------------
@@ -245,6 +246,7 @@ class KartaController:
         rv = meta.get("resourceVersion")
         labels = meta.get("labels") or {}
         if result.labels is not None and any(labels.get(k) != v for k, v in result.labels.items()):
+            wrote = time.perf_counter()
             try:
                 stored = api.merge_patch(
                     path,
@@ -253,10 +255,12 @@ class KartaController:
             except ApiError as exc:
                 return self._write_failed(name, exc)
             self.label_writes += 1
+            self.write_seconds += time.perf_counter() - wrote
             rv = (stored.get("metadata") or {}).get("resourceVersion", rv)
         existing = (obj.get("status") or {}).get("conditions") or []
         merged = merge_conditions(existing, result.conditions, meta.get("generation"))
         if not conditions_equal(existing, merged):
+            wrote = time.perf_counter()
             try:
                 api.merge_patch(
                     f"{path}/status",
@@ -265,6 +269,7 @@ class KartaController:
             except ApiError as exc:
                 return self._write_failed(name, exc)
             self.status_writes += 1
+            self.write_seconds += time.perf_counter() - wrote
             self._events(obj, existing, result.warnings)
         return 30.0 if types.crd_error else None
 
@@ -312,6 +317,9 @@ class KartaController:
             "# HELP workloadmap_operator_karta_evaluate_seconds_total Time computing conditions.",
             "# TYPE workloadmap_operator_karta_evaluate_seconds_total counter",
             f"workloadmap_operator_karta_evaluate_seconds_total {self.evaluate_seconds:.3f}",
+            "# HELP workloadmap_operator_karta_write_seconds_total Time in label and status writes.",
+            "# TYPE workloadmap_operator_karta_write_seconds_total counter",
+            f"workloadmap_operator_karta_write_seconds_total {self.write_seconds:.3f}",
         ]
         return "\n".join(lines) + "\n"
 
@@ -319,7 +327,7 @@ class KartaController:
 def _factory(config: OperatorConfig) -> KartaController | None:
     if getattr(config.args, "disable_karta_controller", False):
         return None
-    return KartaController(workers=int(getattr(config.args, "karta_workers", 4)))
+    return KartaController(workers=int(getattr(config.args, "karta_workers", 8)))
 
 
 controllers.register(_factory, name="karta")

@@ -122,7 +122,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="apply the built-in definitions as Kartas when elected",
     )
-    p.add_argument("--karta-workers", type=int, default=4)
+    p.add_argument("--karta-workers", type=int, default=8)
     p.add_argument("--disable-karta-controller", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"))
     p.add_argument("--log-json", action="store_true", help="one JSON object per log line")
