@@ -434,6 +434,45 @@ def _vm_gang(obj: Obj) -> list[int]:
     return [1] if _vm_pods(obj) else []
 
 
+def _llmisvc_pods(obj: Obj) -> list[Obj]:
+    """KServe: a Deployment of `replicas` pods, or with `worker` a LeaderWorkerSet of
+    `replicas` groups of `parallelism.pipeline` pods (leader + workers)."""
+    spec = obj["spec"]
+    replicas = spec.get("replicas", 1)
+    lws = f"{_name(obj)}-kserve-mn"
+    if spec.get("worker") is None:
+        labels = {"app.kubernetes.io/component": "llminferenceservice-workload"}
+        return [_pod(obj, f"{_name(obj)}-kserve-7f9c-{i}", labels) for i in range(replicas)]
+    size = _kserve_group_size(spec.get("parallelism") or {})
+    pods = []
+    for g in range(replicas):
+        for w in range(size):
+            role = "llminferenceservice-workload" + ("" if w == 0 else "-worker")
+            labels = {
+                "app.kubernetes.io/component": role,
+                "leaderworkerset.sigs.k8s.io/name": lws,
+                "leaderworkerset.sigs.k8s.io/group-index": str(g),
+                "leaderworkerset.sigs.k8s.io/worker-index": str(w),
+            }
+            pods.append(_pod(obj, f"{lws}-{g}" + (f"-{w}" if w else ""), labels))
+    return pods
+
+
+def _llmisvc_gang(obj: Obj) -> list[int]:
+    """KAI's lws grouper on KServe's LeaderWorkerSet (Deployment replicas: no gang)."""
+    spec = obj["spec"]
+    if spec.get("worker") is None:
+        return []
+    return [_kserve_group_size(spec.get("parallelism") or {})] * spec.get("replicas", 1)
+
+
+def _kserve_group_size(parallelism: Obj) -> int:
+    """KServe's LeaderWorkerSet size: data / dataLocal with data parallelism, else pipeline."""
+    if parallelism.get("data", 0) > 0:
+        return int(parallelism["data"] // parallelism.get("dataLocal", 1))
+    return int(parallelism.get("pipeline") or 1)
+
+
 # -- Kubeflow Trainer, AppWrapper --------------------------------------------------------------
 def _trainjob_pods(obj: Obj) -> list[Obj]:
     """The trainer's JobSet (named as the TrainJob) runs `numNodes` pods of its `node` job."""
@@ -512,6 +551,7 @@ OPERATORS: dict[str, tuple[PodMaker, GangRule]] = {
     "NIMCache": (_single_pod(None, "-job"), _one_gang),
     "TrainJob": (_trainjob_pods, _trainjob_gang),
     "AppWrapper": (_appwrapper_pods, _appwrapper_gang),
+    "LLMInferenceService": (_llmisvc_pods, _llmisvc_gang),
 }
 VOLCANO = (_volcano_pods, _volcano_gang)
 

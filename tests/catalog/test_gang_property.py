@@ -244,6 +244,22 @@ def _appwrapper(draw: st.DrawFn) -> Obj:
     }
 
 
+@st.composite
+def _llmisvc(draw: st.DrawFn) -> Obj:
+    container = {"name": "main", "image": "vllm"}
+    spec: Obj = {"replicas": draw(_small), "model": {"uri": "hf://m"}}
+    spec["template"] = {"containers": [container]}
+    if draw(st.booleans()):
+        spec["worker"] = {"containers": [container]}
+        spec["parallelism"] = {"pipeline": draw(_small), "tensor": 1}
+    return {
+        "apiVersion": "serving.kserve.io/v1alpha2",
+        "kind": "LLMInferenceService",
+        "metadata": _META,
+        "spec": spec,
+    }
+
+
 def _single(api_version: str, kind: str, spec: Obj) -> st.SearchStrategy[Obj]:
     return st.just({"apiVersion": api_version, "kind": kind, "metadata": _META, "spec": spec})
 
@@ -278,6 +294,7 @@ STRATEGIES: dict[str, st.SearchStrategy[Obj]] = {
     "NIMCache": _single("apps.nvidia.com/v1alpha1", "NIMCache", {"source": {}}),
     "TrainJob": _trainjob(),
     "AppWrapper": _appwrapper(),
+    "LLMInferenceService": _llmisvc(),
 }
 
 
@@ -296,7 +313,6 @@ def _gang_kinds() -> list[str]:
 NOT_GENERATED = {
     "kueue.x-k8s.io/Workload": "not a pod owner: Kueue admits the owning job's PodSets",
     "nvidia.com/DynamoGraphDeployment": "pods come from Grove (covered as PodCliqueSet)",
-    "serving.kserve.io/LLMInferenceService": "pods come from LeaderWorkerSets (covered)",
 }
 
 _COVERED = {
