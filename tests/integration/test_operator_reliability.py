@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import base64
-import contextlib
 import json
 import signal
 import threading
@@ -241,36 +240,11 @@ def _etcd(url: str, path: str, body: dict[str, Any]) -> dict[str, Any]:
         return dict(json.loads(r.read()))
 
 
-@contextlib.contextmanager
-def second_apiserver(kube: Kube, tmp: Path, *extra: str) -> Iterator[Path]:
-    """Another kube-apiserver on the same etcd (an HA pair), with ``extra`` flags; yields its
-    kubeconfig."""
-    from . import harness
-
-    source = next(p for p in kube.local_plane().procs if p.name == "kube-apiserver")
-    port = harness.free_port()
-    argv = [str(a) for a in source.popen.args]  # type: ignore[union-attr]
-    argv = [f"--secure-port={port}" if a.startswith("--secure-port=") else a for a in argv]
-    argv = [a for a in argv if not a.startswith("--cert-dir=")] + [f"--cert-dir={tmp / 'certs'}"]
-    proc = harness._spawn("kube-apiserver-2", [*argv, *extra], tmp / "apiserver-2.log")
-    try:
-        config = yaml.safe_load(Path(kube.kubeconfig).read_text())
-        config["clusters"][0]["cluster"]["server"] = f"https://127.0.0.1:{port}"
-        path = tmp / "kubeconfig-2"
-        path.write_text(yaml.safe_dump(config))
-        probe = api_for(path)
-        eventually(lambda: probe.get("/api/v1/namespaces/default"), 90, "second apiserver")
-        probe.close()
-        yield path
-    finally:
-        proc.stop()
-
-
 def test_a_real_410_on_a_watch_relists(kube: Kube, api: Api, ns: str, tmp_path: Path) -> None:
     # the watch cache would answer from memory; without it, a watch from a compacted
     # resourceVersion reaches etcd, which answers 410 Gone
-    with second_apiserver(kube, tmp_path, "--watch-cache=false") as kubeconfig:
-        _relist_after_410(kube, api, ns, api_for(kubeconfig))
+    _, kubeconfig = kube.local_plane().add_apiserver("--watch-cache=false")
+    _relist_after_410(kube, api, ns, api_for(kubeconfig))
 
 
 def _relist_after_410(kube: Kube, api: Api, ns: str, client: Api) -> None:
