@@ -689,3 +689,41 @@ def test_single_node_llminferenceservice_predicts_no_gangs() -> None:
     assert _view(svc, None)["podGroups"] == []  # before: two phantom multi-node groups of 1
     live = _view(svc, pods)
     assert live["podGroups"] == [] and live["pods"]["current"] == 2
+
+
+def test_describe_of_a_namespace_dump_counts_only_the_named_workload(tmp_path: Any) -> None:
+    import io
+    import json
+
+    import yaml
+
+    from workload_map.cli.main import main
+
+    pt = _pytorch(None)
+    tf = {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "TFJob",
+        "metadata": {"name": "llm-eval", "namespace": "ml", "uid": "tf-uid-1"},
+        "spec": {"tfReplicaSpecs": {"Worker": {"replicas": 2, "template": _template()}}},
+    }
+    tf_labels = {
+        "training.kubeflow.org/job-name": "llm-eval",
+        "training.kubeflow.org/operator-name": "tfjob-controller",
+        "training.kubeflow.org/replica-type": "worker",
+    }
+    tf_pods = [_pod(f"llm-eval-worker-{i}", tf, tf_labels) for i in range(2)]
+    for pod in tf_pods:  # a TFJob deleted meanwhile: its pods' chain leaves the dump
+        pod["metadata"]["ownerReferences"][0]["uid"] = "tf-uid-0"
+    dump = tmp_path / "dump.yaml"
+    dump.write_text(
+        yaml.safe_dump(
+            {"apiVersion": "v1", "kind": "List", "items": [pt, tf, *_pytorch_pods(pt), *tf_pods]}
+        )
+    )
+    out, err = io.StringIO(), io.StringIO()
+    argv = ["describe", "-f", str(dump), "PyTorchJob/llm", "--pods", str(dump), "-o", "json"]
+    code = main(argv, io.StringIO(""), out, err, environ={"HOME": str(tmp_path)})
+    assert code == 0, err.getvalue()
+    view = json.loads(out.getvalue())
+    assert view["pods"]["current"] == 5
+    assert sorted(view["unattributedPods"]) == ["llm-eval-worker-0", "llm-eval-worker-1"]
