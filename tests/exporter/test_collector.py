@@ -471,3 +471,37 @@ def _fed(objects: list[dict[str, Any]]) -> Inventory:
     inventory = Inventory()
     feed(inventory, objects)
     return inventory
+
+
+def test_watches_are_not_blocked_while_views_are_evaluated() -> None:
+    """Evaluation runs outside the lock; a change meanwhile makes its result stale, not stored."""
+    import threading
+
+    release = threading.Event()
+    started = threading.Event()
+    calls: list[int] = []
+
+    def slow(definition: Any, obj: dict[str, Any], pods: list[dict[str, Any]]) -> dict[str, Any]:
+        calls.append(len(pods))
+        started.set()
+        assert release.wait(10)
+        return {"phases": ["Running"], "pods": {"desired": 1, "current": len(pods), "ready": 0}}
+
+    objects = documents(EXAMPLES / "jobset/jobset.yaml", EXAMPLES / "jobset/pods.yaml")
+    inventory = Inventory(evaluate=slow)
+    feed(inventory, [o for o in objects if o.get("kind") != "Job"][:3])
+    reader = threading.Thread(target=inventory.entries)
+    reader.start()
+    assert started.wait(10)
+    pod = next(o for o in objects if o.get("kind") == "Pod")
+    done = threading.Event()
+    threading.Thread(target=lambda: (inventory.apply_pod("MODIFIED", pod), done.set())).start()
+    assert done.wait(5), "a watch event waited for an evaluation"
+    release.set()
+    reader.join(10)
+    evaluated = len(calls)
+    inventory.entries()  # the result computed before the change was not memoised
+    assert len(calls) > evaluated
+    again = len(calls)
+    inventory.entries()  # now it is
+    assert len(calls) == again

@@ -82,6 +82,21 @@ class _Slot:
     gvk: GVK
     pods: set[str] = field(default_factory=set)
     entry: Entry | None = None  # memoised; None when dirty
+    version: int = 0  # bumped whenever the memo goes stale
+
+
+@dataclass(frozen=True)
+class _Job:
+    """One evaluation to run outside the lock: its inputs, and the slot version they are of."""
+
+    uid: str
+    slot: _Slot
+    version: int
+    definition: Definition
+    obj: dict[str, Any]
+    gvk: GVK
+    pods: tuple[dict[str, Any], ...]
+    top_level: bool
 
 
 def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -195,7 +210,7 @@ class Inventory:
                 self._kartas[name] = _load(obj, name)
             self._resolve()
             for slot in self._workloads.values():
-                slot.entry = None
+                _invalidate(slot)
             self._changed()
 
     def definitions(self) -> list[Definition]:
@@ -248,7 +263,8 @@ class Inventory:
                 self._relink(self._waiting.pop(uid, set()) | self._orphans.get(namespace, set()))
             else:
                 moved = _controller_uid(old.obj) != _controller_uid(obj)
-                old.obj, old.entry = trim_workload(obj), None
+                old.obj = trim_workload(obj)
+                _invalidate(old)
                 if moved:
                     self._relink(set(self._through.get(uid, ())))
             self._changed()
@@ -336,7 +352,7 @@ class Inventory:
         for owner in owners:
             slot = self._workloads[owner]
             slot.pods.add(uid)
-            slot.entry = None
+            _invalidate(slot)
 
     def _by_labels(self, pod: Mapping[str, Any]) -> list[str]:
         """For a pod whose chain broke before any workload: the one workload of its namespace
@@ -372,7 +388,7 @@ class Inventory:
             slot = self._workloads.get(owner)
             if slot is not None:
                 slot.pods.discard(uid)
-                slot.entry = None
+                _invalidate(slot)
         self._pod_owner.pop(uid, None)
 
     def _relink(self, pods: set[str]) -> None:
@@ -385,24 +401,35 @@ class Inventory:
     # -- reading --------------------------------------------------------------------------
 
     def entries(self) -> list[Entry]:
-        """Every covered workload, sorted by namespace, kind and name, views computed."""
+        """Every covered workload, sorted by namespace, kind and name, views computed.
+
+        Stale views are evaluated outside the lock, so watches keep feeding the inventory
+        while a first scrape or page computes thousands of them."""
         with self._lock:
-            out = [e for uid in list(self._workloads) if (e := self._entry(uid)) is not None]
+            ready, jobs = self._collect(list(self._workloads))
+        out = ready + [e for e in map(self._finish, jobs) if e is not None]
         out.sort(key=lambda e: (e.namespace, e.gvk.kind, e.name))
         return out
 
     def entry(self, uid: str) -> Entry | None:
         with self._lock:
-            return self._entry(uid)
+            ready, jobs = self._collect([uid])
+        if ready:
+            return ready[0]
+        return self._finish(jobs[0]) if jobs else None
 
     def find(self, gvk: GVK, namespace: str, name: str) -> Entry | None:
         with self._lock:
-            for uid, slot in self._workloads.items():
-                meta = _meta(slot.obj)
-                if slot.gvk == gvk and meta.get("namespace", "") == namespace:
-                    if meta.get("name") == name:
-                        return self._entry(uid)
-        return None
+            found = next(
+                (
+                    uid
+                    for uid in self._ns_workloads.get(namespace, ())
+                    if self._workloads[uid].gvk == gvk
+                    and _meta(self._workloads[uid].obj).get("name") == name
+                ),
+                None,
+            )
+        return self.entry(found) if found is not None else None
 
     def pods(self) -> list[dict[str, Any]]:
         with self._lock:
@@ -416,45 +443,70 @@ class Inventory:
                 return None
             return links[1][-1]
 
-    def _entry(self, uid: str) -> Entry | None:
-        slot = self._workloads.get(uid)
-        if slot is None:
-            return None
-        definition = self._by_gvk.get(slot.gvk)
-        if definition is None:
-            return None
-        if slot.entry is not None and slot.entry.definition is definition:
-            return slot.entry
-        pods = tuple(self._pods[p] for p in sorted(slot.pods) if p in self._pods)
-        path, _ = self._path(slot.obj)
-        top_level = not any(
-            u in self._workloads and self._workloads[u].gvk in self._by_gvk for u in path
-        )
+    def _collect(self, uids: list[str]) -> tuple[list[Entry], list[_Job]]:
+        """Under the lock: the fresh entries among ``uids``, and the evaluations the rest need."""
+        ready: list[Entry] = []
+        jobs: list[_Job] = []
+        for uid in uids:
+            slot = self._workloads.get(uid)
+            if slot is None:
+                continue
+            definition = self._by_gvk.get(slot.gvk)
+            if definition is None:
+                continue
+            if slot.entry is not None and slot.entry.definition is definition:
+                ready.append(slot.entry)
+                continue
+            pods = tuple(self._pods[p] for p in sorted(slot.pods) if p in self._pods)
+            path, _ = self._path(slot.obj)
+            top_level = not any(
+                u in self._workloads and self._workloads[u].gvk in self._by_gvk for u in path
+            )
+            jobs.append(
+                _Job(uid, slot, slot.version, definition, slot.obj, slot.gvk, pods, top_level)
+            )
+        return ready, jobs
+
+    def _finish(self, job: _Job) -> Entry:
+        """Evaluate (no lock held), then memoise unless the slot changed meanwhile."""
         view: dict[str, Any] | None = None
         error: str | None = None
         try:
-            view = self._evaluate(definition, slot.obj, list(pods))
+            view = self._evaluate(job.definition, job.obj, list(job.pods))
             error = _first_error(view)
         except WlmapError as exc:
             error = str(exc)
         except Exception as exc:  # an engine bug must cost one workload, not the scrape
             error = f"internal error: {type(exc).__name__}: {exc}"
             log.debug("evaluation failed", exc_info=True)
-        if error is not None:
-            self.errors[definition.name] = self.errors.get(definition.name, 0) + 1
-            if (definition.name, uid) not in self._logged:
-                self._logged.add((definition.name, uid))
-                meta = _meta(slot.obj)
-                log.warning(
-                    "definition %s cannot evaluate %s %s/%s: %s",
-                    definition.name,
-                    slot.gvk.kind,
-                    meta.get("namespace"),
-                    meta.get("name"),
-                    error,
-                )
-        slot.entry = Entry(uid, slot.obj, slot.gvk, definition, top_level, pods, view, error)
-        return slot.entry
+        entry = Entry(
+            job.uid, job.obj, job.gvk, job.definition, job.top_level, job.pods, view, error
+        )
+        with self._lock:
+            current = self._workloads.get(job.uid) is job.slot and job.slot.version == job.version
+            if not current or job.slot.entry is not None:
+                return entry  # stale inputs, or another reader stored it first
+            job.slot.entry = entry
+            if error is not None:
+                name = job.definition.name
+                self.errors[name] = self.errors.get(name, 0) + 1
+                if (name, job.uid) not in self._logged:
+                    self._logged.add((name, job.uid))
+                    meta = _meta(job.obj)
+                    log.warning(
+                        "definition %s cannot evaluate %s %s/%s: %s",
+                        name,
+                        job.gvk.kind,
+                        meta.get("namespace"),
+                        meta.get("name"),
+                        error,
+                    )
+        return entry
+
+
+def _invalidate(slot: _Slot) -> None:
+    slot.entry = None
+    slot.version += 1
 
 
 def _first_error(view: Mapping[str, Any]) -> str | None:
