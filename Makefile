@@ -66,6 +66,14 @@ crd: venv  ## regenerate deploy/crds/kartas.run.ai.yaml (and the chart's copy) f
 	$(PY) -m workload_map.model.crd > deploy/crds/kartas.run.ai.yaml
 	cp deploy/crds/kartas.run.ai.yaml charts/workload-map/crds/kartas.run.ai.yaml
 
+# the clone detector: blocks of 6+ similar lines in src/ (imports, docstrings, comments and
+# signatures ignored); joins `lint` once the pairs listed in docs/engine.md ("Repeated code") go
+.PHONY: clones
+clones: venv
+	$(VENV)/bin/pylint --disable=all --enable=duplicate-code --min-similarity-lines=6 \
+	  --ignore-imports=y --ignore-docstrings=y --ignore-comments=y --ignore-signatures=y \
+	  src/workload_map
+
 .PHONY: schemas
 schemas: venv  ## regenerate schemas/*.schema.json (the machine outputs' contract) from the typed views
 	$(PY) -m workload_map.engine.schemas --out schemas

@@ -31,19 +31,7 @@ from workload_map.errors import WlmapError
 if TYPE_CHECKING:
     from workload_map.model import Karta
 
-__all__ = [
-    "CHECKED_AGAINST_ANNOTATION",
-    "DERIVED_FROM_ANNOTATION",
-    "GROUP_LABEL",
-    "KIND_LABEL",
-    "SERVED_VERSIONS_ANNOTATION",
-    "VERSION_LABEL",
-    "Catalog",
-    "CatalogEntry",
-    "CatalogError",
-    "slug",
-    "version_priority",
-]
+# no __all__: the package (``__init__``) lists what is public
 
 SERVED_VERSIONS_ANNOTATION = "workload-map.run.ai/served-versions"
 DERIVED_FROM_ANNOTATION = "workload-map.run.ai/derived-from"

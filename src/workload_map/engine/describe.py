@@ -1,6 +1,6 @@
 """The ``describe`` view: the workload's components with desired and observed pods and requests.
 
-This is the JSON ``wlmap describe -o json`` prints (see INTERFACES.md). Placement follows the
+This is the JSON ``wlmap describe -o json`` prints (``schemas/describe.schema.json``). Placement follows the
 reference CLI: a pod-bearing root is itself a component node, otherwise the root's children are
 the top nodes; a component with several instances is one node per instance; a component with a
 ``replicaSelector`` is split per observed replica key (``name[key]``) when pods are known;

@@ -17,6 +17,7 @@ from workload_map.engine.errors import DefinitionNotFoundError, EngineError, Ext
 from workload_map.engine.runner import Evaluations, lookup
 from workload_map.engine.structure import Structure
 from workload_map.model import Component, FragmentedPodSpecDefinition
+from workload_map.model.views import json_type
 
 __all__ = [
     "FRAGMENT_FIELDS",
@@ -246,7 +247,7 @@ class Extractor:
                 if not isinstance(value, str):
                     raise ExtractionError(
                         f"component '{name}' instanceIdPath: failed to convert object at index "
-                        f"{index} to type string: got {_type(value)}"
+                        f"{index} to type string: got {json_type(value)}"
                     )
                 ids.append(value)
             if any(v == "" for v in ids):
@@ -333,7 +334,7 @@ class Extractor:
                 if value is not None and not isinstance(value, expected):
                     raise ExtractionError(
                         f"component '{comp.name}' {attr}: failed to convert object at index "
-                        f"{index} to type {expected.__name__}: got {_type(value)}"
+                        f"{index} to type {expected.__name__}: got {json_type(value)}"
                     )
             columns[key] = values
         return columns
@@ -526,17 +527,3 @@ def implied_replicas(extractor: Extractor, name: str) -> int | None:
 def _is_set(value: Any) -> bool:
     """A fragment value the reference would write back ("" / {} / [] / null are unset)."""
     return value is not None and value != "" and value != {} and value != []
-
-
-def _type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"

@@ -30,6 +30,7 @@ from workload_map.errors import WlmapError
 from workload_map.model.findings import FindingCode
 from workload_map.model.shape import FREE, INT, LENIENT_REQUIRED, SHAPES, STR, STRMAP, ListOf
 from workload_map.model.types import API_VERSION, GROUP, KIND, Karta, KartaSpec, KartaStatus
+from workload_map.model.views import json_type
 
 __all__ = [
     "LEGACY_API_VERSION",
@@ -248,22 +249,6 @@ def karta_from_document(doc: Any, *, source: str | None = None) -> Karta:
     return _to_karta(doc, source)
 
 
-def _type_name(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
-
-
 def _preview(value: Any) -> str:
     text = repr(value) if not isinstance(value, bool) else str(value).lower()
     return text if len(text) <= 40 else text[:37] + "..."
@@ -310,7 +295,7 @@ def read_karta_document(doc: Any, *, source: str | None = None) -> LenientLoad:
 def _read_karta(doc: Any, source: str | None) -> LenientLoad:
     if not isinstance(doc, dict):
         raise KartaLoadError(
-            f"expected a Karta object, got {_type_name(doc)} {_preview(doc)}", source=source
+            f"expected a Karta object, got {json_type(doc)} {_preview(doc)}", source=source
         )
     problems: list[LoadProblem] = []
     api_version = doc.get("apiVersion", API_VERSION)
@@ -400,7 +385,7 @@ def _wrong_type(path: str, expected: str, value: Any) -> LoadProblem:
     hint = " (quote it to make it a string)" if expected == "string" and value is not None else ""
     return LoadProblem(
         path,
-        f"expected {expected}, got {_type_name(value)} {_preview(value)}{hint}",
+        f"expected {expected}, got {json_type(value)} {_preview(value)}{hint}",
         FindingCode.WRONG_TYPE,
     )
 

@@ -302,16 +302,7 @@ _MAPPINGS = Shape(
     "For each generic status, matchers of which any may match.",
     tuple(
         _f(name, name, ListOf(t.StatusMatcher), f"Matchers for the {name.capitalize()} status.")
-        for name in (
-            "initializing",
-            "running",
-            "completed",
-            "failed",
-            "degraded",
-            "suspended",
-            "suspending",
-            "resuming",
-        )
+        for name in t.StatusMappings.KEYS
     ),
 )
 

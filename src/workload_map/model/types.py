@@ -11,48 +11,11 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, ClassVar
 
 from workload_map.model.views import json_field, view
 
-__all__ = [
-    "API_VERSION",
-    "GROUP",
-    "GVK",
-    "KIND",
-    "STATUS_ORDER",
-    "VERSION",
-    "Action",
-    "Component",
-    "ComponentInstanceSelector",
-    "ComponentTypeSelector",
-    "ConditionMatcher",
-    "ConditionsDefinition",
-    "ExpressionMatcher",
-    "FragmentedPodSpecDefinition",
-    "GangScheduling",
-    "Karta",
-    "KartaCondition",
-    "KartaSpec",
-    "KartaStatus",
-    "Member",
-    "OptimizationInstructions",
-    "Phase",
-    "PhaseDefinition",
-    "PodGroupDefinition",
-    "PodGroupMapping",
-    "PodSelector",
-    "ReplicaSelector",
-    "ScaleDefinition",
-    "SpecDefinition",
-    "StatusDefinition",
-    "StatusMappings",
-    "StatusMatcher",
-    "StructureDefinition",
-    "SubGroup",
-    "SuspendDefinition",
-    "Topology",
-]
+# no __all__: the package (``__init__``) lists what is public
 
 GROUP = "run.ai"
 VERSION = "v1alpha1"
@@ -215,6 +178,18 @@ class StatusMappings:
     suspended: tuple[StatusMatcher, ...] = ()
     suspending: tuple[StatusMatcher, ...] = ()
     resuming: tuple[StatusMatcher, ...] = ()
+
+    #: the JSON keys in the schema's (and the CRD's) field order
+    KEYS: ClassVar[tuple[str, ...]] = (
+        "initializing",
+        "running",
+        "completed",
+        "failed",
+        "degraded",
+        "suspended",
+        "suspending",
+        "resuming",
+    )
 
     def entries(self) -> tuple[tuple[str, tuple[StatusMatcher, ...]], ...]:
         """The 8 ``(status, matchers)`` pairs in the reference's fixed order (see STATUS_ORDER)."""

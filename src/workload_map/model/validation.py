@@ -24,7 +24,7 @@ from workload_map.model.findings import ERROR, WARNING, Finding, FindingCode
 from workload_map.model.labels import label_key_errors, label_value_errors
 from workload_map.model.load import LenientLoad, load_karta_leniently
 from workload_map.model.shape import iter_jq_fields
-from workload_map.model.types import Component, Karta, StatusMatcher
+from workload_map.model.types import Component, Karta, StatusMappings, StatusMatcher
 
 __all__ = ["component_paths", "is_valid", "validate", "validate_loaded"]
 
@@ -33,16 +33,6 @@ _ROOT = f"{_STRUCT}.rootComponent"
 _GANG = "spec.optimizationInstructions.gangScheduling"
 #: Top-level fields of a Pod; selector paths outside them can never match anything.
 _POD_FIELDS = (".metadata", ".spec", ".status", ".kind", ".apiVersion")
-_MAPPING_KEYS = (
-    "initializing",
-    "running",
-    "completed",
-    "failed",
-    "degraded",
-    "suspended",
-    "suspending",
-    "resuming",
-)
 
 
 def component_paths(karta: Karta) -> list[tuple[str, Component]]:
@@ -502,7 +492,7 @@ def _document_warnings(doc: Mapping[str, Any]) -> list[Finding]:
         if not isinstance(mappings, dict):
             continue
         name = comp.get("name") if isinstance(comp.get("name"), str) else None
-        for key in _MAPPING_KEYS:
+        for key in StatusMappings.KEYS:
             if key in mappings and mappings[key] in (None, []):
                 out.append(
                     Finding(

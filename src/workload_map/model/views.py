@@ -17,7 +17,7 @@ import typing
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar, Union, dataclass_transform, get_args, get_origin, get_type_hints
 
-__all__ = ["json_field", "json_schema", "to_json", "view"]
+__all__ = ["json_field", "json_schema", "json_type", "to_json", "view"]
 
 T = TypeVar("T")
 
@@ -85,6 +85,23 @@ def to_json(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [to_json(v) for v in value]
     raise TypeError(f"no JSON form for {type(value).__name__}")
+
+
+def json_type(value: Any) -> str:
+    """The JSON type of a value as jq names it (``null``, ``boolean``, ``number``, …)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
 
 
 # -- schema ------------------------------------------------------------------------------------
