@@ -74,7 +74,12 @@ def _cold_start(kube: Any, api: Any, workdir: Path) -> list[dict[str, Any]]:
 
     _parallel(10, make)
     op = OperatorProcess(
-        kube.kubeconfig, "default", workdir / "cold", webhook=False, config_name=f"cold-{token}"
+        kube.kubeconfig,
+        "default",
+        workdir / "cold",
+        webhook=False,
+        config_name=f"cold-{token}",
+        extra=[f"--karta-workers={os.environ.get('WLMAP_BENCH_WORKERS', '8')}"],
     )
     began = time.monotonic()
     op.start()
