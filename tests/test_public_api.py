@@ -216,3 +216,17 @@ def test_no_module_is_shadowed_by_a_function() -> None:
     import workload_map.catalog as catalog
 
     assert not hasattr(catalog, "list")  # the builtin is not rebound at module level
+
+
+def test_every_error_is_under_wlmap_error() -> None:
+    from workload_map.catalog import CatalogError
+    from workload_map.cli.exits import CliError
+    from workload_map.cli.jq_cli import FlagError
+    from workload_map.engine import EngineError
+    from workload_map.errors import WlmapError
+    from workload_map.jq import JqError
+    from workload_map.model import KartaLoadError
+
+    for error in (FlagError, CatalogError, KartaLoadError, EngineError, CliError):
+        assert issubclass(error, WlmapError), error
+    assert not issubclass(JqError, WlmapError)  # the jq engine's own root, usable alone

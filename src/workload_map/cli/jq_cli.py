@@ -16,6 +16,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+from workload_map.errors import WlmapError
+
 PROG = "wlmap"
 _VAR_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
 
@@ -78,7 +80,7 @@ _BOOL_SHORT = {
 }
 
 
-class FlagError(Exception):
+class FlagError(WlmapError):
     """A command-line error (exit code 2)."""
 
 
