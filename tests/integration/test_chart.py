@@ -314,3 +314,36 @@ def test_deploy_manifests_are_the_rendered_chart() -> None:
         },
     }
     assert not any("helm.sh/hook" in (d["metadata"].get("annotations") or {}) for d in docs)
+
+
+def test_gang_scheduling_adds_flags_pod_webhook_and_rules() -> None:
+    assert not [
+        r for r in by_kind(render(), "ClusterRole") if r["metadata"]["name"].endswith("-gangs")
+    ]
+    docs = render("gangScheduling.enabled=true", "gangScheduling.missedMemberMode=delete-unbound")
+    args = one(docs, "Deployment")["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert "--enable-gang-scheduling" in args
+    assert "--gang-missed-member-mode=delete-unbound" in args
+    hooks = one(docs, "MutatingWebhookConfiguration")["webhooks"]
+    assert [h["clientConfig"]["service"]["path"] for h in hooks] == [
+        "/mutate-run-ai-v1alpha1-karta",
+        "/mutate-v1-pod-gangs",
+    ]
+    pods = hooks[1]
+    assert pods["failurePolicy"] == "Ignore" and pods["timeoutSeconds"] == 3
+    excluded = pods["namespaceSelector"]["matchExpressions"][0]["values"]
+    assert {"kube-system", "workload-map"} <= set(excluded)  # never its own namespace
+    role = next(r for r in by_kind(docs, "ClusterRole") if r["metadata"]["name"].endswith("-gangs"))
+    verbs = {
+        (g, res): set(rule["verbs"])
+        for rule in role["rules"]
+        for g in rule["apiGroups"]
+        for res in rule["resources"]
+    }
+    assert {"create", "patch", "delete"} <= verbs[("scheduling.k8s.io", "podgroups")]
+    assert verbs[("", "pods")] == {"delete"}  # only in delete-unbound mode
+    lower = render("gangScheduling.enabled=true")
+    role = next(
+        r for r in by_kind(lower, "ClusterRole") if r["metadata"]["name"].endswith("-gangs")
+    )
+    assert all("pods" not in rule["resources"] for rule in role["rules"])
