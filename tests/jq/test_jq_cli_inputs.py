@@ -36,10 +36,14 @@ def test_input_filename_names_the_file_of_each_input(tmp_path: Path) -> None:
     assert INPUT_FILENAME.get() is None  # reset after the run
 
 
-def test_input_filename_is_null_for_stdin_null_input_and_slurp(tmp_path: Path) -> None:
+def test_input_filename_of_stdin_null_input_and_slurp(tmp_path: Path) -> None:
     a = tmp_path / "a.json"
     a.write_text("1")
-    assert run(["input_filename"], b"1")[1] == "null\n"
+    # gojq v0.12.18 names standard input `<stdin>`, slurped or not
+    assert run(["input_filename"], b"1 2")[1] == '"<stdin>"\n"<stdin>"\n'
+    assert run(["-s", "input_filename"], b"1 2")[1] == '"<stdin>"\n'
+    assert run(["-R", "input_filename"], b"x")[1] == '"<stdin>"\n'
+    assert run(["-n", "input_filename"], b"1")[1] == "null\n"
     assert run(["-n", "input_filename", str(a)])[1] == "null\n"
     assert run(["-s", "input_filename", str(a)])[1] == "null\n"
     assert run(["-R", "input_filename", str(a)])[1] == f'"{a}"\n'
@@ -95,3 +99,24 @@ def test_text_stdin_with_escaped_bytes_reads_them_as_replacement() -> None:
     out = io.StringIO()
     assert main(["-cR", "."], io.StringIO("\udcffb\n"), out, err) == 0
     assert out.getvalue() == '"\ufffdb"\n'  # the character itself, not an escaped surrogate
+
+
+class _Interrupted(io.BytesIO):
+    def read(self, size: int | None = -1) -> bytes:
+        raise KeyboardInterrupt
+
+
+def test_ctrl_c_exits_without_a_traceback() -> None:
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["."], _Interrupted(), out, err) == 130
+    assert out.getvalue() == "" and err.getvalue() == ""
+
+
+@pytest.mark.parametrize(("depth", "ok"), [(10_000, True), (10_001, False)])
+def test_deep_json_input(depth: int, ok: bool) -> None:
+    code, out, err = run(["-c", "[paths] | length"], b"[" * depth + b"]" * depth)
+    if ok:
+        assert (code, out, err) == (0, f"{depth - 1}\n", "")
+    else:
+        assert code == 2 or code == 5
+        assert "exceeded max depth" in err and "RecursionError" not in err

@@ -365,8 +365,8 @@ def _inputs(
     opts: Options, files: list[str], stdin: IO[str] | IO[bytes] | None
 ) -> Iterator[tuple[Any, str, str | None]]:
     """Every input value as (value, "", file name), or (None, message, name) where a source
-    fails. The name is what `input_filename` gives: null for stdin without file arguments and
-    for slurped input, `<stdin>` for `-`."""
+    fails. The name is what `input_filename` gives, as gojq: `<stdin>` for standard input
+    (slurped or not, and for `-`), null for slurped files."""
     if opts.slurp:
         collected: list[Any] = []
         raw: list[str] = []
@@ -382,10 +382,10 @@ def _inputs(
                     yield None, problem, None
                     return
                 collected.append(value)
-        yield ("".join(raw) if opts.raw_input else collected), "", None
+        yield ("".join(raw) if opts.raw_input else collected), "", None if files else "<stdin>"
         return
     for name, text, error in _sources(files, stdin):
-        filename = ("<stdin>" if name == "-" else name) if files else None
+        filename = "<stdin>" if name == "-" else name
         if text is None:
             yield None, error, filename
             continue
@@ -417,6 +417,8 @@ def main(
         return _run(opts, runner, stdin)
     except BrokenPipeError:  # the reader went away (`| head`): stop quietly
         return 1
+    except KeyboardInterrupt:  # Ctrl-C: stop as gojq does, without a traceback (128 + SIGINT)
+        return 130
     except (RecursionError, MemoryError) as e:
         runner.error(f"{type(e).__name__}: the input or program is too large or too deep")
         return 5

@@ -16,6 +16,7 @@ from workload_map.jq.closures import (
     _from_one,
     _run_tail,
     _tick,
+    costly,
 )
 from workload_map.jq.errors import JqError, JqLimitError
 
@@ -142,10 +143,13 @@ def _native_call(fn: Callable[..., Any], args: list[Code], offset: int, stream: 
 
         def one0(v: Any, env: Env) -> Any:
             try:
-                return fn(v)
+                out = fn(v)
             except JqError as e:
                 _annotate(e, offset)
                 raise
+            if costly(v, out):
+                env[0].check()
+            return out
 
         return _from_one(one0)
     if not stream and all(a.one is not None for a in args):
@@ -158,19 +162,25 @@ def _native_call(fn: Callable[..., Any], args: list[Code], offset: int, stream: 
 
                 def one_c(v: Any, env: Env) -> Any:
                     try:
-                        return fn(v, c)
+                        out = fn(v, c)
                     except JqError as e:
                         _annotate(e, offset)
                         raise
+                    if costly(v, out):
+                        env[0].check()
+                    return out
 
                 return _from_one(one_c)
 
             def one1(v: Any, env: Env) -> Any:
                 try:
-                    return fn(v, a1(v, env))
+                    out = fn(v, a1(v, env))
                 except JqError as e:
                     _annotate(e, offset)
                     raise
+                if costly(v, out):
+                    env[0].check()
+                return out
 
             return _from_one(one1)
 
@@ -178,10 +188,13 @@ def _native_call(fn: Callable[..., Any], args: list[Code], offset: int, stream: 
             try:
                 vals = [o(v, env) for o in reversed(ones)]  # type: ignore[misc]
                 vals.reverse()
-                return fn(v, *vals)
+                out = fn(v, *vals)
             except JqError as e:
                 _annotate(e, offset)
                 raise
+            if costly(v, out):
+                env[0].check()
+            return out
 
         return _from_one(one_n)
 

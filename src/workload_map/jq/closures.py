@@ -65,6 +65,20 @@ class Ctx:
         return self.env
 
 
+_BIG_TEXT = 1 << 16
+_BIG_CONTAINER = 256
+
+
+def costly(v: Any, out: Any) -> bool:
+    """Whether a native step was as costly as many small ones (a sort of a large array, a
+    text of a large value): the deadline is looked at after such a step, not only every few
+    hundred calls (`.[] | unique_by(f)` over 2000 elements, `recurse(tojson)`)."""
+    tv = type(v)
+    if (tv is list or tv is dict) and len(v) > _BIG_CONTAINER:
+        return True
+    return type(out) is str and len(out) > _BIG_TEXT
+
+
 def _tick(ctx: Ctx) -> None:
     ctx.ticks -= 1
     if ctx.ticks <= 0:

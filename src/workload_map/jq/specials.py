@@ -229,6 +229,9 @@ def _count(n: Any, negative: str, rounding: Callable[[float], int]) -> int:
         if n != n:
             raise _user_error(negative)
         if n > 0:
+            # a count beyond sys.maxsize (1e20, infinite) is one no stream reaches: the same
+            if n >= sys.maxsize:
+                return sys.maxsize
             return n if type(n) is int else rounding(n)
         if n == 0:
             return 0

@@ -23,6 +23,7 @@ from workload_map.jq.closures import (
     _const,
     _from_one,
     _invalid_path,
+    costly,
 )
 from workload_map.jq.combinators import (
     _comma,
@@ -80,10 +81,13 @@ class TermCompiler(PatternCompiler):
 
         def one(v: Any, env: Env) -> Any:
             try:
-                return fn(v)
+                out = fn(v)
             except JqError as e:
                 _annotate(e, offset)
                 raise
+            if costly(v, out):
+                env[0].check()
+            return out
 
         return _from_one(one)
 
@@ -422,27 +426,37 @@ class TermCompiler(PatternCompiler):
             ones = [(k.one, v.one) for k, v in entries]
 
             def one(v: Any, env: Env) -> Any:
+                # gojq evaluates every key and value first and checks the keys' types when it
+                # builds the object: `{(1): 2, a: error("y")}` fails with "y"
+                pairs = [(kf(v, env), vf(v, env)) for kf, vf in ones]  # type: ignore[misc]
                 out: dict[str, Any] = {}
-                for kf, vf in ones:
-                    k = check_key(kf(v, env))  # type: ignore[misc]
-                    out[k] = vf(v, env)  # type: ignore[misc]
+                for k, x in pairs:
+                    out[check_key(k)] = x
                 return out
 
             return _from_one(one)
 
         def run(v: Any, env: Env) -> Iterator[Any]:
-            def rec(i: int, acc: dict[str, Any]) -> Iterator[dict[str, Any]]:
+            def build(acc: list[tuple[Any, Any]]) -> dict[str, Any]:
+                out: dict[str, Any] = {}
+                for k, x in acc:
+                    out[check_key(k)] = x
+                return out
+
+            def rec(i: int, acc: list[tuple[Any, Any]]) -> Iterator[dict[str, Any]]:
                 if i == len(entries):
-                    yield dict(acc)
+                    yield build(acc)
                     return
                 kc, vc = entries[i]
                 for k in kc.run(v, env):
-                    k = check_key(k)
-                    for x in (jv.index(v, k),) if vc is _KEYED else vc.run(v, env):
-                        acc2 = dict(acc)
-                        acc2[k] = x
-                        yield from rec(i + 1, acc2)
+                    # a key with no value (`{(.): empty}`) builds nothing, so is never checked
+                    if vc is _KEYED:
+                        xs: Any = (jv.index(v, check_key(k)),)
+                    else:
+                        xs = vc.run(v, env)
+                    for x in xs:
+                        yield from rec(i + 1, [*acc, (k, x)])
 
-            return rec(0, {})
+            return rec(0, [])
 
         return Code(run)

@@ -54,7 +54,7 @@ def combinations:
   if length == 0 then []
   else .[0][] as $head | [$head] + (.[1:] | combinations)
   end;
-def combinations(n): . as $set | [range(n) | $set] | combinations;
+def combinations(n): . as $set | [limit(n; repeat($set))] | combinations;
 
 # --- paths ------------------------------------------------------------------------------------
 def paths: path(..) | select(length > 0);
@@ -62,16 +62,16 @@ def paths(node_filter): path(.. | select(node_filter)) | select(length > 0);
 def del(f): delpaths([path(f)]);
 def pick(f): . as $whole | reduce path(f) as $p (null; setpath($p; $whole | getpath($p)));
 def fromstream(events):
-  { done: false, value: null } as $fresh
-  | foreach events as $e (
+  { done: false, v: null } as $fresh
+  | foreach (events | _stream_event) as $e (
       $fresh;
       if .done then $fresh end
       | if ($e | length) == 2 then
-          setpath(["value"] + $e[0]; $e[1]) | .done = (($e[0] | length) == 0)
+          setpath(["v"] + $e[0]; $e[1]) | .done = (($e[0] | length) == 0)
         else
           .done = (($e[0] | length) == 1)
         end;
-      if .done then .value else empty end
+      if .done then .v else empty end
     );
 def truncate_stream(events):
   . as $depth

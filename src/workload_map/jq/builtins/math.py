@@ -15,6 +15,7 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
+from workload_map.jq.errors import JqLimitError
 from workload_map.jq.values import to_float, type_error
 
 __all__ = ["NATIVES"]
@@ -323,8 +324,52 @@ _jn = _libm_fn("jn", [ctypes.c_int, _D])
 _yn = _libm_fn("yn", [ctypes.c_int, _D])
 
 
-def _clamp_int32(x: float) -> int:
-    return max(min(_go_int(x), 2**31 - 1), -(2**31))
+_MIN_INT64 = -(1 << 63)
+# orders beyond this with |x| near or above them make libm (and Go) loop |n| times
+_BESSEL_LOOP_MAX = 100_000
+
+
+def _bessel_order(n: float) -> int:
+    """Go's ``int(n)`` on amd64, as gojq passes the order: NaN, ±inf and values out of range
+    become the minimum int64."""
+    if n != n or not -9.223372036854775808e18 <= n < 9.223372036854775808e18:
+        return _MIN_INT64
+    return int(n)
+
+
+def _too_costly(name: str, order: int) -> JqLimitError:
+    return JqLimitError(f"{name}: order {order} is too large to evaluate within the limits")
+
+
+def _jn_go(n: float, x: float) -> float:
+    """gojq's ``math.Jn(int(n), x)`` without its (uninterruptible) loops of |n| steps."""
+    order = _bessel_order(n)
+    if x != x:
+        return x
+    if math.isinf(x):
+        return 0.0
+    if x == 0 and order != 0:
+        return 0.0
+    if order == _MIN_INT64:
+        # Go negates n and x: -MinInt64 overflows to MinInt64, so no recurrence step runs
+        return float(_j1(abs(x)))
+    if abs(order) > _BESSEL_LOOP_MAX:
+        if abs(x) * 2 >= abs(order):
+            raise _too_costly("jn", order)
+        # (x/2)^n/n! with |x| < n/2 is far below the smallest double: Go's result is ±0
+        negative = (x < 0) != (order < 0) and abs(order) % 2 == 1
+        return -0.0 if negative else 0.0
+    return float(_jn(order, x))
+
+
+def _yn_go(n: float, x: float) -> float:
+    """gojq's ``math.Yn(int(n), x)``; its recurrence stops once it reaches -inf."""
+    order = _bessel_order(n)
+    if order == _MIN_INT64:
+        return float(_y1(x))
+    if abs(order) > _BESSEL_LOOP_MAX and x == x and abs(x) * 2 >= abs(order):
+        raise _too_costly("yn", order)
+    return float(_yn(max(min(order, 2**31 - 1), -(2**31)), x))
 
 
 _UNARY: dict[str, Callable[[float], float]] = {
@@ -379,14 +424,14 @@ _BINARY: dict[str, Callable[[float, float], float]] = {
     "fmin": _fmin,
     "fmod": _fmod,
     "hypot": _hypot,
-    "jn": lambda n, x: float(_jn(_clamp_int32(n), x)),
+    "jn": _jn_go,
     "nextafter": math.nextafter,
     "nexttoward": math.nextafter,
     "remainder": _remainder,
     "ldexp": _ldexp,
     "scalb": _ldexp,
     "scalbln": _ldexp,
-    "yn": lambda n, x: float(_yn(_clamp_int32(n), x)),
+    "yn": _yn_go,
     "pow": _pow,
 }
 

@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from workload_map.jq import encoding, values
-from workload_map.jq.errors import JqHaltError, JqLimitError, JqRuntimeError
+from workload_map.jq.errors import JqHaltError, JqLimitError, JqRuntimeError, JqValueError
 from workload_map.jq.values import (
     LiteralNumber,
     compare,
@@ -277,6 +277,12 @@ def f_tostring(v: Any) -> Any:
 
 
 def f_tojson(v: Any) -> Any:
+    if type(v) is str and 2 * len(v) > values.MAX_STRING_BYTES:
+        # refuse before building: the text of a string is at least its length plus escapes
+        values.capped_text(
+            "tojson",
+            v if len(v) + v.count('"') + v.count("\\") + 2 > values.MAX_STRING_BYTES else "",
+        )
     return values.capped_text("tojson", encoding.dumps(v, None))
 
 
@@ -929,6 +935,13 @@ def getpath(v: Any, path: Any) -> Any:
 # errors and control
 
 
+def _stream_event(v: Any) -> Any:
+    """A `fromstream` event as it is (an array, or null that adds nothing), else gojq's error."""
+    if v is None or type(v) is list:
+        return v
+    raise JqRuntimeError(f"expected an array but got: {type_error_preview(v)}")
+
+
 def f_error0(v: Any) -> Any:
     raise _error_value(v)
 
@@ -938,10 +951,7 @@ def f_error1(_v: Any, x: Any) -> Any:
 
 
 def _error_value(x: Any) -> JqRuntimeError:
-    msg = "error: " + (x if type(x) is str else encoding.dumps(x, None))
-    err = JqRuntimeError(msg, value=x)
-    err.value = x
-    return err
+    return JqValueError(x)
 
 
 def f_halt(_v: Any) -> Any:
@@ -1065,6 +1075,7 @@ def _register() -> tuple[dict[tuple[str, int], Native], dict[tuple[str, int], Na
         ("_index", 2): lambda _v, a, k: values.index(a, k),
         ("_slice", 3): lambda _v, a, end, start: values.slice(a, start, end),
         ("_plus", 0): _plus,
+        ("_stream_event", 0): _stream_event,
         ("_negate", 0): values.negate,
         ("_add", 2): _op(values.add),
         ("_subtract", 2): _op(values.subtract),

@@ -86,7 +86,8 @@ class Instant:
         return y, m, d, secs // 3600, secs // 60 % 60, secs % 60, (days + 4) % 7, yday
 
     def epoch(self) -> float:
-        return float(self.unix) + float(self.ns) / 1e9
+        # Go's Time.Unix() is an int64: instants past its range wrap as gojq's do
+        return float(_wrap64(self.unix)) + float(self.ns) / 1e9
 
 
 def _local_zone(unix: int) -> tuple[int, str]:
@@ -104,12 +105,38 @@ def _instant(unix: int, ns: int, local: bool) -> Instant:
     return Instant(unix, ns, 0, "UTC")
 
 
+_I64 = 1 << 63
+# seconds from Go's absolute epoch (March 1 of year -292277022399) to the Unix epoch: Go's
+# calendar arithmetic runs on an unsigned 64-bit count of seconds from that epoch
+_UNIX_TO_ABSOLUTE = 9223372028710203048
+
+
+def _go_int64(x: float) -> int:
+    """Go's int64(x) on amd64: NaN and values out of range become the minimum int64."""
+    if x != x or not -9.223372036854775808e18 <= x < 9.223372036854775808e18:
+        return -_I64
+    return int(x)
+
+
+def _wrap64(n: int) -> int:
+    return ((n + _I64) % (1 << 64)) - _I64
+
+
 def _epoch_to_instant(v: float, local: bool) -> Instant:
-    if not math.isfinite(v):
-        sec = (1 << 63) - 1 if v > 0 else -(1 << 63)
-        return _instant(sec, 0, local)
-    sec = int(v)
-    ns = int((v - math.floor(v)) * 1e9)
+    """gojq's epochToTime, with Go's integer overflows, so that instants past Go's range wrap
+    (and print) exactly as gojq's do."""
+    # gojq: time.Unix(int64(v), int64((v - math.Floor(v)) * 1e9)) (so -1.5 is -0.5 s)
+    sec = _go_int64(v)
+    ns = _go_int64((v - math.floor(v)) * 1e9 if math.isfinite(v) else math.nan)
+    if ns < 0 or ns >= 1_000_000_000:
+        # Go's division truncates toward zero
+        n = ns // 1_000_000_000 if ns >= 0 else -(-ns // 1_000_000_000)
+        sec = _wrap64(sec + n)
+        ns -= n * 1_000_000_000
+        if ns < 0:
+            ns += 1_000_000_000
+            sec = _wrap64(sec - 1)
+    sec = (sec + _UNIX_TO_ABSOLUTE) % (1 << 64) - _UNIX_TO_ABSOLUTE
     return _instant(sec, ns, local)
 
 
@@ -159,11 +186,57 @@ def _array_to_instant(a: list[Any], local: bool) -> Instant:
 # strftime (timefmt-go's Format)
 
 
+def _go_div(a: int, b: int) -> int:
+    """Go's integer division (truncating toward zero)."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b > 0) else -q
+
+
+def _go_mod(a: int, b: int) -> int:
+    return a - b * _go_div(a, b)
+
+
+def _digit(n: int) -> str:
+    """timefmt-go's ``byte(n)|'0'``: a digit for 0-9; for a negative year, the byte Go writes
+    (not UTF-8 past 0x7f: gojq prints it as U+FFFD)."""
+    b = (n % 256) | 0x30
+    return chr(b) if b < 0x80 else "\ufffd"
+
+
+def _digits(num: int, places: int) -> str:
+    out = []
+    for div in (1000, 100, 10)[3 - (places - 1) :] if places > 1 else ():
+        out.append(_digit(_go_div(num, div)))
+        num = _go_mod(num, div)
+    out.append(_digit(num))
+    return "".join(out)
+
+
 def _pad_int(num: int, width: int, pad: str | None) -> str:
-    s = str(num)
-    if pad is None:
-        return s
-    return s.rjust(width, pad)
+    """timefmt-go's appendInt: the padded widths 2 and 4 write digit bytes directly (so a
+    negative number prints as gojq prints it), other widths pad Go's decimal text."""
+    if num >= 0:  # the common case: the same as padding the decimal text
+        text = str(num)
+        return text if pad is None else text.rjust(width, pad)
+    if pad is not None:
+        if width == 2 and num < 10000:
+            if num < 10:
+                return pad + _digits(num, 1)
+            return _digits(num, 2 if num < 100 else 3 if num < 1000 else 4)
+        if width == 4 and num < 10000:
+            if num < 1000:
+                places = 1 if num < 10 else 2 if num < 100 else 3
+                return pad * (4 - places) + _digits(num, places)
+            return _digits(num, 4)
+        if width not in (2, 4):
+            text = str(num)
+            pads = max(width - 1, 0)
+            return pad * (pads - min(len(text) - 1, pads)) + text
+    if num < 100:
+        return _digits(num, 1 if num < 10 else 2)
+    if num < 10000:
+        return _digits(num, 3 if num < 1000 else 4)
+    return str(num)
 
 
 def _pad_str(s: str, width: int, pad: str | None, explicit: bool, upper: bool, swap: bool) -> str:
@@ -274,11 +347,11 @@ def _directive(
     if b == "Y":
         return _pad_int(y, width or 4, p)
     if b == "y":
-        return _pad_int(y % 100, max(width, 2), p)
+        return _pad_int(_go_mod(y, 100), max(width, 2), p)
     if b == "C":
-        return _pad_int(y // 100, max(width, 2), p)
+        return _pad_int(_go_div(y, 100), max(width, 2), p)
     if b == "g":
-        return _pad_int(_iso_week(y, yday, wd)[0] % 100, max(width, 2), p)
+        return _pad_int(_go_mod(_iso_week(y, yday, wd)[0], 100), max(width, 2), p)
     if b == "G":
         return _pad_int(_iso_week(y, yday, wd)[0], width or 4, p)
     if b == "m":

@@ -1,0 +1,299 @@
+"""A seeded grammar fuzzer for the jq engine: random programs × random inputs under a deadline.
+
+Each case must end with outputs or an error of the ``JqError`` family (never another Python
+exception), within the deadline times a small factor of CPU time (a single expensive step that
+never looks at the deadline overruns it), and within a memory bound. ``tests/jq/test_fuzz.py``
+runs a short seeded round in ``make test``; ``make fuzz`` runs a long one::
+
+    python -m tests.jq.fuzz --count 300000 --seed 1 --deadline 0.5 --factor 4
+
+No fuzzing library fits: hypothesis shrinks but runs slowly per example and has no jq grammar,
+and atheris fuzzes bytes (almost every random text is a parse error); a grammar that builds
+programs from the constructs and builtins the engine has reaches its evaluation paths instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+import tracemalloc
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from workload_map import jq
+
+# builtins by arity, the ones the fuzzer found trouble with included; input/inputs are refused
+# by `wlmap jq` and the library alike, so they are left out
+_BUILTINS_0 = (
+    "length utf8bytelength not keys keys_unsorted values add any all flatten floor sqrt "
+    "tostring tonumber tojson fromjson type infinite nan isinfinite isnan isnormal isvalid "
+    "sort unique reverse min max first last paths leaf_paths tostream to_entries from_entries "
+    "ascii_downcase ascii_upcase explode implode ltrimstr recurse env builtins input_filename "
+    "todate fromdate gmtime mktime localtime now abs toarray trim ltrim rtrim halt "
+    "combinations splits ascii @base64 @base64d @text @json @html @uri @csv @tsv @sh getpath "
+    "error empty debug stderr objects arrays scalars iterables numbers strings nulls "
+    "booleans finites normals not ltrimstr tojson @urid significand gamma frexp modf logb "
+    "exp10 log2 ceil round trunc"
+).split()
+_BUILTINS_1 = (
+    "map select has in contains inside startswith endswith ltrimstr rtrimstr split join "
+    "test match capture scan splits sub flatten range limit first last nth until_ repeat "
+    "recurse walk with_entries min_by max_by sort_by group_by unique_by path paths del "
+    "to_entries getpath delpaths error tojson combinations fromstream truncate_stream "
+    "strftime strptime todate indices index rindex any all isempty add pick "
+    "halt_error splits ascii implode debug getpath ltrimstr tostream significand"
+).split()
+_BUILTINS_2 = (
+    "limit skip nth range sub gsub test match setpath until while recurse any all "
+    "pow log atan2 jn yn ldexp fmin fmax splits getpath combinations"
+).split()
+_NUMBERS = (
+    "0 1 2 3 -1 -2 10 100 1000 1.5 -0.5 1e3 1e20 1e300 -1e20 9223372036854775807 "
+    "-9223372036854775808 100000000000000000000 infinite nan -infinite 300000 0.1"
+).split()
+_STRINGS = ['"a"', '"b"', '""', '"x"', '"abc"', '"a,b"', '"%Y-%m-%dT%H:%M:%SZ"', '"\\\\d+"']
+_FIELDS = ["a", "b", "c", "x", "items", "spec"]
+
+
+@dataclass
+class _Gen:
+    rng: random.Random
+    depth: int = 0
+    funcs: list[tuple[str, int]] = field(default_factory=list)
+    vars: list[str] = field(default_factory=list)
+
+    def pick(self, items: list[str] | tuple[str, ...]) -> str:
+        return items[self.rng.randrange(len(items))]
+
+    def literal(self) -> str:
+        r = self.rng.random()
+        if r < 0.5:
+            return self.pick(_NUMBERS)
+        if r < 0.8:
+            return self.pick(_STRINGS)
+        return self.pick(["null", "true", "false", "[]", "{}", "[1,2,3]", '{"a":1}'])
+
+    def term(self) -> str:
+        r = self.rng.random()
+        if self.depth > 4 or r < 0.25:
+            return self.pick(
+                [".", f".{self.pick(_FIELDS)}", ".[0]", ".[-1]", ".[]", ".[]?", "..", "$__loc__"]
+                + ([f"${v}" for v in self.vars] or [".a?"])
+                + [self.literal()] * 3
+            )
+        self.depth += 1
+        try:
+            return self._compound()
+        finally:
+            self.depth -= 1
+
+    def _compound(self) -> str:
+        choice = self.rng.randrange(22)
+        e = self.expr
+        if choice == 0:
+            return f"{e()} | {e()}"
+        if choice == 1:
+            return f"{e()}, {e()}"
+        if choice == 2:
+            op = self.pick(["+", "-", "*", "/", "%", "==", "!=", "<", ">=", "and", "or", "//"])
+            return f"({e()}) {op} ({e()})"
+        if choice == 3:
+            return f"[{e()}]"
+        if choice == 4:
+            key = self.pick([self.pick(_FIELDS), f"({e()})", f'"{self.pick(_FIELDS)}"'])
+            return f"{{{key}: {e()}}}"
+        if choice == 5:
+            return f"if {e()} then {e()} else {e()} end"
+        if choice == 6:
+            return f"try {e()} catch {e()}"
+        if choice == 7:
+            return f"({e()})?"
+        if choice == 8:
+            name = f"v{len(self.vars)}"
+            self.vars.append(name)
+            try:
+                return f"{e()} as ${name} | {e()}"
+            finally:
+                self.vars.pop()
+        if choice == 9:
+            name = f"v{len(self.vars)}"
+            self.vars.append(name)
+            try:
+                return f"reduce {e()} as ${name} ({e()}; {e()})"
+            finally:
+                self.vars.pop()
+        if choice == 10:
+            name = f"v{len(self.vars)}"
+            self.vars.append(name)
+            try:
+                return f"foreach {e()} as ${name} ({e()}; {e()}; {e()})"
+            finally:
+                self.vars.pop()
+        if choice == 11:
+            return f"label $out | {e()} | ., break $out"
+        if choice == 12:
+            name = f"f{len(self.funcs)}"
+            self.funcs.append((name, 0))
+            try:
+                body = e()  # may call itself: recursion runs into the depth limit
+                return f"def {name}: {body}; {e()}"
+            finally:
+                self.funcs.pop()
+        if choice == 13 and self.funcs:
+            return self.funcs[-1][0]
+        if choice in (14, 15, 16):
+            name = self.pick(_BUILTINS_0)
+            return name
+        if choice in (17, 18, 19):
+            name = self.pick(_BUILTINS_1).rstrip("_")
+            return f"{name}({e()})"
+        if choice == 20:
+            name = self.pick(_BUILTINS_2)
+            return f"{name}({e()}; {e()})"
+        return f"{self.term()}{self.pick(['.a', '[0]', '[]', '[1:]', '?', '.b?', '[-1:]'])}"
+
+    def expr(self) -> str:
+        return self.term()
+
+
+def program(rng: random.Random) -> str:
+    """One random program of the grammar."""
+    return _Gen(rng).expr()
+
+
+def _deep(n: int) -> Any:
+    v: Any = 0
+    for _ in range(n):
+        v = {"a": [v]}
+    return v
+
+
+def inputs() -> list[Any]:
+    """The inputs every program runs on: scalars, nested, wide and deep values."""
+    return [
+        None,
+        1,
+        -2.5,
+        "abc",
+        "2015-03-05T23:51:47Z",
+        [1, 2, 3],
+        {"a": 1, "b": [1, "x", None], "c": {"a": {"b": 2}}},
+        {"items": [{"a": i, "b": str(i)} for i in range(50)], "spec": {"x": [1, 2]}},
+        list(range(2000)),
+        _deep(300),
+        [[0], 1, [[1, 0], 2], [[1, 0]], [[1]]],
+    ]
+
+
+@dataclass
+class Report:
+    """What a round found: counts, and the first failures of each kind."""
+
+    cases: int = 0
+    programs: int = 0
+    compile_errors: int = 0
+    jq_errors: int = 0
+    crashes: list[tuple[str, str, str]] = field(default_factory=list)
+    overruns: list[tuple[str, str, float]] = field(default_factory=list)
+    peak_bytes: int = 0
+    worst_cpu: float = 0.0
+    worst: str = ""
+
+
+def _quiet(_text: str) -> None:
+    """`debug`/`stderr` output is dropped."""
+
+
+def run(
+    count: int,
+    seed: int,
+    deadline: float,
+    factor: float,
+    *,
+    memory: bool = True,
+    progress: Callable[[Report], None] | None = None,
+) -> Report:
+    """``count`` evaluations (programs × inputs) from ``seed``, each under ``deadline`` s."""
+    rng = random.Random(seed)
+    values = inputs()
+    limits = jq.Limits(max_results=1000, timeout=deadline, max_depth=1000)
+    report = Report()
+    if memory:
+        tracemalloc.start()
+    try:
+        while report.cases < count:
+            text = program(rng)
+            report.programs += 1
+            try:
+                prog = jq.compile(text)
+            except jq.JqError:
+                report.compile_errors += 1
+                continue
+            except Exception as e:  # noqa: BLE001 - a crash is what we are looking for
+                report.crashes.append((text, "<compile>", f"{type(e).__name__}: {e}"))
+                continue
+            for value in rng.sample(values, 3):
+                report.cases += 1
+                started = time.thread_time()
+                try:
+                    prog.all(value, limits=limits, stderr=_quiet)
+                except jq.JqError:
+                    report.jq_errors += 1
+                except Exception as e:  # noqa: BLE001
+                    name = type(value).__name__
+                    report.crashes.append((text, name, f"{type(e).__name__}: {e}"[:300]))
+                cpu = time.thread_time() - started
+                if cpu > report.worst_cpu:
+                    report.worst_cpu, report.worst = cpu, text
+                if cpu > deadline * factor:
+                    report.overruns.append((text, type(value).__name__, cpu))
+            if memory:
+                _, peak = tracemalloc.get_traced_memory()
+                report.peak_bytes = max(report.peak_bytes, peak)
+                tracemalloc.reset_peak()
+            if progress is not None and report.programs % 1000 == 0:
+                progress(report)
+    finally:
+        if memory:
+            tracemalloc.stop()
+    return report
+
+
+def _iter_lines(report: Report) -> Iterator[str]:
+    yield (
+        f"{report.cases} evaluations of {report.programs} programs: "
+        f"{report.compile_errors} compile errors, {report.jq_errors} jq errors, "
+        f"{len(report.crashes)} crashes, {len(report.overruns)} overruns; "
+        f"peak {report.peak_bytes / 1e6:.0f} MB, worst {report.worst_cpu:.2f} s CPU"
+    )
+    for text, kind, error in report.crashes[:20]:
+        yield f"  crash on {kind}: {text!r}: {error}"
+    for text, kind, cpu in report.overruns[:20]:
+        yield f"  overrun on {kind}: {text!r}: {cpu:.2f} s CPU"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--count", type=int, default=300_000)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--deadline", type=float, default=0.5)
+    parser.add_argument("--factor", type=float, default=4.0)
+    parser.add_argument("--max-mb", type=float, default=1024.0)
+    args = parser.parse_args(argv)
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 4000))
+
+    def progress(r: Report) -> None:
+        print(next(_iter_lines(r)), file=sys.stderr, flush=True)
+
+    report = run(args.count, args.seed, args.deadline, args.factor, progress=progress)
+    for line in _iter_lines(report):
+        print(line)
+    bad = report.crashes or report.overruns or report.peak_bytes > args.max_mb * 1e6
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
