@@ -1,4 +1,4 @@
-"""A seeded grammar fuzzer for the jq engine: random programs × random inputs under a deadline.
+"""A seeded grammar fuzzer for the jq engine: random programs by random inputs under a deadline.
 
 Each case must end with outputs or an error of the ``JqError`` family (never another Python
 exception), within the deadline times a small factor of CPU time (a single expensive step that
@@ -216,7 +216,7 @@ def run(
     memory: bool = True,
     progress: Callable[[Report], None] | None = None,
 ) -> Report:
-    """``count`` evaluations (programs × inputs) from ``seed``, each under ``deadline`` s."""
+    """``count`` evaluations (programs by inputs) from ``seed``, each under ``deadline`` s."""
     rng = random.Random(seed)
     values = inputs()
     limits = jq.Limits(max_results=1000, timeout=deadline, max_depth=1000)
@@ -232,7 +232,7 @@ def run(
             except jq.JqError:
                 report.compile_errors += 1
                 continue
-            except Exception as e:  # noqa: BLE001 - a crash is what we are looking for
+            except Exception as e:
                 report.crashes.append((text, "<compile>", f"{type(e).__name__}: {e}"))
                 continue
             for value in rng.sample(values, 3):
@@ -242,7 +242,7 @@ def run(
                     prog.all(value, limits=limits, stderr=_quiet)
                 except jq.JqError:
                     report.jq_errors += 1
-                except Exception as e:  # noqa: BLE001
+                except Exception as e:
                     name = type(value).__name__
                     report.crashes.append((text, name, f"{type(e).__name__}: {e}"[:300]))
                 cpu = time.thread_time() - started
