@@ -253,8 +253,10 @@ class Catalog:
 
     def for_api_version(self, api_version: str, kind: str) -> Karta | None:
         """The definition for an object's ``apiVersion`` and ``kind`` (exact), or None."""
-        group, _, version = api_version.rpartition("/")
-        return self.get(group, version, kind)
+        from workload_map.model import GVK
+
+        gvk = GVK.from_api_version(api_version, kind)
+        return self.get(gvk.group, gvk.version, gvk.kind)
 
     def resolve(self, api_version: str, kind: str) -> tuple[Karta, bool] | None:
         """The exact definition, else the most stable one of the same group and kind.
@@ -265,8 +267,9 @@ class Catalog:
         exact = self.for_api_version(api_version, kind)
         if exact is not None:
             return exact, True
-        group = api_version.rpartition("/")[0]
-        others = self.find_entries(group, kind)
+        from workload_map.model import GVK
+
+        others = self.find_entries(*GVK.from_api_version(api_version, kind).group_kind)
         if not others:
             return None
         return self._karta(self._entries[others[0].name][1]), False

@@ -25,6 +25,7 @@ from workload_map.cli.targets import no_definition_error, parse_target, resolve_
 if TYPE_CHECKING:
     from workload_map.cli.context import Context
     from workload_map.cluster.definitions import Definition
+    from workload_map.model import GVK
 
 __all__ = ["OUTPUTS", "run"]
 
@@ -169,7 +170,7 @@ def _offline(
     label = source_label(args.file)
     docs = read_objects(args.file, ctx.stdin)
     override = _definition_from_file(args.definition, ctx) if args.definition else None
-    found: dict[tuple[str, str, str], Definition | None] = {}
+    found: dict[GVK, Definition | None] = {}
 
     def covered(doc: dict[str, Any]) -> bool:
         gvk = gvk_of(doc)
@@ -177,7 +178,7 @@ def _offline(
             return False
         if override is not None:
             root = override.gvk
-            return root is None or (root.group, root.kind) == (gvk[0], gvk[2])
+            return root is None or root.group_kind == gvk.group_kind
         if gvk not in found:
             found[gvk] = _lookup_definition(gvk, ctx)[0]
         return found[gvk] is not None
@@ -228,18 +229,15 @@ def _with_namespace(obj: dict[str, Any], ctx: Context, label: str) -> dict[str, 
     return {**obj, "metadata": {**meta, "namespace": wanted}}
 
 
-def _check_kind(
-    definition: Definition, path: str, gvk: tuple[str, str, str] | None, what: str
-) -> None:
+def _check_kind(definition: Definition, path: str, gvk: GVK | None, what: str) -> None:
     """A definition from ``--definition`` must be written for the object's group and kind."""
     from workload_map.cluster.definitions import gvk_text
-    from workload_map.model import GVK
 
     root = definition.gvk
-    if root is None or gvk is None or (root.group, root.kind) == (gvk[0], gvk[2]):
+    if root is None or gvk is None or root.group_kind == gvk.group_kind:
         return
     raise CliError(
-        f"--definition {path} describes {gvk_text(root)}, but {what} is {gvk_text(GVK(*gvk))}",
+        f"--definition {path} describes {gvk_text(root)}, but {what} is {gvk_text(gvk)}",
         ERROR,
         hint="pass a Karta whose root component has the workload's group and kind",
     )
@@ -262,15 +260,11 @@ def _definition_from_file(path: str, ctx: Context) -> Definition:
     return Definition(karta, name, "file", doc)
 
 
-def _lookup_definition(
-    gvk: tuple[str, str, str], ctx: Context
-) -> tuple[Definition | None, str | None]:
+def _lookup_definition(wanted: GVK, ctx: Context) -> tuple[Definition | None, str | None]:
     """The definition for an object's GVK (exact, else the same group/kind at another version,
     with the warning to give then); None when nothing covers it."""
     from workload_map.cluster.definitions import AmbiguousDefinition, gvk_text
-    from workload_map.model import GVK
 
-    wanted = GVK(*gvk)
     cluster = ctx.optional_cluster(explicit_only=True)
     if cluster is None:
         from workload_map.cluster.definitions import catalog_definition
@@ -301,15 +295,14 @@ def _lookup_definition(
 
 def _definition_for_object(obj: dict[str, Any], ctx: Context) -> Definition:
     from workload_map.cli.file_workload import gvk_of
-    from workload_map.model import GVK
 
     gvk = gvk_of(obj)
     if gvk is None:  # pick_workload already insists on apiVersion and kind
         raise UsageError("the object has no apiVersion or kind")
     definition, note = _lookup_definition(gvk, ctx)
     if definition is None:
-        error = no_definition_error(gvk=GVK(*gvk))
-        if gvk[0] == "run.ai" and gvk[2] == "Karta":
+        error = no_definition_error(gvk=gvk)
+        if gvk.group_kind == ("run.ai", "Karta"):
             error.hint = (
                 "this is a Karta (a definition), not a workload: check it with wlmap validate "
                 "FILE, or apply it with describe -f WORKLOAD --definition FILE"
@@ -326,6 +319,7 @@ def _live(
     from workload_map.cli.humanize import age
     from workload_map.cluster.errors import ClusterError, Forbidden, NotFound
     from workload_map.cluster.ownership import find_pods
+    from workload_map.model import GVK
 
     type_token, name = parse_target(list(args.target), "describe")
     if type_token is None:
@@ -348,7 +342,7 @@ def _live(
             _check_kind(
                 override,
                 args.definition,
-                (res.group, res.version, res.kind),
+                GVK(res.group, res.version, res.kind),
                 f"{type_token}/{name}",
             )
         else:

@@ -14,6 +14,7 @@ from typing import Any
 
 from workload_map.cli.exits import NO_DEFINITION, CliError, UsageError
 from workload_map.cli.manifests import check_object, describe_object
+from workload_map.model import GVK
 
 __all__ = ["Selector", "gvk_of", "gvk_text", "pick_workload"]
 
@@ -54,13 +55,12 @@ def _name(doc: dict[str, Any]) -> str | None:
     return str(meta.get("name")) if isinstance(meta, dict) and meta.get("name") else None
 
 
-def gvk_of(doc: dict[str, Any]) -> tuple[str, str, str] | None:
-    """(group, version, kind) of an object, None without string apiVersion and kind."""
+def gvk_of(doc: dict[str, Any]) -> GVK | None:
+    """The GVK of an object, None without string apiVersion and kind."""
     api_version, kind = doc.get("apiVersion"), doc.get("kind")
     if not isinstance(api_version, str) or not isinstance(kind, str) or not kind:
         return None
-    group, _, version = api_version.rpartition("/")
-    return group, version, kind
+    return GVK.from_api_version(api_version, kind)
 
 
 def _type_matches(token: str, doc: dict[str, Any]) -> bool:
@@ -69,7 +69,7 @@ def _type_matches(token: str, doc: dict[str, Any]) -> bool:
     gvk = gvk_of(doc)
     if gvk is None:
         return False
-    group, version, kind = gvk
+    group, version, kind = gvk.group, gvk.version, gvk.kind
     token = token.lower()
     head, _, rest = token.partition(".")
     kind_l = kind.lower()
@@ -157,15 +157,14 @@ def _only_covered(
 
 def gvk_text(doc: dict[str, Any]) -> str:
     from workload_map.cluster.definitions import gvk_text as text
-    from workload_map.model import GVK
 
     gvk = gvk_of(doc)
-    return text(GVK(*gvk)) if gvk else "?"
+    return text(gvk) if gvk else "?"
 
 
 def _selection_word(doc: dict[str, Any]) -> str:
     gvk = gvk_of(doc)
-    kind = gvk[2].lower() if gvk else "?"
+    kind = gvk.kind.lower() if gvk else "?"
     return f"{kind}/{_name(doc) or 'NAME'}"
 
 
