@@ -174,3 +174,92 @@ def test_api_server_restarted_under_the_operator(
     finally:
         delete(api, f"/api/v1/namespaces/{ns}")
         delete(api, f"/api/v1/namespaces/{op_ns}")
+
+
+def test_a_karta_changed_under_a_running_workload(
+    module_kube: Kube, api: Api, tmp_path: Path
+) -> None:
+    from tests.gangs import custom
+    from tests.operator.live import KARTAS
+
+    tok = token()
+    op_ns = make_namespace(api, tok, opted_in=False)
+    ns = make_namespace(api, tok)
+    name = custom.karta(1)["metadata"]["name"]
+    try:
+        with gang_operator(api, module_kube.kubeconfig, op_ns, tmp_path / "op", tok):
+            partset_gpu(api, ns, 3, f"{tok}-karta")
+            wait("PodGroup", lambda: min_counts(api, ns) == [3])
+            karta = api.get(f"{KARTAS}/{name}")
+            comp = karta["spec"]["structureDefinition"]["childComponents"][0]
+            comp["scaleDefinition"]["replicasPath"] = ".spec.p0.replicas + 1"
+            api.request("PUT", f"{KARTAS}/{name}", karta)
+            wait("the minimum follows the edited Karta", lambda: min_counts(api, ns) == [4], 60)
+            karta = api.get(f"{KARTAS}/{name}")
+            karta["spec"].pop("optimizationInstructions")
+            api.request("PUT", f"{KARTAS}/{name}", karta)
+            wait("no gang instructions: the objects go", lambda: podgroups(api, ns) == [], 60)
+    finally:
+        karta = custom.karta(1)
+        current = api.get(f"{KARTAS}/{name}")
+        karta["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
+        api.request("PUT", f"{KARTAS}/{name}", karta)
+        delete(api, f"/api/v1/namespaces/{ns}")
+        delete(api, f"/api/v1/namespaces/{op_ns}")
+
+
+def test_delete_unbound_mode_deletes_a_member_that_missed_the_webhook(
+    module_kube: Kube, api: Api, tmp_path: Path
+) -> None:
+    from tests.gangs.e2e import create_pod
+
+    tok = token()
+    op_ns = make_namespace(api, tok, opted_in=False)
+    ns = make_namespace(api, tok)
+    pool = f"{tok}-del"
+    try:
+        with gang_operator(
+            api,
+            module_kube.kubeconfig,
+            op_ns,
+            tmp_path / "op",
+            tok,
+            extra=["--gang-missed-member-mode=delete-unbound"],
+        ) as op:
+            obj = partset_gpu(api, ns, 3, pool)
+            wait("PodGroup", lambda: min_counts(api, ns) == [3])
+            joined = [part_pod(api, ns, obj, pool) for _ in range(2)]
+            # a member created past the webhook (its namespace is not one the webhook selects
+            # at that moment: the label is taken off, then put back)
+            path = f"/api/v1/namespaces/{ns}"
+            api.merge_patch(path, {"metadata": {"labels": {"wlmap-gangs-test": None}}})
+            time.sleep(2)
+            missed = create_pod(
+                api,
+                ns,
+                obj,
+                generate="parts-p0-",
+                labels={"example.wlmap.io/part": "p0"},
+                pool=pool,
+            )
+            api.merge_patch(path, {"metadata": {"labels": {"wlmap-gangs-test": tok}}})
+            assert "schedulingGroup" not in missed["spec"]
+            gone = missed["metadata"]["name"]
+            wait(
+                "the unbound missed member is deleted",
+                lambda: (
+                    gone
+                    not in [
+                        p["metadata"]["name"]
+                        for p in api.get(f"/api/v1/namespaces/{ns}/pods")["items"]
+                        if not p["metadata"].get("deletionTimestamp")
+                    ]
+                ),
+                60,
+            )
+            assert min_counts(api, ns) == [3]  # the minimum stays: the member will come back
+            assert all(p["spec"]["schedulingGroup"] for p in joined)
+            assert op.metric("workloadmap_gangs_pods_deleted_total") >= 1
+    finally:
+        delete(api, f"/api/v1/namespaces/{ns}")
+        delete(api, f"/api/v1/namespaces/{op_ns}")

@@ -44,7 +44,9 @@ from workload_map.gangs.planner import (
     NATIVE_API,
     VOLCANO_API,
     Decision,
+    Plan,
     plan,
+    workload_ref,
 )
 from workload_map.gangs.reconcile import (
     DELETE_UNBOUND,
@@ -732,9 +734,14 @@ class GangController:
         if workload is None:
             return None
         karta = rt.kartas.resolve(str(workload.get("apiVersion")), kind)
-        if not has_gangs(karta) or self._nested(workload):
-            return None
         uid = str((workload.get("metadata") or {}).get("uid") or "")
+        if not has_gangs(karta) or self._nested(workload):
+            with self._lock:
+                held = list(self._ours.get(uid, {}).values())
+            if not held:
+                return None
+            # its definition lost its gang instructions (or went): what we made goes
+            karta = None
         with self._lock:
             pod_keys = list(self._pods_of.get(key, ()))
             existing = list(self._ours.get(uid, {}).values())
@@ -783,6 +790,17 @@ class GangController:
             return None  # nothing changed since a reconcile that had nothing to do
         karta, workload, pods, labels, existing, foreign = found
         rt = self.runtime
+        if karta is None:
+            gone = Plan(
+                workload=workload_ref(workload), handled=False, reason="no gang instructions"
+            )
+            gone.decisions.append(
+                Decision(
+                    "GangsRemoved", "the workload's definition has no gang instructions any more"
+                )
+            )
+            self.execute(workload, reconcile(gone, [], existing))
+            return None
         templates = next(
             (
                 [t.get("name") for t in (o.get("spec") or {}).get("podGroupTemplates") or []]
