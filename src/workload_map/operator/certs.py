@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workload_map.cluster.errors import ApiError, ClusterError, NotFound
-from workload_map.errors import WlmapError
+from workload_map.operator.errors import ConfigError, OperatorError
 
 if TYPE_CHECKING:
     from workload_map.operator.controllers import OperatorContext
@@ -50,7 +50,7 @@ _DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)")
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 
 
-class CertError(WlmapError):
+class CertError(OperatorError):
     """A certificate could not be issued, stored or loaded."""
 
 
@@ -64,7 +64,7 @@ def parse_duration(text: str) -> float:
         total += float(m.group(1)) * _UNITS[m.group(2)]
         pos = m.end()
     if pos != len(text) or not text or total <= 0:
-        raise ValueError(f"invalid duration {text!r} (use e.g. 90s, 10m, 8760h)")
+        raise ConfigError(f"invalid duration {text!r} (use e.g. 90s, 10m, 8760h)")
     return total
 
 

@@ -33,6 +33,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from workload_map.operator.errors import ConfigError
+
 if TYPE_CHECKING:
     from workload_map.cluster.cache import Informer, InformerSet, Transform
     from workload_map.operator.events import EventRecorder
@@ -147,7 +149,7 @@ class OperatorContext:
         handlers that answer in microseconds and never block (it saves a thread hop per call).
         """
         if path in self.webhooks:
-            raise ValueError(f"webhook path {path} is registered twice")
+            raise ConfigError(f"webhook path {path} is registered twice")
         self.webhooks[path] = handler
         if inline:
             self.inline_webhooks.add(path)

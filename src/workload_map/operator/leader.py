@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from workload_map.cluster.errors import ClusterError
+from workload_map.operator.errors import ConfigError
 from workload_map.operator.kube import Api
 
 __all__ = ["LeaderElector"]
@@ -37,11 +38,11 @@ class LeaderElector:
         on_stopped: Callable[[], None],
     ) -> None:
         if retry_period < 1:
-            raise ValueError("--leader-elect-retry-period must be at least 1s")
+            raise ConfigError("--leader-elect-retry-period must be at least 1s")
         if renew_deadline <= 1.2 * retry_period:
-            raise ValueError("--leader-elect-renew-deadline must exceed 1.2 x the retry period")
+            raise ConfigError("--leader-elect-renew-deadline must exceed 1.2 x the retry period")
         if lease_duration <= renew_deadline:
-            raise ValueError("--leader-elect-lease-duration must exceed the renew deadline")
+            raise ConfigError("--leader-elect-lease-duration must exceed the renew deadline")
         from kubernetes import client
         from kubernetes.leaderelection import electionconfig, leaderelection
         from kubernetes.leaderelection.resourcelock.leaselock import LeaseLock

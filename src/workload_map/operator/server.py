@@ -20,6 +20,8 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
+from workload_map.operator.errors import ConfigError, OperatorError
+
 if TYPE_CHECKING:
     from aiohttp import web
 
@@ -40,7 +42,7 @@ def parse_bind_address(text: str) -> tuple[str, int] | None:
     try:
         number = int(port)
     except ValueError:
-        raise ValueError(f"bind address {text!r} needs a numeric port (e.g. :8080)") from None
+        raise ConfigError(f"bind address {text!r} needs a numeric port (e.g. :8080)") from None
     return host.strip("[]") or "0.0.0.0", number
 
 
@@ -121,7 +123,7 @@ class Servers:
         self._thread = threading.Thread(target=self._main, name="http-servers", daemon=True)
         self._thread.start()
         if not self._started.wait(timeout):
-            raise RuntimeError("the HTTP servers did not start in time")
+            raise OperatorError("the HTTP servers did not start in time")
         if self.error is not None:
             raise self.error
 
