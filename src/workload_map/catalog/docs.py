@@ -73,6 +73,11 @@ catalog.as_cluster_objects()                              # Karta objects for `k
 * Gang sizes are compared, sample by sample, with what the scheduler peers compute for the same
   objects: KAI's per-kind groupers (PyTorch/Kubeflow, JobSet, LeaderWorkerSet, Ray, Job), Grove's
   PodGang, Volcano's PodGroup, Kueue's PodSets (Spark).
+* A property test generates workloads of every gang-scheduled kind, makes the pods their
+  operators create (`tests/catalog/operator_pods.py`, written from the operators, not from these
+  definitions) and checks that no gang waits for more pods than can exist before it is admitted
+  (pods created later, such as Spark executors, excluded), that every gang needs at least one
+  pod, and that the spec alone, the early pods and all pods give the same gangs.
 * The "checked against" line of each definition names the upstream version it was written and
   checked against. Where no schema is available here it says so; those kinds are covered by
   hand-written manifests under `tests/catalog/fixtures/`.
