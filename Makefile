@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 export WLMAP_CACHE ?= $(HOME)/.cache/workload-map
 
-.PHONY: venv tools gojq apiserver helm prometheus monitoring-crds chromium deploy test unit lint format demo bench crd clean
+.PHONY: venv tools gojq apiserver helm prometheus monitoring-crds chromium deploy test unit lint format demo bench fuzz crd clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -56,6 +56,9 @@ format: venv
 
 demo: venv
 	bash hack/demo.sh
+
+fuzz: venv  ## the jq grammar fuzzer, long round: no crash, no deadline overrun beyond 4x, bounded memory
+	$(PY) -m tests.jq.fuzz --count $${FUZZ_COUNT:-300000} --seed $${FUZZ_SEED:-1} --deadline 0.5 --factor 4
 
 bench: venv  ## live start-up is compared with kubectl v1.37.2 (built once, cached, for bench only)
 	$(PY) -m pip install -q -e '.[bench]'
