@@ -235,7 +235,22 @@ def probe_generic_workload(api: Any, namespace: str) -> tuple[str, str]:
         },
         "spec": {
             "schedulingGroup": {"podGroupName": "wlmap-gang-probe"},
-            "containers": [{"name": "probe", "image": "registry.k8s.io/pause:3.10"}],
+            # admissible under PodSecurity "restricted" (the chart's namespace enforces it)
+            "securityContext": {
+                "runAsNonRoot": True,
+                "runAsUser": 65532,
+                "seccompProfile": {"type": "RuntimeDefault"},
+            },
+            "containers": [
+                {
+                    "name": "probe",
+                    "image": "registry.k8s.io/pause:3.10",
+                    "securityContext": {
+                        "allowPrivilegeEscalation": False,
+                        "capabilities": {"drop": ["ALL"]},
+                    },
+                }
+            ],
         },
     }
     try:
