@@ -14,8 +14,7 @@ offset of the failing term.
 
 from __future__ import annotations
 
-from typing import Any
-
+from workload_map.jq import ast
 from workload_map.jq.errors import (
     JqBreak,
     JqCompileError,
@@ -85,6 +84,6 @@ __all__ = [
 ]
 
 
-def parse(program: str) -> Any:
+def parse(program: str) -> ast.Node:
     """Parse ``program`` into its syntax tree (``workload_map.jq.ast``); raises JqParseError."""
     return _parse(program)

@@ -573,13 +573,13 @@ _DISPATCH.update(
 )
 
 
-def compile_tree(tree: Any, source: str | None, variables: tuple[str, ...] = ()) -> Code:
+def compile_tree(tree: ast.Node, source: str | None, variables: tuple[str, ...] = ()) -> Code:
     """Compile a parsed program; ``variables`` are the names of the program-level ``$vars``."""
     return compile_program(tree, source, variables)[0]
 
 
 def compile_program(
-    tree: Any, source: str | None, variables: tuple[str, ...] = ()
+    tree: ast.Node, source: str | None, variables: tuple[str, ...] = ()
 ) -> tuple[Code, bool]:
     """Compile a parsed program; also tell whether it needs a per-run context."""
     compiler = Compiler(source)

@@ -14,7 +14,7 @@ any length (``a | b | …``, ``a, b, …``, ``1 + 1 + …``, ``.a.b.c…``) are 
 
 from __future__ import annotations
 
-from typing import Any
+import functools
 
 from workload_map.jq import ast
 from workload_map.jq.errors import JqCompileError, JqParseError
@@ -650,10 +650,13 @@ class _Parser:
         return node
 
 
-def parse(source: str) -> Any:
-    """Parse a jq program into its tree (``ast.Node``); raises ``JqParseError``."""
+@functools.lru_cache(maxsize=4096)
+def parse(source: str) -> ast.Node:
+    """Parse a jq program into its tree; raises ``JqParseError``. Trees are immutable, so a
+    repeated text (the same path in many definitions) is parsed once."""
     try:
-        return _Parser(source).program()
+        tree: ast.Node = _Parser(source).program()
+        return tree
     except RecursionError:
         raise JqParseError(
             "query too deep (Python recursion limit reached)", offset=0, program=source, token=""

@@ -21,6 +21,7 @@ reference's write-back engine, negative indexes and slices are not writable loca
 from __future__ import annotations
 
 import enum
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -140,8 +141,14 @@ def _walk(tree: Any) -> list[Any]:
 def karta_violations(program: str) -> list[Violation]:
     """Every forbidden construct anywhere in ``program``, in source order.
 
-    Raises ``JqParseError`` when the program does not parse.
+    Raises ``JqParseError`` when the program does not parse. The verdict of a text is kept
+    (the same expressions recur across definitions, and the webhook validates each one).
     """
+    return list(_violations(program))
+
+
+@functools.lru_cache(maxsize=4096)
+def _violations(program: str) -> tuple[Violation, ...]:
     tree = parse(program)
     found: list[Violation] = _recursive_defs(tree)
     for node in _walk(tree):
@@ -198,7 +205,7 @@ def karta_violations(program: str) -> list[Violation]:
                     )
                 )
     found.sort(key=lambda v: v.offset)
-    return found
+    return tuple(found)
 
 
 # --- writability -----------------------------------------------------------------------------
@@ -291,6 +298,7 @@ def _non_location(node: Any) -> Any | None:
     return None
 
 
+@functools.lru_cache(maxsize=4096)
 def unwritable(program: str) -> Violation | None:
     """None when every output of ``program`` is a location in its input; else the first
     construct that is not, as data (``message`` without the offset, ``offset``, ``construct``).

@@ -7,8 +7,7 @@ Bessel functions come from the C library (glibc), which Go's ports agree with.
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
+import functools
 import math
 import struct
 from collections.abc import Callable
@@ -291,37 +290,62 @@ def _fma(x: float, y: float, z: float) -> float:
         return x * y + z
 
 
-def _libm() -> ctypes.CDLL | None:
-    name = ctypes.util.find_library("m")
+@functools.cache
+def _libm() -> Any:
+    """The C math library, loaded on the first Bessel function call (ctypes and its library
+    search are not worth their import time for programs that never call one)."""
+    import ctypes
+
     try:
-        return ctypes.CDLL(name or "libm.so.6")
+        return ctypes.CDLL("libm.so.6")
     except OSError:
-        return None
+        import ctypes.util
+
+        try:
+            return ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
+        except OSError:  # pragma: no cover - glibc is always there on Linux
+            return None
 
 
-_LIBM = _libm()
+@functools.cache
+def _libm_fn(name: str, int_order: bool) -> Callable[..., float]:
+    import ctypes
 
-
-def _libm_fn(name: str, argtypes: list[Any]) -> Callable[..., float]:
-    if _LIBM is None:  # pragma: no cover - glibc is always there on Linux
+    lib = _libm()
+    if lib is None:  # pragma: no cover
 
         def missing(*_a: Any) -> float:
             return _NAN
 
         return missing
-    fn = getattr(_LIBM, name)
+    fn = getattr(lib, name)
     fn.restype = ctypes.c_double
-    fn.argtypes = argtypes
+    fn.argtypes = [ctypes.c_int, ctypes.c_double] if int_order else [ctypes.c_double]
     return fn  # type: ignore[no-any-return]
 
 
-_D = ctypes.c_double
-_j0 = _libm_fn("j0", [_D])
-_j1 = _libm_fn("j1", [_D])
-_y0 = _libm_fn("y0", [_D])
-_y1 = _libm_fn("y1", [_D])
-_jn = _libm_fn("jn", [ctypes.c_int, _D])
-_yn = _libm_fn("yn", [ctypes.c_int, _D])
+def _j0(x: float) -> float:
+    return _libm_fn("j0", False)(x)
+
+
+def _j1(x: float) -> float:
+    return _libm_fn("j1", False)(x)
+
+
+def _y0(x: float) -> float:
+    return _libm_fn("y0", False)(x)
+
+
+def _y1(x: float) -> float:
+    return _libm_fn("y1", False)(x)
+
+
+def _jn(n: int, x: float) -> float:
+    return _libm_fn("jn", True)(n, x)
+
+
+def _yn(n: int, x: float) -> float:
+    return _libm_fn("yn", True)(n, x)
 
 
 _MIN_INT64 = -(1 << 63)
