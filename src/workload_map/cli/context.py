@@ -68,11 +68,36 @@ class Context:
             for message in self._definitions.warnings:
                 self.warn(message)
             self._definitions.warnings.clear()
+            self._deadline_warnings()
         for message in self.warnings:
             if not self.settings.cluster_karta_warning and message.startswith(_KARTA_NOTICES):
                 continue
             self.stderr.write(f"{self.err_style('warning:', 'yellow')} {message}\n")
         self.warnings.clear()
+
+    def _timed_out(self) -> list[tuple[str, str]]:
+        """(definition, expression) of every expression that ran past its deadline; the engine
+        stopped evaluating it for the rest of the command."""
+        used = self._definitions.used if self._definitions is not None else []
+        if not used:
+            return []
+        from workload_map.engine.structure import prepare
+
+        out: list[tuple[str, str]] = []
+        for definition in used:
+            try:
+                structure = prepare(definition.karta, validate=False)  # cached by the engine
+            except Exception:  # a broken definition has no timings to report
+                continue
+            out.extend((definition.name, text) for text in structure.expressions.timed_out())
+        return out
+
+    def _deadline_warnings(self) -> None:
+        for name, text in self._timed_out():
+            self.warn(
+                f'definition {name}: expression "{text}" ran past its deadline; '
+                "it was not evaluated again for the remaining objects of this command"
+            )
 
     def cluster(self) -> Cluster:
         """The connected cluster (raises :class:`~workload_map.cluster.ClusterError`)."""
@@ -113,5 +138,8 @@ class Context:
     @property
     def degraded(self) -> bool:
         """True when a definition the command used was a broken cluster Karta (or stood in
-        for one): the command then exits 1 after printing what it could."""
-        return self._definitions is not None and self._definitions.degraded
+        for one), or one of its expressions ran past its deadline: the command then exits 1
+        after printing what it could."""
+        if self._definitions is None:
+            return False
+        return self._definitions.degraded or bool(self._timed_out())

@@ -131,6 +131,7 @@ class Definitions:
         self.warnings = list(warnings)
         self.broken = list(broken)
         self.degraded = False  # a resolved definition was invalid or stood in for one
+        self.used: list[Definition] = []  # what resolve() answered, in order
 
     @classmethod
     def load(cls, cluster: Cluster | None, *, page_size: int = 500) -> Definitions:
@@ -217,6 +218,8 @@ class Definitions:
                 "delete all but one"
             )
         chosen = usable[0] if usable else None
+        if chosen is not None and all(chosen is not d for d in self.used):
+            self.used.append(chosen)
         if chosen is not None and (chosen.note or chosen.problem):
             # the command's answer rests on a broken cluster Karta: say so, and exit non-zero
             self.degraded = True

@@ -77,10 +77,13 @@ class Expression:
     ``located`` the same for ``PATH // LITERAL`` too (where the value is read from).
     """
 
-    __slots__ = ("_program", "evaluate", "located", "path", "text")
+    __slots__ = ("_program", "evaluate", "located", "path", "text", "timed_out")
 
     def __init__(self, text: str):
         self.text = text
+        # set when an evaluation ran past the jq deadline: later ones fail at once, so a slow
+        # definition costs one deadline per process (command), not one per object
+        self.timed_out: ExtractionError | None = None
         self._program: jq.Program | None = None
         self.path: jq.Path | None = None
         self.located: jq.Path | None = None
@@ -113,10 +116,18 @@ class Expression:
         return self._program
 
     def _slow(self, value: Any) -> list[Any]:
+        if self.timed_out is not None:
+            raise self.timed_out
         program = self._program if self._program is not None else self._compiled()
         try:
             found = program.all(value)
             return found if type(found) is list else list(found)
+        except jq.JqDeadlineError as err:
+            self.timed_out = ExtractionError(
+                f"JQ expression '{self.text}' ran past its deadline ({err.timeout:g} s); "
+                "it is not evaluated again in this command"
+            )
+            raise self.timed_out from err
         except jq.JqError as err:
             raise ExtractionError(
                 f"JQ execution error for expression '{self.text}': {err}"
@@ -148,6 +159,10 @@ class ExpressionCache:
         if found is None:
             found = self._items[text] = Expression(text)
         return found
+
+    def timed_out(self) -> list[str]:
+        """The expressions that ran past their deadline (and are no longer evaluated)."""
+        return [text for text, e in self._items.items() if e.timed_out is not None]
 
     def all(self, text: str, value: Any) -> list[Any]:
         return self.get(text).all(value)
