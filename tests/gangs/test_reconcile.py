@@ -171,3 +171,20 @@ def test_object_paths() -> None:
     paths = sorted(object_path(o) for o in plan(KARTA, obj).objects)
     assert paths[0].startswith("/apis/scheduling.k8s.io/v1beta1/namespaces/default/podgroups/")
     assert paths[1] == "/apis/scheduling.k8s.io/v1beta1/namespaces/default/workloads/partset-i"
+
+
+def test_groups_named_by_someone_else_are_never_created() -> None:
+    obj = opted(custom.partset("j", [2]))
+    theirs = admitted(obj, "p0", 0, joined=False)
+    theirs["spec"]["schedulingGroup"] = {"podGroupName": "their-own-group"}
+    karta = wm.load_karta(custom.karta(1))
+    actions = reconcile(plan(karta, obj, [theirs]), [theirs], [])
+    assert all(o["metadata"]["name"] != "their-own-group" for o in actions.create)
+    # a workload opted out after its pods joined keeps our groups while they are referenced
+    pods = pods_of(obj, [2])
+    existing = created(plan(karta, obj, pods).objects)
+    out = copy.deepcopy(obj)
+    out["metadata"]["annotations"]["workload-map.run.ai/gang-scheduling"] = "disabled"
+    actions = reconcile(plan(karta, out, pods), pods, existing)
+    assert actions.delete == [] and actions.create == []
+    assert reconcile(plan(karta, out, []), [], existing).delete  # they go with the pods

@@ -32,7 +32,7 @@ from workload_map.gangs.config import (
     MANAGED_BY,
     VOLCANO_GROUP_ANNOTATION,
 )
-from workload_map.gangs.naming import label_value
+from workload_map.gangs.naming import dns_subdomain, label_value
 from workload_map.gangs.planner import (
     COSCHEDULING_API,
     NATIVE_API,
@@ -255,6 +255,7 @@ def reconcile(
         if ref is not None:
             referenced[ref] = referenced.get(ref, 0) + 1
     by_name = {(_key(o)[0], _key(o)[2]): o for o in existing}
+    ours_prefix = dns_subdomain(f"pg-{plan.workload.uid or plan.workload.name}")[:40]
     for (api, name), count in sorted(referenced.items()):
         if (api, "PodGroup", name) in desired or name in gangs:
             continue
@@ -262,6 +263,8 @@ def reconcile(
             continue  # a label value, maybe cut: only our own objects are kept below
         if (api, name) in by_name and not _ours(by_name[(api, name)]):
             continue  # the pods joined someone else's group
+        if not plan.handled or _released(plan) or not name.startswith(ours_prefix):
+            continue  # not a name we give: someone else's pods, someone else's group
         desired[(api, "PodGroup", name)] = _kept_group(plan, api, name, count)
         out.decisions.append(
             Decision(
@@ -275,7 +278,7 @@ def reconcile(
         if key in desired or key[1] != "PodGroup":
             continue
         count = referenced.get((key[0], key[2]), 0)
-        if count and plan.handled and not _released(plan):
+        if count and not _released(plan):  # opted out later: ours stay while referenced
             desired[key] = _kept_group(plan, key[0], key[2], count)
 
     # the diff
@@ -313,9 +316,22 @@ def reconcile(
         patch = _spec_patch(found, obj)
         if patch is not None:
             out.patch.append((dict(found), patch))
+    templates_in_use = {
+        str(((o.get("spec") or {}).get("workloadRef") or {}).get("workloadName"))
+        for key, o in desired.items()
+        if key[1] == "PodGroup"
+    } | {
+        str(((o.get("spec") or {}).get("workloadRef") or {}).get("workloadName"))
+        for o in ours
+        if o.get("kind") == "PodGroup" and _key(o) in desired
+    }
     for held in ours:
-        if _key(held) not in desired and not _meta(held).get("deletionTimestamp"):
-            out.delete.append(dict(held))
+        key = _key(held)
+        if key in desired or _meta(held).get("deletionTimestamp"):
+            continue
+        if key[1] == "Workload" and key[2] in templates_in_use:
+            continue  # PodGroups made from its templates are still kept
+        out.delete.append(dict(held))
     return out
 
 
