@@ -7,6 +7,8 @@ decides, from caches only, what a new pod must carry to join its gang.
 
 from __future__ import annotations
 
+from workload_map.gangs.admission import PodAdmitter, PodDecision, json_patch, pod_decisions
+from workload_map.gangs.cache import ObjectCache
 from workload_map.gangs.config import BACKENDS, COSCHEDULING, KAI, NATIVE, VOLCANO, GangConfig
 from workload_map.gangs.naming import dns_label, dns_subdomain, label_value
 from workload_map.gangs.planner import (
@@ -36,14 +38,19 @@ __all__ = [
     "Decision",
     "Gang",
     "GangConfig",
+    "ObjectCache",
     "OptIn",
     "Plan",
+    "PodAdmitter",
+    "PodDecision",
     "WorkloadRef",
     "dns_label",
     "dns_subdomain",
+    "json_patch",
     "label_value",
     "left_alone",
     "opt_in",
     "plan",
+    "pod_decisions",
     "workload_object_name",
 ]
