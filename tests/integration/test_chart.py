@@ -347,3 +347,17 @@ def test_gang_scheduling_adds_flags_pod_webhook_and_rules() -> None:
         r for r in by_kind(lower, "ClusterRole") if r["metadata"]["name"].endswith("-gangs")
     )
     assert all("pods" not in rule["resources"] for rule in role["rules"])
+
+
+def test_install_catalog_alone_adds_karta_create() -> None:
+    def karta_verbs(docs: list[dict[str, Any]]) -> set[str]:
+        role = next(
+            r for r in by_kind(docs, "ClusterRole") if r["metadata"]["name"] == "wlmap-workload-map"
+        )
+        return next(set(r["verbs"]) for r in role["rules"] if r["resources"] == ["kartas"])
+
+    assert "create" not in karta_verbs(render())
+    docs = render("installCatalog=true")
+    assert "create" in karta_verbs(docs)
+    args = one(docs, "Deployment")["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert "--install-catalog" in args

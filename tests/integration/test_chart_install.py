@@ -313,3 +313,63 @@ def test_operator_runs_on_the_charts_permissions_alone(
         assert b"BEGIN CERTIFICATE" in base64.b64decode(bundle)
     log = op.log.read_text(errors="replace")
     assert "403" not in log and "forbidden" not in log.lower(), log[-3000:]
+
+
+def test_gang_controller_runs_on_the_charts_gang_permissions(
+    module_kube: Kube, installed: dict[tuple[str, str], Any], tmp_path: Path
+) -> None:
+    """gangScheduling.enabled=true and installCatalog=true add RBAC; the operator then installs
+    the catalog, its gang controller probes GenericWorkload and watches what it needs, without a
+    single 403."""
+    kube = module_kube
+    extra = [
+        d
+        for d in render(
+            "gangScheduling.enabled=true",
+            "installCatalog=true",
+            namespace=NS,
+            release="workload-map",
+        )
+        if d["kind"] in ("ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")
+        and ("-gangs" in d["metadata"]["name"] or d["metadata"]["name"] == "workload-map")
+    ]
+    assert extra
+    for doc in extra:
+        kube.apply(doc, field_validation="Strict")
+    kubeconfig = service_account_kubeconfig(kube, tmp_path / "sa.kubeconfig")
+    op = OperatorProcess(
+        kubeconfig,
+        NS,
+        tmp_path / "op",
+        webhook=True,
+        leader_elect=True,
+        extra=[
+            f"--leader-election-id={LEASE}",
+            f"--webhook-cert-secret={CERT_SECRET}",
+            f"--mutating-webhook-name={MUTATING}",
+            f"--validating-webhook-name={VALIDATING}",
+            "--webhook-service-name=workload-map-webhook",
+            "--enable-gang-scheduling",
+            "--install-catalog",
+        ],
+    )
+    from workload_map.catalog import catalog
+
+    with running(op):
+        op.wait_ready(90)
+
+        def catalog_installed() -> bool:
+            names = {
+                k["metadata"]["name"]
+                for k in kube.request("GET", "/apis/run.ai/v1alpha1/kartas")["items"]
+            }
+            return set(catalog.names()) <= names
+
+        eventually(catalog_installed, 90, f"--install-catalog ({op.log_tail()})")
+        eventually(
+            lambda: op.metric('workloadmap_gangs_generic_workload{state="works"}') == 1,
+            60,
+            f"the GenericWorkload probe ({op.log_tail()})",
+        )
+    log = op.log.read_text(errors="replace")
+    assert "403" not in log and "forbidden" not in log.lower(), log[-3000:]
