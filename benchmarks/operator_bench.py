@@ -24,8 +24,8 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 KARTAS = 500
-WRITERS = 50
-WRITES_PER_WRITER = 6
+WRITERS = int(os.environ.get("WLMAP_BENCH_WRITERS", "50"))
+WRITES_PER_WRITER = int(os.environ.get("WLMAP_BENCH_WRITES", "6"))
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -51,6 +51,44 @@ def _parallel(n: int, fn: Any) -> list[Any]:
     if errors:
         raise errors[0]
     return out
+
+
+def _webhook_histogram(api: Any) -> dict[tuple[str, float], float]:
+    """The API server's own admission-webhook latency histogram: (webhook, le) -> count."""
+    from workload_map.cluster.cache import call
+
+    raw = call(api.client, "GET", "/metrics", accept="text/plain", timeout=30)
+    try:
+        text = raw.data.decode()
+    finally:
+        raw.release_conn()
+    out: dict[tuple[str, float], float] = {}
+    for line in text.splitlines():
+        if not line.startswith("apiserver_admission_webhook_admission_duration_seconds_bucket{"):
+            continue
+        labels, value = line.rsplit(" ", 1)
+        fields = dict(kv.split("=", 1) for kv in labels[labels.index("{") + 1 : -1].split(","))
+        name = fields["name"].strip('"')
+        le = float(fields["le"].strip('"').replace("+Inf", "inf"))
+        out[(name, le)] = out.get((name, le), 0.0) + float(value)
+    return out
+
+
+def _bucket_quantile(
+    before: dict[tuple[str, float], float],
+    after: dict[tuple[str, float], float],
+    name: str,
+    q: float,
+) -> float:
+    """Upper bound of the histogram bucket holding quantile ``q`` of the calls in between."""
+    les = sorted(le for n, le in after if n == name)
+    if not les:
+        return float("nan")
+    total = after[(name, les[-1])] - before.get((name, les[-1]), 0.0)
+    for le in les:
+        if after[(name, le)] - before.get((name, le), 0.0) >= q * total:
+            return le
+    return les[-1]
 
 
 def _cold_start(kube: Any, api: Any, workdir: Path) -> list[dict[str, Any]]:
@@ -170,10 +208,12 @@ def _webhook_latency(kube: Any, api: Any, workdir: Path) -> list[dict[str, Any]]
                 times.append(time.perf_counter() - t0)
             return times
 
+        hist_before = _webhook_histogram(api)
         began = time.perf_counter()
         per = _parallel(WRITERS, writer)
         wall = time.perf_counter() - began
         client = [t for ts in per for t in ts]
+        hist_after = _webhook_histogram(api)
         _, text = op.get(op.metrics_port, "/metrics")
         handler: dict[tuple[str, str], float] = {}
         for line in text.splitlines():
@@ -184,29 +224,42 @@ def _webhook_latency(kube: Any, api: Any, workdir: Path) -> list[dict[str, Any]]
     finally:
         op.stop()
         remove_webhooks(api, name)
-    return [
-        {
-            "benchmark": f"Karta create through the API server + both webhooks, {WRITERS} concurrent",
-            "requests": len(client),
-            "p50 ms": round(_pct(client, 0.5) * 1000, 1),
-            "p90 ms": round(_pct(client, 0.9) * 1000, 1),
-            "p99 ms": round(_pct(client, 0.99) * 1000, 1),
-            "mean ms": round(statistics.fmean(client) * 1000, 1),
-            "writes/s": round(len(client) / wall, 1),
-            "target": "p99 <= 100 ms",
-            "ok": _pct(client, 0.99) <= 0.1,
-        },
-    ] + [
-        {
-            "benchmark": f"  webhook latency in the operator, {path}",
-            "p50 ms": round(handler.get((path, "0.5"), float("nan")) * 1000, 1),
-            "p90 ms": round(handler.get((path, "0.9"), float("nan")) * 1000, 1),
-            "p99 ms": round(handler.get((path, "0.99"), float("nan")) * 1000, 1),
-            "target": "p99 <= 100 ms",
-            "ok": handler.get((path, "0.99"), 1.0) <= 0.1,
-        }
-        for path in ("/mutate-run-ai-v1alpha1-karta", "/validate-run-ai-v1alpha1-karta")
-    ]
+    return (
+        [
+            {
+                "benchmark": f"Karta create through the API server + both webhooks, {WRITERS} concurrent",
+                "requests": len(client),
+                "p50 ms": round(_pct(client, 0.5) * 1000, 1),
+                "p90 ms": round(_pct(client, 0.9) * 1000, 1),
+                "p99 ms": round(_pct(client, 0.99) * 1000, 1),
+                "mean ms": round(statistics.fmean(client) * 1000, 1),
+                "writes/s": round(len(client) / wall, 1),
+                "target": "p99 <= 100 ms",
+                "ok": _pct(client, 0.99) <= 0.1,
+            },
+        ]
+        + [
+            {
+                "benchmark": f"  webhook latency in the operator, {path}",
+                "p50 ms": round(handler.get((path, "0.5"), float("nan")) * 1000, 1),
+                "p90 ms": round(handler.get((path, "0.9"), float("nan")) * 1000, 1),
+                "p99 ms": round(handler.get((path, "0.99"), float("nan")) * 1000, 1),
+                "target": "p99 <= 100 ms",
+                "ok": handler.get((path, "0.99"), 1.0) <= 0.1,
+            }
+            for path in ("/mutate-run-ai-v1alpha1-karta", "/validate-run-ai-v1alpha1-karta")
+        ]
+        + [
+            {
+                "benchmark": f"  webhook latency seen by the API server (histogram bucket), {hook}",
+                "p50 ms <=": _bucket_quantile(hist_before, hist_after, hook, 0.5) * 1000,
+                "p99 ms <=": _bucket_quantile(hist_before, hist_after, hook, 0.99) * 1000,
+                "target": "p99 <= 100 ms",
+                "ok": _bucket_quantile(hist_before, hist_after, hook, 0.99) <= 0.1,
+            }
+            for hook in ("mutate.kartas.run.ai", "validate.kartas.run.ai")
+        ]
+    )
 
 
 def run() -> list[dict[str, Any]]:
