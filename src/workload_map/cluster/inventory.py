@@ -269,7 +269,7 @@ class Inventory:
                     self._relink(set(self._through.get(uid, ())))
             self._changed()
 
-    def apply_intermediate(self, event: str, obj: Mapping[str, Any]) -> None:
+    def apply_intermediate(self, event: str, obj: dict[str, Any]) -> None:
         uid = _uid(obj)
         if not uid or not self._keep(str(_meta(obj).get("namespace") or "")):
             return
@@ -281,7 +281,7 @@ class Inventory:
                 del self._links[uid]
                 self._relink(self._through.pop(uid, set()))
             else:
-                self._links[uid] = dict(obj)
+                self._links[uid] = obj
                 if before is None:
                     self._relink(self._waiting.pop(uid, set()))
                 elif _controller_uid(before) != _controller_uid(obj):
@@ -290,7 +290,7 @@ class Inventory:
                     return  # nothing a chain reads has changed
             self._changed()
 
-    def apply_pod(self, event: str, obj: Mapping[str, Any]) -> None:
+    def apply_pod(self, event: str, obj: dict[str, Any]) -> None:
         uid = _uid(obj)
         if not uid or not self._keep(str(_meta(obj).get("namespace") or "")):
             return
@@ -299,7 +299,7 @@ class Inventory:
             if event == DELETED:
                 self._pods.pop(uid, None)
             else:
-                self._pods[uid] = dict(obj)
+                self._pods[uid] = obj  # the watch cache's object: never mutated here
                 self._link_pod(uid)
             self._changed()
 
@@ -400,13 +400,16 @@ class Inventory:
 
     # -- reading --------------------------------------------------------------------------
 
-    def entries(self) -> list[Entry]:
+    def entries(self, *, owned_views: bool = False) -> list[Entry]:
         """Every covered workload, sorted by namespace, kind and name, views computed.
 
         Stale views are evaluated outside the lock, so watches keep feeding the inventory
-        while a first scrape or page computes thousands of them."""
+        while a first scrape or page computes thousands of them. A workload owned by another
+        covered one (the Jobs of a JobSet) is counted through its owner, so its own view is
+        only computed with ``owned_views`` (or by :meth:`entry`); without, its entry has
+        ``view=None`` and no error."""
         with self._lock:
-            ready, jobs = self._collect(list(self._workloads))
+            ready, jobs = self._collect(list(self._workloads), owned_views=owned_views)
         out = ready + [e for e in map(self._finish, jobs) if e is not None]
         out.sort(key=lambda e: (e.namespace, e.gvk.kind, e.name))
         return out
@@ -443,7 +446,9 @@ class Inventory:
                 return None
             return links[1][-1]
 
-    def _collect(self, uids: list[str]) -> tuple[list[Entry], list[_Job]]:
+    def _collect(
+        self, uids: list[str], *, owned_views: bool = True
+    ) -> tuple[list[Entry], list[_Job]]:
         """Under the lock: the fresh entries among ``uids``, and the evaluations the rest need."""
         ready: list[Entry] = []
         jobs: list[_Job] = []
@@ -455,13 +460,19 @@ class Inventory:
             if definition is None:
                 continue
             if slot.entry is not None and slot.entry.definition is definition:
-                ready.append(slot.entry)
-                continue
+                if slot.entry.view is not None or slot.entry.error or not owned_views:
+                    ready.append(slot.entry)
+                    continue
             pods = tuple(self._pods[p] for p in sorted(slot.pods) if p in self._pods)
             path, _ = self._path(slot.obj)
             top_level = not any(
                 u in self._workloads and self._workloads[u].gvk in self._by_gvk for u in path
             )
+            if not top_level and not owned_views:
+                entry = Entry(uid, slot.obj, slot.gvk, definition, False, pods, None, None)
+                slot.entry = entry  # a placeholder: entry(uid) still evaluates it
+                ready.append(entry)
+                continue
             jobs.append(
                 _Job(uid, slot, slot.version, definition, slot.obj, slot.gvk, pods, top_level)
             )
@@ -484,7 +495,9 @@ class Inventory:
         )
         with self._lock:
             current = self._workloads.get(job.uid) is job.slot and job.slot.version == job.version
-            if not current or job.slot.entry is not None:
+            stored = job.slot.entry
+            placeholder = stored is not None and stored.view is None and stored.error is None
+            if not current or (stored is not None and not placeholder):
                 return entry  # stale inputs, or another reader stored it first
             job.slot.entry = entry
             if error is not None:

@@ -290,7 +290,7 @@ class _Lines:
 @dataclass
 class _Memo:
     entry: Entry
-    rows: dict[str, list[Row]]
+    rows: dict[str, list[Row]] | None  # dropped once formatted (rebuilt if collect() asks)
     lines: dict[str, str] | None = None
 
 
@@ -365,18 +365,25 @@ class WorkloadCollector:
         yield from self._definition_rows()
         for family in _PER_WORKLOAD:
             if lines is None:
-                yield family, [row for m in memos for row in m.rows.get(family.name, ())]
+                yield family, [row for m in memos for row in self._rows_of(m).get(family.name, ())]
             else:
                 lines.append(family.header())
                 lines.extend(self._text(m)[family.name] for m in memos)
                 yield family, None
 
+    def _rows_of(self, memo: _Memo) -> dict[str, list[Row]]:
+        if memo.rows is None:
+            memo.rows = self._rows(memo.entry)
+        return memo.rows
+
     def _text(self, memo: _Memo) -> dict[str, str]:
         if memo.lines is None:
+            rows = self._rows_of(memo)
             memo.lines = {
-                f.name: "".join(self._formatters[f.name].line(r) for r in memo.rows.get(f.name, ()))
+                f.name: "".join(self._formatters[f.name].line(r) for r in rows.get(f.name, ()))
                 for f in _PER_WORKLOAD
             }
+            memo.rows = None  # the text is what scrapes read; keep one copy
         return memo.lines
 
     def _memoised(self, entry: Entry) -> _Memo:
