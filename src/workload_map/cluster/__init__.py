@@ -10,6 +10,8 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+from workload_map.cluster import errors as _errors
+
 if TYPE_CHECKING:
     from workload_map.cluster.client import Cluster, connect
     from workload_map.cluster.definitions import AmbiguousDefinition, Definition, Definitions
@@ -54,18 +56,8 @@ _HOMES = {
     "resolve_definition": "lookup",
     "supports_suspend": "lookup",
     "workload_pods": "lookup",
-    **dict.fromkeys(
-        (
-            "ApiError",
-            "ClusterError",
-            "Forbidden",
-            "NotConfigured",
-            "NotFound",
-            "Unauthorized",
-            "Unreachable",
-        ),
-        "errors",
-    ),
+    # the error classes (errors.py is small and offline commands load it anyway)
+    **{name: "errors" for name in _errors.__all__ if name[0].isupper()},
 }
 
 
