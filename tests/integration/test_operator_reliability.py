@@ -542,3 +542,29 @@ def test_manual_certificates_are_reloaded_when_the_files_change(
         remove_webhooks(api, name)
         for k in (f"m1-{token}", f"m2-{token}"):
             delete(api, f"{KARTAS}/{k}")
+
+
+def test_a_leader_that_loses_its_lease_stops_writing_and_exits(
+    kube: Kube, api: Api, ns: str, tmp_path: Path
+) -> None:
+    token = uuid.uuid4().hex[:8]
+    name = f"thief-{token}"
+    op = OperatorProcess(
+        kube.kubeconfig, ns, tmp_path / "op", webhook=False, leader_elect=True, config_name=name
+    )
+    op.start()
+    try:
+        op.wait_ready(60)
+        eventually(lambda: op.metric("workloadmap_operator_leader") == 1, 30, "leader")
+        path = f"/apis/coordination.k8s.io/v1/namespaces/{ns}/leases/{name}-lease"
+        lease = api.get(path)
+        now = time.strftime("%Y-%m-%dT%H:%M:%S.000000Z", time.gmtime())
+        lease["spec"].update(holderIdentity="someone-else", renewTime=now, leaseDurationSeconds=60)
+        api.request("PUT", path, lease)
+        assert op.proc is not None
+        code = op.proc.wait(30)
+        assert code == 1, op.log_tail()
+        assert "lost the leader Lease" in op.log_tail(50)
+        assert holder(api, ns, f"{name}-lease") == "someone-else"  # it did not take it back
+    finally:
+        op.stop()
