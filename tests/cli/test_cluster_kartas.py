@@ -98,3 +98,33 @@ def test_a_valid_override_still_wins_and_exits_zero(wlmap) -> None:
     r = wlmap(["get", "jobsets", "-o", "json"], api=_api_with(karta))
     assert r.code == 0, r.err
     assert [i["origin"] for i in json.loads(r.out)["items"]] == ["cluster"]
+
+
+def test_a_stale_catalog_copy_is_never_preferred_over_the_built_in(wlmap) -> None:
+    from workload_map.catalog import catalog
+    from workload_map.operator.karta_status import (
+        CATALOG_DIGEST_ANNOTATION,
+        CATALOG_VERSION_ANNOTATION,
+        catalog_digest,
+    )
+
+    name = "jobset-x-k8s-io-jobset-v1alpha2"
+    copy_doc = _catalog_jobset(wlmap)
+    copy_doc["metadata"] = {
+        "name": name,
+        "annotations": {CATALOG_DIGEST_ANNOTATION: "0" * 16, CATALOG_VERSION_ANNOTATION: "0.0.1"},
+    }
+    api = _api_with(copy_doc)
+    r = wlmap(["get", "jobsets", "-o", "json"], api=api)
+    assert r.code == 0, r.err
+    assert [i["origin"] for i in json.loads(r.out)["items"]] == ["catalog"]
+    assert "stale copy of the built-in definition" in r.err and "workload-map 0.0.1" in r.err
+    listed = wlmap(["definitions", "--group", "jobset.x-k8s.io"], api=api)
+    assert "cluster (STALE)" in listed.out
+    # a current copy (same digest) is the cluster's definition, silently
+    current = catalog.document(name)
+    assert current is not None
+    copy_doc["metadata"]["annotations"][CATALOG_DIGEST_ANNOTATION] = catalog_digest(current)
+    r = wlmap(["get", "jobsets", "-o", "json"], api=_api_with(copy_doc))
+    assert r.code == 0 and [i["origin"] for i in json.loads(r.out)["items"]] == ["cluster"]
+    assert "stale" not in r.err

@@ -99,7 +99,11 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
             d.name,
             d.kind or "<none>",
             d.gvk.api_version if d.gvk else "<none>",
-            f"{d.origin} (INVALID)" if d.problem else d.origin,
+            f"{d.origin} (INVALID)"
+            if d.problem
+            else f"{d.origin} (STALE)"
+            if d.stale
+            else d.origin,
             _components(d, args.component_limit),
         ]
         for d in items

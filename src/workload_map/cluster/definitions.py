@@ -65,6 +65,7 @@ class Definition:
     raw: dict[str, Any] | None = None  # the object as stored; None: dump the model on demand
     problem: str | None = None
     note: str | None = None
+    stale: str | None = None  # a cluster copy of a built-in that is older than it: why
 
     @property
     def source(self) -> dict[str, Any]:
@@ -132,6 +133,7 @@ class Definitions:
         self.broken = list(broken)
         self.degraded = False  # a resolved definition was invalid or stood in for one
         self.used: list[Definition] = []  # what resolve() answered, in order
+        self._notices: set[str | None] = set()  # notes that only inform (stale copies)
 
     @classmethod
     def load(cls, cluster: Cluster | None, *, page_size: int = 500) -> Definitions:
@@ -171,7 +173,19 @@ class Definitions:
         out = list(mine)
         for seed in seeds:
             claims = [d for d in mine if d.gvk == seed.gvk]
-            if not claims:
+            stale = [_stale_copy(d, seed) for d in claims if d.valid]
+            if stale and all(stale):
+                # never silently prefer an outdated copy of the catalog over the catalog
+                stale_claims = [
+                    Definition(d.karta, d.name, d.origin, d.raw, stale=why)
+                    for d, why in zip([d for d in claims if d.valid], stale, strict=True)
+                ]
+                out = [d for d in out if all(d is not c for c in claims)]
+                out += stale_claims + [d for d in claims if not d.valid]
+                notice = "; ".join(d.stale or "" for d in stale_claims)
+                out.append(Definition(seed.karta, seed.name, seed.origin, seed.raw, note=notice))
+                self._notices.add(notice)
+            elif not claims:
                 out.append(seed)
             elif all(not d.valid for d in claims):
                 names = ", ".join(f'"{d.name}"' for d in claims)
@@ -210,7 +224,7 @@ class Definitions:
         """The definition of exactly this GVK; :class:`AmbiguousDefinition` when several valid
         ones claim it. An invalid cluster Karta resolves only where no catalog one stands in."""
         found = [d for d in self._group_kind(gvk.group, gvk.kind) if d.gvk == gvk]
-        usable = [d for d in found if d.valid] or found
+        usable = [d for d in found if d.valid and not d.stale] or found
         if len(usable) > 1:
             names = ", ".join(sorted(d.name for d in usable))
             raise AmbiguousDefinition(
@@ -220,7 +234,10 @@ class Definitions:
         chosen = usable[0] if usable else None
         if chosen is not None and all(chosen is not d for d in self.used):
             self.used.append(chosen)
-        if chosen is not None and (chosen.note or chosen.problem):
+        if chosen is not None and chosen.note in self._notices:  # a stale copy set aside
+            if chosen.note not in self.warnings:
+                self.warnings.append(str(chosen.note))
+        elif chosen is not None and (chosen.note or chosen.problem):
             # the command's answer rests on a broken cluster Karta: say so, and exit non-zero
             self.degraded = True
             message = chosen.note or (
@@ -286,6 +303,36 @@ def catalog_definition(gvk: GVK) -> tuple[Definition | None, list[Definition]]:
         return Definition(exact, exact.name or "", "catalog"), []
     others = [Definition(k, k.name or "", "catalog") for k in catalog.find(gvk.group, gvk.kind)]
     return None, others
+
+
+def _stale_copy(cluster_def: Definition, seed: Definition) -> str | None:
+    """Why a cluster Karta installed from the catalog (it carries the catalog digest
+    annotation) is outdated against this release's built-in ``seed``; None when current or
+    the user's own definition (no annotation)."""
+    meta = (cluster_def.raw or {}).get("metadata")
+    annotations = meta.get("annotations") if isinstance(meta, dict) else None
+    if not isinstance(annotations, dict):
+        return None
+    from workload_map.operator.karta_status import (
+        CATALOG_DIGEST_ANNOTATION,
+        CATALOG_VERSION_ANNOTATION,
+        catalog_digest,
+    )
+
+    installed = annotations.get(CATALOG_DIGEST_ANNOTATION)
+    if not isinstance(installed, str):
+        return None
+    from workload_map.catalog import catalog
+
+    built_in = catalog.document(seed.name)
+    if built_in is None or catalog_digest(built_in) == installed:
+        return None
+    version = annotations.get(CATALOG_VERSION_ANNOTATION, "an older release")
+    return (
+        f'cluster Karta "{cluster_def.name}" is a stale copy of the built-in definition '
+        f"{seed.name} (installed from workload-map {version}); using the built-in; "
+        f"run wlmap definitions install {seed.name}"
+    )
 
 
 def _raw_gvk(item: dict[str, Any]) -> str | None:
