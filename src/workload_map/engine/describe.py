@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from workload_map.engine import resources as res
 from workload_map.engine.errors import EngineError
 from workload_map.engine.extract import NO_SCALE, ExtractedInstance, implied_replicas
-from workload_map.engine.gangs import GangAssignment, PodGroup
+from workload_map.engine.gangs import GangAssignment, PodGroup, with_minimums
 from workload_map.engine.resources import ResourceSummary
 from workload_map.engine.status import UNDEFINED, Condition, Status
 from workload_map.model import GVK
@@ -562,9 +562,10 @@ def describe(wl: Workload, *, explain: bool = False) -> DescribeView:
 
 def explanations(wl: Workload) -> tuple[Explanation, ...]:
     """Per pod how it was placed and grouped, then pods of other owners, then gang notes."""
+    gangs = with_minimums(wl.gangs.groups, wl.gangs.assignments, wl.placements)
     out = [
         Explanation.of(placement, gang)
-        for placement, gang in zip(wl.placements, wl.gangs.assignments, strict=True)
+        for placement, gang in zip(wl.placements, gangs, strict=True)
     ]
     out.extend(
         Explanation(pod=name, component=None, unattributed_reason=reason)

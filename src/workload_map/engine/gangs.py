@@ -43,6 +43,7 @@ __all__ = [
     "group_name",
     "is_dns1123_subdomain",
     "subtree_scale",
+    "with_minimums",
 ]
 
 _DNS1123 = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
@@ -131,9 +132,14 @@ class GangAssignment:
     sub_group: SubGroupRef | None = json_field("subGroup", omit="none", default=None)
 
 
+#: the assignment of every pod no component claims (shared: views are immutable)
+_UNATTRIBUTED = GangAssignment(reason="not attributed to a component")
+
+
 @view
 class PodGroupResult:
-    """The pod groups, per candidate pod how it was grouped, and notes on gangs not listed."""
+    """The pod groups, per candidate pod how it was grouped (its group's minimum is added by
+    :func:`with_minimums`, for ``explain``), and notes on gangs not listed."""
 
     groups: tuple[PodGroup, ...] = ()
     assignments: tuple[GangAssignment, ...] = ()
@@ -408,7 +414,7 @@ def _topology(topology: Topology | None) -> tuple[GroupTopology | None, str | No
 class _Candidate:
     """One group a pod of some component may join, its expressions looked up once."""
 
-    __slots__ = ("definition", "filter_texts", "filters", "keys", "level", "member")
+    __slots__ = ("assigned", "definition", "filter_texts", "filters", "keys", "level", "member")
 
     def __init__(
         self, structure: Structure, level: str, definition: PodGroupDefinition, member: Member
@@ -417,6 +423,8 @@ class _Candidate:
         self.filters = [(f, structure.expressions.get(f)) for f in member.filters]
         self.filter_texts = tuple(member.filters)
         self.keys = [(k, structure.expressions.get(k)) for k in member.group_by_key_paths]
+        #: the assignment of each (keys, failure) seen, shared by the pods that have them
+        self.assigned: dict[tuple[Any, ...], GangAssignment] = {}
 
     def passes(self, pod: Any, run: Run) -> bool:
         """Every filter gives exactly ``true`` (several results are an error)."""
@@ -494,12 +502,7 @@ def build_pod_groups(
             ]
             continue
         kept.append(group)
-    return PodGroupResult(
-        tuple(kept),
-        _with_minimums(kept, assignments, placements),
-        tuple(notes),
-        tuple(ungrouped),
-    )
+    return PodGroupResult(tuple(kept), tuple(assignments), tuple(notes), tuple(ungrouped))
 
 
 #: pod names shown per note on pods that join no group
@@ -531,28 +534,35 @@ def _ungrouped_notes(
     return out
 
 
-def _with_minimums(
+def with_minimums(
     groups: Sequence[PodGroup],
     assignments: Sequence[GangAssignment],
     placements: Sequence[Placement],
 ) -> tuple[GangAssignment, ...]:
     """Each assignment with its group's minimum (and its v2 subgroup's), as ``explain`` shows."""
     by_name = {g.name: g for g in groups}
+    members = {g.name: [(sub, frozenset(sub.pods)) for sub in g.sub_groups] for g in groups}
+    memo: dict[tuple[int, str | None], GangAssignment] = {}
     out: list[GangAssignment] = []
     for assignment, placement in zip(assignments, placements, strict=True):
         group = by_name.get(assignment.group) if assignment.group else None
         if group is None:
             out.append(assignment)
             continue
-        sub_group = None
-        for sub in group.sub_groups:
-            if placement.pod in sub.pods:
-                sub_group = SubGroupRef(sub.name, sub.min_member, sub.rule)
-        out.append(
-            dataclasses.replace(
-                assignment, min_member=group.min_member, rule=group.rule, sub_group=sub_group
+        sub = None
+        for candidate, pods in members[group.name]:
+            if placement.pod in pods:
+                sub = candidate
+        key = (id(assignment), sub.name if sub is not None else None)
+        found = memo.get(key)
+        if found is None:
+            found = memo[key] = dataclasses.replace(
+                assignment,
+                min_member=group.min_member,
+                rule=group.rule,
+                sub_group=SubGroupRef(sub.name, sub.min_member, sub.rule) if sub else None,
             )
-        )
+        out.append(found)
     return tuple(out)
 
 
@@ -580,13 +590,8 @@ def _v2_groups(
     name = group_name(owner_uid, mapping.name)
     topology, error = _topology(mapping.topology)
     key = (GroupKey("podGroup.name", mapping.name),)
-    assignments = [
-        GangAssignment(group=name, definition=mapping.name, keys=key)
-        if p.attributed
-        else GangAssignment(reason="not attributed to a component")
-        for p in placements
-    ]
     sub_groups: list[PodGroup] = []
+    member_of: dict[int, str] = {}  # placement index -> its subgroup (the last that lists it)
     for sub in mapping.sub_groups:
         component = sub.component_name
         members = set(structure.subtree(component)) if component in structure.components else ()
@@ -596,10 +601,22 @@ def _v2_groups(
                 counter, mapping.name, component, sub.topology, [placements[i].pod for i in mine]
             )
         )
-        for i in mine:
-            assignments[i] = dataclasses.replace(
-                assignments[i], member=component, effective_component=component
-            )
+        member_of.update(dict.fromkeys(mine, component))
+    # one shared (immutable) assignment per subgroup, not one per pod
+    by_member = {
+        member: GangAssignment(
+            group=name,
+            definition=mapping.name,
+            member=member,
+            effective_component=member,
+            keys=key,
+        )
+        for member in {*member_of.values(), None}
+    }
+    assignments = [
+        by_member[member_of.get(i)] if p.attributed else _UNATTRIBUTED
+        for i, p in enumerate(placements)
+    ]
     minimum, rule = 0, ""
     root = [structure.root.name]
     later: int = 0
@@ -714,7 +731,7 @@ def _assign(
     """One pod's group by the alpha rules: its first candidate whose filters pass, its keys."""
     component = placement.component
     if component is None or placement.reason is not None:
-        return GangAssignment(reason="not attributed to a component"), None, ()
+        return _UNATTRIBUTED, None, ()
     candidates = cache.get(component)
     if candidates is None:
         candidates = cache[component] = [
@@ -733,25 +750,28 @@ def _assign(
         return GangAssignment(reason=failed), None, ()
     definition = chosen.definition
     keys: list[str] = []
-    entries: list[GroupKey] = []
     reason: str | None = None
     for path, expression in chosen.keys:
         try:
-            value = single_result(expression, pod, run)
+            keys.append(single_result(expression, pod, run))
         except ExtractionError as err:
             reason = f'failed to extract group key from path "{path}": {err}'
             break
-        keys.append(value)
-        entries.append(GroupKey(path, value))
-    assignment = GangAssignment(
-        group=group_name(owner_uid, *keys) if reason is None else None,
-        definition=definition.name,
-        member=chosen.member.component_name,
-        effective_component=chosen.level,
-        keys=tuple(entries),
-        filters=chosen.filter_texts,
-        reason=reason,
-    )
+    # pods of one group share one (immutable) assignment: building it per pod is most of the cost
+    memo_key = (id(chosen), *keys, reason)
+    assignment = chosen.assigned.get(memo_key)
+    if assignment is None:
+        assignment = chosen.assigned[memo_key] = GangAssignment(
+            group=group_name(owner_uid, *keys) if reason is None else None,
+            definition=definition.name,
+            member=chosen.member.component_name,
+            effective_component=chosen.level,
+            keys=tuple(
+                GroupKey(path, value) for (path, _), value in zip(chosen.keys, keys, strict=False)
+            ),
+            filters=chosen.filter_texts,
+            reason=reason,
+        )
     return assignment, definition, tuple(keys)
 
 

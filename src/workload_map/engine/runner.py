@@ -36,14 +36,32 @@ def _walker(
     It agrees with jq where values have the expected types (null through missing keys and
     out-of-range indexes, negative indexes from the end) and hands any other input to ``slow``.
     """
-    missing = [None] if default is _MISSING else [default]
+    absent = None if default is _MISSING else default
+    defaulted = default is not _MISSING
+    if all(type(step) is str for step in steps):
+        keys: tuple[str, ...] = tuple(str(step) for step in steps)
+
+        # object keys only: most definition paths, and the ones evaluated once per pod
+        def walk_keys(root: Any) -> list[Any]:
+            v = root
+            for key in keys:
+                if v is None:
+                    return [absent]
+                if type(v) is not dict:
+                    return slow(root)
+                v = v.get(key)
+            if defaulted and (v is None or v is False):
+                return [default]
+            return [v]
+
+        return walk_keys
     plan: tuple[tuple[bool, Any], ...] = tuple((type(step) is str, step) for step in steps)
 
     def walk(root: Any) -> list[Any]:
         v = root
         for is_key, step in plan:
             if v is None:
-                return list(missing)
+                return [absent]
             if is_key:
                 if type(v) is not dict:
                     return slow(root)
@@ -53,7 +71,7 @@ def _walker(
                     return slow(root)
                 size = len(v)
                 v = v[step] if -size <= step < size else None
-        if default is not _MISSING and (v is None or v is False):
+        if defaulted and (v is None or v is False):
             return [default]
         return [v]
 
