@@ -12,7 +12,7 @@ the v1.37 API (its models keep ``spec.schedulingGroup``; lightkube-models 1.37 d
 has no models), and only it brings what the operator needs (``watch``, ``informer``,
 ``leaderelection`` with ``LeaseLock``). Measured with
 ``benchmarks/clients_bench.py`` (medians of 5-7 fresh interpreters; a LIST of 93 pods from a
-127.0.0.1 server, 20 times; two runs on the 2-core development machine while it ran 8 engineers'
+127.0.0.1 server, 20 times; three runs on the 2-core development machine while it ran 8 engineers'
 tests and builds, load 8-13, so absolute numbers are inflated 3-5x and only the ranking is
 meaningful):
 
@@ -22,7 +22,7 @@ client                         import       1st LIST       LIST typed    LIST ra
 kubernetes 37.0.2              0.8-1.9 s    2.2-4.5 s      86-161 ms     11-20 ms
 lightkube 1.0.1 (models 1.37)  0.65-1.6 s   0.35-0.87 s    9-23 ms       --
 kr8s 0.20.15                   0.85-2.2 s   0.42-0.81 s    146-376 ms    126-437 ms
-wlmap: socket + ssl (here)     0.19-0.31 s  72-155 ms      --            8-14 ms
+wlmap: socket + ssl (here)     0.19-0.34 s  72-155 ms      --            8-17 ms
 =============================  ===========  =============  ============  ==========
 
 ("1st LIST" is configuration, connection and the first request after the import; the typed
