@@ -111,3 +111,20 @@ def test_delete_always_allowed() -> None:
     bad = fresh()
     bad["spec"] = {}
     assert validate_admission(req("DELETE", bad), lambda: [fresh("x")]) == {"allowed": True}
+
+
+def test_an_old_clash_does_not_block_updates() -> None:
+    labels = {
+        "run.ai/karta-group": "batch",
+        "run.ai/karta-version": "v1",
+        "run.ai/karta-kind": "Job",
+    }
+    mine, theirs = fresh("mine", labels), fresh("theirs", labels)  # both predate the webhook
+    edited = fresh("mine", {**labels, "team": "ml"})
+    assert (
+        validate_admission(req("UPDATE", edited, mine), lambda: [mine, theirs])["allowed"] is True
+    )
+    assert (
+        validate_admission(req("CREATE", fresh("third")), lambda: [mine, theirs])["allowed"]
+        is False
+    )

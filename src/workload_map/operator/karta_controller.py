@@ -253,10 +253,16 @@ class KartaController:
                     {"metadata": {"resourceVersion": rv, "labels": result.labels}},
                 )
             except ApiError as exc:
-                return self._write_failed(name, exc)
-            self.label_writes += 1
+                if exc.status not in (400, 403, 422):
+                    return self._write_failed(name, exc)
+                # refused (an admission webhook or RBAC): say so, still write the status
+                log.warning("cannot set the labels of Karta %s: %s", name, exc)
+                stored = None
+            else:
+                self.label_writes += 1
             self.write_seconds += time.perf_counter() - wrote
-            rv = (stored.get("metadata") or {}).get("resourceVersion", rv)
+            if stored is not None:
+                rv = (stored.get("metadata") or {}).get("resourceVersion", rv)
         existing = (obj.get("status") or {}).get("conditions") or []
         merged = merge_conditions(existing, result.conditions, meta.get("generation"))
         if not conditions_equal(existing, merged):

@@ -98,7 +98,9 @@ def validate_admission(
                     f'label "{key}" is managed by the operator and must equal "{value}"; '
                     "it cannot be edited or removed"
                 )
-    if gvk is not None:
+    # on update the root GVK cannot change (above), so a clash would be an old one: refusing
+    # every edit of both Kartas (and the operator's label stamping) would not resolve it
+    if gvk is not None and operation == "CREATE":
         clash = sorted(
             str(k["metadata"]["name"])
             for k in others()
