@@ -303,12 +303,6 @@ def run() -> list[dict[str, Any]]:
     return rows
 
 
-if __name__ == "__main__":
-    from run import print_table
-
-    print_table(run())
-
-
 # -- through the real API server (the harness) ----------------------------------------------
 RATE = 50  # pod creates per second
 SECONDS = 8
@@ -439,3 +433,9 @@ def live() -> list[dict[str, Any]]:
         nodes.remove_all()
         kube.shutdown()
     return rows
+
+
+if __name__ == "__main__":
+    from run import print_table
+
+    print_table(run())
