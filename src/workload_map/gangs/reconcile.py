@@ -105,8 +105,7 @@ def _api_of(backend: str) -> str:
     return {"native": NATIVE_API, "coscheduling": COSCHEDULING_API, "volcano": VOLCANO_API}[backend]
 
 
-def _joined(pod: Mapping[str, Any], gang: Gang) -> bool:
-    ref = pod_reference(pod)
+def _joined(ref: tuple[str, str] | None, gang: Gang) -> bool:
     if ref is None:
         return False
     api, name = ref
@@ -203,6 +202,8 @@ def reconcile(
         out.delete.extend(dict(o) for o in ours if not _meta(o).get("deletionTimestamp"))
         return out
     pod_list = [p for p in pods if _live(p)]
+    # each pod's name and reference, read once (a resync reads them for every pod)
+    refs = [(str(_meta(p).get("name")), pod_reference(p)) for p in pod_list]
     # copied only where changed below: a resync of an unchanged workload copies nothing
     desired: dict[tuple[str, str, str], dict[str, Any]] = {_key(o): o for o in plan.objects}
     gangs = {g.name: g for g in plan.gangs}
@@ -210,8 +211,11 @@ def reconcile(
     # members that missed the webhook
     for gang in plan.gangs:
         names_in = set(gang.pods)
-        members = [p for p in pod_list if _meta(p).get("name") in names_in]
-        missed = [p for p in members if not _joined(p, gang)]
+        missed = [
+            p
+            for p, (name, ref) in zip(pod_list, refs, strict=True)
+            if name in names_in and not _joined(ref, gang)
+        ]
         if not missed:
             continue
         names = sorted(str(_meta(p).get("name")) for p in missed)
@@ -250,8 +254,7 @@ def reconcile(
 
     # groups that pods still reference
     referenced: dict[tuple[str, str], int] = {}
-    for pod in pod_list:
-        ref = pod_reference(pod)
+    for _, ref in refs:
         if ref is not None:
             referenced[ref] = referenced.get(ref, 0) + 1
     by_name = {(_key(o)[0], _key(o)[2]): o for o in existing}
