@@ -18,6 +18,7 @@ from __future__ import annotations
 import heapq
 import json
 import re
+import sys
 from collections.abc import Iterator
 from decimal import Context, Decimal
 from typing import Any
@@ -355,6 +356,24 @@ def _reject_constant(name: str) -> Any:
 _DECODER = json.JSONDecoder(
     parse_float=_parse_float, parse_int=_parse_int, parse_constant=_reject_constant
 )
+# integers parsed in C: only `-0` needs the hook (it must print as `-0`), see _negative_zero
+_FAST_DECODER = json.JSONDecoder(parse_float=_parse_float, parse_constant=_reject_constant)
+_BEFORE_NUMBER = frozenset(":[, \t\n\r")
+_AFTER_ZERO = frozenset("0123456789.eE")
+
+
+def _negative_zero(text: str, pos: int, end: int) -> bool:
+    """Whether text[pos:end] may hold the number `-0` (`worker-0` in a string does not)."""
+    i = text.find("-0", pos, end)
+    while i != -1:
+        before = text[i - 1] if i > pos else ":"
+        after = text[i + 2] if i + 2 < end else ","
+        if before in _BEFORE_NUMBER and after not in _AFTER_ZERO:
+            return True
+        i = text.find("-0", i + 2, end)
+    return False
+
+
 _WS = re.compile(r"[ \t\n\r]*")
 
 
@@ -388,10 +407,12 @@ def _too_deep_at(text: str, pos: int, end: int) -> int | None:
     """Offset of the bracket opening level MAX_DEPTH+1 in text[pos:end], if any.
 
     Only texts with more than MAX_DEPTH opening brackets can be that deep, so the scan is
-    skipped (two C-speed counts) for every ordinary document.
+    skipped (two C-speed counts) for every ordinary document; and when the C decoder (which
+    nests no deeper than the recursion limit) decoded it under a limit of at most MAX_DEPTH.
     """
     if (
-        end - pos <= 2 * MAX_DEPTH
+        sys.getrecursionlimit() <= MAX_DEPTH
+        or end - pos <= 2 * MAX_DEPTH
         or text.count("[", pos, end) + text.count("{", pos, end) <= MAX_DEPTH
     ):
         return None
@@ -410,7 +431,9 @@ def _too_deep_at(text: str, pos: int, end: int) -> int | None:
 def decode_at(text: str, pos: int) -> tuple[Any, int]:
     """One value starting at `pos` (no leading whitespace); returns (value, end)."""
     try:
-        value, end = _DECODER.raw_decode(text, pos)
+        value, end = _FAST_DECODER.raw_decode(text, pos)
+        if _negative_zero(text, pos, end):
+            value, end = _DECODER.raw_decode(text, pos)
     except (ValueError, RecursionError):
         return _Parser(text, pos).parse_value_at()
     deep = _too_deep_at(text, pos, end)
@@ -418,7 +441,11 @@ def decode_at(text: str, pos: int) -> tuple[Any, int]:
         raise JsonDecodeError(
             f"invalid character {_quote_char(text[deep])} exceeded max depth", deep
         )
-    if _LONE_SURROGATE_ESCAPE.search(text, pos, end):
+    # lone surrogates come from `\ud800` escapes or a caller's raw surrogates (never in an
+    # ASCII text): two C-speed checks before the regular expression
+    if (text.find("\\u", pos, end) != -1 or not text.isascii()) and _LONE_SURROGATE_ESCAPE.search(
+        text, pos, end
+    ):
         value = _fix_surrogates(value)
     return value, end
 
