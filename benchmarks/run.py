@@ -17,6 +17,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 MODULES = [
     "jq_bench",
+    "jq_input_bench",
     "engine_bench",
     "cli_bench",
     "live_bench",
