@@ -176,23 +176,33 @@ def dumps(
             text = None
     if text is None:
         text = _encode_container(v, unit)
-    if _SPECIAL_CHARS.search(text):
+    # an ASCII text (a flag CPython keeps) can only hold DEL of the special characters
+    if "\x7f" in text if text.isascii() else _SPECIAL_CHARS.search(text) is not None:
         text = _SPECIAL_CHARS.sub(_fix_specials, text)
     return text
 
 
 def _has_floats(v: Any) -> bool:
     """Whether a float (which needs gojq's number format) occurs anywhere in `v` (a container):
-    the element types of each container are collected at C speed."""
+    small containers are walked, the element types of large ones collected at C speed."""
     stack = [v]
+    pop, push = stack.pop, stack.append
     while stack:
-        x = stack.pop()
+        x = pop()
         items = x.values() if type(x) is dict else x
-        kinds = set(map(type, items))
-        if float in kinds or LiteralNumber in kinds:
-            return True
-        if list in kinds or dict in kinds:
-            stack.extend(y for y in items if type(y) is list or type(y) is dict)
+        if len(items) > 16:
+            kinds = set(map(type, items))
+            if float in kinds or LiteralNumber in kinds:
+                return True
+            if list in kinds or dict in kinds:
+                stack.extend([y for y in items if type(y) is list or type(y) is dict])
+            continue
+        for y in items:
+            t = type(y)
+            if t is dict or t is list:
+                push(y)
+            elif t is float or t is LiteralNumber:
+                return True
     return False
 
 
