@@ -43,7 +43,11 @@ def apply_patch(pod: dict[str, Any], ops: list[dict[str, Any]]) -> dict[str, Any
 
 
 def cache_with(*objects: dict[str, Any]) -> ObjectCache:
+    """The objects, and their namespaces as the namespace watch would hold them."""
     cache = ObjectCache()
+    for ns in {str((o.get("metadata") or {}).get("namespace")) for o in objects} - {"None"}:
+        if not any(o["kind"] == "Namespace" and o["metadata"]["name"] == ns for o in objects):
+            cache.upsert({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
     for obj in objects:
         if obj["kind"] == "Pod":
             cache.upsert(trim_pod(obj))
@@ -268,3 +272,29 @@ def test_catalog_resolver() -> None:
     resolve = catalog_resolver()
     assert resolve("jobset.x-k8s.io/v1alpha2", "JobSet") is not None
     assert resolve("example.invalid/v1", "Nothing") is None
+
+
+def test_a_just_created_namespace_is_waited_for() -> None:
+    jobset, _ = example("jobset")
+    jobs, pods = jobset_chain(jobset)
+    cache = ObjectCache()
+    for obj in (trim_workload(jobset), *(trim_owner(j) for j in jobs)):
+        cache.upsert(obj)
+    admitter = PodAdmitter(cache, miss_wait=2.0)
+    ns = jobset["metadata"]["namespace"]
+
+    def late() -> None:
+        time.sleep(0.2)
+        cache.upsert(
+            {
+                "apiVersion": "v1",
+                "kind": "Namespace",
+                "metadata": {"name": ns, "labels": {LABEL_NAMESPACE_OPT_IN: "enabled"}},
+            }
+        )
+
+    thread = threading.Thread(target=late)
+    thread.start()
+    decision = admitter.decide(pods[0])
+    thread.join()
+    assert decision.scheduling_group, decision.reason

@@ -33,7 +33,7 @@ def admitted(
     if joined:
         cache = ObjectCache()
         cache.upsert(trim_workload(workload))
-        decision = PodAdmitter(cache, resolve).decide(pod)
+        decision = PodAdmitter(cache, resolve, miss_wait=0.0).decide(pod)
         for op in json_patch(pod, decision):
             if op["path"] == "/spec/schedulingGroup":
                 pod["spec"]["schedulingGroup"] = op["value"]

@@ -129,7 +129,15 @@ def test_two_replicas_only_the_leader_writes_and_both_answer(
             }
             answers = []
             for replica in (first, second):
-                response = review(replica.webhook_port, pod, ns)["response"]
+                # each replica's own watch caches: give them the moment they need
+                response = wait(
+                    "a patch from this replica",
+                    lambda replica=replica: (
+                        review(replica.webhook_port, pod, ns)["response"].get("patch")
+                        and review(replica.webhook_port, pod, ns)["response"]
+                    ),
+                    30,
+                )
                 answers.append(json.loads(base64.b64decode(response["patch"])))
             assert answers[0] == answers[1]
             assert any(op["path"] == "/spec/schedulingGroup" for op in answers[0])

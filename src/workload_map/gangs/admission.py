@@ -202,6 +202,9 @@ class PodAdmitter:
 
     def _namespace_labels(self, namespace: str) -> dict[str, str]:
         found = self.cache.get("", "Namespace", "", namespace)
+        if found is None and self.miss_wait > 0:
+            # a namespace created a moment ago: its opt-in label decides, so wait for it too
+            found, _ = self.cache.wait_for(("", "Namespace", "", namespace), self.miss_wait)
         labels = (found or {}).get("metadata", {}).get("labels") if found else None
         return dict(labels) if isinstance(labels, Mapping) else {}
 
