@@ -187,8 +187,7 @@ class Program:
         stderr: Callable[[str], None] | None = None,
     ) -> Iterator[Any]:
         """Outputs one at a time (the result cap still applies)."""
-        if _timed(limits):
-            assert limits is not None
+        if limits is not None and limits.on_slow is not None and limits.warn_after is not None:
             return self._timed_iter(value, variables, limits, stderr)
         return self._iter(value, variables, limits, stderr)
 
@@ -275,8 +274,7 @@ class Program:
         stderr: Callable[[str], None] | None = None,
     ) -> list[Any]:
         """Every output, in order."""
-        if _timed(limits):
-            assert limits is not None
+        if limits is not None and limits.on_slow is not None and limits.warn_after is not None:
             started = time.perf_counter()
             out = self.all(value, variables=variables, limits=_untimed(limits), stderr=stderr)
             self._report(limits, started)
@@ -310,8 +308,7 @@ class Program:
         stderr: Callable[[str], None] | None = None,
     ) -> Any:
         """The first output, or None when there is none; later outputs are never computed."""
-        if _timed(limits):
-            assert limits is not None
+        if limits is not None and limits.on_slow is not None and limits.warn_after is not None:
             started = time.perf_counter()
             x = self.first(value, variables=variables, limits=_untimed(limits), stderr=stderr)
             self._report(limits, started)
@@ -344,8 +341,7 @@ class Program:
         stderr: Callable[[str], None] | None = None,
     ) -> list[list[Any]]:
         """What ``path(PROGRAM)`` yields: the locations the program's outputs come from."""
-        if _timed(limits):
-            assert limits is not None
+        if limits is not None and limits.on_slow is not None and limits.warn_after is not None:
             started = time.perf_counter()
             out = self.paths(value, variables=variables, limits=_untimed(limits), stderr=stderr)
             self._report(limits, started)
@@ -369,10 +365,6 @@ class Program:
             if cap is not None and len(out) >= cap:
                 raise JqLimitError(f"query results exceed the allowed number {cap}")
         return out
-
-
-def _timed(limits: Limits | None) -> bool:
-    return limits is not None and limits.on_slow is not None and limits.warn_after is not None
 
 
 def _untimed(limits: Limits) -> Limits:
