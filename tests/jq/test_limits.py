@@ -225,3 +225,14 @@ def test_deadline_error_is_data() -> None:
     assert info.value.timeout == 0.05
     assert isinstance(info.value, jq.JqLimitError)
     assert str(info.value) == "evaluation exceeded the deadline of 0.05 s"
+
+
+def test_deadline_applies_to_programs_without_loops() -> None:
+    # a program with no loop or recursion still iterates a large input: the given deadline holds
+    value = {"spec": {"big": list(range(300_000))}}
+    started = time.perf_counter()
+    with pytest.raises(jq.JqDeadlineError):
+        jq.compile("[.spec.big[] | tostring | length] | add").all(
+            value, limits=jq.Limits(timeout=0.05)
+        )
+    assert time.perf_counter() - started < 1.0

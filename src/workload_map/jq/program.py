@@ -281,7 +281,8 @@ class Program:
             return out
         lim = limits if limits is not None else DEFAULT_LIMITS
         env = self._shared_env
-        if env is None or variables is not None or stderr is not None:
+        # the shared context has no deadline: given limits with a timeout get their own
+        if env is None or variables is not None or stderr is not None or limits is not None:
             env = self._env(variables, lim, stderr)
         cap = lim.max_results
         try:
