@@ -79,6 +79,22 @@ def costly(v: Any, out: Any) -> bool:
     return type(out) is str and len(out) > _BIG_TEXT
 
 
+def collect(outputs: Iterable[Any], ctx: Ctx) -> list[Any]:
+    """Outputs gathered into an array (``[f]``, ``map(f)``): the deadline is looked at every
+    1024 elements, and more than MAX_ARRAY_LENGTH elements is a JqLimitError."""
+    out: list[Any] = []
+    append = out.append
+    n = 0
+    for x in outputs:
+        append(x)
+        n += 1
+        if n & 1023 == 0:
+            ctx.check()
+            if n > MAX_ARRAY_LENGTH:
+                raise JqLimitError(f"array too large: more than {MAX_ARRAY_LENGTH} elements")
+    return out
+
+
 def _tick(ctx: Ctx) -> None:
     ctx.ticks -= 1
     if ctx.ticks <= 0:

@@ -20,7 +20,6 @@ from workload_map.jq.closures import (
     _MAX_STACK,
     _NOTHING,
     EMPTY,
-    MAX_ARRAY_LENGTH,
     Code,
     Env,
     Path,
@@ -28,6 +27,7 @@ from workload_map.jq.closures import (
     _from_one,
     _invalid_path,
     _tick,
+    collect,
 )
 from workload_map.jq.errors import JqError, JqLimitError, JqRuntimeError
 from workload_map.jq.pathmode import _recurse_children_paths, _recurse_children_run
@@ -155,21 +155,7 @@ def _sp_map(c: Compiler, args: list[Code], node: ast.Call) -> Code:
         except JqError as e:
             _annotate(e, offset)
             raise
-        out: list[Any] = []
-        append = out.append
-        ctx = env[0]
-        n = 0
-        for x in items:
-            for y in f_run(x, env):
-                append(y)
-                n += 1
-                if n & 1023 == 0:
-                    ctx.check()
-                    if n > MAX_ARRAY_LENGTH:
-                        raise JqLimitError(
-                            f"array too large: more than {MAX_ARRAY_LENGTH} elements"
-                        )
-        return out
+        return collect(itertools.chain.from_iterable(f_run(x, env) for x in items), env[0])
 
     return _from_one(one)
 

@@ -13,7 +13,6 @@ from workload_map.jq.builtins.native import NATIVES
 from workload_map.jq.closures import (
     _KEYED,
     IDENTITY,
-    MAX_ARRAY_LENGTH,
     Code,
     Env,
     Path,
@@ -23,6 +22,7 @@ from workload_map.jq.closures import (
     _const,
     _from_one,
     _invalid_path,
+    collect,
     costly,
 )
 from workload_map.jq.combinators import (
@@ -33,7 +33,7 @@ from workload_map.jq.combinators import (
     _pipe_all,
     _try,
 )
-from workload_map.jq.errors import JqError, JqLimitError, JqRuntimeError
+from workload_map.jq.errors import JqError, JqRuntimeError
 from workload_map.jq.fieldchains import (
     _SUFFIX_NODES,
     _index_chain,
@@ -364,20 +364,7 @@ class TermCompiler(PatternCompiler):
             return _from_one(one1)
 
         def one(v: Any, env: Env) -> Any:
-            out: list[Any] = []
-            append = out.append
-            ctx = env[0]
-            n = 0
-            for x in b_run(v, env):
-                append(x)
-                n += 1
-                if n & 1023 == 0:
-                    ctx.check()
-                    if n > MAX_ARRAY_LENGTH:
-                        raise JqLimitError(
-                            f"array too large: more than {MAX_ARRAY_LENGTH} elements"
-                        )
-            return out
+            return collect(b_run(v, env), env[0])
 
         return _from_one(one)
 
