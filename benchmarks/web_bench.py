@@ -26,7 +26,6 @@ from aiohttp.test_utils import TestClient, TestServer
 from synthetic import cluster
 from workload_map.cluster.inventory import Inventory
 from workload_map.web import WebSettings, build_app
-from workload_map.web.source import feed_documents
 
 n = int(sys.argv[1])
 workloads, pods = cluster(n, 10)
@@ -56,7 +55,7 @@ class Source:
     def close(self): pass
 
 inv = Inventory()
-feed_documents(inv, workloads + [big, job] + pods + many)
+inv.apply_documents(workloads + [big, job] + pods + many)
 out = {}
 client = None
 

@@ -97,6 +97,7 @@ PINNED: dict[str, list[str]] = {
         "PodGroupMapping",
         "PodSelector",
         "ReplicaSelector",
+        "SEVERITY_ORDER",
         "STATUS_ORDER",
         "ScaleDefinition",
         "SpecDefinition",

@@ -14,7 +14,6 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from workload_map.cluster.inventory import Inventory, NamespaceFilter
 from workload_map.exporter import PHASES, ExporterHealth, LabelPolicy, WorkloadCollector
-from workload_map.model import GVK
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -52,23 +51,7 @@ def documents(*paths: Path) -> list[dict[str, Any]]:
 
 def feed(inventory: Inventory, objects: Iterable[dict[str, Any]]) -> None:
     """What the watches would deliver: Kartas, workloads, links and pods, in that order."""
-    objects = list(objects)
-    for obj in objects:
-        if obj.get("kind") == "Karta":
-            inventory.apply_karta("ADDED", obj)
-    covered = {d.gvk for d in inventory.definitions()}
-    for obj in objects:
-        group, _, version = str(obj.get("apiVersion")).rpartition("/")
-        gvk = GVK(group, version, str(obj.get("kind")))
-        if obj.get("kind") in ("Karta", "Pod"):
-            continue
-        if gvk in covered:
-            inventory.apply_workload("ADDED", obj)
-        else:
-            inventory.apply_intermediate("ADDED", obj)
-    for obj in objects:
-        if obj.get("kind") == "Pod":
-            inventory.apply_pod("ADDED", obj)
+    inventory.apply_documents(objects)
 
 
 def exposition(collector: WorkloadCollector) -> str:

@@ -125,8 +125,7 @@ def _gvk_of(obj: Mapping[str, Any]) -> GVK | None:
     api_version, kind = obj.get("apiVersion"), obj.get("kind")
     if not isinstance(api_version, str) or not isinstance(kind, str) or not kind:
         return None
-    group, _, version = api_version.rpartition("/")
-    return GVK(group, version, kind)
+    return GVK.from_api_version(api_version, kind)
 
 
 def watched_kinds(definitions: Iterable[Definition]) -> tuple[set[GVK], set[GVK]]:
@@ -302,6 +301,35 @@ class Inventory:
                 self._pods[uid] = obj  # the watch cache's object: never mutated here
                 self._link_pod(uid)
             self._changed()
+
+    def apply_documents(self, objects: Iterable[dict[str, Any]]) -> None:
+        """Objects of files, as a cluster's watches would deliver them: Kartas, then workloads
+        and the objects linking pods to them, then pods. Objects without a uid get one from
+        their kind, namespace and name (files often leave uids out)."""
+        objects = list(objects)
+        for obj in objects:
+            meta = obj.get("metadata")
+            if not isinstance(meta, dict):
+                meta = obj["metadata"] = {}
+            if not meta.get("uid"):
+                meta["uid"] = (
+                    f"file:{obj.get('kind')}:{meta.get('namespace', '')}:{meta.get('name')}"
+                )
+        for obj in objects:
+            if obj.get("kind") == "Karta":
+                self.apply_karta(ADDED, obj)
+        covered = {d.gvk for d in self.definitions()}
+        for obj in objects:
+            kind = obj.get("kind")
+            if kind in ("Karta", "Pod"):
+                continue
+            if GVK.from_api_version(str(obj.get("apiVersion")), str(kind)) in covered:
+                self.apply_workload(ADDED, obj)
+            else:
+                self.apply_intermediate(ADDED, obj)
+        for obj in objects:
+            if obj.get("kind") == "Pod":
+                self.apply_pod(ADDED, obj)
 
     def add_listener(self, callback: Callable[[], None]) -> None:
         """``callback()`` after every change (called with the inventory's lock held: be quick)."""

@@ -29,6 +29,7 @@ from prometheus_client.core import (
 from prometheus_client.utils import floatToGoString
 
 from workload_map.cluster.inventory import Entry, Inventory
+from workload_map.model import SEVERITY_ORDER
 
 __all__ = [
     "FAMILIES",
@@ -40,18 +41,8 @@ __all__ = [
     "label_name",
 ]
 
-#: every generic phase, in the reference's severity order (the web view's chip order)
-PHASES = (
-    "Failed",
-    "Degraded",
-    "Suspending",
-    "Resuming",
-    "Suspended",
-    "Initializing",
-    "Running",
-    "Completed",
-    "Undefined",
-)
+#: every generic phase, most severe first (one phase series each)
+PHASES = SEVERITY_ORDER
 _WORKLOAD = ("namespace", "workload", "kind", "group")
 _STATES = ("desired", "current", "ready")
 

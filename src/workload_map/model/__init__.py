@@ -19,6 +19,7 @@ from workload_map.model.schema_check import check_against_crd, schema_nodes_at, 
 from workload_map.model.types import (
     API_VERSION,
     GVK,
+    SEVERITY_ORDER,
     STATUS_ORDER,
     Action,
     Component,
@@ -56,6 +57,7 @@ from workload_map.model.validation import is_valid, validate, validate_loaded
 __all__ = [
     "API_VERSION",
     "GVK",
+    "SEVERITY_ORDER",
     "STATUS_ORDER",
     "Action",
     "Component",

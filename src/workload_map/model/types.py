@@ -40,6 +40,22 @@ class Phase(StrEnum):
 #: The generic statuses in the reference's fixed evaluation/report order.
 STATUS_ORDER: tuple[str, ...] = tuple(p.value for p in Phase if p is not Phase.UNDEFINED)
 
+#: The generic statuses most severe first: the order the reference's UIs show status chips in.
+SEVERITY_ORDER: tuple[str, ...] = tuple(
+    p.value
+    for p in (
+        Phase.FAILED,
+        Phase.DEGRADED,
+        Phase.SUSPENDING,
+        Phase.RESUMING,
+        Phase.SUSPENDED,
+        Phase.INITIALIZING,
+        Phase.RUNNING,
+        Phase.COMPLETED,
+        Phase.UNDEFINED,
+    )
+)
+
 
 @view
 class GVK:

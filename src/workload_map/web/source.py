@@ -13,7 +13,6 @@ import yaml
 
 from workload_map.cluster.inventory import Entry, Inventory
 from workload_map.errors import WlmapError
-from workload_map.model import GVK
 
 __all__ = ["FileSource", "LiveSource", "Source", "SourceError", "load_documents"]
 
@@ -65,33 +64,6 @@ def load_documents(paths: Iterable[Path]) -> tuple[list[dict[str, Any]], list[st
     return out, problems
 
 
-def feed_documents(inventory: Inventory, objects: list[dict[str, Any]]) -> None:
-    """Objects as a cluster's watches would deliver them: Kartas, workloads, links, pods."""
-    for obj in objects:
-        meta = obj.get("metadata")
-        if not isinstance(meta, dict):
-            meta = obj["metadata"] = {}
-        if not meta.get("uid"):
-            # files often leave uids out; owner references in them then cannot resolve either
-            meta["uid"] = f"file:{obj.get('kind')}:{meta.get('namespace', '')}:{meta.get('name')}"
-    for obj in objects:
-        if obj.get("kind") == "Karta":
-            inventory.apply_karta("ADDED", obj)
-    covered = {d.gvk for d in inventory.definitions()}
-    for obj in objects:
-        kind = obj.get("kind")
-        if kind in ("Karta", "Pod"):
-            continue
-        group, _, version = str(obj.get("apiVersion")).rpartition("/")
-        if GVK(group, version, str(kind)) in covered:
-            inventory.apply_workload("ADDED", obj)
-        else:
-            inventory.apply_intermediate("ADDED", obj)
-    for obj in objects:
-        if obj.get("kind") == "Pod":
-            inventory.apply_pod("ADDED", obj)
-
-
 class FileSource:
     """Every workload in the YAML/JSON files under ``folder``, re-read when a file changes."""
 
@@ -136,7 +108,7 @@ class FileSource:
     def _load(self) -> Inventory:
         objects, self._problems = load_documents(self._files())
         inventory = Inventory()
-        feed_documents(inventory, objects)
+        inventory.apply_documents(objects)
         return inventory
 
     def _watch(self, every: float) -> None:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workload_map.cluster.inventory import Entry, Inventory
+from workload_map.model import SEVERITY_ORDER
 
 __all__ = [
     "PHASE_ORDER",
@@ -23,17 +24,7 @@ __all__ = [
 ]
 
 #: status chips in the reference's severity order
-PHASE_ORDER = (
-    "Failed",
-    "Degraded",
-    "Suspending",
-    "Resuming",
-    "Suspended",
-    "Initializing",
-    "Running",
-    "Completed",
-    "Undefined",
-)
+PHASE_ORDER = SEVERITY_ORDER
 PODS_PER_INSTANCE = 8  # the reference's cap per graph node, then "+N more"
 PAGE_SIZE = 100
 
