@@ -9,6 +9,7 @@ it. Offline (``-f``): the object from a file, candidate pods from ``--pods``, th
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from workload_map.cli.exits import (
@@ -66,8 +67,41 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     )
     ctx.stdout.write(render_describe(view, opts))
     if explanation is not None:
-        ctx.stdout.write("\nExplain:\n" + _explain_text(explanation))
+        webhook = _webhook_decisions(obj, pods, definition)
+        ctx.stdout.write("\nExplain:\n" + _explain_text(explanation, webhook))
     return OK
+
+
+def _webhook_decisions(
+    obj: dict[str, Any], pods: list[dict[str, Any]] | None, definition: Definition
+) -> dict[str, dict[str, Any]]:
+    """Per pod name, what the gang webhook would set at its creation (as if opted in)."""
+    if not pods:
+        return {}
+    from workload_map.errors import WlmapError
+    from workload_map.gangs import pod_decisions
+    from workload_map.jq.errors import JqError
+
+    candidates: list[Mapping[str, Any]] = [p for p in pods if p.get("kind") == "Pod"]
+    try:
+        decisions = pod_decisions(definition.karta, obj, candidates)
+    except (WlmapError, JqError):
+        return {}  # the view above already reports what the engine could not evaluate
+    return {str(d.get("pod")): d for d in decisions if d.get("pod")}
+
+
+def _webhook_line(decision: dict[str, Any]) -> str:
+    backend, group = decision.get("backend"), decision.get("podGroup")
+    if not backend or not group:
+        return f"      webhook: sets nothing ({decision.get('reason') or 'no gang'})"
+    if decision.get("schedulingGroup"):
+        how = f"spec.schedulingGroup.podGroupName={group}"
+    else:
+        marks = {**(decision.get("labels") or {}), **(decision.get("annotations") or {})}
+        how = ", ".join(
+            f"{k}={v}" for k, v in sorted(marks.items()) if not k.startswith("workload-map.run.ai/")
+        )
+    return f"      webhook: {backend} gang {group} ({how})"
 
 
 def _warn_problems(view: dict[str, Any], ctx: Context) -> None:
@@ -87,8 +121,9 @@ def _warn_problems(view: dict[str, Any], ctx: Context) -> None:
         ctx.warn(f"{len(pods)} {noun} not attributed ({reason}): {shown}")
 
 
-def _explain_text(explanation: Any) -> str:
-    """Per pod: where it was placed and why, then its gang; YAML for shapes we do not know."""
+def _explain_text(explanation: Any, webhook: dict[str, dict[str, Any]] | None = None) -> str:
+    """Per pod: where it was placed and why, then its gang and what the gang webhook would set
+    at its creation; YAML for shapes we do not know."""
     if isinstance(explanation, str):
         return "".join(f"  {line}\n" for line in explanation.rstrip("\n").splitlines())
     if not isinstance(explanation, list) or not all(isinstance(e, dict) for e in explanation):
@@ -122,6 +157,9 @@ def _explain_text(explanation: Any) -> str:
                 lines.append(f"        subgroup {sub.get('name')} (min {sub.get('minMember')})")
         elif gang.get("reason"):
             lines.append(f"      no gang: {gang['reason']}")
+        decision = (webhook or {}).get(str(entry.get("pod")))
+        if decision is not None:
+            lines.append(_webhook_line(decision))
     return "\n".join(lines) + "\n"
 
 
