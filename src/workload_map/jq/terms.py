@@ -10,6 +10,7 @@ from typing import Any
 from workload_map.jq import ast
 from workload_map.jq import values as jv
 from workload_map.jq.builtins.native import NATIVES
+from workload_map.jq.calls import _native_call
 from workload_map.jq.closures import (
     _KEYED,
     IDENTITY,
@@ -23,7 +24,6 @@ from workload_map.jq.closures import (
     _from_one,
     _invalid_path,
     collect,
-    costly,
 )
 from workload_map.jq.combinators import (
     _comma,
@@ -77,19 +77,7 @@ class TermCompiler(PatternCompiler):
 
     def c_format(self, node: ast.Format, scope: Scope) -> Code:
         fn = NATIVES.get((node.name, 0)) or _missing_format(node.name)
-        offset = node.offset
-
-        def one(v: Any, env: Env) -> Any:
-            try:
-                out = fn(v)
-            except JqError as e:
-                _annotate(e, offset)
-                raise
-            if costly(v, out):
-                env[0].check()
-            return out
-
-        return _from_one(one)
+        return _native_call(fn, [], node.offset, False)
 
     def c_str(self, node: ast.Str, scope: Scope) -> Code:
         if node.fmt is not None:
