@@ -169,6 +169,23 @@ def test_find_pods_walks_controller_chains_with_cache() -> None:
     assert find_pods(cluster, bare) == [bare]
 
 
+def test_find_pods_uses_owner_labels_when_a_chain_breaks() -> None:
+    """A Job already garbage-collected: the JobSet's owner labels place its pod; a pod whose
+    labels name another JobSet stays out even when its chain breaks the same way."""
+    api = FakeAPI().serve(JOBSET)
+    js = _jobset_with_pods(api)
+    gone = obj("batch/v1", "Job", "train-workers-1")  # never served: deleted
+    mine = {"jobset.sigs.k8s.io/jobset-name": "train"}
+    theirs = {"jobset.sigs.k8s.io/jobset-name": "other"}
+    api.add(
+        pod("train-workers-1-0", gone, labels=mine),
+        pod("other-workers-1-0", gone, labels=theirs),
+        pod("unlabelled-1-0", gone),
+    )
+    names = sorted(p["metadata"]["name"] for p in find_pods(Cluster(api), js))
+    assert names == ["train-workers-0-0", "train-workers-0-1", "train-workers-1-0"]
+
+
 def test_pods_by_owner_indexes_every_ancestor() -> None:
     api = FakeAPI().serve(JOBSET)
     js = _jobset_with_pods(api)

@@ -33,7 +33,11 @@ def _uid(obj: dict[str, Any]) -> str:
     return str((obj.get("metadata") or {}).get("uid") or "")
 
 
-def _reaches(cluster: Cluster, obj: dict[str, Any], root_uid: str, namespace: str | None) -> bool:
+def _reaches(
+    cluster: Cluster, obj: dict[str, Any], root_uid: str, namespace: str | None
+) -> bool | None:
+    """True when the chain reaches ``root_uid``, False when it ends elsewhere, None when it
+    breaks at an owner that is gone (a Job already garbage-collected)."""
     current = obj
     for _ in range(MAX_DEPTH):
         ref = controller_ref(current)
@@ -45,13 +49,15 @@ def _reaches(cluster: Cluster, obj: dict[str, Any], root_uid: str, namespace: st
             str(ref.get("apiVersion")), str(ref.get("kind")), str(ref.get("name")), namespace
         )
         if parent is None:
-            return False
+            return None
         current = parent
     return False
 
 
 def find_pods(cluster: Cluster, workload: dict[str, Any]) -> list[dict[str, Any]]:
-    """The pods whose controller chain reaches ``workload`` (a bare Pod is its own pod)."""
+    """The pods whose controller chain reaches ``workload`` (a bare Pod is its own pod), and
+    those whose chain breaks at a deleted owner while their operator's owner labels name
+    ``workload``."""
     if workload.get("apiVersion") == "v1" and workload.get("kind") == "Pod":
         return [workload]
     root_uid = _uid(workload)
@@ -59,8 +65,15 @@ def find_pods(cluster: Cluster, workload: dict[str, Any]) -> list[dict[str, Any]
     pods_res = cluster.resource_for("v1", "Pod")
     if pods_res is None or not root_uid:
         return []
-    pods = cluster.iter_list(pods_res, namespace, resource_version="0")
-    return [p for p in pods if _reaches(cluster, p, root_uid, namespace)]
+    from workload_map.engine.owners import label_verdict
+
+    out = []
+    for pod in cluster.iter_list(pods_res, namespace, resource_version="0"):
+        reached = _reaches(cluster, pod, root_uid, namespace)
+        # a broken chain: the operator's owner labels are the evidence (never against them)
+        if reached or (reached is None and label_verdict(pod, workload) is True):
+            out.append(pod)
+    return out
 
 
 def owning_workload(
