@@ -24,6 +24,7 @@ from workload_map.jq.closures import (
     _from_one,
     _invalid_path,
     collect,
+    costly,
 )
 from workload_map.jq.combinators import (
     _comma,
@@ -166,10 +167,14 @@ class TermCompiler(PatternCompiler):
             def one(v: Any, env: Env) -> Any:
                 try:
                     k = k_one(v, env)  # gojq evaluates the key first
-                    return index(t_one(v, env), k)
+                    t = t_one(v, env)
+                    out = index(t, k)
                 except JqError as e:
                     _annotate(e, offset)
                     raise
+                if type(k) is list and costly(t, out):
+                    env[0].check()  # `.[$array]` searches the whole input
+                return out
 
             def paths1(v: Any, p: Path | None, env: Env) -> Iterator[tuple[Any, Path | None]]:
                 k = k_one(v, env)
