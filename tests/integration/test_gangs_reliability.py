@@ -8,6 +8,7 @@ import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -184,6 +185,24 @@ def test_api_server_restarted_under_the_operator(
         delete(api, f"/api/v1/namespaces/{op_ns}")
 
 
+def _edit_karta(api: Api, path: str, change: Any) -> None:
+    """Read, change, write; read again on a 409 (the operator writes the Karta's status and
+    labels concurrently, as a controller may)."""
+    from workload_map.cluster.errors import ApiError
+
+    for _attempt in range(10):
+        karta = api.get(path)
+        change(karta)
+        try:
+            api.request("PUT", path, karta)
+            return
+        except ApiError as err:
+            if err.status != 409:
+                raise
+            time.sleep(0.2)
+    raise AssertionError(f"{path} kept conflicting")
+
+
 def test_a_karta_changed_under_a_running_workload(
     module_kube: Kube, api: Api, tmp_path: Path
 ) -> None:
@@ -194,24 +213,26 @@ def test_a_karta_changed_under_a_running_workload(
     op_ns = make_namespace(api, tok, opted_in=False)
     ns = make_namespace(api, tok)
     name = custom.karta(1)["metadata"]["name"]
+    path = f"{KARTAS}/{name}"
+
+    def plus_one(karta: dict[str, Any]) -> None:
+        comp = karta["spec"]["structureDefinition"]["childComponents"][0]
+        comp["scaleDefinition"]["replicasPath"] = ".spec.p0.replicas + 1"
+
+    def restore(karta: dict[str, Any]) -> None:
+        fresh = custom.karta(1)
+        karta["spec"] = fresh["spec"]
+
     try:
         with gang_operator(api, module_kube.kubeconfig, op_ns, tmp_path / "op", tok):
             partset_gpu(api, ns, 3, f"{tok}-karta")
             wait("PodGroup", lambda: min_counts(api, ns) == [3])
-            karta = api.get(f"{KARTAS}/{name}")
-            comp = karta["spec"]["structureDefinition"]["childComponents"][0]
-            comp["scaleDefinition"]["replicasPath"] = ".spec.p0.replicas + 1"
-            api.request("PUT", f"{KARTAS}/{name}", karta)
+            _edit_karta(api, path, plus_one)
             wait("the minimum follows the edited Karta", lambda: min_counts(api, ns) == [4], 60)
-            karta = api.get(f"{KARTAS}/{name}")
-            karta["spec"].pop("optimizationInstructions")
-            api.request("PUT", f"{KARTAS}/{name}", karta)
+            _edit_karta(api, path, lambda k: k["spec"].pop("optimizationInstructions"))
             wait("no gang instructions: the objects go", lambda: podgroups(api, ns) == [], 60)
     finally:
-        karta = custom.karta(1)
-        current = api.get(f"{KARTAS}/{name}")
-        karta["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
-        api.request("PUT", f"{KARTAS}/{name}", karta)
+        _edit_karta(api, path, restore)
         delete(api, f"/api/v1/namespaces/{ns}")
         delete(api, f"/api/v1/namespaces/{op_ns}")
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -144,7 +145,6 @@ def rows(inventory: Inventory, filters: Filters, now: dt.datetime) -> Listing:
             continue
         pods = (e.view or {}).get("pods") or {}
         resources = (e.view or {}).get("resources") or {}
-        meta = e.obj.get("metadata") or {}
         out.append(
             Row(
                 e,
@@ -152,14 +152,21 @@ def rows(inventory: Inventory, filters: Filters, now: dt.datetime) -> Listing:
                 pods.get("ready"),
                 pods.get("desired"),
                 resources.get("gpus") if e.view is not None else None,
-                age(meta.get("creationTimestamp"), now),
-                workload_path(e),
+                "",  # filled for the shown page only
+                "",
             )
         )
     out.sort(key=_sort_key(filters.sort), reverse=filters.descending)
     pages = max(1, -(-len(out) // PAGE_SIZE))
     page = min(filters.page, pages)
-    shown = out[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
+    shown = [
+        dataclasses.replace(
+            r,
+            age=age((r.entry.obj.get("metadata") or {}).get("creationTimestamp"), now),
+            path=workload_path(r.entry),
+        )
+        for r in out[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
+    ]
     return Listing(shown, len(out), pages, filters, namespaces, kinds)
 
 
