@@ -17,23 +17,14 @@ import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+# the trims are the shared ones: one pod informer serves every controller of the process
+from workload_map.cluster.trim import trim_intermediate as trim_owner
+from workload_map.cluster.trim import trim_pod, trim_workload
+
 __all__ = ["Key", "ObjectCache", "group_of", "key_of", "trim_owner", "trim_pod", "trim_workload"]
 
 #: (API group, kind, namespace, name); cluster-scoped objects have namespace ""
 Key = tuple[str, str, str, str]
-
-_LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
-_META_KEEP = (
-    "name",
-    "generateName",
-    "namespace",
-    "uid",
-    "resourceVersion",
-    "labels",
-    "ownerReferences",
-    "deletionTimestamp",
-)
-_POD_SPEC_KEEP = ("schedulerName", "schedulingGroup", "nodeName", "priorityClassName")
 
 
 def group_of(api_version: str) -> str:
@@ -48,52 +39,6 @@ def key_of(obj: Mapping[str, Any]) -> Key:
         str(meta.get("namespace") or ""),
         str(meta.get("name") or ""),
     )
-
-
-def _meta(obj: Mapping[str, Any], *, annotations: bool) -> dict[str, Any]:
-    meta = obj.get("metadata") or {}
-    out = {k: meta[k] for k in _META_KEEP if k in meta}
-    if annotations and isinstance(meta.get("annotations"), Mapping):
-        kept = {k: v for k, v in meta["annotations"].items() if k != _LAST_APPLIED}
-        if kept:
-            out["annotations"] = kept
-    return out
-
-
-def trim_owner(obj: Mapping[str, Any]) -> dict[str, Any]:
-    """An intermediate owner (ReplicaSet, Job, StatefulSet…): identity, labels, owners."""
-    return {
-        "apiVersion": obj.get("apiVersion"),
-        "kind": obj.get("kind"),
-        "metadata": _meta(obj, annotations=False),
-    }
-
-
-def trim_pod(obj: Mapping[str, Any]) -> dict[str, Any]:
-    """A pod: identity, labels, annotations, owners, the scheduling fields and its phase."""
-    spec = obj.get("spec") or {}
-    status = obj.get("status") or {}
-    out: dict[str, Any] = {
-        "apiVersion": obj.get("apiVersion") or "v1",
-        "kind": obj.get("kind") or "Pod",
-        "metadata": _meta(obj, annotations=True),
-        "spec": {k: spec[k] for k in _POD_SPEC_KEEP if k in spec},
-    }
-    if isinstance(status, Mapping) and "phase" in status:
-        out["status"] = {"phase": status["phase"]}
-    return out
-
-
-def trim_workload(obj: Mapping[str, Any]) -> dict[str, Any]:
-    """A workload: everything the engine reads (spec, status), without server bookkeeping."""
-    out = dict(obj)
-    meta = dict(obj.get("metadata") or {})
-    meta.pop("managedFields", None)
-    annotations = meta.get("annotations")
-    if isinstance(annotations, Mapping) and _LAST_APPLIED in annotations:
-        meta["annotations"] = {k: v for k, v in annotations.items() if k != _LAST_APPLIED}
-    out["metadata"] = meta
-    return out
 
 
 class ObjectCache:

@@ -282,13 +282,9 @@ class Stats:
 
 def _trim_pod_function() -> Callable[[dict[str, Any]], dict[str, Any]]:
     """The shared pod trim (one per informer path: the first caller's wins)."""
-    try:
-        from workload_map.cluster.trim import trim_pod as shared
-    except ImportError:
-        from workload_map.gangs.cache import trim_pod
+    from workload_map.cluster.trim import trim_pod
 
-        return trim_pod
-    return shared
+    return trim_pod
 
 
 class GangRuntime:
