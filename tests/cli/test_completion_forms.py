@@ -89,7 +89,11 @@ def test_bash_script_completes_types_and_the_word_under_the_cursor(tmp_path: Pat
 def test_kubectl_plugin_completion_end_to_end(tmp_path: Path) -> None:
     """``kubectl wlmap <TAB>``: kubectl finds kubectl_complete-wlmap on PATH and relays it."""
     kubectl = shutil.which("kubectl")
-    cached = Path.home() / ".cache" / "workload-map" / "bin" / "kubectl"
+    cached = (
+        Path(os.environ.get("WLMAP_CACHE") or Path.home() / ".cache" / "workload-map")
+        / "bin"
+        / "kubectl"
+    )
     if cached.is_file():
         kubectl = str(cached)
     if kubectl is None:

@@ -113,7 +113,11 @@ CASES: list[tuple[str, str]] = [
 def _kubectl() -> str | None:
     for candidate in (
         os.environ.get("WLMAP_KUBECTL"),
-        str(Path.home() / ".cache" / "workload-map" / "bin" / "kubectl"),
+        str(
+            Path(os.environ.get("WLMAP_CACHE") or Path.home() / ".cache" / "workload-map")
+            / "bin"
+            / "kubectl"
+        ),
         shutil.which("kubectl"),
     ):
         if candidate and Path(candidate).is_file() and os.access(candidate, os.X_OK):
