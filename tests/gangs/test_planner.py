@@ -244,7 +244,9 @@ def test_volcano_podgroup_with_tasks_queue_and_priority() -> None:
     spec = group["spec"]
     assert group["apiVersion"] == VOLCANO_API
     assert spec["queue"] == "research" and spec["priorityClassName"] == "high"
-    assert spec["minTaskMember"] == {"head": 1, "worker": spec["minMember"] - 1}
+    # one task per Ray worker group (KubeRay's volcano.sh/task-spec), minReplicas else replicas
+    assert spec["minTaskMember"] == {"head": 1, "gpu-workers": 2, "cpu-workers": 2}
+    assert sum(spec["minTaskMember"].values()) == spec["minMember"]
 
 
 def test_suspend_releases_and_resume_restores() -> None:

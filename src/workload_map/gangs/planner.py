@@ -11,8 +11,9 @@ and applies the rules those APIs impose:
   definition (at most 8: more, and the PodGroups are made standalone, without ``workloadRef``),
   one PodGroup per gang instance; templates of a Workload that exists already cannot change,
   so a gang whose template it lacks is made standalone too;
-- coscheduling and Volcano: one PodGroup per gang instance, ``minResources`` the engine's
-  desired requests of the gang's member components scaled to its minimum;
+- coscheduling and Volcano: one PodGroup per gang instance, ``minResources`` the requests of
+  the gang's minimum and, for Volcano gangs of several tasks, ``minTaskMember`` per task
+  (``workload_map.gangs.tasks``);
 - KAI: nothing (KAI groups pods itself).
 
 The backend of a gang is the one its pods' ``spec.schedulerName`` selects (the pods' when
@@ -22,7 +23,6 @@ known, else their templates'); a gang whose members name different schedulers ge
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -46,6 +46,7 @@ from workload_map.gangs.config import (
 )
 from workload_map.gangs.naming import dns_label, dns_subdomain, label_value
 from workload_map.gangs.policy import left_alone, opt_in
+from workload_map.gangs.tasks import plan_tasks
 from workload_map.model import Karta
 
 __all__ = [
@@ -238,34 +239,6 @@ def member_components(karta: Karta, group: PodGroup) -> set[str]:
     return names
 
 
-def _quantities(components: Mapping[str, Any], members: set[str], minimum: int) -> dict[str, str]:
-    """The members' desired requests scaled from their desired pods to the gang's minimum."""
-    cpu = memory = pods = 0
-    extended: dict[str, int] = {}
-    for name in members:
-        entry = components.get(name)
-        if not isinstance(entry, Mapping):
-            continue
-        desired = entry.get("desired") or {}
-        pods += int(entry.get("desiredPods") or 0)
-        cpu += int(desired.get("cpuMillis") or 0)
-        memory += int(desired.get("memoryBytes") or 0)
-        for resource, value in (desired.get("byResource") or {}).items():
-            extended[resource] = extended.get(resource, 0) + int(value)
-    if pods <= 0:
-        return {}
-    out: dict[str, str] = {}
-    if cpu:
-        millis = math.ceil(cpu * minimum / pods)
-        out["cpu"] = str(millis // 1000) if millis % 1000 == 0 else f"{millis}m"
-    if memory:
-        out["memory"] = str(math.ceil(memory * minimum / pods))
-    for resource, value in sorted(extended.items()):
-        if value:
-            out[resource] = str(math.ceil(value * minimum / pods))
-    return out
-
-
 def _timeout(obj: Mapping[str, Any], config: GangConfig) -> int:
     value = (_meta(obj).get("annotations") or {}).get(ANNOTATION_TIMEOUT)
     try:
@@ -427,8 +400,12 @@ def plan(
     for note in notes:
         out.decisions.append(Decision("NoGang", note))
     pods_by_name = {_pod_name(p): p for p in pod_list or ()}
-    components: dict[str, Any] | None = None  # the engine's resource view, when a backend needs it
     queue, timeout = _queue(wl_spec.obj, config), _timeout(wl_spec.obj, config)
+    # gang instances per definition: an alpha gang's instances share its members' pods
+    peers: dict[str, int] = {}
+    for group in groups.values():
+        peers[group.definition] = peers.get(group.definition, 0) + 1
+    placed: dict[str, tuple[str, str]] | None = None  # pod -> (component, instance), for tasks
 
     for group in sorted(groups.values(), key=lambda g: g.name):
         if group.error is not None and not _bad_name_only(group):
@@ -476,10 +453,31 @@ def plan(
                 )
             )
             continue
-        if backend in (COSCHEDULING, VOLCANO) and components is None:
-            components = wl_spec.resources()["components"]  # native needs no minResources
-        tasks = {dns_label(s.name): s.min_member for s in group.sub_groups if s.min_member > 0}
-        task_of_pod = {p: dns_label(s.name) for s in group.sub_groups for p in s.pods}
+        tasks: dict[str, int] = {}
+        task_of_pod: dict[str, str] = {}
+        min_resources: dict[str, str] = {}
+        if backend in (COSCHEDULING, VOLCANO):  # native has neither minResources nor tasks
+            split = plan_tasks(
+                wl_spec,
+                wl_spec.karta,
+                group,
+                members,
+                peers.get(group.definition, 1) if gang.pod_group is None else 1,
+            )
+            min_resources = split.min_resources
+            if backend == VOLCANO and len(split.tasks) > 1:  # a multi-task gang
+                tasks = split.tasks
+                if placed is None:
+                    placed = {
+                        p.pod: (p.component, p.instance or "")
+                        for p in wl_spec.placements
+                        if p.attributed and p.component is not None
+                    }
+                for pod in group.pods:
+                    where = placed.get(pod)
+                    task = split.task_of.get(where) if where is not None else None
+                    if task is not None:
+                        task_of_pod[pod] = task
         out.gangs.append(
             Gang(
                 name=dns_subdomain(group.name),
@@ -494,9 +492,7 @@ def plan(
                 pods=tuple(sorted(group.pods)),
                 tasks=tasks,
                 task_of_pod=task_of_pod,
-                min_resources=_quantities(components, members, group.min_member)
-                if components is not None
-                else {},
+                min_resources=min_resources,
                 priority_class=priority,
             )
         )
@@ -547,6 +543,7 @@ def _decision(g: Gang, opted: str) -> dict[str, Any]:
         "rule": g.rule,
         "keys": list(g.keys),
         "optIn": opted,
+        **({"minTaskMember": dict(g.tasks)} if g.tasks else {}),
     }
 
 
