@@ -291,3 +291,73 @@ def test_slices_and_negative_indexes_are_not_writable() -> None:
         wl = _thing({"items": [{"a": 1}]}, specDefinition={"podSpecPath": path})
         with pytest.raises(WriteRefusedError, match="refused"):
             wl.update_pod_spec("c", {"b": 2})
+
+
+def test_one_instance_is_updated_alone_and_the_others_stay() -> None:
+    wl = workload("jobgroup")
+    before = _frozen(wl)
+    new = wl.update_pod_template("job", {"spec": {"schedulerName": "kai"}}, instance="driver")
+    assert wl.obj == before
+    jobs = new["spec"]["replicatedJobs"]
+    assert jobs[1]["template"]["spec"]["template"]["spec"]["schedulerName"] == "kai"
+    assert jobs[0] == before["spec"]["replicatedJobs"][0]
+    # the same write through the full mapping gives the same object
+    full = wl.pod_template_specs("job")
+    assert full is not None
+    changed = {**full, "driver": {"spec": {"schedulerName": "kai"}}}
+    assert wl.update_pod_template("job", changed) == new
+
+
+def test_an_unknown_instance_is_refused_naming_component_and_instances() -> None:
+    wl = workload("jobgroup")
+    with pytest.raises(WriteRefusedError) as err:
+        wl.update_pod_template("job", {"spec": {}}, instance="launcher")
+    text = str(err.value)
+    assert "component 'job' has no instance 'launcher'" in text
+    assert "'workers'" in text and "'driver'" in text and "nothing was written" in text
+    with pytest.raises(
+        WriteRefusedError, match="component 'job': pod template spec values must be objects"
+    ):
+        wl.update_pod_template("job", ["not", "an", "object"], instance="workers")
+
+
+def test_a_partial_mapping_says_which_instance_lacks_a_value_and_how_to_update_one() -> None:
+    wl = workload("jobgroup")
+    with pytest.raises(WriteRefusedError) as err:
+        wl.update_pod_template("job", {"workers": {}})
+    text = str(err.value)
+    assert "value not found for instance id: driver" in text
+    assert "component 'job'" in text and "instance='workers'" in text
+
+
+def test_single_instance_component_takes_its_empty_instance_id() -> None:
+    wl = _thing({"a": {"x": 1}}, specDefinition={"podSpecPath": ".spec.a"})
+    assert wl.update_pod_spec("c", {"y": 2}, instance="")["spec"]["a"] == {"x": 1, "y": 2}
+    with pytest.raises(WriteRefusedError, match="component 'c' has no instance 'main'"):
+        wl.update_pod_spec("c", {"y": 2}, instance="main")
+
+
+def test_fragmented_update_of_one_instance() -> None:
+    frag = {"labelsPath": ".spec.groups[].labels"}
+    karta = karta_dict(
+        root(),
+        {
+            "name": "c",
+            "ownerRef": "thing",
+            "instanceIdPath": ".spec.groups[].name",
+            "podSelector": {"componentInstanceSelector": {"idPath": ".metadata.labels.g"}},
+            "specDefinition": {"fragmentedPodSpecDefinition": frag},
+        },
+    )
+    obj = {
+        "apiVersion": "example.com/v1",
+        "kind": "Thing",
+        "metadata": {"name": "x", "uid": "u"},
+        "spec": {"groups": [{"name": "a", "labels": {"k": "1"}}, {"name": "b", "labels": {}}]},
+    }
+    wl = Workload(karta, obj)
+    new = wl.update_fragmented_pod_spec("c", {"labels": {"k": "2"}}, instance="b")
+    assert new["spec"]["groups"] == [
+        {"name": "a", "labels": {"k": "1"}},
+        {"name": "b", "labels": {"k": "2"}},
+    ]

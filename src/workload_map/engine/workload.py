@@ -225,30 +225,40 @@ class Workload:
         )
 
     # -- writes (each returns a new object) ------------------------------------------------
-    def update_pod_template(self, component: str, values: Any) -> dict[str, Any]:
-        """Merge pod template specs per instance (a mapping by instance id, or one value)."""
-        return writeback.update_path(  # type: ignore[no-any-return]
-            self.structure,
-            self.obj,
-            component,
-            "pod_template_spec_path",
-            "pod template spec",
-            values,
+    def update_pod_template(
+        self, component: str, values: Any, *, instance: str | None = None
+    ) -> dict[str, Any]:
+        """Merge pod template specs per instance: a mapping by instance id (every id), a list in
+        id order, or, with ``instance``, the one template of that instance (others untouched)."""
+        return self._update_path(
+            component, "pod_template_spec_path", "pod template spec", values, instance
         )
 
-    def update_pod_spec(self, component: str, values: Any) -> dict[str, Any]:
-        return writeback.update_path(  # type: ignore[no-any-return]
-            self.structure, self.obj, component, "pod_spec_path", "pod spec", values
-        )
+    def update_pod_spec(
+        self, component: str, values: Any, *, instance: str | None = None
+    ) -> dict[str, Any]:
+        """Merge pod specs per instance (as :meth:`update_pod_template`)."""
+        return self._update_path(component, "pod_spec_path", "pod spec", values, instance)
 
-    def update_pod_metadata(self, component: str, values: Any) -> dict[str, Any]:
-        return writeback.update_path(  # type: ignore[no-any-return]
-            self.structure, self.obj, component, "metadata_path", "pod metadata", values
-        )
+    def update_pod_metadata(
+        self, component: str, values: Any, *, instance: str | None = None
+    ) -> dict[str, Any]:
+        """Merge pod metadata per instance (as :meth:`update_pod_template`)."""
+        return self._update_path(component, "metadata_path", "pod metadata", values, instance)
 
-    def update_fragmented_pod_spec(self, component: str, values: Any) -> dict[str, Any]:
+    def update_fragmented_pod_spec(
+        self, component: str, values: Any, *, instance: str | None = None
+    ) -> dict[str, Any]:
+        """Merge fragmented pod spec fields per instance (as :meth:`update_pod_template`)."""
         return writeback.update_fragments(  # type: ignore[no-any-return]
-            self.structure, self.obj, component, values
+            self.structure, self.obj, component, values, instance
+        )
+
+    def _update_path(
+        self, component: str, attr: str, label: str, values: Any, instance: str | None
+    ) -> dict[str, Any]:
+        return writeback.update_path(  # type: ignore[no-any-return]
+            self.structure, self.obj, component, attr, label, values, instance
         )
 
     def suspend(self) -> dict[str, Any]:

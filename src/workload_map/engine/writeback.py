@@ -98,9 +98,29 @@ def _check_identity(before: Any, after: Any, path: str) -> None:
             raise WriteRefusedError(path, f"the write would change {'.'.join(field)}")
 
 
-def _align(extractor: Extractor, component: Component, path: str, values: Any) -> list[Any]:
-    """The supplied values, one per instance id (a mapping by id, or a list in id order)."""
+def _align(
+    extractor: Extractor,
+    component: Component,
+    path: str,
+    values: Any,
+    instance: str | None = None,
+) -> list[Any]:
+    """The supplied values, one per instance id (a mapping by id, or a list in id order).
+
+    With ``instance``, ``values`` is the one value of that instance and every other instance
+    gets ``None`` (left as it is).
+    """
     ids = extractor.instance_ids(component.name)
+    name = component.name
+    if instance is not None:
+        if instance not in ids:
+            known = ", ".join(repr(i) for i in ids) or "none"
+            raise WriteRefusedError(
+                path, f"component '{name}' has no instance '{instance}' (its instances: {known})"
+            )
+        if not component.instance_id_path:
+            return [values]
+        return [values if i == instance else None for i in ids]
     if not component.instance_id_path:
         if isinstance(values, Mapping) and set(values) == {""}:
             return [values[""]]
@@ -108,24 +128,36 @@ def _align(extractor: Extractor, component: Component, path: str, values: Any) -
             if len(values) != 1:
                 raise WriteRefusedError(
                     path,
-                    f"component '{component.name}' has one instance but {len(values)} values were supplied",
+                    f"component '{name}' has one instance but {len(values)} values were supplied",
                 )
             return list(values)
         return [values]
     if isinstance(values, Mapping):
-        out = []
-        for instance in ids:
-            if instance not in values:
-                raise WriteRefusedError(path, f"value not found for instance id: {instance}")
-            out.append(values[instance])
-        return out
+        missing = [i for i in ids if i not in values]
+        if missing:
+            given = [i for i in ids if i in values]
+            one = f"instance='{given[0]}'" if len(given) == 1 else "instance=ID"
+            # the reference's wording first, then what the caller can do about it
+            raise WriteRefusedError(
+                path,
+                f"value not found for instance id: {missing[0]} (component '{name}' has "
+                f"instances {', '.join(ids)}: give a value for each, or update one with "
+                f"{one} and its value alone)",
+            )
+        return [values[i] for i in ids]
     if isinstance(values, list):
         if len(values) != len(ids):
             raise WriteRefusedError(
-                path, f"{len(ids)} instances but {len(values)} values were supplied"
+                path,
+                f"component '{name}' has {len(ids)} instances but {len(values)} values were "
+                f"supplied",
             )
         return list(values)
-    raise WriteRefusedError(path, "expected a mapping of instance id to value, or a list")
+    raise WriteRefusedError(
+        path,
+        f"component '{name}': expected a mapping of instance id to value, or a list "
+        f"(or one value with instance=ID)",
+    )
 
 
 def _writes(
@@ -194,9 +226,16 @@ def _exists(value: Any, path: Sequence[str | int]) -> bool:
 
 
 def update_path(
-    structure: Structure, obj: Any, component: str, attr: str, label: str, values: Any
+    structure: Structure,
+    obj: Any,
+    component: str,
+    attr: str,
+    label: str,
+    values: Any,
+    instance: str | None = None,
 ) -> Any:
-    """Write a pod template spec / pod spec / metadata per instance (``attr`` of specDefinition)."""
+    """Write a pod template spec / pod spec / metadata per instance (``attr`` of specDefinition);
+    with ``instance``, ``values`` is that one instance's value and the others stay as they are."""
     comp = structure.components.get(component)
     if comp is None:
         raise DefinitionNotFoundError(f"component {component} not found")
@@ -205,15 +244,20 @@ def update_path(
     if not path:
         raise DefinitionNotFoundError(f"component {component} does not have {label} definition")
     extractor = Extractor(structure, obj)
-    aligned = _align(extractor, comp, path, values)
+    aligned = _align(extractor, comp, path, values, instance)
     for value in aligned:
         if value is not None and not isinstance(value, Mapping):
-            raise WriteRefusedError(path, f"{label} values must be objects")
+            raise WriteRefusedError(
+                path, f"component '{component}': {label} values must be objects"
+            )
     return _writes(structure, obj, path, aligned, broadcast=not comp.instance_id_path)
 
 
-def update_fragments(structure: Structure, obj: Any, component: str, values: Any) -> Any:
-    """Write fragmented pod spec fields per instance, all of them or none."""
+def update_fragments(
+    structure: Structure, obj: Any, component: str, values: Any, instance: str | None = None
+) -> Any:
+    """Write fragmented pod spec fields per instance, all of them or none (``instance``: that
+    one instance's fields)."""
     comp = structure.components.get(component)
     if comp is None:
         raise DefinitionNotFoundError(f"component {component} not found")
@@ -223,7 +267,7 @@ def update_fragments(structure: Structure, obj: Any, component: str, values: Any
             f"component {component} does not have fragmented pod spec definition"
         )
     extractor = Extractor(structure, obj)
-    aligned = _align(extractor, comp, component, values)
+    aligned = _align(extractor, comp, component, values, instance)
     result = obj
     for key, attr in FRAGMENT_FIELDS:
         column = [v.get(key) if isinstance(v, Mapping) else None for v in aligned]
