@@ -25,7 +25,9 @@ from workload_map.cli.targets import no_definition_error, parse_target, resolve_
 
 if TYPE_CHECKING:
     from workload_map.cli.context import Context
+    from workload_map.cli.manifests import Manifest
     from workload_map.cluster.definitions import Definition
+    from workload_map.cluster.lookup import Resolution
     from workload_map.model import GVK
 
 __all__ = ["OUTPUTS", "run"]
@@ -199,54 +201,58 @@ def _describe(
 def _offline(
     args: argparse.Namespace, ctx: Context
 ) -> tuple[dict[str, Any], list[dict[str, Any]] | None, Definition, str | None]:
-    from workload_map.cli.file_workload import Selector, gvk_of, pick_workload
-    from workload_map.cli.manifests import describe_object, read_objects, source_label
+    """The workload of ``-f`` (picked among the file's objects), its candidate pods and its
+    definition: ``--definition``, else the one resolver's answer for its GVK."""
+    from workload_map.cli.file_workload import Selector, names_with_gvk, pick_workload
+    from workload_map.cli.manifests import read_manifests, source_label
 
     if args.file == "-" and (args.pods == "-" or args.definition == "-"):
         raise UsageError("only one of -f, --pods and --definition can read stdin (-)")
     selector = Selector.from_words(list(args.target))
     label = source_label(args.file)
-    docs = read_objects(args.file, ctx.stdin)
+    manifests = read_manifests(args.file, ctx.stdin)
     override = _definition_from_file(args.definition, ctx) if args.definition else None
-    found: dict[GVK, Definition | None] = {}
+    found: dict[GVK, Resolution | None] = {}
 
-    def covered(doc: dict[str, Any]) -> bool:
-        gvk = gvk_of(doc)
+    def resolution(gvk: GVK) -> Resolution | None:
+        if gvk not in found:
+            found[gvk] = _resolve(gvk, ctx)
+        return found[gvk]
+
+    def covered(manifest: Manifest) -> bool:
+        gvk = manifest.gvk
         if gvk is None:
             return False
         if override is not None:
             root = override.gvk
             return root is None or root.group_kind == gvk.group_kind
-        if gvk not in found:
-            found[gvk] = _lookup_definition(gvk, ctx)[0]
-        return found[gvk] is not None
+        return resolution(gvk) is not None
 
     try:
-        obj, others = pick_workload(docs, label, selector=selector, covered=covered)
+        chosen, others = pick_workload(manifests, label, selector=selector, covered=covered)
     except CliError as exc:
         if override is None or override.gvk is None or exc.code != NO_DEFINITION:
             raise
-        from workload_map.cli.file_workload import gvk_text as doc_gvk
         from workload_map.cluster.definitions import gvk_text
 
-        held = ", ".join(f"{describe_object(d)} ({doc_gvk(d)})" for d in docs[:6])
         raise CliError(
             f"--definition {args.definition} describes {gvk_text(override.gvk)}, and no object "
             f"in {label} has that group and kind",
             ERROR,
-            hint=f"it holds: {held}",
+            hint=f"it holds: {names_with_gvk(manifests)}",
         ) from exc
-    obj = _with_namespace(obj, ctx, label)
-    pods = read_objects(args.pods, ctx.stdin) if args.pods is not None else None
-    if pods is not None:
+    obj = _with_namespace(chosen.obj, ctx, label)
+    pods: list[dict[str, Any]] | None = None
+    if args.pods is not None:
         # the file's other objects (owned Jobs, ReplicaSets, …) can link pods to the workload
-        pods = pods + [d for d in others if d.get("kind") != "Pod"]
+        pods = [m.obj for m in read_manifests(args.pods, ctx.stdin)]
+        pods += [m.obj for m in others if m.obj.get("kind") != "Pod"]
     if override is not None:
-        _check_kind(override, args.definition, gvk_of(obj), describe_object(obj))
-        definition = override
-    else:
-        definition = _definition_for_object(obj, ctx)
-    return obj, pods, definition, None
+        _check_kind(override, args.definition, chosen.gvk, chosen.label)
+        return obj, pods, override, None
+    gvk = chosen.gvk
+    assert gvk is not None  # checked() insists on apiVersion and kind
+    return obj, pods, _definition_for(gvk, resolution(gvk), ctx), None
 
 
 def _with_namespace(obj: dict[str, Any], ctx: Context, label: str) -> dict[str, Any]:
@@ -282,12 +288,12 @@ def _check_kind(definition: Definition, path: str, gvk: GVK | None, what: str) -
 
 
 def _definition_from_file(path: str, ctx: Context) -> Definition:
-    from workload_map.cli.manifests import read_single_object
+    from workload_map.cli.manifests import read_single
     from workload_map.cluster.definitions import Definition
     from workload_map.errors import WlmapError
     from workload_map.model import Karta, load_karta
 
-    doc = read_single_object(path, ctx.stdin)
+    doc = read_single(path, ctx.stdin).obj
     try:
         karta = load_karta(doc)
     except WlmapError as exc:
@@ -298,47 +304,23 @@ def _definition_from_file(path: str, ctx: Context) -> Definition:
     return Definition(karta, name, "file", doc)
 
 
-def _lookup_definition(wanted: GVK, ctx: Context) -> tuple[Definition | None, str | None]:
-    """The definition for an object's GVK (exact, else the same group/kind at another version,
-    with the warning to give then); None when nothing covers it."""
-    from workload_map.cluster.definitions import AmbiguousDefinition, gvk_text
+def _resolve(wanted: GVK, ctx: Context) -> Resolution | None:
+    """The one resolver's answer for an object of ``wanted`` read from a file: the cluster's
+    Kartas first when a cluster is named explicitly (``--context``/``--kubeconfig``), then the
+    catalog."""
+    from workload_map.cluster.definitions import AmbiguousDefinition
+    from workload_map.cluster.lookup import resolve_gvk
 
-    cluster = ctx.optional_cluster(explicit_only=True)
-    if cluster is None:
-        from workload_map.cluster.definitions import catalog_definition
-
-        exact, others = catalog_definition(wanted)
-        if exact is not None:
-            return exact, None
-    else:
-        definitions = ctx.definitions(cluster)
-        try:
-            exact = definitions.resolve(wanted)
-        except AmbiguousDefinition as exc:
-            raise CliError(str(exc), ERROR) from exc
-        if exact is not None:
-            return exact, None
-        others = definitions.for_group_kind(wanted.group, wanted.kind)
-    if not others:
-        return None, None
-    chosen = others[0]
-    note = None
-    if chosen.gvk is not None:
-        note = (
-            f"no definition for {gvk_text(wanted)}; using {chosen.name} "
-            f"(written for {chosen.gvk.api_version})"
-        )
-    return chosen, note
+    definitions = ctx.definitions(ctx.optional_cluster(explicit_only=True))
+    try:
+        return resolve_gvk(wanted, definitions)
+    except AmbiguousDefinition as exc:
+        raise CliError(str(exc), ERROR) from exc
 
 
-def _definition_for_object(obj: dict[str, Any], ctx: Context) -> Definition:
-    from workload_map.cli.file_workload import gvk_of
-
-    gvk = gvk_of(obj)
-    if gvk is None:  # pick_workload already insists on apiVersion and kind
-        raise UsageError("the object has no apiVersion or kind")
-    definition, note = _lookup_definition(gvk, ctx)
-    if definition is None:
+def _definition_for(gvk: GVK, found: Resolution | None, ctx: Context) -> Definition:
+    """The resolved definition (a fallback to another version warns); exit 4 without one."""
+    if found is None:
         error = no_definition_error(gvk=gvk)
         if gvk.group_kind == ("run.ai", "Karta"):
             error.hint = (
@@ -346,9 +328,9 @@ def _definition_for_object(obj: dict[str, Any], ctx: Context) -> Definition:
                 "FILE, or apply it with describe -f WORKLOAD --definition FILE"
             )
         raise error
-    if note:
-        ctx.warn(note)
-    return definition
+    if found.note:
+        ctx.warn(found.note)
+    return found.definition
 
 
 def _live(

@@ -147,7 +147,7 @@ def _view(
                 origin=definition.origin,
             ).describe()
         )
-    except (WlmapError, JqError, ValueError, TypeError, KeyError) as exc:
+    except (WlmapError, JqError) as exc:  # anything else is a bug: main() says so
         raise CliError(
             f"cannot describe {label} with definition {definition.name}: {exc}", ERROR
         ) from exc

@@ -10,13 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from workload_map.cli.exits import NO_DEFINITION, CliError, UsageError
-from workload_map.cli.manifests import check_object, describe_object
-from workload_map.model import GVK
+from workload_map.cli.manifests import Manifest
 
-__all__ = ["Selector", "gvk_of", "gvk_text", "pick_workload"]
+__all__ = ["Selector", "names", "names_with_gvk", "pick_workload"]
 
 
 @dataclass(frozen=True)
@@ -43,30 +41,17 @@ class Selector:
             return str(self.type_token)
         return f"{self.type_token}/{self.name}"
 
-    def matches(self, doc: dict[str, Any]) -> bool:
-        name = _name(doc)
+    def matches(self, manifest: Manifest) -> bool:
+        name = manifest.name
         if self.either:
-            return name == self.type_token or _type_matches(str(self.type_token), doc)
-        return name == self.name and _type_matches(str(self.type_token), doc)
+            return name == self.type_token or _type_matches(str(self.type_token), manifest)
+        return name == self.name and _type_matches(str(self.type_token), manifest)
 
 
-def _name(doc: dict[str, Any]) -> str | None:
-    meta = doc.get("metadata")
-    return str(meta.get("name")) if isinstance(meta, dict) and meta.get("name") else None
-
-
-def gvk_of(doc: dict[str, Any]) -> GVK | None:
-    """The GVK of an object, None without string apiVersion and kind."""
-    api_version, kind = doc.get("apiVersion"), doc.get("kind")
-    if not isinstance(api_version, str) or not isinstance(kind, str) or not kind:
-        return None
-    return GVK.from_api_version(api_version, kind)
-
-
-def _type_matches(token: str, doc: dict[str, Any]) -> bool:
+def _type_matches(token: str, manifest: Manifest) -> bool:
     """kubectl-like, offline: kind, plural, short name, ``kind.group`` or
     ``kind.version.group``."""
-    gvk = gvk_of(doc)
+    gvk = manifest.gvk
     if gvk is None:
         return False
     group, version, kind = gvk.group, gvk.version, gvk.kind
@@ -81,93 +66,83 @@ def _type_matches(token: str, doc: dict[str, Any]) -> bool:
     return rest in ("", group.lower(), f"{version.lower()}.{group.lower()}".rstrip("."))
 
 
-def _controlled(doc: dict[str, Any]) -> bool:
-    meta = doc.get("metadata")
-    refs = meta.get("ownerReferences") if isinstance(meta, dict) else None
-    return isinstance(refs, list) and any(isinstance(r, dict) and r.get("controller") for r in refs)
-
-
 def pick_workload(
-    docs: list[dict[str, Any]],
+    manifests: list[Manifest],
     label: str,
     *,
     selector: Selector | None,
-    covered: Callable[[dict[str, Any]], bool],
-) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The workload among ``docs`` and the other objects; :class:`CliError` when there is
-    none (2, or 4 when no definition covers any) or several (2, naming them)."""
-    if not docs:
+    covered: Callable[[Manifest], bool],
+) -> tuple[Manifest, list[Manifest]]:
+    """The workload among ``manifests`` (checked usable) and the other objects;
+    :class:`CliError` when there is none (2, or 4 when no definition covers any) or several
+    (2, naming them)."""
+    if not manifests:
         raise UsageError(f"{label}: no object found (the file is empty)")
     if selector is not None:
-        chosen = _select(docs, label, selector)
-    elif len(docs) == 1:
-        chosen = docs[0]
+        chosen = _select(manifests, label, selector)
+    elif len(manifests) == 1:
+        chosen = manifests[0]
     else:
-        chosen = _only_covered(docs, label, covered)
-    check_object(chosen, label)
-    return chosen, [d for d in docs if d is not chosen]
+        chosen = _only_covered(manifests, label, covered)
+    return chosen.checked(), [m for m in manifests if m is not chosen]
 
 
-def _select(docs: list[dict[str, Any]], label: str, selector: Selector) -> dict[str, Any]:
-    found = [d for d in docs if selector.matches(d)]
+def _select(manifests: list[Manifest], label: str, selector: Selector) -> Manifest:
+    found = [m for m in manifests if selector.matches(m)]
     if not found:
         raise UsageError(
             f"{label}: no object matches {selector.text()}",
-            hint=f"it holds: {_names(docs)}",
+            hint=f"it holds: {names(manifests)}",
         )
     if len(found) > 1:
         raise UsageError(
-            f"{label}: {len(found)} objects match {selector.text()}: {_names(found)}",
+            f"{label}: {len(found)} objects match {selector.text()}: {names(found)}",
             hint="give TYPE/NAME to pick one",
         )
     return found[0]
 
 
 def _only_covered(
-    docs: list[dict[str, Any]], label: str, covered: Callable[[dict[str, Any]], bool]
-) -> dict[str, Any]:
-    candidates = [d for d in docs if gvk_of(d) is not None and covered(d)]
-    top_level = [d for d in candidates if not _controlled(d)]
+    manifests: list[Manifest], label: str, covered: Callable[[Manifest], bool]
+) -> Manifest:
+    candidates = [m for m in manifests if m.gvk is not None and covered(m)]
+    top_level = [m for m in candidates if not m.controlled]
     if top_level:
         candidates = top_level
     if len(candidates) == 1:
         return candidates[0]
     if len(candidates) > 1:
-        example = _selection_word(candidates[0])
+        first = candidates[0]
+        example = f"{first.gvk.kind.lower() if first.gvk else '?'}/{first.name or 'NAME'}"
         raise UsageError(
             f"{label}: holds {len(candidates)} workloads a definition covers "
-            f"({_names(candidates)}); describe -f takes one",
+            f"({names(candidates)}); describe -f takes one",
             hint=f"pick one: wlmap describe -f {label} {example}",
         )
-    typed = [d for d in docs if gvk_of(d) is not None]
+    typed = [m for m in manifests if m.gvk is not None]
     if not typed:
-        raise UsageError(f"{label}: none of its {len(docs)} objects has an apiVersion and kind")
-    listed = ", ".join(f"{describe_object(d)} ({gvk_text(d)})" for d in typed[:6])
-    message = f"no definition covers any object in {label}: {listed}"
+        raise UsageError(
+            f"{label}: none of its {len(manifests)} objects has an apiVersion and kind"
+        )
+    message = f"no definition covers any object in {label}: {names_with_gvk(typed)}"
     hint = "write a Karta for the workload's type and pass --definition FILE"
     payload = {
         "error": "no_definition_for_type",
-        "gvk": gvk_text(typed[0]),
-        "gvks": [gvk_text(d) for d in typed],
+        "gvk": typed[0].gvk_text,
+        "gvks": [m.gvk_text for m in typed],
         "message": message,
         "hint": hint,
     }
     raise CliError(message, NO_DEFINITION, hint=hint, payload=payload)
 
 
-def gvk_text(doc: dict[str, Any]) -> str:
-    from workload_map.cluster.definitions import gvk_text as text
-
-    gvk = gvk_of(doc)
-    return text(gvk) if gvk else "?"
-
-
-def _selection_word(doc: dict[str, Any]) -> str:
-    gvk = gvk_of(doc)
-    kind = gvk.kind.lower() if gvk else "?"
-    return f"{kind}/{_name(doc) or 'NAME'}"
+def names(manifests: list[Manifest], limit: int = 6) -> str:
+    """``Kind/name, …`` of the first ``limit`` objects, for messages."""
+    shown = [m.label for m in manifests[:limit]]
+    more = f", +{len(manifests) - limit} more" if len(manifests) > limit else ""
+    return ", ".join(shown) + more
 
 
-def _names(docs: list[dict[str, Any]], limit: int = 6) -> str:
-    names = [describe_object(d) for d in docs[:limit]]
-    return ", ".join(names) + (f", +{len(docs) - limit} more" if len(docs) > limit else "")
+def names_with_gvk(manifests: list[Manifest], limit: int = 6) -> str:
+    """``Kind/name (group/version, Kind=kind), …`` of the first ``limit`` objects."""
+    return ", ".join(f"{m.label} ({m.gvk_text})" for m in manifests[:limit])

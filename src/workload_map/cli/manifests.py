@@ -1,35 +1,109 @@
-"""Reading Kubernetes objects from files or stdin: YAML or JSON, single documents or streams.
+"""The one reader of Kubernetes objects from files or stdin: YAML or JSON, documents or streams.
 
-Every failure is a :class:`UsageError` (exit 2) naming the file, and for YAML the line, so a user
-never sees a parser traceback.
+Every command that takes object files (``describe -f``/``--pods``/``--definition``, ``verify``,
+``validate``'s text) reads them here. :func:`read_manifests` yields :class:`Manifest` values: the
+object, its GVK worked out once, and where it came from (file and document), so later steps
+never re-derive a kind nor re-build a message. Every failure is a :class:`UsageError` (exit 2)
+naming the file, and the document or YAML line, so a user never sees a parser traceback.
 """
 
 from __future__ import annotations
 
+import gzip
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
 from workload_map.cli.exits import UsageError
+from workload_map.model import GVK
 
 __all__ = [
+    "Manifest",
+    "Source",
     "check_object",
     "describe_object",
-    "read_objects",
-    "read_single_object",
+    "read_manifests",
+    "read_single",
     "read_text",
     "source_label",
 ]
 
 
-def read_text(path: str, stdin: IO[str]) -> str:
-    """The text of ``path`` (``-`` = stdin); unreadable ⇒ :class:`UsageError`."""
+@dataclass(frozen=True)
+class Source:
+    """Where an object was read: the file as messages name it and its 1-based document place
+    (``List`` items and stream documents counted alike), out of ``count``."""
+
+    file: str
+    document: int = 1
+    count: int = 1
+
+    def __str__(self) -> str:
+        return self.file if self.count <= 1 else f"{self.file} (document {self.document})"
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """One object of a file with its GVK (None without string apiVersion and kind)."""
+
+    obj: dict[str, Any]
+    gvk: GVK | None
+    source: Source
+
+    @classmethod
+    def of(cls, obj: dict[str, Any], source: Source) -> Manifest:
+        api_version, kind = obj.get("apiVersion"), obj.get("kind")
+        typed = isinstance(api_version, str) and isinstance(kind, str) and bool(kind)
+        gvk = GVK.from_api_version(str(api_version), str(kind)) if typed else None
+        return cls(obj, gvk, source)
+
+    @property
+    def name(self) -> str | None:
+        meta = self.obj.get("metadata")
+        return str(meta.get("name")) if isinstance(meta, dict) and meta.get("name") else None
+
+    @property
+    def label(self) -> str:
+        """``Kind/name`` for messages (``?`` for what is missing)."""
+        return describe_object(self.obj)
+
+    @property
+    def gvk_text(self) -> str:
+        """``group/version, Kind=kind`` for messages (``?`` without apiVersion and kind)."""
+        from workload_map.cluster.definitions import gvk_text
+
+        return gvk_text(self.gvk) if self.gvk is not None else "?"
+
+    @property
+    def controlled(self) -> bool:
+        """Whether another object controls it (a part of a workload, not a workload)."""
+        meta = self.obj.get("metadata")
+        refs = meta.get("ownerReferences") if isinstance(meta, dict) else None
+        return isinstance(refs, list) and any(
+            isinstance(r, dict) and r.get("controller") for r in refs
+        )
+
+    def checked(self) -> Manifest:
+        """This manifest when its object is usable (see :func:`check_object`)."""
+        check_object(self.obj, self.source.file)
+        return self
+
+
+def read_text(path: str, stdin: IO[str] | None) -> str:
+    """The text of ``path`` (``-`` = stdin, ``*.gz`` decompressed); unreadable ⇒
+    :class:`UsageError`."""
     if path == "-":
+        if stdin is None:
+            raise UsageError("cannot read stdin: there is no standard input")
         try:
             return stdin.read()
         except (OSError, UnicodeDecodeError) as exc:
             raise UsageError(f"cannot read stdin: {exc}") from exc
     try:
+        if path.endswith(".gz"):
+            with gzip.open(path, "rt", encoding="utf-8") as fh:
+                return fh.read()
         return Path(path).read_text(encoding="utf-8")
     except FileNotFoundError as exc:
         raise UsageError(f"cannot read {path}: no such file") from exc
@@ -37,8 +111,9 @@ def read_text(path: str, stdin: IO[str]) -> str:
         raise UsageError(f"cannot read {path}: it is a directory") from exc
     except UnicodeDecodeError as exc:
         raise UsageError(f"cannot read {path}: not UTF-8 text ({exc.reason})") from exc
-    except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    except (OSError, EOFError) as exc:  # EOFError: a truncated .gz
+        reason = getattr(exc, "strerror", None) or exc
+        raise UsageError(f"cannot read {path}: {reason}") from exc
 
 
 def source_label(path: str) -> str:
@@ -91,19 +166,22 @@ def _expand_lists(docs: list[Any]) -> list[Any]:
     return out
 
 
-def read_objects(path: str, stdin: IO[str]) -> list[dict[str, Any]]:
-    """Every object of a file: streams and ``List`` kinds flattened; non-objects rejected."""
+def read_manifests(path: str, stdin: IO[str] | None) -> list[Manifest]:
+    """Every object of a file with its GVK and place: streams and ``List`` kinds flattened;
+    a document that is not an object is refused, naming its place."""
     docs = _expand_lists(_documents(read_text(path, stdin), path))
+    label = source_label(path)
+    out = []
     for index, doc in enumerate(docs):
         if not isinstance(doc, dict):
             raise UsageError(
-                f"{source_label(path)}: document {index + 1} is {_what(doc)}, "
-                "not a Kubernetes object"
+                f"{label}: document {index + 1} is {_what(doc)}, not a Kubernetes object"
             )
-    return docs
+        out.append(Manifest.of(doc, Source(label, index + 1, len(docs))))
+    return out
 
 
-def read_single_object(path: str, stdin: IO[str]) -> dict[str, Any]:
+def read_single(path: str, stdin: IO[str] | None) -> Manifest:
     """Exactly one object with apiVersion and kind (empty documents are skipped)."""
     docs = _documents(read_text(path, stdin), path)
     label = source_label(path)
@@ -116,7 +194,7 @@ def read_single_object(path: str, stdin: IO[str]) -> dict[str, Any]:
     doc = docs[0]
     if not isinstance(doc, dict):
         raise UsageError(f"{label}: expected a Kubernetes object, got {_what(doc)}")
-    return check_object(doc, label)
+    return Manifest.of(doc, Source(label)).checked()
 
 
 def check_object(doc: dict[str, Any], label: str) -> dict[str, Any]:

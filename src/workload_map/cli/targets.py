@@ -137,7 +137,6 @@ def resolve_type(
     """The served resource and definition a TYPE token means; raises :class:`CliError`
     (usage for ambiguity, 3 via :class:`NotInstalled`, 4 when nothing covers it)."""
     from workload_map.cluster.discovery import match_type, version_priority
-    from workload_map.model import GVK
 
     matches = match_type(token, cluster.resources())
     if not matches:
@@ -164,26 +163,30 @@ def resolve_type(
     group, kind = group_kinds[0]
     served = [r for r in matches if (r.group, r.kind) == (group, kind)]
     served.sort(key=lambda r: (not r.preferred, version_priority(r.version)))
-    for res in served:
-        definition = definitions.resolve(GVK(group, res.version, kind))
-        if definition is not None:
-            return Target(res, definition)
-    others = definitions.for_group_kind(group, kind)
-    if others:
-        chosen = others[0]
-        if warn is not None and chosen.gvk is not None:
-            warn(
-                f"no definition for {kind} {served[0].api_version}; using {chosen.name} "
-                f"(written for {chosen.gvk.api_version})"
-            )
-        return Target(served[0], chosen)
-    raise no_definition_error(gvk=GVK(group, served[0].version, kind))
+    return _target(group, kind, served, definitions, warn)
+
+
+def _target(
+    group: str, kind: str, served: list[APIResource], definitions: Definitions, warn: Any
+) -> Target:
+    """The served version (in ``served``'s order) a definition covers exactly, else the first
+    one with the fallback definition (and its warning); exit 4 when nothing covers the kind."""
+    from workload_map.cluster.lookup import resolve_gvk
+    from workload_map.model import GVK
+
+    wanted = GVK(group, served[0].version, kind)
+    found = resolve_gvk(wanted, definitions, other_versions=[r.version for r in served[1:]])
+    if found is None:
+        raise no_definition_error(gvk=wanted)
+    if warn is not None and found.note:
+        warn(found.note)
+    res = next(r for r in served if r.version == found.wanted.version)
+    return Target(res, found.definition)
 
 
 def covered_targets(cluster: Cluster, definitions: Definitions) -> list[Target]:
     """One served resource per covered group/kind (the version with an exact definition)."""
     from workload_map.cluster.discovery import version_priority
-    from workload_map.model import GVK
 
     out = []
     seen: set[tuple[str, str]] = set()
@@ -196,13 +199,7 @@ def covered_targets(cluster: Cluster, definitions: Definitions) -> list[Target]:
             continue
         seen.add((gvk.group, gvk.kind))
         served.sort(key=lambda r: version_priority(r.version))
-        chosen = None
-        for res in served:
-            exact = definitions.resolve(GVK(gvk.group, res.version, gvk.kind))
-            if exact is not None:
-                chosen = Target(res, exact)
-                break
-        out.append(chosen or Target(served[0], definitions.for_group_kind(gvk.group, gvk.kind)[0]))
+        out.append(_target(gvk.group, gvk.kind, served, definitions, None))
     return out
 
 

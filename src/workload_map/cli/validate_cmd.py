@@ -8,43 +8,16 @@ not an object).
 
 from __future__ import annotations
 
-import gzip
 import warnings
 from collections.abc import Mapping
-from pathlib import Path
 from typing import IO, Any
+
+from workload_map.cli.exits import UsageError
+from workload_map.cli.manifests import read_text
 
 __all__ = ["run"]
 
 _OK, _INVALID, _UNREADABLE = 0, 1, 2
-
-
-class _Unreadable(Exception):
-    pass
-
-
-def _read(path: str, stdin: IO[str] | None) -> str:
-    if path == "-":
-        if stdin is None:
-            raise _Unreadable("no standard input to read")
-        try:
-            return stdin.read()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise _Unreadable(f"cannot read standard input: {exc}") from None
-    p = Path(path)
-    try:
-        if p.suffix == ".gz":
-            with gzip.open(p, "rt", encoding="utf-8") as fh:
-                return fh.read()
-        return p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise _Unreadable(f"cannot read {path}: no such file") from None
-    except IsADirectoryError:
-        raise _Unreadable(f"cannot read {path}: is a directory") from None
-    except UnicodeDecodeError:
-        raise _Unreadable(f"cannot read {path}: not UTF-8 text") from None
-    except (OSError, EOFError) as exc:
-        raise _Unreadable(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
 
 
 def _pick_crd(docs: list[Any], path: str, group: str | None, kind: str | None) -> Mapping[str, Any]:
@@ -52,7 +25,7 @@ def _pick_crd(docs: list[Any], path: str, group: str | None, kind: str | None) -
         d for d in docs if isinstance(d, Mapping) and d.get("kind") == "CustomResourceDefinition"
     ]
     if not crds:
-        raise _Unreadable(f"{path} contains no CustomResourceDefinition")
+        raise UsageError(f"{path} contains no CustomResourceDefinition")
     for crd in crds:
         spec = crd.get("spec")
         if not isinstance(spec, Mapping):
@@ -116,11 +89,14 @@ def run(
 
     name = path
     try:
-        text = _read(path, stdin)
+        text = read_text(path, stdin)
         crd_docs = None
         if crd is not None:
-            crd_docs = parse_documents(_read(crd, stdin if path != "-" else None), source=crd)
-    except (_Unreadable, KartaLoadError) as exc:
+            crd_docs = parse_documents(read_text(crd, stdin if path != "-" else None), source=crd)
+    except UsageError as exc:  # the file itself cannot be read
+        stderr.write(f"error: {exc.message}\n")
+        return _UNREADABLE
+    except KartaLoadError as exc:
         stderr.write(f"error: {exc}\n")
         return _UNREADABLE
 
@@ -150,8 +126,8 @@ def run(
                 target = _pick_crd(
                     crd_docs, str(crd), gvk.group if gvk else None, gvk.kind if gvk else None
                 )
-            except _Unreadable as exc:
-                stderr.write(f"error: {exc}\n")
+            except UsageError as exc:
+                stderr.write(f"error: {exc.message}\n")
                 return _UNREADABLE
         findings: list[Finding]
         try:

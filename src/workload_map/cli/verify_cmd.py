@@ -34,6 +34,17 @@ _COMPONENT_FIELDS = {"replicas", "instances", "gpus"}
 _GANG_FIELDS = {"minMember", "definition", "name"}
 
 
+def _evaluation_errors() -> tuple[type[Exception], ...]:
+    from workload_map.errors import WlmapError
+    from workload_map.jq.errors import JqError
+
+    return (WlmapError, JqError)
+
+
+# what evaluating a definition on an object may raise; anything else is a bug main() reports
+_EVALUATION_ERRORS = _evaluation_errors()
+
+
 class _LoadError(CliError):
     def __init__(self, message: str, hint: str | None = None) -> None:
         super().__init__(message, ERROR, hint=hint)
@@ -50,32 +61,29 @@ class _Checked:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
-    from workload_map.cli.manifests import read_objects
+    from workload_map.cli.file_workload import names
+    from workload_map.cli.manifests import read_manifests
 
     karta, def_name = _load_definition(args.definition, ctx)
     root = karta.root_gvk
     workloads: list[tuple[str, dict[str, Any]]] = []
     for path in args.workloads:
         try:
-            docs = read_objects(path, ctx.stdin)
+            manifests = read_manifests(path, ctx.stdin)
         except CliError as exc:
             raise _LoadError(exc.message) from exc
         matching = [
-            d
-            for d in docs
-            if root is not None
-            and str(d.get("apiVersion") or "").rpartition("/")[0] == root.group
-            and d.get("kind") == root.kind
+            m
+            for m in manifests
+            if root is not None and m.gvk is not None and m.gvk.group_kind == root.group_kind
         ]
         if not matching:
-            from workload_map.cli.manifests import describe_object
-
-            held = ", ".join(describe_object(d) for d in docs[:5]) or "no objects"
+            held = names(manifests, limit=5) or "no objects"
             raise _LoadError(
                 f"{path}: no {root.kind if root else '?'} object for definition {def_name} "
                 f"(the file holds: {held})"
             )
-        workloads.extend((path, d) for d in matching)
+        workloads.extend((path, m.obj) for m in matching)
     expected = _load_expected(args.predict, ctx) if args.predict else None
     results = []
     for path, obj in workloads:
@@ -107,17 +115,17 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def _load_definition(path: str, ctx: Context) -> tuple[Karta, str]:
-    from workload_map.cli.manifests import read_single_object
+    from workload_map.cli.manifests import read_single
     from workload_map.errors import WlmapError
     from workload_map.model import Karta, load_karta, validate
 
     try:
-        doc = read_single_object(path, ctx.stdin)
+        doc = read_single(path, ctx.stdin).obj
     except CliError as exc:
         raise _LoadError(f"--definition {exc.message}") from exc
     try:
         karta = load_karta(doc)
-    except (WlmapError, ValueError, TypeError, KeyError) as exc:
+    except WlmapError as exc:  # anything else is a bug: main() says so
         raise _LoadError(f"--definition {path}: not a usable Karta: {exc}") from exc
     if not isinstance(karta, Karta):
         raise _LoadError(f"--definition {path}: expected one Karta definition")
@@ -142,7 +150,7 @@ def _describe(
     try:
         wl = Workload(karta, obj, None, definition_name=name, origin="file", file_mode=True)
         return dict(wl.describe()), wl
-    except (WlmapError, JqError, ValueError, TypeError, KeyError) as exc:
+    except (WlmapError, JqError) as exc:  # anything else is a bug: main() says so
         raise _LoadError(f"{path}: cannot read the workload with definition {name}: {exc}") from exc
 
 
@@ -159,7 +167,7 @@ def _warnings(karta: Karta, wl: Any, view: dict[str, Any]) -> list[str]:
     for comp in karta.components():
         try:
             ids = wl.instance_ids(comp.name)
-        except Exception as exc:  # an id path that fails is reported, not raised
+        except _EVALUATION_ERRORS as exc:  # an id path that fails is reported, not raised
             out.append(f"component {comp.name}: instance ids cannot be read: {exc}")
             continue
         if comp.instance_id_path and not ids:
@@ -175,7 +183,7 @@ def _warnings(karta: Karta, wl: Any, view: dict[str, Any]) -> list[str]:
         path = spec.pod_template_spec_path or spec.pod_spec_path or "fragmentedPodSpecDefinition"
         try:
             instances = wl.instances(comp.name)
-        except Exception as exc:
+        except _EVALUATION_ERRORS as exc:
             out.append(f"component {comp.name}: pod spec cannot be read: {exc}")
             continue
         for inst_id, inst in instances.items():
@@ -223,7 +231,7 @@ def expected_of(view: dict[str, Any], wl: Any) -> dict[str, Any]:
     for comp, members in by_component.items():
         try:
             ids = [i for i in wl.instance_ids(comp) if i]
-        except Exception:
+        except _EVALUATION_ERRORS:
             ids = sorted({str(n.get("instance")) for n in members if n.get("instance")})
         components[comp] = {
             "instances": ids,

@@ -25,7 +25,13 @@ if TYPE_CHECKING:
         Unreachable,
     )
     from workload_map.cluster.kubeconfig import ConnectionOptions
-    from workload_map.cluster.lookup import resolve_definition, supports_suspend, workload_pods
+    from workload_map.cluster.lookup import (
+        Resolution,
+        resolve_definition,
+        resolve_gvk,
+        supports_suspend,
+        workload_pods,
+    )
 
 __all__ = [
     "AmbiguousDefinition",
@@ -38,10 +44,12 @@ __all__ = [
     "Forbidden",
     "NotConfigured",
     "NotFound",
+    "Resolution",
     "Unauthorized",
     "Unreachable",
     "connect",
     "resolve_definition",
+    "resolve_gvk",
     "supports_suspend",
     "workload_pods",
 ]
@@ -53,7 +61,9 @@ _HOMES = {
     "AmbiguousDefinition": "definitions",
     "Definition": "definitions",
     "Definitions": "definitions",
+    "Resolution": "lookup",
     "resolve_definition": "lookup",
+    "resolve_gvk": "lookup",
     "supports_suspend": "lookup",
     "workload_pods": "lookup",
     # the error classes (errors.py is small and offline commands load it anyway)

@@ -34,7 +34,6 @@ __all__ = [
     "BrokenKarta",
     "Definition",
     "Definitions",
-    "catalog_definition",
     "gvk_text",
 ]
 
@@ -291,18 +290,6 @@ def _catalog_group_kind(group: str, kind: str) -> list[Definition]:
     from workload_map.catalog import catalog
 
     return [Definition(k, k.name or "", "catalog") for k in catalog.find(group, kind)]
-
-
-def catalog_definition(gvk: GVK) -> tuple[Definition | None, list[Definition]]:
-    """Offline fast path: the catalog's definition of exactly ``gvk`` (else None) and those of
-    the same group/kind at other versions, loading only the files that can match."""
-    from workload_map.catalog import catalog
-
-    exact = catalog.get(gvk.group, gvk.version, gvk.kind)
-    if exact is not None:
-        return Definition(exact, exact.name or "", "catalog"), []
-    others = [Definition(k, k.name or "", "catalog") for k in catalog.find(gvk.group, gvk.kind)]
-    return None, others
 
 
 def _stale_copy(cluster_def: Definition, seed: Definition) -> str | None:
