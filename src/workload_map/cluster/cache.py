@@ -11,6 +11,8 @@ caller is added here, around it rather than instead of it:
 * the initial list is paged (``limit``/``continue``), so a cluster of 100k pods is never one
   response;
 * a ``transform`` trims every object before it is stored (pods keep only what controllers read);
+  every consumer of one path states what it keeps (a :class:`~workload_map.cluster.trim.Trim`)
+  and :class:`InformerSet` keeps their union, re-listing when a later consumer needs more;
 * watches ask for bookmarks and carry a server-side timeout plus a client read timeout, so a
   silently dead connection is noticed;
 * when the API server goes away, reconnects back off exponentially (the library loops at once);
@@ -30,7 +32,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from workload_map.cluster.errors import ApiError, api_error
+from workload_map.cluster.errors import ApiError, ClusterError, api_error
+from workload_map.cluster.trim import Trim
 
 __all__ = [
     "ADDED",
@@ -40,7 +43,9 @@ __all__ = [
     "Informer",
     "InformerSet",
     "Transform",
+    "TransformConflict",
     "call",
+    "merge_transforms",
     "object_key",
 ]
 
@@ -52,6 +57,41 @@ DELETED = "DELETED"
 
 Transform = Callable[[dict[str, Any]], dict[str, Any]]
 Handler = Callable[[str, dict[str, Any]], None]
+#: the reason of our own 410 Gone, which makes the library relist after a widened transform
+_RELIST = "transform widened: relist"
+
+
+class TransformConflict(ClusterError):
+    """Two consumers of one watched path want transforms that cannot be merged."""
+
+    def __init__(self, path: str, held: object, wanted: object) -> None:
+        super().__init__(
+            f"the watch of {path} is shared: its transform {held!r} and the requested "
+            f"{wanted!r} cannot be merged (declare both as workload_map.cluster.trim.Trim "
+            "field sets, or use one function)"
+        )
+        self.path = path
+
+
+def merge_transforms(
+    path: str, held: Transform | None, wanted: Transform | None
+) -> Transform | None:
+    """The transform that keeps what both ``held`` and ``wanted`` keep (None: everything).
+
+    Field sets (:class:`Trim`) merge into their union; no transform keeps everything, so it
+    absorbs any field set; two different plain functions cannot be merged and raise
+    :class:`TransformConflict` (a function may reshape objects, not only drop fields).
+    """
+    if held is wanted:
+        return held
+    if held is None or wanted is None:
+        other = wanted if held is None else held
+        if isinstance(other, Trim):
+            return None
+        raise TransformConflict(path, held, wanted)
+    if isinstance(held, Trim) and isinstance(wanted, Trim):
+        return held if held.covers(wanted) else held | wanted
+    raise TransformConflict(path, held, wanted)
 
 
 def object_key(obj: dict[str, Any]) -> str:
@@ -117,6 +157,7 @@ class Informer:
     last_error: ApiError | Exception | None = None
     lists: int = 0  # full lists done (the first one plus relists after 410 / resync)
     stopping: threading.Event = field(default_factory=threading.Event, repr=False)
+    _relist: threading.Event = field(default_factory=threading.Event, repr=False)
 
     def __post_init__(self) -> None:
         from kubernetes import informer as k8s_informer
@@ -163,6 +204,28 @@ class Informer:
         if inner_watch is not None:
             inner_watch.stop()
 
+    def widen(self, transform: Transform | None) -> None:
+        """Keep more of each object from now on: the cache is re-listed with ``transform``
+        (objects cached narrower come again as MODIFIED) and reports unsynced until then."""
+        with self._lock:
+            if transform is self.transform:
+                return
+            self.transform = transform
+            started = self._inner._thread is not None
+            if started:
+                self._synced.clear()
+                self._relist.set()
+        if not started:
+            return
+        log.info("watch of %s widened to %r: re-listing", self.path, transform)
+        watch = self._inner._watch
+        if watch is not None:
+            # end the blocked read now (the next watch call asks for the relist)
+            watch.stop()
+            resp = getattr(watch, "_resp", None)
+            if resp is not None and hasattr(resp, "shutdown"):
+                resp.shutdown()
+
     def add_handler(self, handler: Handler) -> None:
         """Call ``handler(event_type, obj)`` for every event; objects already cached are
         replayed as ADDED first, so a late subscriber misses nothing."""
@@ -200,6 +263,12 @@ class Informer:
         wait = self._backoff.delay()
         if wait and self.stopping.wait(wait):
             raise _Stopped(self.path)
+        if kwargs.get("watch") and self._relist.is_set():
+            # the library relists on 410 Gone: how a widened transform re-reads every object
+            from kubernetes.client.exceptions import ApiException
+
+            self._relist.clear()
+            raise ApiException(status=410, reason=_RELIST)
         try:
             result = self._watch_call(kwargs) if kwargs.get("watch") else self._paged_list()
         except Exception:
@@ -235,6 +304,15 @@ class Informer:
             resp.release_conn()
 
     def _paged_list(self) -> _ListResult:
+        while True:
+            transform = self.transform
+            self._relist.clear()
+            result = self._paged_list_once()
+            if self.transform is transform:
+                return result
+            # widened while listing: earlier pages were trimmed narrower
+
+    def _paged_list_once(self) -> _ListResult:
         items: list[dict[str, Any]] = []
         token: str | None = None
         rv: str | None = None
@@ -293,7 +371,7 @@ class Informer:
         return fire
 
     def _on_error(self, exc: Any) -> None:
-        if isinstance(exc, _Stopped):
+        if isinstance(exc, _Stopped) or getattr(exc, "reason", None) == _RELIST:
             return
         if isinstance(exc, Exception):
             if not isinstance(exc, ApiError):
@@ -345,7 +423,11 @@ class _Stopped(Exception):
 
 
 class InformerSet:
-    """One :class:`Informer` per (path, selectors), started on first use and shared."""
+    """One :class:`Informer` per (path, selectors), started on first use and shared.
+
+    Every consumer states its transform; the informer keeps what all of them need
+    (:func:`merge_transforms`), so the order in which consumers register does not matter.
+    """
 
     def __init__(self, api_client: Any) -> None:
         self.api_client = api_client
@@ -362,11 +444,18 @@ class InformerSet:
         kind: str | None = None,
         api_version: str | None = None,
     ) -> Informer:
-        """The shared informer for ``path``; the first caller's ``transform`` wins (callers of
-        one path must agree on what they keep)."""
+        """The shared informer for ``path``, keeping at least what ``transform`` keeps.
+
+        A later consumer whose field set needs more widens the shared one (a relist); two
+        plain functions that differ raise :class:`TransformConflict`.
+        """
         key = (path, label_selector, field_selector)
         with self._lock:
             found = self._informers.get(key)
+            if found is not None:
+                merged = merge_transforms(path, found.transform, transform)
+                if merged is not found.transform:
+                    found.widen(merged)
             if found is None:
                 found = Informer(
                     self.api_client,

@@ -1,115 +1,265 @@
-"""What the watch caches keep of each object: the fields some controller reads, nothing else.
+"""What the watch caches keep of each object: declared field sets, merged per informer.
 
-One pod informer is shared by every controller (``InformerSet``: the first caller's transform
-wins), so the pod trim here is the union of what they read: the engine (phase, readiness,
-resource requests, node), the gang controller and its webhook (scheduler name, scheduling
-group, owners, labels) and the exporter (the same plus the scheduler's Unschedulable
-condition). Dropping ``managedFields``, environment variables, volumes, probes, images and the
-rest cuts a pod to a few hundred bytes, which is what makes 100k cached pods fit in memory.
+A :class:`Trim` is a tree of the fields some consumer reads (``ALL`` keeps a whole subtree; a
+list is trimmed item by item with the same subtree). Trims merge with ``|`` into the union of
+what each keeps, and :class:`~workload_map.cluster.cache.InformerSet` merges every trim
+registered for one path, so when the gang controller watches Jobs as owner-chain links
+(``trim_intermediate``) and the exporter watches them as workloads (``trim_workload``), both get
+the workload's fields instead of whichever registered first. Server bookkeeping no consumer
+reads (``managedFields``, kubectl's last-applied annotation) is always dropped.
+
+The pod trim is the union of what its consumers read: the engine (phase, readiness, resource
+requests, node), the gang controller and its webhook (scheduler name, scheduling group, owners,
+labels, annotations) and the exporter (the scheduler's Unschedulable condition). Dropping
+environment variables, volumes, probes, images and the rest cuts a pod to a few hundred bytes,
+which is what makes 100k cached pods fit in memory. No library trims by a mergeable field tree:
+the kubernetes client's informer stores whole objects.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TypeAlias
 
-__all__ = ["trim_intermediate", "trim_pod", "trim_workload"]
+__all__ = [
+    "ALL",
+    "ENGINE_POD",
+    "EXPORTER_POD",
+    "GANGS_POD",
+    "FieldTree",
+    "Trim",
+    "trim_intermediate",
+    "trim_pod",
+    "trim_workload",
+]
+
+#: keep this field whole
+ALL = True
+FieldTree: TypeAlias = bool | Mapping[str, "FieldTree"]
 
 _LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
-_META = (
-    "name",
-    "generateName",
-    "namespace",
-    "uid",
-    "resourceVersion",
-    "generation",
-    "creationTimestamp",
-    "deletionTimestamp",
-    "labels",
-    "ownerReferences",
-)
-_POD_SPEC = (
-    "nodeName",
-    "schedulerName",
-    "schedulingGroup",
-    "priorityClassName",
-    "overhead",
-    "resources",
-)
-_CONTAINER = ("name", "resources", "restartPolicy")
-_POD_STATUS = ("phase", "reason", "message", "conditions", "startTime", "nominatedNodeName")
-_CONTAINER_STATUS = ("name", "ready", "started", "restartCount", "state", "lastState")
+_Apply = Callable[[Any], Any]
 
 
-def _metadata(obj: Mapping[str, Any], *, annotations: bool) -> dict[str, Any]:
-    meta = obj.get("metadata")
-    if not isinstance(meta, Mapping):
-        return {}
-    out = {k: meta[k] for k in _META if k in meta}
+def _union(a: FieldTree, b: FieldTree) -> FieldTree:
+    if a is ALL or b is ALL:
+        return ALL
+    assert isinstance(a, Mapping) and isinstance(b, Mapping)
+    out: dict[str, FieldTree] = dict(a)
+    for key, sub in b.items():
+        out[key] = _union(out[key], sub) if key in out else sub
+    return out
+
+
+def _covers(a: FieldTree, b: FieldTree) -> bool:
+    """Whether ``a`` keeps everything ``b`` keeps."""
+    if a is ALL:
+        return True
+    if b is ALL:
+        return False
+    assert isinstance(a, Mapping) and isinstance(b, Mapping)
+    return all(key in a and _covers(a[key], sub) for key, sub in b.items())
+
+
+def _canonical(tree: FieldTree) -> Any:
+    if tree is ALL:
+        return ALL
+    assert isinstance(tree, Mapping)
+    return tuple(sorted((k, _canonical(v)) for k, v in tree.items()))
+
+
+def _compile(tree: FieldTree) -> _Apply | None:
+    """A function keeping ``tree`` of a value; None for ``ALL`` (the value as it is)."""
+    if tree is ALL:
+        return None
+    assert isinstance(tree, Mapping)
+    leaves = tuple(k for k, sub in tree.items() if sub is ALL)
+    branches = tuple((k, f) for k, sub in tree.items() if (f := _compile(sub)) is not None)
+
+    def keep(value: Any) -> Any:
+        # dict before Mapping: decoded JSON is dicts, and the ABC check costs on 100k pods
+        if type(value) is dict or isinstance(value, Mapping):
+            out = {k: value[k] for k in leaves if k in value}
+            for key, f in branches:
+                if key in value:
+                    out[key] = f(value[key])
+            return out
+        if type(value) is list:
+            return [keep(item) for item in value]
+        return value
+
+    return keep
+
+
+def _bookkeeping(out: dict[str, Any]) -> dict[str, Any]:
+    """``out`` without the server's bookkeeping (copied only where something goes)."""
+    meta = out.get("metadata")
+    if type(meta) is not dict and not isinstance(meta, Mapping):
+        return out
     notes = meta.get("annotations")
-    if annotations and isinstance(notes, Mapping):
-        kept = {k: v for k, v in notes.items() if k != _LAST_APPLIED}
-        if kept:
-            out["annotations"] = kept
-    return out
+    stale = isinstance(notes, Mapping) and _LAST_APPLIED in notes
+    if "managedFields" not in meta and not stale:
+        return out
+    kept = {k: v for k, v in meta.items() if k != "managedFields"}
+    if stale:
+        assert isinstance(notes, Mapping)
+        rest = {k: v for k, v in notes.items() if k != _LAST_APPLIED}
+        if rest:
+            kept["annotations"] = rest
+        else:
+            kept.pop("annotations", None)
+    return {**out, "metadata": kept}
 
 
-def _containers(items: Any) -> list[Any]:
-    if not isinstance(items, list):
-        return []
-    return [{k: c[k] for k in _CONTAINER if k in c} if isinstance(c, Mapping) else c for c in items]
+class Trim:
+    """The fields some consumers read of one kind's objects; callable as an informer transform.
+
+    ``defaults`` fill top-level fields a stored object must have (a pod's ``apiVersion`` and
+    ``kind``); ``consumers`` name who needs the fields (shown in conflicts and logs).
+    """
+
+    __slots__ = ("_apply", "_key", "consumers", "defaults", "tree")
+
+    def __init__(
+        self,
+        tree: FieldTree,
+        *,
+        consumers: tuple[str, ...] = (),
+        defaults: Mapping[str, Any] | None = None,
+    ) -> None:
+        if tree is not ALL and not isinstance(tree, Mapping):
+            raise TypeError(f"a trim's tree is ALL or a mapping, not {type(tree).__name__}")
+        self.tree = tree
+        self.consumers = consumers
+        self.defaults = dict(defaults or {})
+        self._key = (_canonical(tree), tuple(sorted(self.defaults.items())))
+        self._apply = _compile(tree)
+
+    def __call__(self, obj: Mapping[str, Any]) -> dict[str, Any]:
+        out = dict(obj) if self._apply is None else self._apply(obj)
+        for key, value in self.defaults.items():
+            if not out.get(key):
+                out[key] = value
+        return _bookkeeping(out)
+
+    def __or__(self, other: Trim) -> Trim:
+        consumers = tuple(dict.fromkeys((*self.consumers, *other.consumers)))
+        return Trim(
+            _union(self.tree, other.tree),
+            consumers=consumers,
+            defaults={**other.defaults, **self.defaults},
+        )
+
+    def covers(self, other: Trim) -> bool:
+        """Whether this trim keeps every field ``other`` keeps."""
+        return _covers(self.tree, other.tree) and all(
+            self.defaults.get(k) == v for k, v in other.defaults.items()
+        )
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Trim) and self._key == other._key
+
+    def __hash__(self) -> int:
+        return hash(self._key)
+
+    def __repr__(self) -> str:
+        return f"Trim(consumers={list(self.consumers)})"
 
 
-def _statuses(items: Any) -> list[Any]:
-    if not isinstance(items, list):
-        return []
-    return [
-        {k: s[k] for k in _CONTAINER_STATUS if k in s} if isinstance(s, Mapping) else s
-        for s in items
-    ]
+_IDENTITY: dict[str, FieldTree] = {
+    "name": ALL,
+    "generateName": ALL,
+    "namespace": ALL,
+    "uid": ALL,
+    "resourceVersion": ALL,
+    "generation": ALL,
+    "creationTimestamp": ALL,
+    "deletionTimestamp": ALL,
+    "labels": ALL,
+    "ownerReferences": ALL,
+}
+_POD = {"apiVersion": "v1", "kind": "Pod"}
 
+#: the engine: attribution (labels, owners, annotations), requests, node, status
+ENGINE_POD = Trim(
+    {
+        "apiVersion": ALL,
+        "kind": ALL,
+        "metadata": {**_IDENTITY, "annotations": ALL},
+        "spec": {
+            "nodeName": ALL,
+            "overhead": ALL,
+            "resources": ALL,
+            "containers": {"name": ALL, "resources": ALL, "restartPolicy": ALL},
+            "initContainers": {"name": ALL, "resources": ALL, "restartPolicy": ALL},
+        },
+        "status": {
+            "phase": ALL,
+            "reason": ALL,
+            "startTime": ALL,
+            "conditions": ALL,
+            "containerStatuses": {
+                "name": ALL,
+                "ready": ALL,
+                "started": ALL,
+                "restartCount": ALL,
+                "state": ALL,
+                "lastState": ALL,
+            },
+            "initContainerStatuses": {
+                "name": ALL,
+                "ready": ALL,
+                "started": ALL,
+                "restartCount": ALL,
+                "state": ALL,
+                "lastState": ALL,
+            },
+        },
+    },
+    consumers=("engine",),
+    defaults=_POD,
+)
+#: the gang controller and webhook: the backend, the group joined, the priority class
+GANGS_POD = Trim(
+    {
+        "apiVersion": ALL,
+        "kind": ALL,
+        "metadata": {**_IDENTITY, "annotations": ALL},
+        "spec": {
+            "nodeName": ALL,
+            "schedulerName": ALL,
+            "schedulingGroup": ALL,
+            "priorityClassName": ALL,
+        },
+        "status": {"phase": ALL},
+    },
+    consumers=("gangs",),
+    defaults=_POD,
+)
+#: the exporter: why a pod waits (the scheduler's condition and message, its nomination)
+EXPORTER_POD = Trim(
+    {
+        "apiVersion": ALL,
+        "kind": ALL,
+        "metadata": {**_IDENTITY, "annotations": ALL},
+        "spec": {"nodeName": ALL, "schedulerName": ALL},
+        "status": {
+            "phase": ALL,
+            "reason": ALL,
+            "message": ALL,
+            "conditions": ALL,
+            "nominatedNodeName": ALL,
+        },
+    },
+    consumers=("exporter",),
+    defaults=_POD,
+)
 
-def trim_pod(obj: Mapping[str, Any]) -> dict[str, Any]:
-    """A pod with identity, labels, annotations, owners, scheduling fields, requests, status."""
-    spec = obj.get("spec")
-    status = obj.get("status")
-    out: dict[str, Any] = {
-        "apiVersion": obj.get("apiVersion") or "v1",
-        "kind": obj.get("kind") or "Pod",
-        "metadata": _metadata(obj, annotations=True),
-    }
-    if isinstance(spec, Mapping):
-        kept = {k: spec[k] for k in _POD_SPEC if k in spec}
-        for key in ("containers", "initContainers"):
-            if key in spec:
-                kept[key] = _containers(spec[key])
-        out["spec"] = kept
-    if isinstance(status, Mapping):
-        kept = {k: status[k] for k in _POD_STATUS if k in status}
-        for key in ("containerStatuses", "initContainerStatuses"):
-            if key in status:
-                kept[key] = _statuses(status[key])
-        out["status"] = kept
-    return out
-
-
-def trim_intermediate(obj: Mapping[str, Any]) -> dict[str, Any]:
-    """A link of an owner chain (ReplicaSet, Job, StatefulSet…): identity, labels, owners."""
-    return {
-        "apiVersion": obj.get("apiVersion"),
-        "kind": obj.get("kind"),
-        "metadata": _metadata(obj, annotations=False),
-    }
-
-
-def trim_workload(obj: Mapping[str, Any]) -> dict[str, Any]:
-    """A workload: everything the engine may read (spec, status), minus server bookkeeping."""
-    out = dict(obj)
-    meta = obj.get("metadata")
-    if isinstance(meta, Mapping):
-        kept = {k: v for k, v in meta.items() if k != "managedFields"}
-        notes = kept.get("annotations")
-        if isinstance(notes, Mapping) and _LAST_APPLIED in notes:
-            kept["annotations"] = {k: v for k, v in notes.items() if k != _LAST_APPLIED}
-        out["metadata"] = kept
-    return out
+#: a pod, with what every pod consumer of the process reads (one pod informer serves them all)
+trim_pod = ENGINE_POD | GANGS_POD | EXPORTER_POD
+#: a link of an owner chain (ReplicaSet, Job, StatefulSet, a namespace…): identity, labels, owners
+trim_intermediate = Trim(
+    {"apiVersion": ALL, "kind": ALL, "metadata": dict(_IDENTITY)}, consumers=("owner chains",)
+)
+#: a workload: everything the engine may read (spec, status), minus server bookkeeping
+trim_workload = Trim(ALL, consumers=("workloads",))

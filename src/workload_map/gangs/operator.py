@@ -487,7 +487,9 @@ class GangWatcher:
             if gvk is None or not has_gangs(karta):
                 continue
             res = served.get((gvk.api_version, gvk.kind))
-            if res is not None:
+            if res is not None and (gvk.group, gvk.kind) != ("", "Pod"):
+                # bare pods as workloads come from the pod informer (a workload trim there
+                # would keep 100k whole pods)
                 wanted[res.path()] = (res.api_version, res.kind, trim_workload)
             for comp in karta.components():
                 ck = comp.kind

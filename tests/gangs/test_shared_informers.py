@@ -1,0 +1,337 @@
+"""One InformerSet shared by the gang controller and the exporter: each path keeps the union of
+what its consumers declared, whatever the order they register in (issue 14: batch Jobs are
+owner-chain links for the gangs and workloads for the exporter), against an in-memory API."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+from urllib.parse import urlencode
+
+import pytest
+
+from workload_map.cluster.cache import InformerSet, TransformConflict, merge_transforms
+from workload_map.cluster.discovery import APIResource
+from workload_map.cluster.errors import NotFound
+from workload_map.cluster.trim import (
+    ALL,
+    ENGINE_POD,
+    EXPORTER_POD,
+    GANGS_POD,
+    Trim,
+    trim_intermediate,
+    trim_pod,
+    trim_workload,
+)
+
+_END = object()
+
+
+class _Stream:
+    """A watch response that blocks until an event is pushed or it is shut down."""
+
+    status = 200
+
+    def __init__(self) -> None:
+        self.events: queue.Queue[object] = queue.Queue()
+
+    def stream(self, amt: Any = None, decode_content: Any = None) -> Iterator[bytes]:
+        while True:
+            item = self.events.get()
+            if item is _END:
+                return
+            yield json.dumps(item).encode() + b"\n"
+
+    def shutdown(self) -> None:
+        self.events.put(_END)
+
+    def close(self) -> None:
+        self.events.put(_END)
+
+    def release_conn(self) -> None:
+        pass
+
+
+class _Listed:
+    status = 200
+
+    def __init__(self, doc: dict[str, Any]) -> None:
+        self.data = json.dumps(doc).encode()
+
+    def release_conn(self) -> None:
+        pass
+
+
+class _Answer:
+    def __init__(self, response: Any) -> None:
+        self.response = response
+        self.status = 200
+        self.reason = "OK"
+
+
+class FakeApiClient:
+    """Lists and watches of collections held in memory, answered as the API server would."""
+
+    def __init__(self, objects: dict[str, list[dict[str, Any]]]) -> None:
+        self.objects = objects
+        self.lists: dict[str, int] = {}
+        self.watches: dict[str, list[_Stream]] = {}
+        self.lock = threading.Lock()
+
+    def param_serialize(self, method: str, path: str, **kw: Any) -> tuple[Any, ...]:
+        query = dict(kw.get("query_params") or [])
+        return (method, path + "?" + urlencode(query), {}, None, None)
+
+    def call_api(self, method: str, url: str, *args: Any, **kw: Any) -> _Answer:
+        path, _, q = url.partition("?")
+        query = dict(p.split("=", 1) for p in q.split("&") if p)
+        if query.get("watch") == "true":
+            stream = _Stream()
+            with self.lock:
+                self.watches.setdefault(path, []).append(stream)
+            return _Answer(stream)
+        with self.lock:
+            self.lists[path] = self.lists.get(path, 0) + 1
+        items = self.objects.get(path, [])
+        return _Answer(_Listed({"metadata": {"resourceVersion": "10"}, "items": items}))
+
+
+def _job(name: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {
+            "name": name,
+            "namespace": "ml",
+            "uid": f"uid-{name}",
+            "resourceVersion": "3",
+            "labels": {"app": "train"},
+            "managedFields": [{"manager": "kube-controller-manager"}],
+        },
+        "spec": {"parallelism": 4, "completions": 4, "suspend": False},
+        "status": {"active": 4},
+    }
+
+
+def _pod(name: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": "ml",
+            "uid": f"uid-{name}",
+            "annotations": {"kubectl.kubernetes.io/last-applied-configuration": "{}", "a": "b"},
+            "ownerReferences": [
+                {
+                    "apiVersion": "batch/v1",
+                    "kind": "Job",
+                    "name": "train",
+                    "uid": "uid-train",
+                    "controller": True,
+                }
+            ],
+        },
+        "spec": {
+            "schedulerName": "default-scheduler",
+            "containers": [{"name": "main", "image": "x", "env": [{"name": "E"}]}],
+            "volumes": [{"name": "v"}],
+        },
+        "status": {
+            "phase": "Pending",
+            "conditions": [{"type": "PodScheduled", "reason": "Unschedulable"}],
+            "qosClass": "BestEffort",
+        },
+    }
+
+
+def _eventually(check: Callable[[], Any], timeout: float = 10.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(0.02)
+    raise AssertionError("condition not met in time")
+
+
+JOBS = "/apis/batch/v1/jobs"
+
+
+# -- field sets -------------------------------------------------------------------------------
+def test_union_keeps_what_each_trim_keeps_and_drops_bookkeeping() -> None:
+    pod = _pod("p")
+    union = trim_pod(pod)
+    for part in (ENGINE_POD, GANGS_POD, EXPORTER_POD):
+        kept = part(pod)
+        assert trim_pod.covers(part)
+        # every field a consumer keeps is in the union's object, with the same value
+        for section in ("metadata", "spec", "status"):
+            for key, value in (kept.get(section) or {}).items():
+                assert union[section][key] == value, (part, section, key)
+    assert union["spec"]["containers"] == [{"name": "main"}]  # image, env gone
+    assert "volumes" not in union["spec"] and "qosClass" not in union["status"]
+    assert union["metadata"]["annotations"] == {"a": "b"}  # last-applied gone
+    assert union["status"]["conditions"] == pod["status"]["conditions"]  # the exporter's
+    assert not GANGS_POD.covers(ENGINE_POD) and not ENGINE_POD.covers(EXPORTER_POD)
+
+
+def test_union_of_trees_is_node_wise() -> None:
+    a = Trim({"metadata": {"name": ALL}, "spec": {"x": ALL}}, consumers=("a",))
+    b = Trim({"metadata": {"labels": ALL}, "spec": ALL}, consumers=("b",))
+    both = a | b
+    obj = {"metadata": {"name": "n", "labels": {"k": "v"}, "uid": "u"}, "spec": {"x": 1, "y": 2}}
+    assert both(obj) == {"metadata": {"name": "n", "labels": {"k": "v"}}, "spec": {"x": 1, "y": 2}}
+    assert both.consumers == ("a", "b")
+    assert both.covers(a) and both.covers(b) and not a.covers(b)
+    assert a | b == b | a  # field sets compare by what they keep
+    assert (trim_intermediate | trim_workload) == trim_workload
+
+
+def test_workload_trim_keeps_spec_and_status_without_managed_fields() -> None:
+    job = _job("j")
+    out = trim_workload(job)
+    assert out["spec"] == job["spec"] and out["status"] == job["status"]
+    assert "managedFields" not in out["metadata"]
+    assert "managedFields" in job["metadata"]  # the input is never mutated
+    link = trim_intermediate(job)
+    assert set(link) == {"apiVersion", "kind", "metadata"}
+    assert link["metadata"]["labels"] == {"app": "train"}
+
+
+def test_merge_rules() -> None:
+    def f(o: dict[str, Any]) -> dict[str, Any]:
+        return o
+
+    def g(o: dict[str, Any]) -> dict[str, Any]:
+        return o
+
+    assert merge_transforms("/p", f, f) is f
+    assert merge_transforms("/p", trim_workload, trim_intermediate) is trim_workload  # covers
+    assert merge_transforms("/p", trim_intermediate, trim_workload) == trim_workload
+    assert merge_transforms("/p", None, trim_pod) is None  # nothing trimmed keeps everything
+    with pytest.raises(TransformConflict, match=r"/p is shared"):
+        merge_transforms("/p", f, g)
+    with pytest.raises(TransformConflict):
+        merge_transforms("/p", f, trim_pod)
+    with pytest.raises(TransformConflict):
+        merge_transforms("/p", None, f)
+
+
+# -- one InformerSet ------------------------------------------------------------------------------
+def test_later_wider_consumer_relists_and_both_see_full_objects() -> None:
+    client = FakeApiClient({JOBS: [_job("train"), _job("eval")]})
+    informers = InformerSet(client)
+    try:
+        seen: list[tuple[str, dict[str, Any]]] = []
+        narrow = informers.get(
+            JOBS, transform=trim_intermediate, kind="Job", api_version="batch/v1"
+        )
+        narrow.add_handler(lambda e, o: seen.append((e, o)))
+        assert narrow.wait_synced(10)
+        assert "spec" not in (narrow.get("ml/train") or {})
+        _eventually(lambda: client.watches.get(JOBS))  # the first watch is open (and blocked)
+
+        wide = informers.get(JOBS, transform=trim_workload, kind="Job", api_version="batch/v1")
+        assert wide is narrow  # one informer, one cache
+        assert wide.wait_synced(10)
+        cached = _eventually(
+            lambda: (wide.get("ml/train") or {}).get("spec") and wide.get("ml/train")
+        )
+        assert cached["spec"] == {"parallelism": 4, "completions": 4, "suspend": False}
+        assert "managedFields" not in cached["metadata"]
+        assert client.lists[JOBS] == 2 and wide.lists == 2
+        # the first consumer got the wider objects as changes
+        modified = [o for e, o in seen if e == "MODIFIED"]
+        assert sorted(o["metadata"]["name"] for o in modified) == ["eval", "train"]
+        assert all("spec" in o for o in modified)
+        assert wide.last_error is None
+        # a narrower consumer afterwards changes nothing
+        assert informers.get(JOBS, transform=trim_intermediate) is wide
+        time.sleep(0.2)
+        assert client.lists[JOBS] == 2 and wide.transform == trim_workload
+    finally:
+        informers.stop()
+
+
+def _resources() -> list[APIResource]:
+    return [
+        APIResource("", "v1", "Pod", "pods", "pod", True),
+        APIResource("", "v1", "Namespace", "namespaces", "namespace", False),
+        APIResource("batch", "v1", "Job", "jobs", "job", True),
+        APIResource("apps", "v1", "ReplicaSet", "replicasets", "replicaset", True),
+        APIResource("apps", "v1", "StatefulSet", "statefulsets", "statefulset", True),
+    ]
+
+
+class _FakeApi:
+    def transport(self) -> None:
+        return None
+
+    def get(self, path: str, **kw: Any) -> Any:
+        raise NotFound(404, f"{path} not found")
+
+
+@pytest.mark.parametrize("gangs_first", [True, False])
+def test_gang_watcher_and_exporter_feed_share_one_informer_set(
+    monkeypatch: pytest.MonkeyPatch, gangs_first: bool
+) -> None:
+    from workload_map.cluster import discovery, feed
+    from workload_map.cluster.inventory import Inventory
+    from workload_map.gangs.config import GangConfig
+    from workload_map.gangs.operator import GangRuntime, GangWatcher
+    from workload_map.operator.controllers import OperatorConfig, OperatorContext
+
+    monkeypatch.setattr(discovery, "discover", lambda transport: _resources())
+    monkeypatch.setattr(feed, "discover", lambda transport: _resources())
+    client = FakeApiClient(
+        {JOBS: [_job("train")], "/api/v1/pods": [_pod("train-0"), _pod("train-1")]}
+    )
+    informers = InformerSet(client)
+    args = argparse.Namespace(gang_probe_namespace="wlmap")
+    cfg = OperatorConfig(args=args, namespace="wlmap", identity="test")
+    ctx = OperatorContext(config=cfg, api=_FakeApi(), informers=informers, events=None)  # type: ignore[arg-type]
+    runtime = GangRuntime(GangConfig(), miss_wait=0.0)
+    watcher = GangWatcher(runtime, cfg)
+    inventory = Inventory()
+    exporter = feed.InventoryFeed(inventory, None, informers, rediscover_seconds=3600)  # type: ignore[arg-type]
+    try:
+        first, second = (
+            (lambda: watcher.start(ctx), exporter.start)
+            if gangs_first
+            else (exporter.start, lambda: watcher.start(ctx))
+        )
+        first()
+        assert informers.wait_synced(10)
+        second()
+        assert informers.wait_synced(10)
+        jobs = [i for i in informers.all() if i.path == JOBS]
+        assert len(jobs) == 1
+        # both the exporter's inventory and the webhook's cache hold the Job with its spec
+        job = _eventually(lambda: runtime.cache.get("batch", "Job", "ml", "train"))
+        _eventually(lambda: "spec" in (runtime.cache.get("batch", "Job", "ml", "train") or {}))
+        assert jobs[0].get("ml/train")["spec"]["parallelism"] == 4  # type: ignore[index]
+        assert job["metadata"]["labels"] == {"app": "train"}
+        from workload_map.model import GVK
+
+        entry = _eventually(lambda: inventory.find(GVK("batch", "v1", "Job"), "ml", "train"))
+        assert entry.obj["spec"]["completions"] == 4  # the exporter reads the Job's spec
+        assert entry.view is not None and len(entry.pods) == 2
+        # pods: one trim object for both consumers, so one list and no relist
+        pods = next(i for i in informers.all() if i.path == "/api/v1/pods")
+        assert client.lists["/api/v1/pods"] == 1 and pods.transform is trim_pod
+        pod = runtime.cache.get("", "Pod", "ml", "train-0")
+        assert pod is not None and pod["status"]["conditions"][0]["reason"] == "Unschedulable"
+        assert "volumes" not in pod["spec"]
+        # the wider trim reached the Jobs informer whichever consumer came first
+        assert jobs[0].transform == trim_workload
+        assert client.lists[JOBS] == (2 if gangs_first else 1)
+    finally:
+        ctx.stopping.set()
+        exporter.stop()
+        informers.stop()
