@@ -49,10 +49,14 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         if args.pods is not None:
             raise UsageError("--pods only applies with -f FILE; live pods come from the cluster")
         obj, pods, definition, age = _live(args, ctx)
-    view = _describe(obj, pods, definition, explain=args.explain, file_mode=args.file is not None)
+    from workload_map.cli.workload_view import describe_view
+
+    view = describe_view(
+        obj, pods, definition, explain=args.explain, file_mode=args.file is not None
+    )
     _warn_problems(view, ctx)
     if fmt == "name":
-        from workload_map.cli.describe_many import view_name
+        from workload_map.cli.workload_view import view_name
 
         ctx.stdout.write(view_name(view) + "\n")
         return OK
@@ -80,14 +84,13 @@ def _webhook_decisions(
     """Per pod name, what the gang webhook would set at its creation (as if opted in)."""
     if not pods:
         return {}
-    from workload_map.errors import WlmapError
+    from workload_map.cli.workload_view import engine_errors
     from workload_map.gangs import pod_decisions
-    from workload_map.jq.errors import JqError
 
     candidates: list[Mapping[str, Any]] = [p for p in pods if p.get("kind") == "Pod"]
     try:
         decisions = pod_decisions(definition.karta, obj, candidates)
-    except (WlmapError, JqError):
+    except engine_errors():
         return {}  # the view above already reports what the engine could not evaluate
     return {str(d.get("pod")): d for d in decisions if d.get("pod")}
 
@@ -163,39 +166,6 @@ def _explain_text(explanation: Any, webhook: dict[str, dict[str, Any]] | None = 
         if decision is not None:
             lines.append(_webhook_line(decision))
     return "\n".join(lines) + "\n"
-
-
-def _describe(
-    obj: dict[str, Any],
-    pods: list[dict[str, Any]] | None,
-    definition: Definition,
-    *,
-    explain: bool,
-    file_mode: bool,
-) -> dict[str, Any]:
-    from workload_map.engine import Workload
-    from workload_map.errors import WlmapError
-    from workload_map.jq.errors import JqError
-
-    meta = obj.get("metadata") or {}
-    label = f"{obj.get('kind')}/{meta.get('name') or meta.get('generateName') or '?'}"
-    try:
-        workload = Workload(
-            definition.karta,
-            obj,
-            pods,
-            definition_name=definition.name,
-            origin=definition.origin,
-            file_mode=file_mode,
-        )
-        view = workload.describe(explain=explain)
-    except (WlmapError, JqError) as exc:  # anything else is a bug: main() says so
-        raise CliError(
-            f"cannot describe {label} with definition {definition.name} "
-            f"({definition.origin}): {exc}",
-            ERROR,
-        ) from exc
-    return view
 
 
 def _offline(
@@ -347,7 +317,9 @@ def _live(
             "describe needs a workload: give it as TYPE/NAME or as TYPE NAME, or -f FILE",
             hint="e.g. wlmap describe jobset/train -n ml",
         )
-    if name is None and _names_a_type(type_token):
+    from workload_map.cli.describe_many import names_a_type
+
+    if name is None and names_a_type(type_token):
         raise _missing_name(type_token)  # before any cluster access: a plain usage error
     cluster = ctx.cluster()
     try:
@@ -386,14 +358,6 @@ def _live(
     except ClusterError as exc:
         raise CliError(str(exc), ERROR) from exc
     return obj, pods, definition, age((obj.get("metadata") or {}).get("creationTimestamp"))
-
-
-def _names_a_type(token: str) -> bool:
-    """Whether a bare word is a covered type (kind, plural, ``kind.version.group``)."""
-    from workload_map.cli.targets import definition_kind_match
-    from workload_map.cluster.definitions import Definitions
-
-    return bool(definition_kind_match(token, Definitions.load(None)))
 
 
 def _missing_name(type_token: str) -> UsageError:

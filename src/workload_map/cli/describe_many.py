@@ -16,8 +16,9 @@ from workload_map.cli.exits import ERROR, OK, CliError
 
 if TYPE_CHECKING:
     from workload_map.cli.context import Context
+    from workload_map.cluster.definitions import Definition
 
-__all__ = ["describe_type", "names_a_type", "view_name"]
+__all__ = ["describe_type", "names_a_type"]
 
 
 def names_a_type(token: str, ctx: Context | None = None) -> bool:
@@ -40,13 +41,6 @@ def names_a_type(token: str, ctx: Context | None = None) -> bool:
     except ClusterError:
         return False  # the usual path reports the cluster problem
     return any(definitions.for_group_kind(r.group, r.kind) for r in served)
-
-
-def view_name(view: dict[str, Any]) -> str:
-    """``kind.group/name`` of a describe view, as ``kubectl … -o name`` prints objects."""
-    group = str(view.get("apiVersion") or "").rpartition("/")[0]
-    kind = str(view.get("kind") or "").lower() + (f".{group}" if group else "")
-    return f"{kind}/{view.get('name')}"
 
 
 def describe_type(token: str, args: argparse.Namespace, ctx: Context, fmt: str) -> int:
@@ -93,6 +87,8 @@ def describe_type(token: str, args: argparse.Namespace, ctx: Context, fmt: str) 
         ctx.stderr.write(f"No workloads found {where}.\n")
         return OK
     if fmt == "name":
+        from workload_map.cli.workload_view import view_name
+
         ctx.stdout.write("".join(view_name(v) + "\n" for v in views))
         return OK
     from workload_map.cli.describe_view import RenderOptions, render_describe
@@ -127,30 +123,15 @@ def _pod_index(
 def _view(
     obj: dict[str, Any],
     pods: dict[str, list[dict[str, Any]]] | None,
-    definition: Any,
+    definition: Definition,
     ctx: Context,
 ) -> dict[str, Any]:
-    from workload_map.engine import Workload
-    from workload_map.errors import WlmapError
-    from workload_map.jq.errors import JqError
+    from workload_map.cli.manifests import describe_object
+    from workload_map.cli.workload_view import describe_view
 
-    meta = obj.get("metadata") or {}
-    label = f"{obj.get('kind')}/{meta.get('name')}"
-    pod_list = None if pods is None else pods.get(str(meta.get("uid") or ""), [])
-    try:
-        view = dict(
-            Workload(
-                definition.karta,
-                obj,
-                pod_list,
-                definition_name=definition.name,
-                origin=definition.origin,
-            ).describe()
-        )
-    except (WlmapError, JqError) as exc:  # anything else is a bug: main() says so
-        raise CliError(
-            f"cannot describe {label} with definition {definition.name}: {exc}", ERROR
-        ) from exc
+    uid = str((obj.get("metadata") or {}).get("uid") or "")
+    view = describe_view(obj, None if pods is None else pods.get(uid, []), definition)
+    label = describe_object(obj)
     for message in view.get("errors") or []:
         ctx.warn(f"{label}: {message}")
     return view

@@ -464,10 +464,6 @@ def _row(
     pods: dict[str, list[dict[str, Any]]] | None,
     type_label: str,
 ) -> Row | None:
-    from workload_map.engine import Workload
-    from workload_map.errors import WlmapError
-    from workload_map.jq.errors import JqError
-
     meta = obj.get("metadata") or {}
     uid = str(meta.get("uid") or "")
     if pods is None:
@@ -483,10 +479,12 @@ def _row(
     else:
         pod_list = pods.get(uid, [])
     d = target.definition
+    from workload_map.cli.workload_view import DescribeFailed, describe_view
+
     try:
-        view = Workload(d.karta, obj, pod_list, definition_name=d.name, origin=d.origin).describe()
-    except (WlmapError, JqError) as exc:  # anything else is a bug: main() says so
-        ctx.warn(f"could not resolve {obj.get('kind')}/{meta.get('name')}: {exc}")
+        view = describe_view(obj, pod_list, d)
+    except DescribeFailed as exc:
+        ctx.warn(f"could not resolve {exc.label}: {exc.cause}")
         return None
     counts = view.get("pods") or {}
     labels = meta.get("labels")
@@ -712,13 +710,6 @@ def _cells(row: Row, ctx: Context, opts: _Options) -> list[str]:
     return cells
 
 
-def name_of(view: dict[str, Any]) -> str:
-    """``kind.group/name``, as ``kubectl get -o name`` prints it."""
-    group = str(view.get("apiVersion") or "").rpartition("/")[0]
-    kind = str(view.get("kind") or "").lower() + (f".{group}" if group else "")
-    return f"{kind}/{view.get('name')}"
-
-
 def _print(
     rows: list[Row], ctx: Context, opts: _Options, *, single: bool, quiet_empty: bool = False
 ) -> int:
@@ -747,8 +738,10 @@ def _print(
             ctx.stderr.write(f"No workloads found {where}.\n")
         return OK
     if kind == "name":
+        from workload_map.cli.workload_view import view_name
+
         for r in rows:
-            ctx.stdout.write(name_of(r.view) + "\n")
+            ctx.stdout.write(view_name(r.view) + "\n")
         return OK
     for line in _table(rows, ctx, opts):
         ctx.stdout.write(line + "\n")

@@ -80,9 +80,9 @@ class _Screen:
         if kind in ("json", "yaml"):
             return dump_document(row.view, kind)
         if kind == "name":
-            from workload_map.cli.get_cmd import name_of
+            from workload_map.cli.workload_view import view_name
 
-            return name_of(row.view) + "\n"
+            return view_name(row.view) + "\n"
         return str(self.opts.spec.render_object(row.view))
 
     def show(self, row: Row) -> None:

@@ -22,6 +22,7 @@ from workload_map.cli.exits import ERROR, OK, CliError
 
 if TYPE_CHECKING:
     from workload_map.cli.context import Context
+    from workload_map.engine import Workload
     from workload_map.model import Karta
 
 __all__ = ["MISMATCH", "STRICT_WARNINGS", "expected_of", "run"]
@@ -32,17 +33,6 @@ STRICT_WARNINGS = 7
 _TOP_FIELDS = {"phases", "pods", "gpus", "components", "gangs"}
 _COMPONENT_FIELDS = {"replicas", "instances", "gpus"}
 _GANG_FIELDS = {"minMember", "definition", "name"}
-
-
-def _evaluation_errors() -> tuple[type[Exception], ...]:
-    from workload_map.errors import WlmapError
-    from workload_map.jq.errors import JqError
-
-    return (WlmapError, JqError)
-
-
-# what evaluating a definition on an object may raise; anything else is a bug main() reports
-_EVALUATION_ERRORS = _evaluation_errors()
 
 
 class _LoadError(CliError):
@@ -142,19 +132,18 @@ def _load_definition(path: str, ctx: Context) -> tuple[Karta, str]:
 
 def _describe(
     karta: Karta, obj: dict[str, Any], name: str, path: str
-) -> tuple[dict[str, Any], Any]:
-    from workload_map.engine import Workload
-    from workload_map.errors import WlmapError
-    from workload_map.jq.errors import JqError
+) -> tuple[dict[str, Any], Workload]:
+    from workload_map.cli.workload_view import DescribeFailed, read_workload
+    from workload_map.cluster.definitions import Definition
 
     try:
-        wl = Workload(karta, obj, None, definition_name=name, origin="file", file_mode=True)
-        return dict(wl.describe()), wl
-    except (WlmapError, JqError) as exc:  # anything else is a bug: main() says so
-        raise _LoadError(f"{path}: cannot read the workload with definition {name}: {exc}") from exc
+        wl, view = read_workload(obj, None, Definition(karta, name, "file"), file_mode=True)
+    except DescribeFailed as exc:
+        raise _LoadError(f"{path}: {exc.message}") from exc
+    return view, wl
 
 
-def _warnings(karta: Karta, wl: Any, view: dict[str, Any]) -> list[str]:
+def _warnings(karta: Karta, wl: Workload, view: dict[str, Any]) -> list[str]:
     """The reference's strict warnings: what a definition author most likely got wrong."""
     out: list[str] = []
     status_def = karta.root.status_definition
@@ -164,10 +153,12 @@ def _warnings(karta: Karta, wl: Any, view: dict[str, Any]) -> list[str]:
         out.append("status unresolved: no status mapping matches the object (phase Undefined)")
     for message in view.get("errors") or []:
         out.append(str(message))
+    from workload_map.cli.workload_view import engine_errors
+
     for comp in karta.components():
         try:
             ids = wl.instance_ids(comp.name)
-        except _EVALUATION_ERRORS as exc:  # an id path that fails is reported, not raised
+        except engine_errors() as exc:  # an id path that fails is reported, not raised
             out.append(f"component {comp.name}: instance ids cannot be read: {exc}")
             continue
         if comp.instance_id_path and not ids:
@@ -183,7 +174,7 @@ def _warnings(karta: Karta, wl: Any, view: dict[str, Any]) -> list[str]:
         path = spec.pod_template_spec_path or spec.pod_spec_path or "fragmentedPodSpecDefinition"
         try:
             instances = wl.instances(comp.name)
-        except _EVALUATION_ERRORS as exc:
+        except engine_errors() as exc:
             out.append(f"component {comp.name}: pod spec cannot be read: {exc}")
             continue
         for inst_id, inst in instances.items():
@@ -228,10 +219,12 @@ def expected_of(view: dict[str, Any], wl: Any) -> dict[str, Any]:
     by_component: dict[str, list[dict[str, Any]]] = {}
     for _, node in nodes:
         by_component.setdefault(str(node.get("component")), []).append(node)
+    from workload_map.cli.workload_view import engine_errors
+
     for comp, members in by_component.items():
         try:
             ids = [i for i in wl.instance_ids(comp) if i]
-        except _EVALUATION_ERRORS:
+        except engine_errors():
             ids = sorted({str(n.get("instance")) for n in members if n.get("instance")})
         components[comp] = {
             "instances": ids,

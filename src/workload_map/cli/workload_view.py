@@ -1,0 +1,87 @@
+"""One object read through its definition, the same way for every command.
+
+``describe``, ``describe TYPE``, ``get`` and ``verify`` all build the engine's ``Workload`` from
+an object, its candidate pods and a resolved definition, and turn what the engine reports as an
+evaluation failure (a :class:`~workload_map.errors.WlmapError` or a jq error) into one
+:class:`DescribeFailed` naming the object and the definition. Any other exception is a bug and
+is left to the one boundary in ``cli.main``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from workload_map.cli.exits import ERROR, CliError
+from workload_map.cli.manifests import describe_object
+
+if TYPE_CHECKING:
+    from workload_map.cluster.definitions import Definition
+    from workload_map.engine import Workload
+
+__all__ = ["DescribeFailed", "describe_view", "engine_errors", "read_workload", "view_name"]
+
+
+def engine_errors() -> tuple[type[Exception], ...]:
+    """What evaluating a definition on an object may raise as a known failure (imported on
+    first use: the jq package is a good part of a command's start-up)."""
+    from workload_map.errors import WlmapError
+    from workload_map.jq.errors import JqError
+
+    return (WlmapError, JqError)
+
+
+class DescribeFailed(CliError):
+    """The engine could not read ``label`` through ``definition`` (exit 1)."""
+
+    def __init__(self, label: str, definition: Definition, cause: Exception) -> None:
+        super().__init__(
+            f"cannot describe {label} with definition {definition.name} "
+            f"({definition.origin}): {cause}",
+            ERROR,
+        )
+        self.label = label
+        self.cause = cause
+
+
+def read_workload(
+    obj: dict[str, Any],
+    pods: list[dict[str, Any]] | None,
+    definition: Definition,
+    *,
+    file_mode: bool = False,
+    explain: bool = False,
+) -> tuple[Workload, dict[str, Any]]:
+    """The engine's ``Workload`` for ``obj`` and its describe view (a fresh dict)."""
+    from workload_map.engine import Workload
+
+    try:
+        workload = Workload(
+            definition.karta,
+            obj,
+            pods,
+            definition_name=definition.name,
+            origin=definition.origin,
+            file_mode=file_mode,
+        )
+        return workload, dict(workload.describe(explain=explain))
+    except engine_errors() as exc:  # anything else is a bug: main() says so
+        raise DescribeFailed(describe_object(obj), definition, exc) from exc
+
+
+def describe_view(
+    obj: dict[str, Any],
+    pods: list[dict[str, Any]] | None,
+    definition: Definition,
+    *,
+    file_mode: bool = False,
+    explain: bool = False,
+) -> dict[str, Any]:
+    """The describe view of ``obj`` (what ``describe -o json`` prints)."""
+    return read_workload(obj, pods, definition, file_mode=file_mode, explain=explain)[1]
+
+
+def view_name(view: dict[str, Any]) -> str:
+    """``kind.group/name`` of a view, as ``kubectl … -o name`` prints objects."""
+    group = str(view.get("apiVersion") or "").rpartition("/")[0]
+    kind = str(view.get("kind") or "").lower() + (f".{group}" if group else "")
+    return f"{kind}/{view.get('name')}"
