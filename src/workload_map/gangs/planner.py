@@ -248,10 +248,21 @@ def _timeout(obj: Mapping[str, Any], config: GangConfig) -> int:
     return seconds if seconds > 0 else config.schedule_timeout_seconds
 
 
+#: the label KubeRay reads a RayCluster's queue from and Volcano's job controller puts on pods
+VOLCANO_QUEUE_LABEL = "volcano.sh/queue-name"
+
+
 def _queue(obj: Mapping[str, Any], config: GangConfig) -> str:
-    annotations = _meta(obj).get("annotations") or {}
-    for key in (ANNOTATION_QUEUE, VOLCANO_QUEUE_ANNOTATION):
-        value = annotations.get(key)
+    """Our annotation, Volcano's queue annotation (LWS reads it too), the label KubeRay reads."""
+    meta = _meta(obj)
+    annotations = meta.get("annotations") or {}
+    labels = meta.get("labels") or {}
+    for source, key in (
+        (annotations, ANNOTATION_QUEUE),
+        (annotations, VOLCANO_QUEUE_ANNOTATION),
+        (labels, VOLCANO_QUEUE_LABEL),
+    ):
+        value = source.get(key)
         if isinstance(value, str) and value:
             return value
     return config.volcano_queue
@@ -311,6 +322,11 @@ def _schedulers(
         pc = spec.get("priorityClassName")
         if priority is None and isinstance(pc, str) and pc:
             priority = pc
+    if priority is None and known:  # pods copy their template's; a pod that names none defers
+        for component, spec in specs:
+            pc = spec.get("priorityClassName")
+            if component in members and isinstance(pc, str) and pc:
+                return names, pc
     return names, priority
 
 
@@ -384,15 +400,21 @@ def plan(
 
     groups: dict[str, PodGroup] = {}
     notes: list[str] = []
+    # gang instances per definition the spec implies (those whose keys only pods carry too):
+    # an alpha gang's instances share its members' pods (tasks.py)
+    implied_count: dict[str, int] = {}
     if pod_list is not None and gang.pod_group is None:
         # the alpha form: groups the spec implies that have no pods yet come from a view
         # without pods (the v2 group is the same with or without them)
         implied = Workload(wl_spec.karta, wl_spec.obj, definition_name=wl_spec.definition_name)
         for group in implied.pod_groups():
+            implied_count[group.definition] = implied_count.get(group.definition, 0) + 1
             if not group.unresolved_keys:
                 groups[group.name] = group
         notes.extend(implied.gang_notes())
     for group in wl_spec.pod_groups():
+        if pod_list is None:
+            implied_count[group.definition] = implied_count.get(group.definition, 0) + 1
         if group.unresolved_keys:
             continue  # keys only pods carry: the gang appears with its first pod
         groups[group.name] = group
@@ -401,10 +423,11 @@ def plan(
         out.decisions.append(Decision("NoGang", note))
     pods_by_name = {_pod_name(p): p for p in pod_list or ()}
     queue, timeout = _queue(wl_spec.obj, config), _timeout(wl_spec.obj, config)
-    # gang instances per definition: an alpha gang's instances share its members' pods
     peers: dict[str, int] = {}
     for group in groups.values():
         peers[group.definition] = peers.get(group.definition, 0) + 1
+    for definition, count in implied_count.items():
+        peers[definition] = max(peers.get(definition, 0), count)
     placed: dict[str, tuple[str, str]] | None = None  # pod -> (component, instance), for tasks
 
     for group in sorted(groups.values(), key=lambda g: g.name):
