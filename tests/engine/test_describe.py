@@ -124,6 +124,7 @@ def test_array_of_jobs() -> None:
         "gpus": 8,
         "reason": "Unschedulable",
         "instance": "workers",
+        "message": "0/3 nodes",  # the scheduler's, from the PodScheduled condition
     }
     assert d["unattributedPods"] == ["other-workers-0-0-zzzzz", "train-ghost-0-0-qqqqq"]
     assert "another JobGroup" in d["unattributedReasons"]["other-workers-0-0-zzzzz"]

@@ -49,6 +49,7 @@ __all__ = [
     "pod_is_ready",
     "pod_reason",
     "resources",
+    "scheduling_message",
 ]
 
 
@@ -136,6 +137,17 @@ def pod_reason(pod: Mapping[str, Any]) -> str | None:
     return None
 
 
+def scheduling_message(pod: Mapping[str, Any]) -> str | None:
+    """Why the scheduler cannot place the pod, in its words ("0/16 nodes are available: 16
+    Insufficient nvidia.com/gpu."): the message of its ``PodScheduled`` condition while that is
+    False (kubectl shows the same text under the pod's FailedScheduling event)."""
+    for c in _conditions(pod):
+        if c.get("type") == "PodScheduled" and c.get("status") == "False":
+            message = _text(c.get("message"))
+            return message if message is not None and message.strip() else None
+    return None
+
+
 @view
 class ReplicaCounts:
     """A component node's pods: desired by the spec, current and ready (null without pods)."""
@@ -161,6 +173,13 @@ class PodEntry:
     state: str | None = json_field("state", omit="none", default=None)
     instance: str | None = json_field("instance", omit="falsy", default=None)
     replica: str | None = json_field("replica", omit="none", default=None)
+    message: str | None = json_field(
+        "message",
+        omit="none",
+        default=None,
+        description="the scheduler's message while the pod cannot be scheduled "
+        "(its PodScheduled condition is False)",
+    )
 
 
 def _not_split(node: Any, _value: Any) -> bool:
@@ -305,6 +324,7 @@ def _pod_entry(pod: Mapping[str, Any], placement: Placement) -> PodEntry:
         state=None if placement.active else placement.state,
         instance=placement.instance,
         replica=placement.replica,
+        message=scheduling_message(pod),
     )
 
 
