@@ -81,13 +81,15 @@ class Context:
         used = self._definitions.used if self._definitions is not None else []
         if not used:
             return []
+        from workload_map.cli.workload_view import engine_errors
         from workload_map.engine.structure import prepare
 
+        broken: tuple[type[BaseException], ...] = (*engine_errors(), RecursionError)
         out: list[tuple[str, str]] = []
         for definition in used:
             try:
                 structure = prepare(definition.karta, validate=False)  # cached by the engine
-            except Exception:  # a broken definition has no timings to report
+            except broken:  # a broken definition has no timings to report
                 continue
             out.extend((definition.name, text) for text in structure.expressions.timed_out())
         return out

@@ -27,12 +27,8 @@ class RenderOptions:
 
 
 def _int(value: Any) -> int:
-    if isinstance(value, bool) or value is None:
-        return 0
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return 0
+    """A count of the describe view (schemas/describe.schema.json: an integer or null)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def _pod_unhealthy(pod: dict[str, Any]) -> bool:

@@ -583,11 +583,7 @@ def _compile(jq: Any, query: str, names: list[str]) -> Any:
 def _unlimited(jq: Any) -> Any:
     import dataclasses
 
-    base = jq.DEFAULT_LIMITS
-    try:
-        return dataclasses.replace(base, max_results=None, timeout=None, max_depth=100_000)
-    except TypeError:
-        return jq.Limits(max_results=None, timeout=None, max_depth=100_000)
+    return dataclasses.replace(jq.DEFAULT_LIMITS, max_results=None, timeout=None, max_depth=100_000)
 
 
 def _iterate(program: Any, value: Any, variables: dict[str, Any], limits: Any) -> Iterator[Any]:

@@ -202,12 +202,9 @@ def _parse_number(s: _Scanner) -> Any:
     word = text[start : s.pos]
     if re.fullmatch(r"[+-]?\d+", word):
         return _Literal(int(word))
-    try:
-        if not re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)", word):
-            raise ValueError(word)
-        return _Literal(float(word))
-    except ValueError:
-        raise JsonPathError(f"cannot parse number {word}") from None
+    if not re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)", word):  # float() would take "inf", "1e3"
+        raise JsonPathError(f"cannot parse number {word}")
+    return _Literal(float(word))
 
 
 def _parse_quote(s: _Scanner, quote: str) -> Any:

@@ -18,9 +18,11 @@ def wants_color(stream: IO[str], environ: Mapping[str, str]) -> bool:
     if "NO_COLOR" in environ or environ.get("TERM") == "dumb":
         return False
     isatty = getattr(stream, "isatty", None)
+    if isatty is None or getattr(stream, "closed", False):  # isatty() on a closed one raises
+        return False
     try:
-        return bool(isatty and isatty())
-    except (ValueError, OSError):
+        return bool(isatty())
+    except OSError:
         return False
 
 
