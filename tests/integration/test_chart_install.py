@@ -10,7 +10,9 @@ the real operator runs on a token of that service account (nothing else) and rec
 from __future__ import annotations
 
 import base64
+import contextlib
 import copy
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -373,3 +375,232 @@ def test_gang_controller_runs_on_the_charts_gang_permissions(
         )
     log = op.log.read_text(errors="replace")
     assert "403" not in log and "forbidden" not in log.lower(), log[-3000:]
+
+
+def impersonating_kubeconfig(kube: Kube, path: Path, user: str, groups: list[str]) -> Path:
+    """The harness's admin kubeconfig whose user acts as ``user`` in ``groups`` (the
+    kubeconfig ``as``/``as-groups`` fields, which the operator's client honours)."""
+    config = yaml.safe_load(Path(kube.kubeconfig).read_text())
+    current = next(c for c in config["contexts"] if c["name"] == config["current-context"])
+    for entry in config["users"]:
+        if entry["name"] == current["context"]["user"]:
+            entry["user"]["as"] = user
+            entry["user"]["as-groups"] = list(groups)
+    path.write_text(yaml.safe_dump(config))
+    path.chmod(0o600)
+    return path
+
+
+@contextlib.contextmanager
+def webhooks_on_loopback(kube: Kube, port: int) -> Iterator[None]:
+    """The chart's two webhook configurations, as rendered, but calling the operator on
+    ``https://127.0.0.1:port`` with failure policy Fail; put back as they were afterwards."""
+    kinds = {
+        "MutatingWebhookConfiguration": MUTATING,
+        "ValidatingWebhookConfiguration": VALIDATING,
+    }
+    saved = {}
+    for kind, name in kinds.items():
+        obj = kube.get("admissionregistration.k8s.io/v1", kind, name)
+        saved[kind] = copy.deepcopy(obj["webhooks"])
+        for hook in obj["webhooks"]:
+            path = hook["clientConfig"]["service"]["path"]
+            hook["clientConfig"] = {
+                "url": f"https://127.0.0.1:{port}{path}",
+                **(
+                    {"caBundle": hook["clientConfig"]["caBundle"]}
+                    if "caBundle" in hook["clientConfig"]
+                    else {}
+                ),
+            }
+            hook["failurePolicy"] = "Fail"
+        kube.request("PUT", f"/apis/admissionregistration.k8s.io/v1/{kind.lower()}s/{name}", obj)
+    try:
+        yield
+    finally:
+        for kind, name in kinds.items():
+            obj = kube.get("admissionregistration.k8s.io/v1", kind, name)
+            obj["webhooks"] = saved[kind]
+            kube.request(
+                "PUT", f"/apis/admissionregistration.k8s.io/v1/{kind.lower()}s/{name}", obj
+            )
+
+
+def _operator_flags() -> list[str]:
+    return [
+        f"--leader-election-id={LEASE}",
+        f"--webhook-cert-secret={CERT_SECRET}",
+        f"--mutating-webhook-name={MUTATING}",
+        f"--validating-webhook-name={VALIDATING}",
+        "--webhook-service-name=workload-map-webhook",
+    ]
+
+
+def test_operator_runs_impersonating_the_charts_account(
+    module_kube: Kube, installed: dict[tuple[str, str], Any], tmp_path: Path
+) -> None:
+    """The admin's credentials, impersonating the chart's service account and its groups:
+    every request carries exactly the chart's permissions. The operator reconciles, keeps its
+    certificate and both caBundles, and the API server calls its webhooks, which stamp labels
+    and refuse an invalid Karta."""
+    from tests.operator.live import widget_karta
+
+    kube = module_kube
+    kubeconfig = impersonating_kubeconfig(kube, tmp_path / "as.kubeconfig", USER, GROUPS)
+    from workload_map.operator.kube import Api, load_configuration
+
+    api = Api(load_configuration(str(kubeconfig)))
+    try:
+        me = api.request(
+            "POST",
+            "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+            {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"},
+        )["status"]["userInfo"]
+        # and the impersonated identity has no more than the chart grants
+        with pytest.raises(Exception, match=r"403|forbidden"):
+            api.get("/api/v1/namespaces/kube-system/configmaps")
+    finally:
+        api.close()
+    assert me["username"] == USER
+    assert set(GROUPS) <= set(me["groups"])
+
+    op = OperatorProcess(
+        kubeconfig, NS, tmp_path / "op", webhook=True, leader_elect=True, extra=_operator_flags()
+    )
+    token = tmp_path.name[-8:].lower().replace("_", "-")
+    good = widget_karta(f"as-good-{token}", f"as-good-{token}.example.com")
+    bad = widget_karta(f"as-bad-{token}", f"as-bad-{token}.example.com")
+    bad["spec"]["structureDefinition"]["rootComponent"]["kind"]["kind"] = ""
+    bad["spec"]["structureDefinition"]["rootComponent"]["name"] = ""
+    with running(op), webhooks_on_loopback(kube, op.webhook_port):
+        op.wait_ready(90)
+
+        def bundles() -> bool:
+            return all(
+                kube.get("admissionregistration.k8s.io/v1", kind, name)["webhooks"][0][
+                    "clientConfig"
+                ].get("caBundle")
+                for kind, name in (
+                    ("MutatingWebhookConfiguration", MUTATING),
+                    ("ValidatingWebhookConfiguration", VALIDATING),
+                )
+            )
+
+        eventually(bundles, 60, f"both caBundles patched ({op.log_tail()})")
+
+        def create_good() -> Any:
+            return kube.request("POST", "/apis/run.ai/v1alpha1/kartas", good)
+
+        # the API server may still hold the previous caBundle for a moment
+        created = eventually(create_good, 30, f"a Karta admitted ({op.log_tail()})")
+        assert (
+            created["metadata"]["labels"]["run.ai/karta-group"]
+            == good["spec"]["structureDefinition"]["rootComponent"]["kind"]["group"]
+        )
+        with pytest.raises(ApiException) as err:
+            kube.request("POST", "/apis/run.ai/v1alpha1/kartas", bad)
+        assert err.value.status == 403
+        assert "the Karta definition is invalid" in str(err.value.body)
+
+        def reconciled() -> bool:
+            status = kube.get("run.ai/v1alpha1", "Karta", good["metadata"]["name"]).get("status")
+            return {"Validated", "CRDExists", "Ready"} <= {
+                c["type"] for c in (status or {}).get("conditions") or []
+            }
+
+        eventually(reconciled, 60, f"the Karta reconciled ({op.log_tail()})")
+    kube.delete("run.ai/v1alpha1", "Karta", good["metadata"]["name"])
+    log = op.log.read_text(errors="replace")
+    assert "403" not in log and "forbidden" not in log.lower(), log[-3000:]
+
+
+def test_a_removed_permission_is_a_condition_not_a_crash_loop(
+    module_kube: Kube, installed: dict[tuple[str, str], Any], tmp_path: Path
+) -> None:
+    """The chart's ClusterRole minus its CRD rule, bound to another impersonated account: the
+    operator stays up and ready, and every Karta says it cannot read CRDs (CRDExists Unknown,
+    CRDsNotReadable) instead of the process failing."""
+    kube = module_kube
+    user = f"system:serviceaccount:{NS}:workload-map-limited"
+    role = copy.deepcopy(installed[("ClusterRole", "workload-map")])
+    rules = [
+        r for r in role["rules"] if "customresourcedefinitions" not in (r.get("resources") or [])
+    ]
+    assert len(rules) == len(role["rules"]) - 1
+    limited = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": {"name": "workload-map-limited"},
+        "rules": rules,
+    }
+    binding = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRoleBinding",
+        "metadata": {"name": "workload-map-limited"},
+        "roleRef": {
+            "apiGroup": "rbac.authorization.k8s.io",
+            "kind": "ClusterRole",
+            "name": "workload-map-limited",
+        },
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}],
+    }
+    for doc in (limited, binding):
+        kube.apply(doc, field_validation="Strict")
+    from tests.operator.live import widget_karta
+
+    # a kind from a CRD (none installed): without CRD access the operator cannot tell
+    token = tmp_path.name[-8:].lower().replace("_", "-")
+    karta = widget_karta(f"limited-{token}", f"limited-{token}.example.com")
+    karta["metadata"]["labels"] = {
+        "run.ai/karta-group": f"limited-{token}.example.com",
+        "run.ai/karta-version": "v1",
+        "run.ai/karta-kind": "Widget",
+    }
+    kube.request("POST", "/apis/run.ai/v1alpha1/kartas", karta)
+    name = karta["metadata"]["name"]
+    # the CRD rule must really be gone for this account
+    allowed = kube.request(
+        "POST",
+        "/apis/authorization.k8s.io/v1/subjectaccessreviews",
+        {
+            "apiVersion": "authorization.k8s.io/v1",
+            "kind": "SubjectAccessReview",
+            "spec": {
+                "user": user,
+                "groups": GROUPS,
+                "resourceAttributes": {
+                    "verb": "list",
+                    "group": "apiextensions.k8s.io",
+                    "resource": "customresourcedefinitions",
+                },
+            },
+        },
+    )["status"].get("allowed")
+    assert not allowed
+    kubeconfig = impersonating_kubeconfig(kube, tmp_path / "limited.kubeconfig", user, GROUPS)
+    # no webhooks, no election: the namespaced Role of the chart is bound to the real account
+    op = OperatorProcess(kubeconfig, NS, tmp_path / "op", webhook=False)
+    try:
+        with running(op):
+            op.wait_ready(120)
+
+            def unreadable() -> dict[str, Any] | None:
+                status = kube.get("run.ai/v1alpha1", "Karta", name).get("status") or {}
+                for cond in status.get("conditions") or []:
+                    if cond["type"] == "CRDExists" and cond["reason"] == "CRDsNotReadable":
+                        return dict(cond)
+                return None
+
+            cond = eventually(unreadable, 90, f"CRDExists says so ({op.log_tail()})")
+            assert cond["status"] == "Unknown"
+            assert (
+                "customresourcedefinitions" in cond["message"].lower()
+                or "403" in cond["message"]
+                or "forbidden" in cond["message"].lower()
+            ), cond
+            time.sleep(3)  # still up, still ready, a while later
+            assert op.alive() and op.ready(), op.log_tail()
+    finally:
+        kube.delete("run.ai/v1alpha1", "Karta", name)
+        for doc in (binding, limited):
+            kube.delete(doc["apiVersion"], doc["kind"], doc["metadata"]["name"])

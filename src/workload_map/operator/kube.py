@@ -10,19 +10,86 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from workload_map.cluster.errors import ApiError, Unreachable, api_error
+from workload_map.cluster.errors import ApiError, NotConfigured, Unreachable, api_error
 
-__all__ = ["Api", "load_configuration"]
+__all__ = ["Api", "Impersonation", "load_configuration"]
 
 MERGE_PATCH = "application/merge-patch+json"
 APPLY_PATCH = "application/apply-patch+yaml"
 
 
-def load_configuration(kubeconfig: str | None = None, context: str | None = None) -> Any:
+@dataclass(frozen=True)
+class Impersonation:
+    """Who the requests act as (kubectl's ``--as``/``--as-group``/``--as-uid``, or the
+    kubeconfig user's ``as``/``as-groups``/``as-uid``/``as-user-extra``)."""
+
+    user: str | None = None
+    groups: tuple[str, ...] = ()
+    uid: str | None = None
+    extra: tuple[tuple[str, str], ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.user or self.groups or self.uid or self.extra)
+
+    def headers(self) -> list[tuple[str, str]]:
+        """The ``Impersonate-*`` header lines; a group or an extra value is one line each (the
+        API server reads every line as one value, a comma is part of the value)."""
+        from urllib.parse import quote
+
+        out: list[tuple[str, str]] = []
+        if self.user:
+            out.append(("Impersonate-User", self.user))
+        if self.uid:
+            out.append(("Impersonate-Uid", self.uid))
+        out.extend(("Impersonate-Group", g) for g in self.groups)
+        out.extend((f"Impersonate-Extra-{quote(k, safe='')}", v) for k, v in self.extra)
+        return out
+
+
+def _kubeconfig_impersonation(path: str, context: str | None) -> Impersonation:
+    """The ``as*`` fields of the context's user, which the ``kubernetes`` loader ignores."""
+    from kubernetes.config.kube_config import KubeConfigMerger
+
+    def plain(node: Any) -> Any:
+        return getattr(node, "value", node)
+
+    merged = plain(KubeConfigMerger(path).config) or {}
+    name = context or merged.get("current-context")
+    ctx = next((plain(c) for c in merged.get("contexts") or [] if plain(c)["name"] == name), None)
+    if ctx is None:
+        return Impersonation()
+    user_name = (ctx.get("context") or {}).get("user")
+    user = next(
+        (plain(u) for u in merged.get("users") or [] if plain(u)["name"] == user_name), None
+    )
+    fields = (user or {}).get("user") or {}
+    groups = fields.get("as-groups") or []
+    extra = fields.get("as-user-extra") or {}
+    if not isinstance(groups, list) or not all(isinstance(g, str) for g in groups):
+        raise NotConfigured(f"kubeconfig {path}: users[{user_name}].as-groups must be strings")
+    if not isinstance(extra, dict):
+        raise NotConfigured(f"kubeconfig {path}: users[{user_name}].as-user-extra must be a map")
+    return Impersonation(
+        user=fields.get("as") or None,
+        groups=tuple(groups),
+        uid=fields.get("as-uid") or None,
+        extra=tuple((str(k), str(v)) for k, vs in extra.items() for v in (vs or [])),
+    )
+
+
+def load_configuration(
+    kubeconfig: str | None = None,
+    context: str | None = None,
+    *,
+    impersonate: Impersonation | None = None,
+) -> Any:
     """A ``kubernetes.client.Configuration``: the kubeconfig when given (or $KUBECONFIG /
-    ~/.kube/config exists), else the in-cluster service account."""
+    ~/.kube/config exists), else the in-cluster service account. Impersonation (``impersonate``,
+    else the kubeconfig user's ``as`` fields) rides along as ``cfg.impersonation``; :class:`Api`
+    sends it on every request."""
     import os
 
     from kubernetes import client, config
@@ -38,12 +105,38 @@ def load_configuration(kubeconfig: str | None = None, context: str | None = None
             client_configuration=cfg,
             persist_config=False,
         )
-        return cfg
-    try:
-        config.load_incluster_config(client_configuration=cfg)
-    except ConfigException as exc:
-        raise Unreachable(f"no kubeconfig and not running in a cluster: {exc}") from exc
+        from_file = _kubeconfig_impersonation(path or default, context)
+    else:
+        try:
+            config.load_incluster_config(client_configuration=cfg)
+        except ConfigException as exc:
+            raise Unreachable(f"no kubeconfig and not running in a cluster: {exc}") from exc
+        from_file = Impersonation()
+    # as kubectl: the flags replace the kubeconfig's fields, they do not merge with them
+    cfg.impersonation = impersonate if impersonate else from_file
     return cfg
+
+
+class _ImpersonatingPool:
+    """The ``kubernetes`` client's urllib3 pool with the ``Impersonate-*`` lines added to every
+    request. The client has no impersonation support and folds its headers into one dict per
+    request, which cannot carry the repeated ``Impersonate-Group`` lines, so they are added
+    here, below it, as a urllib3 ``HTTPHeaderDict``."""
+
+    def __init__(self, inner: Any, lines: list[tuple[str, str]]) -> None:
+        self._inner = inner
+        self._lines = lines
+
+    def request(self, method: str, url: str, *args: Any, **kwargs: Any) -> Any:
+        from urllib3 import HTTPHeaderDict
+
+        headers = HTTPHeaderDict(kwargs.pop("headers", None) or {})
+        for key, value in self._lines:
+            headers.add(key, value)
+        return self._inner.request(method, url, *args, headers=headers, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
 
 
 class Api:
@@ -54,6 +147,12 @@ class Api:
 
         self.configuration = configuration
         self.client = client.ApiClient(configuration)
+        self.impersonation: Impersonation = (
+            getattr(configuration, "impersonation", None) or Impersonation()
+        )
+        if self.impersonation:
+            rest: Any = self.client.rest_client
+            rest.pool_manager = _ImpersonatingPool(rest.pool_manager, self.impersonation.headers())
         self.timeout = timeout
         self.calls = 0  # for tests and the status-write accounting in benchmarks
         self.writes = 0

@@ -74,6 +74,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--context", help="kubeconfig context")
     p.add_argument(
+        "--as",
+        dest="as_user",
+        metavar="USER",
+        help="impersonate this user (as kubectl; replaces the kubeconfig user's `as` fields)",
+    )
+    p.add_argument(
+        "--as-group",
+        dest="as_groups",
+        metavar="GROUP",
+        action="append",
+        default=[],
+        help="impersonate this group (repeatable)",
+    )
+    p.add_argument("--as-uid", dest="as_uid", metavar="UID", help="impersonate this UID")
+    p.add_argument(
         "--namespace",
         help="namespace of the operator's own objects (Lease, Secret); "
         "default: $POD_NAMESPACE, else the service account's, else default",
@@ -180,13 +195,18 @@ class Operator:
         from workload_map.operator import controllers
         from workload_map.operator.controllers import OperatorConfig, OperatorContext
         from workload_map.operator.events import EventRecorder
-        from workload_map.operator.kube import Api, load_configuration
+        from workload_map.operator.kube import Api, Impersonation, load_configuration
 
         self.args = args
         namespace = _namespace(args.namespace)
         identity = f"{socket.gethostname()}_{uuid.uuid4().hex[:8]}"
         self.config = OperatorConfig(args=args, namespace=namespace, identity=identity)
-        self.api = Api(load_configuration(args.kubeconfig, args.context))
+        impersonate = Impersonation(
+            user=getattr(args, "as_user", None),
+            groups=tuple(getattr(args, "as_groups", None) or ()),
+            uid=getattr(args, "as_uid", None),
+        )
+        self.api = Api(load_configuration(args.kubeconfig, args.context, impersonate=impersonate))
         self.ctx = OperatorContext(
             config=self.config,
             api=self.api,

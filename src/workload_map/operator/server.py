@@ -1,7 +1,8 @@
 """The operator's HTTP servers on aiohttp: health probes, metrics, and the TLS webhook server.
 
 All three run on one asyncio loop in a thread of their own; admission handlers are synchronous
-(they read caches and run the validator) and run in the loop's thread pool. The webhook
+(they read caches and run the validator) and run in a thread pool, or on the loop itself when
+registered ``inline`` (short CPU work, where a thread hop costs more than it saves). The webhook
 server's TLS context asks :class:`TlsSource` for the current certificate on every handshake
 (``sni_callback``), so a rotated certificate is served without a restart.
 """
@@ -31,6 +32,8 @@ __all__ = ["Servers", "TlsSource", "parse_bind_address"]
 
 log = logging.getLogger("workload_map.operator.server")
 
+LAG_PERIOD = 0.05  # seconds between the event-loop lag probes of the webhook server
+
 
 def parse_bind_address(text: str) -> tuple[str, int] | None:
     """``":8080"`` → ("0.0.0.0", 8080), ``"127.0.0.1:9"`` → as is; ``"0"`` or "" → disabled."""
@@ -53,6 +56,9 @@ class TlsSource:
         self._ctx: ssl.SSLContext | None = None
         self._lock = threading.Lock()
         self.loads = 0
+        #: TLS handshakes served: one per new connection, so with request counts it shows
+        #: whether the API server keeps its connections to the webhooks alive
+        self.handshakes = 0
         self.serial: int | None = None
 
     def load(self, cert_file: str, key_file: str) -> None:
@@ -81,12 +87,26 @@ class TlsSource:
         outer.minimum_version = ssl.TLSVersion.TLSv1_2
 
         def pick(sock: ssl.SSLObject, _name: str | None, _ctx: ssl.SSLContext) -> None:
+            self.handshakes += 1
             current = self.current()
             if current is not None:
                 sock.context = current
 
         outer.sni_callback = pick
         return outer
+
+
+def _summary_lines(name: str, labels: str, samples: deque[float]) -> list[str]:
+    values = sorted(samples)
+    sep = "," if labels else ""
+    out = []
+    for q in (0.5, 0.9, 0.99):
+        v = values[min(len(values) - 1, int(q * len(values)))]
+        out.append(f'{name}{{{labels}{sep}quantile="{q}"}} {v:.6f}')
+    tail = f"{{{labels}}}" if labels else ""
+    out.append(f"{name}_sum{tail} {sum(values):.6f}")
+    out.append(f"{name}_count{tail} {len(values)}")
+    return out
 
 
 class Servers:
@@ -111,11 +131,15 @@ class Servers:
         self._started = threading.Event()
         self._runners: list[web.AppRunner] = []
         self._thread: threading.Thread | None = None
+        self._lag_task: asyncio.Task[None] | None = None
         self._pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="admission")
         self.error: BaseException | None = None
         self.admissions = 0
         #: seconds each admission request took, per webhook path (the last 10 000 each)
         self.latencies: dict[str, deque[float]] = {}
+        #: how late the loop ran a timer due every LAG_PERIOD (the last 10 000): a request
+        #: waits at least this long before its handler starts, which handler times miss
+        self.loop_lag: deque[float] = deque(maxlen=10_000)
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -155,7 +179,16 @@ class Servers:
         loop.run_forever()
         loop.close()
 
+    async def _watch_lag(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            due = loop.time() + LAG_PERIOD
+            await asyncio.sleep(LAG_PERIOD)
+            self.loop_lag.append(max(0.0, loop.time() - due))
+
     async def _cleanup(self) -> None:
+        if self._lag_task is not None:
+            self._lag_task.cancel()
         for runner in self._runners:
             await runner.cleanup()
 
@@ -179,6 +212,7 @@ class Servers:
                     path, self._admission(handler, inline=path in self.ctx.inline_webhooks)
                 )
             await self._site(app, self.webhook, self.tls.server_context())
+            self._lag_task = asyncio.get_running_loop().create_task(self._watch_lag())
             self.webhook_started.set()
 
     async def _site(self, app: web.Application, where: tuple[str, int], tls: Any) -> None:
@@ -219,6 +253,12 @@ class Servers:
         from aiohttp import web
 
         parts = [self._latency_summary()]
+        if self.tls is not None:
+            name = "workloadmap_operator_webhook_tls_handshakes_total"
+            parts.append(
+                f"# HELP {name} TLS handshakes of the webhook server (new connections).\n"
+                f"# TYPE {name} counter\n{name} {self.tls.handshakes}\n"
+            )
         for render in list(self.ctx.metrics):
             try:
                 parts.append(render())
@@ -233,12 +273,14 @@ class Servers:
             f"# TYPE {name} summary",
         ]
         for path, samples in sorted(self.latencies.items()):
-            values = sorted(samples)
-            for q in (0.5, 0.9, 0.99):
-                v = values[min(len(values) - 1, int(q * len(values)))]
-                lines.append(f'{name}{{path="{path}",quantile="{q}"}} {v:.6f}')
-            lines.append(f'{name}_sum{{path="{path}"}} {sum(values):.6f}')
-            lines.append(f'{name}_count{{path="{path}"}} {len(values)}')
+            lines += _summary_lines(name, f'path="{path}"', samples)
+        if self.loop_lag:
+            lag = "workloadmap_operator_webhook_loop_lag_seconds"
+            lines += [
+                f"# HELP {lag} How late the webhook server's event loop runs a timer.",
+                f"# TYPE {lag} summary",
+                *_summary_lines(lag, "", self.loop_lag),
+            ]
         return "\n".join(lines) + "\n"
 
     def _admission(
