@@ -190,8 +190,9 @@ def test_pods_by_owner_indexes_every_ancestor() -> None:
     api = FakeAPI().serve(JOBSET)
     js = _jobset_with_pods(api)
     index = pods_by_owner(Cluster(api), "default")
-    assert len(index[js["metadata"]["uid"]]) == 2
-    assert len(index["uid-job-train-workers-0"]) == 2
+    assert len(index.pods_of(js)) == 2 and len(index) == 4
+    job = {"metadata": {"uid": "uid-job-train-workers-0", "namespace": "default"}}
+    assert len(index.pods_of(job)) == 2
 
 
 def test_owning_workload() -> None:

@@ -17,6 +17,7 @@ from workload_map.cli.exits import ERROR, OK, CliError
 if TYPE_CHECKING:
     from workload_map.cli.context import Context
     from workload_map.cluster.definitions import Definition
+    from workload_map.cluster.ownership import PodIndex
 
 __all__ = ["describe_type", "names_a_type"]
 
@@ -67,7 +68,7 @@ def describe_type(token: str, args: argparse.Namespace, ctx: Context, fmt: str) 
             raise CliError(
                 str(exc), ERROR, hint=f"ask for the list verb on {res.group_resource}"
             ) from exc
-        pods = _pod_index(ctx, cluster, namespace) if objs else {}
+        pods = _pod_index(ctx, cluster, namespace) if objs else None
     except ClusterError as exc:
         raise CliError(str(exc), ERROR) from exc
     objs.sort(
@@ -107,9 +108,7 @@ def describe_type(token: str, args: argparse.Namespace, ctx: Context, fmt: str) 
     return OK
 
 
-def _pod_index(
-    ctx: Context, cluster: Any, namespace: str | None
-) -> dict[str, list[dict[str, Any]]] | None:
+def _pod_index(ctx: Context, cluster: Any, namespace: str | None) -> PodIndex | None:
     from workload_map.cluster.errors import Forbidden
     from workload_map.cluster.ownership import pods_by_owner
 
@@ -122,15 +121,14 @@ def _pod_index(
 
 def _view(
     obj: dict[str, Any],
-    pods: dict[str, list[dict[str, Any]]] | None,
+    pods: PodIndex | None,
     definition: Definition,
     ctx: Context,
 ) -> dict[str, Any]:
     from workload_map.cli.manifests import describe_object
     from workload_map.cli.workload_view import describe_view
 
-    uid = str((obj.get("metadata") or {}).get("uid") or "")
-    view = describe_view(obj, None if pods is None else pods.get(uid, []), definition)
+    view = describe_view(obj, None if pods is None else pods.pods_of(obj), definition)
     label = describe_object(obj)
     for message in view.get("errors") or []:
         ctx.warn(f"{label}: {message}")

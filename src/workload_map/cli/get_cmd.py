@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from workload_map.cli.printers import OutputSpec
     from workload_map.cluster.client import Cluster
     from workload_map.cluster.definitions import Definitions
+    from workload_map.cluster.ownership import PodIndex
 
 __all__ = ["OUTPUTS", "PHASES", "Request", "parse_requests", "run", "stuck_reason"]
 
@@ -339,8 +340,7 @@ class _Hooks:
         label: str,
         pods: list[dict[str, Any]] | None = None,
     ) -> Row | None:
-        uid = str((obj.get("metadata") or {}).get("uid") or "")
-        return _row(ctx, cluster, target, obj, None if pods is None else {uid: pods}, label)
+        return _row(ctx, cluster, target, obj, pods, label)
 
     def keep(self, row: Row, opts: _Options) -> bool:
         return _keep(row, opts)
@@ -370,12 +370,12 @@ def _rbac_hint(target: Target, namespace: str | None) -> str:
 
 
 # the pod index when pods could not be listed (a distinct object: an empty index means no pods)
-_PODS_UNKNOWN: dict[str, list[dict[str, Any]]] = {}
+_PODS_UNKNOWN: Any = object()
 
 
 def _pod_index(
     ctx: Context, cluster: Cluster, namespace: str | None, chunk_size: int
-) -> dict[str, list[dict[str, Any]]] | None:
+) -> PodIndex | None:
     from workload_map.cluster.errors import Forbidden
     from workload_map.cluster.ownership import pods_by_owner
 
@@ -393,7 +393,7 @@ def _list(
     target: Target,
     namespace: str | None,
     type_label: str,
-    pods: dict[str, list[dict[str, Any]]] | None = None,
+    pods: PodIndex | None = None,
     progress: Progress | None = None,
 ) -> Iterator[Row]:
     progress = progress or Progress(ctx)
@@ -461,11 +461,12 @@ def _row(
     cluster: Cluster,
     target: Target,
     obj: dict[str, Any],
-    pods: dict[str, list[dict[str, Any]]] | None,
+    pods: PodIndex | list[dict[str, Any]] | None,
     type_label: str,
 ) -> Row | None:
+    """One row; ``pods`` is the shared pod index, the workload's own pods (the watch loop's),
+    or None to find them now."""
     meta = obj.get("metadata") or {}
-    uid = str(meta.get("uid") or "")
     if pods is None:
         from workload_map.cluster.errors import Forbidden
         from workload_map.cluster.ownership import find_pods
@@ -476,8 +477,10 @@ def _row(
             pod_list = None
     elif pods is _PODS_UNKNOWN:
         pod_list = None
+    elif isinstance(pods, list):
+        pod_list = pods
     else:
-        pod_list = pods.get(uid, [])
+        pod_list = pods.pods_of(obj)
     d = target.definition
     from workload_map.cli.workload_view import DescribeFailed, describe_view
 
@@ -551,7 +554,7 @@ def _all_types(
             ctx.warn(f"could not read owner {what}; keeping its objects as top-level")
 
     progress = Progress(ctx)
-    pods: dict[str, list[dict[str, Any]]] | None = None
+    pods: PodIndex | None = None
     rows: list[Row] = []
     forbidden: list[str] = []
     for target, label in targets:

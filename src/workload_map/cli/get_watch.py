@@ -138,26 +138,9 @@ class _Follower:
     # -- pods ----------------------------------------------------------------------------------
     def _chain(self, pod: dict[str, Any]) -> list[str]:
         """The uids up the pod's controller chain (stops at a workload we follow)."""
-        from workload_map.cluster.ownership import MAX_DEPTH, controller_ref
+        from workload_map.cluster.ownership import owner_chain
 
-        uids: list[str] = []
-        current = pod
-        pod_ns = (pod.get("metadata") or {}).get("namespace")
-        for _ in range(MAX_DEPTH):
-            ref = controller_ref(current)
-            if ref is None:
-                break
-            uid = str(ref.get("uid") or "")
-            uids.append(uid)
-            if uid in self.objs:
-                break
-            parent = self.cluster.get_cached(
-                str(ref.get("apiVersion")), str(ref.get("kind")), str(ref.get("name")), pod_ns
-            )
-            if parent is None:
-                break
-            current = parent
-        return uids
+        return list(owner_chain(self.cluster, pod, stop=self.objs).uids)
 
     def pods_of(self, uid: str) -> list[dict[str, Any]] | None:
         if self.pods is None:
