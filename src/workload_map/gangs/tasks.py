@@ -153,7 +153,7 @@ def _names(karta: Karta, slots: Sequence[_Slot]) -> dict[tuple[str, str], str]:
     out: dict[tuple[str, str], str] = {}
     for slot in slots:
         name = plain(slot)
-        if counts[name] > 1:
+        if counts[name] > 1 and slot.instance:
             name = dns_label(f"{slot.component}-{slot.instance}")
         out[(slot.component, slot.instance)] = name
     return out
