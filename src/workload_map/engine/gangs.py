@@ -700,11 +700,15 @@ def _alpha_groups(
     candidates: dict[str, list[_Candidate]] = {}
     grouped: dict[str, tuple[PodGroupDefinition, list[tuple[Placement, tuple[str, ...]]]]] = {}
     assignments: list[GangAssignment] = []
+    append = assignments.append
     for pod, placement in zip(pods, placements, strict=True):
         assignment, definition, keys = _assign(counter, candidates, pod, placement, owner_uid)
-        assignments.append(assignment)
+        append(assignment)
         if assignment.group is not None and definition is not None:
-            grouped.setdefault(assignment.group, (definition, []))[1].append((placement, keys))
+            entry = grouped.get(assignment.group)
+            if entry is None:
+                entry = grouped[assignment.group] = (definition, [])
+            entry[1].append((placement, keys))
     groups: list[PodGroup] = []
     for name, (definition, members) in sorted(grouped.items()):
         minimum, rule, error = _minimum(counter, definition, members)
@@ -741,10 +745,12 @@ def _assign(
     if not candidates:
         return GangAssignment(reason=f"no pod group names {component} or an ancestor"), None, ()
     run = counter.extractor.run
-    try:
-        chosen = next((c for c in candidates if not c.filters or c.passes(pod, run)), None)
-    except ExtractionError as err:
-        return GangAssignment(reason=str(err)), None, ()
+    chosen: _Candidate | None = candidates[0]
+    if candidates[0].filters or len(candidates) > 1:
+        try:
+            chosen = next((c for c in candidates if not c.filters or c.passes(pod, run)), None)
+        except ExtractionError as err:
+            return GangAssignment(reason=str(err)), None, ()
     if chosen is None:
         failed = "the filters of every candidate pod group failed"
         return GangAssignment(reason=failed), None, ()
@@ -758,7 +764,7 @@ def _assign(
             reason = f'failed to extract group key from path "{path}": {err}'
             break
     # pods of one group share one (immutable) assignment: building it per pod is most of the cost
-    memo_key = (id(chosen), *keys, reason)
+    memo_key = (*keys, reason)
     assignment = chosen.assigned.get(memo_key)
     if assignment is None:
         assignment = chosen.assigned[memo_key] = GangAssignment(

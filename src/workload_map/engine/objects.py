@@ -189,7 +189,11 @@ def plain_items(value: Any, *, what: str = "pods") -> list[dict[str, Any]]:
             f"{what}: expected a list of Kubernetes objects or a list object, "
             f"got {_type_name(value)}"
         )
+    append = out.append
     for index, item in enumerate(value):
+        if type(item) is dict and type(item.get("items")) is not list:
+            append(item)  # a plain object, not a list: most items, so checked first and cheaply
+            continue
         where = f"{what}[{index}]"
         if type(item) is dict:
             plain_item: Any = item

@@ -131,35 +131,54 @@ def label_verdict(pod: Mapping[str, Any], workload: Mapping[str, Any]) -> bool |
     a workload of another kind of the same operator); None: no owner labels of the workload's
     kind (no evidence either way).
     """
-    return _label_check(pod, workload)[0]
+    return _LabelCheck(workload)(pod)[0]
 
 
-def _label_check(pod: Mapping[str, Any], workload: Mapping[str, Any]) -> tuple[bool | None, str]:
-    top = _self_ref(workload)
-    rule = OWNER_LABELS.get((top.group, top.kind))
-    if rule is None:
-        return None, ""
-    labels = _meta(pod).get("labels")
-    if not isinstance(labels, Mapping):
-        return None, ""
-    seen = False
-    for key in rule.name:
-        value = labels.get(key)
-        if isinstance(value, str):
-            seen = True
-            if top.name and value != top.name:
-                return False, f"its label {key}={value} names another {top.kind}"
-    for key in rule.uid:
-        value = labels.get(key)
-        if isinstance(value, str):
-            seen = True
-            if top.uid and value != top.uid:
-                return False, f"its label {key}={value} names another {top.kind} (uid)"
-    if seen and rule.kind is not None:
-        value = labels.get(rule.kind)
-        if isinstance(value, str) and value not in rule.kind_values:
-            return False, f"its label {rule.kind}={value} names a workload of another kind"
-    return (True, "") if seen else (None, "")
+class _LabelCheck:
+    """:func:`label_verdict` with its reason, for one workload (its rule looked up once: a file
+    of many pods is checked pod by pod)."""
+
+    __slots__ = ("kind", "kind_label", "kind_values", "name", "name_labels", "uid", "uid_labels")
+
+    def __init__(self, workload: Mapping[str, Any]):
+        top = _self_ref(workload)
+        rule = OWNER_LABELS.get((top.group, top.kind))
+        self.kind, self.name, self.uid = top.kind, top.name, top.uid
+        self.name_labels = rule.name if rule is not None else ()
+        self.uid_labels = rule.uid if rule is not None else ()
+        self.kind_label = rule.kind if rule is not None else None
+        self.kind_values = rule.kind_values if rule is not None else frozenset()
+
+    def __call__(self, pod: Mapping[str, Any]) -> tuple[bool | None, str]:
+        meta = pod.get("metadata")
+        return self.labels(meta.get("labels") if isinstance(meta, Mapping) else None)
+
+    def labels(self, labels: Any) -> tuple[bool | None, str]:
+        """The verdict of a pod's ``metadata.labels`` (any value: not a mapping, no evidence)."""
+        if not self.name_labels and not self.uid_labels:
+            return None, ""
+        if type(labels) is not dict and not isinstance(labels, Mapping):
+            return None, ""
+        seen = False
+        for key in self.name_labels:
+            value = labels.get(key)
+            if type(value) is str:
+                seen = True
+                if self.name and value != self.name:
+                    return False, f"its label {key}={value} names another {self.kind}"
+        for key in self.uid_labels:
+            value = labels.get(key)
+            if type(value) is str:
+                seen = True
+                if self.uid and value != self.uid:
+                    return False, f"its label {key}={value} names another {self.kind} (uid)"
+        if seen and self.kind_label is not None:
+            value = labels.get(self.kind_label)
+            if type(value) is str and value not in self.kind_values:
+                return False, (
+                    f"its label {self.kind_label}={value} names a workload of another kind"
+                )
+        return (True, "") if seen else (None, "")
 
 
 def group_of(api_version: str) -> str:
@@ -324,13 +343,17 @@ def partition_pods(
             (pods if is_pod else links).append(o)
     index = _Index(links)
     top = _self_ref(workload)
+    label_check = _LabelCheck(workload)
     candidates: list[Mapping[str, Any]] = []
     excluded: list[tuple[Mapping[str, Any], str]] = []
     for obj in pods:
-        reason, reached = _chain_verdict(obj, links, index, top)
+        meta = obj.get("metadata")
+        if type(meta) is not dict and not isinstance(meta, Mapping):
+            meta = None
+        reason, reached = _chain_verdict(obj, meta, links, index, top)
         if reason is None and not reached:
             # the chain does not resolve to the workload: the owner labels are the evidence
-            by_labels, why = _label_check(obj, workload)
+            by_labels, why = label_check.labels(meta.get("labels") if meta is not None else None)
             if by_labels is False:
                 reason = why
         if reason is None:
@@ -341,15 +364,22 @@ def partition_pods(
 
 
 def _chain_verdict(
-    obj: Mapping[str, Any], links: list[Mapping[str, Any]], index: _Index, top: OwnerRef
+    obj: Mapping[str, Any],
+    meta: Mapping[str, Any] | None,
+    links: list[Mapping[str, Any]],
+    index: _Index,
+    top: OwnerRef,
 ) -> tuple[str | None, bool]:
     """(why the chain rules the pod out or None, whether the chain reaches the workload)."""
     if not links:  # a bare pod, or a chain that leaves the file at once, unless it names
-        meta = obj.get("metadata")  # an object of the workload's kind
-        refs = meta.get("ownerReferences") if isinstance(meta, Mapping) else None
+        refs = meta.get("ownerReferences") if meta is not None else None  # the workload's kind
         if not refs or type(refs) is not list:
             return None, False
-        if not any(type(r) is not dict or r.get("kind") == top.kind for r in refs):
+        kind = top.kind
+        for r in refs:
+            if type(r) is not dict or r.get("kind") == kind:
+                break
+        else:
             return None, False
     if controller_ref(obj) is None:
         return None, False

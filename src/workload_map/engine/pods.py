@@ -152,7 +152,7 @@ def single_value(structure: Structure, expr: str, pod: Any) -> str:
 
 def single_result(expression: Expression, pod: Any, run: Run = direct) -> str:
     """:func:`single_value` with the expression already looked up (it runs per pod)."""
-    values = run(expression, pod)
+    values = expression.evaluate(pod) if expression.direct else run(expression, pod)
     if len(values) != 1:
         raise ExtractionError(f"expected single query result, got {len(values)}")
     value = values[0]
@@ -192,12 +192,14 @@ def type_matcher(
     if not selector.key_path and not selector.match_labels:
         return lambda pod, run: False
     key = structure.expressions.get(selector.key_path) if selector.key_path else None
+    walk = key.evaluate if key is not None and key.direct else None
     expected = selector.value
     labels = tuple(selector.match_labels.items()) if selector.match_labels else ()
 
     def match(pod: Any, run: Run) -> bool:
         if key is not None:
-            values = run(key, pod)
+            # a constant path is walked directly: what any ``run`` does with it (runner.py)
+            values = walk(pod) if walk is not None else run(key, pod)
             if expected is None:
                 if all(v is None for v in values):
                     return False
@@ -313,7 +315,16 @@ class _Plan:
             name = meta.get("name") or meta.get("generateName") or ""
             if type(name) is not str:
                 name = str(name)
-        placement = Placement(name, state=pod_state(pod))
+        status = pod.get("status")
+        if type(status) is dict and type(meta) is dict:  # pod_state() inlined: it runs per pod
+            phase = status.get("phase")
+            if phase == SUCCEEDED or phase == FAILED:
+                state = SUCCEEDED if phase == SUCCEEDED else FAILED
+            else:
+                state = TERMINATING if meta.get("deletionTimestamp") else ACTIVE
+        else:
+            state = pod_state(pod)
+        placement = Placement(name, state=state)
         try:
             component = self.component(pod, placement, run)
         except ExtractionError as err:

@@ -40,6 +40,8 @@ def _walker(
     defaulted = default is not _MISSING
     if all(type(step) is str for step in steps):
         keys: tuple[str, ...] = tuple(str(step) for step in steps)
+        if not defaulted and 1 <= len(keys) <= 3:
+            return _KEY_WALKERS[len(keys)](keys, slow)
 
         # object keys only: most definition paths, and the ones evaluated once per pod
         def walk_keys(root: Any) -> list[Any]:
@@ -78,6 +80,60 @@ def _walker(
     return walk
 
 
+def _keys1(keys: tuple[str, ...], slow: Callable[[Any], list[Any]]) -> Callable[[Any], list[Any]]:
+    (k0,) = keys
+
+    def walk1(root: Any) -> list[Any]:
+        if type(root) is dict:
+            return [root.get(k0)]
+        return [None] if root is None else slow(root)
+
+    return walk1
+
+
+def _keys2(keys: tuple[str, ...], slow: Callable[[Any], list[Any]]) -> Callable[[Any], list[Any]]:
+    k0, k1 = keys
+
+    def walk2(root: Any) -> list[Any]:
+        if type(root) is dict:
+            v = root.get(k0)
+            if type(v) is dict:
+                return [v.get(k1)]
+            if v is None:
+                return [None]
+        elif root is None:
+            return [None]
+        return slow(root)
+
+    return walk2
+
+
+def _keys3(keys: tuple[str, ...], slow: Callable[[Any], list[Any]]) -> Callable[[Any], list[Any]]:
+    k0, k1, k2 = keys
+
+    def walk3(root: Any) -> list[Any]:
+        if type(root) is dict:
+            v = root.get(k0)
+            if type(v) is dict:
+                v = v.get(k1)
+                if type(v) is dict:
+                    return [v.get(k2)]
+            if v is None:
+                return [None]
+        elif root is None:
+            return [None]
+        return slow(root)
+
+    return walk3
+
+
+#: walkers of 1-3 object keys without a default, unrolled: pod label paths
+#: (``.metadata.labels["x"]``), evaluated per pod, are the hottest code of attribution
+_KEY_WALKERS: dict[
+    int, Callable[[tuple[str, ...], Callable[[Any], list[Any]]], Callable[[Any], list[Any]]]
+] = {1: _keys1, 2: _keys2, 3: _keys3}
+
+
 def lookup(value: Any, path: jq.Path) -> Any:
     """jq's ``getpath``, with None where the path runs through a value of another type."""
     try:
@@ -95,7 +151,7 @@ class Expression:
     ``located`` the same for ``PATH // LITERAL`` too (where the value is read from).
     """
 
-    __slots__ = ("_program", "evaluate", "located", "path", "text", "timed_out")
+    __slots__ = ("_program", "direct", "evaluate", "located", "path", "text", "timed_out")
 
     def __init__(self, text: str):
         self.text = text
@@ -118,6 +174,8 @@ class Expression:
         self.evaluate: Callable[[Any], list[Any]] = (
             self._slow if self.located is None else _walker(self.located, default, self._slow)
         )
+        #: a direct dictionary walk: cheaper to repeat than to memoise (see :class:`Evaluations`)
+        self.direct = self.located is not None
 
     def _compiled(self) -> jq.Program:
         if self._program is None:
@@ -210,6 +268,11 @@ class Evaluations:
         self._done: dict[tuple[int, int], tuple[Any, list[Any] | None, ExtractionError | None]] = {}
 
     def __call__(self, expression: Expression, value: Any) -> list[Any]:
+        if expression.direct:
+            # a constant path: a few dictionary lookups, bounded, and failing the same way each
+            # time (a type surprise goes to jq, which fails fast): repeating it costs less than
+            # the memo's key and entry, and it runs per pod
+            return expression.evaluate(value)
         key = (id(expression), id(value))
         found = self._done.get(key)
         if found is not None and found[0] is value:

@@ -7,7 +7,6 @@ inputs are never mutated and write methods return new objects.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from functools import cached_property
 from typing import Any
 
 from workload_map.engine import writeback
@@ -23,6 +22,7 @@ from workload_map.engine.errors import EngineError
 from workload_map.engine.extract import ExtractedInstance, Extractor, Scale
 from workload_map.engine.gangs import PodGroup, PodGroupResult, build_pod_groups, subtree_scale
 from workload_map.engine.objects import plain_items, to_plain, workload_object
+from workload_map.engine.once import cached_property
 from workload_map.engine.owners import partition_pods
 from workload_map.engine.pods import Placement, attribute, attribute_all, pod_name
 from workload_map.engine.status import UNDEFINED, Status, evaluate_status
