@@ -79,7 +79,7 @@ clones: venv
 
 .PHONY: schemas
 schemas: venv  ## regenerate schemas/*.schema.json (the machine outputs' contract) from the typed views
-	$(PY) -m workload_map.engine.schemas --out schemas
+	$(PY) -m workload_map.cli.schemas --out schemas
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -81,12 +81,16 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     for name, problem in invalid:
         ctx.warn(f'cluster Karta "{name}" is invalid: {problem}')
     if fmt in ("json", "yaml"):
+        from workload_map.cli.outputs import DefinitionsList, InvalidKarta, KartaObject
         from workload_map.cli.render import dump_document
+        from workload_map.model.views import to_json
 
-        doc: dict[str, Any] = {"items": [_clean(d.source) for d in items], "count": len(items)}
-        if invalid:
-            doc["invalid"] = [{"name": n, "problem": p} for n, p in invalid]
-        ctx.stdout.write(dump_document(doc, fmt))
+        doc = DefinitionsList(
+            items=tuple(KartaObject(_clean(d.source)) for d in items),
+            count=len(items),
+            invalid=tuple(InvalidKarta(n, str(p)) for n, p in invalid),
+        )
+        ctx.stdout.write(dump_document(to_json(doc), fmt))
         return OK
     if fmt == "name":
         for d in items:

@@ -491,31 +491,32 @@ def _row(
         return None
     counts = view.get("pods") or {}
     labels = meta.get("labels")
-    row_view = {
-        "name": meta.get("name"),
-        "namespace": meta.get("namespace"),
-        "kind": obj.get("kind"),
-        "apiVersion": obj.get("apiVersion"),
-        "createdAt": meta.get("creationTimestamp"),
-        "definition": d.name,
-        "origin": d.origin,
-        "phases": list(view.get("phases") or ["Undefined"]),
-        "pods": {
-            "desired": counts.get("desired"),
-            "current": counts.get("current"),
-            "ready": counts.get("ready"),
-        },
-        "gpus": (view.get("resources") or {}).get("gpus", 0),
-        "stuck": stuck_reason(dict(view)),
+    from workload_map.cli.outputs import GetItem, GetMetadata
+    from workload_map.engine.describe import PodCounts
+    from workload_map.model.views import to_json
+
+    item = GetItem(
+        name=meta.get("name"),
+        namespace=meta.get("namespace"),
+        kind=obj.get("kind"),
+        api_version=obj.get("apiVersion"),
+        created_at=meta.get("creationTimestamp"),
+        definition=d.name,
+        origin=d.origin,
+        phases=tuple(view.get("phases") or ["Undefined"]),
+        pods=PodCounts(counts.get("desired", 0), counts.get("current"), counts.get("ready")),
+        gpus=(view.get("resources") or {}).get("gpus", 0),
+        stuck=stuck_reason(dict(view)),
         # kubectl habits (custom-columns=NAME:.metadata.name, --sort-by, --show-labels)
-        "metadata": {
-            "name": meta.get("name"),
-            "namespace": meta.get("namespace"),
-            "uid": meta.get("uid"),
-            "labels": dict(labels) if isinstance(labels, dict) else {},
-            "creationTimestamp": meta.get("creationTimestamp"),
-        },
-    }
+        metadata=GetMetadata(
+            name=meta.get("name"),
+            namespace=meta.get("namespace"),
+            uid=meta.get("uid"),
+            labels=dict(labels) if isinstance(labels, dict) else {},
+            creation_timestamp=meta.get("creationTimestamp"),
+        ),
+    )
+    row_view = to_json(item)
     return Row(row_view, type_label, str(meta.get("creationTimestamp") or ""), obj)
 
 

@@ -213,45 +213,48 @@ def _num(value: Any) -> int:
 
 
 def expected_of(view: dict[str, Any], wl: Any) -> dict[str, Any]:
-    """What the definition implies for the object, in the ``--predict`` file's format."""
+    """What the definition implies for the object, in the ``--predict`` file's format
+    (:class:`~workload_map.cli.outputs.Prediction`, schemas/verify-dump.schema.json)."""
+    from workload_map.cli.outputs import PredictedComponent, PredictedGang, Prediction
+    from workload_map.cli.workload_view import engine_errors
+    from workload_map.model.views import to_json
+
     nodes = _nodes(list(view.get("components") or []))
-    components: dict[str, Any] = {}
+    components: dict[str, PredictedComponent] = {}
     by_component: dict[str, list[dict[str, Any]]] = {}
     for _, node in nodes:
         by_component.setdefault(str(node.get("component")), []).append(node)
-    from workload_map.cli.workload_view import engine_errors
-
     for comp, members in by_component.items():
         try:
-            ids = [i for i in wl.instance_ids(comp) if i]
+            ids = [str(i) for i in wl.instance_ids(comp) if i]
         except engine_errors():
             ids = sorted({str(n.get("instance")) for n in members if n.get("instance")})
-        components[comp] = {
-            "instances": ids,
-            "replicas": sum(_num((n.get("replicas") or {}).get("desired")) for n in members),
-            "gpus": sum(_num((n.get("resources") or {}).get("gpus")) for n in members),
-        }
+        components[comp] = PredictedComponent(
+            instances=tuple(ids),
+            replicas=sum(_num((n.get("replicas") or {}).get("desired")) for n in members),
+            gpus=sum(_num((n.get("resources") or {}).get("gpus")) for n in members),
+        )
     for path, node in nodes:
         if path in components:
             continue
-        components[path] = {
-            "replicas": _num((node.get("replicas") or {}).get("desired")),
-            "gpus": _num((node.get("resources") or {}).get("gpus")),
-        }
-    gangs = []
-    for group in view.get("podGroups") or []:
-        if isinstance(group, dict):
-            gang: dict[str, Any] = {"minMember": group.get("minMember")}
-            if group.get("definition"):
-                gang["definition"] = group["definition"]
-            gangs.append(gang)
-    return {
-        "phases": list(view.get("phases") or []),
-        "pods": _num((view.get("pods") or {}).get("desired")),
-        "gpus": _num((view.get("resources") or {}).get("gpus")),
-        "components": components,
-        "gangs": gangs,
-    }
+        components[path] = PredictedComponent(
+            replicas=_num((node.get("replicas") or {}).get("desired")),
+            gpus=_num((node.get("resources") or {}).get("gpus")),
+        )
+    gangs = tuple(
+        PredictedGang(group.get("minMember"), group.get("definition") or None)
+        for group in view.get("podGroups") or []
+        if isinstance(group, dict)
+    )
+    prediction = Prediction(
+        phases=tuple(view.get("phases") or []),
+        pods=_num((view.get("pods") or {}).get("desired")),
+        gpus=_num((view.get("resources") or {}).get("gpus")),
+        components=components,
+        gangs=gangs,
+    )
+    result: dict[str, Any] = to_json(prediction)
+    return result
 
 
 def _load_expected(path: str, ctx: Context) -> dict[str, Any]:

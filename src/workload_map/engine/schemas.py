@@ -1,8 +1,9 @@
 """The JSON Schemas of the machine outputs, generated from their typed views.
 
-``python -m workload_map.engine.schemas`` writes them under ``schemas/`` (``make schemas``);
-``--check`` exits 1 when a committed file differs from what the types give (the drift test runs
-the same comparison). The schemas are the project's contract for ``describe -o json``.
+``python -m workload_map.cli.schemas`` writes them under ``schemas/`` (``make schemas``):
+these of the engine's views and the CLI's own (:mod:`workload_map.cli.schemas`); ``--check``
+exits 1 when a committed file differs from what the types give (the drift tests run the same
+comparison). The schemas are the project's contract for the machine outputs.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ class Schema:
     """One committed schema: its file name, the view it describes and its title."""
 
     file: str
-    root: type
+    root: Any  # a view type, or a union of them (an output that is one of several shapes)
     title: str
 
     def document(self) -> dict[str, Any]:
@@ -46,14 +47,15 @@ def render(schema: Schema) -> str:
     return json.dumps(schema.document(), indent=2, ensure_ascii=False) + "\n"
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m workload_map.engine.schemas")
+def main(argv: Sequence[str] | None = None, schemas: Sequence[Schema] = SCHEMAS) -> int:
+    """Write ``schemas`` under ``--out`` (or, with ``--check``, report the stale ones)."""
+    parser = argparse.ArgumentParser(prog="python -m workload_map.cli.schemas")
     parser.add_argument("--out", default="schemas", help="directory of the schema files")
     parser.add_argument("--check", action="store_true", help="exit 1 when a file is stale")
     args = parser.parse_args(argv)
     out = Path(args.out)
     stale = []
-    for schema in SCHEMAS:
+    for schema in schemas:
         path = out / schema.file
         text = render(schema)
         if args.check:

@@ -2,8 +2,9 @@
 
 The engine's and the CLI's machine outputs are frozen dataclasses whose fields name their JSON
 key (``json_field``); :func:`to_json` turns any of them into plain JSON and :func:`json_schema`
-derives the schema of the same type from its annotations, so the committed schema cannot drift
-from what is printed. No library is used because the needs are small and exact: pydantic would
+derives the schema of the same type from its annotations (a type with a ``__json_schema__``
+classmethod brings its own, e.g. an object whose schema is a CRD's), so the committed schema
+cannot drift from what is printed. No library is used because the needs are small and exact: pydantic would
 bring a runtime dependency into the pure core, and ``dataclasses.asdict`` knows neither JSON
 names nor fields that are left out when unset.
 """
@@ -155,6 +156,10 @@ def _schema(tp: Any, defs: dict[str, Any], module: str) -> dict[str, Any]:
             defs[name] = {}  # placeholder: recursive types refer to themselves
             defs[name] = _object_schema(tp, defs)
         return {"$ref": f"#/$defs/{name}"}
+    own = getattr(tp, "__json_schema__", None)
+    if isinstance(tp, type) and callable(own):  # a type whose schema is written elsewhere
+        defs.setdefault(tp.__name__, own())
+        return {"$ref": f"#/$defs/{tp.__name__}"}
     raise TypeError(f"no JSON Schema for {tp!r}")
 
 
