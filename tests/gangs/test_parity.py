@@ -92,6 +92,8 @@ def test_we_write_what_the_peer_writes_but_for_the_documented_differences(path: 
     assert name == differences.get("name", peer["name"])
     expected = overlay(peer["spec"], differences.get("spec"), name)
     assert comparable(ours["spec"]) == comparable(expected)
+    notes = {k: v for k, v in ours["metadata"]["annotations"].items() if not k.startswith(PREFIX)}
+    assert notes == overlay(peer.get("annotations") or {}, differences.get("annotations"), name)
     for role, wanted in (peer.get("pods") or {}).items():
         mine = (differences.get("pods") or {}).get(role) or {}
         pods = selected(decisions, wanted["select"])

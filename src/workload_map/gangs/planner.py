@@ -520,7 +520,7 @@ def plan(
             )
         )
     _native_layout(out, existing_templates)
-    out.objects = _objects(out, choice.reason, queue, timeout)
+    out.objects = _objects(out, choice.reason, queue, timeout, _volcano_annotations(wl_spec.obj))
     return out
 
 
@@ -570,7 +570,21 @@ def _decision(g: Gang, opted: str) -> dict[str, Any]:
     }
 
 
-def _objects(out: Plan, opted: str, queue: str, timeout: int) -> list[dict[str, Any]]:
+def _volcano_annotations(obj: Mapping[str, Any]) -> dict[str, str]:
+    """The workload's ``volcano.sh/*`` annotations, which Volcano's scheduler reads on a
+    PodGroup (preemptable, revocable zone, disruption budgets...); LWS's Volcano provider
+    copies the same set."""
+    annotations = _meta(obj).get("annotations") or {}
+    return {
+        k: v
+        for k, v in annotations.items()
+        if isinstance(k, str) and k.startswith("volcano.sh/") and isinstance(v, str)
+    }
+
+
+def _objects(
+    out: Plan, opted: str, queue: str, timeout: int, inherited: Mapping[str, str]
+) -> list[dict[str, Any]]:
     ref = out.workload
     objects: list[dict[str, Any]] = []
     native = [g for g in out.gangs if g.backend == NATIVE]
@@ -616,6 +630,7 @@ def _objects(out: Plan, opted: str, queue: str, timeout: int) -> list[dict[str, 
                 {"apiVersion": COSCHEDULING_API, "kind": "PodGroup", "metadata": meta, "spec": spec}
             )
         elif g.backend == VOLCANO:
+            meta["annotations"] = {**inherited, **meta["annotations"]}
             spec = {"minMember": g.min_count, "queue": queue}
             if g.tasks:
                 spec["minTaskMember"] = dict(g.tasks)
