@@ -280,6 +280,18 @@ class Operator:
         )
         self.servers.start()
         self.ctx.add_metrics(self._metrics)
+        from workload_map.operator.gcpauses import READINESS, GcPauses, settle_when
+
+        # the collection before the freeze is itself a pause: the replica turns ready after it
+        self.gc_pauses = GcPauses()
+        self.ctx.add_metrics(self.gc_pauses.render)
+        self.ctx.add_readiness(READINESS, lambda: self.gc_pauses.freezes > 0)
+        servers = self.servers
+        settle_when(
+            lambda: all(ok for name, ok in servers.readiness().items() if name != READINESS),
+            self.ctx.stopping,
+            self.gc_pauses,
+        )
         if args.leader_elect:
             from workload_map.operator.leader import LeaderElector
 

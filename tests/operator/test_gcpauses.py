@@ -1,0 +1,55 @@
+"""The operator's GC pause metric and the one-time freeze after its caches synced."""
+
+from __future__ import annotations
+
+import gc
+import threading
+import time
+
+from workload_map.operator.gcpauses import METRIC, GcPauses, settle_when
+
+
+def test_collections_are_timed_per_generation() -> None:
+    pauses = GcPauses()
+    try:
+        gc.collect(0)
+        gc.collect(2)
+    finally:
+        pauses.close()
+    assert len(pauses.samples[0]) >= 1 and len(pauses.samples[2]) >= 1
+    assert all(s >= 0 for s in pauses.samples[2])
+    text = pauses.render()
+    assert f'{METRIC}_count{{generation="2"}} {len(pauses.samples[2])}' in text
+    seen = len(pauses.samples[2])
+    gc.collect()
+    assert len(pauses.samples[2]) == seen  # closed: no more samples
+
+
+def test_freezes_once_when_ready_and_not_before() -> None:
+    ready = threading.Event()
+    stopping = threading.Event()
+    pauses = GcPauses()
+    before = gc.get_freeze_count()
+    try:
+        thread = settle_when(ready.is_set, stopping, pauses)
+        time.sleep(0.7)
+        assert pauses.freezes == 0 and gc.get_freeze_count() == before
+        keep = [{"cached": [i]} for i in range(1000)]  # long-lived objects, like a cache
+        ready.set()
+        thread.join(5)
+        assert not thread.is_alive()
+        assert pauses.freezes == 1
+        assert gc.get_freeze_count() >= before + len(keep)
+        assert "workloadmap_operator_gc_freezes_total 1" in pauses.render()
+    finally:
+        stopping.set()
+        pauses.close()
+        gc.unfreeze()
+
+
+def test_stopping_ends_the_wait() -> None:
+    stopping = threading.Event()
+    thread = settle_when(lambda: False, stopping)
+    stopping.set()
+    thread.join(5)
+    assert not thread.is_alive()
