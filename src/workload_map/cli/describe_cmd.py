@@ -194,8 +194,7 @@ def _offline(
         if gvk is None:
             return False
         if override is not None:
-            root = override.gvk
-            return root is None or root.group_kind == gvk.group_kind
+            return _written_for(override, gvk)
         return resolution(gvk) is not None
 
     try:
@@ -243,12 +242,19 @@ def _with_namespace(obj: dict[str, Any], ctx: Context, label: str) -> dict[str, 
     return {**obj, "metadata": {**meta, "namespace": wanted}}
 
 
+def _written_for(definition: Definition, gvk: GVK) -> bool:
+    """Whether ``definition`` can read an object of ``gvk``: its root has the same group and
+    kind (any version), or names no kind at all."""
+    root = definition.gvk
+    return root is None or root.group_kind == gvk.group_kind
+
+
 def _check_kind(definition: Definition, path: str, gvk: GVK | None, what: str) -> None:
     """A definition from ``--definition`` must be written for the object's group and kind."""
     from workload_map.cluster.definitions import gvk_text
 
     root = definition.gvk
-    if root is None or gvk is None or root.group_kind == gvk.group_kind:
+    if root is None or gvk is None or _written_for(definition, gvk):
         return
     raise CliError(
         f"--definition {path} describes {gvk_text(root)}, but {what} is {gvk_text(gvk)}",

@@ -22,6 +22,7 @@ from workload_map.cli.exits import ERROR, OK, CliError
 
 if TYPE_CHECKING:
     from workload_map.cli.context import Context
+    from workload_map.cli.manifests import Manifest
     from workload_map.engine import Workload
     from workload_map.model import Karta
 
@@ -56,7 +57,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
 
     karta, def_name = _load_definition(args.definition, ctx)
     root = karta.root_gvk
-    workloads: list[tuple[str, dict[str, Any]]] = []
+    workloads: list[tuple[str, Manifest]] = []
     for path in args.workloads:
         try:
             manifests = read_manifests(path, ctx.stdin)
@@ -73,12 +74,12 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
                 f"{path}: no {root.kind if root else '?'} object for definition {def_name} "
                 f"(the file holds: {held})"
             )
-        workloads.extend((path, m.obj) for m in matching)
+        workloads.extend((path, m) for m in matching)
     expected = _load_expected(args.predict, ctx) if args.predict else None
     results = []
-    for path, obj in workloads:
+    for path, manifest in workloads:
+        obj, label = manifest.obj, manifest.label
         view, wl = _describe(karta, obj, def_name, path)
-        label = f"{obj.get('kind')}/{(obj.get('metadata') or {}).get('name') or '?'}"
         checked = _Checked(f"{label} ({path})")
         checked.warnings = _warnings(karta, wl, view)
         actual = expected_of(view, wl)
