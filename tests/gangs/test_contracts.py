@@ -64,3 +64,24 @@ def test_volcano_matches_its_job_controllers_shape(shared_dir: Path) -> None:
     assert sum(spec["minTaskMember"].values()) == spec["minMember"]
     assert spec["queue"] == "default"
     assert all(isinstance(v, str) for v in spec["minResources"].values())
+
+
+def test_a_long_coscheduling_group_name_is_its_pods_label_value() -> None:
+    """scheduler-plugins finds a pod's group by its label's value, at most 63 characters: the
+    group's name is that value, however long the workload's name."""
+    from tests.catalog.operator_pods import early_pods
+    from workload_map.gangs.admission import pod_decisions
+    from workload_map.gangs.config import COSCHEDULING_LABEL
+
+    obj, _ = example("leaderworkerset")
+    obj["metadata"]["name"] = "vllm-llama-3-70b-instruct-tensor-parallel"
+    obj = opted(set_scheduler(obj, SCHEDULERS[COSCHEDULING_API]))
+    karta = karta_of(obj)
+    pods = [set_scheduler(p, SCHEDULERS[COSCHEDULING_API]) for p in early_pods(obj)]
+    names = {o["metadata"]["name"] for o in plan(karta, obj, pods).objects}
+    assert len(names) == 2 and all(len(n) <= 63 for n in names)
+    decisions = pod_decisions(karta, obj, pods)
+    assert len(decisions) == len(pods)
+    for decision in decisions:
+        assert decision["labels"][COSCHEDULING_LABEL] == decision["podGroup"]
+        assert decision["podGroup"] in names

@@ -503,7 +503,10 @@ def plan(
                         task_of_pod[pod] = task
         out.gangs.append(
             Gang(
-                name=dns_subdomain(group.name),
+                # coscheduling finds the group by the pods' label value: one name for both
+                name=dns_label(group.name)
+                if backend == COSCHEDULING
+                else dns_subdomain(group.name),
                 group=group.name,
                 definition=group.definition,
                 template=dns_label(group.definition or "gang"),
