@@ -119,3 +119,24 @@ def test_describe_file_warns_on_the_fallback(wlmap, tmp_path: Path) -> None:  # 
     assert r.code == 0, r.err
     assert yaml.safe_load(r.out)["definition"]["name"] == "agents-x-k8s-io-sandbox-v1beta1"
     assert "no definition for agents.x-k8s.io/v1, Kind=Sandbox; using" in r.err
+
+
+def test_timestamps_stay_text(wlmap, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Unquoted YAML timestamps are read as the API server sends them: strings."""
+    text = (
+        "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: pi\n"
+        "  creationTimestamp: 2026-01-01T00:00:00Z\n"
+        "spec:\n  template:\n    spec:\n      containers: [{name: c, image: x}]\n"
+        "status:\n  startTime: 2026-01-01T00:00:00Z\n  conditions:\n"
+        "  - {type: Complete, status: 'True', lastTransitionTime: 2026-01-01T00:10:00Z}\n"
+    )
+    path = tmp_path / "job.yaml"
+    path.write_text(text)
+    (found,) = read_manifests(str(path), None)
+    assert found.obj["metadata"]["creationTimestamp"] == "2026-01-01T00:00:00Z"
+    assert found.obj["status"]["conditions"][0]["lastTransitionTime"] == "2026-01-01T00:10:00Z"
+    quoted = tmp_path / "quoted.yaml"
+    quoted.write_text(text.replace("2026-01-01T00:00:00Z", '"2026-01-01T00:00:00Z"'))
+    assert read_manifests(str(quoted), None)[0].obj == found.obj
+    r = wlmap(["describe", "-f", str(path), "-o", "json"])
+    assert r.code == 0 and yaml.safe_load(r.out)["phases"] == ["Completed"]

@@ -129,9 +129,10 @@ def _documents(text: str, path: str) -> list[Any]:
             return docs
     import yaml
 
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    try:
-        return [d for d in yaml.load_all(text, Loader=loader) if d is not None]
+    from workload_map.model.load import TextTimestampLoader
+
+    try:  # timestamps stay text, as an API server sends them (never datetime objects)
+        return [d for d in yaml.load_all(text, Loader=TextTimestampLoader) if d is not None]
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""

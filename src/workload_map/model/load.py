@@ -38,6 +38,7 @@ __all__ = [
     "KartaLoadError",
     "LenientLoad",
     "LoadProblem",
+    "TextTimestampLoader",
     "dump_karta",
     "karta_from_document",
     "load_karta",
@@ -94,11 +95,12 @@ class KartaLoadError(WlmapError):
 _Base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-class _Loader(_Base):  # type: ignore[misc]
-    """SafeLoader that keeps timestamps as text (Karta and metav1 fields are strings)."""
+class TextTimestampLoader(_Base):  # type: ignore[misc]
+    """SafeLoader (libyaml's when built in) that keeps timestamps as text: Karta and metav1
+    fields are strings, as in the JSON an API server sends."""
 
 
-_Loader.yaml_implicit_resolvers = {
+TextTimestampLoader.yaml_implicit_resolvers = {
     first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
     for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
 }
@@ -162,7 +164,7 @@ def parse_documents(text: str, *, source: str | None = None) -> list[Any]:
         else:
             return _expand_lists(value if isinstance(value, list) else [value])
     try:
-        docs = [d for d in yaml.load_all(text, Loader=_Loader) if d is not None]
+        docs = [d for d in yaml.load_all(text, Loader=TextTimestampLoader) if d is not None]
         if _SURROGATE_ESCAPE.search(text):
             docs = [_join_surrogates(d) for d in docs]
     except yaml.MarkedYAMLError as exc:
