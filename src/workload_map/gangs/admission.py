@@ -40,7 +40,7 @@ from workload_map.gangs.config import (
     GangConfig,
 )
 from workload_map.gangs.naming import label_value
-from workload_map.gangs.planner import WorkloadRef, plan, workload_ref
+from workload_map.gangs.planner import SpecMemo, WorkloadRef, plan, workload_ref
 from workload_map.model import Karta
 
 __all__ = [
@@ -153,11 +153,13 @@ class PodAdmitter:
         config: GangConfig | None = None,
         *,
         miss_wait: float = 1.0,
+        memo: SpecMemo | None = None,
     ) -> None:
         self.cache = cache
         self.resolve = resolve or catalog_resolver()
         self.config = config or GangConfig()
         self.miss_wait = miss_wait
+        self.memo = memo
 
     # -- the chain --------------------------------------------------------------------------
     def _owners(
@@ -252,18 +254,21 @@ class PodAdmitter:
         named = _named(pod, namespace)
         ref = workload_ref(workload)
         decision = PodDecision(reason="", workload=ref, waited_seconds=waited)
-        placements = Workload(karta, workload, pods=[named]).placements
-        if not placements:
-            decision.reason = f"the pod is not one of {ref.kind}/{ref.name}'s (its owner labels)"
-            return decision
-        placement = placements[0]
         the_plan = plan(
             karta,
             workload,
             [named],
             namespace_labels=self._namespace_labels(namespace),
             config=self.config,
+            memo=self.memo,
         )
+        # the plan's engine view holds the pod: its placement costs no second evaluation
+        view = the_plan.view or Workload(karta, workload, pods=[named])
+        placements = view.placements
+        if not placements:
+            decision.reason = f"the pod is not one of {ref.kind}/{ref.name}'s (its owner labels)"
+            return decision
+        placement = placements[0]
         if not the_plan.handled:
             decision.reason = the_plan.reason
             return decision

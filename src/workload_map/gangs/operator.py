@@ -45,6 +45,7 @@ from workload_map.gangs.planner import (
     VOLCANO_API,
     Decision,
     Plan,
+    SpecMemo,
     plan,
     workload_ref,
 )
@@ -294,7 +295,11 @@ class GangRuntime:
         self.config = config
         self.cache = ObjectCache()
         self.kartas = KartaIndex()
-        self.admitter = PodAdmitter(self.cache, self.kartas.resolve, config, miss_wait=miss_wait)
+        # the webhook and the leader plan the same workloads: one memo of spec-only results
+        self.memo = SpecMemo()
+        self.admitter = PodAdmitter(
+            self.cache, self.kartas.resolve, config, miss_wait=miss_wait, memo=self.memo
+        )
         self.stats = Stats()
         self.generic_workload = ("unknown", "not probed yet")
         self.listeners: list[Callable[[str, dict[str, Any]], None]] = []
@@ -415,7 +420,6 @@ class GangWatcher:
         self.cfg = cfg
         self.ctx: OperatorContext | None = None
         self._stop = threading.Event()
-        self._frozen = False
 
     def start(self, ctx: OperatorContext) -> None:
         self.ctx = ctx
@@ -450,17 +454,10 @@ class GangWatcher:
         ctx.spawn(self._rediscover, "gangs-discovery")
 
     def synced(self) -> bool:
+        # once every replica check passes, the operator collects and freezes what the caches
+        # hold (operator.gcpauses.settle_when), so 100k cached pods are not walked again
         assert self.ctx is not None
-        done = all(i.synced for i in self.ctx.informers.all())
-        if done and not self._frozen:
-            # the initial lists are in: keep the collector from rescanning them (100k cached
-            # pods make each full collection a pause the webhook's p99 would show)
-            import gc
-
-            gc.collect()
-            gc.freeze()
-            self._frozen = True
-        return done
+        return all(i.synced for i in self.ctx.informers.all())
 
     def refresh_kinds(self) -> None:
         """Watch every served workload kind a Karta with gang instructions covers."""
@@ -830,6 +827,7 @@ class GangController:
             namespace_labels=labels,
             config=rt.config,
             existing_templates=templates,
+            memo=rt.memo,
         )
         actions = reconcile(the_plan, pods, existing, mode=self.mode, foreign_workload=foreign)
         self._drop_unserved(actions)

@@ -23,6 +23,7 @@ known, else their templates'); a gang whose members name different schedulers ge
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -57,6 +58,7 @@ __all__ = [
     "Decision",
     "Gang",
     "Plan",
+    "SpecMemo",
     "WorkloadRef",
     "member_components",
     "owned_metadata",
@@ -162,6 +164,8 @@ class Plan:
     gangs: list[Gang] = field(default_factory=list)
     objects: list[dict[str, Any]] = field(default_factory=list)
     decisions: list[Decision] = field(default_factory=list)
+    #: the engine's view of the workload and the pods planned with (placements, for the webhook)
+    view: Workload | None = field(default=None, repr=False, compare=False)
 
     def gang_of(self, group: str) -> Gang | None:
         """The gang for describe's group name, if it gets an object."""
@@ -340,6 +344,53 @@ def _bad_name_only(group: PodGroup) -> bool:
     return bool(group.error) and str(group.error).startswith(f"pod group name {group.name!r}")
 
 
+class SpecMemo:
+    """What the engine derives from a workload object alone, per version of it; bounded LRU.
+
+    Keyed by (uid, resourceVersion, definition) and held with the Karta it came from (a
+    replaced definition never hits). The webhook plans a workload once per new pod and the
+    controller once per pod change, while the groups its spec implies without pods stay the
+    same for one version of the object; objects without a uid or resourceVersion (files) are
+    not kept. A dict in insertion order is the LRU: no library is needed for it.
+    """
+
+    def __init__(self, capacity: int = 20_000) -> None:
+        self.capacity = capacity
+        self.hits = 0
+        self.misses = 0
+        self._lock = threading.Lock()
+        self._items: dict[tuple[str, str, str], tuple[Karta, list[PodGroup], list[str]]] = {}
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def implied(self, wl: Workload) -> tuple[list[PodGroup], list[str]]:
+        """The gangs the object implies without pods, and the engine's notes on them."""
+        meta = _meta(wl.obj)
+        uid, rv = meta.get("uid"), meta.get("resourceVersion")
+        key = (str(uid), str(rv), str(wl.definition_name)) if uid and rv and self.capacity else None
+        if key is not None:
+            with self._lock:
+                found = self._items.pop(key, None)
+                if found is not None and found[0] is wl.karta:
+                    self._items[key] = found  # the most recently used goes last
+                    self.hits += 1
+                    return found[1], found[2]
+        implied = Workload(wl.karta, wl.obj, definition_name=wl.definition_name)
+        groups, notes = list(implied.pod_groups()), list(implied.gang_notes())
+        if key is not None:
+            with self._lock:
+                self.misses += 1
+                self._items[key] = (wl.karta, groups, notes)
+                while len(self._items) > self.capacity:
+                    del self._items[next(iter(self._items))]
+        return groups, notes
+
+
+#: no memory: every plan derives the implied groups again
+_NO_MEMO = SpecMemo(capacity=0)
+
+
 def _pod_name(pod: Mapping[str, Any]) -> str:
     meta = _meta(pod)
     name = meta.get("name")
@@ -355,19 +406,21 @@ def plan(
     config: GangConfig | None = None,
     existing_templates: Sequence[str] | None = None,
     force: bool = False,
+    memo: SpecMemo | None = None,
 ) -> Plan:
     """The scheduling objects ``obj`` should have (see the module docstring for the rules).
 
     ``existing_templates``: the template names of the native Workload already in the cluster
     (they cannot change). ``force`` skips the opt-in check (``describe`` shows what would be
-    done).
+    done). ``memo`` keeps what depends on the object only, per version of it (the webhook
+    and the controller plan one workload many times).
     """
     config = config or GangConfig()
     pod_list = [dict(p) for p in pods] if pods is not None else None
     # one engine view serves the spec-side questions too (they do not depend on the pods)
     wl_spec = Workload(karta, dict(obj), pods=pod_list)
     ref = workload_ref(wl_spec.obj)
-    out = Plan(workload=ref, handled=False, reason="")
+    out = Plan(workload=ref, handled=False, reason="", view=wl_spec)
     gang = wl_spec.karta.gang_scheduling
     if gang is None or (gang.pod_group is None and not gang.pod_groups):
         out.reason = f"definition {wl_spec.definition_name} has no gang-scheduling instructions"
@@ -406,12 +459,12 @@ def plan(
     if pod_list is not None and gang.pod_group is None:
         # the alpha form: groups the spec implies that have no pods yet come from a view
         # without pods (the v2 group is the same with or without them)
-        implied = Workload(wl_spec.karta, wl_spec.obj, definition_name=wl_spec.definition_name)
-        for group in implied.pod_groups():
+        implied_groups, implied_notes = (memo if memo is not None else _NO_MEMO).implied(wl_spec)
+        for group in implied_groups:
             implied_count[group.definition] = implied_count.get(group.definition, 0) + 1
             if not group.unresolved_keys:
                 groups[group.name] = group
-        notes.extend(implied.gang_notes())
+        notes.extend(implied_notes)
     for group in wl_spec.pod_groups():
         if pod_list is None:
             implied_count[group.definition] = implied_count.get(group.definition, 0) + 1

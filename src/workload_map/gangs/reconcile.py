@@ -65,17 +65,22 @@ def object_path(obj: Mapping[str, Any], *, collection: bool = False) -> str:
     return base if collection else f"{base}/{meta['name']}"
 
 
+_EMPTY: Mapping[str, Any] = {}
+
+
 def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     meta = obj.get("metadata")
-    return meta if isinstance(meta, Mapping) else {}
+    # dict first: a resync reads every pod's, and the Mapping check is an ABC lookup
+    return meta if type(meta) is dict or isinstance(meta, Mapping) else _EMPTY
 
 
 def pod_reference(pod: Mapping[str, Any]) -> tuple[str, str] | None:
     """(backend api, group name) the pod was joined to at creation, if any."""
-    spec = pod.get("spec") if isinstance(pod.get("spec"), Mapping) else {}
-    assert isinstance(spec, Mapping)
+    spec = pod.get("spec")
+    if type(spec) is not dict and not isinstance(spec, Mapping):
+        spec = _EMPTY
     group = spec.get("schedulingGroup")
-    if isinstance(group, Mapping) and isinstance(group.get("podGroupName"), str):
+    if group and isinstance(group, Mapping) and isinstance(group.get("podGroupName"), str):
         return NATIVE_API, group["podGroupName"]
     meta = _meta(pod)
     label = (meta.get("labels") or {}).get(COSCHEDULING_LABEL)
