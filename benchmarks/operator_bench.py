@@ -343,7 +343,46 @@ def _webhook_latency(kube: Any, api: Any, workdir: Path) -> list[dict[str, Any]]
                 ],
             }
         )
+    rows.append(_without_webhooks(kube, api, token))
     return rows
+
+
+def _without_webhooks(kube: Any, api: Any, token: str) -> dict[str, Any]:
+    """The same 50-writer creates with no webhook configured: what the API server and etcd
+    alone take on this machine, the floor under the figures above."""
+    from tests.operator.live import KARTAS as PATH
+    from tests.operator.live import widget_karta
+
+    def writer(w: int) -> list[float]:
+        times = []
+        for j in range(WRITES_PER_WRITER):
+            label = f"plain{w}x{j}-{token}"
+            obj = widget_karta(label, f"{label}.b.example.com", token=token)
+            obj["metadata"]["labels"].update(
+                {
+                    "run.ai/karta-group": f"{label}.b.example.com",
+                    "run.ai/karta-version": "v1",
+                    "run.ai/karta-kind": "Widget",
+                }
+            )
+            t0 = time.perf_counter()
+            api.request("POST", PATH, obj)
+            times.append(time.perf_counter() - t0)
+        return times
+
+    load_before = os.getloadavg()[0]
+    began = time.perf_counter()
+    client = [t for ts in _parallel(WRITERS, writer) for t in ts]
+    wall = time.perf_counter() - began
+    return {
+        "benchmark": f"Karta create with no webhook at all, {WRITERS} writer(s)",
+        "requests": len(client),
+        "p50 ms": round(_pct(client, 0.5) * 1000, 1),
+        "p99 ms": round(_pct(client, 0.99) * 1000, 1),
+        "mean ms": round(statistics.fmean(client) * 1000, 1),
+        "writes/s": round(len(client) / wall, 1),
+        "load average": round((load_before + os.getloadavg()[0]) / 2, 1),
+    }
 
 
 def run() -> list[dict[str, Any]]:

@@ -9,6 +9,11 @@
 #
 # Environment: WLMAP_CACHE (cache root), WLMAP_HELM_VERSION (default below), WLMAP_BUILD_JOBS
 # (default 1 on shared development machines, all cores when CI=true).
+#
+# `--download-only` fetches the modules the build needs into GOMODCACHE and compiles nothing
+# (`go install -n` resolves and downloads, then only prints the build plan): a cold CI run can
+# start it in the background while the CPU-bound kube build runs, so that the helm step later
+# only compiles. It takes no build lock: the module cache has its own locking.
 set -euo pipefail
 
 HELM_VERSION="${WLMAP_HELM_VERSION:-v3.22.0}"
@@ -26,6 +31,13 @@ log() { echo "build-helm: $*" >&2; }
 [[ "$KUBE_VERSION" =~ ^v1\.([0-9]+)\.[0-9]+$ ]] || die "WLMAP_KUBE_VERSION must look like v1.37.2, got '$KUBE_VERSION'"
 KUBE_MINOR="${BASH_REMATCH[1]}"
 
+DOWNLOAD_ONLY=false
+case "${1:-}" in
+    "") ;;
+    --download-only) DOWNLOAD_ONLY=true ;;
+    *) echo "build-helm: unknown argument '$1' (only --download-only)" >&2; exit 2 ;;
+esac
+
 helm_ok() { [[ -x "$BIN/helm" ]] && [[ "$("$BIN/helm" version --template '{{.Version}}' 2>/dev/null)" == "$HELM_VERSION" ]]; }
 
 if helm_ok; then
@@ -38,6 +50,14 @@ tests). Install Go >= 1.24 from https://go.dev/dl or your package manager, then 
 
 mkdir -p "$BIN" "$CACHE/src"
 cd "$CACHE/src"
+if [[ "$DOWNLOAD_ONLY" == true ]]; then
+    start=$SECONDS
+    GOTOOLCHAIN="${GOTOOLCHAIN:-local}" GOFLAGS="-buildvcs=false" \
+        go install -n "helm.sh/helm/v3/cmd/helm@$HELM_VERSION" 2>/dev/null ||
+        die "could not download the modules of helm $HELM_VERSION (is the Go module proxy reachable?)"
+    log "modules of helm $HELM_VERSION downloaded in $((SECONDS - start)) s"
+    exit 0
+fi
 exec 9>"$CACHE/.build-helm.lock"
 flock 9
 helm_ok && { log "helm $HELM_VERSION already in $BIN"; exit 0; }  # built while we waited
