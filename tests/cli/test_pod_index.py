@@ -7,6 +7,7 @@ garbage-collected) and the operator's owner labels name the workload, never agai
 
 from __future__ import annotations
 
+import copy
 import json
 from typing import Any
 
@@ -115,3 +116,19 @@ def test_get_all_types_counts_the_pods_of_a_deleted_job(wlmap) -> None:
     # engine leaves it out, its labels naming another JobSet
     assert rows["train"]["pods"]["current"] == 2
     assert rows["other"]["pods"]["current"] == 2
+
+
+def test_watch_refreshes_the_workload_a_broken_chain_pod_belongs_to(wlmap) -> None:
+    """``get -w``: a pod whose Job is gone turns not ready; the JobSet its labels name is
+    refreshed with it, the other JobSet is not."""
+    api, _, _ = _cluster("ml")
+    changed = copy.deepcopy(
+        next(o for o in api.objects if o["metadata"]["name"] == "train-workers-1-0")
+    )
+    changed["status"]["conditions"] = [{"type": "Ready", "status": "False"}]
+    changed["metadata"]["resourceVersion"] = "42"
+    api.pod_events = [{"type": "MODIFIED", "object": changed}]
+    r = wlmap(["get", "jobsets", "-w"], api=api)
+    assert r.code == 130, r.err
+    rows = [(line.split()[0], line.split()[2]) for line in r.out.splitlines()[1:]]
+    assert rows == [("other", "2/2"), ("train", "2/2"), ("train", "1/2")]

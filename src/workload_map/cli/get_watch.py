@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from workload_map.cli.get_cmd import Row
     from workload_map.cli.targets import Target
     from workload_map.cluster.client import Cluster
+    from workload_map.cluster.ownership import Chain
 
 __all__ = ["follow"]
 
@@ -132,20 +133,31 @@ class _Follower:
         self.screen = screen
         self.objs: dict[str, dict[str, Any]] = {}
         self.pods: dict[str, dict[str, Any]] | None = None  # None: pods are not watched
-        self.chains: dict[str, list[str]] = {}
+        self.chains: dict[str, Chain] = {}
         self.events: queue.Queue[tuple[str, Any]] = queue.Queue()
 
     # -- pods ----------------------------------------------------------------------------------
-    def _chain(self, pod: dict[str, Any]) -> list[str]:
-        """The uids up the pod's controller chain (stops at a workload we follow)."""
+    def _chain(self, pod: dict[str, Any]) -> Chain:
+        """The pod's controller chain (stops at a workload we follow)."""
         from workload_map.cluster.ownership import owner_chain
 
-        return list(owner_chain(self.cluster, pod, stop=self.objs).uids)
+        return owner_chain(self.cluster, pod, stop=self.objs)
+
+    def _claimants(self, pod: dict[str, Any], chain: Chain) -> list[dict[str, Any]]:
+        """The followed workloads the pod belongs to (``get``'s rule: cluster.ownership.claims)."""
+        from workload_map.cluster.ownership import claims
+
+        return [w for w in self.objs.values() if claims(w, pod, chain)]
 
     def pods_of(self, uid: str) -> list[dict[str, Any]] | None:
         if self.pods is None:
             return None  # the row then finds its pods by itself
-        return [p for key, p in self.pods.items() if uid in self.chains.get(key, [])]
+        workload = self.objs.get(uid)
+        if workload is None:
+            return [p for key, p in self.pods.items() if uid in self.chains[key].uids]
+        from workload_map.cluster.ownership import claims
+
+        return [p for key, p in self.pods.items() if claims(workload, p, self.chains[key])]
 
     def start_pods(self, selector_ns: str | None) -> str | None:
         """List the pods once (the cache), return the version to watch from; None if denied."""
@@ -217,13 +229,12 @@ class _Follower:
         assert self.pods is not None
         if event.type == "DELETED":
             self.pods.pop(uid, None)
-            chain = self.chains.pop(uid, [])
+            chain = self.chains.pop(uid, None)
         else:
             self.pods[uid] = obj
             chain = self.chains[uid] = self._chain(obj)
-        for owner in chain:
-            if owner in self.objs:
-                self.refresh(self.objs[owner])
+        for owner in self._claimants(obj, chain) if chain is not None else ():
+            self.refresh(owner)
 
     def run(self) -> None:
         while True:
