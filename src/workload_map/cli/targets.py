@@ -186,7 +186,7 @@ def _target(
 
 def covered_targets(cluster: Cluster, definitions: Definitions) -> list[Target]:
     """One served resource per covered group/kind (the version with an exact definition)."""
-    from workload_map.cluster.discovery import version_priority
+    from workload_map.catalog.registry import version_priority
 
     out = []
     seen: set[tuple[str, str]] = set()

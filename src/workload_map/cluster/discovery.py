@@ -7,11 +7,11 @@ preference order, so the first served version of a group is its preferred one.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from workload_map.catalog.registry import version_priority  # one Kubernetes version order
 from workload_map.cluster.errors import ApiError
 from workload_map.cluster.transport import Transport
 
@@ -144,20 +144,6 @@ def _legacy_list(
             )
         )
     return out
-
-
-_VERSION = re.compile(r"^v(\d+)(?:(alpha|beta)(\d+))?$")
-
-
-def version_priority(version: str) -> tuple[int, int, int, str]:
-    """Sort key putting versions in Kubernetes' order: GA > beta > alpha, newer first."""
-    m = _VERSION.match(version)
-    if not m:
-        return (3, 0, 0, version)
-    major = int(m.group(1))
-    stage = {"": 0, None: 0, "beta": 1, "alpha": 2}[m.group(2)]
-    minor = int(m.group(3) or 0)
-    return (stage, -major, -minor, version)
 
 
 def match_type(token: str, resources: Iterable[APIResource]) -> list[APIResource]:

@@ -67,7 +67,7 @@ def resolve_gvk(
     a fallback. None when nothing covers the kind. Raises
     :class:`~workload_map.cluster.definitions.AmbiguousDefinition` when several cluster Kartas
     claim the GVK."""
-    from workload_map.cluster.discovery import version_priority
+    from workload_map.catalog.registry import version_priority
     from workload_map.model import GVK
 
     for version in (wanted.version, *other_versions):
