@@ -214,6 +214,16 @@ class _Counter:
         self._observed_replicas: dict[str, int] | None = None
         self.extensions = gang_extensions(self.structure.karta)
         self._late: dict[str, frozenset[str]] = {}
+        #: each (level, group definition, member) once, whichever component reaches it: pods
+        #: of sibling components (a leader and its workers) then share their assignments
+        self.candidates: dict[tuple[str, int, int], _Candidate] = {}
+
+    def candidate(self, level: str, definition: PodGroupDefinition, member: Member) -> _Candidate:
+        key = (level, id(definition), id(member))
+        found = self.candidates.get(key)
+        if found is None:
+            found = self.candidates[key] = _Candidate(self.structure, level, definition, member)
+        return found
 
     def _evaluate(self, key: str, expr: str) -> list[Any]:
         try:
@@ -347,12 +357,61 @@ class _Counter:
             and self.structure.children.get(component)
         ):
             value = next(iter(scales.values())).gang_minimum()
-            return value, f"one replica of {component}: its own scale ({value} pods)"
+            rule = f"one replica of {component}: its own scale ({value} pods)"
+            later = self.replica_later(component)
+            if later:
+                # the scale counts every pod of the replica, those created later too
+                lowered = max(value - later, 0)
+                return lowered, f"{rule}, less {later} created after admission"
+            return value, rule
         total = self.subtree(component, only)
         count = self.replica_count(component)
         return -(-total // count), (
             f"one replica of {component}: {total} pods over {count} observed replicas"
         )
+
+    def replicas_of(self, component: str) -> int:
+        """How many replicas of grouping ``component`` there are: the spec's, else observed."""
+        implied = implied_replicas(self.extractor, component)
+        return implied if implied else self.replica_count(component)
+
+    def replica_later(self, component: str) -> int:
+        """Pods of one replica of ``component`` created after admission: the later pods under
+        it spread over its replicas, rounded up (no replica's minimum may count one)."""
+        later = self.created_later([component])
+        return -(-later // self.replicas_of(component)) if later else 0
+
+    def replica_reserved(self, component: str) -> dict[str, Any] | None:
+        """The requests of every pod of one replica of ``component``, the later ones included;
+        None when an instance's pods do not divide evenly over the replicas."""
+        from workload_map.engine.describe import instance_request
+
+        count = self.replicas_of(component)
+        parts = []
+        for _, _, inst in self._instances([component]):
+            pods = inst.desired_pods()
+            if pods % count:
+                return None
+            try:
+                parts.append(res.scaled(instance_request(inst), pods // count))
+            except EngineError:
+                return None
+        return res.summarize(res.add(*parts))
+
+    def members_later(
+        self, members: Sequence[Member], keys_by_pod: Sequence[tuple[Placement, tuple[str, ...]]]
+    ) -> tuple[int, dict[str, Any] | None]:
+        """Pods of one alpha group created after admission, and then the requests of all its
+        pods (its ``minResources``); (0, None) when it has none."""
+        pins, replica_of = _dimensions(keys_by_pod)
+        if replica_of is not None:
+            later = self.replica_later(replica_of)
+            return (later, self.replica_reserved(replica_of)) if later else (0, None)
+        if pins:
+            return 0, None  # an instance-pinned group: its instance is created or not as a whole
+        names = [m.component_name for m in members if m.component_name in self.structure.components]
+        later = self.created_later(names)
+        return (later, self.reserved(names)) if later else (0, None)
 
     def members_minimum(
         self, members: Sequence[Member], keys_by_pod: Sequence[tuple[Placement, tuple[str, ...]]]
@@ -414,7 +473,16 @@ def _topology(topology: Topology | None) -> tuple[GroupTopology | None, str | No
 class _Candidate:
     """One group a pod of some component may join, its expressions looked up once."""
 
-    __slots__ = ("assigned", "definition", "filter_texts", "filters", "keys", "level", "member")
+    __slots__ = (
+        "_keys",
+        "assigned",
+        "definition",
+        "filter_texts",
+        "filters",
+        "keys",
+        "level",
+        "member",
+    )
 
     def __init__(
         self, structure: Structure, level: str, definition: PodGroupDefinition, member: Member
@@ -425,6 +493,14 @@ class _Candidate:
         self.keys = [(k, structure.expressions.get(k)) for k in member.group_by_key_paths]
         #: the assignment of each (keys, failure) seen, shared by the pods that have them
         self.assigned: dict[tuple[Any, ...], GangAssignment] = {}
+        self._keys: dict[tuple[str, str], GroupKey] = {}
+
+    def key(self, path: str, value: str) -> GroupKey:
+        """One key view per (path, value): groups of one replica share them."""
+        found = self._keys.get((path, value))
+        if found is None:
+            found = self._keys[(path, value)] = GroupKey(path, value)
+        return found
 
     def passes(self, pod: Any, run: Run) -> bool:
         """Every filter gives exactly ``true`` (several results are an error)."""
@@ -566,17 +642,29 @@ def with_minimums(
     return tuple(out)
 
 
+@view
+class _AlphaMinimum:
+    """One alpha group's minimum, its rule, an extraction failure, and its later pods."""
+
+    minimum: int
+    rule: str
+    error: str | None = None
+    later: int = 0
+    reserved: dict[str, Any] | None = None
+
+
 def _minimum(
     counter: _Counter,
     definition: PodGroupDefinition,
     members: Sequence[tuple[Placement, tuple[str, ...]]],
-) -> tuple[int, str, str | None]:
-    """(minimum, rule, error) of one alpha group; an extraction failure is the group's error."""
+) -> _AlphaMinimum:
+    """The minimum of one alpha group; an extraction failure is the group's error."""
     try:
         minimum, rule = counter.members_minimum(definition.members, members)
+        later, reserved = counter.members_later(definition.members, members)
     except ExtractionError as err:
-        return 0, "", str(err)
-    return minimum, rule, None
+        return _AlphaMinimum(0, "", str(err))
+    return _AlphaMinimum(minimum, rule, None, later, reserved)
 
 
 # -- the v2 form -------------------------------------------------------------------------------
@@ -711,15 +799,17 @@ def _alpha_groups(
             entry[1].append((placement, keys))
     groups: list[PodGroup] = []
     for name, (definition, members) in sorted(grouped.items()):
-        minimum, rule, error = _minimum(counter, definition, members)
+        found = _minimum(counter, definition, members)
         group = PodGroup(
             name=name,
-            min_member=minimum,
+            min_member=found.minimum,
             pods=tuple(p.pod for p, _ in members),
             definition=definition.name,
             keys=members[0][1],
-            rule=rule,
-            error=error,
+            rule=found.rule,
+            error=found.error,
+            created_later=found.later,
+            min_resources=found.reserved,
         )
         groups.append(group.flagged())
     return groups, assignments
@@ -739,7 +829,7 @@ def _assign(
     candidates = cache.get(component)
     if candidates is None:
         candidates = cache[component] = [
-            _Candidate(counter.structure, level, definition, member)
+            counter.candidate(level, definition, member)
             for level, definition, member in _candidates(counter.structure, component)
         ]
     if not candidates:
@@ -758,6 +848,11 @@ def _assign(
     keys: list[str] = []
     reason: str | None = None
     for path, expression in chosen.keys:
+        if expression.direct:  # the common case, a label: one non-empty string
+            values = expression.evaluate(pod)
+            if len(values) == 1 and type(values[0]) is str and values[0]:
+                keys.append(values[0])
+                continue
         try:
             keys.append(single_result(expression, pod, run))
         except ExtractionError as err:
@@ -773,7 +868,7 @@ def _assign(
             member=chosen.member.component_name,
             effective_component=chosen.level,
             keys=tuple(
-                GroupKey(path, value) for (path, _), value in zip(chosen.keys, keys, strict=False)
+                chosen.key(path, value) for (path, _), value in zip(chosen.keys, keys, strict=False)
             ),
             filters=chosen.filter_texts,
             reason=reason,
@@ -980,8 +1075,8 @@ def _expected_alpha_groups(counter: _Counter, owner_uid: str) -> tuple[list[PodG
     qualify = len({d for d, _ in unresolved}) > 1
     groups: list[PodGroup] = []
     for key, (definition, members) in sorted(grouped.items(), key=lambda e: e[0][1]):
-        minimum, rule, error = _minimum(counter, definition, members)
-        rule = f"expected from the spec (no pods known): {rule}" if rule else rule
+        found = _minimum(counter, definition, members)
+        rule = f"expected from the spec (no pods known): {found.rule}" if found.rule else ""
         if key in filtered:
             rule += "; filters are not checked without pods"
         name, shown_keys = key[1], members[0][1]
@@ -992,12 +1087,14 @@ def _expected_alpha_groups(counter: _Counter, owner_uid: str) -> tuple[list[PodG
             name = group_name(owner_uid, *shown_keys)
         group = PodGroup(
             name=name,
-            min_member=minimum,
+            min_member=found.minimum,
             definition=definition.name,
             keys=shown_keys,
             rule=rule,
-            error=error,
+            error=found.error,
             unresolved_keys=unresolved.get(key, ()),
+            created_later=found.later,
+            min_resources=found.reserved,
         )
         groups.append(group.flagged())
     return groups, notes

@@ -131,54 +131,50 @@ def label_verdict(pod: Mapping[str, Any], workload: Mapping[str, Any]) -> bool |
     a workload of another kind of the same operator); None: no owner labels of the workload's
     kind (no evidence either way).
     """
-    return _LabelCheck(workload)(pod)[0]
+    meta = pod.get("metadata")
+    return _label_checker(workload)(meta.get("labels") if isinstance(meta, Mapping) else None)[0]
 
 
-class _LabelCheck:
-    """:func:`label_verdict` with its reason, for one workload (its rule looked up once: a file
-    of many pods is checked pod by pod)."""
+_NO_EVIDENCE: tuple[bool | None, str] = (None, "")
+_NAMED: tuple[bool | None, str] = (True, "")
 
-    __slots__ = ("kind", "kind_label", "kind_values", "name", "name_labels", "uid", "uid_labels")
 
-    def __init__(self, workload: Mapping[str, Any]):
-        top = _self_ref(workload)
-        rule = OWNER_LABELS.get((top.group, top.kind))
-        self.kind, self.name, self.uid = top.kind, top.name, top.uid
-        self.name_labels = rule.name if rule is not None else ()
-        self.uid_labels = rule.uid if rule is not None else ()
-        self.kind_label = rule.kind if rule is not None else None
-        self.kind_values = rule.kind_values if rule is not None else frozenset()
+def _label_checker(workload: Mapping[str, Any]) -> Callable[[Any], tuple[bool | None, str]]:
+    """:func:`label_verdict`, with the reason, of a pod's ``metadata.labels`` (any value) for
+    one workload: its rule is looked up once, as a file of many pods is checked pod by pod."""
+    top = _self_ref(workload)
+    rule = OWNER_LABELS.get((top.group, top.kind))
+    if rule is None:
+        return lambda labels: _NO_EVIDENCE
+    kind, name, uid = top.kind, top.name, top.uid
+    name_labels, uid_labels = rule.name, rule.uid
+    kind_label, kind_values = rule.kind, rule.kind_values
 
-    def __call__(self, pod: Mapping[str, Any]) -> tuple[bool | None, str]:
-        meta = pod.get("metadata")
-        return self.labels(meta.get("labels") if isinstance(meta, Mapping) else None)
-
-    def labels(self, labels: Any) -> tuple[bool | None, str]:
-        """The verdict of a pod's ``metadata.labels`` (any value: not a mapping, no evidence)."""
-        if not self.name_labels and not self.uid_labels:
-            return None, ""
+    def check(labels: Any) -> tuple[bool | None, str]:
         if type(labels) is not dict and not isinstance(labels, Mapping):
-            return None, ""
+            return _NO_EVIDENCE
         seen = False
-        for key in self.name_labels:
+        for key in name_labels:
             value = labels.get(key)
             if type(value) is str:
                 seen = True
-                if self.name and value != self.name:
-                    return False, f"its label {key}={value} names another {self.kind}"
-        for key in self.uid_labels:
+                if name and value != name:
+                    return False, f"its label {key}={value} names another {kind}"
+        for key in uid_labels:
             value = labels.get(key)
             if type(value) is str:
                 seen = True
-                if self.uid and value != self.uid:
-                    return False, f"its label {key}={value} names another {self.kind} (uid)"
-        if seen and self.kind_label is not None:
-            value = labels.get(self.kind_label)
-            if type(value) is str and value not in self.kind_values:
-                return False, (
-                    f"its label {self.kind_label}={value} names a workload of another kind"
-                )
-        return (True, "") if seen else (None, "")
+                if uid and value != uid:
+                    return False, f"its label {key}={value} names another {kind} (uid)"
+        if not seen:
+            return _NO_EVIDENCE
+        if kind_label is not None:
+            value = labels.get(kind_label)
+            if type(value) is str and value not in kind_values:
+                return False, f"its label {kind_label}={value} names a workload of another kind"
+        return _NAMED
+
+    return check
 
 
 def group_of(api_version: str) -> str:
@@ -343,17 +339,24 @@ def partition_pods(
             (pods if is_pod else links).append(o)
     index = _Index(links)
     top = _self_ref(workload)
-    label_check = _LabelCheck(workload)
+    check = _label_checker(workload)
     candidates: list[Mapping[str, Any]] = []
     excluded: list[tuple[Mapping[str, Any], str]] = []
+    kind = top.kind
     for obj in pods:
         meta = obj.get("metadata")
         if type(meta) is not dict and not isinstance(meta, Mapping):
             meta = None
-        reason, reached = _chain_verdict(obj, meta, links, index, top)
+        refs = meta.get("ownerReferences") if meta is not None else None
+        reason: str | None = None
+        reached = False
+        # a bare pod, or (without other objects in the file) a chain that leaves the file at
+        # once, is no evidence either way unless it names an object of the workload's kind
+        if refs and type(refs) is list and (links or _names_kind(refs, kind)):
+            reason, reached = _chain_verdict(obj, index, top)
         if reason is None and not reached:
             # the chain does not resolve to the workload: the owner labels are the evidence
-            by_labels, why = label_check.labels(meta.get("labels") if meta is not None else None)
+            by_labels, why = check(meta.get("labels") if meta is not None else None)
             if by_labels is False:
                 reason = why
         if reason is None:
@@ -363,24 +366,17 @@ def partition_pods(
     return candidates, excluded
 
 
-def _chain_verdict(
-    obj: Mapping[str, Any],
-    meta: Mapping[str, Any] | None,
-    links: list[Mapping[str, Any]],
-    index: _Index,
-    top: OwnerRef,
-) -> tuple[str | None, bool]:
+def _names_kind(refs: list[Any], kind: str) -> bool:
+    """Whether owner references (a list) may name an object of ``kind`` (anything unreadable
+    may)."""
+    for r in refs:
+        if type(r) is not dict or r.get("kind") == kind:
+            return True
+    return False
+
+
+def _chain_verdict(obj: Mapping[str, Any], index: _Index, top: OwnerRef) -> tuple[str | None, bool]:
     """(why the chain rules the pod out or None, whether the chain reaches the workload)."""
-    if not links:  # a bare pod, or a chain that leaves the file at once, unless it names
-        refs = meta.get("ownerReferences") if meta is not None else None  # the workload's kind
-        if not refs or type(refs) is not list:
-            return None, False
-        kind = top.kind
-        for r in refs:
-            if type(r) is not dict or r.get("kind") == kind:
-                break
-        else:
-            return None, False
     if controller_ref(obj) is None:
         return None, False
     chain = walk_chain(obj, index.fetch)
