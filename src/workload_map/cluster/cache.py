@@ -151,6 +151,8 @@ class Informer:
     api_version: str | None = None
     _handlers: list[Handler] = field(default_factory=list, repr=False)
     _synced: threading.Event = field(default_factory=threading.Event, repr=False)
+    #: set unless a widened transform's relist is pending (the cache holds narrower objects)
+    _wide: threading.Event = field(default_factory=threading.Event, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _backoff: _Backoff = field(default_factory=_Backoff, repr=False)
     _inner: Any = field(default=None, repr=False)
@@ -179,6 +181,7 @@ class Informer:
                 outer.lists += 1
                 outer.last_error = None
                 outer._synced.set()
+                outer._wide.set()
 
         self._inner = _Inner(
             self._list_or_watch,
@@ -206,14 +209,15 @@ class Informer:
 
     def widen(self, transform: Transform | None) -> None:
         """Keep more of each object from now on: the cache is re-listed with ``transform``
-        (objects cached narrower come again as MODIFIED) and reports unsynced until then."""
+        (objects cached narrower come again as MODIFIED); ``wait_synced`` waits for that
+        relist, while ``synced`` stays true (what was cached serves its first consumers)."""
         with self._lock:
             if transform is self.transform:
                 return
             self.transform = transform
             started = self._inner._thread is not None
             if started:
-                self._synced.clear()
+                self._wide.clear()
                 self._relist.set()
         if not started:
             return
@@ -231,13 +235,19 @@ class Informer:
         replayed as ADDED first, so a late subscriber misses nothing."""
         with self._lock:
             self._handlers.append(handler)
-            existing = self.list() if self._synced.is_set() else []
+            # while a widening relist is pending the narrower objects are not replayed: the
+            # relist delivers the wider ones (as MODIFIED) to every handler
+            ready = self._synced.is_set() and self._wide.is_set()
+            existing = self.list() if ready else []
         for obj in existing:
             handler(ADDED, obj)
 
     def wait_synced(self, timeout: float | None = None) -> bool:
-        """True once the first full list is in the cache."""
-        return self._synced.wait(timeout)
+        """True once the first full list (and any widening relist) is in the cache."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        if not self._synced.wait(timeout):
+            return False
+        return self._wide.wait(None if deadline is None else max(0.0, deadline - time.monotonic()))
 
     @property
     def synced(self) -> bool:
