@@ -5,8 +5,15 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import pytest
+
 from workload_map.catalog import catalog
-from workload_map.operator.karta_webhooks import IMMUTABLE_MESSAGE, mutate, validate_admission
+from workload_map.operator.karta_webhooks import (
+    IMMUTABLE_MESSAGE,
+    GvkIndex,
+    mutate,
+    validate_admission,
+)
 
 JOB = next(o for o in catalog.as_cluster_objects() if o["metadata"]["name"] == "batch-job-v1")
 
@@ -126,5 +133,56 @@ def test_an_old_clash_does_not_block_updates() -> None:
     )
     assert (
         validate_admission(req("CREATE", fresh("third")), lambda: [mine, theirs])["allowed"]
+        is False
+    )
+
+
+def _retarget(obj: dict[str, Any], group: str) -> dict[str, Any]:
+    obj["spec"]["structureDefinition"]["rootComponent"]["kind"]["group"] = group
+    return obj
+
+
+def test_gvk_index_follows_the_cache_events() -> None:
+    index = GvkIndex()
+    first, other = fresh("first"), _retarget(fresh("other"), "example.com")
+    for obj in (first, other):
+        index.on_event("ADDED", obj)
+    assert index.holders(("batch", "v1", "Job")) == ["first"]
+    # a changed root GVK moves the name (the webhook forbids it, the index must not care)
+    index.on_event("MODIFIED", _retarget(copy.deepcopy(first), "moved.example.com"))
+    assert index.holders(("batch", "v1", "Job")) == []
+    assert index.holders(("moved.example.com", "v1", "Job")) == ["first"]
+    # a Karta being deleted no longer holds its GVK; a DELETED event removes it for good
+    deleting = copy.deepcopy(other)
+    deleting["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    index.on_event("MODIFIED", deleting)
+    assert index.holders(("example.com", "v1", "Job")) == []
+    index.on_event("ADDED", other)
+    index.on_event("DELETED", other)
+    assert index.holders(("example.com", "v1", "Job")) == []
+
+
+def test_validate_with_the_index_decides_as_the_scan_does() -> None:
+    existing = [fresh("first"), _retarget(fresh("elsewhere"), "example.com")]
+    deleting = _retarget(fresh("going"), "going.example.com")
+    deleting["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    existing.append(deleting)
+    index = GvkIndex()
+    for obj in existing:
+        index.on_event("ADDED", obj)
+    cases = [
+        fresh("second"),  # clashes with "first"
+        _retarget(fresh("new"), "new.example.com"),  # no clash
+        _retarget(fresh("again"), "going.example.com"),  # the clash is being deleted
+        fresh("first"),  # itself
+    ]
+    for obj in cases:
+        scanned = validate_admission(req("CREATE", obj), lambda: existing)
+        indexed = validate_admission(
+            req("CREATE", obj), lambda: pytest.fail("the index must answer"), index=index
+        )
+        assert indexed == scanned, obj["metadata"]["name"]
+    assert (
+        validate_admission(req("CREATE", fresh("second")), lambda: [], index=index)["allowed"]
         is False
     )

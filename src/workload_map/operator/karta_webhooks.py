@@ -7,6 +7,7 @@ GVK created within the same instant can both pass, and the controller's cache ca
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
 __all__ = [
     "MUTATE_PATH",
     "VALIDATE_PATH",
+    "GvkIndex",
     "KartaWebhooks",
     "mutate",
     "validate_admission",
@@ -67,12 +69,48 @@ def mutate(request: dict[str, Any]) -> dict[str, Any]:
     return {"allowed": True, "patch": ops}
 
 
+class GvkIndex:
+    """Names of the live (not deleting) Kartas per root GVK, kept from the Karta cache's
+    events, so the one-Karta-per-GVK check costs a lookup instead of a scan of every cached
+    Karta on each create (1000 cached Kartas made the scan 10 ms per create here)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._gvk_of: dict[str, tuple[str, str, str]] = {}
+        self._names: dict[tuple[str, str, str], set[str]] = {}
+
+    def on_event(self, event_type: str, obj: dict[str, Any]) -> None:
+        """An informer handler (ADDED/MODIFIED/DELETED; a relist sends DELETED for the gone)."""
+        meta = obj.get("metadata") or {}
+        name = str(meta.get("name") or "")
+        gvk = None if event_type == "DELETED" or meta.get("deletionTimestamp") else root_gvk(obj)
+        with self._lock:
+            old = self._gvk_of.pop(name, None)
+            if old is not None:
+                names = self._names.get(old)
+                if names is not None:
+                    names.discard(name)
+                    if not names:
+                        del self._names[old]
+            if gvk is not None:
+                self._gvk_of[name] = gvk
+                self._names.setdefault(gvk, set()).add(name)
+
+    def holders(self, gvk: tuple[str, str, str]) -> list[str]:
+        with self._lock:
+            return sorted(self._names.get(gvk, ()))
+
+
 def validate_admission(
-    request: dict[str, Any], others: Callable[[], Iterable[dict[str, Any]]]
+    request: dict[str, Any],
+    others: Callable[[], Iterable[dict[str, Any]]],
+    *,
+    index: GvkIndex | None = None,
 ) -> dict[str, Any]:
     """Create and update: full validation, one Karta per root GVK, immutable root GVK and
     managed labels; delete (and anything else) is always allowed. ``others`` lists the
-    Kartas the cluster holds (the shared cache)."""
+    Kartas the cluster holds (the shared cache); ``index``, when given, answers the same
+    question without listing them."""
     from workload_map.operator.validation import findings_for
 
     operation = request.get("operation")
@@ -101,13 +139,16 @@ def validate_admission(
     # on update the root GVK cannot change (above), so a clash would be an old one: refusing
     # every edit of both Kartas (and the operator's label stamping) would not resolve it
     if gvk is not None and operation == "CREATE":
-        clash = sorted(
-            str(k["metadata"]["name"])
-            for k in others()
-            if (k.get("metadata") or {}).get("name") != name
-            and not (k.get("metadata") or {}).get("deletionTimestamp")
-            and root_gvk(k) == gvk
-        )
+        if index is not None:
+            clash = [n for n in index.holders(gvk) if n != name]
+        else:
+            clash = sorted(
+                str(k["metadata"]["name"])
+                for k in others()
+                if (k.get("metadata") or {}).get("name") != name
+                and not (k.get("metadata") or {}).get("deletionTimestamp")
+                and root_gvk(k) == gvk
+            )
         if clash:
             group, version, kind = gvk
             problems.append(
@@ -129,6 +170,8 @@ class KartaWebhooks:
         from workload_map.operator.karta_controller import kartas_informer
 
         kartas = kartas_informer(ctx)
+        index = GvkIndex()
+        kartas.add_handler(index.on_event)
         ctx.add_readiness("karta-cache", lambda: kartas.synced)
         ctx.add_webhook(MUTATE_PATH, mutate, inline=True)
         # inline too: validation is a few ms of pure CPU (memoised by document, its jq programs
@@ -136,7 +179,9 @@ class KartaWebhooks:
         # the next requests (measured at 50 writers: validate p50 35 -> 2.3 ms, loop lag p99
         # 255 -> 87 ms, docs/operator.md)
         ctx.add_webhook(
-            VALIDATE_PATH, lambda req: validate_admission(req, kartas.list), inline=True
+            VALIDATE_PATH,
+            lambda req: validate_admission(req, kartas.list, index=index),
+            inline=True,
         )
 
     def stop(self) -> None:
