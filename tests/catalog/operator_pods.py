@@ -186,14 +186,22 @@ def _lws_pods(obj: Obj) -> list[Obj]:
                 pods.append(_pod(obj, leader, labels))
             else:
                 annotations = {"leaderworkerset.sigs.k8s.io/leader-name": leader}
-                pods.append(_pod(obj, f"{leader}-{w}", labels, **annotations))
+                worker = _pod(obj, f"{leader}-{w}", labels, **annotations)
+                # LeaderReady: the workers' StatefulSet is created once the leader is Ready
+                pods.append(_late(worker) if _leader_ready(obj) else worker)
     return pods
 
 
+def _leader_ready(obj: Obj) -> bool:
+    return bool(obj["spec"].get("startupPolicy") == "LeaderReady")
+
+
 def _lws_gang(obj: Obj) -> list[int]:
-    """KAI lws grouper / Kueue: one gang per group, of `size` pods."""
+    """KAI lws grouper / Kueue: one gang per group, of `size` pods; under LeaderReady KAI's
+    grouper gives a leader that is not Ready a gang of 1 (the workers do not exist yet)."""
     spec = obj["spec"]
-    return [spec["leaderWorkerTemplate"].get("size", 1)] * spec.get("replicas", 1)
+    size = 1 if _leader_ready(obj) else spec["leaderWorkerTemplate"].get("size", 1)
+    return [size] * spec.get("replicas", 1)
 
 
 # -- KubeRay ----------------------------------------------------------------------------------

@@ -162,8 +162,10 @@ PEERS: dict[str, Peers] = {
     ),
     "leaderworkerset-x-k8s-io-leaderworkerset-v1": Peers(
         "lws grouper: one group of `size` per group",
-        "LWS: one group of `size` pods per replica (Workload API PR open)",
-        "each group needs its leader and all workers; groups are independent",
+        "LWS: one group of `size` pods per replica (Workload API PR open); its Volcano "
+        "provider writes minMember 1 under `startupPolicy: LeaderReady`",
+        "each group needs its leader and all workers (under LeaderReady its leader alone, "
+        "the workers created once it is Ready are reserved for); groups are independent",
     ),
     "machinelearning-seldon-io-seldondeployment-v1": Peers(
         "default grouper: 1",
