@@ -140,3 +140,26 @@ def test_timestamps_stay_text(wlmap, tmp_path: Path) -> None:  # type: ignore[no
     assert read_manifests(str(quoted), None)[0].obj == found.obj
     r = wlmap(["describe", "-f", str(path), "-o", "json"])
     assert r.code == 0 and yaml.safe_load(r.out)["phases"] == ["Completed"]
+
+
+def test_one_document_parser_for_objects_and_kartas(tmp_path: Path) -> None:
+    """Objects and Kartas are split by the same parser: JSON values one after another (as
+    ``jq -c`` prints them), YAML streams and Lists; bad text names file, line and column."""
+    from workload_map.model.load import KartaLoadError, parse_documents
+
+    stream = '{"apiVersion": "v1", "kind": "Pod"}\n{"apiVersion": "batch/v1", "kind": "Job"}\n'
+    assert [d["kind"] for d in parse_documents(stream)] == ["Pod", "Job"]
+    path = tmp_path / "s.json"
+    path.write_text(stream)
+    assert [m.label for m in read_manifests(str(path), None)] == ["Pod/?", "Job/?"]
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("a: [1\n")
+    with pytest.raises(KartaLoadError) as caught:
+        parse_documents(bad.read_text())
+    assert (caught.value.line, caught.value.column) == (2, 1) and caught.value.detail
+    with pytest.raises(UsageError, match=r"bad.yaml: not valid YAML or JSON \(line 2, column 1\)"):
+        read_manifests(str(bad), None)
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(UsageError, match=r"deep\.json: not usable: the document nests too deeply"):
+        read_manifests(str(deep), None)

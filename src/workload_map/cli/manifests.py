@@ -10,7 +10,6 @@ naming the file, and the document or YAML line, so a user never sees a parser tr
 from __future__ import annotations
 
 import gzip
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -122,40 +121,23 @@ def source_label(path: str) -> str:
 
 
 def _documents(text: str, path: str) -> list[Any]:
-    stripped = text.lstrip()
-    if stripped[:1] in ("{", "["):
-        docs = _json_stream(stripped)
-        if docs is not None:
-            return docs
-    import yaml
+    """The file's documents, parsed as Karta files are (model.load: YAML streams, JSON values
+    one after another, ``List`` objects expanded, timestamps kept as text)."""
+    from workload_map.model.load import KartaLoadError, parse_documents
 
-    from workload_map.model.load import TextTimestampLoader
-
-    try:  # timestamps stay text, as an API server sends them (never datetime objects)
-        return [d for d in yaml.load_all(text, Loader=TextTimestampLoader) if d is not None]
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise UsageError(f"{source_label(path)}: not valid YAML or JSON{where}: {problem}") from exc
-
-
-def _json_stream(text: str) -> list[Any] | None:
-    decoder = json.JSONDecoder()
-    docs, pos = [], 0
-    while pos < len(text):
-        try:
-            value, end = decoder.raw_decode(text, pos)
-        except ValueError:
-            return None
-        docs.append(value)
-        pos = end
-        while pos < len(text) and text[pos] in " \t\r\n":
-            pos += 1
-    return docs
+    label = source_label(path)
+    try:
+        return parse_documents(text)
+    except KartaLoadError as exc:
+        if exc.detail is None:
+            raise UsageError(f"{label}: {exc.message}") from exc
+        where = f" (line {exc.line}, column {exc.column})" if exc.line is not None else ""
+        raise UsageError(f"{label}: not valid YAML or JSON{where}: {exc.detail}") from exc
 
 
 def _expand_lists(docs: list[Any]) -> list[Any]:
+    """Top-level YAML sequences flattened too (``List`` objects the parser already expanded;
+    one whose ``items`` is null holds nothing)."""
     out: list[Any] = []
     for doc in docs:
         if isinstance(doc, dict) and str(doc.get("kind", "")).endswith("List") and "items" in doc:

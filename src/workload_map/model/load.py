@@ -77,10 +77,15 @@ class KartaLoadError(WlmapError):
         *,
         source: str | None = None,
         problems: Iterable[LoadProblem] = (),
+        line: int | None = None,
+        column: int | None = None,
+        detail: str | None = None,
     ) -> None:
         self.message = message
         self.source = source
         self.problems = tuple(problems)
+        #: for text that does not parse: where (1-based) and what the parser said
+        self.line, self.column, self.detail = line, column, detail
         super().__init__(str(self))
 
     def __str__(self) -> str:
@@ -151,8 +156,10 @@ def _join_surrogates(value: Any) -> Any:
 
 
 def parse_documents(text: str, *, source: str | None = None) -> list[Any]:
-    """Every non-empty YAML/JSON document of ``text``, ``List`` objects expanded."""
-    if text.lstrip().startswith(("{", "[")):
+    """Every non-empty YAML/JSON document of ``text`` (a YAML stream, or JSON values one after
+    another as ``jq -c`` prints them), ``List`` objects expanded."""
+    stripped = text.lstrip()
+    if stripped.startswith(("{", "[")):
         try:
             value = json.loads(text)
         except RecursionError:
@@ -160,7 +167,9 @@ def parse_documents(text: str, *, source: str | None = None) -> list[Any]:
                 "not usable: the document nests too deeply", source=source
             ) from None
         except ValueError:
-            pass  # a JSON stream or flow-style YAML: the YAML parser decides
+            stream = _json_stream(stripped, source)  # else flow-style YAML: YAML decides
+            if stream is not None:
+                return _expand_lists(stream)
         else:
             return _expand_lists(value if isinstance(value, list) else [value])
     try:
@@ -173,12 +182,36 @@ def parse_documents(text: str, *, source: str | None = None) -> list[Any]:
         what = exc.problem or str(exc)
         if exc.context:
             what = f"{what} ({exc.context})"
-        raise KartaLoadError(f"not valid YAML or JSON: {where}{what}", source=source) from None
+        raise KartaLoadError(
+            f"not valid YAML or JSON: {where}{what}",
+            source=source,
+            line=mark.line + 1 if mark else None,
+            column=mark.column + 1 if mark else None,
+            detail=exc.problem or str(exc),
+        ) from None
     except yaml.YAMLError as exc:
         raise KartaLoadError(f"not valid YAML or JSON: {exc}", source=source) from None
     except RecursionError:
         raise KartaLoadError("not usable: the document nests too deeply", source=source) from None
     return _expand_lists(docs)
+
+
+def _json_stream(text: str, source: str | None) -> list[Any] | None:
+    """JSON values one after another (whitespace between them), or None when ``text`` is not
+    that (it may then still be YAML)."""
+    decoder = json.JSONDecoder()
+    docs, pos = [], 0
+    try:
+        while pos < len(text):
+            value, pos = decoder.raw_decode(text, pos)
+            docs.append(value)
+            while pos < len(text) and text[pos] in " \t\r\n":
+                pos += 1
+    except RecursionError:
+        raise KartaLoadError("not usable: the document nests too deeply", source=source) from None
+    except ValueError:
+        return None
+    return docs
 
 
 def _expand_lists(docs: Iterable[Any]) -> list[Any]:
