@@ -83,6 +83,9 @@ class GangConfig:
     excluded_namespaces: frozenset[str] = field(
         default_factory=lambda: frozenset({"kube-system", "kube-public", "kube-node-lease"})
     )
+    #: PriorityClass values by name beyond the built-in ``system-*`` ones, (name, value) pairs:
+    #: they order the tasks that fill a stated minimum's ``minResources`` (gangs/tasks.py)
+    priority_values: tuple[tuple[str, int], ...] = ()
 
     def backend_for(self, scheduler_name: str | None) -> str | None:
         """The backend of a pod's ``spec.schedulerName`` (unset = the default scheduler)."""

@@ -6,6 +6,8 @@ the engine's (``Workload.pod_groups()``); this module only maps them onto each s
 and applies the rules those APIs impose:
 
 - a gang of one gets no object; a gang the engine sizes 0 (zero replicas) gets none either;
+  but a Volcano gang of one whose other pods are created after admission gets ``minMember: 1``
+  and the whole gang's ``minResources`` (they are reserved for at admission);
 - a suspended workload has none (its gangs are released), a finished one none;
 - native: one ``scheduling.k8s.io/v1beta1`` Workload with one pod-group template per gang
   definition (at most 8: more, and the PodGroups are made standalone, without ``workloadRef``),
@@ -489,7 +491,10 @@ def plan(
                 Decision("GangError", f"pod group {group.name}: {group.error}", warning=True)
             )
             continue
-        if group.min_member < 2:
+        # a gang of one needs no object, unless its other pods come after admission and the
+        # backend reserves for them (below)
+        reserving = group.min_member == 1 and group.created_later > 0
+        if group.min_member < 2 and not reserving:
             out.decisions.append(
                 Decision(
                     "GroupOfOne",
@@ -529,6 +534,17 @@ def plan(
                 )
             )
             continue
+        if reserving and backend != VOLCANO:
+            # only Volcano's minResources holds the later pods' room at admission (what LWS's
+            # provider under LeaderReady and Volcano's Spark integration write)
+            out.decisions.append(
+                Decision(
+                    "GroupOfOne",
+                    f"pod group {group.name}: minimum 1 ({group.created_later} pods created "
+                    f"after admission, which {backend} does not reserve for), no object needed",
+                )
+            )
+            continue
         tasks: dict[str, int] = {}
         task_of_pod: dict[str, str] = {}
         min_resources: dict[str, str] = {}
@@ -539,6 +555,7 @@ def plan(
                 group,
                 members,
                 peers.get(group.definition, 1) if gang.pod_group is None else 1,
+                dict(config.priority_values),
             )
             min_resources = split.min_resources
             if backend == VOLCANO and len(split.tasks) > 1:  # a multi-task gang

@@ -14,10 +14,12 @@ only ``minMember`` holds, as for a Volcano Job whose ``minAvailable`` is below i
 
 ``minResources`` follows what the peers' controllers compute: with a known split, each task's
 minimum times the effective request of one of its pods; otherwise the first ``minMember`` pods in
-task order (Volcano's job controller and the Kubeflow training operator fill the minimum the
-same way, in priority-class order, which is the spec order when no priority class is set); the
-engine's reservation where it names one (pods created after admission). The arithmetic is ours
-because no library maps a Karta's instances onto these fields.
+task order, tasks sorted by the value of their pods' priority class, highest first (Volcano's job
+controller and the Kubeflow training operator sort the same way, a class they cannot find
+counting 0; values come from the built-in ``system-*`` classes and the ``priorities`` given,
+equal values keep the spec order, where the peers' unstable sort leaves it open); the engine's
+reservation where it names one (pods created after admission). The arithmetic is ours because
+no library maps a Karta's instances onto these fields.
 """
 
 from __future__ import annotations
@@ -32,10 +34,17 @@ from workload_map.engine.describe import instance_request
 from workload_map.gangs.naming import dns_label
 from workload_map.model import Karta
 
-__all__ = ["Task", "TaskPlan", "plan_tasks", "quantities"]
+__all__ = ["BUILTIN_PRIORITIES", "Task", "TaskPlan", "plan_tasks", "quantities"]
 
 #: the engine's count of DRA claims, not a resource name
 _CLAIMS = "resourceClaims"
+
+#: the PriorityClasses every cluster has (k8s.io/api scheduling: SystemCriticalPriority = 2e9,
+#: node-critical 1000 above it); any other class's value must be given
+BUILTIN_PRIORITIES: Mapping[str, int] = {
+    "system-cluster-critical": 2_000_000_000,
+    "system-node-critical": 2_000_001_000,
+}
 
 
 @dataclass(frozen=True)
@@ -68,6 +77,7 @@ class _Slot:
     minimum: int
     pods: int
     per_pod: dict[str, int]
+    priority_class: str | None = None
 
 
 def quantities(totals: Mapping[str, int]) -> dict[str, str]:
@@ -86,6 +96,19 @@ def quantities(totals: Mapping[str, int]) -> dict[str, str]:
 def _add(into: dict[str, int], per_pod: Mapping[str, int], count: int) -> None:
     for name, value in per_pod.items():
         into[name] = into.get(name, 0) + value * count
+
+
+def _by_priority(slots: Sequence[_Slot], priorities: Mapping[str, int]) -> list[_Slot]:
+    """The slots by their priority class's value, highest first; an unknown class counts 0
+    (as the peers read a class they cannot find); equal values keep their order."""
+
+    def value(slot: _Slot) -> int:
+        name = slot.priority_class
+        if not name:
+            return 0
+        return priorities.get(name, BUILTIN_PRIORITIES.get(name, 0))
+
+    return sorted(slots, key=lambda slot: -value(slot))
 
 
 def _fill(slots: Sequence[_Slot], minimum: int) -> dict[str, int]:
@@ -134,7 +157,18 @@ def _slots(wl: Workload, karta: Karta, members: set[str], peers: int) -> list[_S
                 per_pod = instance_request(inst)
             except EngineError:
                 per_pod = {}
-            out.append(_Slot(component.name, instance_id, minimum // peers, pods // peers, per_pod))
+            spec = inst.pod_spec_view() or {}
+            priority = spec.get("priorityClassName")
+            out.append(
+                _Slot(
+                    component.name,
+                    instance_id,
+                    minimum // peers,
+                    pods // peers,
+                    per_pod,
+                    priority if isinstance(priority, str) else None,
+                )
+            )
     return out
 
 
@@ -176,13 +210,19 @@ def _proportional(slots: Sequence[_Slot], minimum: int) -> dict[str, int]:
 
 
 def plan_tasks(
-    wl: Workload, karta: Karta, group: PodGroup, members: set[str], peers: int = 1
+    wl: Workload,
+    karta: Karta,
+    group: PodGroup,
+    members: set[str],
+    peers: int = 1,
+    priorities: Mapping[str, int] | None = None,
 ) -> TaskPlan:
     """The tasks and minimum requests of ``group`` (see the module docstring).
 
     ``members``: the components whose pods the gang counts; ``peers``: the gang instances of
     the same definition (an alpha gang per LWS group), among which each instance's pods are
-    divided.
+    divided; ``priorities``: PriorityClass values by name (beyond the built-in ones), which
+    order the tasks when the first ``minMember`` pods fill ``minResources``.
     """
     out = TaskPlan()
     per_gang = _slots(wl, karta, members, max(peers, 1))
@@ -219,8 +259,8 @@ def plan_tasks(
             _add(totals, _fill(inside, minimum), 1)
         out.rule = "each task's minimum times its pods' requests"
     else:
-        totals = _fill(slots, group.min_member)
-        out.rule = f"the first {group.min_member} pods in task order"
+        totals = _fill(_by_priority(slots, priorities or {}), group.min_member)
+        out.rule = f"the first {group.min_member} pods in task order (by priority class)"
     out.min_resources = quantities(totals)
     if known:
         out.tasks = {name: minimum for name, minimum, _ in tasks}

@@ -16,7 +16,12 @@ on the Karta, which every consumer that does not know them ignores:
     ``WaitForWorkersReady``, Spark executors started by the driver): ``true`` means every
     instance, strings are instance ids, ``false``/``null``/no result none. Those pods stay out
     of every gang minimum; the group reports them (``createdLater``) and reserves their
-    requests (``minResources``), as Volcano's Spark integration does.
+    requests (``minResources``), as Volcano's Spark integration does. In the alpha
+    ``podGroups`` form this holds per gang instance too: a group whose member is an ancestor
+    of the component (an LWS ``group`` of ``size`` pods, a worker created once its leader is
+    Ready under ``startupPolicy: LeaderReady``) needs its own scale less its share of the later
+    pods (their count spread over the ancestor's replicas, rounded up), and reserves the
+    requests of all of its pods when each instance's pods divide evenly over those replicas.
 
 :func:`gang_extensions` reads them; :func:`check` reports malformed ones (``wlmap validate``).
 """
