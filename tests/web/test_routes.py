@@ -156,7 +156,7 @@ def test_playground_marks_jq_positions_of_a_bad_karta(http: Http) -> None:
 @pytest.mark.parametrize(
     ("payload", "message"),
     [
-        ({"workload": "a: [unclosed"}, "workload: not valid YAML (line 1"),
+        ({"workload": "a: [unclosed"}, "workload: not valid YAML or JSON: line 2"),
         ({"workload": ""}, "workload: paste a workload object"),
         ({"workload": "- 1\n- 2\n"}, "workload: expected objects, found a list"),
         (

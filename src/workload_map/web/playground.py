@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import yaml
-
 from workload_map.errors import WlmapError
+from workload_map.model.load import KartaLoadError, parse_documents
 
 __all__ = ["MAX_INPUT", "evaluate"]
 
@@ -18,21 +17,13 @@ def _documents(text: str, what: str) -> list[dict[str, Any]]:
     if len(text) > MAX_INPUT:
         raise _Input(f"{what}: larger than {MAX_INPUT // 2**20} MiB")
     try:
-        docs = list(yaml.safe_load_all(text))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise _Input(f"{what}: not valid YAML{where}: {problem}") from None
-    except RecursionError:
-        raise _Input(f"{what}: nested too deeply") from None
+        # the CLI's one splitter: YAML or JSON streams, Lists expanded, timestamps as text
+        docs = parse_documents(text)
+    except KartaLoadError as exc:
+        raise _Input(f"{what}: {exc}") from None
     out: list[dict[str, Any]] = []
     for doc in docs:
-        if doc is None:
-            continue
-        if isinstance(doc, dict) and doc.get("kind") == "List":
-            out.extend(i for i in doc.get("items") or [] if isinstance(i, dict))
-        elif isinstance(doc, dict):
+        if isinstance(doc, dict):
             out.append(doc)
         else:
             raise _Input(f"{what}: expected objects, found a {type(doc).__name__}")

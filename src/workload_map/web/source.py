@@ -9,10 +9,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Protocol
 
-import yaml
-
 from workload_map.cluster.inventory import Entry, Inventory
 from workload_map.errors import WlmapError
+from workload_map.model.load import KartaLoadError, parse_documents
 
 __all__ = ["FileSource", "LiveSource", "Source", "SourceError", "load_documents"]
 
@@ -49,18 +48,20 @@ def load_documents(paths: Iterable[Path]) -> tuple[list[dict[str, Any]], list[st
             if path.stat().st_size > _MAX_FILE:
                 problems.append(f"{path}: larger than {_MAX_FILE // 2**20} MiB, skipped")
                 continue
-            docs = list(yaml.safe_load_all(path.read_text(encoding="utf-8")))
-        except (OSError, UnicodeDecodeError, yaml.YAMLError, RecursionError) as exc:
+            # the CLI's one splitter: YAML or JSON streams, Lists expanded, timestamps as text
+            docs = parse_documents(path.read_text(encoding="utf-8"), source=str(path))
+        except KartaLoadError as exc:
+            problems.append(str(exc))
+            continue
+        except (OSError, UnicodeDecodeError) as exc:
             reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             problems.append(f"{path}: {reason}")
             continue
-        for doc in docs:
-            items = (
-                doc.get("items") if isinstance(doc, dict) and doc.get("kind") == "List" else [doc]
-            )
-            for item in items if isinstance(items, list) else ():
-                if isinstance(item, dict) and item.get("kind") and item.get("apiVersion"):
-                    out.append(item)
+        out.extend(
+            doc
+            for doc in docs
+            if isinstance(doc, dict) and doc.get("kind") and doc.get("apiVersion")
+        )
     return out, problems
 
 
