@@ -53,3 +53,24 @@ def test_stopping_ends_the_wait() -> None:
     stopping.set()
     thread.join(5)
     assert not thread.is_alive()
+
+
+def test_a_failing_readiness_check_only_delays_the_freeze() -> None:
+    stopping = threading.Event()
+    calls: list[int] = []
+
+    def flaky() -> bool:
+        calls.append(1)
+        if len(calls) < 3:
+            raise RuntimeError("not yet")
+        return True
+
+    pauses = GcPauses()
+    try:
+        thread = settle_when(flaky, stopping, pauses)
+        thread.join(10)
+        assert not thread.is_alive() and pauses.freezes == 1 and len(calls) == 3
+    finally:
+        stopping.set()
+        pauses.close()
+        gc.unfreeze()

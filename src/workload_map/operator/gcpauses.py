@@ -76,7 +76,11 @@ def settle_when(
 
     def run() -> None:
         while not stopping.is_set():
-            if ready():
+            try:
+                now = bool(ready())
+            except Exception:  # a readiness check that fails now may pass later: keep polling
+                now = False
+            if now:
                 gc.collect()
                 gc.freeze()
                 if pauses is not None:
