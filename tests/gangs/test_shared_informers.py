@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import queue
 import threading
 import time
@@ -224,7 +225,10 @@ def test_merge_rules() -> None:
 
 
 # -- one InformerSet ------------------------------------------------------------------------------
-def test_later_wider_consumer_relists_and_both_see_full_objects() -> None:
+def test_later_wider_consumer_relists_and_both_see_full_objects(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO)
     client = FakeApiClient({JOBS: [_job("train"), _job("eval")]})
     informers = InformerSet(client)
     try:
@@ -255,6 +259,11 @@ def test_later_wider_consumer_relists_and_both_see_full_objects() -> None:
         assert informers.get(JOBS, transform=trim_intermediate) is wide
         time.sleep(0.2)
         assert client.lists[JOBS] == 2 and wide.transform == trim_workload
+        # the relist we caused is no error or warning of the library's in the logs
+        assert not [
+            r for r in caplog.records if r.name.startswith("kubernetes") and r.levelno >= 30
+        ]
+        assert any("widened" in r.getMessage() for r in caplog.records)
     finally:
         informers.stop()
 

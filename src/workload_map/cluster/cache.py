@@ -51,6 +51,48 @@ __all__ = [
 
 log = logging.getLogger("workload_map.cache")
 
+
+class _OwnRelists(logging.Filter):
+    """Keeps the library's error and warning lines about a relist we caused out of the logs.
+
+    A widened transform ends the informer's watch (its response shut down: the library logs
+    "Unexpected error in watch loop" with a traceback) and then asks for a relist with our own
+    410 (the library warns "Watch expired"); both are expected, so they are logged at debug
+    under ``workload_map.cache`` instead. Records are matched by the informer's thread.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        # informer thread ident -> (records still to drop, until when)
+        self.threads: dict[int, tuple[int, float]] = {}
+        self.lock = threading.Lock()
+
+    def expect(self, thread: threading.Thread | None, records: int) -> None:
+        if thread is not None and thread.ident is not None:
+            with self.lock:
+                self.threads[thread.ident] = (records, time.monotonic() + 30.0)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        ident = record.thread or 0
+        with self.lock:
+            left, until = self.threads.get(ident, (0, 0.0))
+            if not left or time.monotonic() > until:
+                self.threads.pop(ident, None)
+                return True
+            message = str(record.msg)
+            if not message.startswith(("Unexpected error in watch loop", "Watch expired")):
+                return True
+            if left == 1:
+                del self.threads[ident]
+            else:
+                self.threads[ident] = (left - 1, until)
+        log.debug("widening relist: %s", record.getMessage())
+        return False
+
+
+_own_relists = _OwnRelists()
+logging.getLogger("kubernetes.informer.informer").addFilter(_own_relists)
+
 ADDED = "ADDED"
 MODIFIED = "MODIFIED"
 DELETED = "DELETED"
@@ -223,6 +265,8 @@ class Informer:
             return
         log.info("watch of %s widened to %r: re-listing", self.path, transform)
         watch = self._inner._watch
+        # an open watch ends with an error line, then our 410 with a warning
+        _own_relists.expect(self._inner._thread, 2 if watch is not None else 1)
         if watch is not None:
             # end the blocked read now (the next watch call asks for the relist)
             watch.stop()
