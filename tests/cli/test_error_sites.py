@@ -83,3 +83,24 @@ def test_verify_names_the_file_on_an_engine_error(
     assert r.code == 1
     assert f"{JOBSET_FILE}: cannot describe JobSet/llm-pretrain with definition" in r.err
     assert "boom at .spec" in r.err and "bug" not in r.err
+
+
+def test_file_errors_name_the_file_and_document(
+    wlmap: Any, monkeypatch: Any, tmp_path: Path
+) -> None:
+    service = "apiVersion: v1\nkind: Service\nmetadata: {name: s}\n"
+    job = (
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: pi}\n"
+        "spec: {template: {spec: {containers: [{name: c, image: x}]}}}\n"
+    )
+    path = tmp_path / "app.yaml"
+    path.write_text(service + "---\n" + job)
+    monkeypatch.setattr(Workload, "describe", _raise(ExtractionError("boom at .spec")))
+    r = wlmap(["describe", "-f", str(path)])
+    assert r.code == 1
+    assert f"cannot describe Job/pi in {path} (document 2) with definition batch-job-v1" in r.err
+    monkeypatch.undo()
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(service + "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: [1]\n")
+    r = wlmap(["describe", "-f", str(bad), "pod/p"])
+    assert r.code == 2 and f"{bad} (document 2): spec must be a mapping" in r.err

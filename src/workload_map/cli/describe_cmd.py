@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from workload_map.cli.exits import (
@@ -35,6 +36,18 @@ __all__ = ["OUTPUTS", "run"]
 OUTPUTS = ("table", "json", "yaml", "name")
 
 
+@dataclass(frozen=True)
+class _Found:
+    """The workload to describe, its candidate pods and its definition; ``age`` (live) for the
+    table, ``where`` (the file and document of ``-f``) for messages."""
+
+    obj: dict[str, Any]
+    pods: list[dict[str, Any]] | None
+    definition: Definition
+    age: str | None = None
+    where: str | None = None
+
+
 def run(args: argparse.Namespace, ctx: Context) -> int:
     fmt = ctx.output_for(OUTPUTS, "describe")
     words = list(args.target)
@@ -44,15 +57,21 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         if names_a_type(words[0], ctx):  # kubectl's `describe TYPE`: all of them
             return describe_type(words[0], args, ctx, fmt)
     if args.file is not None:
-        obj, pods, definition, age = _offline(args, ctx)
+        found = _offline(args, ctx)
     else:
         if args.pods is not None:
             raise UsageError("--pods only applies with -f FILE; live pods come from the cluster")
-        obj, pods, definition, age = _live(args, ctx)
+        found = _live(args, ctx)
     from workload_map.cli.workload_view import describe_view
 
+    obj, pods, definition, age = found.obj, found.pods, found.definition, found.age
     view = describe_view(
-        obj, pods, definition, explain=args.explain, file_mode=args.file is not None
+        obj,
+        pods,
+        definition,
+        explain=args.explain,
+        file_mode=args.file is not None,
+        where=found.where,
     )
     _warn_problems(view, ctx)
     if fmt == "name":
@@ -168,9 +187,7 @@ def _explain_text(explanation: Any, webhook: dict[str, dict[str, Any]] | None = 
     return "\n".join(lines) + "\n"
 
 
-def _offline(
-    args: argparse.Namespace, ctx: Context
-) -> tuple[dict[str, Any], list[dict[str, Any]] | None, Definition, str | None]:
+def _offline(args: argparse.Namespace, ctx: Context) -> _Found:
     """The workload of ``-f`` (picked among the file's objects), its candidate pods and its
     definition: ``--definition``, else the one resolver's answer for its GVK."""
     from workload_map.cli.file_workload import Selector, names_with_gvk, pick_workload
@@ -218,10 +235,10 @@ def _offline(
         pods += [m.obj for m in others if m.obj.get("kind") != "Pod"]
     if override is not None:
         _check_kind(override, args.definition, chosen.gvk, chosen.label)
-        return obj, pods, override, None
+        return _Found(obj, pods, override, where=str(chosen.source))
     gvk = chosen.gvk
     assert gvk is not None  # checked() insists on apiVersion and kind
-    return obj, pods, _definition_for(gvk, resolution(gvk), ctx), None
+    return _Found(obj, pods, _definition_for(gvk, resolution(gvk), ctx), where=str(chosen.source))
 
 
 def _with_namespace(obj: dict[str, Any], ctx: Context, label: str) -> dict[str, Any]:
@@ -309,9 +326,7 @@ def _definition_for(gvk: GVK, found: Resolution | None, ctx: Context) -> Definit
     return found.definition
 
 
-def _live(
-    args: argparse.Namespace, ctx: Context
-) -> tuple[dict[str, Any], list[dict[str, Any]] | None, Definition, str | None]:
+def _live(args: argparse.Namespace, ctx: Context) -> _Found:
     from workload_map.cli.humanize import age
     from workload_map.cluster.errors import ClusterError, Forbidden, NotFound
     from workload_map.cluster.ownership import find_pods
@@ -363,7 +378,7 @@ def _live(
             pods = None  # unknown (shown as such), not none: 0 would be a lie
     except ClusterError as exc:
         raise CliError(str(exc), ERROR) from exc
-    return obj, pods, definition, age((obj.get("metadata") or {}).get("creationTimestamp"))
+    return _Found(obj, pods, definition, age((obj.get("metadata") or {}).get("creationTimestamp")))
 
 
 def _missing_name(type_token: str) -> UsageError:
@@ -375,7 +390,7 @@ def _missing_name(type_token: str) -> UsageError:
 
 def _bare_name(
     word: str, args: argparse.Namespace, ctx: Context, cluster: Any, definitions: Any
-) -> tuple[dict[str, Any], list[dict[str, Any]] | None, Definition, str | None]:
+) -> _Found:
     """``describe WORD``: a TYPE without NAME (usage error) or a bare workload name."""
     from workload_map.cli.humanize import age
     from workload_map.cli.targets import ambiguous_name_error, find_by_name
@@ -397,7 +412,8 @@ def _bare_name(
         raise ambiguous_name_error(word, found, "describe")
     target, obj = found[0]
     pods = find_pods(cluster, obj)
-    return obj, pods, target.definition, age((obj.get("metadata") or {}).get("creationTimestamp"))
+    created = (obj.get("metadata") or {}).get("creationTimestamp")
+    return _Found(obj, pods, target.definition, age(created))
 
 
 def _only(definitions: Any, override: Definition) -> Any:

@@ -84,8 +84,9 @@ class Manifest:
         )
 
     def checked(self) -> Manifest:
-        """This manifest when its object is usable (see :func:`check_object`)."""
-        check_object(self.obj, self.source.file)
+        """This manifest when its object is usable (see :func:`check_object`); errors name the
+        file, and the document when the file holds several."""
+        check_object(self.obj, str(self.source))
         return self
 
 

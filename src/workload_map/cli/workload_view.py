@@ -50,8 +50,10 @@ def read_workload(
     *,
     file_mode: bool = False,
     explain: bool = False,
+    where: str | None = None,
 ) -> tuple[Workload, dict[str, Any]]:
-    """The engine's ``Workload`` for ``obj`` and its describe view (a fresh dict)."""
+    """The engine's ``Workload`` for ``obj`` and its describe view (a fresh dict); ``where``
+    (the file and document it was read from) goes into the error message."""
     from workload_map.engine import Workload
 
     try:
@@ -65,7 +67,8 @@ def read_workload(
         )
         return workload, dict(workload.describe(explain=explain))
     except engine_errors() as exc:  # anything else is a bug: main() says so
-        raise DescribeFailed(describe_object(obj), definition, exc) from exc
+        label = describe_object(obj) + (f" in {where}" if where else "")
+        raise DescribeFailed(label, definition, exc) from exc
 
 
 def describe_view(
@@ -75,9 +78,11 @@ def describe_view(
     *,
     file_mode: bool = False,
     explain: bool = False,
+    where: str | None = None,
 ) -> dict[str, Any]:
     """The describe view of ``obj`` (what ``describe -o json`` prints)."""
-    return read_workload(obj, pods, definition, file_mode=file_mode, explain=explain)[1]
+    found = read_workload(obj, pods, definition, file_mode=file_mode, explain=explain, where=where)
+    return found[1]
 
 
 def view_name(view: dict[str, Any]) -> str:
