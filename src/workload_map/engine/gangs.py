@@ -30,7 +30,7 @@ from workload_map.engine.runner import Expression, Run, lookup
 from workload_map.engine.structure import Structure
 from workload_map.model import Member, PodGroupDefinition, Topology
 from workload_map.model.extensions import CREATED_LATER, GANG_MIN_MEMBER, gang_extensions
-from workload_map.model.views import json_field, view
+from workload_map.model.views import json_field, set_field, view
 
 __all__ = [
     "GangAssignment",
@@ -89,7 +89,7 @@ class PodGroup:
 
     def __post_init__(self) -> None:
         # the JSON lists member pods by name; keep one order everywhere
-        object.__setattr__(self, "pods", tuple(sorted(self.pods)))
+        set_field(self, "pods", tuple(sorted(self.pods)))
 
     def flagged(self) -> PodGroup:
         """The group with a naming error when its name is not a DNS-1123 subdomain."""
@@ -204,6 +204,10 @@ def subtree_scale(extractor: Extractor, component: str, instance_id: str | None 
 
 
 # -- our minimum rule --------------------------------------------------------------------------
+#: the stated minimum not read yet (None is a read that found none)
+_UNREAD = object()
+
+
 class _Counter:
     """Pods the definition implies for parts of the tree, by the gang-minimum rule."""
 
@@ -214,6 +218,7 @@ class _Counter:
         self._observed_replicas: dict[str, int] | None = None
         self.extensions = gang_extensions(self.structure.karta)
         self._late: dict[str, frozenset[str]] = {}
+        self._stated: object = _UNREAD
         #: each (level, group definition, member) once, whichever component reaches it: pods
         #: of sibling components (a leader and its workers) then share their assignments
         self.candidates: dict[tuple[str, int, int], _Candidate] = {}
@@ -250,7 +255,13 @@ class _Counter:
         return found
 
     def stated_minimum(self) -> int | None:
-        """The workload's own minimum (``gang-min-member``), None when it states none."""
+        """The workload's own minimum (``gang-min-member``), None when it states none; read
+        once (every alpha group of the workload applies it)."""
+        if self._stated is _UNREAD:
+            self._stated = self._read_stated()
+        return self._stated if isinstance(self._stated, int) else None
+
+    def _read_stated(self) -> int | None:
         expr = self.extensions.min_member
         if expr is None:
             return None
@@ -397,6 +408,31 @@ class _Counter:
             except EngineError:
                 return None
         return res.summarize(res.add(*parts))
+
+    def members_capacity(
+        self, members: Sequence[Member], keys_by_pod: Sequence[tuple[Placement, tuple[str, ...]]]
+    ) -> int:
+        """Pods of one alpha group that can exist before admission (a stated minimum's cap):
+        one replica's share where the keys split by replica, the pinned instances' pods where
+        they pin instances, else every such pod of the members."""
+        pins, replica_of = _dimensions(keys_by_pod)
+        if replica_of is not None:
+            comp = self.structure.components[replica_of]
+            scales = self.extractor.scales(replica_of) if comp.scale_definition else None
+            if (
+                scales
+                and not self.structure.has_pod_definition(replica_of)
+                and self.structure.children.get(replica_of)
+            ):
+                own = next(iter(scales.values())).desired_pods()
+                return max(own - self.replica_later(replica_of), 0)
+            return -(-self.capacity([replica_of]) // self.replicas_of(replica_of))
+        names = [m.component_name for m in members if m.component_name in self.structure.components]
+        return sum(
+            inst.desired_pods()
+            for c, i, inst in self._instances(names)
+            if i not in self.late(c) and (c not in pins or pins[c] == i)
+        )
 
     def members_later(
         self, members: Sequence[Member], keys_by_pod: Sequence[tuple[Placement, tuple[str, ...]]]
@@ -661,6 +697,14 @@ def _minimum(
     """The minimum of one alpha group; an extraction failure is the group's error."""
     try:
         minimum, rule = counter.members_minimum(definition.members, members)
+        stated = counter.stated_minimum()
+        if stated is not None:
+            # the workload's own minimum, per group, never above what the group can hold
+            cap = counter.members_capacity(definition.members, members)
+            minimum = min(stated, cap)
+            rule = f"stated by the workload ({counter.extensions.min_member} = {stated})"
+            if stated > cap:
+                rule += f"; capped at the {cap} pods of the group that can exist before admission"
         later, reserved = counter.members_later(definition.members, members)
     except ExtractionError as err:
         return _AlphaMinimum(0, "", str(err))

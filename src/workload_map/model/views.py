@@ -1,7 +1,8 @@
 """Typed, immutable views serialised to JSON in one place, and their JSON Schema.
 
-The engine's and the CLI's machine outputs are frozen dataclasses whose fields name their JSON
-key (``json_field``); :func:`to_json` turns any of them into plain JSON and :func:`json_schema`
+The engine's and the CLI's machine outputs are immutable views, declared as dataclasses whose
+fields name their JSON key (``json_field``) and built as frozen ``msgspec`` Structs (see
+:func:`view`); :func:`to_json` turns any of them into plain JSON and :func:`json_schema`
 derives the schema of the same type from its annotations (a type with a ``__json_schema__``
 classmethod brings its own, e.g. an object whose schema is a CRD's), so the committed schema
 cannot drift from what is printed. No library is used because the needs are small and exact: pydantic would
@@ -18,7 +19,7 @@ import typing
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar, Union, dataclass_transform, get_args, get_origin, get_type_hints
 
-__all__ = ["json_field", "json_schema", "json_type", "to_json", "view"]
+__all__ = ["json_field", "json_schema", "json_type", "set_field", "to_json", "view"]
 
 T = TypeVar("T")
 
@@ -49,8 +50,50 @@ def json_field(
 
 @dataclass_transform(frozen_default=True, field_specifiers=(json_field,))
 def view(cls: type[T]) -> type[T]:
-    """A typed view: a frozen, slotted dataclass whose ``json_field`` fields are its JSON."""
-    return dataclasses.dataclass(frozen=True, slots=True)(cls)
+    """A typed view: an immutable object whose ``json_field`` fields are its JSON.
+
+    Declared as a dataclass, built as a frozen ``msgspec.Struct`` with the same fields,
+    defaults, methods and ``__post_init__``: the engine builds views per pod and per gang, and
+    a frozen dataclass pays a Python-level ``object.__setattr__`` per field (about 10 times
+    the cost of the Struct's C constructor). The dataclass fields (with their JSON names) stay
+    attached, so ``dataclasses.fields``/``replace``/``is_dataclass``, :func:`to_json` and
+    :func:`json_schema` read a view as they read any dataclass.
+    """
+    import msgspec  # here, not at module import: only modules that declare views need it
+
+    proto: Any = dataclasses.dataclass(frozen=True)(
+        type(cls.__name__, (), {k: v for k, v in cls.__dict__.items() if k != "__dict__"})
+    )
+    fields: dict[str, dataclasses.Field[Any]] = proto.__dataclass_fields__
+    namespace: dict[str, Any] = {}
+    for key, value in cls.__dict__.items():
+        if key in ("__dict__", "__weakref__") or isinstance(value, dataclasses.Field):
+            continue
+        namespace[key] = value
+    for name, f in fields.items():
+        if f._field_type is not dataclasses._FIELD:  # type: ignore[attr-defined]
+            continue  # a ClassVar keeps its class value
+        if f.default is not dataclasses.MISSING:
+            namespace[name] = f.default
+        elif f.default_factory is not dataclasses.MISSING:
+            namespace[name] = msgspec.field(default_factory=f.default_factory)
+    built = types.new_class(
+        cls.__name__,
+        (msgspec.Struct,),
+        {"frozen": True},
+        lambda body: body.update(namespace),
+    )
+    built.__qualname__ = cls.__qualname__
+    setattr(built, "__dataclass_fields__", fields)  # noqa: B010 (what dataclasses reads)
+    setattr(built, "__dataclass_params__", proto.__dataclass_params__)  # noqa: B010
+    return built
+
+
+def set_field(obj: Any, name: str, value: Any) -> None:
+    """Set a field of a view being built (in its ``__post_init__``): views are frozen."""
+    import msgspec
+
+    msgspec.structs.force_setattr(obj, name, value)
 
 
 _PLAN: dict[type, tuple[tuple[str, str, Callable[[Any, Any], bool] | None], ...]] = {}
