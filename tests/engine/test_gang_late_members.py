@@ -15,7 +15,7 @@ import pytest
 
 from tests.engine.conftest import karta_dict, root
 from workload_map.engine import Workload
-from workload_map.model.extensions import CREATED_LATER
+from workload_map.model.extensions import CREATED_LATER, GANG_MIN_MEMBER
 
 SET = "example.com/set"
 GROUP = "example.com/group-index"
@@ -213,3 +213,50 @@ def test_the_catalog_lws_under_leader_ready_needs_its_leader_alone() -> None:
     ]
     del created["spec"]["startupPolicy"]  # the API's default is LeaderCreated
     assert [g.min_member for g in Workload(karta, created).pod_groups()] == [4, 4]
+
+
+# -- gang-min-member on the alpha form: each group's own minimum ---------------------------------
+def _stated(expr: str) -> dict[str, Any]:
+    karta = _karta(None)
+    karta["metadata"]["annotations"] = {GANG_MIN_MEMBER: expr}
+    return karta
+
+
+@pytest.mark.parametrize("pods_known", [False, True])
+def test_a_stated_minimum_applies_to_each_alpha_group(pods_known: bool) -> None:
+    obj = _obj(groups=3, size=4)
+    obj["spec"]["min"] = 2
+    pods = _pods(3, 4, helpers=True) if pods_known else None
+    groups = Workload(_stated(".spec.min"), obj, pods).pod_groups()
+    assert [g.min_member for g in groups] == [2, 2, 2]
+    assert all("stated by the workload (.spec.min = 2)" in g.rule for g in groups)
+
+
+def test_a_stated_minimum_is_capped_at_one_groups_pods() -> None:
+    obj = _obj(groups=2, size=3)
+    obj["spec"]["min"] = 10
+    (first, second) = Workload(_stated(".spec.min"), obj, _pods(2, 3, helpers=True)).pod_groups()
+    assert (first.min_member, second.min_member) == (3, 3)
+    assert "capped at the 3 pods of the group" in first.rule
+
+
+def test_a_stated_null_keeps_the_computed_minimum_and_validates_clean() -> None:
+    from workload_map import load_karta
+    from workload_map.model.extensions import check
+
+    karta = _stated('if .spec.policy == "Later" then 1 else null end')
+    obj = _obj(groups=2, size=3, policy="Together")
+    assert [g.min_member for g in Workload(karta, obj).pod_groups()] == [3, 3]
+    obj["spec"]["policy"] = "Later"
+    assert [g.min_member for g in Workload(karta, obj).pod_groups()] == [1, 1]
+    assert check(load_karta(karta)) == []  # no extension-no-pod-group warning on the alpha form
+
+
+def test_a_stated_minimum_without_gang_instructions_still_warns() -> None:
+    from workload_map import load_karta
+    from workload_map.model.extensions import check
+
+    karta = _stated("1")
+    del karta["spec"]["optimizationInstructions"]
+    codes = [f.code for f in check(load_karta(karta))]
+    assert [str(c) for c in codes] == ["extension-no-pod-group"]

@@ -8,7 +8,10 @@ on the Karta, which every consumer that does not know them ignores:
     A jq expression on the workload object. A number is the minimum member count of the v2
     ``podGroup`` (Kubeflow's ``.spec.runPolicy.schedulingPolicy.minAvailable``, a Volcano
     Job's ``.spec.minAvailable``), capped at the pods that can exist before the gang is
-    admitted; ``null`` or no result keeps the computed minimum.
+    admitted; ``null`` or no result keeps the computed minimum. In the alpha ``podGroups``
+    form it is the minimum of *each* group (every gang instance: one per LWS group, per
+    replicated job), capped at the pods of that group that can exist before admission (one
+    replica's share where the keys split by replica, the pinned instance's where they pin one).
 
 ``workload-map.run.ai/created-after-admission.<component>``
     A jq expression on the workload object naming the instances of ``<component>`` whose pods
@@ -137,8 +140,8 @@ def check(karta: Any) -> list[Finding]:
 
     Errors: an expression that does not parse or breaks the Karta jq rules, a
     ``created-after-admission`` annotation naming no component, or one naming a component
-    that describes no pods; ``gang-min-member`` without a v2 ``podGroup`` is a warning (the
-    alpha form has no single group it could set). Unknown keys under the prefix are warnings
+    that describes no pods; ``gang-min-member`` on a definition without gang instructions is a
+    warning (there is no group it could set). Unknown keys under the prefix are warnings
     (a misspelt extension would otherwise be ignored silently).
     """
     metadata = karta if isinstance(karta, Mapping) else getattr(karta, "metadata", None)
@@ -188,12 +191,15 @@ def _min_member_rules(karta: Any, key: str) -> list[Finding]:
     gang = getattr(instructions, "gang_scheduling", None)
     if spec is None or getattr(gang, "pod_group", None) is not None:
         return []
+    if getattr(gang, "pod_groups", None):
+        return []  # the alpha form: the minimum of each of its groups
     return [
         Finding(
             _path(key),
             FindingCode.EXTENSION_NO_POD_GROUP,
             WARNING,
-            f"{key} sets the minimum of the v2 podGroup, and this definition has none",
+            f"{key} sets the minimum of the gangs, and this definition has no podGroup or "
+            "podGroups",
         )
     ]
 
