@@ -219,6 +219,10 @@ class _Counter:
         self.extensions = gang_extensions(self.structure.karta)
         self._late: dict[str, frozenset[str]] = {}
         self._stated: object = _UNREAD
+        #: per grouping component: its replicas' later pods and reservation (every group of
+        #: one definition asks the same)
+        self._replica_later: dict[str, int] = {}
+        self._replica_reserved: dict[str, dict[str, Any] | None] = {}
         #: each (level, group definition, member) once, whichever component reaches it: pods
         #: of sibling components (a leader and its workers) then share their assignments
         self.candidates: dict[tuple[str, int, int], _Candidate] = {}
@@ -389,12 +393,21 @@ class _Counter:
     def replica_later(self, component: str) -> int:
         """Pods of one replica of ``component`` created after admission: the later pods under
         it spread over its replicas, rounded up (no replica's minimum may count one)."""
-        later = self.created_later([component])
-        return -(-later // self.replicas_of(component)) if later else 0
+        found = self._replica_later.get(component)
+        if found is None:
+            later = self.created_later([component])
+            found = -(-later // self.replicas_of(component)) if later else 0
+            self._replica_later[component] = found
+        return found
 
     def replica_reserved(self, component: str) -> dict[str, Any] | None:
         """The requests of every pod of one replica of ``component``, the later ones included;
         None when an instance's pods do not divide evenly over the replicas."""
+        if component not in self._replica_reserved:
+            self._replica_reserved[component] = self._reserve_replica(component)
+        return self._replica_reserved[component]
+
+    def _reserve_replica(self, component: str) -> dict[str, Any] | None:
         from workload_map.engine.describe import instance_request
 
         count = self.replicas_of(component)
