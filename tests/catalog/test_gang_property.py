@@ -96,8 +96,13 @@ def _lws(draw: st.DrawFn) -> Obj:
         "spec": {
             "replicas": draw(_small),
             "leaderWorkerTemplate": {"size": draw(_small), "workerTemplate": _TEMPLATE},
+            # LeaderReady: the workers come once the leader is Ready (after admission)
+            **({"startupPolicy": p} if (p := draw(_STARTUP)) else {}),
         },
     }
+
+
+_STARTUP = st.sampled_from([None, "LeaderCreated", "LeaderReady"])
 
 
 @st.composite
