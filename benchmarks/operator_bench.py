@@ -370,10 +370,18 @@ def _without_webhooks(kube: Any, api: Any, token: str) -> dict[str, Any]:
             times.append(time.perf_counter() - t0)
         return times
 
+    plane = getattr(kube, "plane", None)
+    pids = {
+        p.name: p.popen.pid
+        for p in (getattr(plane, "procs", []) if plane is not None else [])
+        if p.name in ("kube-apiserver", "etcd")
+    }
+    cpu_before = {k: _cpu_seconds(p) for k, p in pids.items()}
     load_before = os.getloadavg()[0]
     began = time.perf_counter()
     client = [t for ts in _parallel(WRITERS, writer) for t in ts]
     wall = time.perf_counter() - began
+    cpu = {k: _cpu_seconds(p) - cpu_before[k] for k, p in pids.items()}
     return {
         "benchmark": f"Karta create with no webhook at all, {WRITERS} writer(s)",
         "requests": len(client),
@@ -381,6 +389,7 @@ def _without_webhooks(kube: Any, api: Any, token: str) -> dict[str, Any]:
         "p99 ms": round(_pct(client, 0.99) * 1000, 1),
         "mean ms": round(statistics.fmean(client) * 1000, 1),
         "writes/s": round(len(client) / wall, 1),
+        "CPU ms per create": {k: round(v * 1000 / len(client), 1) for k, v in cpu.items()},
         "load average": round((load_before + os.getloadavg()[0]) / 2, 1),
     }
 
