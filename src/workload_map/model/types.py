@@ -9,7 +9,7 @@ read-only. Loading and dumping live in :mod:`workload_map.model.load`.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import StrEnum
 from typing import Any, ClassVar
 
@@ -86,7 +86,7 @@ class GVK:
         return f"{self.group}/{self.version}, Kind={self.kind}"
 
 
-@dataclass(frozen=True)
+@view
 class FragmentedPodSpecDefinition:
     """Eleven optional jq paths, each addressing one fragment of a pod spec."""
 
@@ -103,7 +103,7 @@ class FragmentedPodSpecDefinition:
     image_path: str | None = None
 
 
-@dataclass(frozen=True)
+@view
 class SpecDefinition:
     """Where a component's pods are described: a template, a pod spec (+metadata) or fragments."""
 
@@ -113,14 +113,14 @@ class SpecDefinition:
     fragmented_pod_spec_definition: FragmentedPodSpecDefinition | None = None
 
 
-@dataclass(frozen=True)
+@view
 class ScaleDefinition:
     replicas_path: str | None = None
     min_replicas_path: str | None = None
     max_replicas_path: str | None = None
 
 
-@dataclass(frozen=True)
+@view
 class ComponentTypeSelector:
     """Pod → component type: ``key_path`` existence/equality and/or every label equal."""
 
@@ -129,29 +129,29 @@ class ComponentTypeSelector:
     match_labels: Mapping[str, str] | None = None
 
 
-@dataclass(frozen=True)
+@view
 class ComponentInstanceSelector:
     id_path: str
 
 
-@dataclass(frozen=True)
+@view
 class ReplicaSelector:
     key_path: str
 
 
-@dataclass(frozen=True)
+@view
 class PodSelector:
     component_type_selector: ComponentTypeSelector | None = None
     component_instance_selector: ComponentInstanceSelector | None = None
     replica_selector: ReplicaSelector | None = None
 
 
-@dataclass(frozen=True)
+@view
 class PhaseDefinition:
     path: str
 
 
-@dataclass(frozen=True)
+@view
 class ConditionsDefinition:
     """Where conditions live and which keys name their fields (CRD defaults applied on load)."""
 
@@ -162,20 +162,20 @@ class ConditionsDefinition:
     reason_field_name: str | None = "reason"
 
 
-@dataclass(frozen=True)
+@view
 class ConditionMatcher:
     type: str
     status: str | None = None
     reason: str | None = None
 
 
-@dataclass(frozen=True)
+@view
 class ExpressionMatcher:
     expression: str
     expected_result: str
 
 
-@dataclass(frozen=True)
+@view
 class StatusMatcher:
     """All present parts must hold (AND); matchers of one status are OR-ed."""
 
@@ -184,7 +184,7 @@ class StatusMatcher:
     by_expression: ExpressionMatcher | None = None
 
 
-@dataclass(frozen=True)
+@view
 class StatusMappings:
     initializing: tuple[StatusMatcher, ...] = ()
     running: tuple[StatusMatcher, ...] = ()
@@ -212,14 +212,14 @@ class StatusMappings:
         return tuple((name, getattr(self, name.lower())) for name in STATUS_ORDER)
 
 
-@dataclass(frozen=True)
+@view
 class StatusDefinition:
     phase_definition: PhaseDefinition | None = None
     conditions_definition: ConditionsDefinition | None = None
     status_mappings: StatusMappings = field(default_factory=StatusMappings)
 
 
-@dataclass(frozen=True)
+@view
 class Action:
     """Write ``value`` (JSON-encoded text) to ``path``."""
 
@@ -227,13 +227,13 @@ class Action:
     value: str
 
 
-@dataclass(frozen=True)
+@view
 class SuspendDefinition:
     suspend_actions: tuple[Action, ...] = ()
     resume_actions: tuple[Action, ...] = ()
 
 
-@dataclass(frozen=True)
+@view
 class Component:
     """A root or child component; ``kind is None`` makes it a logical grouping."""
 
@@ -258,27 +258,27 @@ class Component:
         )
 
 
-@dataclass(frozen=True)
+@view
 class StructureDefinition:
     root_component: Component
     child_components: tuple[Component, ...] = ()
     additional_child_kinds: tuple[GVK, ...] = ()
 
 
-@dataclass(frozen=True)
+@view
 class Topology:
     topology_name: str | None = None
     preferred_topology_level: str | None = None
     required_topology_level: str | None = None
 
 
-@dataclass(frozen=True)
+@view
 class SubGroup:
     component_name: str
     topology: Topology | None = None
 
 
-@dataclass(frozen=True)
+@view
 class PodGroupMapping:
     """The v2 ``podGroup`` form: one group, optional topology and per-component subgroups."""
 
@@ -287,14 +287,14 @@ class PodGroupMapping:
     sub_groups: tuple[SubGroup, ...] = ()
 
 
-@dataclass(frozen=True)
+@view
 class Member:
     component_name: str
     group_by_key_paths: tuple[str, ...] = ()
     filters: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@view
 class PodGroupDefinition:
     """The deprecated alpha ``podGroups[]`` form."""
 
@@ -302,24 +302,24 @@ class PodGroupDefinition:
     members: tuple[Member, ...] = ()
 
 
-@dataclass(frozen=True)
+@view
 class GangScheduling:
     pod_group: PodGroupMapping | None = None
     pod_groups: tuple[PodGroupDefinition, ...] = ()
 
 
-@dataclass(frozen=True)
+@view
 class OptimizationInstructions:
     gang_scheduling: GangScheduling | None = None
 
 
-@dataclass(frozen=True)
+@view
 class KartaSpec:
     structure_definition: StructureDefinition
     optimization_instructions: OptimizationInstructions | None = None
 
 
-@dataclass(frozen=True)
+@view
 class KartaCondition:
     """A ``metav1.Condition`` on the Karta object itself (written by an operator)."""
 
@@ -331,12 +331,12 @@ class KartaCondition:
     observed_generation: int | None = None
 
 
-@dataclass(frozen=True)
+@view
 class KartaStatus:
     conditions: tuple[KartaCondition, ...] = ()
 
 
-@dataclass(frozen=True)
+@view
 class Karta:
     """A whole ``run.ai/v1alpha1`` Karta object."""
 

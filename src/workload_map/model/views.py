@@ -61,18 +61,13 @@ def view(cls: type[T]) -> type[T]:
     """
     import msgspec  # here, not at module import: only modules that declare views need it
 
-    proto: Any = dataclasses.dataclass(frozen=True)(
-        type(cls.__name__, (), {k: v for k, v in cls.__dict__.items() if k != "__dict__"})
-    )
-    fields: dict[str, dataclasses.Field[Any]] = proto.__dataclass_fields__
+    fields = _dataclass_fields(cls)
     namespace: dict[str, Any] = {}
     for key, value in cls.__dict__.items():
         if key in ("__dict__", "__weakref__") or isinstance(value, dataclasses.Field):
             continue
         namespace[key] = value
     for name, f in fields.items():
-        if f._field_type is not dataclasses._FIELD:  # type: ignore[attr-defined]
-            continue  # a ClassVar keeps its class value
         if f.default is not dataclasses.MISSING:
             namespace[name] = f.default
         elif f.default_factory is not dataclasses.MISSING:
@@ -85,8 +80,33 @@ def view(cls: type[T]) -> type[T]:
     )
     built.__qualname__ = cls.__qualname__
     setattr(built, "__dataclass_fields__", fields)  # noqa: B010 (what dataclasses reads)
-    setattr(built, "__dataclass_params__", proto.__dataclass_params__)  # noqa: B010
+    setattr(built, "__dataclass_params__", _PARAMS)  # noqa: B010
     return built
+
+
+#: what ``dataclasses`` records of a frozen dataclass's options
+_PARAMS: Any = dataclasses.make_dataclass("_Params", [], frozen=True).__dataclass_params__  # type: ignore[attr-defined]
+
+
+def _dataclass_fields(cls: type) -> dict[str, dataclasses.Field[Any]]:
+    """The dataclass fields ``cls`` declares, as ``dataclasses`` would record them (what
+    ``fields``/``replace`` read), without generating a dataclass: class creation is part of
+    every command's start-up. ``ClassVar`` annotations are class attributes, not fields."""
+    out: dict[str, dataclasses.Field[Any]] = {}
+    annotations = cls.__dict__.get("__annotations__", {})  # noqa: RUF063 (inspect: slow import)
+    for name, annotation in annotations.items():
+        text = annotation if isinstance(annotation, str) else repr(annotation)
+        if text.startswith(("ClassVar", "typing.ClassVar")):
+            continue
+        value = cls.__dict__.get(name, dataclasses.MISSING)
+        f: dataclasses.Field[Any] = (
+            value if isinstance(value, dataclasses.Field) else dataclasses.field(default=value)
+        )
+        f.name = name
+        f.type = annotation
+        f._field_type = dataclasses._FIELD  # type: ignore[attr-defined]
+        out[name] = f
+    return out
 
 
 def set_field(obj: Any, name: str, value: Any) -> None:
