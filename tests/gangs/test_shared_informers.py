@@ -38,8 +38,9 @@ class _Stream:
 
     status = 200
 
-    def __init__(self) -> None:
+    def __init__(self, fail_shutdown: bool = False) -> None:
         self.events: queue.Queue[object] = queue.Queue()
+        self.fail_shutdown = fail_shutdown
 
     def stream(self, amt: Any = None, decode_content: Any = None) -> Iterator[bytes]:
         while True:
@@ -49,6 +50,8 @@ class _Stream:
             yield json.dumps(item).encode() + b"\n"
 
     def shutdown(self) -> None:
+        if self.fail_shutdown:  # as a socket that is not connected (yet, or any more)
+            raise OSError(107, "Transport endpoint is not connected")
         self.events.put(_END)
 
     def close(self) -> None:
@@ -78,8 +81,11 @@ class _Answer:
 class FakeApiClient:
     """Lists and watches of collections held in memory, answered as the API server would."""
 
-    def __init__(self, objects: dict[str, list[dict[str, Any]]]) -> None:
+    def __init__(
+        self, objects: dict[str, list[dict[str, Any]]], *, fail_shutdown: bool = False
+    ) -> None:
         self.objects = objects
+        self.fail_shutdown = fail_shutdown
         self.lists: dict[str, int] = {}
         self.watches: dict[str, list[_Stream]] = {}
         self.lock = threading.Lock()
@@ -92,7 +98,7 @@ class FakeApiClient:
         path, _, q = url.partition("?")
         query = dict(p.split("=", 1) for p in q.split("&") if p)
         if query.get("watch") == "true":
-            stream = _Stream()
+            stream = _Stream(self.fail_shutdown)
             with self.lock:
                 self.watches.setdefault(path, []).append(stream)
             return _Answer(stream)
@@ -264,6 +270,29 @@ def test_later_wider_consumer_relists_and_both_see_full_objects(
             r for r in caplog.records if r.name.startswith("kubernetes") and r.levelno >= 30
         ]
         assert any("widened" in r.getMessage() for r in caplog.records)
+    finally:
+        informers.stop()
+
+
+def test_widening_survives_a_response_that_cannot_be_shut_down() -> None:
+    client = FakeApiClient({JOBS: [_job("train")]}, fail_shutdown=True)
+    informers = InformerSet(client)
+    try:
+        narrow = informers.get(
+            JOBS, transform=trim_intermediate, kind="Job", api_version="batch/v1"
+        )
+        assert narrow.wait_synced(10)
+        streams = _eventually(lambda: client.watches.get(JOBS))
+        # no exception reaches the consumer (the operator failed to start on one)
+        wide = informers.get(JOBS, transform=trim_workload, kind="Job", api_version="batch/v1")
+        assert wide is narrow and not wide.wait_synced(0.2)  # the watch is still blocked
+        bookmark = {
+            "type": "BOOKMARK",
+            "object": {"kind": "Job", "metadata": {"resourceVersion": "11"}},
+        }
+        streams[0].events.put(bookmark)  # the next event ends the stopped watch
+        assert wide.wait_synced(10)
+        assert (wide.get("ml/train") or {}).get("spec", {}).get("parallelism") == 4
     finally:
         informers.stop()
 

@@ -272,7 +272,10 @@ class Informer:
             watch.stop()
             resp = getattr(watch, "_resp", None)
             if resp is not None and hasattr(resp, "shutdown"):
-                resp.shutdown()
+                try:
+                    resp.shutdown()
+                except OSError:  # not connected yet or already closed: the stop flag serves
+                    log.debug("watch of %s: shutdown of its response failed", self.path)
 
     def add_handler(self, handler: Handler) -> None:
         """Call ``handler(event_type, obj)`` for every event; objects already cached are
