@@ -168,6 +168,7 @@ def _eventually(check: Callable[[], Any], timeout: float = 10.0) -> Any:
 
 
 JOBS = "/apis/batch/v1/jobs"
+RSETS = "/apis/apps/v1/replicasets"
 
 
 # -- field sets -------------------------------------------------------------------------------
@@ -327,8 +328,14 @@ def test_gang_watcher_and_exporter_feed_share_one_informer_set(
 
     monkeypatch.setattr(discovery, "discover", lambda transport: _resources())
     monkeypatch.setattr(feed, "discover", lambda transport: _resources())
+    rs = {
+        "apiVersion": "apps/v1",
+        "kind": "ReplicaSet",
+        "metadata": {"name": "web-abc", "namespace": "ml", "uid": "uid-rs"},
+        "spec": {"replicas": 3},
+    }
     client = FakeApiClient(
-        {JOBS: [_job("train")], "/api/v1/pods": [_pod("train-0"), _pod("train-1")]}
+        {JOBS: [_job("train")], RSETS: [rs], "/api/v1/pods": [_pod("train-0"), _pod("train-1")]}
     )
     informers = InformerSet(client)
     args = argparse.Namespace(gang_probe_namespace="wlmap")
@@ -366,9 +373,15 @@ def test_gang_watcher_and_exporter_feed_share_one_informer_set(
         pod = runtime.cache.get("", "Pod", "ml", "train-0")
         assert pod is not None and pod["status"]["conditions"][0]["reason"] == "Unschedulable"
         assert "volumes" not in pod["spec"]
-        # the wider trim reached the Jobs informer whichever consumer came first
+        # the wider trim reached the Jobs informer whichever consumer came first; the gangs
+        # watch Jobs as workloads themselves (the batch Job Karta has gangs): one list
         assert jobs[0].transform == trim_workload
-        assert client.lists[JOBS] == (2 if gangs_first else 1)
+        assert client.lists[JOBS] == 1
+        # ReplicaSets: owner-chain links for the gangs, workloads for the exporter
+        sets = next(i for i in informers.all() if i.path == RSETS)
+        assert sets.transform == trim_workload
+        assert client.lists[RSETS] == (2 if gangs_first else 1)  # widened: one relist
+        assert sets.get("ml/web-abc")["spec"]["replicas"] == 3  # type: ignore[index]
     finally:
         ctx.stopping.set()
         exporter.stop()

@@ -438,17 +438,18 @@ class GangWatcher:
             "/api/v1/pods", transform=_trim_pod_function(), kind="Pod", api_version="v1"
         )
         pods.add_handler(rt.on_object)
+        # workload kinds first: a kind that is both (a batch Job) is then listed once with the
+        # workload's fields, not listed as a link and re-listed wider
+        self.refresh_kinds()
         for group, version, kind in _INTERMEDIATES:
             plural = kind.lower() + "s"
             api_version = f"{group}/{version}"
-            inf = ctx.informer(
-                f"/apis/{api_version}/{plural}",
-                transform=trim_owner,
-                kind=kind,
-                api_version=api_version,
-            )
+            path = f"/apis/{api_version}/{plural}"
+            if path in rt.watched:
+                continue  # watched as a workload kind already (one handler per path)
+            rt.watched.add(path)
+            inf = ctx.informer(path, transform=trim_owner, kind=kind, api_version=api_version)
             inf.add_handler(rt.on_object)
-        self.refresh_kinds()
         ctx.add_readiness("gangs-caches", self.synced)
         ctx.spawn(self._probe, "gangs-probe")
         ctx.spawn(self._rediscover, "gangs-discovery")
