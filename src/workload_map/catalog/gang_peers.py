@@ -12,12 +12,12 @@ what the kind's own operator or its Volcano integration does, and why our gang i
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from workload_map.model.views import view
 
 __all__ = ["PEERS", "Peers"]
 
 
-@dataclass(frozen=True)
+@view
 class Peers:
     kai: str
     operator: str

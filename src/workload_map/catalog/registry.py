@@ -21,12 +21,12 @@ import copy
 import re
 import threading
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from importlib import resources
 from importlib.resources.abc import Traversable
 from typing import TYPE_CHECKING, Any
 
 from workload_map.errors import WlmapError
+from workload_map.model.views import view
 
 if TYPE_CHECKING:
     from workload_map.model import Karta
@@ -65,7 +65,7 @@ def version_priority(version: str) -> tuple[int, int, int, str]:
     return (rank, -major, -minor, version)
 
 
-@dataclass(frozen=True)
+@view
 class CatalogEntry:
     """One answer of the catalog: a definition for one exact GVK.
 

@@ -17,7 +17,7 @@ from workload_map.engine.errors import DefinitionNotFoundError, EngineError, Ext
 from workload_map.engine.runner import Evaluations, lookup
 from workload_map.engine.structure import Structure
 from workload_map.model import Component, FragmentedPodSpecDefinition
-from workload_map.model.views import json_type
+from workload_map.model.views import json_type, view
 
 __all__ = [
     "FRAGMENT_FIELDS",
@@ -57,7 +57,7 @@ _FRAGMENT_TYPES: dict[str, type] = {
 }
 
 
-@dataclass(frozen=True)
+@view
 class Scale:
     """Replica counts of one instance; None where the definition or the object has none.
 

@@ -16,8 +16,9 @@ workload kind, from the operators' sources; no library collects them.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
+
+from workload_map.model.views import view
 
 __all__ = [
     "OWNER_LABELS",
@@ -35,7 +36,7 @@ __all__ = [
 MAX_DEPTH = 16
 
 
-@dataclass(frozen=True)
+@view
 class OwnerRef:
     """One link of a chain (what an ``ownerReferences`` entry names)."""
 
@@ -53,7 +54,7 @@ class OwnerRef:
         return f"{self.kind}/{self.name}"
 
 
-@dataclass(frozen=True)
+@view
 class OwnerLabels:
     """The labels an operator puts on the pods of one workload kind.
 

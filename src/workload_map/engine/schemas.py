@@ -12,19 +12,18 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from workload_map.engine.describe import DescribeView, WorkloadResources
-from workload_map.model.views import json_schema
+from workload_map.model.views import json_schema, view
 
 __all__ = ["SCHEMAS", "Schema", "main", "render"]
 
 BASE_ID = "https://run.ai/workload-map/schemas/"
 
 
-@dataclass(frozen=True)
+@view
 class Schema:
     """One committed schema: its file name, the view it describes and its title."""
 

@@ -9,7 +9,6 @@ one status are alternatives.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from workload_map.engine.errors import ExtractionError
@@ -37,7 +36,7 @@ class Condition:
         return out
 
 
-@dataclass(frozen=True)
+@view
 class Status:
     phase: str | None
     conditions: tuple[Condition, ...]

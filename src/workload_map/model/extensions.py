@@ -32,10 +32,11 @@ on the Karta, which every consumer that does not know them ignores:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from workload_map.model.findings import ERROR, WARNING, Finding, FindingCode
+from workload_map.model.views import view
 
 __all__ = [
     "CREATED_LATER",
@@ -54,7 +55,7 @@ CREATED_LATER = PREFIX + "created-after-admission."
 _OTHER = ("checked-against", "served-versions", "derived-from")
 
 
-@dataclass(frozen=True)
+@view
 class GangExtensions:
     """The gang annotations of one definition (expressions as written)."""
 

@@ -5,9 +5,10 @@ Kept apart from the rules so the schema checker, the CLI and the catalog share o
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import StrEnum
 from typing import Literal
+
+from workload_map.model.views import view
 
 __all__ = ["ERROR", "WARNING", "Finding", "FindingCode", "Severity"]
 
@@ -79,7 +80,7 @@ class FindingCode(StrEnum):
     WRONG_TYPE = "wrong-type"
 
 
-@dataclass(frozen=True)
+@view
 class Finding:
     """One problem or piece of advice about a definition.
 

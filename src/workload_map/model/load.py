@@ -19,7 +19,7 @@ import json
 import re
 import warnings
 from collections.abc import Iterable, Mapping
-from dataclasses import MISSING, dataclass
+from dataclasses import MISSING
 from dataclasses import fields as dataclass_fields
 from pathlib import Path
 from typing import Any
@@ -30,7 +30,7 @@ from workload_map.errors import WlmapError
 from workload_map.model.findings import FindingCode
 from workload_map.model.shape import FREE, INT, LENIENT_REQUIRED, SHAPES, STR, STRMAP, ListOf
 from workload_map.model.types import API_VERSION, GROUP, KIND, Karta, KartaSpec, KartaStatus
-from workload_map.model.views import json_type
+from workload_map.model.views import json_type, view
 
 __all__ = [
     "LEGACY_API_VERSION",
@@ -52,7 +52,7 @@ LEGACY_API_VERSION = "optimization.nvidia.com/v1alpha1"
 LEGACY_KIND = "ResourceInterface"
 
 
-@dataclass(frozen=True)
+@view
 class LoadProblem:
     """One reason a document is not a Karta: a JSON-style field path, a message and a code.
 
@@ -289,7 +289,7 @@ def _preview(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-@dataclass(frozen=True)
+@view
 class LenientLoad:
     """What :func:`load_karta_leniently` could read: the Karta, every problem, the document.
 

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from workload_map.model.findings import ERROR, WARNING, Finding, FindingCode
 from workload_map.model.shape import iter_jq_fields
 from workload_map.model.types import GVK, Karta
+from workload_map.model.views import view
 
 __all__ = [
     "check_against_crd",
@@ -29,7 +29,7 @@ __all__ = [
 Schema = Mapping[str, Any]
 
 
-@dataclass(frozen=True)
+@view
 class _Loc:
     """A place an expression's output may come from.
 
@@ -44,7 +44,7 @@ class _Loc:
 _UNKNOWN = _Loc(None, None)
 
 
-@dataclass(frozen=True)
+@view
 class _Problem:
     code: FindingCode
     message: str

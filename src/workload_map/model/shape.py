@@ -8,10 +8,11 @@ key name, a required field, a default or a list's merge semantics.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal
 
 from workload_map.model import types as t
+from workload_map.model.views import view
 
 __all__ = [
     "FREE",
@@ -36,7 +37,7 @@ FREE: Scalar = "object-free"
 STRMAP: Scalar = "string-map"
 
 
-@dataclass(frozen=True)
+@view
 class ListOf:
     """A JSON array of ``item`` with Kubernetes list semantics."""
 
@@ -48,7 +49,7 @@ class ListOf:
 FieldType = Scalar | type | ListOf
 
 
-@dataclass(frozen=True)
+@view
 class Field:
     """One JSON key of an object.
 
@@ -71,7 +72,7 @@ class Field:
     enum: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@view
 class Shape:
     cls: type
     doc: str
@@ -645,7 +646,7 @@ POD_EVALUATED: frozenset[type] = frozenset(
 )
 
 
-@dataclass(frozen=True)
+@view
 class JqField:
     """One jq expression of a definition, where it is, and what it runs against."""
 
