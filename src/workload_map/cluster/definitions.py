@@ -35,6 +35,7 @@ __all__ = [
     "Definition",
     "Definitions",
     "gvk_text",
+    "parse_cluster_kartas",
 ]
 
 KARTAS_PATH = "/apis/run.ai/v1alpha1/kartas"
@@ -142,19 +143,42 @@ class Definitions:
         out._items = None
         if cluster is None:
             return out
-        cluster_defs = _cluster_definitions(cluster, out.warnings, out.broken, page_size)
-        out._cluster = cluster_defs
+        out._adopt(_cluster_definitions(cluster, out.warnings, out.broken, page_size))
+        return out
+
+    @classmethod
+    def from_objects(cls, items: Iterable[dict[str, Any]]) -> Definitions:
+        """As :meth:`load`, from cluster Karta objects already read (a watch's cache)."""
+        return cls.from_parsed(*parse_cluster_kartas(items))
+
+    @classmethod
+    def from_parsed(
+        cls,
+        definitions: Iterable[Definition],
+        broken: Iterable[BrokenKarta] = (),
+        warnings: Iterable[str] = (),
+    ) -> Definitions:
+        """As :meth:`from_objects`, from what :func:`parse_cluster_kartas` made of them (a
+        watch parses each object once, when it changes)."""
+        out = cls((), warnings, broken=broken)
+        out._lazy = True
+        out._items = None
+        out._adopt(list(definitions))
+        return out
+
+    def _adopt(self, cluster_defs: list[Definition]) -> None:
+        """Take the cluster's definitions (over the lazy catalog); warn on shared GVKs."""
+        self._cluster = cluster_defs
         by_gvk: dict[GVK, list[str]] = {}
         for d in cluster_defs:
             if d.gvk is not None:
                 by_gvk.setdefault(d.gvk, []).append(d.name)
         for gvk, names in sorted(by_gvk.items(), key=lambda kv: str(kv[0])):
             if len(names) > 1:
-                out.warnings.append(
+                self.warnings.append(
                     f"{len(names)} cluster Karta definitions claim {gvk_text(gvk)}: "
                     + ", ".join(sorted(names))
                 )
-        return out
 
     # -- the lazy catalog ---------------------------------------------------------------------
     def _group_kind(self, group: str, kind: str) -> list[Definition]:
@@ -363,6 +387,25 @@ def _cluster_definitions(
     except (ApiError, ClusterError) as exc:
         warnings.append(f"could not read Karta definitions from the cluster: {exc}")
         return []
+    return _parse_definitions(items, warnings, broken)
+
+
+def parse_cluster_kartas(
+    items: Iterable[dict[str, Any]],
+) -> tuple[list[Definition], list[BrokenKarta], list[str]]:
+    """Cluster Karta objects as (definitions, unusable ones, warnings), as :meth:`Definitions.load`
+    reads them."""
+    warnings: list[str] = []
+    broken: list[BrokenKarta] = []
+    return _parse_definitions(items, warnings, broken), broken, warnings
+
+
+def _parse_definitions(
+    items: Iterable[dict[str, Any]], warnings: list[str], broken: list[BrokenKarta]
+) -> list[Definition]:
+    """Cluster Karta objects as definitions: unloadable ones only in ``broken``, invalid ones
+    flagged (``problem``)."""
+    items = list(items)
     if not items:
         return []
     # only now: the loader and validator are a good part of a live command's start-up

@@ -1,19 +1,21 @@
 """Which Karta describes a kind, for the gang room: the cluster's Kartas, then the catalog.
 
-The CLI resolves definitions the same way (``cluster.definitions``); here the cluster's Kartas
-arrive through a watch, so the index is fed event by event and answers from memory (the pod
-webhook asks on every request). A cluster Karta that fails validation is not used; the
-catalog's definition of that kind, if any, keeps serving it.
+The rule is the CLI's one resolver (``cluster.resolve_gvk`` over ``cluster.definitions``); here
+the cluster's Kartas arrive through a watch, so the index is fed event by event and answers
+from memory (the pod webhook asks on every request). A cluster Karta that fails validation is
+not used; the catalog's definition of that kind, if any, keeps serving it.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from workload_map.errors import WlmapError
 from workload_map.model import Karta
+
+if TYPE_CHECKING:
+    from workload_map.cluster.definitions import BrokenKarta, Definition, Definitions
 
 __all__ = ["KartaIndex", "has_gangs"]
 
@@ -24,65 +26,96 @@ def has_gangs(karta: Karta | None) -> bool:
 
 
 class KartaIndex:
-    """Cluster Kartas by root (apiVersion, kind), over the built-in catalog; thread-safe."""
+    """Cluster Kartas by name, resolved over the built-in catalog; thread-safe.
+
+    The rule is the CLI's (:func:`workload_map.cluster.resolve_gvk` over
+    :class:`~workload_map.cluster.definitions.Definitions`): a cluster Karta of the exact GVK
+    replaces the catalog's, an outdated cluster copy of a built-in yields to it, else the most
+    stable definition of the same group and kind. Unlike a command, the gang room never uses an
+    invalid Karta (it resolves to the catalog's, else to nothing) nor guesses between several
+    claiming one GVK (nothing, and an entry in :attr:`errors`). Answers are memoised per
+    (apiVersion, kind) until the next event.
+    """
 
     def __init__(self, *, catalog: bool = True) -> None:
         self._lock = threading.Lock()
-        self._by_name: dict[str, tuple[str, str, Karta] | None] = {}
-        self._by_gvk: dict[tuple[str, str], Karta] = {}
+        #: per cluster Karta name: what parsing it gave (definitions, unusable, warnings)
+        self._parsed: dict[str, tuple[list[Definition], list[BrokenKarta], list[str]]] = {}
         self._catalog = catalog
         self.errors: dict[str, str] = {}
         self.generation = 0
-        self._from_catalog: dict[tuple[str, str], Karta | None] = {}
+        self._definitions: Definitions | None = None
+        self._memo: dict[tuple[str, str], Karta | None] = {}
+        self._builtin: dict[str, Karta] = {}
 
     def apply(self, event: str, obj: Mapping[str, Any]) -> None:
-        from workload_map.model import load_karta, validate
+        from workload_map.cluster.definitions import Definitions, parse_cluster_kartas
 
         name = str((obj.get("metadata") or {}).get("name") or "")
+        parsed = None if event == "DELETED" else parse_cluster_kartas([dict(obj)])
         with self._lock:
-            self._by_name.pop(name, None)
-            self.errors.pop(name, None)
-            if event != "DELETED":
-                try:
-                    karta = load_karta(dict(obj))
-                    problems = [f for f in validate(karta) if f.severity == "error"]
-                except WlmapError as err:
-                    self.errors[name] = str(err)
-                else:
-                    gvk = karta.root_gvk
-                    if problems:
-                        self.errors[name] = "; ".join(f"{f.path}: {f.message}" for f in problems)
-                    elif gvk is not None:
-                        self._by_name[name] = (gvk.api_version, gvk.kind, karta)
-            self._by_gvk = {
-                (entry[0], entry[1]): entry[2]
-                for _, entry in sorted(self._by_name.items())
-                if entry is not None
-            }
+            if parsed is None:
+                self._parsed.pop(name, None)
+            else:
+                self._parsed[name] = parsed
+            entries = [self._parsed[n] for n in sorted(self._parsed)]
+            definitions = Definitions.from_parsed(
+                [d for e in entries for d in e[0]],
+                [b for e in entries for b in e[1]],
+                [w for e in entries for w in e[2]],
+            )
+            self.errors = {b.name: b.problem for b in definitions.broken}
+            self._definitions = definitions
+            self._memo = {}
             self.generation += 1
 
-    def resolve(self, api_version: str, kind: str) -> Karta | None:
-        found = self._by_gvk.get((api_version, kind))
-        if found is not None or not self._catalog:
-            return found
-        key = (api_version, kind)
-        if key not in self._from_catalog:
-            from workload_map.catalog import catalog
+    def _current(self) -> Definitions:
+        from workload_map.cluster.definitions import Definitions
 
-            # one Karta object per kind: the engine prepares (parses, indexes) it once
-            hit = catalog.resolve(api_version, kind)
-            self._from_catalog[key] = hit[0] if hit is not None else None
-        return self._from_catalog[key]
+        with self._lock:
+            if self._definitions is None:
+                self._definitions = Definitions.from_objects(())
+            return self._definitions
+
+    def resolve(self, api_version: str, kind: str) -> Karta | None:
+        key = (api_version, kind)
+        memo = self._memo
+        if key in memo:
+            return memo[key]
+        found = self._resolve(api_version, kind)
+        memo[key] = found
+        return found
+
+    def _resolve(self, api_version: str, kind: str) -> Karta | None:
+        from workload_map.cluster.definitions import AmbiguousDefinition
+        from workload_map.cluster.lookup import resolve_gvk
+        from workload_map.model import GVK
+
+        definitions = self._current()
+        try:
+            resolution = resolve_gvk(GVK.from_api_version(api_version, kind), definitions)
+        except AmbiguousDefinition as err:
+            with self._lock:
+                self.errors[f"{api_version}, Kind={kind}"] = str(err)
+            return None
+        if resolution is None:
+            return None
+        chosen = resolution.definition
+        if not chosen.valid or (not self._catalog and chosen.origin == "catalog"):
+            return None
+        if chosen.origin == "catalog":
+            # one Karta object per built-in across events: the engine prepares it once
+            with self._lock:
+                return self._builtin.setdefault(chosen.name, chosen.karta)
+        return chosen.karta
 
     def kartas(self) -> list[Karta]:
-        """Every definition in force: the cluster's, then the catalog's not overridden."""
-        out = list(self._by_gvk.values())
-        if self._catalog:
-            from workload_map.catalog import catalog
-
-            for listed in catalog.list():
-                gvk = listed.root_gvk
-                if gvk is not None and (gvk.api_version, gvk.kind) not in self._by_gvk:
-                    karta = self.resolve(gvk.api_version, gvk.kind)
-                    out.append(karta if karta is not None else listed)
+        """Every definition in force: per root GVK, the one :meth:`resolve` answers."""
+        definitions = self._current()
+        gvks = {d.gvk for d in definitions.all() if d.gvk is not None and d.gvk.kind}
+        out: list[Karta] = []
+        for gvk in sorted(gvks, key=str):
+            karta = self.resolve(gvk.api_version, gvk.kind)
+            if karta is not None and all(karta is not k for k in out):
+                out.append(karta)
         return out
