@@ -8,6 +8,7 @@ single steps that used to be expensive enough to overrun a deadline.
 from __future__ import annotations
 
 import io
+import json
 import time
 from typing import Any
 
@@ -134,3 +135,55 @@ def test_deadline_stops_doubling_text() -> None:
 def test_orders_too_large_to_evaluate_are_a_limit_error() -> None:
     with pytest.raises(jq.JqLimitError, match="jn: order 1000000000 is too large"):
         jq.compile("jn(1e9; 1e9)").all(None)
+
+
+def _fuzz_deep(n: int) -> Any:
+    v: Any = 0
+    for _ in range(n):
+        v = {"a": [v]}
+    return v
+
+
+# the long round's overruns (seed 1), and siblings of each class: a loop whose body yields
+# nothing never reached the tick of a collector, a native called with generated arguments
+# skipped the cost check, an operation on containers (deep equality) never looked at the clock
+OVERRUNS: list[tuple[str, str]] = [
+    ("((.[]) and (.[-1])) and (recurse).b?", "wide"),
+    ("[flatten(.[]?)[-1:]]", "wide"),
+    ("flatten(range(-1, .[] as $v0 | 0.1))", "wide"),
+    ("(if .[]? then .a? else {a: sqrt} end) != (..)", "deep"),
+    ("[.[] as $x | .[] | .b?]", "wide"),
+    ("[.[] as $x | .[] | select(false)]", "wide"),
+    ("first(.[] as $x | .[] | .b?)", "wide"),
+    ("[.[] as $x | .. | .b?]", "wide"),
+    ("[.[] as $x | map(tostring) | empty]", "wide"),
+    ("[.[] as $x | any(.[]; . < 0) | select(.)]", "wide"),
+    ("[.[] as $x | . == . | empty]", "wide"),
+    ("[.. as $x | (..) == $x | empty]", "deep"),
+]
+
+
+@pytest.mark.parametrize(("program", "shape"), OVERRUNS)
+def test_deadline_is_looked_at_inside_every_expensive_step(program: str, shape: str) -> None:
+    # before, under a 0.05 s deadline: 0.3 s to 114 s of CPU (`.[] as $x | .[] | .b?` ran
+    # to its end); now under 0.05 s. Each program takes seconds in full, so the deadline hits
+    value = list(range(3000)) if shape == "wide" else _fuzz_deep(300)
+    prog = jq.compile(program)
+    started = time.thread_time()
+    with pytest.raises(jq.JqDeadlineError):
+        prog.all(value, limits=jq.Limits(max_results=None, timeout=0.05))
+    # CPU time, so that a loaded machine does not count; 5x the deadline leaves room
+    assert time.thread_time() - started < 0.25
+
+
+@pytest.mark.gojq
+@pytest.mark.parametrize(("program", "shape"), OVERRUNS)
+def test_overrun_programs_agree_with_gojq_on_small_inputs(program: str, shape: str) -> None:
+    gojq = require_gojq()
+    text = json.dumps(list(range(12)) if shape == "wide" else _fuzz_deep(6))
+    expected = run_gojq(gojq, ["-c", program], text)
+    assert _ours(["-c", program], text) == (
+        expected.returncode,
+        expected.stdout,
+        expected.stderr,
+    )

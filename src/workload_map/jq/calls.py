@@ -219,7 +219,12 @@ def _native_call(fn: Callable[..., Any], args: list[Code], offset: int, stream: 
                         _tick(ctx)
                         yield x
                 else:
-                    yield fn(v, *vals)
+                    out = fn(v, *vals)
+                    if costly(v, out):
+                        ctx.check()
+                    else:
+                        _tick(ctx)
+                    yield out
         except JqError as e:
             _annotate(e, offset)
             raise

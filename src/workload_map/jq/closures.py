@@ -101,6 +101,15 @@ def _tick(ctx: Ctx) -> None:
         ctx.check()
 
 
+def spend(ctx: Ctx, steps: int) -> None:
+    """Count ``steps`` units of work against the deadline: a step that starts work in
+    proportion to a container's size (``.[]``, ``..``, ``map``) counts its length, so that a
+    loop whose body yields nothing (``.[] as $x | .[] | .b?``) still looks at the clock."""
+    ctx.ticks -= steps
+    if ctx.ticks <= 0:
+        ctx.check()
+
+
 def _catchable(e: JqRuntimeError) -> bool:
     return not isinstance(e, (JqLimitError, JqHaltError))
 

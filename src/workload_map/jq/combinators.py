@@ -15,6 +15,7 @@ from workload_map.jq.closures import (
     _NOTHING,
     IDENTITY,
     Code,
+    Ctx,
     Env,
     One,
     Path,
@@ -27,6 +28,9 @@ from workload_map.jq.closures import (
     _run_tail,
 )
 from workload_map.jq.errors import JqError, JqRuntimeError
+
+# operands whose operations cost their size
+_CONTAINERS = (list, dict)
 
 
 def _missing_format(name: str) -> Callable[[Any], Any]:
@@ -341,10 +345,14 @@ def _binary(op: str, left: Code, right: Code, offset: int) -> Code:
 
             def one_c(v: Any, env: Env) -> Any:
                 try:
-                    return fn(l1(v, env), rc)
+                    x = l1(v, env)
+                    out = fn(x, rc)
                 except JqError as e:
                     _annotate(e, offset)
                     raise
+                if type(x) in _CONTAINERS:
+                    env[0].check()
+                return out
 
             return _from_one(one_c)
 
@@ -358,29 +366,42 @@ def _binary(op: str, left: Code, right: Code, offset: int) -> Code:
                     x = l1(v, env)
                     if type(x) is int and type(r) is int:
                         return int_op(x, r)
-                    return fn(x, r)
+                    out = fn(x, r)
                 except JqError as e:
                     _annotate(e, offset)
                     raise
+                if type(x) in _CONTAINERS:
+                    env[0].check()
+                return out
 
             return _from_one(one_int)
 
         def one(v: Any, env: Env) -> Any:
             try:
                 r = r1(v, env)
-                return fn(l1(v, env), r)
+                x = l1(v, env)
+                out = fn(x, r)
             except JqError as e:
                 _annotate(e, offset)
                 raise
+            if type(x) in _CONTAINERS:
+                env[0].check()
+            return out
 
         return _from_one(one)
     l_run, r_run = left.run, right.run
 
     def run(v: Any, env: Env) -> Iterator[Any]:
+        ctx = env[0]
         try:
             for r in r_run(v, env):
                 for x in l_run(v, env):
-                    yield fn(x, r)
+                    out = fn(x, r)
+                    if type(x) in _CONTAINERS:
+                        # an operation on containers costs their size (deep equality,
+                        # merges): the clock is looked at after each one
+                        ctx.check()
+                    yield out
         except JqError as e:
             _annotate(e, offset)
             raise
@@ -402,14 +423,17 @@ def _arith_chain(codes: list[Code], ops: list[tuple[str, int]]) -> Code:
     # side's nesting (operand 0 shares operator 1's)
     where = [ops[0][1], *(offset for _op, offset in ops)]
 
-    def fold(vals: list[Any]) -> Any:
+    def fold(vals: list[Any], ctx: Ctx) -> Any:
         acc = vals[0]
         for i, (fn, offset) in enumerate(fns, 1):
+            container = type(acc) in _CONTAINERS
             try:
                 acc = fn(acc, vals[i])
             except JqError as e:
                 _annotate(e, offset)
                 raise
+            if container:
+                ctx.check()
         return acc
 
     if all(c.one is not None for c in codes):
@@ -425,7 +449,7 @@ def _arith_chain(codes: list[Code], ops: list[tuple[str, int]]) -> Code:
             except JqError as e:
                 _annotate(e, where[i])
                 raise
-            return fold(vals)
+            return fold(vals, env[0])
 
         return _from_one(one)
     runs = [c.run for c in codes]
@@ -446,7 +470,7 @@ def _arith_chain(codes: list[Code], ops: list[tuple[str, int]]) -> Code:
                     continue
                 vals[i] = x
                 if i == 0:
-                    yield fold(vals)
+                    yield fold(vals, env[0])
                 else:
                     i -= 1
                     its[i] = iter(runs[i](v, env))

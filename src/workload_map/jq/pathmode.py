@@ -10,7 +10,7 @@ from typing import Any
 
 from workload_map.jq import values as jv
 from workload_map.jq.builtins.native import NATIVES, Allocator, delpaths, setpath
-from workload_map.jq.closures import _NOTHING, Env, Path, Run, _annotate, _invalid_iter_path, _tick
+from workload_map.jq.closures import _NOTHING, Env, Path, Run, _annotate, _invalid_iter_path, spend
 from workload_map.jq.errors import JqError, JqLimitError
 
 
@@ -67,7 +67,7 @@ def _recurse_children_run(v: Any, env: Env) -> Iterator[Any]:
         yield x
         tx = type(x)
         if tx is list or tx is dict:
-            _tick(ctx)
+            spend(ctx, len(x) + 1)  # each child is a step, scalars included
             if len(stack) > 1_000_000:  # pragma: no cover - JSON nesting is bounded upstream
                 raise JqLimitError("value too deep")
             stack.append(iterate(x))
@@ -85,7 +85,7 @@ def _recurse_children_paths(v: Any, p: Path | None, env: Env) -> Iterator[tuple[
         x, xp = item
         tx = type(x)
         if tx is list or tx is dict:
-            _tick(ctx)
+            spend(ctx, len(x) + 1)
             if xp is None:
                 raise _invalid_iter_path(x)
             stack.append(_child_paths(x, xp))

@@ -28,6 +28,7 @@ from workload_map.jq.closures import (
     _invalid_path,
     _tick,
     collect,
+    spend,
 )
 from workload_map.jq.errors import JqError, JqLimitError, JqRuntimeError
 from workload_map.jq.pathmode import _recurse_children_paths, _recurse_children_run
@@ -144,6 +145,7 @@ def _sp_map(c: Compiler, args: list[Code], node: ast.Call) -> Code:
             except JqError as e:
                 _annotate(e, offset)
                 raise
+            spend(env[0], len(v))
             return [f1(x, env) for x in items]
 
         return _from_one(one1)
@@ -155,6 +157,7 @@ def _sp_map(c: Compiler, args: list[Code], node: ast.Call) -> Code:
         except JqError as e:
             _annotate(e, offset)
             raise
+        spend(env[0], len(v))
         return collect(itertools.chain.from_iterable(f_run(x, env) for x in items), env[0])
 
     return _from_one(one)
@@ -308,7 +311,11 @@ def _any_all(is_any: bool, gen: Code | None, cond: Code | None) -> Code:
     c1 = cond.one if cond is not None else None
 
     def one(v: Any, env: Env) -> Any:
-        items = gen.run(v, env) if gen is not None else iterate(v)
+        if gen is not None:
+            items = gen.run(v, env)
+        else:
+            items = iterate(v)
+            spend(env[0], len(v))
         if c1 is not None:
             for x in items:
                 y = c1(x, env)

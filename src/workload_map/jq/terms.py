@@ -25,6 +25,7 @@ from workload_map.jq.closures import (
     _invalid_path,
     collect,
     costly,
+    spend,
 )
 from workload_map.jq.combinators import (
     _comma,
@@ -280,22 +281,30 @@ class TermCompiler(PatternCompiler):
 
             def run1(v: Any, env: Env) -> Iterable[Any]:
                 try:
-                    return iterate(t1(v, env))
+                    t = t1(v, env)
+                    it = iterate(t)
                 except JqError as e:
                     _annotate(e, offset)
                     raise
+                ctx = env[0]
+                ctx.ticks -= len(t)  # inlined spend(): the body runs once per element
+                if ctx.ticks <= 0:
+                    ctx.check()
+                return it
 
             run: Run = run1
         else:
             t_run = target.run
 
             def run_many(v: Any, env: Env) -> Iterator[Any]:
+                ctx = env[0]
                 for t in t_run(v, env):
                     try:
                         it = iterate(t)
                     except JqError as e:
                         _annotate(e, offset)
                         raise
+                    spend(ctx, len(t))
                     yield from it
 
             run = run_many
