@@ -38,7 +38,25 @@ CLAIMS = "resourceClaims"
 _POD_LEVEL = ("cpu", "memory")
 
 
+#: parsed quantities by (resource, value): pods of one template repeat the same few values
+_AMOUNTS: dict[tuple[str, object], int] = {}
+
+
 def _amount(name: str, value: object) -> int:
+    key = (name, value) if type(value) in (str, int) else None
+    if key is not None:
+        found = _AMOUNTS.get(key)
+        if found is not None:
+            return found
+    amount = _parse_amount(name, value)
+    if key is not None:
+        if len(_AMOUNTS) > 4096:
+            _AMOUNTS.clear()
+        _AMOUNTS[key] = amount
+    return amount
+
+
+def _parse_amount(name: str, value: object) -> int:
     try:
         amount = to_millis(value) if name == "cpu" else to_units(value)
     except EngineError as err:
@@ -50,12 +68,12 @@ def _amount(name: str, value: object) -> int:
 
 def _requirements(resources: object) -> Totals:
     """One ResourceRequirements: requests, else limits, per resource name."""
-    if not isinstance(resources, Mapping):
+    if type(resources) is not dict and not isinstance(resources, Mapping):
         return {}
     out: Totals = {}
     for key in ("limits", "requests"):  # requests win
         section = resources.get(key)
-        if isinstance(section, Mapping):
+        if type(section) is dict or isinstance(section, Mapping):
             for name, value in section.items():
                 if value is not None and isinstance(name, str):
                     out[name] = _amount(name, value)
@@ -64,7 +82,7 @@ def _requirements(resources: object) -> Totals:
 
 def container_request(container: object) -> Totals:
     """A container's request per resource (requests, else limits)."""
-    if not isinstance(container, Mapping):
+    if type(container) is not dict and not isinstance(container, Mapping):
         return {}
     return _requirements(container.get("resources"))
 
@@ -92,12 +110,12 @@ def scaled(totals: Mapping[str, int], count: int) -> Totals:
 
 def _containers(spec: Mapping[str, Any], key: str) -> list[Any]:
     value = spec.get(key)
-    return value if isinstance(value, list) else []
+    return value if type(value) is list or isinstance(value, list) else []
 
 
 def pod_request(spec: object) -> Totals:
     """The effective request of one pod with this PodSpec (scheduler rule, see module doc)."""
-    if not isinstance(spec, Mapping):
+    if type(spec) is not dict and not isinstance(spec, Mapping):
         return {}
     regular = add(*(container_request(c) for c in _containers(spec, "containers")))
     sidecars: Totals = {}

@@ -130,20 +130,41 @@ def _plan(cls: type) -> tuple[tuple[str, str, Callable[[Any, Any], bool] | None]
     return found
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 def to_json(value: Any) -> Any:
     """Plain JSON (dicts, lists, strings, numbers, booleans, null) of a view or a value."""
+    cls = type(value)
+    # exact types first, without isinstance (an ABC check each): a describe view is tens of
+    # thousands of values
+    if cls in _SCALARS:
+        return value
+    plan = _PLAN.get(cls)
+    if plan is not None:
+        out: dict[str, Any] = {}
+        for attr, key, omit in plan:
+            item = getattr(value, attr)
+            if omit is not None and omit(value, item):
+                continue
+            out[key] = item if type(item) in _SCALARS else to_json(item)
+        return out
+    if cls is tuple or cls is list:
+        return [v if type(v) in _SCALARS else to_json(v) for v in value]
+    if cls is dict:
+        return {str(k): v if type(v) in _SCALARS else to_json(v) for k, v in value.items()}
+    return _to_json(value)
+
+
+def _to_json(value: Any) -> Any:
+    """:func:`to_json` of anything but the exact types it handles first."""
     if value is None or isinstance(value, str | int | float | bool):
         return value.value if isinstance(value, enum.Enum) else value
     if isinstance(value, enum.Enum):
         return value.value
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        out: dict[str, Any] = {}
-        for attr, key, omit in _plan(type(value)):
-            item = getattr(value, attr)
-            if omit is not None and omit(value, item):
-                continue
-            out[key] = to_json(item)
-        return out
+        _plan(type(value))
+        return to_json(value)
     if isinstance(value, Mapping):
         return {str(k): to_json(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
