@@ -4,6 +4,10 @@
 * status of 10k workloads: <= 0.5 s
 * ``describe()`` of a 2k-pod workload: <= 0.3 s
 
+``python benchmarks/engine_bench.py --baseline DIR [ROUNDS]`` runs the same benchmarks of another
+checkout (``git worktree add /tmp/base COMMIT``) interleaved with this tree's and prints both
+(minimum CPU time of the rounds) with their ratio: the check that a change made nothing slower.
+
 Definitions come from the built-in catalog. Each row (a dict, as ``benchmarks/run.py`` expects)
 gives the CPU and wall milliseconds and the target; the verdict uses the process's CPU time, because the project's machines are shared
 and wall time there mostly measures the neighbours. Run with ``python benchmarks/engine_bench.py``
@@ -204,7 +208,63 @@ def run() -> list[dict[str, object]]:
     ]
 
 
+def against(baseline: str, rounds: int = 3) -> list[dict[str, object]]:
+    """Each row of this tree next to the same row of ``baseline`` (another checkout's root, e.g.
+    a ``git worktree`` of an older commit), in one run: rounds interleaved (baseline, this
+    tree, baseline, ...) so both see the same machine load; the minimum CPU time counts."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    here = Path(__file__).resolve().parents[1]
+    code = (
+        "import json, sys; sys.path.insert(0, sys.argv[1] + '/benchmarks'); "
+        "import engine_bench; print(json.dumps(engine_bench.run()))"
+    )
+    best: dict[tuple[str, str], float] = {}
+    names: list[str] = []
+    for _ in range(rounds):
+        for tree, root in (("baseline", baseline), ("this tree", str(here))):
+            env = {**os.environ, "PYTHONPATH": f"{root}/src"}
+            done = subprocess.run(
+                [sys.executable, "-c", code, root],
+                env=env,
+                capture_output=True,
+                text=True,
+                check=True,
+                cwd="/",
+                timeout=600,
+            )
+            for row in json.loads(done.stdout.strip().splitlines()[-1]):
+                name = str(row["benchmark"])
+                if name not in names:
+                    names.append(name)
+                key = (tree, name)
+                best[key] = min(best.get(key, float("inf")), float(row["cpu_ms"]))
+    return [
+        {
+            "benchmark": name,
+            "baseline_cpu_ms": best[("baseline", name)],
+            "cpu_ms": best[("this tree", name)],
+            "ratio": round(best[("this tree", name)] / best[("baseline", name)], 2),
+        }
+        for name in names
+    ]
+
+
 def main() -> int:
+    import sys
+
+    if len(sys.argv) > 2 and sys.argv[1] == "--baseline":
+        compared = against(sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 3)
+        for row in compared:
+            print(
+                f"{row['benchmark']:<52} baseline {row['baseline_cpu_ms']:8.1f} ms  "
+                f"this tree {row['cpu_ms']:8.1f} ms  ratio {row['ratio']}"
+            )
+        return 0
     rows = run()
     for row in rows:
         print(
