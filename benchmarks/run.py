@@ -25,6 +25,8 @@ MODULES = [
     "reference_bench",
     "operator_bench",
     "gangs_bench",
+    "exporter_bench",
+    "web_bench",
 ]
 
 

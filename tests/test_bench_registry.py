@@ -1,0 +1,34 @@
+"""``make bench`` runs every benchmark module: a new ``*_bench.py`` cannot be left out by mistake."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+def _modules_listed() -> list[str]:
+    tree = ast.parse((BENCHMARKS / "run.py").read_text())
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "MODULES" for t in node.targets
+        ):
+            value = ast.literal_eval(node.value)
+            assert isinstance(value, list)
+            return [str(v) for v in value]
+    raise AssertionError("benchmarks/run.py defines no MODULES list")
+
+
+def test_every_benchmark_module_is_run() -> None:
+    present = sorted(p.stem for p in BENCHMARKS.glob("*_bench.py"))
+    listed = _modules_listed()
+    assert present, "no benchmark modules found"
+    assert sorted(listed) == present
+    assert len(set(listed)) == len(listed)
+
+
+def test_every_benchmark_module_has_run() -> None:
+    for name in _modules_listed():
+        tree = ast.parse((BENCHMARKS / f"{name}.py").read_text())
+        assert any(isinstance(n, ast.FunctionDef) and n.name == "run" for n in tree.body), name
