@@ -14,17 +14,8 @@ offset of the failing term.
 
 from __future__ import annotations
 
-from workload_map.jq import ast
-from workload_map.jq.errors import (
-    JqBreak,
-    JqCompileError,
-    JqDeadlineError,
-    JqError,
-    JqHaltError,
-    JqLimitError,
-    JqParseError,
-    JqRuntimeError,
-)
+from workload_map.jq import ast, errors
+from workload_map.jq.errors import *  # noqa: F403  (the error classes, listed in errors.__all__)
 from workload_map.jq.parser import parse as _parse
 from workload_map.jq.paths import (
     Path,
@@ -55,14 +46,6 @@ from workload_map.jq.safety import (
 __all__ = [
     "DEFAULT_LIMITS",
     "DEFINITION_LIMITS",
-    "JqBreak",
-    "JqCompileError",
-    "JqDeadlineError",
-    "JqError",
-    "JqHaltError",
-    "JqLimitError",
-    "JqParseError",
-    "JqRuntimeError",
     "Limits",
     "Path",
     "PathKey",
@@ -82,6 +65,7 @@ __all__ = [
     "unwritable",
     "writability",
 ]
+__all__ += errors.__all__  # the error classes, listed once in their module
 
 
 def parse(program: str) -> ast.Node:

@@ -101,6 +101,26 @@ def _tick(ctx: Ctx) -> None:
         ctx.check()
 
 
+def depth_first(
+    root: Any, expand: Callable[[Any], Iterator[Any] | None], max_stack: int, too_deep: str
+) -> Iterator[Any]:
+    """Pre-order walk on an explicit stack (``..``, ``recurse(f)``, with or without paths), so
+    that deep values cannot overflow Python's stack: each item is yielded, then ``expand``
+    gives its children (None: a leaf) and counts the step against the deadline."""
+    stack: list[Iterator[Any]] = [iter((root,))]
+    while stack:
+        x = next(stack[-1], _NOTHING)
+        if x is _NOTHING:
+            stack.pop()
+            continue
+        yield x
+        children = expand(x)
+        if children is not None:
+            if len(stack) > max_stack:
+                raise JqLimitError(too_deep)
+            stack.append(children)
+
+
 def spend(ctx: Ctx, steps: int) -> None:
     """Count ``steps`` units of work against the deadline: a step that starts work in
     proportion to a container's size (``.[]``, ``..``, ``map``) counts its length, so that a

@@ -10,8 +10,19 @@ from typing import Any
 
 from workload_map.jq import values as jv
 from workload_map.jq.builtins.native import NATIVES, Allocator, delpaths, setpath
-from workload_map.jq.closures import _NOTHING, Env, Path, Run, _annotate, _invalid_iter_path, spend
-from workload_map.jq.errors import JqError, JqLimitError
+from workload_map.jq.closures import (
+    Env,
+    Path,
+    Run,
+    _annotate,
+    _invalid_iter_path,
+    depth_first,
+    spend,
+)
+from workload_map.jq.errors import JqError
+
+# JSON nesting is bounded upstream (the decoders' depth limits): this bound is a backstop
+_MAX_VALUE_DEPTH = 1_000_000
 
 
 def _setpath(v: Any, path: list[Any], x: Any, offset: int, allocator: Allocator) -> Any:
@@ -57,38 +68,32 @@ def _modify(
 def _recurse_children_run(v: Any, env: Env) -> Iterator[Any]:
     """``..``: pre-order, objects in key order; iterative so deep values cannot overflow."""
     ctx = env[0]
-    stack: list[Iterator[Any]] = [iter((v,))]
     iterate = jv.iterate
-    while stack:
-        x = next(stack[-1], _NOTHING)
-        if x is _NOTHING:
-            stack.pop()
-            continue
-        yield x
+
+    def expand(x: Any) -> Iterator[Any] | None:
         tx = type(x)
         if tx is list or tx is dict:
             spend(ctx, len(x) + 1)  # each child is a step, scalars included
-            if len(stack) > 1_000_000:  # pragma: no cover - JSON nesting is bounded upstream
-                raise JqLimitError("value too deep")
-            stack.append(iterate(x))
+            return iterate(x)
+        return None
+
+    return depth_first(v, expand, _MAX_VALUE_DEPTH, "value too deep")
 
 
 def _recurse_children_paths(v: Any, p: Path | None, env: Env) -> Iterator[tuple[Any, Path | None]]:
     ctx = env[0]
-    stack: list[Iterator[tuple[Any, Path | None]]] = [iter(((v, p),))]
-    while stack:
-        item = next(stack[-1], _NOTHING)
-        if item is _NOTHING:
-            stack.pop()
-            continue
-        yield item
+
+    def expand(item: tuple[Any, Path | None]) -> Iterator[tuple[Any, Path]] | None:
         x, xp = item
         tx = type(x)
         if tx is list or tx is dict:
             spend(ctx, len(x) + 1)
             if xp is None:
                 raise _invalid_iter_path(x)
-            stack.append(_child_paths(x, xp))
+            return _child_paths(x, xp)
+        return None
+
+    return depth_first((v, p), expand, _MAX_VALUE_DEPTH, "value too deep")
 
 
 def _child_paths(x: Any, xp: Path) -> Iterator[tuple[Any, Path]]:

@@ -28,6 +28,7 @@ from workload_map.jq.closures import (
     _invalid_path,
     _tick,
     collect,
+    depth_first,
     spend,
 )
 from workload_map.jq.errors import JqError, JqLimitError, JqRuntimeError
@@ -367,36 +368,25 @@ def _sp_all2(c: Compiler, args: list[Code], node: ast.Call) -> Code:
 
 def _recurse(f: Code, cond: Code | None) -> Code:
     """``recurse(f)``/``recurse(f; cond)``: depth-first, iterative."""
+    too_deep = f"recursion deeper than {_MAX_STACK} levels"
 
     def run(v: Any, env: Env) -> Iterator[Any]:
         ctx = env[0]
-        stack: list[Iterator[Any]] = [iter((v,))]
-        while stack:
-            x = next(stack[-1], _NOTHING)
-            if x is _NOTHING:
-                stack.pop()
-                continue
-            yield x
+
+        def expand(x: Any) -> Iterator[Any]:
             _tick(ctx)
-            if len(stack) > _MAX_STACK:
-                raise JqLimitError(f"recursion deeper than {_MAX_STACK} levels")
             children: Iterator[Any] = iter(f.run(x, env))
             if cond is not None:
                 children = _select_iter(children, cond, env)
-            stack.append(children)
+            return children
+
+        return depth_first(v, expand, _MAX_STACK, too_deep)
 
     def paths(v: Any, p: Path | None, env: Env) -> Iterator[tuple[Any, Path | None]]:
         ctx = env[0]
-        stack: list[Iterator[tuple[Any, Path | None]]] = [iter(((v, p),))]
-        while stack:
-            item = next(stack[-1], _NOTHING)
-            if item is _NOTHING:
-                stack.pop()
-                continue
-            yield item
+
+        def expand(item: tuple[Any, Path | None]) -> Iterator[tuple[Any, Path | None]]:
             _tick(ctx)
-            if len(stack) > _MAX_STACK:
-                raise JqLimitError(f"recursion deeper than {_MAX_STACK} levels")
             children = iter(f.paths(item[0], item[1], env))
             if cond is not None:
                 children = (
@@ -405,7 +395,9 @@ def _recurse(f: Code, cond: Code | None) -> Code:
                     for y in cond.run(x, env)
                     if not (y is None or y is False)
                 )
-            stack.append(children)
+            return children
+
+        return depth_first((v, p), expand, _MAX_STACK, too_deep)
 
     return Code(run, None, paths)
 
