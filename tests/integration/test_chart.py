@@ -341,6 +341,8 @@ def test_gang_scheduling_adds_flags_pod_webhook_and_rules() -> None:
         for res in rule["resources"]
     }
     assert {"create", "patch", "delete"} <= verbs[("scheduling.k8s.io", "podgroups")]
+    # PriorityClass values order the minResources fill: read only
+    assert verbs[("scheduling.k8s.io", "priorityclasses")] == {"get", "list", "watch"}
     assert verbs[("", "pods")] == {"delete"}  # only in delete-unbound mode
     lower = render("gangScheduling.enabled=true")
     role = next(

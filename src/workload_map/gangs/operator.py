@@ -20,9 +20,10 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from workload_map.cluster.trim import ALL, Trim
 from workload_map.errors import WlmapError
 from workload_map.gangs.admission import PodAdmitter, json_patch
 from workload_map.gangs.cache import (
@@ -281,6 +282,14 @@ class Stats:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
+PRIORITY_CLASSES = "/apis/scheduling.k8s.io/v1/priorityclasses"
+#: a PriorityClass is read for its value only (cluster-scoped, name -> value)
+TRIM_PRIORITY_CLASS = Trim(
+    {"apiVersion": ALL, "kind": ALL, "metadata": {"name": ALL}, "value": ALL},
+    consumers=("gangs",),
+)
+
+
 def _trim_pod_function() -> Callable[[dict[str, Any]], dict[str, Any]]:
     """The shared pod trim (one per informer path: the first caller's wins)."""
     from workload_map.cluster.trim import trim_pod
@@ -306,6 +315,10 @@ class GangRuntime:
         self.watched: set[str] = set()
         self.scheduling_paths: dict[tuple[str, str], str] = {}
         self.resources: list[Any] = []
+        #: PriorityClass values seen by the watch (name -> value), beyond the configured ones
+        self._configured = dict(config.priority_values)
+        self._classes: dict[str, int] = {}
+        self._classes_lock = threading.Lock()
 
     def native_served(self) -> bool:
         """Whether ``scheduling.k8s.io/v1beta1`` PodGroups are served (unknown: assumed)."""
@@ -317,6 +330,28 @@ class GangRuntime:
             self.cache.remove(obj)
         else:
             self.cache.upsert(obj)
+        for listener in list(self.listeners):
+            listener(event, obj)
+
+    def on_priority_class(self, event: str, obj: dict[str, Any]) -> None:
+        """Keep the PriorityClass values that order a stated minimum's ``minResources`` fill;
+        a changed value replans every workload (it may change the objects we wrote)."""
+        name = (obj.get("metadata") or {}).get("name")
+        value = obj.get("value")
+        if not isinstance(name, str):
+            return
+        with self._classes_lock:
+            before = dict(self._classes)
+            if event == "DELETED" or type(value) is not int:
+                self._classes.pop(name, None)
+            else:
+                self._classes[name] = value
+            if self._classes == before:
+                return
+            # the configured values (flags, callers) win over what the cluster says
+            values = {**self._classes, **self._configured}
+            self.config = replace(self.config, priority_values=tuple(sorted(values.items())))
+            self.admitter.config = self.config
         for listener in list(self.listeners):
             listener(event, obj)
 
@@ -438,6 +473,13 @@ class GangWatcher:
             "/api/v1/pods", transform=_trim_pod_function(), kind="Pod", api_version="v1"
         )
         pods.add_handler(rt.on_object)
+        classes = ctx.informer(
+            PRIORITY_CLASSES,
+            transform=TRIM_PRIORITY_CLASS,
+            kind="PriorityClass",
+            api_version="scheduling.k8s.io/v1",
+        )
+        classes.add_handler(rt.on_priority_class)
         # workload kinds first: a kind that is both (a batch Job) is then listed once with the
         # workload's fields, not listed as a link and re-listed wider
         self.refresh_kinds()
@@ -618,7 +660,7 @@ class GangController:
             if event != "DELETED":
                 self._relink(obj)  # a leader pod owns its group's StatefulSet
             return
-        if kind == "Karta":
+        if kind in ("Karta", "PriorityClass"):
             self.enqueue_all()
             return
         if kind == "Namespace":
@@ -774,7 +816,9 @@ class GangController:
         return False
 
     @staticmethod
-    def _fingerprint(found: tuple[Any, ...], generation: int) -> tuple[Any, ...]:
+    def _fingerprint(
+        found: tuple[Any, ...], generation: int, priorities: tuple[tuple[str, int], ...] = ()
+    ) -> tuple[Any, ...]:
         karta, workload, pods, labels, existing, foreign = found
 
         def rv(obj: Mapping[str, Any] | None) -> str:
@@ -783,6 +827,7 @@ class GangController:
         return (
             id(karta),
             generation,
+            priorities,
             rv(workload),
             tuple(sorted((str(p["metadata"].get("name")), rv(p)) for p in pods)),
             tuple(sorted(labels.items())),
@@ -796,7 +841,9 @@ class GangController:
         found = self.inputs(key)
         if found is None:
             return None
-        fingerprint = self._fingerprint(found, self.runtime.kartas.generation)
+        fingerprint = self._fingerprint(
+            found, self.runtime.kartas.generation, self.runtime.config.priority_values
+        )
         if self._settled.get(key) == fingerprint:
             return None  # nothing changed since a reconcile that had nothing to do
         karta, workload, pods, labels, existing, foreign = found
