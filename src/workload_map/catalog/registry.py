@@ -21,14 +21,15 @@ import copy
 import re
 import threading
 from collections.abc import Iterator, Mapping
-from importlib import resources
-from importlib.resources.abc import Traversable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workload_map.errors import WlmapError
 from workload_map.model.views import view
 
 if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
+
     from workload_map.model import Karta
 
 # no __all__: the package (``__init__``) lists what is public
@@ -149,7 +150,13 @@ class Catalog:
     # -- loading ---------------------------------------------------------------------------
     def _dir(self) -> Traversable:
         if self._directory is None:
-            self._directory = resources.files("workload_map.catalog").joinpath("data")
+            here = Path(__file__).with_name("data")
+            if here.is_dir():  # an installed or checked-out package: no importlib.resources
+                self._directory = here  # (it imports zipfile, ~10 ms of every start-up)
+            else:
+                from importlib import resources
+
+                self._directory = resources.files("workload_map.catalog").joinpath("data")
         return self._directory
 
     def _file_index(self) -> dict[str, Traversable]:
