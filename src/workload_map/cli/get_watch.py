@@ -51,16 +51,16 @@ class _Screen:
         return self.opts.spec.kind in ("table", "wide", "custom-columns")
 
     def _grow(self, lines: list[list[str]]) -> None:
-        from workload_map.cli.render import _visible_len
+        from workload_map.cli.render import visible_len
 
         for cells in lines:
             for i, cell in enumerate(cells):
                 if i >= len(self.widths):
                     self.widths.append(0)
-                self.widths[i] = max(self.widths[i], _visible_len(cell))
+                self.widths[i] = max(self.widths[i], visible_len(cell))
 
     def _line(self, cells: list[str]) -> str:
-        from workload_map.cli.render import _visible_len
+        from workload_map.cli.render import visible_len
 
         gap = 3
         out = []
@@ -69,7 +69,7 @@ class _Screen:
             width = self.widths[i] if i < len(self.widths) else 0
             if self.opts.spec.kind == "custom-columns":
                 width = max(width + gap, 6) - gap
-            out.append(cell if last else cell + " " * max(width - _visible_len(cell), 0))
+            out.append(cell if last else cell + " " * max(width - visible_len(cell), 0))
         return (" " * gap).join(out).rstrip()
 
     def _text(self, row: Row) -> str:

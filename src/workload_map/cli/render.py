@@ -10,7 +10,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import IO, Any
 
-__all__ = ["Styler", "dump_document", "format_table", "wants_color"]
+__all__ = ["Styler", "dump_document", "format_table", "visible_len", "wants_color"]
 
 
 def wants_color(stream: IO[str], environ: Mapping[str, str]) -> bool:
@@ -89,7 +89,7 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _visible_len(text: str) -> int:
+def visible_len(text: str) -> int:
     import re
 
     return len(re.sub(r"\x1b\[[0-9;]*m", "", text))
@@ -106,12 +106,12 @@ def format_table(
     widths = [len(h) for h in headers]
     for row in rows:
         for i, cell in enumerate(row):
-            widths[i] = max(widths[i], _visible_len(cell))
+            widths[i] = max(widths[i], visible_len(cell))
     lines = []
     for row in [list(headers), *[list(r) for r in rows]]:
         cells = []
         for i, cell in enumerate(row):
-            pad = widths[i] - _visible_len(cell)
+            pad = widths[i] - visible_len(cell)
             last = i == len(row) - 1
             if i in right:
                 cells.append(" " * pad + cell)
