@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import workload_map as wm
@@ -12,6 +13,7 @@ from tests.gangs.owners import new_pod
 from workload_map.gangs import plan
 from workload_map.gangs.admission import PodAdmitter, json_patch
 from workload_map.gangs.cache import ObjectCache, trim_workload
+from workload_map.gangs.config import ANNOTATION_DECISION
 from workload_map.gangs.reconcile import DELETE_UNBOUND, object_path, pod_reference, reconcile
 
 KARTA = wm.load_karta(custom.karta(2))
@@ -188,3 +190,66 @@ def test_groups_named_by_someone_else_are_never_created() -> None:
     actions = reconcile(plan(karta, out, pods), pods, existing)
     assert actions.delete == [] and actions.create == []
     assert reconcile(plan(karta, out, []), [], existing).delete  # they go with the pods
+
+
+def test_missed_members_lower_their_own_volcano_tasks() -> None:
+    """A Volcano gang of several tasks: each pod that missed the webhook lowers its own task's
+    minimum, so minTaskMember still holds for the members that can join."""
+    from tests.gangs.test_tasks import karta as task_karta
+    from tests.gangs.test_tasks import pods_of as task_pods
+    from tests.gangs.test_tasks import taskset
+    from workload_map.gangs.config import VOLCANO_GROUP_ANNOTATION
+
+    karta = wm.load_karta(task_karta())
+    obj = taskset()
+    pods = task_pods(obj)
+    (group,) = plan(karta, obj, pods).objects
+    name = group["metadata"]["name"]
+    assert group["spec"]["minTaskMember"] == {"p0": 1, "multi-p0": 2, "gpu": 3}
+    missed = {"t-multi-gpu-2"}
+    for pod in pods:
+        if pod["metadata"]["name"] not in missed:
+            pod["metadata"]["annotations"] = {VOLCANO_GROUP_ANNOTATION: name}
+    actions = reconcile(plan(karta, obj, pods), pods, [])
+    (made,) = [o for o in actions.create if o["kind"] == "PodGroup"]
+    assert made["spec"]["minMember"] == 5
+    assert made["spec"]["minTaskMember"] == {"p0": 1, "multi-p0": 2, "gpu": 2}
+    note = json.loads(made["metadata"]["annotations"][ANNOTATION_DECISION])
+    assert note["minTaskMember"] == made["spec"]["minTaskMember"]
+    (warning,) = [d for d in actions.decisions if d.reason == "MissedWebhook"]
+    assert '"gpu": 2' in warning.message
+    # the plain task's only pod missed too: its task goes, the others keep their guarantee
+    missed.add("t-p0-x-0")
+    pods[0]["metadata"].pop("annotations")
+    assert pods[0]["metadata"]["name"] == "t-p0-x-0"
+    existing = created([made])
+    actions = reconcile(plan(karta, obj, pods), pods, existing)
+    ((_, patch),) = [(t, p) for t, p in actions.patch if t["kind"] == "PodGroup"]
+    assert patch["spec"]["minMember"] == 4
+    assert patch["spec"]["minTaskMember"] == {"multi-p0": 2, "gpu": 2}
+    assert sorted(json.loads(patch["metadata"]["annotations"][ANNOTATION_DECISION])["missed"]) == (
+        sorted(missed)
+    )
+
+
+def test_a_missed_pod_outside_the_task_map_drops_task_minimums() -> None:
+    """Without a task of its own (the planner could not place it), a missed pod leaves no task
+    minimums that are sure to hold: minTaskMember goes, minMember is still lowered."""
+    from tests.gangs.test_tasks import karta as task_karta
+    from tests.gangs.test_tasks import pods_of as task_pods
+    from tests.gangs.test_tasks import taskset
+    from workload_map.gangs.config import VOLCANO_GROUP_ANNOTATION
+
+    karta = wm.load_karta(task_karta())
+    obj = taskset()
+    pods = task_pods(obj)
+    result = plan(karta, obj, pods)
+    (gang,) = result.gangs
+    name = result.objects[0]["metadata"]["name"]
+    for pod in pods[1:]:
+        pod["metadata"]["annotations"] = {VOLCANO_GROUP_ANNOTATION: name}
+    gang.task_of_pod.pop(pods[0]["metadata"]["name"])  # as for a pod the planner cannot place
+    actions = reconcile(result, pods, [])
+    (made,) = [o for o in actions.create if o["kind"] == "PodGroup"]
+    assert made["spec"]["minMember"] == 5
+    assert "minTaskMember" not in made["spec"]

@@ -191,9 +191,9 @@ def test_lws_groups_split_their_pods_and_an_uneven_split_gives_no_tasks() -> Non
     assert uneven.min_resources["cpu"] == "32" and uneven.min_resources["nvidia.com/gpu"] == "16"
 
 
-def test_a_minimum_lowered_for_missed_members_drops_task_minimums_it_cannot_hold() -> None:
-    """The controller lowers minMember for members that missed the webhook: task minimums
-    adding up to more are removed with it (reconcile), never left to block the gang."""
+def test_a_minimum_lowered_for_missed_members_lowers_their_own_tasks() -> None:
+    """The controller lowers minMember for members that missed the webhook, and each missed
+    pod's own task minimum with it (reconcile): never left to block the gang."""
     from workload_map.gangs.reconcile import reconcile
 
     obj, pods = example("pytorchjob")
@@ -207,7 +207,13 @@ def test_a_minimum_lowered_for_missed_members_drops_task_minimums_it_cannot_hold
     (created,) = [o for o in actions.create if o["apiVersion"] == VOLCANO_API]
     missed = actions.missed[group["metadata"]["name"]]
     assert created["spec"]["minMember"] == max(1, 4 - len(missed))
-    assert "minTaskMember" not in created["spec"]
+    (gang,) = result.gangs
+    expected = dict(gang.tasks)
+    for pod in missed:
+        expected[gang.task_of_pod[pod]] -= 1
+    expected = {task: n for task, n in expected.items() if n > 0}
+    assert expected and created["spec"]["minTaskMember"] == expected
+    assert sum(expected.values()) <= created["spec"]["minMember"]
 
 
 def test_quantities_are_kubernetes_quantities() -> None:

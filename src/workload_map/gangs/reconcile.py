@@ -6,7 +6,8 @@ Rules beyond the planner's, from what the API and the webhook allow:
 
 - A pod's group reference only counts when set at creation. A member that missed the webhook
   (timeout, operator down, cache miss) can never join, so by default the gang's minimum is
-  lowered by the members that cannot join (never below 1) and a Warning says so; in the
+  lowered by the members that cannot join (never below 1), a Volcano group's task minimums
+  each by its own missed pods (so the per-task guarantee stays), and a Warning says so; in the
   opt-in ``delete-unbound`` mode such a member is deleted while it is still unbound, so that
   its own controller recreates it through the webhook (only pods with a controller owner).
 - A group that pods still reference (created before a structure change, or while the webhook
@@ -150,14 +151,32 @@ def _kept_group(plan: Plan, api: str, name: str, count: int) -> dict[str, Any]:
     return {"apiVersion": api, "kind": "PodGroup", "metadata": meta, "spec": spec}
 
 
-def _set_min(obj: dict[str, Any], count: int) -> None:
+def _set_min(
+    obj: dict[str, Any], count: int, gang: Gang, missed: Sequence[str] = ()
+) -> dict[str, int] | None:
+    """Set the group's minimum to ``count``; a Volcano group's task minimums lose the
+    ``missed`` pods, each from its own task, so the per-task guarantee stays. Returns the task
+    minimums written (None: none)."""
     if obj["apiVersion"] == NATIVE_API:
         obj["spec"]["schedulingPolicy"] = {"gang": {"minCount": count}}
-    else:
-        obj["spec"]["minMember"] = count
-        tasks = obj["spec"].get("minTaskMember")
-        if isinstance(tasks, dict) and sum(tasks.values()) > count:
-            obj["spec"].pop("minTaskMember")  # a task minimum above the gang's cannot hold
+        return None
+    obj["spec"]["minMember"] = count
+    tasks = obj["spec"].get("minTaskMember")
+    if not isinstance(tasks, dict):
+        return None
+    lowered = dict(tasks)
+    for name in missed:
+        task = gang.task_of_pod.get(name)
+        if task in lowered:
+            lowered[task] -= 1
+    # a task left at 0 guarantees nothing: no entry (Volcano skips a 0 the same way)
+    lowered = {task: n for task, n in lowered.items() if n > 0}
+    if lowered and sum(lowered.values()) <= count:
+        obj["spec"]["minTaskMember"] = lowered
+        return lowered
+    # a missed pod outside the task map, or task minimums above the gang's: they cannot hold
+    obj["spec"].pop("minTaskMember")
+    return None
 
 
 def _spec_patch(existing: Mapping[str, Any], desired: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -241,18 +260,22 @@ def reconcile(
             )
             continue
         lowered = max(1, gang.min_count - len(missed))
+        tasks: dict[str, int] | None = None
         if obj is not None and lowered != gang.min_count:
             obj = desired[gang_key] = copy.deepcopy(obj)
-            _set_min(obj, lowered)
+            tasks = _set_min(obj, lowered, gang, names)
             note = json.loads(obj["metadata"]["annotations"][ANNOTATION_DECISION])
             note.update({"minCount": lowered, "plannedMinCount": gang.min_count, "missed": names})
+            if gang.tasks:
+                note["minTaskMember"] = tasks
             obj["metadata"]["annotations"][ANNOTATION_DECISION] = json.dumps(note, sort_keys=True)
         out.decisions.append(
             Decision(
                 "MissedWebhook",
                 f"{len(missed)} pod(s) of gang {gang.name} were created without its group "
                 f"reference ({', '.join(names)}) and cannot join: minimum lowered from "
-                f"{gang.min_count} to {lowered}",
+                f"{gang.min_count} to {lowered}"
+                + (f", task minimums {json.dumps(tasks, sort_keys=True)}" if tasks else ""),
                 warning=True,
             )
         )
