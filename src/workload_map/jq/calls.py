@@ -6,22 +6,22 @@ from collections.abc import Callable, Generator, Iterable, Iterator
 from typing import Any
 
 from workload_map.jq.closures import (
-    _NOTHING,
+    NOTHING,
     Code,
     Env,
     FuncInfo,
     Path,
     TailCall,
-    _annotate,
-    _from_one,
-    _run_tail,
-    _tick,
+    annotate,
     costly,
+    from_one,
+    run_tail,
+    tick,
 )
 from workload_map.jq.errors import JqError, JqLimitError
 
 
-def _param_call(slot: int) -> Code:
+def param_call(slot: int) -> Code:
     def run(v: Any, env: Env) -> Iterable[Any]:
         code, cenv = env[slot]
         return code.run(v, cenv)  # type: ignore[no-any-return]
@@ -33,7 +33,7 @@ def _param_call(slot: int) -> Code:
     return Code(run, None, paths)
 
 
-def _func_call(info: FuncInfo, args: list[Code], offset: int) -> Code:
+def func_call(info: FuncInfo, args: list[Code], offset: int) -> Code:
     n_def = info.n_def
     params = info.params
     value_params = [i for i, prm in enumerate(params) if prm.startswith("$")]
@@ -73,7 +73,7 @@ def _func_call(info: FuncInfo, args: list[Code], offset: int) -> Code:
                 callee, cv, cenv = call
                 cbody = callee.body
                 assert cbody is not None
-                call = yield from _run_tail(cbody, cv, cenv)
+                call = yield from run_tail(cbody, cv, cenv)
                 ctx.ticks -= 1
                 if ctx.ticks <= 0:
                     ctx.check()
@@ -92,7 +92,7 @@ def _func_call(info: FuncInfo, args: list[Code], offset: int) -> Code:
         try:
             if ctx.depth > ctx.max_depth:
                 raise JqLimitError(f"maximum depth of {ctx.max_depth} nested calls exceeded")
-            _tick(ctx)
+            tick(ctx)
             body = info.body
             assert body is not None
             for new_env in make_env(v, env):
@@ -103,7 +103,7 @@ def _func_call(info: FuncInfo, args: list[Code], offset: int) -> Code:
     return Code(run, None, paths, tail=tail)
 
 
-def _at_call_site(code: Code, offset: int) -> Code:
+def at_call_site(code: Code, offset: int) -> Code:
     """Errors raised inside a builtin.jq function point at the call in the user's program."""
     c_run, c_paths = code.run, code.paths
 
@@ -111,20 +111,20 @@ def _at_call_site(code: Code, offset: int) -> Code:
         try:
             yield from c_run(v, env)
         except JqError as e:
-            _annotate(e, offset)
+            annotate(e, offset)
             raise
 
     def paths(v: Any, p: Path | None, env: Env) -> Iterator[tuple[Any, Path | None]]:
         try:
             yield from c_paths(v, p, env)
         except JqError as e:
-            _annotate(e, offset)
+            annotate(e, offset)
             raise
 
     return Code(run, None, paths)
 
 
-def _native_call(fn: Callable[..., Any], args: list[Code], offset: int, stream: bool) -> Code:
+def native_call(fn: Callable[..., Any], args: list[Code], offset: int, stream: bool) -> Code:
     n = len(args)
     if n == 0:
         if stream:
@@ -133,10 +133,10 @@ def _native_call(fn: Callable[..., Any], args: list[Code], offset: int, stream: 
                 ctx = env[0]
                 try:
                     for x in fn(v):
-                        _tick(ctx)
+                        tick(ctx)
                         yield x
                 except JqError as e:
-                    _annotate(e, offset)
+                    annotate(e, offset)
                     raise
 
             return Code(run0s)
@@ -145,44 +145,44 @@ def _native_call(fn: Callable[..., Any], args: list[Code], offset: int, stream: 
             try:
                 out = fn(v)
             except JqError as e:
-                _annotate(e, offset)
+                annotate(e, offset)
                 raise
             if costly(v, out):
                 env[0].check()
             return out
 
-        return _from_one(one0)
+        return from_one(one0)
     if not stream and all(a.one is not None for a in args):
         ones = [a.one for a in args]
         if n == 1:
             a1 = ones[0]
             assert a1 is not None
-            if args[0].const is not _NOTHING:
+            if args[0].const is not NOTHING:
                 c = args[0].const
 
                 def one_c(v: Any, env: Env) -> Any:
                     try:
                         out = fn(v, c)
                     except JqError as e:
-                        _annotate(e, offset)
+                        annotate(e, offset)
                         raise
                     if costly(v, out):
                         env[0].check()
                     return out
 
-                return _from_one(one_c)
+                return from_one(one_c)
 
             def one1(v: Any, env: Env) -> Any:
                 try:
                     out = fn(v, a1(v, env))
                 except JqError as e:
-                    _annotate(e, offset)
+                    annotate(e, offset)
                     raise
                 if costly(v, out):
                     env[0].check()
                 return out
 
-            return _from_one(one1)
+            return from_one(one1)
 
         def one_n(v: Any, env: Env) -> Any:
             try:
@@ -190,13 +190,13 @@ def _native_call(fn: Callable[..., Any], args: list[Code], offset: int, stream: 
                 vals.reverse()
                 out = fn(v, *vals)
             except JqError as e:
-                _annotate(e, offset)
+                annotate(e, offset)
                 raise
             if costly(v, out):
                 env[0].check()
             return out
 
-        return _from_one(one_n)
+        return from_one(one_n)
 
     def combos(v: Any, env: Env) -> Iterator[list[Any]]:
         # gojq evaluates the last argument in the outermost loop
@@ -216,17 +216,17 @@ def _native_call(fn: Callable[..., Any], args: list[Code], offset: int, stream: 
             for vals in combos(v, env):
                 if stream:
                     for x in fn(v, *vals):
-                        _tick(ctx)
+                        tick(ctx)
                         yield x
                 else:
                     out = fn(v, *vals)
                     if costly(v, out):
                         ctx.check()
                     else:
-                        _tick(ctx)
+                        tick(ctx)
                     yield out
         except JqError as e:
-            _annotate(e, offset)
+            annotate(e, offset)
             raise
 
     return Code(run)

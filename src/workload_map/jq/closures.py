@@ -29,10 +29,10 @@ PathRun = Callable[[Any, "Path | None", Env], Iterable[tuple[Any, "Path | None"]
 
 MAX_ARRAY_LENGTH = 4_000_000  # memory guard for collected arrays (`[range(1e9)]`)
 # recurse/while/until run on explicit stacks: one entry per level of the jq recursion
-_MAX_STACK = 200_000
+MAX_STACK = 200_000
 _TICKS = 512
-_label_ids = itertools.count(1)
-_NOTHING: Any = object()
+label_ids = itertools.count(1)
+NOTHING: Any = object()
 
 
 class Ctx:
@@ -95,7 +95,7 @@ def collect(outputs: Iterable[Any], ctx: Ctx) -> list[Any]:
     return out
 
 
-def _tick(ctx: Ctx) -> None:
+def tick(ctx: Ctx) -> None:
     ctx.ticks -= 1
     if ctx.ticks <= 0:
         ctx.check()
@@ -109,8 +109,8 @@ def depth_first(
     gives its children (None: a leaf) and counts the step against the deadline."""
     stack: list[Iterator[Any]] = [iter((root,))]
     while stack:
-        x = next(stack[-1], _NOTHING)
-        if x is _NOTHING:
+        x = next(stack[-1], NOTHING)
+        if x is NOTHING:
             stack.pop()
             continue
         yield x
@@ -130,11 +130,11 @@ def spend(ctx: Ctx, steps: int) -> None:
         ctx.check()
 
 
-def _catchable(e: JqRuntimeError) -> bool:
+def catchable(e: JqRuntimeError) -> bool:
     return not isinstance(e, (JqLimitError, JqHaltError))
 
 
-def _annotate(e: JqError, offset: int) -> None:
+def annotate(e: JqError, offset: int) -> None:
     # builtin.jq nodes carry offset -1: their errors take the offset of the user's call
     if e.offset is None and offset >= 0:
         e.offset = offset
@@ -151,11 +151,11 @@ def _intact(out: Any, v: Any) -> bool:
     return bool(out == v)
 
 
-def _invalid_path(v: Any) -> JqRuntimeError:
+def invalid_path(v: Any) -> JqRuntimeError:
     return JqRuntimeError(f"invalid path against: {jv.type_error_preview(v)}")
 
 
-def _invalid_iter_path(v: Any) -> JqRuntimeError:
+def invalid_iter_path(v: Any) -> JqRuntimeError:
     return JqRuntimeError(f"invalid path on iterating against: {jv.type_error_preview(v)}")
 
 
@@ -169,7 +169,7 @@ class Code:
         run: Run,
         one: One | None = None,
         paths: PathRun | None = None,
-        const: Any = _NOTHING,
+        const: Any = NOTHING,
         tail: Tail | None = None,
     ) -> None:
         self.run = run
@@ -186,7 +186,7 @@ TailCall = tuple["FuncInfo", Any, Env]
 Tail = Callable[[Any, Env], Generator[Any, None, "TailCall | None"]]
 
 
-def _run_tail(code: Code, v: Any, env: Env) -> Generator[Any, None, TailCall | None]:
+def run_tail(code: Code, v: Any, env: Env) -> Generator[Any, None, TailCall | None]:
     """Run ``code`` in tail position: its tail form when it has one."""
     if code.tail is not None:
         return (yield from code.tail(v, env))
@@ -204,14 +204,14 @@ def _value_paths(run: Run) -> PathRun:
     return paths
 
 
-def _from_one(one: One, paths: PathRun | None = None, const: Any = _NOTHING) -> Code:
+def from_one(one: One, paths: PathRun | None = None, const: Any = NOTHING) -> Code:
     def run(v: Any, env: Env) -> tuple[Any]:
         return (one(v, env),)
 
     return Code(run, one, paths, const)
 
 
-def _const(value: Any) -> Code:
+def const_code(value: Any) -> Code:
     def one(v: Any, env: Env) -> Any:
         return value
 
@@ -221,7 +221,7 @@ def _const(value: Any) -> Code:
     return Code(run, one, None, value)
 
 
-_KEYED = Code(lambda v, env: (v,))  # marker: object shorthand value `.[key]`
+KEYED = Code(lambda v, env: (v,))  # marker: object shorthand value `.[key]`
 
 _IDENTITY_ONE: One = lambda v, env: v  # noqa: E731
 
@@ -305,7 +305,7 @@ class Scope:
         return None
 
 
-def _root_scope(variables: tuple[str, ...]) -> Scope:
+def root_scope(variables: tuple[str, ...]) -> Scope:
     scope = Scope(None, "root", None, None, 1)
     for name in variables:
         scope = scope.bind_var(name.lstrip("$"))

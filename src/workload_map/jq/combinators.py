@@ -12,8 +12,8 @@ from typing import Any
 from workload_map.jq import ast
 from workload_map.jq import values as jv
 from workload_map.jq.closures import (
-    _NOTHING,
     IDENTITY,
+    NOTHING,
     Code,
     Ctx,
     Env,
@@ -22,10 +22,10 @@ from workload_map.jq.closures import (
     Scope,
     Tail,
     TailCall,
-    _annotate,
-    _catchable,
-    _from_one,
-    _run_tail,
+    annotate,
+    catchable,
+    from_one,
+    run_tail,
 )
 from workload_map.jq.errors import JqError, JqRuntimeError
 
@@ -33,35 +33,35 @@ from workload_map.jq.errors import JqError, JqRuntimeError
 _CONTAINERS = (list, dict)
 
 
-def _missing_format(name: str) -> Callable[[Any], Any]:
+def missing_format(name: str) -> Callable[[Any], Any]:
     def fail(v: Any) -> Any:
         raise JqRuntimeError(f"format not defined: {name}")
 
     return fail
 
 
-def _bind_one(bo: One, s1: One) -> One:
+def bind_one(bo: One, s1: One) -> One:
     def one(v: Any, env: Env) -> Any:
         return bo(v, (*env, s1(v, env)))
 
     return one
 
 
-def _scope_with_slots(scope: Scope, slots: dict[str, int]) -> Scope:
+def scope_with_slots(scope: Scope, slots: dict[str, int]) -> Scope:
     inner = scope
     for name in sorted(slots, key=slots.__getitem__):
         inner = inner.bind_var(name)
     return inner
 
 
-def _env_with(env: Env, acc: dict[int, Any], base: int, count: int) -> Env:
+def env_with(env: Env, acc: dict[int, Any], base: int, count: int) -> Env:
     values = [None] * count
     for slot, val in acc.items():
         values[slot - base] = val
     return (*env, *values)
 
 
-def _flatten(node: Any, kind: Any) -> list[Any]:
+def flatten_nodes(node: Any, kind: Any) -> list[Any]:
     """The operands of a chain of ``kind`` nodes (``Pipe``, ``Comma``), in order, iteratively."""
     items: list[Any] = []
     stack: list[Any] = [node]
@@ -75,11 +75,11 @@ def _flatten(node: Any, kind: Any) -> list[Any]:
     return items
 
 
-def _flatten_comma(node: Any) -> list[Any]:
-    return _flatten(node, ast.Comma)
+def flatten_comma(node: Any) -> list[Any]:
+    return flatten_nodes(node, ast.Comma)
 
 
-def _comma(codes: list[Code]) -> Code:
+def comma_code(codes: list[Code]) -> Code:
     """Outputs of each code in turn (a flat loop, however long the comma chain)."""
     runs = [c.run for c in codes]
     pathss = [c.paths for c in codes]
@@ -105,26 +105,26 @@ def _comma(codes: list[Code]) -> Code:
     return Code(run, None, paths, tail=tail)
 
 
-def _pipe_all(codes: list[Code]) -> Code:
+def pipe_all(codes: list[Code]) -> Code:
     """``c0 | c1 | …``. Short chains nest to the right like the tree; long ones are folded as a
     balanced tree so that running them nests only log2(n) closures or generators."""
     n = len(codes)
     if n <= 8:
         code = codes[-1]
         for c in reversed(codes[:-1]):
-            code = _pipe(c, code)
+            code = pipe_code(c, code)
         return code
     mid = n // 2
-    return _pipe(_pipe_all(codes[:mid]), _pipe_all(codes[mid:]))
+    return pipe_code(pipe_all(codes[:mid]), pipe_all(codes[mid:]))
 
 
-def _alt_all(codes: list[Code]) -> Code:
+def alt_all(codes: list[Code]) -> Code:
     if len(codes) == 1:
         return codes[0]
     if len(codes) == 2:
         return _alt(codes[0], codes[1])
     mid = len(codes) // 2
-    return _alt(_alt_all(codes[:mid]), _alt_all(codes[mid:]))
+    return _alt(alt_all(codes[:mid]), alt_all(codes[mid:]))
 
 
 def _alt(left: Code, right: Code) -> Code:
@@ -158,11 +158,11 @@ def _alt(left: Code, right: Code) -> Code:
                 return r1(v, env)
             return x
 
-        return _from_one(one, paths)
+        return from_one(one, paths)
     return Code(run, None, paths)
 
 
-def _map_code(operand: Code, fn: Callable[[Any], Any], offset: int) -> Code:
+def map_code(operand: Code, fn: Callable[[Any], Any], offset: int) -> Code:
     if operand.one is not None:
         o1 = operand.one
 
@@ -170,10 +170,10 @@ def _map_code(operand: Code, fn: Callable[[Any], Any], offset: int) -> Code:
             try:
                 return fn(o1(v, env))
             except JqError as e:
-                _annotate(e, offset)
+                annotate(e, offset)
                 raise
 
-        return _from_one(one)
+        return from_one(one)
     o_run = operand.run
 
     def run(v: Any, env: Env) -> Iterator[Any]:
@@ -181,13 +181,13 @@ def _map_code(operand: Code, fn: Callable[[Any], Any], offset: int) -> Code:
             for x in o_run(v, env):
                 yield fn(x)
         except JqError as e:
-            _annotate(e, offset)
+            annotate(e, offset)
             raise
 
     return Code(run)
 
 
-def _pipe(left: Code, right: Code) -> Code:
+def pipe_code(left: Code, right: Code) -> Code:
     if left is IDENTITY:
         return right
     if right is IDENTITY:
@@ -205,7 +205,7 @@ def _pipe(left: Code, right: Code) -> Code:
         def one(v: Any, env: Env) -> Any:
             return r1(l1(v, env), env)
 
-        return _from_one(one, paths)
+        return from_one(one, paths)
     if left.one is not None:
         l1 = left.one
 
@@ -235,14 +235,14 @@ def _pipe(left: Code, right: Code) -> Code:
     return Code(run, None, paths)
 
 
-def _try(body: Code, handler: Code | None) -> Code:
+def try_code(body: Code, handler: Code | None) -> Code:
     b_run, b_paths = body.run, body.paths
 
     def run(v: Any, env: Env) -> Iterator[Any]:
         try:
             yield from b_run(v, env)
         except JqRuntimeError as e:
-            if not _catchable(e):
+            if not catchable(e):
                 raise
             if handler is not None:
                 yield from handler.run(e.value, env)
@@ -251,7 +251,7 @@ def _try(body: Code, handler: Code | None) -> Code:
         try:
             yield from b_paths(v, p, env)
         except JqRuntimeError as e:
-            if not _catchable(e):
+            if not catchable(e):
                 raise
             if handler is not None:
                 yield from handler.paths(e.value, None, env)
@@ -259,7 +259,7 @@ def _try(body: Code, handler: Code | None) -> Code:
     return Code(run, None, paths)
 
 
-def _if(cond: Code, then: Code, otherwise: Code) -> Code:
+def if_code(cond: Code, then: Code, otherwise: Code) -> Code:
     truthy = jv.truthy
     if cond.one is not None:
         c1 = cond.one
@@ -278,7 +278,7 @@ def _if(cond: Code, then: Code, otherwise: Code) -> Code:
                     return otherwise.paths(v, p, env)
                 return then.paths(v, p, env)
 
-            return _from_one(one, paths1)
+            return from_one(one, paths1)
 
         def run1(v: Any, env: Env) -> Iterable[Any]:
             c = c1(v, env)
@@ -298,8 +298,8 @@ def _if(cond: Code, then: Code, otherwise: Code) -> Code:
             def tail_1(v: Any, env: Env) -> Generator[Any, None, TailCall | None]:
                 c = c1(v, env)
                 if c is None or c is False:
-                    return (yield from _run_tail(otherwise, v, env))
-                return (yield from _run_tail(then, v, env))
+                    return (yield from run_tail(otherwise, v, env))
+                return (yield from run_tail(then, v, env))
 
         return Code(run1, None, paths_1, tail=tail_1)
 
@@ -320,10 +320,10 @@ def _if(cond: Code, then: Code, otherwise: Code) -> Code:
     return Code(run, None, paths)
 
 
-def _binary(op: str, left: Code, right: Code, offset: int) -> Code:
+def binary_code(op: str, left: Code, right: Code, offset: int) -> Code:
     if op in ("and", "or"):
         return _logic(op, left, right)
-    fn = _BINOPS[op]
+    fn = BINOPS[op]
     if left.one is not None and right.one is not None:
         l1, r1 = left.one, right.one
         if op in ("==", "!=") and (type(right.const) is str or right.const is None):
@@ -334,13 +334,13 @@ def _binary(op: str, left: Code, right: Code, offset: int) -> Code:
                 def one_eq(v: Any, env: Env) -> Any:
                     return l1(v, env) == rc
 
-                return _from_one(one_eq)
+                return from_one(one_eq)
 
             def one_ne(v: Any, env: Env) -> Any:
                 return l1(v, env) != rc
 
-            return _from_one(one_ne)
-        if right.const is not _NOTHING:
+            return from_one(one_ne)
+        if right.const is not NOTHING:
             rc = right.const
 
             def one_c(v: Any, env: Env) -> Any:
@@ -348,13 +348,13 @@ def _binary(op: str, left: Code, right: Code, offset: int) -> Code:
                     x = l1(v, env)
                     out = fn(x, rc)
                 except JqError as e:
-                    _annotate(e, offset)
+                    annotate(e, offset)
                     raise
                 if type(x) in _CONTAINERS:
                     env[0].check()
                 return out
 
-            return _from_one(one_c)
+            return from_one(one_c)
 
         fast = _INT_OPS.get(op)
         if fast is not None:
@@ -368,13 +368,13 @@ def _binary(op: str, left: Code, right: Code, offset: int) -> Code:
                         return int_op(x, r)
                     out = fn(x, r)
                 except JqError as e:
-                    _annotate(e, offset)
+                    annotate(e, offset)
                     raise
                 if type(x) in _CONTAINERS:
                     env[0].check()
                 return out
 
-            return _from_one(one_int)
+            return from_one(one_int)
 
         def one(v: Any, env: Env) -> Any:
             try:
@@ -382,13 +382,13 @@ def _binary(op: str, left: Code, right: Code, offset: int) -> Code:
                 x = l1(v, env)
                 out = fn(x, r)
             except JqError as e:
-                _annotate(e, offset)
+                annotate(e, offset)
                 raise
             if type(x) in _CONTAINERS:
                 env[0].check()
             return out
 
-        return _from_one(one)
+        return from_one(one)
     l_run, r_run = left.run, right.run
 
     def run(v: Any, env: Env) -> Iterator[Any]:
@@ -403,22 +403,22 @@ def _binary(op: str, left: Code, right: Code, offset: int) -> Code:
                         ctx.check()
                     yield out
         except JqError as e:
-            _annotate(e, offset)
+            annotate(e, offset)
             raise
 
     return Code(run)
 
 
 # operators that chain to the left at one precedence level
-_OP_GROUP = {"+": "+", "-": "+", "*": "*", "/": "*", "%": "*", "and": "and", "or": "or"}
-_OP_GROUP.update({op: op for op in ("==", "!=", "<", "<=", ">", ">=")})
+OP_GROUP = {"+": "+", "-": "+", "*": "*", "/": "*", "%": "*", "and": "and", "or": "or"}
+OP_GROUP.update({op: op for op in ("==", "!=", "<", "<=", ">", ">=")})
 
 
-def _arith_chain(codes: list[Code], ops: list[tuple[str, int]]) -> Code:
+def arith_chain(codes: list[Code], ops: list[tuple[str, int]]) -> Code:
     """``a + b - c …`` (three or more operands) without nesting closures: as the nested form,
     operands are evaluated last first (the last one varies slowest) and folded left."""
     n = len(codes)
-    fns = [(_BINOPS[op], offset) for op, offset in ops]
+    fns = [(BINOPS[op], offset) for op, offset in ops]
     # an operand's own unannotated error takes the offset of the operator on its right-hand
     # side's nesting (operand 0 shares operator 1's)
     where = [ops[0][1], *(offset for _op, offset in ops)]
@@ -430,7 +430,7 @@ def _arith_chain(codes: list[Code], ops: list[tuple[str, int]]) -> Code:
             try:
                 acc = fn(acc, vals[i])
             except JqError as e:
-                _annotate(e, offset)
+                annotate(e, offset)
                 raise
             if container:
                 ctx.check()
@@ -447,11 +447,11 @@ def _arith_chain(codes: list[Code], ops: list[tuple[str, int]]) -> Code:
                     vals[i] = ones[i](v, env)
                     i -= 1
             except JqError as e:
-                _annotate(e, where[i])
+                annotate(e, where[i])
                 raise
             return fold(vals, env[0])
 
-        return _from_one(one)
+        return from_one(one)
     runs = [c.run for c in codes]
 
     def run(v: Any, env: Env) -> Iterator[Any]:
@@ -462,8 +462,8 @@ def _arith_chain(codes: list[Code], ops: list[tuple[str, int]]) -> Code:
         try:
             its[i] = iter(runs[i](v, env))
             while True:
-                x = next(its[i], _NOTHING)
-                if x is _NOTHING:
+                x = next(its[i], NOTHING)
+                if x is NOTHING:
                     i += 1
                     if i == n:
                         return
@@ -475,13 +475,13 @@ def _arith_chain(codes: list[Code], ops: list[tuple[str, int]]) -> Code:
                     i -= 1
                     its[i] = iter(runs[i](v, env))
         except JqError as e:
-            _annotate(e, where[min(i, n - 1)])
+            annotate(e, where[min(i, n - 1)])
             raise
 
     return Code(run)
 
 
-def _logic_chain(is_and: bool, codes: list[Code]) -> Code:
+def logic_chain(is_and: bool, codes: list[Code]) -> Code:
     """``a and b and …`` / ``a or b or …`` (three or more operands), short-circuiting left to
     right without nesting closures."""
     if all(c.one is not None for c in codes):
@@ -496,7 +496,7 @@ def _logic_chain(is_and: bool, codes: list[Code]) -> Code:
                 acc = not (y is None or y is False)
             return acc
 
-        return _from_one(one)
+        return from_one(one)
     runs = [c.run for c in codes]
     n = len(codes)
 
@@ -504,8 +504,8 @@ def _logic_chain(is_and: bool, codes: list[Code]) -> Code:
         # stage i turns each truth value of stages 0..i-1 into its own outputs
         stack: list[Iterator[Any]] = [iter(runs[0](v, env))]
         while stack:
-            y = next(stack[-1], _NOTHING)
-            if y is _NOTHING:
+            y = next(stack[-1], NOTHING)
+            if y is NOTHING:
                 stack.pop()
                 continue
             t = not (y is None or y is False)
@@ -533,7 +533,7 @@ def _logic(op: str, left: Code, right: Code) -> Code:
                 y = r1(v, env)
                 return not (y is None or y is False)
 
-            return _from_one(one_and)
+            return from_one(one_and)
 
         def one_or(v: Any, env: Env) -> Any:
             x = l1(v, env)
@@ -542,7 +542,7 @@ def _logic(op: str, left: Code, right: Code) -> Code:
             y = r1(v, env)
             return not (y is None or y is False)
 
-        return _from_one(one_or)
+        return from_one(one_or)
 
     def run(v: Any, env: Env) -> Iterator[Any]:
         for x in left.run(v, env):
@@ -579,7 +579,7 @@ _INT_OPS: dict[str, Callable[[int, int], int]] = {
     "*": jv.int_multiply,  # capped: a product of huge ints could run past any deadline
 }
 
-_BINOPS: dict[str, Callable[[Any, Any], Any]] = {
+BINOPS: dict[str, Callable[[Any, Any], Any]] = {
     "+": jv.add,
     "-": jv.subtract,
     "*": jv.multiply,

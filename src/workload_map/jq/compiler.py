@@ -33,10 +33,10 @@ from typing import Any
 from workload_map.jq import ast
 from workload_map.jq import values as jv
 from workload_map.jq.builtins.native import NATIVES, STREAM_NATIVES, Allocator
-from workload_map.jq.calls import _at_call_site, _func_call, _native_call, _param_call
+from workload_map.jq.calls import at_call_site, func_call, native_call, param_call
 from workload_map.jq.closures import (
-    _NOTHING,
     IDENTITY,
+    NOTHING,
     Code,
     Ctx,
     Env,
@@ -44,34 +44,34 @@ from workload_map.jq.closures import (
     Path,
     Scope,
     TailCall,
-    _annotate,
-    _catchable,
-    _const,
-    _from_one,
-    _invalid_path,
-    _label_ids,
-    _root_scope,
-    _tick,
+    annotate,
+    catchable,
+    const_code,
+    from_one,
+    invalid_path,
+    label_ids,
+    root_scope,
+    tick,
 )
 from workload_map.jq.combinators import (
-    _BINOPS,
-    _OP_GROUP,
-    _alt_all,
-    _arith_chain,
-    _binary,
-    _bind_one,
-    _comma,
-    _flatten,
-    _if,
-    _logic_chain,
-    _map_code,
-    _pipe,
-    _pipe_all,
+    BINOPS,
+    OP_GROUP,
+    alt_all,
+    arith_chain,
+    binary_code,
+    bind_one,
+    comma_code,
+    flatten_nodes,
+    if_code,
+    logic_chain,
+    map_code,
+    pipe_all,
+    pipe_code,
 )
-from workload_map.jq.dispatch import _DISPATCH
+from workload_map.jq.dispatch import DISPATCH
 from workload_map.jq.errors import JqBreak, JqCompileError, JqError, JqRuntimeError
-from workload_map.jq.fieldchains import _constant_path
-from workload_map.jq.pathmode import _modify, _setpath
+from workload_map.jq.fieldchains import chain_constant_path
+from workload_map.jq.pathmode import modify_paths, setpath_at
 from workload_map.jq.specials import SPECIALS
 from workload_map.jq.terms import TermCompiler
 
@@ -96,13 +96,13 @@ class Compiler(TermCompiler):
     def c_unary(self, node: ast.Unary, scope: Scope) -> Code:
         operand = self.compile(node.operand, scope)
         fn = jv.negate if node.op == "-" else NATIVES[("_plus", 0)]
-        if node.op == "-" and operand.const is not _NOTHING and jv.is_number(operand.const):
-            return _const(jv.negate(operand.const))
-        return _map_code(operand, fn, node.offset)
+        if node.op == "-" and operand.const is not NOTHING and jv.is_number(operand.const):
+            return const_code(jv.negate(operand.const))
+        return map_code(operand, fn, node.offset)
 
     def c_pipe(self, node: ast.Pipe, scope: Scope) -> Code:
         # a pipe chain is compiled as a list (no recursion along the chain)
-        items = _flatten(node, ast.Pipe)
+        items = flatten_nodes(node, ast.Pipe)
         codes: list[Code] = []
         i, n = 0, len(items)
         while i < n:
@@ -114,7 +114,7 @@ class Compiler(TermCompiler):
                     continue
             codes.append(self.compile(items[i], scope))
             i += 1
-        return _pipe_all(codes)
+        return pipe_all(codes)
 
     def _entries_field(self, left: Any, right: Any, scope: Scope) -> Code | None:
         """``to_entries[] | .key`` (or ``.value``) without building the entry objects."""
@@ -141,16 +141,16 @@ class Compiler(TermCompiler):
             try:
                 items = to_entries(v)
             except JqError as e:
-                _annotate(e, offset)
+                annotate(e, offset)
                 raise
             field = "key" if want_key else "value"
             return [item[field] for item in items]
 
-        generic = _pipe(self.compile(left, scope), self.compile(right, scope))
+        generic = pipe_code(self.compile(left, scope), self.compile(right, scope))
         return Code(run, None, generic.paths)
 
     def c_comma(self, node: ast.Comma, scope: Scope) -> Code:
-        return _comma([self.compile(x, scope) for x in _flatten(node, ast.Comma)])
+        return comma_code([self.compile(x, scope) for x in flatten_nodes(node, ast.Comma)])
 
     def c_alt(self, node: ast.Alt, scope: Scope) -> Code:
         # `a // b // c` nests to the right; `//` is associative, so long chains fold balanced
@@ -160,15 +160,15 @@ class Compiler(TermCompiler):
             items.append(n.left)
             n = n.right
         items.append(n)
-        return _alt_all([self.compile(x, scope) for x in items])
+        return alt_all([self.compile(x, scope) for x in items])
 
     def c_binary(self, node: ast.Binary, scope: Scope) -> Code:
         # `1 + 2 - 3 …` and `a and b and …` nest to the left: walk the spine in a loop
-        group = _OP_GROUP[node.op]
+        group = OP_GROUP[node.op]
         operands: list[Any] = []
         ops: list[tuple[str, int]] = []
         n: Any = node
-        while isinstance(n, ast.Binary) and _OP_GROUP[n.op] == group:
+        while isinstance(n, ast.Binary) and OP_GROUP[n.op] == group:
             operands.append(n.right)
             ops.append((n.op, n.offset))
             n = n.left
@@ -177,10 +177,10 @@ class Compiler(TermCompiler):
         ops.reverse()
         codes = [self.compile(x, scope) for x in operands]
         if len(codes) == 2:
-            return _binary(node.op, codes[0], codes[1], node.offset)
+            return binary_code(node.op, codes[0], codes[1], node.offset)
         if group == "and" or group == "or":
-            return _logic_chain(group == "and", codes)
-        return _arith_chain(codes, ops)
+            return logic_chain(group == "and", codes)
+        return arith_chain(codes, ops)
 
     def c_update(self, node: ast.Update, scope: Scope) -> Code:
         lhs = self.compile(node.left, scope)
@@ -192,18 +192,18 @@ class Compiler(TermCompiler):
         def all_paths(v: Any, env: Env) -> Iterator[list[Any]]:
             for x, p in lhs_paths(v, (), env):
                 if p is None:
-                    raise _invalid_path(x)
+                    raise invalid_path(x)
                 yield list(p)
 
         if op == "=":
-            const_path = _constant_path(node.left)
+            const_path = chain_constant_path(node.left)
             if const_path is not None:
                 # gojq turns `.a[0] = x` into `setpath(["a", 0]; x)` (and its error texts)
                 fixed = const_path
 
                 def run_const(v: Any, env: Env) -> Iterator[Any]:
                     for x in rhs.run(v, env):
-                        yield _setpath(v, fixed, x, offset, Allocator())
+                        yield setpath_at(v, fixed, x, offset, Allocator())
 
                 return Code(run_const)
 
@@ -212,17 +212,17 @@ class Compiler(TermCompiler):
                     acc = v
                     allocator = Allocator()
                     for p in all_paths(v, env):
-                        acc = _setpath(acc, p, x, offset, allocator)
+                        acc = setpath_at(acc, p, x, offset, allocator)
                     yield acc
 
             return Code(run_assign)
         if op == "|=":
 
             def run_modify(v: Any, env: Env) -> Iterator[Any]:
-                yield _modify(v, env, all_paths, rhs.run, offset)
+                yield modify_paths(v, env, all_paths, rhs.run, offset)
 
             return Code(run_modify)
-        fn = _BINOPS.get(op[:-1])
+        fn = BINOPS.get(op[:-1])
 
         def run_arith(v: Any, env: Env) -> Iterator[Any]:
             for x in rhs.run(v, env):
@@ -237,10 +237,10 @@ class Compiler(TermCompiler):
                         try:
                             return (fn(old, x),)
                         except JqError as e:
-                            _annotate(e, offset)
+                            annotate(e, offset)
                             raise
 
-                yield _modify(v, env, all_paths, upd, offset)
+                yield modify_paths(v, env, all_paths, upd, offset)
 
         return Code(run_arith)
 
@@ -250,7 +250,7 @@ class Compiler(TermCompiler):
         otherwise = self.compile(node.otherwise, scope) if node.otherwise is not None else IDENTITY
         code = otherwise
         for cond_node, then_node in reversed(branches):
-            code = _if(self.compile(cond_node, scope), self.compile(then_node, scope), code)
+            code = if_code(self.compile(cond_node, scope), self.compile(then_node, scope), code)
         return code
 
     def c_reduce(self, node: ast.Reduce, scope: Scope) -> Code:
@@ -269,10 +269,10 @@ class Compiler(TermCompiler):
                         ctx.ticks -= 1
                         if ctx.ticks <= 0:
                             ctx.check()
-                        last = _NOTHING
+                        last = NOTHING
                         for y in u_run(acc, env2):
                             last = y
-                        if last is not _NOTHING:
+                        if last is not NOTHING:
                             acc = last
                 yield acc
 
@@ -291,7 +291,7 @@ class Compiler(TermCompiler):
             for acc in init.run(v, env):
                 for x in source.run(v, env):
                     for env2 in binder(x, env):
-                        _tick(ctx)
+                        tick(ctx)
                         for y in update.run(acc, env2):
                             acc = y
                             if extract is None:
@@ -322,14 +322,14 @@ class Compiler(TermCompiler):
                     def tail1(v: Any, env: Env) -> Generator[Any, None, TailCall | None]:
                         return (yield from b_tail(v, (*env, s1(v, env))))
 
-                    return Code(run1, body.one and _bind_one(body.one, s1), paths1, tail=tail1)
+                    return Code(run1, body.one and bind_one(body.one, s1), paths1, tail=tail1)
                 if body.one is not None:
                     bo = body.one
 
                     def one1(v: Any, env: Env) -> Any:
                         return bo(v, (*env, s1(v, env)))
 
-                    return _from_one(one1, paths1)
+                    return from_one(one1, paths1)
                 return Code(run1, None, paths1)
 
             def run(v: Any, env: Env) -> Iterator[Any]:
@@ -354,7 +354,7 @@ class Compiler(TermCompiler):
                             yield from b_run(v, env2)
                         break
                     except JqRuntimeError as e:
-                        if not _catchable(e) or i == last:
+                        if not catchable(e) or i == last:
                             raise
 
         return Code(run_alt)
@@ -364,7 +364,7 @@ class Compiler(TermCompiler):
         body = self.compile(node.body, inner)
 
         def run(v: Any, env: Env) -> Iterator[Any]:
-            token = next(_label_ids)
+            token = next(label_ids)
             try:
                 yield from body.run(v, (*env, token))
             except JqBreak as b:
@@ -372,7 +372,7 @@ class Compiler(TermCompiler):
                     raise
 
         def paths(v: Any, p: Path | None, env: Env) -> Iterator[tuple[Any, Path | None]]:
-            token = next(_label_ids)
+            token = next(label_ids)
             try:
                 yield from body.paths(v, p, (*env, token))
             except JqBreak as b:
@@ -421,7 +421,7 @@ class Compiler(TermCompiler):
         if found is not None:
             kind, value = found
             if kind == "param":
-                return _param_call(value)
+                return param_call(value)
             return self.call_func(value, node, scope)
         return self.call_global(node, scope)
 
@@ -441,20 +441,20 @@ class Compiler(TermCompiler):
         fn = NATIVES.get(key)
         if fn is not None:
             args = [self.compile(a, scope) for a in node.args]
-            return _native_call(fn, args, node.offset, False)
+            return native_call(fn, args, node.offset, False)
         sfn = STREAM_NATIVES.get(key)
         if sfn is not None:
             args = [self.compile(a, scope) for a in node.args]
-            return _native_call(sfn, args, node.offset, True)
+            return native_call(sfn, args, node.offset, True)
         if key in (("input", 0), ("inputs", 0)):
             raise self.error("input(s)/0 is not allowed", node)
         raise self.error(f"function not defined: {name}/{arity}", node)
 
     def call_func(self, info: FuncInfo, node: ast.Call, scope: Scope) -> Code:
         args = [self.compile(a, scope) for a in node.args]
-        code = _func_call(info, args, node.offset)
+        code = func_call(info, args, node.offset)
         if info.builtin:
-            return _at_call_site(code, node.offset)
+            return at_call_site(code, node.offset)
         return code
 
 
@@ -525,7 +525,7 @@ def _compile_builtin(key: tuple[str, int]) -> FuncInfo | None:
         return None
     info = FuncInfo(d.name, d.params, 1, builtin=True)
     _BUILTIN_FUNCS[key] = info
-    root = _root_scope(())
+    root = root_scope(())
     inner = root.bind_func(info)
     for param in d.params:
         inner = inner.bind_param(param.lstrip("$"))
@@ -540,7 +540,7 @@ def _compile_builtin(key: tuple[str, int]) -> FuncInfo | None:
     return info
 
 
-_DISPATCH.update(
+DISPATCH.update(
     {
         ast.Identity: Compiler.c_identity,
         ast.RecurseAll: Compiler.c_recurse_all,
@@ -584,7 +584,7 @@ def compile_program(
     """Compile a parsed program; also tell whether it needs a per-run context."""
     compiler = Compiler(source)
     try:
-        code = compiler.compile(tree, _root_scope(variables))
+        code = compiler.compile(tree, root_scope(variables))
     except RecursionError:
         raise JqCompileError("query too deep to compile", program=source) from None
     return code, compiler.needs_ctx

@@ -13,7 +13,7 @@ from workload_map.jq.closures import Code, Scope
 from workload_map.jq.errors import JqCompileError
 
 # Node type -> compile method; filled by ``workload_map.jq.compiler`` once it is defined.
-_DISPATCH: dict[type, Callable[[Any, Any, Scope], Code]] = {}
+DISPATCH: dict[type, Callable[[Any, Any, Scope], Code]] = {}
 
 
 class CompilerCore:
@@ -28,7 +28,7 @@ class CompilerCore:
         return JqCompileError(message, offset=getattr(node, "offset", None), program=self.source)
 
     def compile(self, node: Any, scope: Scope) -> Code:
-        method = _DISPATCH.get(type(node))
+        method = DISPATCH.get(type(node))
         if method is None:  # pragma: no cover - every parser node is dispatched
             raise self.error(f"cannot compile {type(node).__name__}", node)
         code: Code = method(self, node, scope)

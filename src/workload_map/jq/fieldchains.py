@@ -15,15 +15,15 @@ from workload_map.jq.closures import (
     Code,
     Env,
     Path,
-    _annotate,
-    _from_one,
-    _invalid_iter_path,
-    _invalid_path,
+    annotate,
+    from_one,
+    invalid_iter_path,
+    invalid_path,
 )
 from workload_map.jq.errors import JqError
 
 
-def _constant_path(node: Any) -> list[Any] | None:
+def chain_constant_path(node: Any) -> list[Any] | None:
     """The path of ``.a[0][1:2]``-style terms with constant keys (gojq's toIndices)."""
     out: list[Any] = []
     while not isinstance(node, ast.Identity):
@@ -45,7 +45,7 @@ def _constant_path(node: Any) -> list[Any] | None:
     return out
 
 
-def _suffix_step(node: Any) -> tuple[str, Any] | None:
+def suffix_step(node: Any) -> tuple[str, Any] | None:
     """How ``_suffix_chain`` peels the top suffix off ``node``: its kind and what is below."""
     if isinstance(node, ast.Index):
         n: Any = node
@@ -67,20 +67,20 @@ def _suffix_step(node: Any) -> tuple[str, Any] | None:
     return None
 
 
-_SUFFIX_NODES = frozenset({ast.Index, ast.Iterate, ast.Optional})
+SUFFIX_NODES = frozenset({ast.Index, ast.Iterate, ast.Optional})
 
 
-def _long_suffix_chain(node: Any, limit: int = 16) -> bool:
+def long_suffix_chain(node: Any, limit: int = 16) -> bool:
     """Whether ``node`` is a chain of more than ``limit`` suffixes (compiled iteratively)."""
     for _ in range(limit):
-        step = _suffix_step(node)
+        step = suffix_step(node)
         if step is None:
             return False
         node = step[1]
-    return _suffix_step(node) is not None
+    return suffix_step(node) is not None
 
 
-def _with_identity_target(node: Any) -> Any:
+def with_identity_target(node: Any) -> Any:
     ident = ast.Identity(offset=node.offset)
     if isinstance(node, ast.Index):
         return ast.Index(ident, node.key, offset=node.offset)
@@ -89,32 +89,32 @@ def _with_identity_target(node: Any) -> Any:
     return ast.Iterate(ident, offset=node.offset)
 
 
-def _index_path(t: Any, tp: Path | None, k: Any, offset: int) -> tuple[Any, Path | None]:
+def index_path(t: Any, tp: Path | None, k: Any, offset: int) -> tuple[Any, Path | None]:
     try:
         w = jv.index(t, k)
     except JqError as e:
-        _annotate(e, offset)
+        annotate(e, offset)
         raise
     if tp is None:
-        raise _invalid_path(t)
+        raise invalid_path(t)
     return w, (*tp, k)
 
 
-def _iterate_paths(t: Any, tp: Path | None, offset: int) -> Iterator[tuple[Any, Path | None]]:
+def iterate_paths(t: Any, tp: Path | None, offset: int) -> Iterator[tuple[Any, Path | None]]:
     tt = type(t)
     if tt is not list and tt is not dict:
         try:
             jv.iterate(t)
         except JqError as e:
-            _annotate(e, offset)
+            annotate(e, offset)
             raise
     if tp is None:
-        raise _invalid_iter_path(t)
+        raise invalid_iter_path(t)
     for k, x in jv.iterate_items(t):
         yield x, (*tp, k)
 
 
-def _index_chain(base: Code, keys: list[Any], offsets: list[int]) -> Code:
+def index_chain(base: Code, keys: list[Any], offsets: list[int]) -> Code:
     index = jv.index
 
     def slow(v: Any, i: int) -> Any:
@@ -123,7 +123,7 @@ def _index_chain(base: Code, keys: list[Any], offsets: list[int]) -> Code:
             try:
                 v = index(v, keys[i])
             except JqError as e:
-                _annotate(e, offsets[i])
+                annotate(e, offsets[i])
                 raise
             i += 1
         return v
@@ -179,7 +179,7 @@ def _index_chain(base: Code, keys: list[Any], offsets: list[int]) -> Code:
     def paths(v: Any, p: Path | None, env: Env) -> Iterator[tuple[Any, Path | None]]:
         for t, tp in base_paths(v, p, env):
             for k, off in keyed:
-                t, tp = _index_path(t, tp, k, off)
+                t, tp = index_path(t, tp, k, off)
             yield t, tp
 
     if base is IDENTITY:
@@ -194,7 +194,7 @@ def _index_chain(base: Code, keys: list[Any], offsets: list[int]) -> Code:
         def one_b(v: Any, env: Env) -> Any:
             return walk(b1(v, env))
 
-        return _from_one(one_b, paths)
+        return from_one(one_b, paths)
     b_run = base.run
 
     def run_b(v: Any, env: Env) -> Iterator[Any]:

@@ -14,9 +14,9 @@ from workload_map.jq.closures import (
     Env,
     Path,
     Run,
-    _annotate,
-    _invalid_iter_path,
+    annotate,
     depth_first,
+    invalid_iter_path,
     spend,
 )
 from workload_map.jq.errors import JqError
@@ -25,16 +25,16 @@ from workload_map.jq.errors import JqError
 _MAX_VALUE_DEPTH = 1_000_000
 
 
-def _setpath(v: Any, path: list[Any], x: Any, offset: int, allocator: Allocator) -> Any:
+def setpath_at(v: Any, path: list[Any], x: Any, offset: int, allocator: Allocator) -> Any:
     """setpath sharing one allocator across an assignment: each container is copied once."""
     try:
         return setpath(v, path, x, allocator)
     except JqError as e:
-        _annotate(e, offset)
+        annotate(e, offset)
         raise
 
 
-def _modify(
+def modify_paths(
     v: Any,
     env: Env,
     all_paths: Callable[[Any, Env], Iterator[list[Any]]],
@@ -49,10 +49,10 @@ def _modify(
         try:
             old = getpath(acc, p)
         except JqError as e:
-            _annotate(e, offset)
+            annotate(e, offset)
             raise
         for new in update(old, env):
-            acc = _setpath(acc, p, new, offset, allocator)
+            acc = setpath_at(acc, p, new, offset, allocator)
             break
         else:
             deletions.append(p)
@@ -60,12 +60,12 @@ def _modify(
         try:
             acc = delpaths(acc, deletions, allocator)
         except JqError as e:
-            _annotate(e, offset)
+            annotate(e, offset)
             raise
     return acc
 
 
-def _recurse_children_run(v: Any, env: Env) -> Iterator[Any]:
+def recurse_children_run(v: Any, env: Env) -> Iterator[Any]:
     """``..``: pre-order, objects in key order; iterative so deep values cannot overflow."""
     ctx = env[0]
     iterate = jv.iterate
@@ -80,7 +80,7 @@ def _recurse_children_run(v: Any, env: Env) -> Iterator[Any]:
     return depth_first(v, expand, _MAX_VALUE_DEPTH, "value too deep")
 
 
-def _recurse_children_paths(v: Any, p: Path | None, env: Env) -> Iterator[tuple[Any, Path | None]]:
+def recurse_children_paths(v: Any, p: Path | None, env: Env) -> Iterator[tuple[Any, Path | None]]:
     ctx = env[0]
 
     def expand(item: tuple[Any, Path | None]) -> Iterator[tuple[Any, Path]] | None:
@@ -89,7 +89,7 @@ def _recurse_children_paths(v: Any, p: Path | None, env: Env) -> Iterator[tuple[
         if tx is list or tx is dict:
             spend(ctx, len(x) + 1)
             if xp is None:
-                raise _invalid_iter_path(x)
+                raise invalid_iter_path(x)
             return _child_paths(x, xp)
         return None
 

@@ -7,8 +7,8 @@ from typing import Any
 
 from workload_map.jq import ast
 from workload_map.jq import values as jv
-from workload_map.jq.closures import Env, Scope, _const
-from workload_map.jq.combinators import _env_with, _scope_with_slots
+from workload_map.jq.closures import Env, Scope, const_code
+from workload_map.jq.combinators import env_with, scope_with_slots
 from workload_map.jq.dispatch import CompilerCore
 from workload_map.jq.errors import JqRuntimeError
 
@@ -125,9 +125,9 @@ class PatternCompiler(CompilerCore):
             var_slot: int | None = None
             if isinstance(key, ast.Var) and not computed:
                 var_slot = slots[key.name]
-                key_code = _const(key.name)
+                key_code = const_code(key.name)
             else:
-                key_code = self.compile(key, _scope_with_slots(scope, slots))
+                key_code = self.compile(key, scope_with_slots(scope, slots))
             sub_m = self.pattern_matcher(sub, scope, slots) if sub is not None else None
             entries.append((key_code, sub_m, var_slot))
         offset = pattern.offset
@@ -143,7 +143,7 @@ class PatternCompiler(CompilerCore):
                     yield acc
                     return
                 key_code, sub_m, var_slot = entries[i]
-                full = _env_with(env, acc, scope.size, len(slots))
+                full = env_with(env, acc, scope.size, len(slots))
                 for k in key_code.run(x, full):
                     if type(k) is not str:
                         raise JqRuntimeError(

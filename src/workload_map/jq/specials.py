@@ -15,24 +15,24 @@ from typing import TYPE_CHECKING, Any
 from workload_map.jq import ast
 from workload_map.jq import values as jv
 from workload_map.jq.builtins.native import NATIVES
-from workload_map.jq.calls import _native_call
+from workload_map.jq.calls import native_call
 from workload_map.jq.closures import (
-    _MAX_STACK,
-    _NOTHING,
     EMPTY,
+    MAX_STACK,
+    NOTHING,
     Code,
     Env,
     Path,
-    _annotate,
-    _from_one,
-    _invalid_path,
-    _tick,
+    annotate,
     collect,
     depth_first,
+    from_one,
+    invalid_path,
     spend,
+    tick,
 )
 from workload_map.jq.errors import JqError, JqLimitError, JqRuntimeError
-from workload_map.jq.pathmode import _recurse_children_paths, _recurse_children_run
+from workload_map.jq.pathmode import recurse_children_paths, recurse_children_run
 
 if TYPE_CHECKING:
     from workload_map.jq.compiler import Compiler
@@ -61,7 +61,7 @@ def _sp_not(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     def one(v: Any, env: Env) -> Any:
         return v is None or v is False
 
-    return _from_one(one)
+    return from_one(one)
 
 
 @_special("path", 1)
@@ -71,7 +71,7 @@ def _sp_path(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     def run(v: Any, env: Env) -> Iterator[Any]:
         for x, p in f_paths(v, (), env):
             if p is None:
-                raise _invalid_path(x)
+                raise invalid_path(x)
             yield list(p)
 
     return Code(run)
@@ -80,7 +80,7 @@ def _sp_path(c: Compiler, args: list[Code], node: ast.Call) -> Code:
 @_special("getpath", 1)
 def _sp_getpath(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     getpath = NATIVES[("getpath", 1)]
-    base = _native_call(getpath, args, node.offset, False)
+    base = native_call(getpath, args, node.offset, False)
     arg = args[0]
     offset = node.offset
 
@@ -89,10 +89,10 @@ def _sp_getpath(c: Compiler, args: list[Code], node: ast.Call) -> Code:
             try:
                 w = getpath(v, path)
             except JqError as e:
-                _annotate(e, offset)
+                annotate(e, offset)
                 raise
             if p is None:
-                raise _invalid_path(v)
+                raise invalid_path(v)
             yield w, (*p, *path)
 
     return Code(base.run, base.one, paths)
@@ -144,30 +144,30 @@ def _sp_map(c: Compiler, args: list[Code], node: ast.Call) -> Code:
             try:
                 items = iterate(v)
             except JqError as e:
-                _annotate(e, offset)
+                annotate(e, offset)
                 raise
             spend(env[0], len(v))
             return [f1(x, env) for x in items]
 
-        return _from_one(one1)
+        return from_one(one1)
     f_run = f.run
 
     def one(v: Any, env: Env) -> Any:
         try:
             items = iterate(v)
         except JqError as e:
-            _annotate(e, offset)
+            annotate(e, offset)
             raise
         spend(env[0], len(v))
         return collect(itertools.chain.from_iterable(f_run(x, env) for x in items), env[0])
 
-    return _from_one(one)
+    return from_one(one)
 
 
 def _first_of(it: Iterable[Any]) -> Any:
     for x in it:
         return x
-    return _NOTHING
+    return NOTHING
 
 
 @_special("first", 1)
@@ -176,11 +176,11 @@ def _sp_first(c: Compiler, args: list[Code], node: ast.Call) -> Code:
 
     def run(v: Any, env: Env) -> tuple[Any, ...]:
         x = _first_of(f.run(v, env))
-        return () if x is _NOTHING else (x,)
+        return () if x is NOTHING else (x,)
 
     def paths(v: Any, p: Path | None, env: Env) -> tuple[tuple[Any, Path | None], ...]:
         x = _first_of(f.paths(v, p, env))
-        return () if x is _NOTHING else (x,)
+        return () if x is NOTHING else (x,)
 
     return Code(run, None, paths)
 
@@ -191,11 +191,11 @@ def _sp_last(c: Compiler, args: list[Code], node: ast.Call) -> Code:
 
     def run(v: Any, env: Env) -> tuple[Any, ...]:
         ctx = env[0]
-        last = _NOTHING
+        last = NOTHING
         for x in f.run(v, env):
             last = x
-            _tick(ctx)
-        return () if last is _NOTHING else (last,)
+            tick(ctx)
+        return () if last is NOTHING else (last,)
 
     return Code(run)
 
@@ -205,9 +205,9 @@ def _sp_isempty(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     f = args[0]
 
     def one(v: Any, env: Env) -> Any:
-        return _first_of(f.run(v, env)) is _NOTHING
+        return _first_of(f.run(v, env)) is NOTHING
 
-    return _from_one(one)
+    return from_one(one)
 
 
 _BAD_COUNT = -1  # a count greater than every number (a string, array or object)
@@ -293,14 +293,14 @@ def _sp_nth(c: Compiler, args: list[Code], node: ast.Call) -> Code:
         for n in n_code.run(v, env):
             count = _count(n, message, math.floor)
             x = _first_of(_counted(f.run(v, env), n, count, max(count, 0), None))
-            if x is not _NOTHING:
+            if x is not NOTHING:
                 yield x
 
     def paths(v: Any, p: Path | None, env: Env) -> Iterator[tuple[Any, Path | None]]:
         for n in n_code.run(v, env):
             count = _count(n, message, math.floor)
             x = _first_of(_counted(f.paths(v, p, env), n, count, max(count, 0), None))
-            if x is not _NOTHING:
+            if x is not NOTHING:
                 yield x
 
     return Code(run, None, paths)
@@ -333,7 +333,7 @@ def _any_all(is_any: bool, gen: Code | None, cond: Code | None) -> Code:
                     return is_any
         return not is_any
 
-    return _from_one(one)
+    return from_one(one)
 
 
 @_special("any", 0)
@@ -368,25 +368,25 @@ def _sp_all2(c: Compiler, args: list[Code], node: ast.Call) -> Code:
 
 def _recurse(f: Code, cond: Code | None) -> Code:
     """``recurse(f)``/``recurse(f; cond)``: depth-first, iterative."""
-    too_deep = f"recursion deeper than {_MAX_STACK} levels"
+    too_deep = f"recursion deeper than {MAX_STACK} levels"
 
     def run(v: Any, env: Env) -> Iterator[Any]:
         ctx = env[0]
 
         def expand(x: Any) -> Iterator[Any]:
-            _tick(ctx)
+            tick(ctx)
             children: Iterator[Any] = iter(f.run(x, env))
             if cond is not None:
                 children = _select_iter(children, cond, env)
             return children
 
-        return depth_first(v, expand, _MAX_STACK, too_deep)
+        return depth_first(v, expand, MAX_STACK, too_deep)
 
     def paths(v: Any, p: Path | None, env: Env) -> Iterator[tuple[Any, Path | None]]:
         ctx = env[0]
 
         def expand(item: tuple[Any, Path | None]) -> Iterator[tuple[Any, Path | None]]:
-            _tick(ctx)
+            tick(ctx)
             children = iter(f.paths(item[0], item[1], env))
             if cond is not None:
                 children = (
@@ -397,7 +397,7 @@ def _recurse(f: Code, cond: Code | None) -> Code:
                 )
             return children
 
-        return depth_first((v, p), expand, _MAX_STACK, too_deep)
+        return depth_first((v, p), expand, MAX_STACK, too_deep)
 
     return Code(run, None, paths)
 
@@ -411,7 +411,7 @@ def _select_iter(it: Iterator[Any], cond: Code, env: Env) -> Iterator[Any]:
 
 @_special("recurse", 0)
 def _sp_recurse0(c: Compiler, args: list[Code], node: ast.Call) -> Code:
-    return Code(_recurse_children_run, None, _recurse_children_paths)
+    return Code(recurse_children_run, None, recurse_children_paths)
 
 
 @_special("recurse", 1)
@@ -452,18 +452,18 @@ def _sp_while(c: Compiler, args: list[Code], node: ast.Call) -> Code:
         ctx = env[0]
         stack: list[Iterator[Any]] = [iter((v,))]
         while stack:
-            x = next(stack[-1], _NOTHING)
-            if x is _NOTHING:
+            x = next(stack[-1], NOTHING)
+            if x is NOTHING:
                 stack.pop()
                 continue
-            _tick(ctx)
+            tick(ctx)
             for ok in cond.run(x, env):
                 if not (ok is None or ok is False):
                     yield x
                     stack.append(iter(update.run(x, env)))
                     break
-            if len(stack) > _MAX_STACK:
-                raise JqLimitError(f"recursion deeper than {_MAX_STACK} levels")
+            if len(stack) > MAX_STACK:
+                raise JqLimitError(f"recursion deeper than {MAX_STACK} levels")
 
     return Code(run)
 
@@ -477,18 +477,18 @@ def _sp_until(c: Compiler, args: list[Code], node: ast.Call) -> Code:
         ctx = env[0]
         stack: list[Iterator[Any]] = [iter((v,))]
         while stack:
-            x = next(stack[-1], _NOTHING)
-            if x is _NOTHING:
+            x = next(stack[-1], NOTHING)
+            if x is NOTHING:
                 stack.pop()
                 continue
-            _tick(ctx)
+            tick(ctx)
             for ok in cond.run(x, env):
                 if not (ok is None or ok is False):
                     yield x
                 else:
                     stack.append(iter(update.run(x, env)))
-                    if len(stack) > _MAX_STACK:
-                        raise JqLimitError(f"recursion deeper than {_MAX_STACK} levels")
+                    if len(stack) > MAX_STACK:
+                        raise JqLimitError(f"recursion deeper than {MAX_STACK} levels")
 
     return Code(run)
 
@@ -538,8 +538,8 @@ def _sp_walk(c: Compiler, args: list[Code], node: ast.Call) -> Code:
             return
         while True:
             frame = stack[-1]
-            item = next(frame[0], _NOTHING)
-            if item is _NOTHING:
+            item = next(frame[0], NOTHING)
+            if item is NOTHING:
                 stack.pop()
                 if not stack:
                     yield from f_run(frame[1], env)
@@ -547,7 +547,7 @@ def _sp_walk(c: Compiler, args: list[Code], node: ast.Call) -> Code:
                 parent = stack[-1]
                 deliver(parent, outputs(frame[1], type(parent[1]) is list))
                 continue
-            _tick(ctx)
+            tick(ctx)
             if type(frame[1]) is dict:
                 frame[2], item = item
             if not enter(item):
@@ -561,7 +561,7 @@ def _sp_env(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     def one(v: Any, env: Env) -> Any:
         return dict(env[0].environ())
 
-    return _from_one(one)
+    return from_one(one)
 
 
 @_special("builtins", 0)
@@ -571,7 +571,7 @@ def _sp_builtins(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     def one(v: Any, env: Env) -> Any:
         return builtin_names()
 
-    return _from_one(one)
+    return from_one(one)
 
 
 @_special("modulemeta", 0)
@@ -584,7 +584,7 @@ def _sp_modulemeta(c: Compiler, args: list[Code], node: ast.Call) -> Code:
             raise JqRuntimeError(f"modulemeta cannot be applied to: {jv.type_error_preview(v)}")
         raise JqRuntimeError(f"cannot load module: {encoding.dumps(v, None)}")
 
-    return _from_one(one)
+    return from_one(one)
 
 
 def _stderr_write(env: Env, text: str) -> None:
@@ -603,7 +603,7 @@ def _sp_debug0(c: Compiler, args: list[Code], node: ast.Call) -> Code:
         _stderr_write(env, encoding.dumps(["DEBUG:", v], None) + "\n")
         return v
 
-    return _from_one(one)
+    return from_one(one)
 
 
 @_special("debug", 1)
@@ -629,7 +629,7 @@ def _sp_stderr(c: Compiler, args: list[Code], node: ast.Call) -> Code:
         _stderr_write(env, v if type(v) is str else encoding.dumps(v, None))
         return v
 
-    return _from_one(one)
+    return from_one(one)
 
 
 @_special("tostream", 0)
@@ -660,7 +660,7 @@ def _sp_tostream(c: Compiler, args: list[Code], node: ast.Call) -> Code:
                 stack.pop()
                 yield [last]
                 continue
-            _tick(ctx)
+            tick(ctx)
             leaf = enter(item[1], [*path, item[0]])
             if leaf is not None:
                 yield leaf
@@ -693,7 +693,7 @@ def _sp_sub(c: Compiler, args: list[Code], node: ast.Call) -> Code:
                             end = start
                         yield add(v[:end], acc)
         except JqError as e:
-            _annotate(e, offset)
+            annotate(e, offset)
             raise
 
     return Code(run)

@@ -10,42 +10,42 @@ from typing import Any
 from workload_map.jq import ast
 from workload_map.jq import values as jv
 from workload_map.jq.builtins.native import NATIVES
-from workload_map.jq.calls import _native_call
+from workload_map.jq.calls import native_call
 from workload_map.jq.closures import (
-    _KEYED,
     IDENTITY,
+    KEYED,
     Code,
     Env,
     Path,
     Run,
     Scope,
-    _annotate,
-    _const,
-    _from_one,
-    _invalid_path,
+    annotate,
     collect,
+    const_code,
     costly,
+    from_one,
+    invalid_path,
     spend,
 )
 from workload_map.jq.combinators import (
-    _comma,
-    _flatten_comma,
-    _missing_format,
-    _pipe,
-    _pipe_all,
-    _try,
+    comma_code,
+    flatten_comma,
+    missing_format,
+    pipe_all,
+    pipe_code,
+    try_code,
 )
 from workload_map.jq.errors import JqError, JqRuntimeError
 from workload_map.jq.fieldchains import (
-    _SUFFIX_NODES,
-    _index_chain,
-    _index_path,
-    _iterate_paths,
-    _long_suffix_chain,
-    _suffix_step,
-    _with_identity_target,
+    SUFFIX_NODES,
+    index_chain,
+    index_path,
+    iterate_paths,
+    long_suffix_chain,
+    suffix_step,
+    with_identity_target,
 )
-from workload_map.jq.pathmode import _recurse_children_paths, _recurse_children_run
+from workload_map.jq.pathmode import recurse_children_paths, recurse_children_run
 from workload_map.jq.patterns import PatternCompiler
 
 
@@ -57,7 +57,7 @@ class TermCompiler(PatternCompiler):
         return IDENTITY
 
     def c_literal(self, node: ast.Literal, scope: Scope) -> Code:
-        return _const(node.value)
+        return const_code(node.value)
 
     def c_var(self, node: ast.Var, scope: Scope) -> Code:
         name = node.name
@@ -69,21 +69,21 @@ class TermCompiler(PatternCompiler):
                 def env_one(v: Any, env: Env) -> Any:
                     return dict(env[0].environ())
 
-                return _from_one(env_one)
+                return from_one(env_one)
             raise self.error(f"variable not defined: ${name}", node)
 
         def one(v: Any, env: Env) -> Any:
             return env[slot]
 
-        return _from_one(one)
+        return from_one(one)
 
     def c_format(self, node: ast.Format, scope: Scope) -> Code:
-        fn = NATIVES.get((node.name, 0)) or _missing_format(node.name)
-        return _native_call(fn, [], node.offset, False)
+        fn = NATIVES.get((node.name, 0)) or missing_format(node.name)
+        return native_call(fn, [], node.offset, False)
 
     def c_str(self, node: ast.Str, scope: Scope) -> Code:
         if node.fmt is not None:
-            fmt = NATIVES.get((node.fmt, 0)) or _missing_format(node.fmt)
+            fmt = NATIVES.get((node.fmt, 0)) or missing_format(node.fmt)
         else:
             fmt = NATIVES[("tostring", 0)]
         parts: list[Any] = []
@@ -97,7 +97,7 @@ class TermCompiler(PatternCompiler):
                 vals.reverse()
                 return "".join(vals)
 
-            return _from_one(one)
+            return from_one(one)
 
         def run(v: Any, env: Env) -> Iterator[Any]:
             def rec(i: int) -> Iterator[list[str]]:
@@ -124,7 +124,7 @@ class TermCompiler(PatternCompiler):
 
     def c_recurse_all(self, node: ast.RecurseAll, scope: Scope) -> Code:
         self.needs_ctx = True
-        return Code(_recurse_children_run, None, _recurse_children_paths)
+        return Code(recurse_children_run, None, recurse_children_paths)
 
     # --- suffixes ----------------------------------------------------------------------------
     def _const_key_chain(self, node: Any) -> tuple[Any, list[Any], list[int]] | None:
@@ -151,11 +151,11 @@ class TermCompiler(PatternCompiler):
         offset = node.offset
         if chain is not None:
             base_node, keys, offsets = chain
-            if type(base_node) in _SUFFIX_NODES and _long_suffix_chain(base_node):
+            if type(base_node) in SUFFIX_NODES and long_suffix_chain(base_node):
                 base = self._suffix_chain(base_node, scope)
             else:
                 base = self.compile(base_node, scope)
-            return _index_chain(base, keys, offsets)
+            return index_chain(base, keys, offsets)
         target = self.compile(node.target, scope)
         key = self.compile(node.key, scope)
         t_one, k_one = target.one, key.one
@@ -171,7 +171,7 @@ class TermCompiler(PatternCompiler):
                     t = t_one(v, env)
                     out = index(t, k)
                 except JqError as e:
-                    _annotate(e, offset)
+                    annotate(e, offset)
                     raise
                 if type(k) is list and costly(t, out):
                     env[0].check()  # `.[$array]` searches the whole input
@@ -180,9 +180,9 @@ class TermCompiler(PatternCompiler):
             def paths1(v: Any, p: Path | None, env: Env) -> Iterator[tuple[Any, Path | None]]:
                 k = k_one(v, env)
                 for t, tp in t_paths(v, p, env):
-                    yield _index_path(t, tp, k, offset)
+                    yield index_path(t, tp, k, offset)
 
-            return _from_one(one, paths1)
+            return from_one(one, paths1)
 
         def run(v: Any, env: Env) -> Iterator[Any]:
             try:
@@ -190,44 +190,44 @@ class TermCompiler(PatternCompiler):
                     for t in t_run(v, env):
                         yield index(t, k)
             except JqError as e:
-                _annotate(e, offset)
+                annotate(e, offset)
                 raise
 
         def paths(v: Any, p: Path | None, env: Env) -> Iterator[tuple[Any, Path | None]]:
             for k in k_run(v, env):
                 for t, tp in t_paths(v, p, env):
-                    yield _index_path(t, tp, k, offset)
+                    yield index_path(t, tp, k, offset)
 
         return Code(run, None, paths)
 
     def _suffix_chain(self, node: Any, scope: Scope) -> Code:
         """A long chain of suffixes (``.[]?.a[0][]…``) as a pipe of one-suffix stages, compiled
-        in a loop and folded balanced (see ``_pipe_all``)."""
+        in a loop and folded balanced (see ``pipe_all``)."""
         stages: list[Code] = []
         while True:
-            step = _suffix_step(node)
+            step = suffix_step(node)
             if step is None:
                 break
             kind, below = step
             if kind == "keys":
                 _base, keys, offsets = self._const_key_chain(node)  # type: ignore[misc]
-                stages.append(_index_chain(IDENTITY, keys, offsets))
+                stages.append(index_chain(IDENTITY, keys, offsets))
             elif kind == "iterate":
                 stages.append(
                     self.c_iterate(ast.Iterate(ast.Identity(), offset=node.offset), scope)
                 )
             else:  # a suffix guarded by `?`
-                last = self.compile(_with_identity_target(node.target), scope)
-                stages.append(_try(last, None))
+                last = self.compile(with_identity_target(node.target), scope)
+                stages.append(try_code(last, None))
             node = below
         stages.append(self.compile(node, scope))
         stages.reverse()
-        return _pipe_all(stages)
+        return pipe_all(stages)
 
     def c_slice(self, node: ast.Slice, scope: Scope) -> Code:
         target = self.compile(node.target, scope)
-        start = self.compile(node.start, scope) if node.start is not None else _const(None)
-        end = self.compile(node.end, scope) if node.end is not None else _const(None)
+        start = self.compile(node.start, scope) if node.start is not None else const_code(None)
+        end = self.compile(node.end, scope) if node.end is not None else const_code(None)
         offset = node.offset
         slice_ = jv.slice
 
@@ -238,7 +238,7 @@ class TermCompiler(PatternCompiler):
                         for t in target.run(v, env):
                             yield slice_(t, s, e)
             except JqError as err:
-                _annotate(err, offset)
+                annotate(err, offset)
                 raise
 
         def paths(v: Any, p: Path | None, env: Env) -> Iterator[tuple[Any, Path | None]]:
@@ -248,10 +248,10 @@ class TermCompiler(PatternCompiler):
                         try:
                             w = slice_(t, s, e)
                         except JqError as err:
-                            _annotate(err, offset)
+                            annotate(err, offset)
                             raise
                         if tp is None:
-                            raise _invalid_path(t)
+                            raise invalid_path(t)
                         yield w, (*tp, {"start": s, "end": e})
 
         if target.one is not None and start.one is not None and end.one is not None:
@@ -263,14 +263,14 @@ class TermCompiler(PatternCompiler):
                     e = e1(v, env)
                     return slice_(t1(v, env), s, e)
                 except JqError as err:
-                    _annotate(err, offset)
+                    annotate(err, offset)
                     raise
 
-            return _from_one(one, paths)
+            return from_one(one, paths)
         return Code(run, None, paths)
 
     def c_iterate(self, node: ast.Iterate, scope: Scope) -> Code:
-        if type(node.target) in _SUFFIX_NODES and _long_suffix_chain(node):
+        if type(node.target) in SUFFIX_NODES and long_suffix_chain(node):
             return self._suffix_chain(node, scope)
         target = self.compile(node.target, scope)
         offset = node.offset
@@ -284,7 +284,7 @@ class TermCompiler(PatternCompiler):
                     t = t1(v, env)
                     it = iterate(t)
                 except JqError as e:
-                    _annotate(e, offset)
+                    annotate(e, offset)
                     raise
                 ctx = env[0]
                 ctx.ticks -= len(t)  # inlined spend(): the body runs once per element
@@ -302,7 +302,7 @@ class TermCompiler(PatternCompiler):
                     try:
                         it = iterate(t)
                     except JqError as e:
-                        _annotate(e, offset)
+                        annotate(e, offset)
                         raise
                     spend(ctx, len(t))
                     yield from it
@@ -311,13 +311,13 @@ class TermCompiler(PatternCompiler):
 
         def paths(v: Any, p: Path | None, env: Env) -> Iterator[tuple[Any, Path | None]]:
             for t, tp in target.paths(v, p, env):
-                yield from _iterate_paths(t, tp, offset)
+                yield from iterate_paths(t, tp, offset)
 
         return Code(run, None, paths)
 
     def c_optional(self, node: ast.Optional, scope: Scope) -> Code:
         # gojq: `T.key?` / `T[]?` guards only the last suffix, applied to T's outputs.
-        if type(node.target) in _SUFFIX_NODES and _long_suffix_chain(node):
+        if type(node.target) in SUFFIX_NODES and long_suffix_chain(node):
             return self._suffix_chain(node, scope)
         target = node.target
         if (
@@ -326,14 +326,14 @@ class TermCompiler(PatternCompiler):
             and not isinstance(target.target, ast.Identity)
         ):
             base = self.compile(target.target, scope)
-            last = self.compile(_with_identity_target(target), scope)
-            return _pipe(base, _try(last, None))
-        return _try(self.compile(target, scope), None)
+            last = self.compile(with_identity_target(target), scope)
+            return pipe_code(base, try_code(last, None))
+        return try_code(self.compile(target, scope), None)
 
     def c_try(self, node: ast.Try, scope: Scope) -> Code:
         body = self.compile(node.body, scope)
         handler = self.compile(node.catch, scope) if node.catch is not None else None
-        return _try(body, handler)
+        return try_code(body, handler)
 
     # --- constructors ------------------------------------------------------------------------
     def c_array(self, node: ast.Array, scope: Scope) -> Code:
@@ -342,8 +342,8 @@ class TermCompiler(PatternCompiler):
             def empty_one(v: Any, env: Env) -> Any:
                 return []
 
-            return _from_one(empty_one)
-        items = _flatten_comma(node.body)
+            return from_one(empty_one)
+        items = flatten_comma(node.body)
         if len(items) > 1:
             codes = [self.compile(x, scope) for x in items]
             if all(c.one is not None for c in codes):
@@ -352,8 +352,8 @@ class TermCompiler(PatternCompiler):
                 def one_n(v: Any, env: Env) -> Any:
                     return [o(v, env) for o in ones]  # type: ignore[misc]
 
-                return _from_one(one_n)
-            body = _comma(codes)
+                return from_one(one_n)
+            body = comma_code(codes)
         else:
             body = self.compile(node.body, scope)
         b_run = body.run
@@ -363,12 +363,12 @@ class TermCompiler(PatternCompiler):
             def one1(v: Any, env: Env) -> Any:
                 return [b1(v, env)]
 
-            return _from_one(one1)
+            return from_one(one1)
 
         def one(v: Any, env: Env) -> Any:
             return collect(b_run(v, env), env[0])
 
-        return _from_one(one)
+        return from_one(one)
 
     def c_object(self, node: ast.Object, scope: Scope) -> Code:
         entries: list[tuple[Code, Code]] = []
@@ -378,7 +378,7 @@ class TermCompiler(PatternCompiler):
                 key = self.compile(key_node, scope)
             elif isinstance(key_node, ast.Var):
                 if e.value is None:
-                    key = _const(key_node.name)
+                    key = const_code(key_node.name)
                 else:
                     key = self.compile(key_node, scope)
             else:
@@ -388,10 +388,10 @@ class TermCompiler(PatternCompiler):
             elif isinstance(key_node, ast.Var):
                 val = self.compile(key_node, scope)
             elif isinstance(key_node, ast.Literal):
-                val = _index_chain(IDENTITY, [key_node.value], [key_node.offset])
+                val = index_chain(IDENTITY, [key_node.value], [key_node.offset])
             else:
                 # {"\(x)"}: the value is .[key] of each key
-                val = _KEYED
+                val = KEYED
             entries.append((key, val))
         offset = node.offset
 
@@ -403,7 +403,7 @@ class TermCompiler(PatternCompiler):
                 )
             return k
 
-        if all(k.one is not None and v.one is not None and v is not _KEYED for k, v in entries):
+        if all(k.one is not None and v.one is not None and v is not KEYED for k, v in entries):
             const_keys = [k.const for k, _ in entries]
             if all(type(k) is str for k in const_keys):
                 pairs = [(k, v.one) for k, (_, v) in zip(const_keys, entries, strict=True)]
@@ -411,7 +411,7 @@ class TermCompiler(PatternCompiler):
                 def one_const(v: Any, env: Env) -> Any:
                     return {k: f(v, env) for k, f in pairs}  # type: ignore[misc]
 
-                return _from_one(one_const)
+                return from_one(one_const)
             ones = [(k.one, v.one) for k, v in entries]
 
             def one(v: Any, env: Env) -> Any:
@@ -423,7 +423,7 @@ class TermCompiler(PatternCompiler):
                     out[check_key(k)] = x
                 return out
 
-            return _from_one(one)
+            return from_one(one)
 
         def run(v: Any, env: Env) -> Iterator[Any]:
             def build(acc: list[tuple[Any, Any]]) -> dict[str, Any]:
@@ -439,7 +439,7 @@ class TermCompiler(PatternCompiler):
                 kc, vc = entries[i]
                 for k in kc.run(v, env):
                     # a key with no value (`{(.): empty}`) builds nothing, so is never checked
-                    if vc is _KEYED:
+                    if vc is KEYED:
                         xs: Any = (jv.index(v, check_key(k)),)
                     else:
                         xs = vc.run(v, env)
