@@ -487,20 +487,33 @@ def _placeholder(typ: Any) -> Any:
     return _convert_object(typ, {}, "", [])
 
 
+#: per model type: its wire keys (in order and as a set) and the attributes with a default;
+#: fixed by the type, and asked for every object of every definition loaded
+_FACTS: dict[type, tuple[tuple[str, ...], frozenset[str], frozenset[str]]] = {}
+
+
+def _field_facts(cls: type) -> tuple[tuple[str, ...], frozenset[str], frozenset[str]]:
+    found = _FACTS.get(cls)
+    if found is None:
+        keys = tuple(f.key for f in SHAPES[cls].fields)
+        has_default = frozenset(
+            f.name
+            for f in dataclass_fields(cls)
+            if f.default is not MISSING or f.default_factory is not MISSING
+        )
+        found = _FACTS[cls] = (keys, frozenset(keys), has_default)
+    return found
+
+
 def _convert_object(cls: type, value: Any, path: str, problems: list[LoadProblem]) -> Any:
     shape = SHAPES[cls]
     if not isinstance(value, dict):
         problems.append(_wrong_type(path, "object", value))
         return None
-    keys = [f.key for f in shape.fields]
+    keys, key_set, has_default = _field_facts(cls)
     for key in value:
-        if key not in keys:
-            problems.append(_unknown(_join(path, str(key)), key, keys))
-    has_default = {
-        f.name
-        for f in dataclass_fields(cls)
-        if f.default is not MISSING or f.default_factory is not MISSING
-    }
+        if key not in key_set:
+            problems.append(_unknown(_join(path, str(key)), key, list(keys)))
     kwargs: dict[str, Any] = {}
     for f in shape.fields:
         fpath = _join(path, f.key)
