@@ -69,6 +69,7 @@ def test_class_events_change_the_fill_order_and_replan() -> None:
     assert runtime.admitter.config is runtime.config  # the webhook plans with the same values
     assert _min_resources(runtime.config) == BY_CLASS
     assert seen == [("ADDED", "PriorityClass")]
+    assert "\nworkloadmap_gangs_priority_classes 1\n" in runtime.metrics()
     runtime.on_priority_class("MODIFIED", _class("batch-high", 500, rv="6"))
     assert len(seen) == 1  # same value: nothing to replan
     runtime.on_priority_class("MODIFIED", _class("batch-high", -10, rv="7"))

@@ -373,6 +373,27 @@ def test_gang_controller_runs_on_the_charts_gang_permissions(
             60,
             f"the GenericWorkload probe ({op.log_tail()})",
         )
+        # the PriorityClass watch (minResources fill order) runs on the chart's read rule
+        path = "/apis/scheduling.k8s.io/v1/priorityclasses"
+        kube.request(
+            "POST",
+            path,
+            {
+                "apiVersion": "scheduling.k8s.io/v1",
+                "kind": "PriorityClass",
+                "metadata": {"name": "wlmap-gangs-fill"},
+                "value": 1234,
+            },
+        )
+        try:
+            count = len(kube.request("GET", path)["items"])
+            eventually(
+                lambda: op.metric("workloadmap_gangs_priority_classes") == count,
+                30,
+                f"the PriorityClass watch ({op.log_tail()})",
+            )
+        finally:
+            kube.request("DELETE", f"{path}/wlmap-gangs-fill")
     log = op.log.read_text(errors="replace")
     assert "403" not in log and "forbidden" not in log.lower(), log[-3000:]
 

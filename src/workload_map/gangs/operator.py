@@ -419,6 +419,9 @@ class GangRuntime:
             "# HELP workloadmap_gangs_pods_deleted_total Unbound missed members deleted (delete-unbound mode).",
             "# TYPE workloadmap_gangs_pods_deleted_total counter",
             f"workloadmap_gangs_pods_deleted_total {s.pods_deleted}",
+            "# HELP workloadmap_gangs_priority_classes PriorityClasses watched (their values order the minResources fill).",
+            "# TYPE workloadmap_gangs_priority_classes gauge",
+            f"workloadmap_gangs_priority_classes {len(self._classes)}",
             "# HELP workloadmap_gangs_generic_workload Whether pods keep spec.schedulingGroup (probe at start).",
             "# TYPE workloadmap_gangs_generic_workload gauge",
         ]
