@@ -1,4 +1,4 @@
-"""The jq syntax tree: frozen dataclasses plus ``format`` printing a tree back to jq source.
+"""The jq syntax tree: frozen node classes plus ``format`` printing a tree back to jq source.
 
 Nodes carry the character offset of the construct they came from (``offset``, excluded from
 equality) so that compile and runtime errors and Karta safety findings can point into the program.
@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar, TypeVar, dataclass_transform
 
 __all__ = [
     "Alt",
@@ -53,96 +52,164 @@ __all__ = [
 ]
 
 
-def _off() -> Any:
-    return field(default=-1, compare=False, repr=False)
+_C = TypeVar("_C", bound=type)
 
 
-@dataclass(frozen=True, slots=True)
+class _Node:
+    """What the node classes share: ``__init__`` from the fields, equality and hash without
+    ``offset``, immutability. Dataclasses did this but cost ~1 ms per class at import (each
+    class's methods are generated and exec'd); these are generic, and ``__init__`` is written
+    per class on its first use only."""
+
+    __slots__ = ()
+    FIELDS: ClassVar[tuple[str, ...]] = ()
+    DEFAULTS: ClassVar[dict[str, Any]] = {}
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        cls = type(self)
+        cls.__init__ = _specialised_init(cls)  # type: ignore[method-assign]
+        cls.__init__(self, *args, **kwargs)
+
+    def _key(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, f) for f in self.FIELDS if f != "offset")
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash((self.__class__.__name__, self._key()))
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{f}={getattr(self, f)!r}" for f in self.FIELDS if f != "offset")
+        return f"{type(self).__name__}({shown})"
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}: syntax nodes are immutable")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r}: syntax nodes are immutable")
+
+    def replace(self, **changes: Any) -> Any:
+        """A copy with ``changes`` (``dataclasses.replace``)."""
+        values = {f: getattr(self, f) for f in self.FIELDS}
+        values.update(changes)
+        return type(self)(**values)
+
+
+def _specialised_init(cls: type[_Node]) -> Any:
+    # generated per class as dataclasses do, but on first use instead of at import
+    params = ", ".join(f"{f}=_d[{f!r}]" if f in cls.DEFAULTS else f for f in cls.FIELDS)
+    body = "".join(f"    _set(self, {f!r}, {f})\n" for f in cls.FIELDS) or "    pass\n"
+    namespace: dict[str, Any] = {"_d": cls.DEFAULTS, "_set": object.__setattr__}
+    exec(f"def __init__(self, {params}):\n{body}", namespace)
+    return namespace["__init__"]
+
+
+@dataclass_transform(frozen_default=True, eq_default=True)
+def node(cls: _C) -> _C:
+    """Make ``cls`` (annotated fields, defaults as class values) a slotted, frozen node."""
+    # the class's own annotations (inspect.get_annotations would import inspect, ~5 ms)
+    fields = tuple(cls.__dict__.get("__annotations__", {}))  # noqa: RUF063
+    namespace = {
+        k: v
+        for k, v in cls.__dict__.items()
+        if k not in fields and k not in ("__dict__", "__weakref__")
+    }
+    namespace["__slots__"] = fields
+    namespace["FIELDS"] = fields
+    namespace["DEFAULTS"] = {f: cls.__dict__[f] for f in fields if f in cls.__dict__}
+    namespace["__match_args__"] = fields
+    return type(cls.__name__, (_Node,), namespace)  # type: ignore[return-value]
+
+
+@node
 class Identity:
-    offset: int = _off()
+    offset: int = -1
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class RecurseAll:
     """``..``"""
 
-    offset: int = _off()
+    offset: int = -1
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Literal:
     """null, true, false, a number or a string without interpolation."""
 
     value: Any
     kind: str  # "null" | "boolean" | "number" | "string"
-    offset: int = _off()
+    offset: int = -1
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Str:
     """A string with interpolations; ``fmt`` is the ``@format`` applied to each interpolation."""
 
     parts: tuple[str | Node, ...]
     fmt: str | None = None
-    offset: int = _off()
+    offset: int = -1
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Format:
     """``@name`` alone, a filter."""
 
     name: str
-    offset: int = _off()
+    offset: int = -1
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Var:
     name: str  # without the "$"
-    offset: int = _off()
+    offset: int = -1
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Index:
     """``T.name``, ``T."str"``, ``T[key]``."""
 
     target: Node
     key: Node
-    offset: int = _off()
+    offset: int = -1
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Slice:
     target: Node
     start: Node | None
     end: Node | None
-    offset: int = _off()
+    offset: int = -1
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Iterate:
     """``T[]``"""
 
     target: Node
-    offset: int = _off()
+    offset: int = -1
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Optional:
     """``T?``. gojq guards only the last suffix of a suffix chain: ``.a.b?`` is ``.a | try .b``
     (``guards_all`` False), while ``(.a.b)?`` guards the whole term (``guards_all`` True)."""
 
     target: Node
     guards_all: bool = True
-    offset: int = _off()
+    offset: int = -1
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Array:
     body: Node | None
-    offset: int = _off()
+    offset: int = -1
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class ObjectEntry:
     """One entry. ``key`` is a Literal string, a Str, a Var (``$x``) or any node for ``(q)``.
 
@@ -155,164 +222,164 @@ class ObjectEntry:
     computed: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Object:
     entries: tuple[ObjectEntry, ...]
-    offset: int = _off()
+    offset: int = -1
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Unary:
     op: str  # "-" | "+"
     operand: Node
-    offset: int = _off()
+    offset: int = -1
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Pipe:
     left: Node
     right: Node
-    offset: int = _off()
+    offset: int = -1
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Comma:
     left: Node
     right: Node
-    offset: int = _off()
+    offset: int = -1
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Alt:
     """``a // b``"""
 
     left: Node
     right: Node
-    offset: int = _off()
+    offset: int = -1
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Binary:
     """Arithmetic, comparison, ``and``/``or``."""
 
     op: str
     left: Node
     right: Node
-    offset: int = _off()
+    offset: int = -1
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Update:
     """Assignment and update operators: ``=``, ``|=``, ``+=``, ``-=``, ``*=``, ``/=``, ``%=``, ``//=``."""
 
     op: str
     left: Node
     right: Node
-    offset: int = _off()
+    offset: int = -1
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class PVar:
     name: str
-    offset: int = _off()
+    offset: int = -1
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class PArray:
     elements: tuple[Pattern, ...]
-    offset: int = _off()
+    offset: int = -1
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class PObject:
     """Entries (key, pattern). key is a Var (``$x`` binds too), Literal string, Str or a node
     for ``(q)`` (``computed``); pattern None only for the ``$x`` shorthand."""
 
     entries: tuple[tuple[Node, Pattern | None, bool], ...]
-    offset: int = _off()
+    offset: int = -1
 
 
 Pattern = PVar | PArray | PObject
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Bind:
     """``source as $p ?// $q | body``"""
 
     source: Node
     patterns: tuple[Pattern, ...]
     body: Node
-    offset: int = _off()
+    offset: int = -1
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Reduce:
     source: Node
     pattern: Pattern
     init: Node
     update: Node
-    offset: int = _off()
+    offset: int = -1
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Foreach:
     source: Node
     pattern: Pattern
     init: Node
     update: Node
     extract: Node | None
-    offset: int = _off()
+    offset: int = -1
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class If:
     cond: Node
     then: Node
     elifs: tuple[tuple[Node, Node], ...]
     otherwise: Node | None
-    offset: int = _off()
+    offset: int = -1
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Try:
     body: Node
     catch: Node | None
-    offset: int = _off()
+    offset: int = -1
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Label:
     name: str
     body: Node
-    offset: int = _off()
+    offset: int = -1
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Break:
     name: str
-    offset: int = _off()
+    offset: int = -1
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Call:
     name: str
     args: tuple[Node, ...]
-    offset: int = _off()
+    offset: int = -1
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class FuncDef:
     name: str
     params: tuple[str, ...]  # "$x" for value params, "f" for filter params
     body: Node
-    offset: int = _off()
+    offset: int = -1
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class WithDefs:
     defs: tuple[FuncDef, ...]
     body: Node
-    offset: int = _off()
+    offset: int = -1
 
 
 Node = (

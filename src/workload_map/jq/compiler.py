@@ -25,7 +25,6 @@ definitions and calls, the lazily compiled ``builtin.jq`` library and the entry 
 
 from __future__ import annotations
 
-import dataclasses
 import threading
 from collections.abc import Generator, Iterable, Iterator
 from typing import Any
@@ -486,16 +485,13 @@ def _without_offsets(node: Any) -> Any:
     """A copy of a builtin.jq tree with every offset -1 (they are not the user's program)."""
     if isinstance(node, tuple):
         return tuple(_without_offsets(x) for x in node)
-    if not dataclasses.is_dataclass(node) or isinstance(node, type):
+    fields = getattr(type(node), "FIELDS", None)
+    if fields is None:
         return node
-    changes = {
-        f.name: _without_offsets(getattr(node, f.name))
-        for f in dataclasses.fields(node)
-        if f.name != "offset"
-    }
-    if any(f.name == "offset" for f in dataclasses.fields(node)):
+    changes = {f: _without_offsets(getattr(node, f)) for f in fields if f != "offset"}
+    if "offset" in fields:
         changes["offset"] = -1
-    return dataclasses.replace(node, **changes)
+    return node.replace(**changes)
 
 
 def builtin_names() -> list[str]:
