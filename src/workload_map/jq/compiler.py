@@ -67,7 +67,6 @@ from workload_map.jq.combinators import (
     pipe_all,
     pipe_code,
 )
-from workload_map.jq.dispatch import DISPATCH
 from workload_map.jq.errors import JqBreak, JqCompileError, JqError, JqRuntimeError
 from workload_map.jq.fieldchains import chain_constant_path
 from workload_map.jq.pathmode import modify_paths, setpath_at
@@ -396,7 +395,7 @@ class Compiler(TermCompiler):
         return Code(run, None, paths)
 
     # --- functions ---------------------------------------------------------------------------
-    def c_withdefs(self, node: ast.WithDefs, scope: Scope) -> Code:
+    def c_with_defs(self, node: ast.WithDefs, scope: Scope) -> Code:
         self.needs_ctx = True
         for d in node.defs:
             scope = self.define(d, scope)
@@ -534,39 +533,6 @@ def _compile_builtin(key: tuple[str, int]) -> FuncInfo | None:
         del _BUILTIN_FUNCS[key]
         raise
     return info
-
-
-DISPATCH.update(
-    {
-        ast.Identity: Compiler.c_identity,
-        ast.RecurseAll: Compiler.c_recurse_all,
-        ast.Literal: Compiler.c_literal,
-        ast.Str: Compiler.c_str,
-        ast.Format: Compiler.c_format,
-        ast.Var: Compiler.c_var,
-        ast.Index: Compiler.c_index,
-        ast.Slice: Compiler.c_slice,
-        ast.Iterate: Compiler.c_iterate,
-        ast.Optional: Compiler.c_optional,
-        ast.Try: Compiler.c_try,
-        ast.Array: Compiler.c_array,
-        ast.Object: Compiler.c_object,
-        ast.Unary: Compiler.c_unary,
-        ast.Pipe: Compiler.c_pipe,
-        ast.Comma: Compiler.c_comma,
-        ast.Alt: Compiler.c_alt,
-        ast.Binary: Compiler.c_binary,
-        ast.Update: Compiler.c_update,
-        ast.If: Compiler.c_if,
-        ast.Reduce: Compiler.c_reduce,
-        ast.Foreach: Compiler.c_foreach,
-        ast.Bind: Compiler.c_bind,
-        ast.Label: Compiler.c_label,
-        ast.Break: Compiler.c_break,
-        ast.Call: Compiler.c_call,
-        ast.WithDefs: Compiler.c_withdefs,
-    }
-)
 
 
 def compile_tree(tree: ast.Node, source: str | None, variables: tuple[str, ...] = ()) -> Code:

@@ -1,7 +1,8 @@
 """The compiler's base layer: its state, errors and the node-type dispatch.
 
 The compiler is split into layers (patterns, terms, control) that all compile sub-nodes
-through ``CompilerCore.compile``; the dispatch table is filled in by the top layer.
+through ``CompilerCore.compile``; a node type ``RecurseAll`` compiles with the method
+``c_recurse_all``, looked up on the first node of that type (nothing is registered at import).
 """
 
 from __future__ import annotations
@@ -12,8 +13,16 @@ from typing import Any
 from workload_map.jq.closures import Code, Scope
 from workload_map.jq.errors import JqCompileError
 
-# Node type -> compile method; filled by ``workload_map.jq.compiler`` once it is defined.
-DISPATCH: dict[type, Callable[[Any, Any, Scope], Code]] = {}
+# (compiler class, node type) -> compile method, filled on first use
+DISPATCH: dict[tuple[type, type], Callable[[Any, Any, Scope], Code]] = {}
+
+
+def method_name(node_type: type) -> str:
+    """``RecurseAll`` -> ``c_recurse_all``: the compile method of a node type."""
+    name = node_type.__name__
+    return "c_" + "".join(
+        f"_{c.lower()}" if c.isupper() and i else c.lower() for i, c in enumerate(name)
+    )
 
 
 class CompilerCore:
@@ -28,8 +37,12 @@ class CompilerCore:
         return JqCompileError(message, offset=getattr(node, "offset", None), program=self.source)
 
     def compile(self, node: Any, scope: Scope) -> Code:
-        method = DISPATCH.get(type(node))
-        if method is None:  # pragma: no cover - every parser node is dispatched
-            raise self.error(f"cannot compile {type(node).__name__}", node)
+        key = (type(self), type(node))
+        method = DISPATCH.get(key)
+        if method is None:
+            found = getattr(type(self), method_name(type(node)), None)
+            if found is None:  # pragma: no cover - every parser node has its method
+                raise self.error(f"cannot compile {type(node).__name__}", node)
+            method = DISPATCH[key] = found
         code: Code = method(self, node, scope)
         return code
