@@ -70,7 +70,7 @@ from workload_map.jq.combinators import (
 from workload_map.jq.errors import JqBreak, JqCompileError, JqError, JqRuntimeError
 from workload_map.jq.fieldchains import chain_constant_path
 from workload_map.jq.pathmode import modify_paths, setpath_at
-from workload_map.jq.specials import SPECIALS
+from workload_map.jq.specials import specials
 from workload_map.jq.terms import TermCompiler
 
 __all__ = ["Code", "Ctx", "compile_program", "compile_tree"]
@@ -428,7 +428,7 @@ class Compiler(TermCompiler):
         key = (name, arity)
         if key not in _CTX_FREE_CALLS and key not in NATIVES:
             self.needs_ctx = True
-        special = SPECIALS.get(key)
+        special = specials().get(key)
         if special is not None:
             args = [self.compile(a, scope) for a in node.args]
             code: Code = special(self, args, node)
@@ -496,7 +496,7 @@ def _without_offsets(node: Any) -> Any:
 def builtin_names() -> list[str]:
     """Every builtin a program can call, as ``name/arity`` (what ``builtins`` yields)."""
     names = {f"{n}/{a}" for n, a in _load_builtin_defs() if not n.startswith("_")}
-    names |= {f"{n}/{a}" for n, a in SPECIALS if not n.startswith("_")}
+    names |= {f"{n}/{a}" for n, a in specials() if not n.startswith("_")}
     names |= {
         f"{n}/{a}" for n, a in list(NATIVES) + list(STREAM_NATIVES) if not n.startswith(("_", "@"))
     }

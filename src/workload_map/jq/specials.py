@@ -1,7 +1,8 @@
 """Builtins that need closures rather than values: path, select, limit, first, any/all,
 recurse, while/until, walk, debug, env, tostream, sub and the rest of the special forms.
 
-Each registers itself in ``SPECIALS`` under its (name, arity).
+Each is marked with its (name, arity) by ``@_special``; ``specials()`` gathers them on first use
+(nothing is registered at import).
 """
 
 from __future__ import annotations
@@ -40,15 +41,28 @@ if TYPE_CHECKING:
 # --- registry ------------------------------------------------------------------------------------
 
 Special = Callable[["Compiler", list[Code], ast.Call], Code]
-SPECIALS: dict[tuple[str, int], Special] = {}
+_SPECIALS: dict[tuple[str, int], Special] = {}
+_MARK = "jq_special"
 
 
 def _special(name: str, arity: int) -> Callable[[Special], Special]:
     def deco(fn: Special) -> Special:
-        SPECIALS[(name, arity)] = fn
+        setattr(fn, _MARK, (name, arity))
         return fn
 
     return deco
+
+
+def specials() -> dict[tuple[str, int], Special]:
+    """(name, arity) -> the compile function of each special form, gathered on first use."""
+    if not _SPECIALS:
+        found = {}
+        for value in list(globals().values()):
+            key = getattr(value, _MARK, None) if callable(value) else None
+            if key is not None:
+                found[key] = value
+        _SPECIALS.update(found)
+    return _SPECIALS
 
 
 @_special("empty", 0)
