@@ -8,11 +8,19 @@ and skip with a reason where it is absent.
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+
+# A run started in the background of a non-interactive shell (`make test &`, some CI runners)
+# inherits SIGINT ignored, and so would every process the tests start: the tests that press
+# Ctrl-C on `wlmap get -w` or on a control plane would see nothing happen. A handler (unlike
+# SIG_IGN) is reset to the default at exec, so the children get Ctrl-C back.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def find_shared() -> Path | None:
