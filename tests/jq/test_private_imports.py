@@ -13,11 +13,6 @@ import workload_map
 
 SRC = Path(workload_map.__file__).parent
 
-# (importing file, module, name) pairs owned by other rooms, until their owners rename them
-KNOWN: set[tuple[str, str, str]] = {
-    ("cli/get_watch.py", "workload_map.cli.render", "_visible_len"),
-}
-
 
 def _private_imports(root: Path = SRC) -> list[tuple[str, str, str]]:
     found = []
@@ -45,7 +40,7 @@ def _private_imports(root: Path = SRC) -> list[tuple[str, str, str]]:
 
 def test_no_module_imports_another_modules_private_name() -> None:
     found = _private_imports()
-    assert [f for f in found if f not in KNOWN] == []
+    assert found == []
 
 
 def test_the_check_sees_an_import_of_a_private_name(tmp_path: Path) -> None:
