@@ -180,6 +180,16 @@ _IDENTITY: dict[str, FieldTree] = {
 }
 _POD = {"apiVersion": "v1", "kind": "Pod"}
 
+#: what the engine reads of each container's (and init container's) status
+_CONTAINER_STATUS: dict[str, FieldTree] = {
+    "name": ALL,
+    "ready": ALL,
+    "started": ALL,
+    "restartCount": ALL,
+    "state": ALL,
+    "lastState": ALL,
+}
+
 #: the engine: attribution (labels, owners, annotations), requests, node, status
 ENGINE_POD = Trim(
     {
@@ -198,22 +208,8 @@ ENGINE_POD = Trim(
             "reason": ALL,
             "startTime": ALL,
             "conditions": ALL,
-            "containerStatuses": {
-                "name": ALL,
-                "ready": ALL,
-                "started": ALL,
-                "restartCount": ALL,
-                "state": ALL,
-                "lastState": ALL,
-            },
-            "initContainerStatuses": {
-                "name": ALL,
-                "ready": ALL,
-                "started": ALL,
-                "restartCount": ALL,
-                "state": ALL,
-                "lastState": ALL,
-            },
+            "containerStatuses": _CONTAINER_STATUS,
+            "initContainerStatuses": _CONTAINER_STATUS,
         },
     },
     consumers=("engine",),
