@@ -25,6 +25,8 @@ definitions and calls, the lazily compiled ``builtin.jq`` library and the entry 
 
 from __future__ import annotations
 
+import pathlib
+import re
 import threading
 from collections.abc import Generator, Iterable, Iterator
 from typing import Any
@@ -456,28 +458,56 @@ class Compiler(TermCompiler):
         return code
 
 
-# --- builtin.jq: parsed once, each function compiled on first use ---------------------------------
+# --- builtin.jq: each function parsed and compiled on first use -----------------------------------
 
-_BUILTIN_DEFS: dict[tuple[str, int], ast.FuncDef] | None = None
+_BUILTIN_SOURCES: dict[tuple[str, int], str] | None = None
+_BUILTIN_DEFS: dict[tuple[str, int], ast.FuncDef] = {}
 _BUILTIN_FUNCS: dict[tuple[str, int], FuncInfo] = {}
 _BUILTIN_LOCK = threading.RLock()
+#: a definition's head in builtin.jq: every one starts a line (its body lines are indented)
+_DEF_HEAD = re.compile(r"def\s+([A-Za-z_][A-Za-z0-9_]*)\s*(?:\(([^)]*)\))?\s*:")
 
 
-def _load_builtin_defs() -> dict[tuple[str, int], ast.FuncDef]:
-    global _BUILTIN_DEFS
-    if _BUILTIN_DEFS is None:
-        from importlib import resources
+def _builtin_sources() -> dict[tuple[str, int], str]:
+    """The text of each builtin.jq definition by (name, arity): a program parses only the
+    definitions it calls (parsing them all was a good part of a short command's run time)."""
+    global _BUILTIN_SOURCES
+    if _BUILTIN_SOURCES is None:
+        path = pathlib.Path(__file__).with_name("builtins") / "builtin.jq"
+        if path.is_file():
+            text = path.read_text(encoding="utf-8")
+        else:  # a zipped install: only then is importlib.resources worth its import
+            from importlib import resources
 
+            text = resources.files("workload_map.jq.builtins").joinpath("builtin.jq").read_text()
+        sources: dict[tuple[str, int], str] = {}
+        chunk: list[str] = []
+        for line in [*text.splitlines(), "def"]:
+            if line.startswith("def") and chunk:
+                head = _DEF_HEAD.match(chunk[0])
+                assert head is not None, chunk[0]
+                params = head.group(2)
+                arity = len(params.split(";")) if params is not None else 0
+                sources[(head.group(1), arity)] = "\n".join(chunk)
+                chunk = []
+            if line.startswith("def") or (chunk and line.startswith((" ", "\t"))):
+                chunk.append(line)
+        _BUILTIN_SOURCES = sources
+    return _BUILTIN_SOURCES
+
+
+def _builtin_def(key: tuple[str, int]) -> ast.FuncDef | None:
+    found = _BUILTIN_DEFS.get(key)
+    if found is None:
+        source = _builtin_sources().get(key)
+        if source is None:
+            return None
         from workload_map.jq.parser import parse
 
-        text = resources.files("workload_map.jq.builtins").joinpath("builtin.jq").read_text()
-        tree = _without_offsets(parse(text + " ."))
-        defs: dict[tuple[str, int], ast.FuncDef] = {}
-        assert isinstance(tree, ast.WithDefs)
-        for d in tree.defs:
-            defs[(d.name, len(d.params))] = d
-        _BUILTIN_DEFS = defs
-    return _BUILTIN_DEFS
+        tree = _without_offsets(parse(source + " ."))
+        assert isinstance(tree, ast.WithDefs) and len(tree.defs) == 1
+        found = _BUILTIN_DEFS[key] = tree.defs[0]
+    return found
 
 
 def _without_offsets(node: Any) -> Any:
@@ -495,7 +525,7 @@ def _without_offsets(node: Any) -> Any:
 
 def builtin_names() -> list[str]:
     """Every builtin a program can call, as ``name/arity`` (what ``builtins`` yields)."""
-    names = {f"{n}/{a}" for n, a in _load_builtin_defs() if not n.startswith("_")}
+    names = {f"{n}/{a}" for n, a in _builtin_sources() if not n.startswith("_")}
     names |= {f"{n}/{a}" for n, a in specials() if not n.startswith("_")}
     names |= {
         f"{n}/{a}" for n, a in list(NATIVES) + list(STREAM_NATIVES) if not n.startswith(("_", "@"))
@@ -515,7 +545,7 @@ def _compile_builtin(key: tuple[str, int]) -> FuncInfo | None:
     info = _BUILTIN_FUNCS.get(key)
     if info is not None:
         return info  # compiled, or being compiled by this thread (recursion)
-    d = _load_builtin_defs().get(key)
+    d = _builtin_def(key)
     if d is None:
         return None
     info = FuncInfo(d.name, d.params, 1, builtin=True)
