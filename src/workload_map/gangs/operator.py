@@ -458,6 +458,10 @@ class GangWatcher:
         self.cfg = cfg
         self.ctx: OperatorContext | None = None
         self._stop = threading.Event()
+        #: the Karta generation the watched kinds last followed (None: not yet)
+        self._kinds_for: int | None = None
+        self._kinds_wanted = threading.Event()
+        self._ready_once = False
 
     def start(self, ctx: OperatorContext) -> None:
         self.ctx = ctx
@@ -503,7 +507,20 @@ class GangWatcher:
         # once every replica check passes, the operator collects and freezes what the caches
         # hold (operator.gcpauses.settle_when), so 100k cached pods are not walked again
         assert self.ctx is not None
-        return all(i.synced for i in self.ctx.informers.all())
+        if self._ready_once:
+            return True
+        if not all(i.synced for i in self.ctx.informers.all()):
+            return False
+        # The kinds were chosen at start, before the Karta watch had listed anything: not ready
+        # until they follow every Karta the first list brought (else the pods of a kind known
+        # only through a cluster Karta, created right after start, would miss the webhook).
+        # Only the first readiness waits: a Karta added later must not take a serving replica
+        # out of the webhook's endpoints.
+        if self._kinds_for != self.runtime.kartas.generation:
+            self._kinds_wanted.set()
+            return False
+        self._ready_once = True
+        return True
 
     def refresh_kinds(self) -> None:
         """Watch every served workload kind a Karta with gang instructions covers."""
@@ -511,6 +528,7 @@ class GangWatcher:
         from workload_map.cluster.discovery import discover
 
         ctx, rt = self.ctx, self.runtime
+        generation = rt.kartas.generation
         try:
             resources = discover(ctx.api.transport())
         except WlmapError as err:
@@ -547,13 +565,18 @@ class GangWatcher:
             rt.watched.add(path)
             inf = ctx.informer(path, transform=transform, kind=kind, api_version=api_version)
             inf.add_handler(rt.on_object)
+        self._kinds_for = generation
 
     def _rediscover(self) -> None:
         assert self.ctx is not None
-        seen = self.runtime.kartas.generation
-        while not self.ctx.stopping.wait(10.0) and not self._stop.is_set():
-            if self.runtime.kartas.generation != seen or not self.runtime.watched:
-                seen = self.runtime.kartas.generation
+        while not self.ctx.stopping.is_set() and not self._stop.is_set():
+            # every 10 s, or at once when the first readiness check waits for the kinds
+            for _ in range(40):
+                if self._kinds_wanted.wait(0.25) or self.ctx.stopping.is_set():
+                    break
+            self._kinds_wanted.clear()
+            if self.ctx.stopping.is_set() or self._stop.is_set():
+                return
             self.refresh_kinds()
 
     def _probe(self) -> None:
