@@ -21,10 +21,10 @@ from tests.gangs.test_tasks import karta, taskset
 from workload_map.cluster.cache import InformerSet
 from workload_map.gangs import plan
 from workload_map.gangs.config import GangConfig
+from workload_map.gangs.controller import GangController
 from workload_map.gangs.operator import (
     PRIORITY_CLASSES,
     TRIM_PRIORITY_CLASS,
-    GangController,
     GangRuntime,
     GangWatcher,
 )

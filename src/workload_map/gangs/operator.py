@@ -5,9 +5,8 @@ Two controllers share one :class:`GangRuntime` per process:
 - ``gangs-watch`` (every replica): the watch caches the pod webhook reads (Kartas, namespaces,
   pods, the intermediate owners and every workload kind a Karta with gang instructions
   covers), the webhook itself at :data:`WEBHOOK_PATH`, and the ``GenericWorkload`` probe;
-- ``gangs`` (the leader only): keeps each workload's scheduling objects in step through
-  :func:`~workload_map.gangs.planner.plan` and :func:`~workload_map.gangs.reconcile.reconcile`,
-  records every decision as an event on the workload, and counts what it did on ``/metrics``.
+- ``gangs`` (the leader only): :class:`~workload_map.gangs.controller.GangController`, which
+  keeps each workload's scheduling objects in step.
 
 Nothing is ever written to a workload object or to the pods' owners; pods are deleted only in
 the opt-in ``delete-unbound`` mode.
@@ -19,7 +18,7 @@ import argparse
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -28,15 +27,10 @@ from workload_map.errors import WlmapError
 from workload_map.gangs.admission import PodAdmitter, json_patch
 from workload_map.gangs.cache import (
     ObjectCache,
-    group_of,
-    key_of,
     trim_owner,
     trim_workload,
 )
 from workload_map.gangs.config import (
-    LABEL_MANAGED_BY,
-    LABEL_WORKLOAD_UID,
-    MANAGED_BY,
     GangConfig,
 )
 from workload_map.gangs.definitions import KartaIndex, has_gangs
@@ -44,26 +38,20 @@ from workload_map.gangs.planner import (
     COSCHEDULING_API,
     NATIVE_API,
     VOLCANO_API,
-    Decision,
-    Plan,
     SpecMemo,
-    plan,
-    workload_ref,
 )
 from workload_map.gangs.reconcile import (
     DELETE_UNBOUND,
     LOWER_MINIMUM,
-    Actions,
-    object_path,
-    reconcile,
 )
 
 if TYPE_CHECKING:
+    from workload_map.gangs.controller import GangController
     from workload_map.operator.controllers import OperatorConfig, OperatorContext
 
 __all__ = [
+    "SCHEDULING_KINDS",
     "WEBHOOK_PATH",
-    "GangController",
     "GangRuntime",
     "GangWatcher",
     "add_flags",
@@ -83,7 +71,7 @@ _INTERMEDIATES = (
     ("batch", "v1", "Job"),
     ("apps", "v1", "StatefulSet"),
 )
-_SCHEDULING = (
+SCHEDULING_KINDS = (
     (NATIVE_API, "Workload"),
     (NATIVE_API, "PodGroup"),
     (COSCHEDULING_API, "PodGroup"),
@@ -538,7 +526,7 @@ class GangWatcher:
         served = {
             (r.api_version, r.kind): r for r in resources if "watch" in r.verbs or not r.verbs
         }
-        for api, kind in _SCHEDULING:
+        for api, kind in SCHEDULING_KINDS:
             res = served.get((api, kind))
             if res is not None:
                 rt.scheduling_paths[(api, kind)] = res.path()
@@ -591,441 +579,6 @@ class GangWatcher:
         self._stop.set()
 
 
-class GangController:
-    """The leader: every covered workload's scheduling objects kept in step."""
-
-    name = "gangs"
-    needs_leader = True
-
-    def __init__(self, runtime: GangRuntime, cfg: OperatorConfig) -> None:
-        self.runtime = runtime
-        self.cfg = cfg
-        self.mode = str(cfg.args.gang_missed_member_mode)
-        self.resync = float(cfg.args.gang_resync_period)
-        self.ctx: OperatorContext | None = None
-        self.queue: Any = None
-        self._lock = threading.Lock()
-        self._pod_owner: dict[tuple[str, str], str] = {}  # (ns, pod) → workload key
-        self._pods_of: dict[str, set[tuple[str, str]]] = {}
-        self._by_uid: dict[str, str] = {}  # workload uid → key
-        self._ours: dict[str, dict[tuple[str, str, str], dict[str, Any]]] = {}  # uid → objects
-        self._foreign: dict[
-            tuple[str, str, str, str], dict[str, Any]
-        ] = {}  # controllerRef → Workload
-        self._emitted: dict[str, set[tuple[str, str]]] = {}
-        #: pods whose owner chain broke at an object not cached yet, by that object's key
-        self._waiting: dict[tuple[str, str, str, str], set[tuple[str, str]]] = {}
-        self._broken_at: dict[tuple[str, str], tuple[str, str, str, str]] = {}
-        self._soon: set[str] = set()  # keys with a debounced reconcile pending
-        #: per workload key, the inputs of its last reconcile that wrote nothing
-        self._settled: dict[str, tuple[Any, ...]] = {}
-
-    # -- keys -----------------------------------------------------------------------------
-    @staticmethod
-    def _key(obj: Mapping[str, Any]) -> str:
-        g, k, ns, name = key_of(obj)
-        return f"{g}|{k}|{ns}|{name}"
-
-    def _workload_of(
-        self, pod: Mapping[str, Any]
-    ) -> tuple[str | None, tuple[str, str, str, str] | None]:
-        """The top-most covered owner of a pod through the cache (no waiting), and the owner
-        at which the chain broke (not cached yet), if it did."""
-        rt = self.runtime
-        current: Mapping[str, Any] = pod
-        found: str | None = None
-        ns = str((pod.get("metadata") or {}).get("namespace") or "")
-        for _ in range(16):
-            refs = (current.get("metadata") or {}).get("ownerReferences") or []
-            ref = next((r for r in refs if r.get("controller")), refs[0] if refs else None)
-            if ref is None:
-                break
-            key = (
-                group_of(str(ref.get("apiVersion"))),
-                str(ref.get("kind")),
-                ns,
-                str(ref.get("name")),
-            )
-            owner = rt.cache.get(*key)
-            if owner is None:
-                return found, key
-            karta = rt.kartas.resolve(str(owner.get("apiVersion")), str(owner.get("kind")))
-            if has_gangs(karta):
-                found = self._key(owner)
-            current = owner
-        return found, None
-
-    def _link(self, pod: Mapping[str, Any], deleted: bool = False) -> tuple[str | None, str | None]:
-        """Index one pod under its workload; (old workload key, new workload key)."""
-        meta = pod.get("metadata") or {}
-        pod_key = (str(meta.get("namespace")), str(meta.get("name")))
-        new, broken = (None, None) if deleted else self._workload_of(pod)
-        with self._lock:
-            old = self._pod_owner.pop(pod_key, None)
-            if old:
-                self._pods_of.get(old, set()).discard(pod_key)
-            was = self._broken_at.pop(pod_key, None)
-            if was is not None:
-                self._waiting.get(was, set()).discard(pod_key)
-            if new:
-                self._pod_owner[pod_key] = new
-                self._pods_of.setdefault(new, set()).add(pod_key)
-            if broken is not None:
-                self._waiting.setdefault(broken, set()).add(pod_key)
-                self._broken_at[pod_key] = broken
-        return old, new
-
-    # -- events ---------------------------------------------------------------------------
-    def on_event(self, event: str, obj: dict[str, Any]) -> None:
-        kind = obj.get("kind")
-        meta = obj.get("metadata") or {}
-        if kind == "Pod":
-            old, new = self._link(obj, deleted=event == "DELETED")
-            for key in {old, new} - {None}:
-                self._enqueue_soon(str(key))
-            if event != "DELETED":
-                self._relink(obj)  # a leader pod owns its group's StatefulSet
-            return
-        if kind in ("Karta", "PriorityClass"):
-            self.enqueue_all()
-            return
-        if kind == "Namespace":
-            name = meta.get("name")
-            for key in list(self._by_uid.values()):
-                if key.split("|")[2] == name:
-                    self._enqueue(key)
-            return
-        api = str(obj.get("apiVersion"))
-        if (api, kind) in _SCHEDULING:
-            self._on_scheduling_object(event, obj)
-            return
-        karta = self.runtime.kartas.resolve(api, str(kind))
-        if has_gangs(karta):
-            key = self._key(obj)
-            uid = meta.get("uid")
-            if isinstance(uid, str):
-                with self._lock:
-                    if event == "DELETED":
-                        self._by_uid.pop(uid, None)
-                    else:
-                        self._by_uid[uid] = key
-            self._enqueue(key)
-        if event != "DELETED":
-            self._relink(obj)  # pods whose chain broke at this object
-
-    def _relink(self, obj: Mapping[str, Any]) -> None:
-        """Pods seen before this owner (their chain broke at it): link them now."""
-        with self._lock:
-            waiting = self._waiting.pop(key_of(obj), set())
-        for namespace, name in waiting:
-            pod = self.runtime.cache.get("", "Pod", namespace, name)
-            if pod is None:
-                continue
-            _, new = self._link(pod)
-            if new:
-                self._enqueue(new)
-
-    def _on_scheduling_object(self, event: str, obj: dict[str, Any]) -> None:
-        meta = obj.get("metadata") or {}
-        labels = meta.get("labels") or {}
-        ours = labels.get(LABEL_MANAGED_BY) == MANAGED_BY
-        ident = (str(obj.get("apiVersion")), str(obj.get("kind")), str(meta.get("name")))
-        if ours:
-            uid = str(labels.get(LABEL_WORKLOAD_UID) or "")
-            with self._lock:
-                objects = self._ours.setdefault(uid, {})
-                if event == "DELETED":
-                    objects.pop(ident, None)
-                else:
-                    objects[ident] = obj
-                key = self._by_uid.get(uid)
-            if key:
-                self._enqueue(key)
-            return
-        if obj.get("kind") == "Workload":
-            ref = (obj.get("spec") or {}).get("controllerRef") or {}
-            fkey = (
-                str(meta.get("namespace")),
-                str(ref.get("apiGroup") or ""),
-                str(ref.get("kind")),
-                str(ref.get("name")),
-            )
-            with self._lock:
-                if event == "DELETED":
-                    self._foreign.pop(fkey, None)
-                else:
-                    self._foreign[fkey] = obj
-            self._enqueue(f"{fkey[1]}|{fkey[2]}|{fkey[0]}|{fkey[3]}")
-
-    def _enqueue(self, key: str) -> None:
-        if self.queue is not None:
-            self.queue.add(key)
-
-    def _enqueue_soon(self, key: str) -> None:
-        """Pod events come in bursts (a JobSet's pods at once): one reconcile per burst."""
-        if self.queue is None:
-            return
-        with self._lock:
-            if key in self._soon:
-                return
-            self._soon.add(key)
-        self.queue.add_after(key, POD_DEBOUNCE)
-
-    def enqueue_all(self) -> None:
-        with self._lock:
-            keys = list(self._by_uid.values())
-        for key in keys:
-            self._enqueue(key)
-
-    # -- start ----------------------------------------------------------------------------
-    def start(self, ctx: OperatorContext) -> None:
-        from workload_map.operator.workqueue import WorkQueue
-
-        self.ctx = ctx
-        self.queue = WorkQueue("gangs", self.reconcile_key, workers=int(self.cfg.args.gang_workers))
-        self.queue.start()
-        rt = self.runtime
-        rt.listeners.append(self.on_event)
-        for obj in list(rt.cache):  # what the watches already hold
-            self.on_event("ADDED", obj)
-        for (api, kind), path in sorted(rt.scheduling_paths.items()):
-            inf = ctx.informer(path, kind=kind, api_version=api)
-            inf.add_handler(self._on_scheduling_object)
-        ctx.spawn(self._resync_loop, "gangs-resync")
-
-    def _resync_loop(self) -> None:
-        assert self.ctx is not None
-        while not self.ctx.stopping.wait(self.resync):
-            self.enqueue_all()
-
-    def stop(self) -> None:
-        if self.queue is not None:
-            self.queue.stop()
-        if self.on_event in self.runtime.listeners:
-            self.runtime.listeners.remove(self.on_event)
-
-    # -- reconcile ------------------------------------------------------------------------
-    def inputs(self, key: str) -> tuple[Any, ...] | None:
-        """(karta, workload, pods, namespace labels, existing, foreign) for one key."""
-        rt = self.runtime
-        group, kind, ns, name = key.split("|", 3)
-        workload = rt.cache.get(group, kind, ns, name)
-        if workload is None:
-            return None
-        karta = rt.kartas.resolve(str(workload.get("apiVersion")), kind)
-        uid = str((workload.get("metadata") or {}).get("uid") or "")
-        if not has_gangs(karta) or self._nested(workload):
-            with self._lock:
-                held = list(self._ours.get(uid, {}).values())
-            if not held:
-                return None
-            # its definition lost its gang instructions (or went): what we made goes
-            karta = None
-        with self._lock:
-            pod_keys = list(self._pods_of.get(key, ()))
-            existing = list(self._ours.get(uid, {}).values())
-            foreign = self._foreign.get((ns, group, kind, name))
-        pods = [p for p in (rt.cache.get("", "Pod", n, m) for n, m in pod_keys) if p is not None]
-        namespace = rt.cache.get("", "Namespace", "", ns)
-        labels = ((namespace or {}).get("metadata") or {}).get("labels") or {}
-        return karta, workload, pods, labels, existing, foreign
-
-    def _nested(self, workload: Mapping[str, Any]) -> bool:
-        """Whether a covered workload with gangs controls this one (a JobSet's Jobs, a
-        RayJob's RayCluster): the top owner's gangs count its pods, so it gets none of its own."""
-        for ref in (workload.get("metadata") or {}).get("ownerReferences") or []:
-            if isinstance(ref, Mapping) and ref.get("controller") is True:
-                karta = self.runtime.kartas.resolve(
-                    str(ref.get("apiVersion")), str(ref.get("kind"))
-                )
-                return has_gangs(karta)
-        return False
-
-    @staticmethod
-    def _fingerprint(
-        found: tuple[Any, ...], generation: int, priorities: tuple[tuple[str, int], ...] = ()
-    ) -> tuple[Any, ...]:
-        karta, workload, pods, labels, existing, foreign = found
-
-        def rv(obj: Mapping[str, Any] | None) -> str:
-            return str(((obj or {}).get("metadata") or {}).get("resourceVersion") or "")
-
-        return (
-            id(karta),
-            generation,
-            priorities,
-            rv(workload),
-            tuple(sorted((str(p["metadata"].get("name")), rv(p)) for p in pods)),
-            tuple(sorted(labels.items())),
-            tuple(sorted((str(o["metadata"].get("name")), rv(o)) for o in existing)),
-            rv(foreign),
-        )
-
-    def reconcile_key(self, key: str) -> float | None:
-        with self._lock:
-            self._soon.discard(key)
-        found = self.inputs(key)
-        if found is None:
-            return None
-        fingerprint = self._fingerprint(
-            found, self.runtime.kartas.generation, self.runtime.config.priority_values
-        )
-        if self._settled.get(key) == fingerprint:
-            return None  # nothing changed since a reconcile that had nothing to do
-        karta, workload, pods, labels, existing, foreign = found
-        rt = self.runtime
-        if karta is None:
-            gone = Plan(
-                workload=workload_ref(workload), handled=False, reason="no gang instructions"
-            )
-            gone.decisions.append(
-                Decision(
-                    "GangsRemoved", "the workload's definition has no gang instructions any more"
-                )
-            )
-            self.execute(workload, reconcile(gone, [], existing))
-            return None
-        templates = next(
-            (
-                [t.get("name") for t in (o.get("spec") or {}).get("podGroupTemplates") or []]
-                for o in existing
-                if o.get("kind") == "Workload"
-                and not (o.get("metadata") or {}).get("deletionTimestamp")
-            ),
-            None,
-        )
-        the_plan = plan(
-            karta,
-            workload,
-            pods,
-            namespace_labels=labels,
-            config=rt.config,
-            existing_templates=templates,
-            memo=rt.memo,
-        )
-        actions = reconcile(the_plan, pods, existing, mode=self.mode, foreign_workload=foreign)
-        self._drop_unserved(actions)
-        with rt.stats.lock:
-            rt.stats.reconciles += 1
-        try:
-            self.execute(workload, actions)
-        except WlmapError as err:
-            with rt.stats.lock:
-                rt.stats.reconcile_errors += 1
-            log.warning("gangs: reconcile of %s failed: %s", key, err)
-            raise
-        if actions.writes == 0 and not actions.waiting:
-            self._settled[key] = fingerprint
-        else:
-            self._settled.pop(key, None)
-        return None
-
-    def _drop_unserved(self, actions: Actions) -> None:
-        """Objects of an API the cluster does not serve are not written (one event says so)."""
-        served = {api for api, _ in self.runtime.scheduling_paths}
-        if not self.runtime.resources:
-            return
-        dropped = sorted(
-            {str(o["apiVersion"]) for o in actions.create if o["apiVersion"] not in served}
-        )
-        if not dropped:
-            return
-        actions.create = [o for o in actions.create if o["apiVersion"] in served]
-        actions.patch = [(t, p) for t, p in actions.patch if t["apiVersion"] in served]
-        actions.decisions.append(
-            Decision(
-                "SchedulingApiAbsent",
-                f"{', '.join(dropped)} is not served by this cluster (for the native backend: "
-                "GenericWorkload off): no gang objects written",
-                warning=True,
-            )
-        )
-
-    def execute(self, workload: dict[str, Any], actions: Actions) -> None:
-        from workload_map.cluster.errors import ApiError, NotFound
-
-        assert self.ctx is not None
-        ctx, rt = self.ctx, self.runtime
-        done: list[Decision] = []
-        for obj in actions.create:
-            try:
-                ctx.api.request(
-                    "POST",
-                    object_path(obj, collection=True),
-                    obj,
-                    query=[("fieldManager", FIELD_MANAGER)],
-                )
-            except ApiError as err:
-                if err.status != 409:
-                    raise
-                continue  # our informer will show it (or a NameTaken decision next round)
-            done.append(
-                Decision(
-                    "Created", f"created {obj['kind']} {obj['metadata']['name']} ({_minimum(obj)})"
-                )
-            )
-        for target, patch in actions.patch:
-            ctx.api.merge_patch(object_path(target), patch, manager=FIELD_MANAGER)
-            if "spec" in patch:
-                done.append(
-                    Decision(
-                        "Updated",
-                        f"updated {target['kind']} {target['metadata']['name']}: {patch['spec']}",
-                    )
-                )
-        for obj in actions.delete:
-            try:
-                ctx.api.request("DELETE", object_path(obj))
-            except NotFound:
-                pass
-            done.append(Decision("Deleted", f"deleted {obj['kind']} {obj['metadata']['name']}"))
-        for pod in actions.delete_pods:
-            meta = pod["metadata"]
-            body = {
-                "apiVersion": "v1",
-                "kind": "DeleteOptions",
-                "preconditions": {"uid": meta.get("uid")},
-            }
-            try:
-                ctx.api.request(
-                    "DELETE", f"/api/v1/namespaces/{meta['namespace']}/pods/{meta['name']}", body
-                )
-            except NotFound:
-                pass
-        with rt.stats.lock:
-            rt.stats.writes += actions.writes
-            rt.stats.missed_members += sum(len(v) for v in actions.missed.values())
-            rt.stats.pods_deleted += len(actions.delete_pods)
-        self._events(workload, [*actions.decisions, *done])
-
-    def _events(self, workload: dict[str, Any], decisions: list[Decision]) -> None:
-        """One event per new decision (the same decision is not repeated every resync)."""
-        assert self.ctx is not None
-        uid = str((workload.get("metadata") or {}).get("uid") or "")
-        current = {(d.reason, d.message) for d in decisions}
-        with self._lock:
-            before = self._emitted.get(uid, set())
-            self._emitted[uid] = {
-                c for c in current if c[0] not in ("Created", "Updated", "Deleted")
-            }
-        for d in decisions:
-            if (d.reason, d.message) in before:
-                continue
-            emit = self.ctx.events.warning if d.warning else self.ctx.events.normal
-            emit(workload, d.reason, "GangScheduling", d.message)
-
-
-def _minimum(obj: Mapping[str, Any]) -> str:
-    spec = obj.get("spec") or {}
-    if "minMember" in spec:
-        return f"minMember {spec['minMember']}"
-    gang = (spec.get("schedulingPolicy") or {}).get("gang")
-    if gang:
-        return f"minCount {gang.get('minCount')}"
-    templates = spec.get("podGroupTemplates") or []
-    return f"{len(templates)} pod-group template(s)"
-
-
 def _register() -> None:
     from workload_map.operator import controllers
 
@@ -1039,6 +592,8 @@ def _register() -> None:
     def leader(cfg: OperatorConfig) -> GangController | None:
         if not getattr(cfg.args, "enable_gang_scheduling", False):
             return None
+        from workload_map.gangs.controller import GangController  # it builds on this module
+
         return GangController(runtime_for(cfg), cfg)
 
     controllers.register(watcher, name="gangs-watch")
