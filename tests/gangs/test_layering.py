@@ -12,7 +12,6 @@ ALLOWED_OPERATOR = {
     "workload_map.operator",
     "workload_map.operator.controllers",
     "workload_map.operator.workqueue",
-    "workload_map.operator.kube",
 }
 
 

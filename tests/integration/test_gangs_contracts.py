@@ -13,6 +13,7 @@ import pytest
 from tests.gangs.test_contracts import SCHEDULERS, objects_for
 from tests.gangs.test_parity import FIXTURES, load, ours_for
 from tests.operator.live import api_for
+from workload_map.cluster.api import Api
 from workload_map.gangs import COSCHEDULING_API, VOLCANO_API
 from workload_map.gangs.config import (
     COSCHEDULING_LABEL,
@@ -20,7 +21,6 @@ from workload_map.gangs.config import (
     VOLCANO_TASK_ANNOTATION,
 )
 from workload_map.gangs.reconcile import object_path
-from workload_map.operator.kube import Api
 
 from .harness import Kube
 

@@ -28,7 +28,7 @@ from tests.gangs.e2e import (
     wait,
 )
 from tests.operator.live import OperatorProcess, api_for, delete
-from workload_map.operator.kube import Api
+from workload_map.cluster.api import Api
 
 from .harness import FakeNodes, Kube
 

@@ -33,8 +33,8 @@ from tests.operator.live import (
     widget_crd,
     widget_karta,
 )
+from workload_map.cluster.api import Api
 from workload_map.cluster.errors import ApiError
-from workload_map.operator.kube import Api
 
 from .harness import Kube
 

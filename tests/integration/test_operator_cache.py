@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from tests.operator.live import api_for, delete, eventually
+from workload_map.cluster.api import Api
 from workload_map.cluster.cache import Informer
-from workload_map.operator.kube import Api
 
 from .harness import Kube
 

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from workload_map.catalog import catalog
+from workload_map.cluster.api import Api, load_configuration
 from workload_map.cluster.errors import NotFound
-from workload_map.operator.kube import Api, load_configuration
 
 T = TypeVar("T")
 

@@ -62,8 +62,8 @@ def main(argv: Sequence[str], stdout: IO[str] | None = None, stderr: IO[str] | N
         out.write(render_crd())
         return 0
 
+    from workload_map.cluster.api import Api, load_configuration
     from workload_map.errors import WlmapError
-    from workload_map.operator.kube import Api, load_configuration
 
     manifest = crd_manifest()
     path = f"{_CRD_PATH}/{CRD_NAME}"

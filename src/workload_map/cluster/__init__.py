@@ -1,4 +1,5 @@
-"""Cluster access for the CLI: configuration, a read-only client, definitions and owner chains.
+"""Cluster access: configuration, the read-only CLI client, the shared read-write client
+(:class:`Api`), definitions and owner chains.
 
 Nothing here imports the official ``kubernetes`` package at import time; :func:`connect` does,
 so offline commands never pay for it. The names below load their module on first use, so
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from workload_map.cluster import errors as _errors
 
 if TYPE_CHECKING:
+    from workload_map.cluster.api import Api, Impersonation, load_configuration
     from workload_map.cluster.client import Cluster, connect
     from workload_map.cluster.definitions import AmbiguousDefinition, Definition, Definitions
     from workload_map.cluster.errors import (
@@ -35,6 +37,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AmbiguousDefinition",
+    "Api",
     "ApiError",
     "Cluster",
     "ClusterError",
@@ -42,12 +45,14 @@ __all__ = [
     "Definition",
     "Definitions",
     "Forbidden",
+    "Impersonation",
     "NotConfigured",
     "NotFound",
     "Resolution",
     "Unauthorized",
     "Unreachable",
     "connect",
+    "load_configuration",
     "resolve_definition",
     "resolve_gvk",
     "supports_suspend",
@@ -55,6 +60,9 @@ __all__ = [
 ]
 
 _HOMES = {
+    "Api": "api",
+    "Impersonation": "api",
+    "load_configuration": "api",
     "Cluster": "client",
     "connect": "client",
     "ConnectionOptions": "kubeconfig",

@@ -27,8 +27,8 @@ from workload_map.operator.karta_status import (
 )
 
 if TYPE_CHECKING:
+    from workload_map.cluster.api import Api
     from workload_map.operator.controllers import OperatorConfig, OperatorContext
-    from workload_map.operator.kube import Api
 
 __all__ = ["FIELD_MANAGER", "InstallResult", "install", "installable", "uninstall"]
 

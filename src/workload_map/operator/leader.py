@@ -14,9 +14,9 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from workload_map.cluster.api import Api
 from workload_map.cluster.errors import ClusterError
 from workload_map.operator.errors import ConfigError
-from workload_map.operator.kube import Api
 
 __all__ = ["LeaderElector"]
 

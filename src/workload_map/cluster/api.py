@@ -1,9 +1,16 @@
 # mypy: disable-error-code="no-untyped-call"
-"""The operator's connection to its API server: one ``kubernetes`` ApiClient, raw JSON calls.
+"""The shared read-write connection: one ``kubernetes`` ApiClient, raw JSON calls.
+
+The one client of every long-running process and every write: the operator and the
+controllers plugged into it (gangs, exporter), the web view's cluster source, and the CLI's
+``definitions install``/``uninstall`` and CRD commands. It lives here, below those rooms, so
+none of them reaches into another's internals for it. (Read-only CLI commands use
+:mod:`workload_map.cluster.transport`, which starts faster; see its docstring.)
 
 Reads and writes go through ``ApiClient.call_api`` on REST paths, so every kind (Kartas, CRDs,
 Leases, Secrets, webhook configurations) is a plain dict and no generated model is involved.
-Errors become :mod:`workload_map.cluster.errors` types carrying the HTTP status.
+Errors become :mod:`workload_map.cluster.errors` types carrying the HTTP status. ``kubernetes``
+is imported inside the functions only, so importing this module stays cheap.
 """
 
 from __future__ import annotations
