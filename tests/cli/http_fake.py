@@ -67,12 +67,15 @@ def serve(api: FakeAPI) -> Iterator[tuple[str, list[dict[str, str]]]]:
 
 
 @contextmanager
-def silent_server() -> Iterator[str]:
-    """A TCP server on 127.0.0.1 that accepts connections and never answers (a hung server)."""
+def silent_server(accepted: list[socket.socket] | None = None) -> Iterator[str]:
+    """A TCP server on 127.0.0.1 that accepts connections and never answers (a hung server).
+
+    ``accepted`` (when given) holds every connection made to it, complete once the block exits:
+    tests count requests instead of timing them."""
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen(16)
-    accepted: list[socket.socket] = []
+    accepted = [] if accepted is None else accepted
     stop = threading.Event()
 
     def accept() -> None:
@@ -91,6 +94,12 @@ def silent_server() -> Iterator[str]:
     finally:
         stop.set()
         thread.join(2)
+        listener.setblocking(False)  # the ones still queued, which the thread had no turn for
+        while True:
+            try:
+                accepted.append(listener.accept()[0])
+            except OSError:
+                break
         for conn in accepted:
             conn.close()
         listener.close()

@@ -4,9 +4,9 @@ that offline commands never import the ``kubernetes`` package (nor live ones, on
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -53,19 +53,19 @@ def test_request_timeout_zero_means_none_and_bad_forms_are_usage_errors() -> Non
 def test_hung_server_times_out_naming_server_and_timeout(
     scheme: str, tmp_path: Path, wlmap
 ) -> None:
-    with silent_server() as address:
+    connections: list[socket.socket] = []
+    with silent_server(connections) as address:
         server = f"{scheme}://{address}"
         kubeconfig = write_kubeconfig(tmp_path / "kc", server)
-        started = time.monotonic()
         result = wlmap(
             ["get", "jobsets", "--kubeconfig", str(kubeconfig), "--request-timeout", "0.5s"]
         )
-        elapsed = time.monotonic() - started
     assert result.code != 0
     assert f"the API server at {server} did not answer" in result.err
     assert "within 0.5s (--request-timeout)" in result.err
     # one timeout, not one per request: the transport stops once the server has timed out
-    assert elapsed < 3.0
+    # (counted at the server, not timed: a loaded machine stretches wall time)
+    assert len(connections) == 1, connections
 
 
 def test_default_timeout_is_thirty_seconds_and_applies_to_the_socket(tmp_path: Path) -> None:
@@ -75,10 +75,23 @@ def test_default_timeout_is_thirty_seconds_and_applies_to_the_socket(tmp_path: P
         cluster = connect(ConnectionOptions(kubeconfig=str(kubeconfig), environ=env))
         assert cluster.transport.timeout == 30.0  # type: ignore[attr-defined]
         quick = connect(ConnectionOptions(kubeconfig=str(kubeconfig), timeout=0.3, environ=env))
-        started = time.monotonic()
-        with pytest.raises(Unreachable, match=r"did not answer GET /api within 0\.3s"):
+        # the timeout the sockets were given, seen on the sockets (not timed: wall time on a
+        # loaded machine says little); the listener's own 0.1 s poll is not a client's
+        given: list[float | None] = []
+        settimeout = socket.socket.settimeout
+
+        def spy(sock: socket.socket, value: float | None) -> None:
+            given.append(value)
+            settimeout(sock, value)
+
+        with (
+            pytest.MonkeyPatch.context() as patch,
+            pytest.raises(Unreachable, match=r"did not answer GET /api within 0\.3s"),
+        ):
+            patch.setattr(socket.socket, "settimeout", spy)
             quick.resources()
-        assert time.monotonic() - started < 2.0
+        client = [v for v in given if v != 0.1]
+        assert client and set(client) == {0.3}, given
 
 
 def _jobset_api() -> FakeAPI:
@@ -132,17 +145,19 @@ def test_api_errors_over_http_keep_the_server_message(tmp_path: Path) -> None:
 
 
 def test_refused_connection_is_unreachable(tmp_path: Path) -> None:
-    import socket
-
+    # held bound but not listening for the whole test: connections are refused, and no other
+    # process can take the port in between (a closed probe port is up for grabs)
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    kubeconfig = write_kubeconfig(tmp_path / "kc", f"http://127.0.0.1:{port}")
-    cluster = connect(
-        ConnectionOptions(kubeconfig=str(kubeconfig), environ={"HOME": str(tmp_path)})
-    )
-    with pytest.raises(Unreachable, match=rf"cannot reach the cluster at http://127.0.0.1:{port}"):
-        cluster.resources()
+        kubeconfig = write_kubeconfig(tmp_path / "kc", f"http://127.0.0.1:{port}")
+        cluster = connect(
+            ConnectionOptions(kubeconfig=str(kubeconfig), environ={"HOME": str(tmp_path)})
+        )
+        with pytest.raises(
+            Unreachable, match=rf"cannot reach the cluster at http://127.0.0.1:{port}"
+        ):
+            cluster.resources()
 
 
 def test_kubeconfig_directory_is_reported_as_a_directory(tmp_path: Path) -> None:
