@@ -1,11 +1,11 @@
-"""The operator's work queue: dedup, no concurrent reconcile of a key, retries with backoff."""
+"""The controllers' work queue: dedup, no concurrent reconcile of a key, retries with backoff."""
 
 from __future__ import annotations
 
 import threading
 import time
 
-from workload_map.operator.workqueue import WorkQueue
+from workload_map.cluster.workqueue import WorkQueue
 
 
 def wait_until(cond, timeout: float = 5.0) -> bool:  # type: ignore[no-untyped-def]

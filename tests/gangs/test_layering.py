@@ -11,7 +11,6 @@ CORE = ("jq", "model", "engine", "catalog")
 ALLOWED_OPERATOR = {
     "workload_map.operator",
     "workload_map.operator.controllers",
-    "workload_map.operator.workqueue",
 }
 
 

@@ -3,7 +3,9 @@
 The ``kubernetes`` Python client has informers but no work queue (client-go's ``workqueue``
 has no counterpart there), so this small one is written here: a key queued several times
 before a worker takes it is reconciled once, a key is never reconciled by two workers at once,
-and a failed key comes back after an exponential delay.
+and a failed key comes back after an exponential delay. It sits beside the watch caches
+(:mod:`workload_map.cluster.cache`) as shared controller machinery: the operator's Karta
+controller and the gang controller both drain one.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from collections.abc import Callable
 
 __all__ = ["WorkQueue"]
 
-log = logging.getLogger("workload_map.operator.workqueue")
+log = logging.getLogger("workload_map.cluster.workqueue")
 
 
 class WorkQueue:

@@ -222,7 +222,7 @@ class GangController:
 
     # -- start ----------------------------------------------------------------------------
     def start(self, ctx: OperatorContext) -> None:
-        from workload_map.operator.workqueue import WorkQueue
+        from workload_map.cluster.workqueue import WorkQueue
 
         self.ctx = ctx
         self.queue = WorkQueue("gangs", self.reconcile_key, workers=int(self.cfg.args.gang_workers))

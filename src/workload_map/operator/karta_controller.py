@@ -14,6 +14,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from workload_map.cluster.errors import ApiError, ClusterError, Forbidden, NotFound
+from workload_map.cluster.workqueue import WorkQueue
 from workload_map.operator import controllers
 from workload_map.operator.karta_status import (
     ClusterTypes,
@@ -25,7 +26,6 @@ from workload_map.operator.karta_status import (
     root_gvk,
     trim_crd,
 )
-from workload_map.operator.workqueue import WorkQueue
 
 if TYPE_CHECKING:
     from workload_map.cluster.cache import Informer
