@@ -12,8 +12,18 @@ import signal
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 ROOT = Path(__file__).resolve().parents[1]
+
+# Property tests are judged on what they find, never on how fast a loaded machine runs them:
+# no per-example deadline and no too-slow health check, for every @given (Hypothesis's own
+# "ci" profile, loaded where $CI is set, already does this; a user's `make test` gets it too).
+if settings._current_profile == "default":
+    settings.register_profile(
+        "wlmap", deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True
+    )
+    settings.load_profile("wlmap")
 
 # A run started in the background of a non-interactive shell (`make test &`, some CI runners)
 # inherits SIGINT ignored, and so would every process the tests start: the tests that press
