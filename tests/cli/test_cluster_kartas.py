@@ -102,7 +102,7 @@ def test_a_valid_override_still_wins_and_exits_zero(wlmap) -> None:
 
 def test_a_stale_catalog_copy_is_never_preferred_over_the_built_in(wlmap) -> None:
     from workload_map.catalog import catalog
-    from workload_map.operator.karta_status import (
+    from workload_map.catalog.stamps import (
         CATALOG_DIGEST_ANNOTATION,
         CATALOG_VERSION_ANNOTATION,
         catalog_digest,

@@ -16,14 +16,14 @@ import pytest
 
 from tests.operator.live import KARTAS, OperatorProcess, api_for, condition, delete, eventually
 from workload_map.catalog import catalog
+from workload_map.catalog.stamps import (
+    CATALOG_DIGEST_ANNOTATION,
+    CATALOG_VERSION_ANNOTATION,
+)
 from workload_map.cli.main import main as wlmap
 from workload_map.cluster.api import Api
 from workload_map.cluster.errors import NotFound
 from workload_map.operator.catalog_install import FIELD_MANAGER
-from workload_map.operator.karta_status import (
-    CATALOG_DIGEST_ANNOTATION,
-    CATALOG_VERSION_ANNOTATION,
-)
 
 from .harness import Kube
 from .test_operator import ensure_karta_crd

@@ -6,14 +6,16 @@ import copy
 from typing import Any
 
 from workload_map.catalog import catalog
-from workload_map.operator.karta_status import (
+from workload_map.catalog.stamps import (
     CATALOG_DIGEST_ANNOTATION,
     CATALOG_VERSION_ANNOTATION,
+    catalog_digest,
+    derived_labels,
+)
+from workload_map.operator.karta_status import (
     ClusterTypes,
     CrdInfo,
-    catalog_digest,
     conditions_equal,
-    derived_labels,
     evaluate,
     merge_conditions,
     trim_crd,

@@ -15,16 +15,14 @@ from __future__ import annotations
 from workload_map.catalog.registry import (
     CHECKED_AGAINST_ANNOTATION,
     DERIVED_FROM_ANNOTATION,
-    GROUP_LABEL,
-    KIND_LABEL,
     SERVED_VERSIONS_ANNOTATION,
-    VERSION_LABEL,
     Catalog,
     CatalogEntry,
     CatalogError,
     slug,
     version_priority,
 )
+from workload_map.catalog.stamps import GROUP_LABEL, KIND_LABEL, VERSION_LABEL
 
 __all__ = [
     "CHECKED_AGAINST_ANNOTATION",

@@ -24,6 +24,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from workload_map.catalog.stamps import GROUP_LABEL, KIND_LABEL, VERSION_LABEL
 from workload_map.errors import WlmapError
 from workload_map.model.views import view
 
@@ -37,9 +38,6 @@ if TYPE_CHECKING:
 SERVED_VERSIONS_ANNOTATION = "workload-map.run.ai/served-versions"
 DERIVED_FROM_ANNOTATION = "workload-map.run.ai/derived-from"
 CHECKED_AGAINST_ANNOTATION = "workload-map.run.ai/checked-against"
-GROUP_LABEL = "run.ai/karta-group"
-VERSION_LABEL = "run.ai/karta-version"
-KIND_LABEL = "run.ai/karta-kind"
 
 _SUFFIX = ".yaml"
 

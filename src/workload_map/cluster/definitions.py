@@ -324,7 +324,7 @@ def _stale_copy(cluster_def: Definition, seed: Definition) -> str | None:
     annotations = meta.get("annotations") if isinstance(meta, dict) else None
     if not isinstance(annotations, dict):
         return None
-    from workload_map.operator.karta_status import (
+    from workload_map.catalog.stamps import (
         CATALOG_DIGEST_ANNOTATION,
         CATALOG_VERSION_ANNOTATION,
         catalog_digest,

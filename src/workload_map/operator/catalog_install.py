@@ -15,16 +15,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from workload_map.cluster.errors import ApiError, NotFound
-from workload_map.errors import WlmapError
-from workload_map.operator import controllers
-from workload_map.operator.karta_status import (
+from workload_map.catalog.stamps import (
     CATALOG_DIGEST_ANNOTATION,
     CATALOG_VERSION_ANNOTATION,
     catalog_digest,
     derived_labels,
     root_gvk,
 )
+from workload_map.cluster.errors import ApiError, NotFound
+from workload_map.errors import WlmapError
+from workload_map.operator import controllers
 
 if TYPE_CHECKING:
     from workload_map.cluster.api import Api

@@ -13,6 +13,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
+from workload_map.catalog.stamps import root_gvk
 from workload_map.cluster.errors import ApiError, ClusterError, Forbidden, NotFound
 from workload_map.cluster.workqueue import WorkQueue
 from workload_map.operator import controllers
@@ -23,7 +24,6 @@ from workload_map.operator.karta_status import (
     crd_info,
     evaluate,
     merge_conditions,
-    root_gvk,
     trim_crd,
 )
 

@@ -8,36 +8,30 @@ their reasons and messages; ``SchemaCompatible`` and ``Catalog`` are ours.
 from __future__ import annotations
 
 import datetime
-import hashlib
 import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from workload_map.catalog.stamps import (
+    CATALOG_DIGEST_ANNOTATION,
+    CATALOG_VERSION_ANNOTATION,
+    catalog_digest,
+    derived_labels,
+    root_gvk,
+)
+
 __all__ = [
-    "CATALOG_DIGEST_ANNOTATION",
-    "CATALOG_VERSION_ANNOTATION",
     "CONDITION_TYPES",
-    "GROUP_LABEL",
-    "KIND_LABEL",
     "PENDING_MESSAGE",
-    "VERSION_LABEL",
     "ClusterTypes",
     "CrdInfo",
     "Evaluation",
-    "catalog_digest",
-    "derived_labels",
     "evaluate",
     "merge_conditions",
-    "root_gvk",
     "trim_crd",
 ]
 
-GROUP_LABEL = "run.ai/karta-group"
-VERSION_LABEL = "run.ai/karta-version"
-KIND_LABEL = "run.ai/karta-kind"
-CATALOG_VERSION_ANNOTATION = "workload-map.run.ai/catalog-version"
-CATALOG_DIGEST_ANNOTATION = "workload-map.run.ai/catalog-digest"
 
 VALIDATED = "Validated"
 CRD_EXISTS = "CRDExists"
@@ -50,37 +44,6 @@ CONDITION_TYPES = (VALIDATED, CRD_EXISTS, READY, SCHEMA)
 PENDING_MESSAGE = "Condition has not been evaluated yet"
 NOT_READY_MESSAGE = "Validated and CRDExists must both be True"
 _MAX_MESSAGE = 32768
-
-
-def root_gvk(obj: Mapping[str, Any]) -> tuple[str, str, str] | None:
-    """(group, version, kind) of ``spec.structureDefinition.rootComponent.kind``; None when
-    the root has no kind (a version or kind that is not a string counts as absent)."""
-    spec = obj.get("spec")
-    node: Any = spec.get("structureDefinition") if isinstance(spec, dict) else None
-    node = node.get("rootComponent") if isinstance(node, dict) else None
-    node = node.get("kind") if isinstance(node, dict) else None
-    if not isinstance(node, dict):
-        return None
-    group, version, kind = node.get("group", ""), node.get("version"), node.get("kind")
-    if not isinstance(group, str) or not isinstance(version, str) or not isinstance(kind, str):
-        return None
-    if not kind:
-        return None
-    return group, version, kind
-
-
-def derived_labels(obj: Mapping[str, Any]) -> dict[str, str] | None:
-    """The ``run.ai/karta-{group,version,kind}`` labels the root GVK implies (None: no kind)."""
-    gvk = root_gvk(obj)
-    if gvk is None:
-        return None
-    return {GROUP_LABEL: gvk[0], VERSION_LABEL: gvk[1], KIND_LABEL: gvk[2]}
-
-
-def catalog_digest(doc: Mapping[str, Any]) -> str:
-    """A short digest of a definition's ``spec``: what says whether a copy is current."""
-    body = json.dumps(doc.get("spec"), sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(body.encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True)

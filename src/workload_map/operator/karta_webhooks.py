@@ -11,8 +11,8 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
+from workload_map.catalog.stamps import derived_labels, root_gvk
 from workload_map.operator import controllers
-from workload_map.operator.karta_status import derived_labels, root_gvk
 
 if TYPE_CHECKING:
     from workload_map.operator.controllers import OperatorConfig, OperatorContext
