@@ -20,7 +20,7 @@ from workload_map.errors import WlmapError
 if TYPE_CHECKING:
     from workload_map.cluster import Cluster, ConnectionOptions
 
-__all__ = ["COMMANDS", "entry", "main"]
+__all__ = ["COMMANDS", "entry", "exit_now", "main"]
 
 COMMANDS = ("describe", "get", "definitions", "validate", "verify", "jq", "completion")
 _HIDDEN = ("__complete",)
@@ -599,7 +599,33 @@ def entry() -> None:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         code = OK
-    raise SystemExit(code)
+    exit_now(code)
+
+
+def exit_now(code: int) -> NoReturn:
+    """End the process without the interpreter's teardown once the command is done.
+
+    Tearing down every imported module and freeing the objects one by one costs about 30 ms
+    of CPU after the output is written (10% of a live ``get``); nothing of it is observable.
+    What a normal exit does that matters is kept: the ``atexit`` handlers run (a
+    ``weakref.finalize`` of a temporary directory, logging) and the streams are flushed. While
+    a non-daemon thread still runs (an embedding caller's), the normal exit joins it instead.
+    """
+    import atexit
+
+    threading = sys.modules.get("threading")
+    if threading is not None and any(
+        t.is_alive() and not t.daemon and t is not threading.main_thread()
+        for t in threading.enumerate()
+    ):
+        raise SystemExit(code)
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe or stream: nothing left to write
+            pass
+    os._exit(code)
 
 
 if __name__ == "__main__":
