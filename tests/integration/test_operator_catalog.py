@@ -22,8 +22,8 @@ from workload_map.catalog.stamps import (
 )
 from workload_map.cli.main import main as wlmap
 from workload_map.cluster.api import Api
+from workload_map.cluster.catalog_install import FIELD_MANAGER
 from workload_map.cluster.errors import NotFound
-from workload_map.operator.catalog_install import FIELD_MANAGER
 
 from .harness import Kube
 from .test_operator import ensure_karta_crd

@@ -2,7 +2,7 @@
 
 A separate parser from ``wlmap definitions [NAME]`` because ``install`` and ``uninstall`` are
 reserved words there (INTERFACES.md); the work is done by
-:mod:`workload_map.operator.catalog_install`, which the operator's ``--install-catalog`` uses
+:mod:`workload_map.cluster.catalog_install`, which the operator's ``--install-catalog`` uses
 too.
 """
 
@@ -50,8 +50,8 @@ def main(
     stderr: IO[str] | None = None,
 ) -> int:
     from workload_map.cluster.api import Api, load_configuration
+    from workload_map.cluster.catalog_install import install, uninstall
     from workload_map.errors import WlmapError
-    from workload_map.operator.catalog_install import install, uninstall
 
     out = stdout or sys.stdout
     err = stderr or sys.stderr

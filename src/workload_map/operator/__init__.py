@@ -2,8 +2,9 @@
 
 ``wlmap operator`` (:mod:`workload_map.operator.main`) runs the Karta controller, the Karta
 admission webhooks and their certificates, and every other controller registered through
-:mod:`workload_map.operator.controllers`. Nothing heavy is imported here, so the CLI can use
-:mod:`workload_map.operator.catalog_install` without starting a server.
+:mod:`workload_map.operator.controllers`, the operator's public plug-in API (the one module
+other rooms may import from here; docs/operator.md, "Plugging in a controller"). Nothing heavy
+is imported here.
 """
 
 from __future__ import annotations

@@ -38,7 +38,7 @@ def _load_builtin_controllers() -> None:
     """Importing registers them (the one registry is :mod:`workload_map.operator.controllers`)."""
     import importlib
 
-    for module in ("karta_controller", "karta_webhooks", "catalog_install"):
+    for module in ("karta_controller", "karta_webhooks", "catalog_installer"):
         importlib.import_module(f"workload_map.operator.{module}")
     # later rooms (gangs, exporter) register themselves when importable
     for optional in ("workload_map.gangs.operator", "workload_map.exporter.operator"):

@@ -6,11 +6,13 @@ version and a digest of their spec in annotations, so a stale copy is recognisab
 is never clobbered: one of the same name is taken over only with ``force``, one of another
 name for the same GVK is always left alone (``force`` never deletes), and uninstall only
 removes copies that carry the catalog annotations.
+
+Cluster access shared by two rooms: the CLI's ``wlmap definitions install|uninstall`` and the
+operator's ``--install-catalog`` controller (:mod:`workload_map.operator.catalog_installer`).
 """
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -24,17 +26,21 @@ from workload_map.catalog.stamps import (
 )
 from workload_map.cluster.errors import ApiError, NotFound
 from workload_map.errors import WlmapError
-from workload_map.operator import controllers
 
 if TYPE_CHECKING:
     from workload_map.cluster.api import Api
-    from workload_map.operator.controllers import OperatorConfig, OperatorContext
 
-__all__ = ["FIELD_MANAGER", "InstallResult", "install", "installable", "uninstall"]
+__all__ = [
+    "FIELD_MANAGER",
+    "InstallResult",
+    "UnknownDefinition",
+    "install",
+    "installable",
+    "uninstall",
+]
 
 FIELD_MANAGER = "workload-map-catalog"
 KARTAS = "/apis/run.ai/v1alpha1/kartas"
-log = logging.getLogger("workload_map.operator.catalog")
 
 
 class UnknownDefinition(WlmapError):
@@ -195,37 +201,3 @@ def uninstall(
             continue
         results.append(InstallResult(name, "deleted", "dry run" if dry_run else ""))
     return results
-
-
-class CatalogInstaller:
-    """``--install-catalog``: the leader applies every built-in definition once."""
-
-    name = "catalog-installer"
-    needs_leader = True
-
-    def start(self, ctx: OperatorContext) -> None:
-        def run() -> None:
-            for attempt in range(10):
-                try:
-                    results = install(ctx.api, all_=True)
-                except (WlmapError, ApiError) as exc:
-                    log.warning("installing the catalog (attempt %d): %s", attempt + 1, exc)
-                    if ctx.stopping.wait(min(30, 2**attempt)):
-                        return
-                    continue
-                for r in results:
-                    if r.action not in ("unchanged",):
-                        log.info("catalog %s", r)
-                return
-
-        ctx.spawn(run, "catalog-installer")
-
-    def stop(self) -> None:
-        pass
-
-
-def _factory(config: OperatorConfig) -> CatalogInstaller | None:
-    return CatalogInstaller() if getattr(config.args, "install_catalog", False) else None
-
-
-controllers.register(_factory, name="catalog-installer")
