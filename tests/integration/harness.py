@@ -28,7 +28,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import ssl
 import subprocess
 import sys
@@ -38,12 +37,14 @@ import time
 import urllib.error
 import urllib.request
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from tests.ports import free_port
 
 BUILD_HINT = (
     "Build them once with `make apiserver` (runs hack/build-apiserver.sh; needs the Go toolchain, "
@@ -248,12 +249,6 @@ def _certificates(workdir: Path, names: list[str]) -> dict[str, Path]:
     )
     files["service-account.pub"] = pub
     return files
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def tail(path: Path, lines: int = 40) -> str:
@@ -910,15 +905,22 @@ class LocalControlPlane:
         admin kubeconfig for it; ``stop()`` stops it with the rest."""
         if not self._apiserver_argv:
             raise HarnessError("add_apiserver: the plane was never started")
-        port = free_port()
         index = 2 + sum(1 for p in self.procs if p.name.startswith("kube-apiserver-"))
         name = f"kube-apiserver-{index}"
         argv = [a for a in self._apiserver_argv if not a.startswith("--secure-port=")]
-        proc = _spawn(name, [*argv, f"--secure-port={port}", *flags], self.workdir / f"{name}.log")
-        self.procs.append(proc)
-        server = f"https://127.0.0.1:{port}"
         ctx = self._admin_context()
-        self._wait(proc, lambda: _http_ok(f"{server}/readyz", ctx), f"{name} /readyz")
+        server = ""
+
+        def start(port: int) -> _Proc:
+            nonlocal server
+            server = f"https://127.0.0.1:{port}"
+            log = self.workdir / f"{name}.log"
+            proc = _spawn(name, [*argv, f"--secure-port={port}", *flags], log)
+            self.procs.append(proc)
+            self._wait(proc, lambda: _http_ok(f"{server}/readyz", ctx), f"{name} /readyz")
+            return proc
+
+        self._on_free_port(start)
         kubeconfig = self.workdir / f"kubeconfig-{index}"
         kubeconfig.write_text(_kubeconfig(server, self._certs))
         kubeconfig.chmod(0o600)
@@ -945,7 +947,22 @@ class LocalControlPlane:
             "--v=1",
         ]
 
-    def _start_component(self, name: str, argv: list[str], port: int) -> None:
+    def _on_free_port(self, start: Callable[[int], _Proc]) -> None:
+        """``start(port)`` on a fresh free port, again on a new one when the port was lost
+        between the probe and the child's bind (``_PortClash``); the dead child is dropped."""
+        for attempt in range(3):
+            before = list(self.procs)
+            try:
+                start(free_port())
+                return
+            except _PortClash:
+                for proc in [p for p in self.procs if p not in before]:
+                    proc.stop()
+                    self.procs.remove(proc)
+                if attempt == 2:
+                    raise
+
+    def _start_component(self, name: str, argv: list[str], port: int) -> _Proc:
         proc = _spawn(name, argv, self.workdir / f"{name}.log")
         self.procs.append(proc)
         insecure = ssl.create_default_context()
@@ -956,16 +973,21 @@ class LocalControlPlane:
             lambda: _http_ok(f"https://127.0.0.1:{port}/healthz", insecure),
             f"{name} /healthz",
         )
+        return proc
 
     def _start_controller_manager(self) -> None:
-        assert self.controller_manager_bin is not None
-        port = free_port()
-        argv = self._component_argv(self.controller_manager_bin, "kube-controller-manager", port)
-        argv += [
-            f"--controllers={','.join(CONTROLLERS)}",
-            "--use-service-account-credentials=false",
-        ]
-        self._start_component("kube-controller-manager", argv, port)
+        binary = self.controller_manager_bin
+        assert binary is not None
+
+        def start(port: int) -> _Proc:
+            argv = self._component_argv(binary, "kube-controller-manager", port)
+            argv += [
+                f"--controllers={','.join(CONTROLLERS)}",
+                "--use-service-account-credentials=false",
+            ]
+            return self._start_component("kube-controller-manager", argv, port)
+
+        self._on_free_port(start)
 
     @property
     def scheduler_running(self) -> bool:
@@ -978,9 +1000,11 @@ class LocalControlPlane:
             raise HarnessError("start_scheduler: this plane was made without a kube-scheduler")
         if self._find("kube-scheduler") is not None:
             return
-        port = free_port()
-        self._start_component(
-            "kube-scheduler", self._component_argv(self.scheduler_bin, "kube-scheduler", port), port
+        binary = self.scheduler_bin
+        self._on_free_port(
+            lambda port: self._start_component(
+                "kube-scheduler", self._component_argv(binary, "kube-scheduler", port), port
+            )
         )
         self.scheduler = True
 

@@ -15,7 +15,6 @@ import http.server
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -31,6 +30,7 @@ import pytest
 import yaml
 
 from tests.integration.harness import Kube
+from tests.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 RULES = ROOT / "charts/workload-map/files/workloadmap-rules.yaml"
@@ -92,12 +92,6 @@ TRAINER_KARTA = {
         }
     },
 }
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def gpu_pod(name: str, owner: dict[str, Any], gpus: int, *, node: str = "gpu-node-1") -> dict:

@@ -21,6 +21,8 @@ from .harness import (
     HarnessError,
     Kube,
     LocalControlPlane,
+    _Proc,
+    _spawn,
     cache_dir,
     find_binaries,
     find_controllers,
@@ -427,3 +429,33 @@ def test_a_server_that_never_gets_ready_times_out_and_is_stopped(tmp_path: Path)
         plane.start()
     assert "etcd /health not ready after 1 s" in str(err.value) and "starting" in str(err.value)
     assert plane.procs == [] and not plane.workdir.exists()
+
+
+def test_a_port_lost_before_the_childs_bind_is_retried_on_a_new_one(tmp_path: Path) -> None:
+    """Every component start (etcd and API server at once; controller-manager, scheduler and
+    extra API servers alone) tries a new port when the child reports the old one taken."""
+    clash = fake_binary(
+        tmp_path / "clash", 'echo "listen tcp 127.0.0.1:$1: bind: address already in use"; exit 1'
+    )
+    plane = LocalControlPlane(fake_binary(tmp_path / "kas", "exit 0"), clash, start_timeout=30)
+    tried: list[int] = []
+
+    def start(port: int, clashes: int) -> _Proc:
+        tried.append(port)
+        proc = _spawn("kube-scheduler", [str(clash), str(port)], tmp_path / f"s{port}.log")
+        plane.procs.append(proc)
+        if len(tried) <= clashes:
+            plane._wait(proc, lambda: False, "kube-scheduler /healthz")
+        return proc
+
+    try:
+        plane._on_free_port(lambda port: start(port, clashes=2))
+        assert len(tried) == 3 and len(set(tried)) == 3  # a new port each time
+        assert [p.popen.args[1] for p in plane.procs] == [str(tried[2])]  # the dead ones dropped
+        plane._stop_procs()
+        tried.clear()
+        with pytest.raises(HarnessError, match="address already in use"):
+            plane._on_free_port(lambda port: start(port, clashes=3))
+        assert len(tried) == 3 and plane.procs == []
+    finally:
+        plane.stop()

@@ -8,7 +8,6 @@ import contextlib
 import copy
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -18,6 +17,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
+from tests.ports import free_port
 from workload_map.catalog import catalog
 from workload_map.cluster.api import Api, load_configuration
 from workload_map.cluster.errors import NotFound
@@ -29,12 +29,6 @@ CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 MUTATING = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations"
 VALIDATING = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations"
 TEST_LABEL = "wlmap-test/operator"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def api_for(kubeconfig: Path | str) -> Api:

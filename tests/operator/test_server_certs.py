@@ -16,15 +16,10 @@ from typing import Any
 import pytest
 from cryptography import x509
 
+from tests.ports import free_port
 from workload_map.operator.certs import FileCertLoader, issue, parse_duration
 from workload_map.operator.controllers import OperatorConfig, OperatorContext
 from workload_map.operator.server import Servers, TlsSource, parse_bind_address
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def test_parse_duration_and_bind_address() -> None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
-import socket
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -21,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from tests.ports import free_port
 from tests.web.conftest import NOW, TOKEN
 from workload_map.web import WebSettings, build_app
 
@@ -51,12 +51,6 @@ def chromium_or_fail() -> str:
             pytrace=False,
         )
     return CHROMIUM
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @contextmanager
