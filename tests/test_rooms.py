@@ -1,0 +1,225 @@
+"""The rooms' boundaries, read from every module's imports.
+
+The core (``jq``, ``model``, ``engine``, ``catalog``, with the package root and
+``workload_map.errors``) is pure and imports no room; ``cluster`` (cluster access shared by the
+rooms) imports only the core; each room (``cli``, ``operator``, ``gangs``, ``exporter``,
+``web``) imports the core, ``cluster`` and itself, and of another room only the public plug-in
+modules in :data:`ALLOWED`, each with its reason. Every import counts: at module level, inside
+functions, under ``TYPE_CHECKING``, relative ones, and a string constant that names a module of
+the package (how ``operator.main`` loads the rooms' plug-ins with ``importlib``).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "workload_map"
+PACKAGE = "workload_map"
+CORE = frozenset({"jq", "model", "engine", "catalog"})
+ROOT = frozenset({"", "errors"})  # workload_map/__init__.py, workload_map/errors.py
+CLUSTER = "cluster"
+ROOMS = frozenset({"cli", "operator", "gangs", "exporter", "web"})
+
+#: (importing room, imported module) -> why the room may import it
+ALLOWED: dict[tuple[str, str], str] = {
+    ("gangs", "workload_map.operator.controllers"): (
+        "the operator's plug-in API: the gang controller and webhooks register there and get "
+        "their OperatorContext from it"
+    ),
+    ("exporter", "workload_map.operator.controllers"): (
+        "the operator's plug-in API: the metrics controller registers there"
+    ),
+    ("operator", "workload_map.gangs.operator"): (
+        "plug-in discovery: `wlmap operator` imports each room's plug-in module by name so that "
+        "it registers its controllers (nothing else of the room is named)"
+    ),
+    ("operator", "workload_map.exporter.operator"): (
+        "plug-in discovery, as for gangs: the exporter's controller registers on import"
+    ),
+    ("cli", "workload_map.operator.main"): "the `wlmap operator` entry point",
+    ("cli", "workload_map.exporter.main"): "the `wlmap exporter` entry point",
+    ("cli", "workload_map.web.main"): "the `wlmap serve` entry point",
+    ("cli", "workload_map.gangs"): (
+        "the gang room's public API (its package __all__): `describe --explain` shows what the "
+        "gang webhook would decide (pod_decisions)"
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Import:
+    importer: str  # dotted module name
+    target: str  # dotted module name
+    line: int
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(SRC.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def all_modules() -> dict[str, Path]:
+    return {module_name(p): p for p in sorted(SRC.rglob("*.py"))}
+
+
+def room_of(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def imports_in(
+    source: str, importer: str, *, is_package: bool, known: set[str]
+) -> Iterator[Import]:
+    """Every module of the package that ``source`` (the text of module ``importer``) imports."""
+    here = importer.split(".") if is_package else importer.split(".")[:-1]
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield Import(importer, alias.name, node.lineno)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = here[: len(here) - (node.level - 1)]
+                module = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                module = node.module or ""
+            # `from pkg import mod` imports the module pkg.mod; `from pkg import name`, pkg
+            subs = [f"{module}.{a.name}" for a in node.names if f"{module}.{a.name}" in known]
+            if len(subs) < len(node.names):
+                yield Import(importer, module, node.lineno)
+            for sub in subs:
+                yield Import(importer, sub, node.lineno)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if node.value in known and node.value.startswith(f"{PACKAGE}."):
+                yield Import(importer, node.value, node.lineno)
+
+
+def package_imports() -> list[Import]:
+    modules = all_modules()
+    known = set(modules)
+    out: list[Import] = []
+    for name, path in modules.items():
+        found = imports_in(
+            path.read_text(), name, is_package=path.name == "__init__.py", known=known
+        )
+        out.extend(i for i in found if i.target == PACKAGE or i.target.startswith(f"{PACKAGE}."))
+    return out
+
+
+def allowed(importer_room: str, target: str) -> bool:
+    target_room = room_of(target)
+    if target_room in CORE | ROOT:
+        return True
+    if importer_room in CORE | ROOT:
+        return False
+    if importer_room == CLUSTER:
+        return target_room == CLUSTER
+    return target_room in (CLUSTER, importer_room) or (importer_room, target) in ALLOWED
+
+
+def where(imp: Import) -> str:
+    path = all_modules()[imp.importer].relative_to(SRC.parent)
+    return f"{path}:{imp.line} imports {imp.target}"
+
+
+def test_every_package_is_classified() -> None:
+    tops = {room_of(m) for m in all_modules()}
+    assert tops <= CORE | ROOT | ROOMS | {CLUSTER}, sorted(tops - (CORE | ROOT | ROOMS | {CLUSTER}))
+
+
+def test_imports_respect_the_rooms() -> None:
+    imports = package_imports()
+    assert len(imports) > 200  # the scan sees the package (a broken scan would pass vacuously)
+    bad = [where(i) for i in imports if not allowed(room_of(i.importer), i.target)]
+    assert not bad, "\n".join(bad)
+
+
+def test_every_allowed_entry_is_used() -> None:
+    used = {(room_of(i.importer), i.target) for i in package_imports()}
+    stale = sorted(set(ALLOWED) - used)
+    assert not stale, f"allow-list entries no module needs any more: {stale}"
+
+
+def test_the_allowed_targets_are_public() -> None:
+    modules = all_modules()
+    for (_, target), reason in ALLOWED.items():
+        assert reason, target
+        path = modules[target]
+        tree = ast.parse(path.read_text())
+        names = {
+            t.id
+            for node in tree.body
+            if isinstance(node, ast.Assign | ast.AnnAssign)
+            for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
+            if isinstance(t, ast.Name)
+        }
+        assert "__all__" in names, f"{target} is allowed to other rooms but has no __all__"
+
+
+KNOWN = {
+    "workload_map.cluster",
+    "workload_map.cluster.api",
+    "workload_map.operator",
+    "workload_map.operator.controllers",
+    "workload_map.gangs",
+    "workload_map.gangs.operator",
+}
+
+
+@pytest.mark.parametrize(
+    ("source", "importer", "is_package", "expected"),
+    [
+        # inside a function and under TYPE_CHECKING
+        (
+            "def f():\n    from workload_map.cluster.api import Api\n"
+            "if TYPE_CHECKING:\n    import workload_map.gangs\n",
+            "workload_map.web.source",
+            False,
+            ["workload_map.cluster.api", "workload_map.gangs"],
+        ),
+        # `from package import module` is the module; `from package import name` the package
+        (
+            "from workload_map.operator import controllers\nfrom workload_map.gangs import plan\n",
+            "workload_map.exporter.operator",
+            False,
+            ["workload_map.operator.controllers", "workload_map.gangs"],
+        ),
+        # relative, from a module and from a package's __init__
+        (
+            "from ..operator import controllers\n",
+            "workload_map.gangs.operator",
+            False,
+            ["workload_map.operator.controllers"],
+        ),
+        ("from .api import Api\n", "workload_map.cluster", True, ["workload_map.cluster.api"]),
+        # a module named in a string constant (importlib); other strings are not imports
+        (
+            'for m in ("workload_map.gangs.operator", "workload_map.nothing"):\n'
+            "    importlib.import_module(m)\n",
+            "workload_map.operator.main",
+            False,
+            ["workload_map.gangs.operator"],
+        ),
+    ],
+)
+def test_the_scan_sees_every_import_form(
+    source: str, importer: str, is_package: bool, expected: list[str]
+) -> None:
+    found = [i.target for i in imports_in(source, importer, is_package=is_package, known=KNOWN)]
+    assert sorted(found) == sorted(expected)
+
+
+def test_the_rules_refuse_what_they_should() -> None:
+    assert not allowed("engine", "workload_map.cluster.api")  # core -> cluster
+    assert not allowed("catalog", "workload_map.operator.controllers")  # core -> room
+    assert not allowed("cluster", "workload_map.operator.karta_status")  # cluster -> room
+    assert not allowed("web", "workload_map.cli.render")  # nobody imports cli
+    assert not allowed("gangs", "workload_map.operator.karta_status")  # a room's internals
+    assert not allowed("exporter", "workload_map.gangs.operator")  # allowed to operator only
+    assert allowed("gangs", "workload_map.operator.controllers")
+    assert allowed("web", "workload_map.cluster.api")
+    assert allowed("cluster", "workload_map.catalog.stamps")
