@@ -1,5 +1,8 @@
 """The one registry of the operator's controllers, and what each is handed when it starts.
 
+This is the operator's public plug-in API (docs/operator.md, "Plugging in a controller"): the
+one operator module other rooms (gangs, exporter) import.
+
 A controller is any object with ``name``, ``needs_leader``, ``start(ctx)`` (non-blocking: spawn
 threads through ``ctx.spawn``) and ``stop()``. Modules register a *factory*
 (``register(factory)``) that gets the parsed configuration and returns a controller, or None to
