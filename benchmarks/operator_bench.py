@@ -178,6 +178,19 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def _schedstat(pid: int) -> tuple[float, float]:
+    """Seconds on a CPU and runnable-but-waiting, summed over every thread of ``pid``."""
+    running = waiting = 0.0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            fields = (task / "schedstat").read_text().split()
+        except OSError:
+            continue  # the thread ended
+        running += int(fields[0]) / 1e9
+        waiting += int(fields[1]) / 1e9
+    return running, waiting
+
+
 def _pids(kube: Any, op: Any) -> dict[str, int]:
     out = {"operator": op.proc.pid}
     plane = getattr(kube, "plane", None)
@@ -196,28 +209,137 @@ def _histogram_mean(
     return total / count if count else float("nan")
 
 
+def _bucket_interpolated(
+    before: dict[tuple[str, float], float],
+    after: dict[tuple[str, float], float],
+    name: str,
+    q: float,
+) -> float:
+    """Quantile ``q`` interpolated linearly inside its bucket (Prometheus' histogram_quantile):
+    an estimate, where the bucket's upper bound is the proven figure."""
+    les = sorted(le for n, le in after if n == name and le >= 0)
+    counts = [after[(name, le)] - before.get((name, le), 0.0) for le in les]
+    if not les or not counts[-1]:
+        return float("nan")
+    rank = q * counts[-1]
+    lower, below = 0.0, 0.0
+    for le, count in zip(les, counts, strict=True):
+        if count >= rank:
+            if le == float("inf"):
+                return lower
+            inside = count - below
+            return lower + (le - lower) * ((rank - below) / inside if inside else 1.0)
+        lower, below = le, count
+    return les[-1]
+
+
+def _labels(line: str) -> dict[str, str]:
+    inner = line[line.index("{") + 1 : line.index("}")]
+    return {k: v.strip('"') for k, v in (kv.split("=", 1) for kv in inner.split(","))}
+
+
 def _operator_metrics(op: Any) -> dict[tuple[str, str], float]:
-    """The operator's own summaries: (path or "lag", quantile) -> seconds, and counters."""
+    """The operator's own summaries and counters, keyed (series, detail):
+    ("stage:<path>:<stage>", quantile|"sum"|"count"), ("lag", quantile),
+    ("gc<generation>", quantile|"sum"|"count"), ("handshakes", "")."""
     _, text = op.get(op.metrics_port, "/metrics")
     out: dict[tuple[str, str], float] = {}
+    stage = "workloadmap_operator_webhook_request_seconds"
+    gc_metric = "workloadmap_operator_gc_pause_seconds"
     for line in text.splitlines():
-        if line.startswith("workloadmap_operator_admission_duration_seconds{"):
-            path = line.split('path="')[1].split('"')[0]
-            q = line.split('quantile="')[1].split('"')[0]
-            out[(path, q)] = float(line.split()[1])
-        elif line.startswith("workloadmap_operator_webhook_loop_lag_seconds{"):
-            q = line.split('quantile="')[1].split('"')[0]
-            out[("lag", q)] = float(line.split()[1])
-        elif line.startswith("workloadmap_operator_gc_pause_seconds{"):
-            gen = line.split('generation="')[1].split('"')[0]
-            q = line.split('quantile="')[1].split('"')[0]
-            out[(f"gc{gen}", q)] = float(line.split()[1])
-        elif line.startswith("workloadmap_operator_webhook_tls_handshakes_total "):
-            out[("handshakes", "")] = float(line.split()[1])
+        if line.startswith("#") or " " not in line:
+            continue
+        series, value = line.rsplit(" ", 1)
+        name = series.split("{", 1)[0]
+        fields = _labels(series) if "{" in series else {}
+        detail = fields.get("quantile", "")
+        if name in (stage + "_sum", gc_metric + "_sum"):
+            detail = "sum"
+        elif name in (stage + "_count", gc_metric + "_count"):
+            detail = "count"
+        if name.startswith(stage):
+            out[(f"stage:{fields['path']}:{fields['stage']}", detail)] = float(value)
+        elif name == "workloadmap_operator_webhook_loop_lag_seconds":
+            out[("lag", detail)] = float(value)
+        elif name.startswith(gc_metric):
+            out[(f"gc{fields['generation']}", detail)] = float(value)
+        elif name == "workloadmap_operator_webhook_tls_handshakes_total":
+            out[("handshakes", "")] = float(value)
+        elif name == "workloadmap_operator_webhook_loop_thread_seconds_total":
+            out[("loop thread", fields["state"])] = float(value)
     return out
 
 
+def _ms(value: float, digits: int = 1) -> float:
+    return round(value * 1000, digits)
+
+
+def _api_client(kube: Any, pool: int) -> Any:
+    """The writers' client, with a connection pool as large as the number of writers (the
+    ``kubernetes`` client's default, 5 per CPU, makes the others open and drop connections)."""
+    from workload_map.cluster.api import Api, load_configuration
+
+    configuration = load_configuration(str(kube.kubeconfig))
+    configuration.connection_pool_maxsize = max(pool, 10)
+    return Api(configuration)
+
+
+def _creates(
+    api: Any, writers: int, per_writer: int, label: str, token: str, *, stamped: bool
+) -> tuple[list[float], float]:
+    """``writers`` threads, each creating ``per_writer`` Kartas one after another; the bodies
+    are built before the clock starts (building them holds the GIL the others need)."""
+    from tests.operator.live import KARTAS as PATH
+    from tests.operator.live import widget_karta
+
+    bodies: list[list[dict[str, Any]]] = []
+    for w in range(writers):
+        mine = []
+        for j in range(per_writer):
+            name = f"{label}w{w}x{j}-{token}"
+            obj = widget_karta(name, f"{name}.b.example.com", token=token)
+            if stamped:  # as the mutating webhook would: what the validating one expects
+                obj["metadata"]["labels"].update(
+                    {
+                        "run.ai/karta-group": f"{name}.b.example.com",
+                        "run.ai/karta-version": "v1",
+                        "run.ai/karta-kind": "Widget",
+                    }
+                )
+            mine.append(obj)
+        bodies.append(mine)
+
+    def writer(w: int) -> list[float]:
+        times = []
+        for obj in bodies[w]:
+            t0 = time.perf_counter()
+            api.request("POST", PATH, obj)
+            times.append(time.perf_counter() - t0)
+        return times
+
+    began = time.perf_counter()
+    per = _parallel(writers, writer)
+    return [t for ts in per for t in ts], time.perf_counter() - began
+
+
+def _client_row(what: str, client: list[float], wall: float, **extra: Any) -> dict[str, Any]:
+    return {
+        "benchmark": what,
+        "requests": len(client),
+        "p50 ms": _ms(_pct(client, 0.5)),
+        "p90 ms": _ms(_pct(client, 0.9)),
+        "p99 ms": _ms(_pct(client, 0.99)),
+        "mean ms": _ms(statistics.fmean(client)),
+        "writes/s": round(len(client) / wall, 1),
+        **extra,
+    }
+
+
 def _webhook_latency(kube: Any, api: Any, workdir: Path) -> list[dict[str, Any]]:
+    """Per concurrency level: the operator's webhooks as the API server measures them (the
+    figure the target is about), the same requests as the webhook server measures them (first
+    bytes read -> last byte sent, split into queued and handler), and the client-visible create
+    latency; at the top level also the same creates with no webhook at all, in the same run."""
     from tests.operator.live import KARTAS as PATH
     from tests.operator.live import (
         OperatorProcess,
@@ -236,140 +358,149 @@ def _webhook_latency(kube: Any, api: Any, workdir: Path) -> list[dict[str, Any]]
         "mutate": "/mutate-run-ai-v1alpha1-karta",
         "validate": "/validate-run-ai-v1alpha1-karta",
     }
+    writers_api = _api_client(kube, WRITERS)
     levels = sorted({1, WRITERS})
-    # the operator's summaries cover its whole life: one operator per concurrency level
-    for writers in levels:
-        op = OperatorProcess(
-            kube.kubeconfig,
-            "default",
-            workdir / f"hooks{writers}",
-            config_name=f"{name}-{writers}",
-            extra=["--disable-karta-controller"],
-        )
-        install_webhooks(api, port=op.webhook_port, name=f"{name}-{writers}", token=token)
-        op.start()
-        try:
-            op.wait_ready(90)
+    try:
+        # the operator's summaries cover its whole life: one operator per concurrency level
+        for writers in levels:
             config = f"{name}-{writers}"
-            eventually(lambda c=config: all(ca_bundles(api, c)), 30, "caBundle")
-            # warm-up: connections, jq compile caches
-            for i in range(5):
-                group = f"warm{i}-{writers}-{token}.b.example.com"
-                api.request(
-                    "POST", PATH, widget_karta(f"warm{i}-{writers}-{token}", group, token=token)
+            op = OperatorProcess(
+                kube.kubeconfig,
+                "default",
+                workdir / f"hooks{writers}",
+                config_name=config,
+                extra=["--disable-karta-controller"],
+            )
+            install_webhooks(api, port=op.webhook_port, name=config, token=token)
+            op.start()
+            try:
+                op.wait_ready(90)
+                eventually(lambda c=config: all(ca_bundles(api, c)), 30, "caBundle")
+                # warm-up: connections, jq compile caches
+                for i in range(5):
+                    label = f"warm{i}-{writers}-{token}"
+                    api.request(
+                        "POST", PATH, widget_karta(label, f"{label}.b.example.com", token=token)
+                    )
+                per_writer = WRITES_PER_WRITER if writers > 1 else 30
+                pids = _pids(kube, op)
+                before = _operator_metrics(op)
+                hist_before = _webhook_histogram(api)
+                cpu_before = {k: _cpu_seconds(p) for k, p in pids.items()}
+                load_before = os.getloadavg()[0]
+                sched_before = _schedstat(op.proc.pid)
+                client, wall = _creates(
+                    writers_api, writers, per_writer, f"c{writers}", token, stamped=False
                 )
-            per_writer = WRITES_PER_WRITER if writers > 1 else 30
+                cpu = {k: _cpu_seconds(p) - cpu_before[k] for k, p in pids.items()}
+                sched = [a - b for a, b in zip(_schedstat(op.proc.pid), sched_before, strict=True)]
+                hist_after = _webhook_histogram(api)
+                time.sleep(0.2)  # the last answers are recorded just after they are sent
+                after = _operator_metrics(op)
+            finally:
+                op.stop()
+                remove_webhooks(api, config)
+            load = round((load_before + os.getloadavg()[0]) / 2, 1)
 
-            def writer(w: int, n: int = per_writer, c: int = writers) -> list[float]:
-                times = []
-                for j in range(n):
-                    label = f"c{c}w{w}x{j}-{token}"
-                    obj = widget_karta(label, f"{label}.b.example.com", token=token)
-                    t0 = time.perf_counter()
-                    api.request("POST", PATH, obj)
-                    times.append(time.perf_counter() - t0)
-                return times
+            def delta(key: tuple[str, str], a: Any = after, b: Any = before) -> float:
+                return float(a.get(key, 0.0) - b.get(key, 0.0))
 
-            pids = _pids(kube, op)
-            before_metrics = _operator_metrics(op)
-            hist_before = _webhook_histogram(api)
-            cpu_before = {k: _cpu_seconds(p) for k, p in pids.items()}
-            load_before = os.getloadavg()[0]
-            began = time.perf_counter()
-            per = _parallel(writers, writer)
-            wall = time.perf_counter() - began
-            cpu = {k: _cpu_seconds(p) - cpu_before[k] for k, p in pids.items()}
-            hist_after = _webhook_histogram(api)
-            after_metrics = _operator_metrics(op)
-        finally:
-            op.stop()
-            remove_webhooks(api, f"{name}-{writers}")
-        client = [t for ts in per for t in ts]
-        load = round((load_before + os.getloadavg()[0]) / 2, 1)
-        shakes = after_metrics.get(("handshakes", ""), 0.0) - before_metrics.get(
-            ("handshakes", ""), 0.0
-        )
-        rows.append(
-            {
-                "benchmark": f"Karta create through the API server + both webhooks, {writers} writer(s)",
-                "requests": len(client),
-                "p50 ms": round(_pct(client, 0.5) * 1000, 1),
-                "p90 ms": round(_pct(client, 0.9) * 1000, 1),
-                "p99 ms": round(_pct(client, 0.99) * 1000, 1),
-                "mean ms": round(statistics.fmean(client) * 1000, 1),
-                "writes/s": round(len(client) / wall, 1),
-                "TLS handshakes": int(shakes),
-                "CPU ms per create": {k: round(v * 1000 / len(client), 1) for k, v in cpu.items()},
-                "load average": load,
-                "target": "p99 <= 100 ms" if writers == WRITERS else "",
-            }
-        )
-        for short, hook in hooks.items():
+            client_row = _client_row(
+                f"Karta create, client-visible, API server + both webhooks, {writers} writer(s)",
+                client,
+                wall,
+                **{
+                    "TLS handshakes": int(delta(("handshakes", ""))),
+                    "CPU ms per create": {
+                        k: round(v * 1000 / len(client), 1) for k, v in cpu.items()
+                    },
+                    "load average": load,
+                },
+            )
+            rows.append(client_row)
+            for short, hook in hooks.items():
+                p99_bound = _bucket_quantile(hist_before, hist_after, hook, 0.99)
+                api_mean = _histogram_mean(hist_before, hist_after, hook)
+                rows.append(
+                    {
+                        "benchmark": f"  TARGET: {short} webhook as the API server measures it"
+                        f" ({writers} writer(s))",
+                        "mean ms": _ms(api_mean),
+                        "p50 ms <=": _ms(_bucket_quantile(hist_before, hist_after, hook, 0.5)),
+                        "p99 ms <=": _ms(p99_bound),
+                        "p99 ms ~ (interpolated)": _ms(
+                            _bucket_interpolated(hist_before, hist_after, hook, 0.99)
+                        ),
+                        "target": "p99 <= 100 ms",
+                        "ok": p99_bound <= 0.1,
+                    }
+                )
+                key = f"stage:{paths[short]}"
+                count = delta((f"{key}:total", "count"))
+                mean_total = delta((f"{key}:total", "sum")) / count if count else float("nan")
+                rows.append(
+                    {
+                        "benchmark": f"    {short}: the same calls in the webhook server, first"
+                        " bytes read -> last byte sent",
+                        "requests": int(count),
+                        "p50 ms": _ms(after.get((f"{key}:total", "0.5"), float("nan")), 2),
+                        "p90 ms": _ms(after.get((f"{key}:total", "0.9"), float("nan")), 2),
+                        "p99 ms": _ms(after.get((f"{key}:total", "0.99"), float("nan")), 2),
+                        "mean ms": _ms(mean_total, 2),
+                        "queued p50/p99 ms": [
+                            _ms(after.get((f"{key}:queued", q), float("nan")), 2)
+                            for q in ("0.5", "0.99")
+                        ],
+                        "handler p50/p99 ms": [
+                            _ms(after.get((f"{key}:handler", q), float("nan")), 2)
+                            for q in ("0.5", "0.99")
+                        ],
+                        # what the API server's mean holds beyond our process: connecting,
+                        # its own goroutines waiting for a CPU, encoding, loopback
+                        "outside the server, mean ms": _ms(api_mean - mean_total),
+                    }
+                )
+            gc_counts = [int(delta((f"gc{g}", "count"))) for g in range(3)]
+            gc_sums = [delta((f"gc{g}", "sum")) for g in range(3)]
             rows.append(
                 {
-                    "benchmark": f"  {short} webhook as the API server measures it, {writers} writer(s)",
-                    "mean ms": round(_histogram_mean(hist_before, hist_after, hook) * 1000, 1),
-                    "p50 ms <=": _bucket_quantile(hist_before, hist_after, hook, 0.5) * 1000,
-                    "p99 ms <=": _bucket_quantile(hist_before, hist_after, hook, 0.99) * 1000,
-                    "target": "p99 <= 100 ms",
-                    "ok": _bucket_quantile(hist_before, hist_after, hook, 0.99) <= 0.1,
+                    "benchmark": f"    the webhook server's loop lag and GC during the writes,"
+                    f" {writers} writer(s)",
+                    "lag p50 ms": _ms(after.get(("lag", "0.5"), float("nan"))),
+                    "lag p99 ms": _ms(after.get(("lag", "0.99"), float("nan"))),
+                    # share of the writes' wall time the loop thread spent on a CPU, and
+                    # runnable but waiting for one (the OS, not our process, holds that lag)
+                    "loop thread on CPU / waiting for CPU %": [
+                        round(100 * delta(("loop thread", "running")) / wall, 1),
+                        round(100 * delta(("loop thread", "waiting")) / wall, 1),
+                    ],
+                    "all threads on CPU / waiting for CPU %": [
+                        round(100 * sched[0] / wall, 1),
+                        round(100 * sched[1] / wall, 1),
+                    ],
+                    "GC collections (gen 0/1/2)": gc_counts,
+                    "GC pause mean ms (gen 0/1/2)": [
+                        _ms(s_ / n, 2) if n else 0.0
+                        for s_, n in zip(gc_sums, gc_counts, strict=True)
+                    ],
+                    # the process's life, the pre-ready settle collection left out
+                    "GC pause max ms, life": [
+                        _ms(after.get((f"gc{g}", "1.0"), float("nan"))) for g in range(3)
+                    ],
                 }
             )
-            rows.append(
-                {
-                    "benchmark": f"  {short} webhook inside the operator (handler), {writers} writer(s)",
-                    "p50 ms": round(
-                        after_metrics.get((paths[short], "0.5"), float("nan")) * 1000, 2
-                    ),
-                    "p90 ms": round(
-                        after_metrics.get((paths[short], "0.9"), float("nan")) * 1000, 2
-                    ),
-                    "p99 ms": round(
-                        after_metrics.get((paths[short], "0.99"), float("nan")) * 1000, 2
-                    ),
-                    "target": "p99 <= 100 ms",
-                    "ok": after_metrics.get((paths[short], "0.99"), 1.0) <= 0.1,
-                }
-            )
-        rows.append(
-            {
-                "benchmark": f"  the webhook server's event-loop lag, {writers} writer(s)",
-                "p50 ms": round(after_metrics.get(("lag", "0.5"), float("nan")) * 1000, 1),
-                "p99 ms": round(after_metrics.get(("lag", "0.99"), float("nan")) * 1000, 1),
-                # over the operator's life, not only the writes
-                "GC pause max ms (gen 0/1/2)": [
-                    round(after_metrics.get((f"gc{g}", "1.0"), float("nan")) * 1000, 1)
-                    for g in range(3)
-                ],
-            }
-        )
-    rows.append(_without_webhooks(kube, api, token))
+            if writers == WRITERS:
+                rows.append(_without_webhooks(kube, writers_api, token, client_row))
+    finally:
+        writers_api.close()
     return rows
 
 
-def _without_webhooks(kube: Any, api: Any, token: str) -> dict[str, Any]:
-    """The same 50-writer creates with no webhook configured: what the API server and etcd
-    alone take on this machine, the floor under the figures above."""
-    from tests.operator.live import KARTAS as PATH
-    from tests.operator.live import widget_karta
-
-    def writer(w: int) -> list[float]:
-        times = []
-        for j in range(WRITES_PER_WRITER):
-            label = f"plain{w}x{j}-{token}"
-            obj = widget_karta(label, f"{label}.b.example.com", token=token)
-            obj["metadata"]["labels"].update(
-                {
-                    "run.ai/karta-group": f"{label}.b.example.com",
-                    "run.ai/karta-version": "v1",
-                    "run.ai/karta-kind": "Widget",
-                }
-            )
-            t0 = time.perf_counter()
-            api.request("POST", PATH, obj)
-            times.append(time.perf_counter() - t0)
-        return times
-
+def _without_webhooks(
+    kube: Any, api: Any, token: str, with_hooks: dict[str, Any]
+) -> dict[str, Any]:
+    """The same creates with no webhook configured, right after the ones with: what the API
+    server, etcd and this client take on this machine, the floor under the client figures."""
     plane = getattr(kube, "plane", None)
     pids = {
         p.name: p.popen.pid
@@ -378,20 +509,22 @@ def _without_webhooks(kube: Any, api: Any, token: str) -> dict[str, Any]:
     }
     cpu_before = {k: _cpu_seconds(p) for k, p in pids.items()}
     load_before = os.getloadavg()[0]
-    began = time.perf_counter()
-    client = [t for ts in _parallel(WRITERS, writer) for t in ts]
-    wall = time.perf_counter() - began
+    client, wall = _creates(api, WRITERS, WRITES_PER_WRITER, "plain", token, stamped=True)
     cpu = {k: _cpu_seconds(p) - cpu_before[k] for k, p in pids.items()}
-    return {
-        "benchmark": f"Karta create with no webhook at all, {WRITERS} writer(s)",
-        "requests": len(client),
-        "p50 ms": round(_pct(client, 0.5) * 1000, 1),
-        "p99 ms": round(_pct(client, 0.99) * 1000, 1),
-        "mean ms": round(statistics.fmean(client) * 1000, 1),
-        "writes/s": round(len(client) / wall, 1),
-        "CPU ms per create": {k: round(v * 1000 / len(client), 1) for k, v in cpu.items()},
-        "load average": round((load_before + os.getloadavg()[0]) / 2, 1),
-    }
+    row = _client_row(
+        f"Karta create, client-visible, no webhook at all, {WRITERS} writer(s)",
+        client,
+        wall,
+        **{
+            "CPU ms per create": {k: round(v * 1000 / len(client), 1) for k, v in cpu.items()},
+            "load average": round((load_before + os.getloadavg()[0]) / 2, 1),
+        },
+    )
+    row["webhooks add p50/p99 ms"] = [
+        round(with_hooks["p50 ms"] - row["p50 ms"], 1),
+        round(with_hooks["p99 ms"] - row["p99 ms"], 1),
+    ]
+    return row
 
 
 def run() -> list[dict[str, Any]]:

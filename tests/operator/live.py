@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import copy
+import functools
 import os
 import signal
 import subprocess
@@ -51,10 +52,16 @@ def eventually(fn: Callable[[], T | None], timeout: float = 30.0, what: str = ""
     raise AssertionError(f"timed out after {timeout}s waiting for {what or fn}: last {last!r}")
 
 
+@functools.cache
+def _job_karta() -> dict[str, Any]:
+    # building every catalog object takes ~30 ms: once per process, not once per Karta (the
+    # webhook bench's writers made them between timed creates, holding the GIL)
+    return next(o for o in catalog.as_cluster_objects() if o["metadata"]["name"] == "batch-job-v1")
+
+
 def widget_karta(name: str, group: str, *, version: str = "v1", token: str = "") -> dict[str, Any]:
     """The catalog's batch/v1 Job definition retargeted at ``group``/``version`` Widget."""
-    job = next(o for o in catalog.as_cluster_objects() if o["metadata"]["name"] == "batch-job-v1")
-    obj = copy.deepcopy(job)
+    obj = copy.deepcopy(_job_karta())
     obj["metadata"] = {"name": name, "labels": {TEST_LABEL: token}} if token else {"name": name}
     obj["spec"]["structureDefinition"]["rootComponent"]["kind"] = {
         "group": group,

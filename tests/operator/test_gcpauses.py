@@ -41,6 +41,11 @@ def test_freezes_once_when_ready_and_not_before() -> None:
         assert pauses.freezes == 1
         assert gc.get_freeze_count() >= before + len(keep)
         assert "workloadmap_operator_gc_freezes_total 1" in pauses.render()
+        # the settle collection is timed apart from the pauses requests can meet
+        assert pauses.settle_seconds > 0 and not pauses.settling
+        assert f"workloadmap_operator_gc_settle_seconds {pauses.settle_seconds:.6f}" in (
+            pauses.render()
+        )
     finally:
         stopping.set()
         pauses.close()

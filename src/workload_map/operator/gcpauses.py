@@ -33,6 +33,10 @@ class GcPauses:
     def __init__(self) -> None:
         self.samples: dict[int, deque[float]] = {g: deque(maxlen=10_000) for g in range(3)}
         self.freezes = 0
+        #: the one full collection before the freeze (seconds), kept apart from the samples:
+        #: it runs before the replica reports ready, so it never holds up a request
+        self.settle_seconds = 0.0
+        self.settling = False
         self._began = 0.0
         gc.callbacks.append(self._on_gc)
 
@@ -44,7 +48,11 @@ class GcPauses:
         if phase == "start":
             self._began = time.perf_counter()
         elif self._began:
-            self.samples[int(info.get("generation", 0))].append(time.perf_counter() - self._began)
+            took = time.perf_counter() - self._began
+            if self.settling:
+                self.settle_seconds += took
+            else:
+                self.samples[int(info.get("generation", 0))].append(took)
 
     def render(self) -> str:
         lines = [
@@ -64,6 +72,10 @@ class GcPauses:
         )
         lines.append("# TYPE workloadmap_operator_gc_freezes_total counter")
         lines.append(f"workloadmap_operator_gc_freezes_total {self.freezes}")
+        settle = "workloadmap_operator_gc_settle_seconds"
+        lines.append(f"# HELP {settle} The full collection before the freeze (before ready).")
+        lines.append(f"# TYPE {settle} gauge")
+        lines.append(f"{settle} {self.settle_seconds:.6f}")
         return "\n".join(lines) + "\n"
 
 
@@ -81,7 +93,13 @@ def settle_when(
             except Exception:  # a readiness check that fails now may pass later: keep polling
                 now = False
             if now:
-                gc.collect()
+                if pauses is not None:
+                    pauses.settling = True
+                try:
+                    gc.collect()
+                finally:
+                    if pauses is not None:
+                        pauses.settling = False
                 gc.freeze()
                 if pauses is not None:
                     pauses.freezes += 1

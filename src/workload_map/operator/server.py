@@ -5,6 +5,13 @@ All three run on one asyncio loop in a thread of their own; admission handlers a
 registered ``inline`` (short CPU work, where a thread hop costs more than it saves). The webhook
 server's TLS context asks :class:`TlsSource` for the current certificate on every handshake
 (``sni_callback``), so a rotated certificate is served without a restart.
+
+Each admission request is timed in stages, from the moment the loop reads its first bytes off
+the connection (a thin protocol wrapper, :class:`_Stamped`, notes it) to the moment its last
+byte is handed to the socket: ``queued`` (bytes read -> handler starts: body, parsing, waiting
+for the loop), ``handler`` and ``total``. The API server's own webhook histogram has buckets
+of 5/25/100/500 ms; these stages say where a slow answer was spent. aiohttp has no hook for
+"first byte read", hence the wrapper.
 """
 
 from __future__ import annotations
@@ -33,6 +40,38 @@ __all__ = ["Servers", "TlsSource", "parse_bind_address"]
 log = logging.getLogger("workload_map.operator.server")
 
 LAG_PERIOD = 0.05  # seconds between the event-loop lag probes of the webhook server
+STAGES = ("queued", "handler", "total")
+
+
+class _Stamped(asyncio.Protocol):
+    """Wraps aiohttp's per-connection protocol and notes when the loop first read bytes of
+    the next request (the API server does not pipeline: one request at a time per
+    connection, so the stamp is taken on the first read after the previous answer)."""
+
+    def __init__(self, inner: asyncio.Protocol, stamps: dict[Any, float]) -> None:
+        self.inner = inner
+        self.stamps = stamps
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.inner.connection_made(transport)
+
+    def data_received(self, data: bytes) -> None:
+        if self.inner not in self.stamps:
+            self.stamps[self.inner] = time.perf_counter()
+        self.inner.data_received(data)
+
+    def eof_received(self) -> bool | None:
+        return self.inner.eof_received()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.stamps.pop(self.inner, None)
+        self.inner.connection_lost(exc)
+
+    def pause_writing(self) -> None:
+        self.inner.pause_writing()
+
+    def resume_writing(self) -> None:
+        self.inner.resume_writing()
 
 
 def parse_bind_address(text: str) -> tuple[str, int] | None:
@@ -130,6 +169,9 @@ class Servers:
         self.webhook_started = threading.Event()
         self._started = threading.Event()
         self._runners: list[web.AppRunner] = []
+        self._listeners: list[asyncio.AbstractServer] = []
+        #: connection protocol -> when the loop read the first bytes of its current request
+        self._received: dict[Any, float] = {}
         self._thread: threading.Thread | None = None
         self._lag_task: asyncio.Task[None] | None = None
         self._pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="admission")
@@ -137,9 +179,16 @@ class Servers:
         self.admissions = 0
         #: seconds each admission request took, per webhook path (the last 10 000 each)
         self.latencies: dict[str, deque[float]] = {}
+        #: per (path, stage): seconds of each request's stage, the last 10 000 (STAGES)
+        self.stages: dict[tuple[str, str], deque[float]] = {}
+        #: per (path, stage): running sum and count over the process's life (exact means)
+        self.stage_totals: dict[tuple[str, str], list[float]] = {}
         #: how late the loop ran a timer due every LAG_PERIOD (the last 10 000): a request
         #: waits at least this long before its handler starts, which handler times miss
         self.loop_lag: deque[float] = deque(maxlen=10_000)
+        #: the loop thread's kernel id: its /proc schedstat tells time on a CPU from time
+        #: runnable but waiting for one (a lag the process itself cannot remove)
+        self.loop_tid: int | None = None
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -168,6 +217,7 @@ class Servers:
     def _main(self) -> None:
         loop = asyncio.new_event_loop()
         self.loop = loop
+        self.loop_tid = threading.get_native_id()
         asyncio.set_event_loop(loop)
         try:
             loop.run_until_complete(self._serve())
@@ -189,6 +239,9 @@ class Servers:
     async def _cleanup(self) -> None:
         if self._lag_task is not None:
             self._lag_task.cancel()
+        for listener in self._listeners:
+            listener.close()
+            await listener.wait_closed()
         for runner in self._runners:
             await runner.cleanup()
 
@@ -211,18 +264,31 @@ class Servers:
                 app.router.add_post(
                     path, self._admission(handler, inline=path in self.ctx.inline_webhooks)
                 )
-            await self._site(app, self.webhook, self.tls.server_context())
+            await self._site(app, self.webhook, self.tls.server_context(), stamped=True)
             self._lag_task = asyncio.get_running_loop().create_task(self._watch_lag())
             self.webhook_started.set()
 
-    async def _site(self, app: web.Application, where: tuple[str, int], tls: Any) -> None:
+    async def _site(
+        self, app: web.Application, where: tuple[str, int], tls: Any, *, stamped: bool = False
+    ) -> None:
         from aiohttp import web
 
         runner = web.AppRunner(app, access_log=None, handle_signals=False)
         await runner.setup()
-        site = web.TCPSite(runner, where[0], where[1], ssl_context=tls, reuse_address=True)
-        await site.start()
         self._runners.append(runner)
+        if not stamped:
+            site = web.TCPSite(runner, where[0], where[1], ssl_context=tls, reuse_address=True)
+            await site.start()
+            return
+        # aiohttp's own listener, with each connection's protocol wrapped to stamp arrivals;
+        # runner.cleanup() still closes the connections (they register with runner.server)
+        server = runner.server
+        assert server is not None
+        stamps = self._received
+        listener = await asyncio.get_running_loop().create_server(
+            lambda: _Stamped(server(), stamps), where[0], where[1], ssl=tls, reuse_address=True
+        )
+        self._listeners.append(listener)
 
     # -- handlers -------------------------------------------------------------------------
 
@@ -259,12 +325,30 @@ class Servers:
                 f"# HELP {name} TLS handshakes of the webhook server (new connections).\n"
                 f"# TYPE {name} counter\n{name} {self.tls.handshakes}\n"
             )
+        parts.append(self._loop_thread_times())
         for render in list(self.ctx.metrics):
             try:
                 parts.append(render())
             except Exception as exc:
                 log.warning("a metrics renderer failed: %s", exc)
         return web.Response(text="".join(parts), content_type="text/plain")
+
+    def _loop_thread_times(self) -> str:
+        """The loop thread's time on a CPU and time runnable but waiting for one (Linux
+        schedstat, nanoseconds); empty where /proc has no schedstat."""
+        try:
+            with open(f"/proc/self/task/{self.loop_tid}/schedstat") as f:
+                running, waiting = (int(x) / 1e9 for x in f.read().split()[:2])
+        except (OSError, ValueError):
+            return ""
+        name = "workloadmap_operator_webhook_loop_thread_seconds_total"
+        return (
+            f"# HELP {name} The HTTP servers' loop thread: on a CPU (running) and runnable but"
+            " waiting for a CPU (waiting).\n"
+            f"# TYPE {name} counter\n"
+            f'{name}{{state="running"}} {running:.6f}\n'
+            f'{name}{{state="waiting"}} {waiting:.6f}\n'
+        )
 
     def _latency_summary(self) -> str:
         name = "workloadmap_operator_admission_duration_seconds"
@@ -274,6 +358,22 @@ class Servers:
         ]
         for path, samples in sorted(self.latencies.items()):
             lines += _summary_lines(name, f'path="{path}"', samples)
+        stage = "workloadmap_operator_webhook_request_seconds"
+        if self.stages:
+            lines += [
+                f"# HELP {stage} Admission request stages: queued (first bytes read -> handler),"
+                " handler, total (first bytes read -> last byte sent); quantiles of the last"
+                " 10000, sum and count over the process's life.",
+                f"# TYPE {stage} summary",
+            ]
+        for (path, step), samples in sorted(self.stages.items()):
+            labels = f'path="{path}",stage="{step}"'
+            total, count = self.stage_totals[(path, step)]
+            lines += _summary_lines(stage, labels, samples)[:-2]
+            lines += [
+                f"{stage}_sum{{{labels}}} {total:.6f}",
+                f"{stage}_count{{{labels}}} {count:.0f}",
+            ]
         if self.loop_lag:
             lag = "workloadmap_operator_webhook_loop_lag_seconds"
             lines += [
@@ -283,6 +383,14 @@ class Servers:
             ]
         return "\n".join(lines) + "\n"
 
+    def _record(self, path: str, queued: float, handler: float, total: float) -> None:
+        for step, value in zip(STAGES, (queued, handler, total), strict=True):
+            key = (path, step)
+            self.stages.setdefault(key, deque(maxlen=10_000)).append(value)
+            acc = self.stage_totals.setdefault(key, [0.0, 0.0])
+            acc[0] += value
+            acc[1] += 1
+
     def _admission(
         self, handler: Callable[[dict[str, Any]], dict[str, Any]], *, inline: bool = False
     ) -> Callable[[web.Request], Any]:
@@ -291,12 +399,18 @@ class Servers:
         async def serve(request: web.Request) -> web.Response:
             began = time.perf_counter()
             try:
-                review = json.loads(await request.read())
+                body = await request.read()
+            finally:
+                # taken once the whole body is in: a body read in several chunks keeps one stamp
+                received = self._received.pop(request.protocol, began)
+            try:
+                review = json.loads(body)
                 req = review["request"]
                 uid = req["uid"]
             except (ValueError, KeyError, TypeError) as exc:
                 return web.Response(status=400, text=f"not an AdmissionReview: {exc}")
             loop = asyncio.get_running_loop()
+            started = time.perf_counter()
             try:
                 if inline:
                     answer = handler(req)
@@ -309,9 +423,8 @@ class Servers:
                     "status": {"code": 500, "message": f"internal error: {exc}"},
                 }
             self.admissions += 1
-            self.latencies.setdefault(request.path, deque(maxlen=10_000)).append(
-                time.perf_counter() - began
-            )
+            handled = time.perf_counter()
+            self.latencies.setdefault(request.path, deque(maxlen=10_000)).append(handled - began)
             response: dict[str, Any] = {"uid": uid, "allowed": bool(answer.get("allowed"))}
             for key in ("status", "warnings", "auditAnnotations"):
                 if answer.get(key):
@@ -324,6 +437,13 @@ class Servers:
                 "kind": "AdmissionReview",
                 "response": response,
             }
-            return web.json_response(out)
+            reply = web.json_response(out)
+            # sent here rather than by aiohttp after return, so "total" ends at the last byte
+            # (prepare and write_eof are no-ops the second time)
+            await reply.prepare(request)
+            await reply.write_eof()
+            sent = time.perf_counter()
+            self._record(request.path, started - received, handled - started, sent - received)
+            return reply
 
         return serve

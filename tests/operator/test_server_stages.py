@@ -1,0 +1,127 @@
+"""The webhook server times each admission request in stages, from the first bytes read off
+the connection to the last byte sent, and keeps connections alive (one handshake)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import socket
+import ssl
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from tests.ports import free_port
+from workload_map.operator.certs import FileCertLoader, issue
+from workload_map.operator.controllers import OperatorConfig, OperatorContext
+from workload_map.operator.server import Servers, TlsSource
+
+HANDLER_SECONDS = 0.02
+BODY_DELAY = 0.15
+
+
+def _review(uid: str) -> bytes:
+    return json.dumps(
+        {
+            "apiVersion": "admission.k8s.io/v1",
+            "kind": "AdmissionReview",
+            "request": {"uid": uid, "operation": "CREATE", "object": {}},
+        }
+    ).encode()
+
+
+def _read_response(tls: ssl.SSLSocket) -> dict[str, Any]:
+    data = b""
+    while b"\r\n\r\n" not in data:
+        data += tls.recv(65536)
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = next(
+        int(line.split(b":", 1)[1])
+        for line in head.split(b"\r\n")
+        if line.lower().startswith(b"content-length:")
+    )
+    while len(body) < length:
+        body += tls.recv(65536)
+    answer: dict[str, Any] = json.loads(body[:length])
+    return answer
+
+
+def test_stages_are_timed_from_first_bytes_to_last_byte(tmp_path: Path) -> None:
+    issued = issue(["127.0.0.1"], 3600)
+    (tmp_path / "tls.crt").write_bytes(issued.cert)
+    (tmp_path / "tls.key").write_bytes(issued.key)
+    tls = TlsSource()
+    assert FileCertLoader(tmp_path, tls).check() is True
+    ctx = OperatorContext(
+        config=OperatorConfig(argparse.Namespace(), "default", "me"),
+        api=None,  # type: ignore[arg-type]
+        informers=None,  # type: ignore[arg-type]
+        events=None,  # type: ignore[arg-type]
+    )
+
+    def slow(request: dict[str, Any]) -> dict[str, Any]:
+        time.sleep(HANDLER_SECONDS)
+        return {"allowed": request["uid"] != "deny"}
+
+    ctx.add_webhook("/hook", slow)
+    mport, wport = free_port(), free_port()
+    servers = Servers(
+        ctx, health=None, metrics=("127.0.0.1", mport), webhook=("127.0.0.1", wport), tls=tls
+    )
+    servers.start()
+    try:
+        client = ssl.create_default_context(cadata=issued.ca_cert.decode())
+        with socket.create_connection(("127.0.0.1", wport), timeout=10) as raw:
+            with client.wrap_socket(raw, server_hostname="127.0.0.1") as conn:
+                for uid in ("a", "deny", "c"):
+                    body = _review(uid)
+                    head = (
+                        f"POST /hook HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                        f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+                    ).encode()
+                    if uid == "c":
+                        # the headers first, the body later: the wait counts as queued
+                        conn.sendall(head)
+                        time.sleep(BODY_DELAY)
+                        conn.sendall(body)
+                    else:
+                        conn.sendall(head + body)
+                    answer = _read_response(conn)
+                    assert answer["response"]["uid"] == uid
+                    assert answer["response"]["allowed"] is (uid != "deny")
+        # the last answer is recorded just after its bytes left: the client can be faster
+        deadline = time.monotonic() + 5
+        while servers.stage_totals.get(("/hook", "total"), [0, 0])[1] < 3:
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        stages = {step: list(servers.stages[("/hook", step)]) for step in ("queued", "handler")}
+        total = list(servers.stages[("/hook", "total")])
+        assert len(total) == 3 and all(len(v) == 3 for v in stages.values())
+        assert all(h >= HANDLER_SECONDS for h in stages["handler"])
+        for q, h, t in zip(stages["queued"], stages["handler"], total, strict=True):
+            assert t >= q + h
+        # the third request's clock started at its headers, not when the handler ran
+        assert stages["queued"][2] >= BODY_DELAY * 0.9
+        assert stages["queued"][0] < BODY_DELAY and stages["queued"][1] < BODY_DELAY
+        # three requests on one kept-alive connection: one handshake
+        assert tls.handshakes == 1
+        assert servers.stage_totals[("/hook", "total")][1] == 3
+
+        with urllib.request.urlopen(f"http://127.0.0.1:{mport}/metrics", timeout=5) as r:
+            text = r.read().decode()
+        name = "workloadmap_operator_webhook_request_seconds"
+        assert f'{name}_count{{path="/hook",stage="total"}} 3' in text
+        assert f'{name}{{path="/hook",stage="handler",quantile="0.5"}}' in text
+        assert "workloadmap_operator_webhook_tls_handshakes_total 1" in text
+        if Path("/proc/self/schedstat").exists():  # Linux: the loop thread's own CPU time
+            running = next(
+                float(line.split()[1])
+                for line in text.splitlines()
+                if line.startswith(
+                    'workloadmap_operator_webhook_loop_thread_seconds_total{state="running"}'
+                )
+            )
+            assert running > 0
+    finally:
+        servers.stop()
