@@ -4,7 +4,8 @@ Watches Kartas, then, for the definitions in force, every workload kind the clus
 the intermediate kinds that link pods to workloads, plus pods. When definitions change (a Karta
 added) or the cluster starts serving a kind (a CRD installed later), the set of watches grows;
 rediscovery runs every ``rediscover_seconds``. A kind the cluster does not serve, or that this
-identity may not list, is skipped and reported (:attr:`InventoryFeed.problems`), never fatal.
+identity may not list, is skipped and reported (:attr:`InventoryFeed.problems`, each a
+:class:`FeedProblem` whose ``cause`` says what failed as data), never fatal.
 
 With ``namespaces`` (an include list), workloads and pods are watched per namespace, so a user
 with one namespace's permissions gets a working inventory; Kartas are cluster-scoped and fall
@@ -17,22 +18,56 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
 
 from workload_map.cluster.cache import Informer, InformerSet
 from workload_map.cluster.definitions import KARTAS_PATH
 from workload_map.cluster.discovery import APIResource, discover
-from workload_map.cluster.errors import ClusterError
+from workload_map.cluster.errors import ApiError, ClusterError, Forbidden, NotFound
 from workload_map.cluster.inventory import Inventory, watched_kinds
 from workload_map.cluster.transport import Transport
 from workload_map.cluster.trim import trim_intermediate, trim_pod, trim_workload
 from workload_map.model import GVK
 
-__all__ = ["InformerSource", "InventoryFeed"]
+__all__ = ["FeedProblem", "InformerSource", "InventoryFeed", "ProblemCause"]
 
 log = logging.getLogger("workload_map.feed")
 
 _PODS = APIResource("", "v1", "Pod", "pods", "pod", True)
+
+#: why a kind is not in the inventory: the cluster does not serve it, this identity may not
+#: list it (403), the list path answered 404 (its CRD went away), 401, or anything else
+ProblemCause = Literal["not-served", "forbidden", "not-found", "unauthorized", "error"]
+
+_BY_STATUS: dict[int, ProblemCause] = {401: "unauthorized", 403: "forbidden", 404: "not-found"}
+
+
+@dataclass(frozen=True)
+class FeedProblem:
+    """Why a kind (or path) is not watched: the text for people, the cause and the API
+    server's status for code (callers decide on these, never on the text)."""
+
+    message: str
+    cause: ProblemCause
+    status: int | None = None
+
+    @classmethod
+    def of(cls, err: BaseException) -> FeedProblem:
+        """The problem a watch's last error stands for (its type, else its HTTP status)."""
+        status = err.status if isinstance(err, ApiError) else getattr(err, "status", None)
+        status = status if isinstance(status, int) else None
+        cause: ProblemCause
+        if isinstance(err, Forbidden):
+            cause = "forbidden"
+        elif isinstance(err, NotFound):
+            cause = "not-found"
+        else:
+            cause = _BY_STATUS.get(status, "error") if status is not None else "error"
+        return cls(str(err), cause, status)
+
+
+NOT_SERVED = FeedProblem("not served by the cluster", "not-served")
 
 
 class InformerSource(Protocol):
@@ -88,7 +123,7 @@ class InventoryFeed:
         self._watching: dict[str, Informer] = {}
         self._kind_of: dict[str, str] = {}  # informer path → the GVK text problems are keyed by
         self._served: dict[GVK, APIResource] = {}
-        self.problems: dict[str, str] = {}  # kind → why it is not watched
+        self.problems: dict[str, FeedProblem] = {}  # kind → why it is not watched
         self.last_sync: float | None = None
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
@@ -136,7 +171,7 @@ class InventoryFeed:
             for gvk in sorted(gvks, key=str):
                 res = self._served.get(gvk)
                 if res is None:
-                    self.problems[str(gvk)] = "not served by the cluster"
+                    self.problems[str(gvk)] = NOT_SERVED
                     continue
                 self.problems.pop(str(gvk), None)
                 for path in self._paths(res):
@@ -194,13 +229,13 @@ class InventoryFeed:
                 log.exception("could not extend the watches after rediscovery")
             self.check()
 
-    def check(self) -> dict[str, str]:
+    def check(self) -> dict[str, FeedProblem]:
         """Refresh :attr:`problems` from the watches' last errors (keyed by GVK text for
         workload kinds, by path otherwise: a 403 there is "no permission")."""
         for informer in self.informers():
             key = self._kind_of.get(informer.path, informer.path)
             if informer.last_error is not None and not informer.synced:
-                self.problems[key] = str(informer.last_error)
-            elif key in self.problems and self.problems[key] != "not served by the cluster":
+                self.problems[key] = FeedProblem.of(informer.last_error)
+            elif key in self.problems and self.problems[key].cause != "not-served":
                 del self.problems[key]
         return dict(self.problems)

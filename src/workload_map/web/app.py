@@ -145,7 +145,7 @@ async def _workloads(request: web.Request) -> web.Response:
             "phases": views.PHASE_ORDER,
             # a kind whose CRD is not installed is normal (the definitions page says so)
             "problems": {
-                k: v for k, v in source.problems().items() if v != "not served by the cluster"
+                k: v.message for k, v in source.problems().items() if v.cause != "not-served"
             },
         },
     )

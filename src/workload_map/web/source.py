@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Protocol
 
+from workload_map.cluster.feed import FeedProblem
 from workload_map.cluster.inventory import Entry, Inventory
 from workload_map.errors import WlmapError
 from workload_map.model.load import KartaLoadError, parse_documents
@@ -32,7 +33,7 @@ class Source(Protocol):
     @property
     def inventory(self) -> Inventory: ...
 
-    def problems(self) -> dict[str, str]: ...
+    def problems(self) -> dict[str, FeedProblem]: ...
 
     def events(self, entry: Entry) -> tuple[list[dict[str, Any]], str | None]: ...
 
@@ -121,8 +122,8 @@ class FileSource:
                 fresh.generation = self._inventory.generation + 1
                 self._inventory = fresh
 
-    def problems(self) -> dict[str, str]:
-        return {f"file {i + 1}": p for i, p in enumerate(self._problems)}
+    def problems(self) -> dict[str, FeedProblem]:
+        return {f"file {i + 1}": FeedProblem(p, "error") for i, p in enumerate(self._problems)}
 
     def events(self, entry: Entry) -> tuple[list[dict[str, Any]], str | None]:
         return [], "files have no events"
@@ -164,7 +165,7 @@ class LiveSource:
     def inventory(self) -> Inventory:
         return self._inventory
 
-    def problems(self) -> dict[str, str]:
+    def problems(self) -> dict[str, FeedProblem]:
         return self.feed.check()
 
     def events(self, entry: Entry) -> tuple[list[dict[str, Any]], str | None]:

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from workload_map.cluster.feed import FeedProblem, ProblemCause
 from workload_map.cluster.inventory import Entry, Inventory
 from workload_map.model import SEVERITY_ORDER
 
@@ -19,6 +20,7 @@ __all__ = [
     "Vitals",
     "age",
     "graph",
+    "problem_state",
     "rows",
     "vitals",
     "workload_path",
@@ -371,7 +373,9 @@ def graph(entry: Entry) -> Graph:
     return g
 
 
-def definition_rows(inventory: Inventory, problems: Mapping[str, str]) -> list[dict[str, Any]]:
+def definition_rows(
+    inventory: Inventory, problems: Mapping[str, FeedProblem]
+) -> list[dict[str, Any]]:
     """Catalog and cluster definitions, which wins per kind, the operator's conditions."""
     counts: dict[str, int] = {}
     for e in inventory.entries():
@@ -401,8 +405,8 @@ def definition_rows(inventory: Inventory, problems: Mapping[str, str]) -> list[d
                 "ready": conditions.get("Ready"),
                 "validated": conditions.get("Validated"),
                 "instances": counts.get(d.name, 0),
-                "state": _state(problem),
-                "problem": problem,
+                "state": problem_state(problem),
+                "problem": problem.message if problem is not None else None,
             }
         )
     for name, definition in cluster.items():
@@ -426,15 +430,20 @@ def definition_rows(inventory: Inventory, problems: Mapping[str, str]) -> list[d
     return out
 
 
-def _state(problem: str | None) -> str:
-    if problem is None:
-        return "ok"
-    text = problem.lower()
-    if "forbidden" in text or "403" in text or "not allowed" in text:
-        return "no-permission"
-    if "not served" in text or "404" in text:
-        return "crd-missing"
-    return "error"
+#: a definition's state on the definitions page, by what failed (never by the error's text:
+#: a name, a path or a timestamp in it could read as "403")
+_STATE_OF: dict[ProblemCause, str] = {
+    "forbidden": "no-permission",
+    "unauthorized": "error",  # credentials refused: not a missing permission
+    "not-served": "crd-missing",
+    "not-found": "crd-missing",
+    "error": "error",
+}
+
+
+def problem_state(problem: FeedProblem | None) -> str:
+    """``ok``, ``no-permission``, ``crd-missing`` or ``error`` for a kind's watch problem."""
+    return "ok" if problem is None else _STATE_OF[problem.cause]
 
 
 def unattributed(entry: Entry) -> list[Mapping[str, Any]]:
