@@ -64,6 +64,60 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="rewrite golden files instead of comparing (or set WLMAP_UPDATE_GOLDEN=1)",
     )
 
+    parser.addoption(
+        "--test-order",
+        default="",
+        metavar="reverse|shuffle[:SEED]",
+        help="run modules, and the tests of each module, reversed or shuffled (SEED printed), "
+        "to find tests that depend on each other's state or order (or set WLMAP_TEST_ORDER)",
+    )
+
+
+def _reordered(items: list[pytest.Item], order: str) -> tuple[list[pytest.Item], str]:
+    """``items`` reversed or shuffled module by module (a module's tests stay together, so
+    module-scoped control planes start once); the order actually used, to replay it."""
+    import random
+
+    modules: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        modules.setdefault(str(item.path), []).append(item)
+    groups = list(modules.values())
+    if order == "reverse":
+        groups.reverse()
+        for group in groups:
+            group.reverse()
+        return [i for g in groups for i in g], "reverse"
+    name, _, seed_text = order.partition(":")
+    if name != "shuffle":
+        raise pytest.UsageError(f"--test-order: expected reverse or shuffle[:SEED], got {order!r}")
+    try:
+        seed = int(seed_text) if seed_text else random.SystemRandom().randrange(10**6)
+    except ValueError:
+        raise pytest.UsageError(f"--test-order: the seed must be an integer: {order!r}") from None
+    rng = random.Random(seed)
+    rng.shuffle(groups)
+    for group in groups:
+        rng.shuffle(group)
+    return [i for g in groups for i in g], f"shuffle:{seed}"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    order = str(config.getoption("--test-order") or os.environ.get("WLMAP_TEST_ORDER", ""))
+    if order:
+        items[:], used = _reordered(items, order)
+        config.stash[_ORDER_KEY] = used
+
+
+_ORDER_KEY = pytest.StashKey[str]()
+
+
+def pytest_terminal_summary(
+    terminalreporter: pytest.TerminalReporter, exitstatus: int, config: pytest.Config
+) -> None:
+    used = config.stash.get(_ORDER_KEY, None)
+    if used:
+        terminalreporter.write_line(f"test order: {used} (--test-order={used} replays it)")
+
 
 @pytest.fixture(scope="session")
 def update_golden(request: pytest.FixtureRequest) -> bool:
