@@ -10,7 +10,6 @@ library's definition lookup (:mod:`workload_map.cluster.definitions`) and by the
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -60,5 +59,7 @@ def derived_labels(obj: Mapping[str, Any]) -> dict[str, str] | None:
 
 def catalog_digest(doc: Mapping[str, Any]) -> str:
     """A short digest of a definition's ``spec``: what says whether a copy is current."""
+    import hashlib  # here: every command imports this module, few compute a digest
+
     body = json.dumps(doc.get("spec"), sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(body.encode()).hexdigest()[:16]

@@ -235,9 +235,10 @@ def _types(ctx: Context) -> list[str]:
 def _live(ctx: Context, fetch: Any, budget: float = 2.0) -> list[str]:
     """Run a cluster look-up within the completion budget; nothing on failure or timeout."""
     import threading
-    from dataclasses import replace
 
-    ctx.connection = replace(ctx.connection, timeout=budget)
+    import msgspec
+
+    ctx.connection = msgspec.structs.replace(ctx.connection, timeout=budget)
     result: list[str] = []
 
     def work() -> None:

@@ -9,8 +9,9 @@ unknown key or a bad value is an error. Output format: ``table`` < file < ``$WLM
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 from workload_map.cli.exits import UsageError
 
@@ -22,8 +23,7 @@ _KEYS = {"output", "clusterKartaWarning"}
 _OFF = {"0", "false", "no", "off"}
 
 
-@dataclass(frozen=True)
-class Settings:
+class Settings(msgspec.Struct, frozen=True):
     """Resolved settings and where each came from (for error messages)."""
 
     output: str = "table"

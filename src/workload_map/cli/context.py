@@ -7,8 +7,9 @@ package), and warnings are held back and printed after the main output, as the r
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING
+
+import msgspec
 
 from workload_map.cli.config import Settings
 from workload_map.cli.render import Styler
@@ -26,8 +27,7 @@ _KARTA_NOTICES = (
 )
 
 
-@dataclass
-class Context:
+class Context(msgspec.Struct):
     stdin: IO[str]
     stdout: IO[str]
     stderr: IO[str]
@@ -37,7 +37,7 @@ class Context:
     connect: Callable[[ConnectionOptions], Cluster]
     style: Styler
     err_style: Styler
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[str] = msgspec.field(default_factory=list)
     _cluster: Cluster | None = None
     _definitions: Definitions | None = None
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from workload_map.cli.exits import (
     ERROR,
@@ -36,8 +37,7 @@ __all__ = ["OUTPUTS", "run"]
 OUTPUTS = ("table", "json", "yaml", "name")
 
 
-@dataclass(frozen=True)
-class _Found:
+class _Found(msgspec.Struct, frozen=True):
     """The workload to describe, its candidate pods and its definition; ``age`` (live) for the
     table, ``where`` (the file and document of ``-f``) for messages."""
 

@@ -9,8 +9,9 @@ columns after the tree are aligned; long pod lists are cut with unhealthy pods k
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
+
+import msgspec
 
 from workload_map.cli.humanize import cpu, memory_column
 from workload_map.cli.render import Styler, format_table
@@ -18,12 +19,11 @@ from workload_map.cli.render import Styler, format_table
 __all__ = ["RenderOptions", "render_describe"]
 
 
-@dataclass(frozen=True)
-class RenderOptions:
+class RenderOptions(msgspec.Struct, frozen=True):
     pod_limit: int = 20  # 0 = all
     component_limit: int = 0  # 0 = all
     age: str | None = None
-    style: Styler = field(default_factory=lambda: Styler(False))
+    style: Styler = msgspec.field(default_factory=lambda: Styler(False))
 
 
 def _int(value: Any) -> int:

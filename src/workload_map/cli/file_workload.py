@@ -9,7 +9,8 @@ when several qualify. The other objects are returned so they can link pods' owne
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+
+import msgspec
 
 from workload_map.cli.exits import NO_DEFINITION, CliError, UsageError
 from workload_map.cli.manifests import Manifest
@@ -17,8 +18,7 @@ from workload_map.cli.manifests import Manifest
 __all__ = ["Selector", "names", "names_with_gvk", "pick_workload"]
 
 
-@dataclass(frozen=True)
-class Selector:
+class Selector(msgspec.Struct, frozen=True):
     """What the user named after ``-f FILE``: a type, a name, or a word that is either."""
 
     type_token: str | None

@@ -17,8 +17,9 @@ from __future__ import annotations
 import argparse
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from workload_map.cli.exits import ERROR, NOT_FOUND, OK, CliError, UsageError
 from workload_map.cli.targets import NotInstalled, Target, resolve_type
@@ -67,12 +68,11 @@ def _phases(values: list[str]) -> set[str]:
     return out
 
 
-@dataclass
-class Request:
+class Request(msgspec.Struct):
     """One TYPE the user named, with the NAMEs asked for (none: list them all)."""
 
     token: str
-    names: list[str] = field(default_factory=list)
+    names: list[str] = msgspec.field(default_factory=list)
 
 
 def parse_requests(words: list[str]) -> list[Request]:
@@ -135,12 +135,11 @@ class Progress:
             self.stream.flush()
 
 
-@dataclass
-class Row:
+class Row(msgspec.Struct):
     view: dict[str, Any]
     type_label: str
     created: str
-    obj: dict[str, Any] | None = field(default=None, repr=False, compare=False)
+    obj: dict[str, Any] | None = None
 
     @property
     def sort_key(self) -> tuple[str, str, str]:
@@ -152,8 +151,7 @@ class Row:
         return str(meta.get("uid") or f"{self.type_label}/{self.sort_key}")
 
 
-@dataclass
-class _Options:
+class _Options(msgspec.Struct):
     """What shapes the output, gathered once from the flags."""
 
     spec: OutputSpec
@@ -753,17 +751,17 @@ def _print(
 
 
 def _table(rows: list[Row], ctx: Context, opts: _Options) -> list[str]:
-    from workload_map.cli.jsonpath import JsonPathError
-
-    try:
-        body = [_cells(r, ctx, opts) for r in rows]
-    except JsonPathError as exc:
-        raise CliError(str(exc), ERROR) from exc
-    header = [] if opts.no_headers else [_headers(opts)]
-    if opts.spec.kind == "custom-columns":
+    if opts.spec.kind == "custom-columns":  # only templates evaluate JSONPath (and import it)
+        from workload_map.cli.jsonpath import JsonPathError
         from workload_map.cli.printers import tab_layout
 
-        return tab_layout(header + body)
+        try:
+            body = [_cells(r, ctx, opts) for r in rows]
+        except JsonPathError as exc:
+            raise CliError(str(exc), ERROR) from exc
+        return tab_layout(([] if opts.no_headers else [_headers(opts)]) + body)
+    body = [_cells(r, ctx, opts) for r in rows]
+    header = [] if opts.no_headers else [_headers(opts)]
     from workload_map.cli.render import format_table
 
     lines = format_table(header[0] if header else [""] * len(body[0]), body)

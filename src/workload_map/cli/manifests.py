@@ -9,10 +9,10 @@ naming the file, and the document or YAML line, so a user never sees a parser tr
 
 from __future__ import annotations
 
-import gzip
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
+
+import msgspec
 
 from workload_map.cli.exits import UsageError
 from workload_map.model import GVK
@@ -29,8 +29,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class Source:
+class Source(msgspec.Struct, frozen=True):
     """Where an object was read: the file as messages name it and its 1-based document place
     (``List`` items and stream documents counted alike), out of ``count``."""
 
@@ -42,8 +41,7 @@ class Source:
         return self.file if self.count <= 1 else f"{self.file} (document {self.document})"
 
 
-@dataclass(frozen=True)
-class Manifest:
+class Manifest(msgspec.Struct, frozen=True):
     """One object of a file with its GVK (None without string apiVersion and kind)."""
 
     obj: dict[str, Any]
@@ -102,6 +100,8 @@ def read_text(path: str, stdin: IO[str] | None) -> str:
             raise UsageError(f"cannot read stdin: {exc}") from exc
     try:
         if path.endswith(".gz"):
+            import gzip
+
             with gzip.open(path, "rt", encoding="utf-8") as fh:
                 return fh.read()
         return Path(path).read_text(encoding="utf-8")

@@ -8,9 +8,10 @@ padding, the last column unpadded), so scripts that cut kubectl's columns cut ou
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from workload_map.cli.exits import UsageError
 
@@ -34,13 +35,12 @@ def is_template_output(value: str) -> bool:
     return bool(eq) and kind in TEMPLATE_KINDS
 
 
-@dataclass
-class OutputSpec:
+class OutputSpec(msgspec.Struct):
     """What ``-o`` asked for: a plain format, or a template (jsonpath / custom columns)."""
 
     kind: str  # table, wide, json, yaml, name, jsonpath, custom-columns
     template: Template | None = None
-    columns: list[tuple[str, Template]] = field(default_factory=list)
+    columns: list[tuple[str, Template]] = msgspec.field(default_factory=list)
 
     @property
     def is_template(self) -> bool:

@@ -8,11 +8,11 @@ are matched against the definitions' kinds: the type is then covered but not ins
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from workload_map.cli.exits import NO_DEFINITION, NOT_FOUND, CliError, UsageError
-from workload_map.cli.suggest import did_you_mean
 
 if TYPE_CHECKING:
     from workload_map.cluster.client import Cluster
@@ -55,8 +55,7 @@ def parse_target(words: list[str], command: str) -> tuple[str | None, str | None
     return type_token, name or None
 
 
-@dataclass(frozen=True)
-class Target:
+class Target(msgspec.Struct, frozen=True):
     """A resolved type: where it is served and the definition that covers it."""
 
     resource: APIResource
@@ -88,6 +87,8 @@ def no_definition_error(
         "write a Karta for it (wlmap definitions -o yaml shows examples) and apply it to the "
         "cluster, or pass --definition FILE"
     )
+    from workload_map.cli.suggest import did_you_mean  # difflib: only for a miss
+
     suggestion = did_you_mean(type_token, candidates) if type_token and candidates else None
     payload: dict[str, Any] = {"error": "no_definition_for_type"}
     if gvk is not None:

@@ -26,7 +26,6 @@ if TYPE_CHECKING:
         Unauthorized,
         Unreachable,
     )
-    from workload_map.cluster.kubeconfig import ConnectionOptions
     from workload_map.cluster.lookup import (
         Resolution,
         resolve_definition,
@@ -34,6 +33,7 @@ if TYPE_CHECKING:
         supports_suspend,
         workload_pods,
     )
+    from workload_map.cluster.options import ConnectionOptions
 
 __all__ = [
     "AmbiguousDefinition",
@@ -65,7 +65,7 @@ _HOMES = {
     "load_configuration": "api",
     "Cluster": "client",
     "connect": "client",
-    "ConnectionOptions": "kubeconfig",
+    "ConnectionOptions": "options",
     "AmbiguousDefinition": "definitions",
     "Definition": "definitions",
     "Definitions": "definitions",

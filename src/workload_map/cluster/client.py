@@ -11,7 +11,8 @@ from typing import Any
 
 from workload_map.cluster.discovery import APIResource, discover, version_priority
 from workload_map.cluster.errors import ApiError, Forbidden, NotFound
-from workload_map.cluster.kubeconfig import ConnectionOptions, resolve
+from workload_map.cluster.kubeconfig import resolve
+from workload_map.cluster.options import ConnectionOptions
 from workload_map.cluster.transport import KubeTransport, Transport
 
 __all__ = ["Cluster", "connect"]

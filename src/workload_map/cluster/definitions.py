@@ -18,8 +18,9 @@ touches one file, not fifty); listing every definition loads them all.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from workload_map.cluster.errors import ApiError, ClusterError, Forbidden, NotFound
 from workload_map.errors import WlmapError
@@ -51,8 +52,7 @@ class AmbiguousDefinition(WlmapError):
     """Several cluster Kartas claim the same GVK."""
 
 
-@dataclass(frozen=True)
-class Definition:
+class Definition(msgspec.Struct, frozen=True):
     """One definition and where it came from.
 
     ``problem``: why this cluster Karta cannot be used (invalid); ``note``: set on a catalog
@@ -94,8 +94,7 @@ class Definition:
         return str(gvk) if gvk else ""
 
 
-@dataclass(frozen=True)
-class BrokenKarta:
+class BrokenKarta(msgspec.Struct, frozen=True):
     """A cluster Karta that could not be used, with the reason (``wlmap definitions`` flags it)."""
 
     name: str

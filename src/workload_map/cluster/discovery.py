@@ -8,8 +8,9 @@ preference order, so the first served version of a group is its preferred one.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from workload_map.catalog.registry import version_priority  # one Kubernetes version order
 from workload_map.cluster.errors import ApiError
@@ -24,8 +25,7 @@ _AGGREGATED = (
 )
 
 
-@dataclass(frozen=True)
-class APIResource:
+class APIResource(msgspec.Struct, frozen=True):
     """One served resource at one group version (subresources are left out)."""
 
     group: str

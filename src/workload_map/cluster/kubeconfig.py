@@ -19,45 +19,23 @@ from __future__ import annotations
 
 import base64
 import os
-from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from workload_map.cluster.errors import ClusterError, NotConfigured
+from workload_map.cluster.options import ConnectionOptions
 
 __all__ = [
-    "ConnectionOptions",
     "ResolvedConfig",
     "kubeconfig_contexts",
     "kubeconfig_files",
     "resolve",
 ]
 
-_SA_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
 
-
-@dataclass(frozen=True)
-class ConnectionOptions:
-    """What the user asked for on the command line (kubectl's global flags)."""
-
-    kubeconfig: str | None = None
-    context: str | None = None
-    namespace: str | None = None
-    impersonate_user: str | None = None
-    impersonate_groups: tuple[str, ...] = ()
-    timeout: float | None = 30.0  # seconds per request (connect, read and total); None: none
-    environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
-    service_account_dir: Path = _SA_DIR  # where a pod's token, CA and namespace are mounted
-
-    @property
-    def explicit(self) -> bool:
-        """True when the user named a kubeconfig or context (so the cluster is wanted)."""
-        return self.kubeconfig is not None or self.context is not None
-
-
-@dataclass(frozen=True)
-class ResolvedConfig:
+class ResolvedConfig(msgspec.Struct, frozen=True):
     """Everything a request needs: the server, TLS material and credentials."""
 
     server: str
@@ -134,14 +112,13 @@ def resolve(options: ConnectionOptions) -> ResolvedConfig:
     )
 
 
-@dataclass
-class _Merged:
+class _Merged(msgspec.Struct):
     """The kubeconfig files merged by kubectl's first-wins rules; entries keep their file."""
 
     source: str
-    clusters: dict[str, tuple[dict[str, Any], Path]] = field(default_factory=dict)
-    users: dict[str, tuple[dict[str, Any], Path]] = field(default_factory=dict)
-    contexts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    clusters: dict[str, tuple[dict[str, Any], Path]] = msgspec.field(default_factory=dict)
+    users: dict[str, tuple[dict[str, Any], Path]] = msgspec.field(default_factory=dict)
+    contexts: dict[str, dict[str, Any]] = msgspec.field(default_factory=dict)
     current: str = ""
 
 

@@ -13,8 +13,9 @@ take plain dicts or any client's objects (see :mod:`workload_map.engine.objects`
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from workload_map.cluster.errors import ClusterError
 
@@ -32,8 +33,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class Resolution:
+class Resolution(msgspec.Struct, frozen=True):
     """The definition chosen for ``wanted`` and whether it was written for that exact GVK."""
 
     definition: Definition

@@ -9,8 +9,9 @@ is top-level when its chain never reaches another covered workload type. Interme
 from __future__ import annotations
 
 from collections.abc import Callable, Container
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from workload_map.cluster.client import Cluster
 
@@ -49,8 +50,7 @@ def _namespace(obj: dict[str, Any]) -> str | None:
     return ns if isinstance(ns, str) else None
 
 
-@dataclass(frozen=True)
-class Chain:
+class Chain(msgspec.Struct, frozen=True):
     """The uids up an object's controller chain (nearest first), and whether the walk broke at
     an owner that is gone (a Job already garbage-collected) rather than at a top-level owner."""
 

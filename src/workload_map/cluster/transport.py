@@ -59,7 +59,8 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from workload_map.cluster.errors import ClusterError, Unreachable, api_error
-from workload_map.cluster.kubeconfig import ConnectionOptions, ResolvedConfig
+from workload_map.cluster.kubeconfig import ResolvedConfig
+from workload_map.cluster.options import ConnectionOptions
 
 if TYPE_CHECKING:
     import ssl
