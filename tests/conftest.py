@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -117,6 +119,55 @@ def pytest_terminal_summary(
     used = config.stash.get(_ORDER_KEY, None)
     if used:
         terminalreporter.write_line(f"test order: {used} (--test-order={used} replays it)")
+
+
+def _child_processes() -> dict[int, str]:
+    """This process's running children (Linux /proc; empty elsewhere): pid → command line."""
+    me, out = os.getpid(), {}
+    for entry in Path("/proc").iterdir() if Path("/proc/self/stat").exists() else ():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            if int(fields[1]) != me or fields[0] == "Z":  # a zombie holds nothing but its pid
+                continue
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except (OSError, IndexError, ValueError):
+            continue  # gone in between
+        out[int(entry.name)] = " ".join(a.decode(errors="replace") for a in argv if a)[:200]
+    return out
+
+
+def _session_children() -> set[int]:
+    """Children that outlive a module on purpose: the session's control planes."""
+    harness = sys.modules.get("tests.integration.harness")
+    if harness is None:
+        return set()
+    with harness._LIVE_LOCK:
+        planes = list(harness._LIVE)
+    return {pid for plane in planes for pid in plane.pids()}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _no_processes_left_behind(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A module's servers, operators and commands end with it: one left running holds ports,
+    CPU and watches that make a later module flaky, so it is reported (as a warning, with its
+    command line) when the module's fixtures are done."""
+    before = set(_child_processes())
+    yield
+    left = {
+        pid: argv
+        for pid, argv in _child_processes().items()
+        if pid not in before and pid not in _session_children()
+    }
+    if left:
+        import warnings
+
+        listed = "; ".join(f"{pid}: {argv}" for pid, argv in sorted(left.items()))
+        warnings.warn(
+            pytest.PytestWarning(f"{request.node.nodeid} left processes running: {listed}"),
+            stacklevel=1,
+        )
 
 
 @pytest.fixture(scope="session")

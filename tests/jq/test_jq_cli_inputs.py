@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from workload_map.cli.jq_cli import main
-from workload_map.jq.builtins.native import INPUT_FILENAME
+from workload_map.jq.builtins.control import INPUT_FILENAME
 
 
 def run(args: list[str], stdin: bytes = b"") -> tuple[int, str, str]:

@@ -8,13 +8,16 @@ from typing import Any
 
 import pytest
 
-from workload_map.jq.builtins.native import NATIVES, STREAM_NATIVES, Allocator, delpaths, setpath
+from workload_map.jq.builtins import registry
+from workload_map.jq.builtins.paths import Allocator, delpaths, getpath, setpath
 from workload_map.jq.encoding import dumps
 from workload_map.jq.errors import JqHaltError, JqRuntimeError
 
 
 def call(name: str, inp: Any, *args: Any) -> Any:
-    return NATIVES[(name, len(args))](inp, *args)
+    # getpath/1 is a special form (path mode too); its value level is paths.getpath
+    fn = getpath if (name, len(args)) == ("getpath", 1) else registry.native(name, len(args))
+    return fn(inp, *args)
 
 
 def err(name: str, inp: Any, *args: Any) -> str:
@@ -24,15 +27,16 @@ def err(name: str, inp: Any, *args: Any) -> str:
 
 
 def test_registry_covers_gojq_value_builtins() -> None:
-    names = {n for n, _ in NATIVES}
+    names = {b.name for b in registry.entries() if b.kind == "value"}
     for name in ["length", "keys", "has", "add", "tonumber", "tostring", "contains", "indices",
                  "ltrimstr", "trim", "implode", "split", "ascii_downcase", "tojson", "fromjson",
                  "flatten", "min", "_sort_by", "_group_by", "join", "transpose", "bsearch",
-                 "getpath", "setpath", "delpaths", "gmtime", "mktime", "strftime", "strptime",
+                 "setpath", "delpaths", "gmtime", "mktime", "strftime", "strptime",
                  "_match", "_capture", "@base64d", "format", "floor", "pow", "fma", "frexp",
                  "significand", "isnormal", "error", "halt_error", "toboolean", "abs"]:  # fmt: skip
         assert name in names, name
-    assert ("_range", 3) in STREAM_NATIVES
+    assert registry.lookup("_range", 3).kind == "stream"  # type: ignore[union-attr]
+    assert registry.lookup("getpath", 1).kind == "special"  # type: ignore[union-attr]
 
 
 def test_length_and_friends() -> None:
@@ -119,9 +123,9 @@ def test_sorting_and_grouping() -> None:
 
 
 def test_range_stream() -> None:
-    assert list(STREAM_NATIVES[("_range", 3)](None, 0, 5, 2)) == [0, 2, 4]
-    assert list(STREAM_NATIVES[("_range", 3)](None, 5, 0, -2)) == [5, 3, 1]
-    assert list(STREAM_NATIVES[("_range", 3)](None, 0, 3, 0)) == []
+    assert list(registry.native("_range", 3)(None, 0, 5, 2)) == [0, 2, 4]
+    assert list(registry.native("_range", 3)(None, 5, 0, -2)) == [5, 3, 1]
+    assert list(registry.native("_range", 3)(None, 0, 3, 0)) == []
 
 
 def test_paths_never_mutate_the_input() -> None:

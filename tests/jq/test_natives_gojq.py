@@ -11,9 +11,10 @@ from typing import Any
 
 import pytest
 
+import workload_map.jq as jq
 from tests.jq.gojq_oracle import gojq_calls, require_gojq
 from workload_map.jq import values
-from workload_map.jq.builtins.native import NATIVES, STREAM_NATIVES
+from workload_map.jq.builtins import registry
 from workload_map.jq.encoding import dumps, loads
 from workload_map.jq.errors import JqRuntimeError
 
@@ -581,9 +582,14 @@ def _ours(name: str, inp: Any, args: list[Any]) -> Any:
             return {"ok": [values.index(inp, args[0])]}
         if name == "_slice":
             return {"ok": [values.slice(inp, args[1], args[0])]}
-        if key in STREAM_NATIVES:
-            return {"ok": list(STREAM_NATIVES[key](inp, *args))[:20]}
-        return {"ok": [NATIVES[key](inp, *args)]}
+        entry = registry.lookup(*key)
+        assert entry is not None, key
+        if entry.kind == "special":  # `not`, `getpath`: through the compiler, arguments as literals
+            call_args = "; ".join(dumps(a, None) for a in args)
+            return {"ok": jq.compile(f"{name}({call_args})" if args else name).all(inp)}
+        if entry.kind == "stream":
+            return {"ok": list(registry.native(*key)(inp, *args))[:20]}
+        return {"ok": [registry.native(*key)(inp, *args)]}
     except JqRuntimeError as e:
         return {"error": e.value}
 

@@ -14,7 +14,8 @@ import pytest
 
 from workload_map import jq
 from workload_map.jq import values as jv
-from workload_map.jq.builtins.native import NATIVES, setpath
+from workload_map.jq.builtins.paths import setpath
+from workload_map.jq.builtins.registry import native
 from workload_map.jq.encoding import dumps, loads
 from workload_map.jq.errors import JqLimitError, JqRuntimeError
 
@@ -62,13 +63,13 @@ def test_string_and_array_concatenation_caps(monkeypatch: pytest.MonkeyPatch) ->
 def test_builtins_that_multiply_elements_are_capped(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(jv, "MAX_ARRAY_LENGTH", 100)
     with pytest.raises(JqLimitError, match="explode"):
-        NATIVES[("explode", 0)]("x" * 101)
+        native("explode", 0)("x" * 101)
     with pytest.raises(JqLimitError, match="divide"):
         jv.divide("x" * 101, "")
     with pytest.raises(JqLimitError, match="transpose"):
-        NATIVES[("transpose", 0)]([[1] * 20, [], [], [], [], [2]])
+        native("transpose", 0)([[1] * 20, [], [], [], [], [2]])
     with pytest.raises(JqLimitError, match="split"):
-        NATIVES[("split", 2)]("," * 200, ",", None)
+        native("split", 2)("," * 200, ",", None)
     with pytest.raises(JqRuntimeError, match="array index too large: 100"):
         setpath(None, [100], 1)
     assert len(setpath(None, [99], 1)) == 100

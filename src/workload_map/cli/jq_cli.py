@@ -426,7 +426,7 @@ def main(
 
 def _run(opts: Options, runner: _Runner, stdin: IO[str] | IO[bytes] | None) -> int:
     from workload_map import jq
-    from workload_map.jq.builtins.native import INPUT_FILENAME
+    from workload_map.jq.builtins.control import INPUT_FILENAME
     from workload_map.jq.encoding import JsonDecodeError, loads
     from workload_map.jq.errors import JqCompileError, JqParseError
     from workload_map.jq.values import valid_text
@@ -528,7 +528,7 @@ def _evaluate(
 ) -> int:
     """Run the program on every input; the exit code as gojq's."""
     from workload_map import jq
-    from workload_map.jq.builtins.native import INPUT_FILENAME
+    from workload_map.jq.builtins.control import INPUT_FILENAME
     from workload_map.jq.errors import JqHaltError, JqLimitError, JqRuntimeError
 
     exit_code = 0

@@ -10,8 +10,8 @@ Every node becomes a ``Code`` with three entry points:
 
 ``env`` is a tuple: slot 0 is the run's ``Ctx`` (deadline, depth, hooks), the other slots hold
 variables and closures, laid out at compile time. Functions are resolved as gojq does: local
-definitions, then the compiler's own closure builtins and ``builtin.jq`` (compiled lazily, once
-per process), then value natives.
+definitions, then the one builtin registry (``workload_map.jq.builtins.registry``: closure
+specials, ``builtin.jq`` definitions compiled lazily once per process, value natives).
 
 Chains (``a | b | …``, ``a, b, …``, ``1 + 2 + …``, ``a and b and …``, ``a // b // …``, long suffix
 chains) are compiled from flat lists, never by recursion along the chain, and run without one
@@ -25,15 +25,14 @@ definitions and calls, the lazily compiled ``builtin.jq`` library and the entry 
 
 from __future__ import annotations
 
-import pathlib
-import re
 import threading
 from collections.abc import Generator, Iterable, Iterator
 from typing import Any
 
 from workload_map.jq import ast
 from workload_map.jq import values as jv
-from workload_map.jq.builtins.native import NATIVES, STREAM_NATIVES, Allocator
+from workload_map.jq.builtins import registry
+from workload_map.jq.builtins.paths import Allocator
 from workload_map.jq.calls import at_call_site, func_call, native_call, param_call
 from workload_map.jq.closures import (
     IDENTITY,
@@ -72,7 +71,6 @@ from workload_map.jq.combinators import (
 from workload_map.jq.errors import JqBreak, JqCompileError, JqError, JqRuntimeError
 from workload_map.jq.fieldchains import chain_constant_path
 from workload_map.jq.pathmode import modify_paths, setpath_at
-from workload_map.jq.specials import specials
 from workload_map.jq.terms import TermCompiler
 
 __all__ = ["Code", "Ctx", "compile_program", "compile_tree"]
@@ -95,7 +93,7 @@ class Compiler(TermCompiler):
     # --- operators ---------------------------------------------------------------------------
     def c_unary(self, node: ast.Unary, scope: Scope) -> Code:
         operand = self.compile(node.operand, scope)
-        fn = jv.negate if node.op == "-" else NATIVES[("_plus", 0)]
+        fn = jv.negate if node.op == "-" else registry.native("_plus", 0)
         if node.op == "-" and operand.const is not NOTHING and jv.is_number(operand.const):
             return const_code(jv.negate(operand.const))
         return map_code(operand, fn, node.offset)
@@ -130,7 +128,7 @@ class Compiler(TermCompiler):
             and scope.lookup_callable("to_entries", 0) is None
         ):
             return None
-        to_entries = NATIVES[("to_entries", 0)]
+        to_entries = registry.native("to_entries", 0)
         want_key = right.key.value == "key"
         offset = left.target.offset
 
@@ -428,27 +426,22 @@ class Compiler(TermCompiler):
     def call_global(self, node: ast.Call, scope: Scope) -> Code:
         name, arity = node.name, len(node.args)
         key = (name, arity)
-        if key not in _CTX_FREE_CALLS and key not in NATIVES:
+        entry = registry.lookup(name, arity)
+        if entry is None:
+            raise self.error(f"function not defined: {name}/{arity}", node)
+        kind = entry.kind
+        if key not in _CTX_FREE_CALLS and kind != "value":
             self.needs_ctx = True
-        special = specials().get(key)
-        if special is not None:
-            args = [self.compile(a, scope) for a in node.args]
-            code: Code = special(self, args, node)
-            return code
-        info = _builtin_func(key)
-        if info is not None:
+        if kind == "jq":
+            info = _builtin_func(key)
+            assert info is not None
             return self.call_func(info, node, scope)
-        fn = NATIVES.get(key)
-        if fn is not None:
-            args = [self.compile(a, scope) for a in node.args]
-            return native_call(fn, args, node.offset, False)
-        sfn = STREAM_NATIVES.get(key)
-        if sfn is not None:
-            args = [self.compile(a, scope) for a in node.args]
-            return native_call(sfn, args, node.offset, True)
-        if key in (("input", 0), ("inputs", 0)):
-            raise self.error("input(s)/0 is not allowed", node)
-        raise self.error(f"function not defined: {name}/{arity}", node)
+        fn = registry.implementation(entry)
+        args = [self.compile(a, scope) for a in node.args]
+        if kind == "special":
+            code: Code = fn(self, args, node)
+            return code
+        return native_call(fn, args, node.offset, kind == "stream")
 
     def call_func(self, info: FuncInfo, node: ast.Call, scope: Scope) -> Code:
         args = [self.compile(a, scope) for a in node.args]
@@ -460,46 +453,15 @@ class Compiler(TermCompiler):
 
 # --- builtin.jq: each function parsed and compiled on first use -----------------------------------
 
-_BUILTIN_SOURCES: dict[tuple[str, int], str] | None = None
 _BUILTIN_DEFS: dict[tuple[str, int], ast.FuncDef] = {}
 _BUILTIN_FUNCS: dict[tuple[str, int], FuncInfo] = {}
 _BUILTIN_LOCK = threading.RLock()
-#: a definition's head in builtin.jq: every one starts a line (its body lines are indented)
-_DEF_HEAD = re.compile(r"def\s+([A-Za-z_][A-Za-z0-9_]*)\s*(?:\(([^)]*)\))?\s*:")
-
-
-def _builtin_sources() -> dict[tuple[str, int], str]:
-    """The text of each builtin.jq definition by (name, arity): a program parses only the
-    definitions it calls (parsing them all was a good part of a short command's run time)."""
-    global _BUILTIN_SOURCES
-    if _BUILTIN_SOURCES is None:
-        path = pathlib.Path(__file__).with_name("builtins") / "builtin.jq"
-        if path.is_file():
-            text = path.read_text(encoding="utf-8")
-        else:  # a zipped install: only then is importlib.resources worth its import
-            from importlib import resources
-
-            text = resources.files("workload_map.jq.builtins").joinpath("builtin.jq").read_text()
-        sources: dict[tuple[str, int], str] = {}
-        chunk: list[str] = []
-        for line in [*text.splitlines(), "def"]:
-            if line.startswith("def") and chunk:
-                head = _DEF_HEAD.match(chunk[0])
-                assert head is not None, chunk[0]
-                params = head.group(2)
-                arity = len(params.split(";")) if params is not None else 0
-                sources[(head.group(1), arity)] = "\n".join(chunk)
-                chunk = []
-            if line.startswith("def") or (chunk and line.startswith((" ", "\t"))):
-                chunk.append(line)
-        _BUILTIN_SOURCES = sources
-    return _BUILTIN_SOURCES
 
 
 def _builtin_def(key: tuple[str, int]) -> ast.FuncDef | None:
     found = _BUILTIN_DEFS.get(key)
     if found is None:
-        source = _builtin_sources().get(key)
+        source = registry.jq_source(key)
         if source is None:
             return None
         from workload_map.jq.parser import parse
@@ -521,16 +483,6 @@ def _without_offsets(node: Any) -> Any:
     if "offset" in fields:
         changes["offset"] = -1
     return node.replace(**changes)
-
-
-def builtin_names() -> list[str]:
-    """Every builtin a program can call, as ``name/arity`` (what ``builtins`` yields)."""
-    names = {f"{n}/{a}" for n, a in _builtin_sources() if not n.startswith("_")}
-    names |= {f"{n}/{a}" for n, a in specials() if not n.startswith("_")}
-    names |= {
-        f"{n}/{a}" for n, a in list(NATIVES) + list(STREAM_NATIVES) if not n.startswith(("_", "@"))
-    }
-    return sorted(names)
 
 
 def _builtin_func(key: tuple[str, int]) -> FuncInfo | None:

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from workload_map.jq import values as jv
-from workload_map.jq.builtins.native import NATIVES, Allocator, delpaths, setpath
+from workload_map.jq.builtins.paths import Allocator, delpaths, getpath, setpath
 from workload_map.jq.closures import (
     Env,
     Path,
@@ -41,7 +41,6 @@ def modify_paths(
     update: Run,
     offset: int,
 ) -> Any:
-    getpath = NATIVES[("getpath", 1)]
     acc = v
     allocator = Allocator()
     deletions: list[list[Any]] = []

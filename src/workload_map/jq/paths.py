@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from workload_map.jq import ast
-from workload_map.jq.builtins import native
+from workload_map.jq.builtins import paths as values_paths
 
 __all__ = ["Path", "PathKey", "constant_path", "defaulted_path", "delpaths", "getpath", "setpath"]
 
@@ -85,16 +85,16 @@ def defaulted_path(tree: ast.Node) -> tuple[Path, Any] | None:
 def getpath(value: Any, path: Sequence[PathKey]) -> Any:
     """jq's ``getpath(path)``: null where the path runs through null or a missing key; negative
     indexes count from the end; a key of the wrong type for the value is a JqRuntimeError."""
-    return native.getpath(value, list(path))
+    return values_paths.getpath(value, list(path))
 
 
 def setpath(value: Any, path: Sequence[PathKey], new: Any) -> Any:
     """jq's ``setpath(path; new)``: a new value (the input is not modified); creates objects and
     arrays through null; JqRuntimeError on a type mismatch or an out-of-range negative index."""
-    return native.setpath(value, list(path), new)
+    return values_paths.setpath(value, list(path), new)
 
 
 def delpaths(value: Any, paths: Sequence[Sequence[PathKey]]) -> Any:
     """jq's ``delpaths(paths)``: a new value without those locations (the input is not
     modified); missing locations are ignored; JqRuntimeError on a type mismatch."""
-    return native.delpaths(value, [list(p) for p in paths])
+    return values_paths.delpaths(value, [list(p) for p in paths])

@@ -9,8 +9,10 @@ It also enforces workload-map's own security rules, beyond the reference's, for 
 controller evaluates on behalf of whoever wrote a cluster-scoped definition: no reading the
 evaluator's environment (``$ENV``, ``env``), its inputs or file names (``input``, ``inputs``,
 ``input_filename``), no stopping it or writing to its logs (``halt``, ``halt_error``, ``debug``,
-``stderr``), and, as a conservative syntactic rule, no recursive ``def`` and no ``until``,
-``while`` or ``repeat`` (no catalog definition needs them; they are how a program runs forever).
+``stderr``), no ``until`` or ``while`` (no catalog definition needs them; they are how a program
+runs forever): each is a builtin the registry (``jq.builtins.registry``) marks with that effect,
+so a new builtin is refused by its mark, not by a list kept here. And, as a conservative
+syntactic rule, no recursive ``def``.
 Each ``Violation`` says which rule it breaks (``rule``) and whether the reference has it.
 
 ``writability`` tells whether every output of a program is a location in its input (what
@@ -26,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from workload_map.jq import ast
+from workload_map.jq.builtins import registry
 from workload_map.jq.parser import parse
 
 __all__ = [
@@ -84,22 +87,23 @@ class Violation:
     rule: SafetyRule = SafetyRule.EXCESSIVE_OUTPUT
 
 
-# builtins a Karta may not call, by name (any arity), and why (workload-map's own rules)
-_FORBIDDEN_CALLS: dict[str, tuple[SafetyRule, str]] = {
-    "env": (SafetyRule.ENVIRONMENT, "reads the evaluating process's environment"),
-    "input": (SafetyRule.INPUT, "reads further inputs of the evaluating process"),
-    "inputs": (SafetyRule.INPUT, "reads further inputs of the evaluating process"),
-    "input_filename": (SafetyRule.INPUT, "reads the evaluating process's input file name"),
-    "halt": (SafetyRule.HALT, "stops the evaluating process"),
-    "halt_error": (SafetyRule.HALT, "stops the evaluating process"),
-    "debug": (SafetyRule.LOGGING, "writes to the evaluating process's log"),
-    "stderr": (SafetyRule.LOGGING, "writes to the evaluating process's log"),
-    "until": (SafetyRule.UNBOUNDED_LOOP, "may loop forever"),
-    "while": (SafetyRule.UNBOUNDED_LOOP, "may loop forever"),
+# what a builtin marked with an effect does (the marks are in the builtin registry)
+_WHY = {
+    "environment": "reads the evaluating process's environment",
+    "input": "reads the evaluating process's inputs or input file name",
+    "halt": "stops the evaluating process",
+    "logging": "writes to the evaluating process's log",
+    "unbounded-loop": "may loop forever",
 }
-_FORBIDDEN_VARS: dict[str, tuple[SafetyRule, str]] = {
-    "ENV": (SafetyRule.ENVIRONMENT, "reads the evaluating process's environment"),
-}
+
+
+@functools.cache
+def _forbidden() -> dict[str, tuple[SafetyRule, str]]:
+    """Builtin name (``$NAME`` for a variable) -> the rule it breaks and why, from the effects
+    the registry marks; by name, any arity (a local ``def env`` is refused too: conservative)."""
+    return {b.name: (SafetyRule(b.effect), _WHY[b.effect]) for b in registry.entries() if b.effect}
+
+
 _OURS = "(a workload-map security rule)"
 
 
@@ -170,8 +174,8 @@ def _violations(program: str) -> tuple[Violation, ...]:
                     SafetyRule.RECURSIVE_DESCENT,
                 )
             )
-        elif isinstance(node, ast.Var) and node.name in _FORBIDDEN_VARS:
-            rule, why = _FORBIDDEN_VARS[node.name]
+        elif isinstance(node, ast.Var) and "$" + node.name in _forbidden():
+            rule, why = _forbidden()["$" + node.name]
             found.append(
                 Violation(
                     f"variable '${node.name}' {why} and is not allowed {_OURS}",
@@ -194,8 +198,8 @@ def _violations(program: str) -> tuple[Violation, ...]:
                         SafetyRule.EXCESSIVE_OUTPUT,
                     )
                 )
-            elif node.name in _FORBIDDEN_CALLS:
-                rule, why = _FORBIDDEN_CALLS[node.name]
+            elif node.name in _forbidden():
+                rule, why = _forbidden()[node.name]
                 found.append(
                     Violation(
                         f"function '{node.name}' {why} and is not allowed {_OURS}",

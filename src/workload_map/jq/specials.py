@@ -1,8 +1,9 @@
 """Builtins that need closures rather than values: path, select, limit, first, any/all,
 recurse, while/until, walk, debug, env, tostream, sub and the rest of the special forms.
 
-Each is marked with its (name, arity) by ``@_special``; ``specials()`` gathers them on first use
-(nothing is registered at import).
+Each is registered as a builtin of kind ``"special"`` (``@builtin(name, arity, kind="special")``,
+``workload_map.jq.builtins.registry``): the compiler calls it with its argument codes and the call
+node. ``$ENV`` is one too, as the builtin variable it is in gojq.
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 from workload_map.jq import ast
 from workload_map.jq import values as jv
-from workload_map.jq.builtins.native import NATIVES
+from workload_map.jq.builtins import registry
+from workload_map.jq.builtins.paths import getpath as value_getpath
+from workload_map.jq.builtins.registry import builtin
 from workload_map.jq.calls import native_call
 from workload_map.jq.closures import (
     EMPTY,
@@ -38,39 +41,13 @@ from workload_map.jq.pathmode import recurse_children_paths, recurse_children_ru
 if TYPE_CHECKING:
     from workload_map.jq.compiler import Compiler
 
-# --- registry ------------------------------------------------------------------------------------
 
-Special = Callable[["Compiler", list[Code], ast.Call], Code]
-_SPECIALS: dict[tuple[str, int], Special] = {}
-_MARK = "jq_special"
-
-
-def _special(name: str, arity: int) -> Callable[[Special], Special]:
-    def deco(fn: Special) -> Special:
-        setattr(fn, _MARK, (name, arity))
-        return fn
-
-    return deco
-
-
-def specials() -> dict[tuple[str, int], Special]:
-    """(name, arity) -> the compile function of each special form, gathered on first use."""
-    if not _SPECIALS:
-        found = {}
-        for value in list(globals().values()):
-            key = getattr(value, _MARK, None) if callable(value) else None
-            if key is not None:
-                found[key] = value
-        _SPECIALS.update(found)
-    return _SPECIALS
-
-
-@_special("empty", 0)
+@builtin("empty", 0, kind="special")
 def _sp_empty(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     return EMPTY
 
 
-@_special("not", 0)
+@builtin("not", 0, kind="special")
 def _sp_not(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     def one(v: Any, env: Env) -> Any:
         return v is None or v is False
@@ -78,7 +55,7 @@ def _sp_not(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     return from_one(one)
 
 
-@_special("path", 1)
+@builtin("path", 1, kind="special")
 def _sp_path(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     f_paths = args[0].paths
 
@@ -91,9 +68,9 @@ def _sp_path(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     return Code(run)
 
 
-@_special("getpath", 1)
+@builtin("getpath", 1, kind="special")
 def _sp_getpath(c: Compiler, args: list[Code], node: ast.Call) -> Code:
-    getpath = NATIVES[("getpath", 1)]
+    getpath = value_getpath
     base = native_call(getpath, args, node.offset, False)
     arg = args[0]
     offset = node.offset
@@ -112,7 +89,7 @@ def _sp_getpath(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     return Code(base.run, base.one, paths)
 
 
-@_special("select", 1)
+@builtin("select", 1, kind="special")
 def _sp_select(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     cond = args[0]
     if cond.one is not None:
@@ -146,7 +123,7 @@ def _sp_select(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     return Code(run, None, paths)
 
 
-@_special("map", 1)
+@builtin("map", 1, kind="special")
 def _sp_map(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     f = args[0]
     iterate = jv.iterate
@@ -184,7 +161,7 @@ def _first_of(it: Iterable[Any]) -> Any:
     return NOTHING
 
 
-@_special("first", 1)
+@builtin("first", 1, kind="special")
 def _sp_first(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     f = args[0]
 
@@ -199,7 +176,7 @@ def _sp_first(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     return Code(run, None, paths)
 
 
-@_special("last", 1)
+@builtin("last", 1, kind="special")
 def _sp_last(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     f = args[0]
 
@@ -214,7 +191,7 @@ def _sp_last(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     return Code(run)
 
 
-@_special("isempty", 1)
+@builtin("isempty", 1, kind="special")
 def _sp_isempty(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     f = args[0]
 
@@ -260,7 +237,7 @@ def _counted(
     yield from itertools.islice(items, start, stop)
 
 
-@_special("limit", 2)
+@builtin("limit", 2, kind="special")
 def _sp_limit(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     n_code, f = args
     message = "limit doesn't support negative count"
@@ -280,7 +257,7 @@ def _sp_limit(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     return Code(run, None, paths)
 
 
-@_special("skip", 2)
+@builtin("skip", 2, kind="special")
 def _sp_skip(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     n_code, f = args
     message = "skip doesn't support negative count"
@@ -298,7 +275,7 @@ def _sp_skip(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     return Code(run, None, paths)
 
 
-@_special("nth", 2)
+@builtin("nth", 2, kind="special")
 def _sp_nth(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     n_code, f = args
     message = "nth doesn't support negative index"
@@ -350,32 +327,32 @@ def _any_all(is_any: bool, gen: Code | None, cond: Code | None) -> Code:
     return from_one(one)
 
 
-@_special("any", 0)
+@builtin("any", 0, kind="special")
 def _sp_any0(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     return _any_all(True, None, None)
 
 
-@_special("any", 1)
+@builtin("any", 1, kind="special")
 def _sp_any1(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     return _any_all(True, None, args[0])
 
 
-@_special("any", 2)
+@builtin("any", 2, kind="special")
 def _sp_any2(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     return _any_all(True, args[0], args[1])
 
 
-@_special("all", 0)
+@builtin("all", 0, kind="special")
 def _sp_all0(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     return _any_all(False, None, None)
 
 
-@_special("all", 1)
+@builtin("all", 1, kind="special")
 def _sp_all1(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     return _any_all(False, None, args[0])
 
 
-@_special("all", 2)
+@builtin("all", 2, kind="special")
 def _sp_all2(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     return _any_all(False, args[0], args[1])
 
@@ -423,22 +400,22 @@ def _select_iter(it: Iterator[Any], cond: Code, env: Env) -> Iterator[Any]:
                 yield x
 
 
-@_special("recurse", 0)
+@builtin("recurse", 0, kind="special")
 def _sp_recurse0(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     return Code(recurse_children_run, None, recurse_children_paths)
 
 
-@_special("recurse", 1)
+@builtin("recurse", 1, kind="special")
 def _sp_recurse1(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     return _recurse(args[0], None)
 
 
-@_special("recurse", 2)
+@builtin("recurse", 2, kind="special")
 def _sp_recurse2(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     return _recurse(args[0], args[1])
 
 
-@_special("repeat", 1)
+@builtin("repeat", 1, kind="special")
 def _sp_repeat(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     f = args[0]
 
@@ -457,7 +434,7 @@ def _sp_repeat(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     return Code(run, None, paths)
 
 
-@_special("while", 2)
+@builtin("while", 2, kind="special", effect="unbounded-loop")
 def _sp_while(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     cond, update = args
 
@@ -482,7 +459,7 @@ def _sp_while(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     return Code(run)
 
 
-@_special("until", 2)
+@builtin("until", 2, kind="special", effect="unbounded-loop")
 def _sp_until(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     cond, update = args
 
@@ -507,7 +484,7 @@ def _sp_until(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     return Code(run)
 
 
-@_special("walk", 1)
+@builtin("walk", 1, kind="special")
 def _sp_walk(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     """``walk(f)`` as gojq defines it (``def _walk: if type == "array" then map(_walk) elif
     type == "object" then map_values(_walk) end | f``), on an explicit stack so that a value
@@ -570,25 +547,33 @@ def _sp_walk(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     return Code(run)
 
 
-@_special("env", 0)
-def _sp_env(c: Compiler, args: list[Code], node: ast.Call) -> Code:
+@builtin("env", 0, kind="special", effect="environment")
+@builtin("$ENV", 0, kind="special", effect="environment")
+def _sp_env(c: Compiler, args: list[Code], node: Any) -> Code:
+    c.needs_ctx = True
+
     def one(v: Any, env: Env) -> Any:
         return dict(env[0].environ())
 
     return from_one(one)
 
 
-@_special("builtins", 0)
-def _sp_builtins(c: Compiler, args: list[Code], node: ast.Call) -> Code:
-    from workload_map.jq.compiler import builtin_names  # the library lives above this module
+@builtin("input", 0, kind="special", effect="input", listed=False)
+@builtin("inputs", 0, kind="special", effect="input", listed=False)
+def _sp_input(c: Compiler, args: list[Code], node: ast.Call) -> Code:
+    """No further inputs inside a program: gojq's error without an input iterator."""
+    raise c.error("input(s)/0 is not allowed", node)
 
+
+@builtin("builtins", 0, kind="special")
+def _sp_builtins(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     def one(v: Any, env: Env) -> Any:
-        return builtin_names()
+        return registry.names()
 
     return from_one(one)
 
 
-@_special("modulemeta", 0)
+@builtin("modulemeta", 0, kind="special")
 def _sp_modulemeta(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     """No module loader here: gojq's library error for every module name."""
     from workload_map.jq import encoding
@@ -609,7 +594,7 @@ def _stderr_write(env: Env, text: str) -> None:
         sys.stderr.write(text)
 
 
-@_special("debug", 0)
+@builtin("debug", 0, kind="special", effect="logging")
 def _sp_debug0(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     from workload_map.jq import encoding
 
@@ -620,7 +605,7 @@ def _sp_debug0(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     return from_one(one)
 
 
-@_special("debug", 1)
+@builtin("debug", 1, kind="special", effect="logging")
 def _sp_debug1(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     from workload_map.jq import encoding
 
@@ -634,7 +619,7 @@ def _sp_debug1(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     return Code(run)
 
 
-@_special("stderr", 0)
+@builtin("stderr", 0, kind="special", effect="logging")
 def _sp_stderr(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     from workload_map.jq import encoding
 
@@ -646,7 +631,7 @@ def _sp_stderr(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     return from_one(one)
 
 
-@_special("tostream", 0)
+@builtin("tostream", 0, kind="special")
 def _sp_tostream(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     """``tostream``: [path, leaf] events in pre-order and a closing [path] after each non-empty
     container; iterative, so deep values cannot overflow."""
@@ -682,13 +667,13 @@ def _sp_tostream(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     return Code(run)
 
 
-@_special("sub", 3)
+@builtin("sub", 3, kind="special")
 def _sp_sub(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     """``sub($re; replacement; $flags)``; one output per combination of replacement outputs,
     the last match's replacement varying slowest (gojq's order)."""
     re_code, replacement, flags_code = args
-    match = NATIVES[("_match", 3)]
-    capture = NATIVES[("_capture", 0)]
+    match = registry.native("_match", 3)  # the regex group loads with the first sub
+    capture = registry.native("_capture", 0)
     add = jv.add
     offset = node.offset
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from workload_map.jq import ast
 from workload_map.jq import values as jv
-from workload_map.jq.builtins.native import NATIVES
+from workload_map.jq.builtins import registry
 from workload_map.jq.calls import native_call
 from workload_map.jq.closures import (
     IDENTITY,
@@ -49,6 +49,12 @@ from workload_map.jq.pathmode import recurse_children_paths, recurse_children_ru
 from workload_map.jq.patterns import PatternCompiler
 
 
+def _format(name: str) -> Any:
+    """The function of ``@name`` (``@base64``…), or the one raising gojq's error for an unknown one."""
+    entry = registry.lookup(name, 0)
+    return registry.implementation(entry) if entry is not None else missing_format(name)
+
+
 class TermCompiler(PatternCompiler):
     """Compiles the term nodes (everything below operators and control flow)."""
 
@@ -63,13 +69,9 @@ class TermCompiler(PatternCompiler):
         name = node.name
         slot = scope.lookup("var", name)
         if slot is None:
-            if name == "ENV":
-                self.needs_ctx = True
-
-                def env_one(v: Any, env: Env) -> Any:
-                    return dict(env[0].environ())
-
-                return from_one(env_one)
+            variable = registry.lookup("$" + name, 0)  # a builtin variable: $ENV
+            if variable is not None:
+                return registry.implementation(variable)(self, [], node)  # type: ignore[no-any-return]
             raise self.error(f"variable not defined: ${name}", node)
 
         def one(v: Any, env: Env) -> Any:
@@ -78,14 +80,14 @@ class TermCompiler(PatternCompiler):
         return from_one(one)
 
     def c_format(self, node: ast.Format, scope: Scope) -> Code:
-        fn = NATIVES.get((node.name, 0)) or missing_format(node.name)
+        fn = _format(node.name)
         return native_call(fn, [], node.offset, False)
 
     def c_str(self, node: ast.Str, scope: Scope) -> Code:
         if node.fmt is not None:
-            fmt = NATIVES.get((node.fmt, 0)) or missing_format(node.fmt)
+            fmt = _format(node.fmt)
         else:
-            fmt = NATIVES[("tostring", 0)]
+            fmt = registry.native("tostring", 0)
         parts: list[Any] = []
         for part in node.parts:
             parts.append(part if isinstance(part, str) else self.compile(part, scope))

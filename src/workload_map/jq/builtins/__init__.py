@@ -1,7 +1,9 @@
-"""Builtin functions of the jq engine.
+"""Builtin functions of the jq engine, one registry (``registry.py``) for every kind.
 
-``builtin.jq`` holds the builtins written in jq itself (parsed once, each definition compiled the
-first time a program calls it); ``native.py`` and its sibling modules hold the value-level
-natives; the compiler (``workload_map.jq.specials``) implements the builtins that need closures
-(``path``, ``select``, ``limit``, ``recurse``, ``first``, ``any``/``all``, …).
+``builtin.jq`` holds the builtins written in jq itself (each definition parsed and compiled the
+first time a program calls it); the group modules (``collections``, ``strings``, ``conversions``,
+``paths``, ``control``, ``operators``, ``formats``, ``math``, ``regex``, ``time``) hold the
+value-level natives, and ``workload_map.jq.specials`` the builtins that need closures (``path``,
+``select``, ``limit``, ``recurse``, ``first``, ``any``/``all``, …). Each is marked
+``@builtin(name, arity, …)``; ``index.py`` (generated) says where each lives.
 """

@@ -3,7 +3,8 @@
 # The compiler implements the ones that need closures or must not recurse (path, select, map,
 # recurse, limit, first, last, nth, skip, isempty, any, all, while, until, repeat, sub,
 # tostream, walk, env, debug, ...); the value natives (length, keys, to_entries, setpath,
-# _match, ...) live in native.py. Each definition here is compiled the first time a program calls it.
+# _match, ...) live in the group modules beside this file. Each definition here is registered by
+# being here (registry.py reads the heads) and compiled the first time a program calls it.
 
 # --- membership -------------------------------------------------------------------------------
 def in(container): . as $key | container | has($key);

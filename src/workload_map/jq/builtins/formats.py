@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from workload_map.jq import encoding
+from workload_map.jq.builtins.registry import builtin
 from workload_map.jq.errors import JqRuntimeError
 from workload_map.jq.values import (
     capped_text,
@@ -24,7 +25,7 @@ from workload_map.jq.values import (
     valid_text,
 )
 
-__all__ = ["FORMATS", "NATIVES", "decode_bytes", "format_value", "utf8"]
+__all__ = ["FORMATS", "decode_bytes", "format_value", "utf8"]
 
 
 def decode_bytes(data: bytes) -> str:
@@ -181,7 +182,9 @@ def _capped(name: str, fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
         return capped_text(name, fn(v))
 
     capped.__name__ = fn.__name__
-    return capped
+    if name not in ("@text", "@json"):  # gojq's internal names of the others: `@html` `_tohtml`
+        capped = builtin("_to" + name[1:], 0)(capped)
+    return builtin(name, 0)(capped)
 
 
 FORMATS: dict[str, Callable[[Any], Any]] = {
@@ -209,21 +212,8 @@ def format_value(name: str, v: Any) -> Any:
     return fn(v)
 
 
+@builtin("format", 1)
 def f_format(v: Any, name: Any) -> Any:
     if type(name) is not str:
         raise type_error("format", name)
     return format_value("@" + name, v)
-
-
-NATIVES: dict[tuple[str, int], Callable[..., Any]] = {
-    **{(name, 0): fn for name, fn in FORMATS.items()},
-    ("_tohtml", 0): FORMATS["@html"],
-    ("_touri", 0): FORMATS["@uri"],
-    ("_tourid", 0): FORMATS["@urid"],
-    ("_tocsv", 0): FORMATS["@csv"],
-    ("_totsv", 0): FORMATS["@tsv"],
-    ("_tosh", 0): FORMATS["@sh"],
-    ("_tobase64", 0): FORMATS["@base64"],
-    ("_tobase64d", 0): FORMATS["@base64d"],
-    ("format", 1): f_format,
-}

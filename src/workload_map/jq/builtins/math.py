@@ -14,10 +14,11 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
+from workload_map.jq.builtins.registry import builtin
 from workload_map.jq.errors import JqLimitError
 from workload_map.jq.values import to_float, type_error
 
-__all__ = ["NATIVES"]
+__all__: list[str] = []
 
 # Go's exact constants 1/Ln10 and 1/Ln2 rounded once (1 / math.log(10) rounds twice)
 _INV_LN10 = 0.43429448190325182765112891891660508229439700580366656611445378316586464920887
@@ -464,20 +465,22 @@ def _unary(name: str, f: Callable[[float], float]) -> Callable[[Any], Any]:
     def native(v: Any) -> Any:
         return f(_num(name, v))
 
-    return native
+    return builtin(name, 0)(native)
 
 
 def _binary(name: str, f: Callable[[float, float], float]) -> Callable[[Any, Any, Any], Any]:
     def native(_v: Any, a: Any, b: Any) -> Any:
         return f(_num(name, a), _num(name, b))
 
-    return native
+    return builtin(name, 2)(native)
 
 
+@builtin("fma", 3)
 def f_fma(_v: Any, a: Any, b: Any, c: Any) -> Any:
     return _fma(_num("fma", a), _num("fma", b), _num("fma", c))
 
 
+@builtin("frexp", 0)
 def f_frexp(v: Any) -> Any:
     x = _num("frexp", v)
     if not math.isfinite(x) or x == 0:
@@ -486,6 +489,7 @@ def f_frexp(v: Any) -> Any:
     return [m, e]
 
 
+@builtin("modf", 0)
 def f_modf(v: Any) -> Any:
     x = _num("modf", v)
     if math.isinf(x):
@@ -496,10 +500,12 @@ def f_modf(v: Any) -> Any:
     return [frac, whole]
 
 
+@builtin("infinite", 0)
 def f_infinite(_v: Any) -> Any:
     return _INF
 
 
+@builtin("nan", 0)
 def f_nan(_v: Any) -> Any:
     return _NAN
 
@@ -511,16 +517,19 @@ def _as_float(v: Any) -> float | None:
     return to_float(v)
 
 
+@builtin("isinfinite", 0)
 def f_isinfinite(v: Any) -> Any:
     x = _as_float(v)
     return x is not None and math.isinf(x)
 
 
+@builtin("isfinite", 0)
 def f_isfinite(v: Any) -> Any:
     x = _as_float(v)
     return x is not None and not math.isinf(x)
 
 
+@builtin("isnan", 0)
 def f_isnan(v: Any) -> Any:
     x = _as_float(v)
     if x is None:
@@ -530,6 +539,7 @@ def f_isnan(v: Any) -> Any:
     return math.isnan(x)
 
 
+@builtin("isnormal", 0)
 def f_isnormal(v: Any) -> Any:
     x = _as_float(v)
     if x is None:
@@ -538,16 +548,8 @@ def f_isnormal(v: Any) -> Any:
     return 0 < e < 0x7FF
 
 
-NATIVES: dict[tuple[str, int], Callable[..., Any]] = {
-    **{(name, 0): _unary(name, f) for name, f in _UNARY.items()},
-    **{(name, 2): _binary(name, f) for name, f in _BINARY.items()},
-    ("fma", 3): f_fma,
-    ("frexp", 0): f_frexp,
-    ("modf", 0): f_modf,
-    ("infinite", 0): f_infinite,
-    ("nan", 0): f_nan,
-    ("isinfinite", 0): f_isinfinite,
-    ("isfinite", 0): f_isfinite,
-    ("isnan", 0): f_isnan,
-    ("isnormal", 0): f_isnormal,
-}
+# the families' natives, found by the registry one level into this tuple
+_FAMILIES = (
+    *(_unary(name, f) for name, f in _UNARY.items()),
+    *(_binary(name, f) for name, f in _BINARY.items()),
+)

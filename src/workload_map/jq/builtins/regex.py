@@ -9,16 +9,17 @@ flag is `unsupported regular expression flag: "…"`. Offsets and lengths count 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import re2  # type: ignore[import-untyped]
 
 from workload_map.jq import values
+from workload_map.jq.builtins.registry import builtin
 from workload_map.jq.errors import JqLimitError, JqRuntimeError
 from workload_map.jq.values import type_error, valid_text
 
-__all__ = ["NATIVES", "compile_regexp"]
+__all__ = ["compile_regexp", "f_capture", "f_match"]
 
 _OPTIONS = re2.Options()
 _OPTIONS.log_errors = False
@@ -110,6 +111,7 @@ def _match_object(r: Any, m: Any, names: dict[int, str]) -> dict[str, Any]:
     return {"offset": start, "length": end - start, "string": m.group(0), "captures": captures}
 
 
+@builtin("_match", 3)
 def f_match(v: Any, pattern: Any, flags: Any, testing: Any) -> Any:
     name = "test" if testing is True else "match"
     fl = ""
@@ -135,6 +137,7 @@ def f_match(v: Any, pattern: Any, flags: Any, testing: Any) -> Any:
     return [] if m is None else [_match_object(r, m, names)]
 
 
+@builtin("_capture", 0)
 def f_capture(v: Any) -> Any:
     if type(v) is not dict:
         from workload_map.jq.values import type_error_preview
@@ -152,6 +155,7 @@ def f_capture(v: Any) -> Any:
     return out
 
 
+@builtin("split", 2)
 def f_split2(v: Any, pattern: Any, flags: Any) -> Any:
     if type(v) is not str:
         raise type_error("split", v)
@@ -180,10 +184,3 @@ def f_split2(v: Any, pattern: Any, flags: Any) -> Any:
     if end != len(v):
         out.append(v[beg:])
     return out
-
-
-NATIVES: dict[tuple[str, int], Callable[..., Any]] = {
-    ("_match", 3): f_match,
-    ("_capture", 0): f_capture,
-    ("split", 2): f_split2,
-}

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import math
 import time as _time
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from workload_map.jq.builtins.registry import builtin
 from workload_map.jq.errors import JqRuntimeError
 from workload_map.jq.values import is_number, preview, to_float, to_int, type_error
 
-__all__ = ["NATIVES", "format_time", "parse_time"]
+__all__ = ["format_time", "parse_time"]
 
 _LONG_MONTHS = [
     "January", "February", "March", "April", "May", "June",
@@ -699,18 +699,21 @@ def _wrap(name: str, v: Any, cause: str, *args: Any) -> JqRuntimeError:
     return JqRuntimeError(f"{name} cannot be applied to {preview(v)}: {cause}")
 
 
+@builtin("gmtime", 0)
 def f_gmtime(v: Any) -> Any:
     if not is_number(v):
         raise type_error("gmtime", v)
     return _to_array(_epoch_to_instant(to_float(v), False))
 
 
+@builtin("localtime", 0)
 def f_localtime(v: Any) -> Any:
     if not is_number(v):
         raise type_error("localtime", v)
     return _to_array(_epoch_to_instant(to_float(v), True))
 
 
+@builtin("mktime", 0)
 def f_mktime(v: Any) -> Any:
     if type(v) is not list:
         raise type_error("mktime", v)
@@ -732,14 +735,17 @@ def _strftime(name: str, v: Any, fmt: Any, local: bool) -> Any:
     return format_time(t, fmt)
 
 
+@builtin("strftime", 1)
 def f_strftime(v: Any, fmt: Any) -> Any:
     return _strftime("strftime", v, fmt, False)
 
 
+@builtin("strflocaltime", 1)
 def f_strflocaltime(v: Any, fmt: Any) -> Any:
     return _strftime("strflocaltime", v, fmt, True)
 
 
+@builtin("strptime", 1)
 def f_strptime(v: Any, fmt: Any) -> Any:
     if type(v) is not str or type(fmt) is not str:
         raise type_error("strptime", v, fmt)
@@ -750,17 +756,7 @@ def f_strptime(v: Any, fmt: Any) -> Any:
     return _to_array(_epoch_to_instant(t.epoch(), False))
 
 
+@builtin("now", 0)
 def f_now(_v: Any) -> Any:
     ns = _time.time_ns()
     return float(ns // 1_000_000_000) + float(ns % 1_000_000_000) / 1e9
-
-
-NATIVES: dict[tuple[str, int], Callable[..., Any]] = {
-    ("gmtime", 0): f_gmtime,
-    ("localtime", 0): f_localtime,
-    ("mktime", 0): f_mktime,
-    ("strftime", 1): f_strftime,
-    ("strflocaltime", 1): f_strflocaltime,
-    ("strptime", 1): f_strptime,
-    ("now", 0): f_now,
-}

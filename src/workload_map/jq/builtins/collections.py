@@ -1,0 +1,418 @@
+"""Builtins on arrays and objects: length, keys, has, entries, add, contains, flatten, sorting and
+grouping (the `_sort_by`-style helpers behind builtin.jq's `sort_by(f)`), min/max, join,
+transpose, bsearch and `_range`."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator
+from typing import Any
+
+from workload_map.jq import encoding, values
+from workload_map.jq.builtins.conversions import wrap_error
+from workload_map.jq.builtins.registry import builtin
+from workload_map.jq.errors import JqLimitError, JqRuntimeError
+from workload_map.jq.values import (
+    LiteralNumber,
+    compare,
+    is_number,
+    preview,
+    to_float,
+    to_int,
+    type_error,
+    type_error_preview,
+)
+
+__all__ = ["sort_values"]
+
+
+def _values_of(v: Any) -> list[Any] | None:
+    t = type(v)
+    if t is list:
+        return list(v)
+    if t is dict:
+        return [v[k] for k in sorted(v)]
+    return None
+
+
+@builtin("length", 0)
+def f_length(v: Any) -> Any:
+    t = type(v)
+    if t is str or t is list or t is dict:
+        return len(v)
+    if v is None:
+        return 0
+    if t is int:
+        return abs(v)
+    if t is LiteralNumber:
+        return LiteralNumber(abs(float(v)), v.text.lstrip("-")) if v.text.startswith("-") else v
+    if t is float:
+        return abs(v)
+    raise type_error("length", v)
+
+
+@builtin("abs", 0)
+def f_abs(v: Any) -> Any:
+    if is_number(v):
+        return f_length(v)
+    raise type_error("abs", v)
+
+
+@builtin("keys", 0)
+def f_keys(v: Any) -> Any:
+    t = type(v)
+    if t is dict:
+        return sorted(v)
+    if t is list:
+        return list(range(len(v)))
+    raise type_error("keys", v)
+
+
+@builtin("has", 1)
+def f_has(v: Any, x: Any) -> Any:
+    t = type(v)
+    if t is dict and type(x) is str:
+        return x in v
+    if t is list and is_number(x):
+        i = to_int(x)
+        assert i is not None
+        return 0 <= i < len(v)
+    if v is None:
+        return False
+    raise type_error("has", v, x)
+
+
+@builtin("to_entries", 0)
+def f_to_entries(v: Any) -> Any:
+    t = type(v)
+    if t is dict:
+        return [{"key": k, "value": v[k]} for k in sorted(v)]
+    if t is list:
+        return [{"key": i, "value": x} for i, x in enumerate(v)]
+    raise type_error("to_entries", v)
+
+
+@builtin("from_entries", 0)
+def f_from_entries(v: Any) -> Any:
+    if type(v) is not list:
+        raise type_error("from_entries", v)
+    out: dict[str, Any] = {}
+    for e in v:
+        if type(e) is not dict:
+            raise type_error("from_entries", e)
+        key: Any = None
+        for name in ("key", "Key", "name", "Name"):
+            k = e.get(name)
+            if k is not None and k is not False:
+                key = k
+                break
+        if type(key) is not str:
+            raise wrap_error(
+                "from_entries",
+                v,
+                f"expected a string for object key but got: {type_error_preview(key)}",
+            )
+        out[key] = e["value"] if "value" in e else e.get("Value")
+    return out
+
+
+@builtin("add", 0)
+def f_add(v: Any) -> Any:
+    """`add`: strings joined once, arrays and objects accumulated in one fresh container
+    (linear, as gojq), anything else through `+`; nulls are skipped."""
+    items = _values_of(v)
+    if items is None:
+        raise type_error("add", v)
+    acc: Any = None
+    strings: list[str] | None = None
+    fresh = False  # acc is a list/dict built here, safe to extend in place
+    for x in items:
+        if x is None:
+            continue
+        tx = type(x)
+        if tx is str and (acc is None or strings is not None):
+            if strings is None:
+                strings = []
+            strings.append(x)
+            acc = ""
+            continue
+        if strings is not None:
+            acc = "".join(strings)
+            strings = None
+        ta = type(acc)
+        if tx is list and (ta is list or acc is None):
+            if not fresh:
+                acc = list(acc) if acc is not None else []
+                fresh = True
+            acc.extend(x)
+            continue
+        if tx is dict and (ta is dict or acc is None):
+            if not fresh:
+                acc = dict(acc) if acc is not None else {}
+                fresh = True
+            acc.update(x)
+            continue
+        acc = values.add(acc, x)
+        fresh = False
+    if strings is not None:
+        return "".join(strings)
+    return acc
+
+
+@builtin("reverse", 0)
+def f_reverse(v: Any) -> Any:
+    if type(v) is list:
+        return v[::-1]
+    raise type_error("reverse", v)
+
+
+def _contains(a: Any, b: Any) -> bool:
+    ta, tb = type(a), type(b)
+    if ta is str and tb is str:
+        return b in a
+    if ta is list and tb is list:
+        for y in b:
+            for x in a:
+                try:
+                    if _contains(x, y):
+                        break
+                except JqRuntimeError:  # inside containers a type mismatch just does not match
+                    pass
+            else:
+                return False
+        return True
+    if ta is dict and tb is dict:
+        if len(a) < len(b):
+            return False
+        for k, y in b.items():
+            if k not in a:
+                return False
+            try:
+                if not _contains(a[k], y):
+                    return False
+            except JqRuntimeError:
+                return False
+        return True
+    if is_number(a) and is_number(b):
+        return compare(a, b) == 0 and not (a != a or b != b)
+    if (a is None and b is None) or (ta is bool and tb is bool and a == b):
+        return True
+    raise type_error("contains", a, b)
+
+
+@builtin("contains", 1)
+def f_contains(v: Any, x: Any) -> Any:
+    return _contains(v, x)
+
+
+@builtin("flatten", 0)
+@builtin("flatten", 1)
+def f_flatten(v: Any, *args: Any) -> Any:
+    items = _values_of(v)
+    if items is None:
+        raise type_error("flatten", v)
+    depth = -1.0
+    if args:
+        if not is_number(args[0]):
+            raise type_error("flatten", args[0])
+        depth = to_float(args[0])
+        if depth < 0:
+            raise JqRuntimeError(f"flatten depth should not be negative: {preview(depth)}")
+    out: list[Any] = []
+    # iterative: (items, index, depth)
+    stack: list[tuple[list[Any], int, float]] = [(items, 0, depth)]
+    while stack:
+        xs, i, d = stack.pop()
+        while i < len(xs):
+            x = xs[i]
+            i += 1
+            if type(x) is list and d != 0:
+                stack.append((xs, i, d))
+                stack.append((x, 0, d - 1))
+                break
+            out.append(x)
+    return out
+
+
+def sort_values(xs: list[Any]) -> list[Any]:
+    """Stable sort in jq order."""
+    return sorted(xs, key=functools.cmp_to_key(compare))
+
+
+def _sort_items(name: str, v: Any, keys: Any) -> list[tuple[Any, Any]]:
+    if type(v) is not list:
+        if name.endswith("_by"):
+            raise type_error(name, v, keys)
+        raise type_error(name, v)
+    if type(keys) is not list:
+        raise type_error(name, v, keys)
+    if len(v) != len(keys):
+        raise wrap_error(name, v, "length mismatch", keys)
+    pairs = list(zip(v, keys, strict=True))
+    cmp = functools.cmp_to_key(compare)
+    pairs.sort(key=lambda p: cmp(p[1]))
+    return pairs
+
+
+@builtin("sort", 0)
+def f_sort(v: Any) -> Any:
+    if type(v) is not list:
+        raise type_error("sort", v)
+    return sort_values(v)
+
+
+@builtin("_sort_by", 1)
+def f_sort_by(v: Any, keys: Any) -> Any:
+    return [p[0] for p in _sort_items("sort_by", v, keys)]
+
+
+@builtin("_group_by", 1)
+def f_group_by(v: Any, keys: Any) -> Any:
+    out: list[Any] = []
+    last: Any = None
+    for i, (value, key) in enumerate(_sort_items("group_by", v, keys)):
+        if i == 0 or compare(last, key) != 0:
+            out.append([value])
+            last = key
+        else:
+            out[-1].append(value)
+    return out
+
+
+def _unique_by(name: str, v: Any, keys: Any) -> Any:
+    out: list[Any] = []
+    last: Any = None
+    for i, (value, key) in enumerate(_sort_items(name, v, keys)):
+        if i == 0 or compare(last, key) != 0:
+            out.append(value)
+            last = key
+    return out
+
+
+@builtin("unique", 0)
+def f_unique(v: Any) -> Any:
+    return _unique_by("unique", v, v)
+
+
+@builtin("_unique_by", 1)
+def f_unique_by(v: Any, keys: Any) -> Any:
+    return _unique_by("unique_by", v, keys)
+
+
+def _min_max(vs: list[Any], xs: list[Any], is_min: bool) -> Any:
+    if not vs:
+        return None
+    j, x = 0, xs[0]
+    for i in range(1, len(xs)):
+        if (compare(x, xs[i]) > 0) == is_min:
+            j, x = i, xs[i]
+    return vs[j]
+
+
+@builtin("min", 0)
+def f_min(v: Any) -> Any:
+    if type(v) is not list:
+        raise type_error("min", v)
+    return _min_max(v, v, True)
+
+
+@builtin("max", 0)
+def f_max(v: Any) -> Any:
+    if type(v) is not list:
+        raise type_error("max", v)
+    return _min_max(v, v, False)
+
+
+def _min_max_by(name: str, v: Any, keys: Any, is_min: bool) -> Any:
+    if type(v) is not list or type(keys) is not list:
+        raise type_error(name, v, keys)
+    if len(v) != len(keys):
+        raise wrap_error(name, v, "length mismatch", keys)
+    return _min_max(v, keys, is_min)
+
+
+@builtin("_min_by", 1)
+def f_min_by(v: Any, keys: Any) -> Any:
+    return _min_max_by("min_by", v, keys, True)
+
+
+@builtin("_max_by", 1)
+def f_max_by(v: Any, keys: Any) -> Any:
+    return _min_max_by("max_by", v, keys, False)
+
+
+@builtin("join", 1)
+def f_join(v: Any, sep: Any) -> Any:
+    items = _values_of(v)
+    if items is None:
+        raise type_error("join", v, sep)
+    if not items:
+        return ""
+    if type(sep) is not str and len(items) > 1:
+        raise type_error("join", v, sep)
+    parts: list[str] = []
+    for x in items:
+        tx = type(x)
+        if x is None:
+            parts.append("")
+        elif tx is str:
+            parts.append(x)
+        elif tx is bool:
+            parts.append("true" if x else "false")
+        elif is_number(x):
+            parts.append(encoding.format_number(x))
+        else:
+            raise JqRuntimeError(
+                f"join cannot be applied to an array including: {type_error_preview(x)}"
+            )
+    return values.capped_text("join", (sep if type(sep) is str else "").join(parts))
+
+
+@builtin("transpose", 0)
+def f_transpose(v: Any) -> Any:
+    if type(v) is not list:
+        raise type_error("transpose", v)
+    if not v:
+        return []
+    width = 0
+    for row in v:
+        if type(row) is not list:
+            raise type_error("transpose", v)
+        width = max(width, len(row))
+    if width * len(v) > values.MAX_ARRAY_LENGTH:
+        raise JqLimitError(
+            f"transpose cannot be applied to: {type_error_preview(v)}: the result would exceed "
+            f"{values.MAX_ARRAY_LENGTH} elements"
+        )
+    return [[row[i] if i < len(row) else None for row in v] for i in range(width)]
+
+
+@builtin("bsearch", 1)
+def f_bsearch(v: Any, target: Any) -> Any:
+    if type(v) is not list:
+        raise type_error("bsearch", v, target)
+    lo, hi = 0, len(v)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if compare(v[mid], target) >= 0:
+            hi = mid
+        else:
+            lo = mid + 1
+    if lo < len(v) and compare(v[lo], target) == 0:
+        return lo
+    return -lo - 1
+
+
+@builtin("_range", 3, kind="stream")
+def s_range(_v: Any, start: Any, end: Any, step: Any) -> Iterator[Any]:
+    for x in (start, end, step):
+        if not is_number(x):
+            raise type_error("range", x)
+    return _range_iter(start, end, step)
+
+
+def _range_iter(value: Any, end: Any, step: Any) -> Iterator[Any]:
+    direction = compare(step, 0)
+    while direction * compare(value, end) < 0:
+        yield value
+        value = values.add(value, step)

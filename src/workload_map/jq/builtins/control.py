@@ -1,0 +1,80 @@
+"""Errors and control: error, halt, halt_error, input_filename and `_stream_event`.
+
+`error/0,1` only build the error (`JqRuntimeError` with `.value`); `catch` is the compiler's."""
+
+from __future__ import annotations
+
+import contextvars
+from typing import Any
+
+from workload_map.jq import encoding
+from workload_map.jq.builtins.registry import builtin
+from workload_map.jq.errors import JqHaltError, JqRuntimeError, JqValueError
+from workload_map.jq.values import (
+    is_number,
+    to_int,
+    type_error,
+    type_error_preview,
+)
+
+__all__ = ["INPUT_FILENAME"]
+
+
+@builtin("_stream_event", 0)
+def _stream_event(v: Any) -> Any:
+    """A `fromstream` event as it is (an array, or null that adds nothing), else gojq's error."""
+    if v is None or type(v) is list:
+        return v
+    raise JqRuntimeError(f"expected an array but got: {type_error_preview(v)}")
+
+
+@builtin("error", 0)
+def f_error0(v: Any) -> Any:
+    raise _error_value(v)
+
+
+@builtin("error", 1)
+def f_error1(_v: Any, x: Any) -> Any:
+    raise _error_value(x)
+
+
+def _error_value(x: Any) -> JqRuntimeError:
+    return JqValueError(x)
+
+
+@builtin("halt", 0, effect="halt")
+def f_halt(_v: Any) -> Any:
+    err = JqHaltError("halt", value=None, exit_code=0)
+    err.value = None
+    raise err
+
+
+@builtin("halt_error", 0, effect="halt")
+def f_halt_error0(v: Any) -> Any:
+    raise _halt_error(v, 5)
+
+
+@builtin("halt_error", 1, effect="halt")
+def f_halt_error1(v: Any, code: Any) -> Any:
+    c = to_int(code) if is_number(code) else None
+    if c is None:
+        raise type_error("halt_error", code)
+    raise _halt_error(v, c)
+
+
+def _halt_error(v: Any, code: int) -> JqHaltError:
+    msg = v if type(v) is str else encoding.dumps(v, None)
+    err = JqHaltError(f"halt error: {msg}", value=v, exit_code=code)
+    err.value = v
+    return err
+
+
+INPUT_FILENAME: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "jq_input_filename", default=None
+)
+"""What `input_filename` yields: the file the current input came from (`wlmap jq` sets it)."""
+
+
+@builtin("input_filename", 0, effect="input")
+def f_input_filename(_v: Any) -> Any:
+    return INPUT_FILENAME.get()

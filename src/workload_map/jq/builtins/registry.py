@@ -1,0 +1,265 @@
+"""The one registry of jq builtins: ``(name, arity)`` to what implements it.
+
+A builtin is registered in exactly one way, whatever it is:
+
+* a function in a group module (``GROUPS``) marked ``@builtin(name, arity, kind=…, effect=…)``;
+  ``kind`` says how the compiler calls it: ``"value"`` ``fn(input, *argument values)`` returning
+  one value, ``"stream"`` the same returning an iterable, ``"special"``
+  ``fn(compiler, argument codes, call node)`` returning a ``Code`` (closures, the interpreter);
+* or a definition in ``builtin.jq`` (kind ``"jq"``), compiled by the compiler on its first call.
+
+``effect`` names the workload-map safety rule a call breaks (``environment``, ``input``,
+``halt``, ``logging``, ``unbounded-loop``): ``jq.safety`` refuses by this mark, not by its own list.
+
+Nothing is registered at import. ``index.py``, generated from the marks (``registry.write_index()``,
+checked by tests/jq/test_registry.py), says which group module
+holds each builtin, so that a group module (dates, regexes, math…) is imported the first time a
+program calls one of its builtins; the registry itself is built on the first lookup. No library
+does this: Python's entry points are per distribution and cost more to read than they save.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pathlib
+import re
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
+
+__all__ = [
+    "EFFECTS",
+    "GROUPS",
+    "KINDS",
+    "Builtin",
+    "built",
+    "builtin",
+    "entries",
+    "implementation",
+    "index_text",
+    "jq_source",
+    "lookup",
+    "names",
+    "native",
+    "scan_marks",
+    "write_index",
+]
+
+KINDS = ("value", "stream", "special", "jq")
+EFFECTS = ("environment", "input", "halt", "logging", "unbounded-loop")
+#: the group modules, by the short name the index uses; "jq" is builtin.jq
+GROUPS = {
+    "collections": "workload_map.jq.builtins.collections",
+    "control": "workload_map.jq.builtins.control",
+    "conversions": "workload_map.jq.builtins.conversions",
+    "formats": "workload_map.jq.builtins.formats",
+    "math": "workload_map.jq.builtins.math",
+    "operators": "workload_map.jq.builtins.operators",
+    "paths": "workload_map.jq.builtins.paths",
+    "regex": "workload_map.jq.builtins.regex",
+    "strings": "workload_map.jq.builtins.strings",
+    "time": "workload_map.jq.builtins.time",
+    "specials": "workload_map.jq.specials",
+}
+_MARK = "__jq_builtin__"
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def builtin(
+    name: str, arity: int, *, kind: str = "value", effect: str = "", listed: bool = True
+) -> Callable[[F], F]:
+    """Mark a function as the builtin ``name/arity`` (stackable: one function, several names);
+    ``listed=False`` keeps it out of ``builtins`` (names starting ``_ @ $`` never are)."""
+    if kind not in KINDS[:3] or (effect and effect not in EFFECTS):
+        raise ValueError(f"builtin {name}/{arity}: unknown kind {kind!r} or effect {effect!r}")
+
+    def mark(fn: F) -> F:
+        setattr(fn, _MARK, (*getattr(fn, _MARK, ()), (name, arity, kind, effect, listed)))
+        return fn
+
+    return mark
+
+
+class Builtin:
+    """One registry entry: where the builtin lives (``group``), how it is called, its effect."""
+
+    __slots__ = ("arity", "effect", "group", "kind", "listed", "name")
+
+    def __init__(
+        self, name: str, arity: int, group: str, kind: str, effect: str, listed: bool = True
+    ) -> None:
+        self.name, self.arity, self.group, self.kind, self.effect = name, arity, group, kind, effect
+        #: whether ``builtins`` names it
+        self.listed = listed and not name.startswith(("_", "@", "$"))
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return (self.name, self.arity)
+
+    def __repr__(self) -> str:
+        return f"Builtin({self.name}/{self.arity}, {self.kind}, {self.group})"
+
+
+_REGISTRY: dict[tuple[str, int], Builtin] = {}
+_IMPLS: dict[str, dict[tuple[str, int], Callable[..., Any]]] = {}
+_JQ_SOURCES: dict[tuple[str, int], str] = {}
+_LOCK = threading.RLock()
+#: a definition's head in builtin.jq: every one starts a line (its body lines are indented)
+_DEF_HEAD = r"def\s+([A-Za-z_][A-Za-z0-9_]*)\s*(?:\(([^)]*)\))?\s*:"
+
+
+def built() -> bool:
+    """Whether the registry has been built (it is on the first lookup, never at import)."""
+    return bool(_REGISTRY)
+
+
+def _build() -> dict[tuple[str, int], Builtin]:
+    if _REGISTRY:
+        return _REGISTRY
+    with _LOCK:
+        if not _REGISTRY:
+            from workload_map.jq.builtins.index import INDEX
+
+            found = {
+                key: Builtin(key[0], key[1], group, kind, effect, listed)
+                for key, (group, kind, effect, listed) in INDEX.items()
+            }
+            for key in _split_builtin_jq():
+                if key in found:
+                    raise RuntimeError(f"builtin {key[0]}/{key[1]} is registered twice")
+                found[key] = Builtin(key[0], key[1], "jq", "jq", "")
+            _REGISTRY.update(found)
+    return _REGISTRY
+
+
+def _split_builtin_jq() -> dict[tuple[str, int], str]:
+    """The text of each builtin.jq definition by (name, arity): a program parses only the
+    definitions it calls (parsing them all was a good part of a short command's run time)."""
+    path = pathlib.Path(__file__).with_name("builtin.jq")
+    if path.is_file():
+        text = path.read_text(encoding="utf-8")
+    else:  # a zipped install: only then is importlib.resources worth its import
+        from importlib import resources
+
+        text = resources.files("workload_map.jq.builtins").joinpath("builtin.jq").read_text()
+    head_re = re.compile(_DEF_HEAD)
+    sources: dict[tuple[str, int], str] = {}
+    chunk: list[str] = []
+    for line in [*text.splitlines(), "def"]:
+        if line.startswith("def") and chunk:
+            head = head_re.match(chunk[0])
+            if head is None:
+                raise RuntimeError(f"builtin.jq: not a definition: {chunk[0]!r}")
+            params = head.group(2)
+            arity = len(params.split(";")) if params is not None else 0
+            sources[(head.group(1), arity)] = "\n".join(chunk)
+            chunk = []
+        if line.startswith("def") or (chunk and line.startswith((" ", "\t"))):
+            chunk.append(line)
+    _JQ_SOURCES.update(sources)
+    return sources
+
+
+def lookup(name: str, arity: int) -> Builtin | None:
+    """The builtin ``name/arity``, or None (the one lookup: compiler, listing, safety rules)."""
+    return (_REGISTRY or _build()).get((name, arity))
+
+
+def entries() -> Iterator[Builtin]:
+    """Every registered builtin (builds the registry, imports no group module)."""
+    return iter(list(_build().values()))
+
+
+def names() -> list[str]:
+    """Every builtin a program can call, as ``name/arity`` (what ``builtins`` yields)."""
+    return sorted(f"{b.name}/{b.arity}" for b in entries() if b.listed)
+
+
+def jq_source(key: tuple[str, int]) -> str | None:
+    """The builtin.jq text of the definition ``key``, or None when it is not jq-defined."""
+    _build()
+    return _JQ_SOURCES.get(key)
+
+
+def implementation(entry: Builtin) -> Callable[..., Any]:
+    """The function of a value, stream or special builtin (imports its group on first use)."""
+    impls = _IMPLS.get(entry.group)
+    if impls is None:
+        with _LOCK:
+            impls = _IMPLS.get(entry.group)
+            if impls is None:
+                impls = _load_group(entry.group)
+    return impls[entry.key]
+
+
+def native(name: str, arity: int) -> Callable[..., Any]:
+    """The function of the value or stream builtin ``name/arity`` (KeyError when there is none)."""
+    entry = lookup(name, arity)
+    if entry is None or entry.kind not in ("value", "stream"):
+        raise KeyError((name, arity))
+    return implementation(entry)
+
+
+def scan_marks(module: Any) -> dict[tuple[str, int], tuple[Callable[..., Any], str, str, bool]]:
+    """The builtins a module marks: (name, arity) -> (function, kind, effect, listed).
+
+    Marked functions are found among the module's globals and one level into its global tuples,
+    lists and dicts (families built from a table, such as math's ``sin``/``cos``/…); only
+    functions defined in the module count, so an imported builtin is not registered twice.
+    """
+    found: dict[tuple[str, int], tuple[Callable[..., Any], str, str, bool]] = {}
+    seen: set[int] = set()
+    for value in list(vars(module).values()):
+        candidates: list[Any] = [value]
+        if isinstance(value, (tuple, list)):
+            candidates.extend(value)
+        elif isinstance(value, dict):
+            candidates.extend(value.values())
+        for fn in candidates:
+            marks = getattr(fn, _MARK, None) if callable(fn) else None
+            if not marks or id(fn) in seen or fn.__module__ != module.__name__:
+                continue
+            seen.add(id(fn))
+            for name, arity, kind, effect, listed in marks:
+                if (name, arity) in found:
+                    raise RuntimeError(f"builtin {name}/{arity} is registered twice")
+                found[(name, arity)] = (fn, kind, effect, listed)
+    return found
+
+
+def _load_group(group: str) -> dict[tuple[str, int], Callable[..., Any]]:
+    module = importlib.import_module(GROUPS[group])
+    marks = scan_marks(module)
+    expected = {b.key for b in _build().values() if b.group == group}
+    if set(marks) != expected:
+        raise RuntimeError(
+            f"jq builtin index is stale for {group} (run {__name__}.write_index()): "
+            f"{sorted(set(marks) ^ expected)}"
+        )
+    impls = {key: mark[0] for key, mark in marks.items()}
+    _IMPLS[group] = impls
+    return impls
+
+
+def index_text() -> str:
+    """The text of ``index.py``, from the marks of every group module (imports them all)."""
+    rows: list[str] = []
+    seen: dict[tuple[str, int], str] = {}
+    for group in sorted(GROUPS):
+        module = importlib.import_module(GROUPS[group])
+        for (name, arity), (_fn, kind, effect, listed) in sorted(scan_marks(module).items()):
+            if (name, arity) in seen:
+                raise RuntimeError(f"builtin {name}/{arity}: in {seen[name, arity]} and {group}")
+            seen[name, arity] = group
+            row = f"({name!r}, {arity}): ({group!r}, {kind!r}, {effect!r}, {listed}),"
+            rows.append("    " + row.replace("'", '"'))
+    return (
+        '"""Which group module holds each jq builtin: generated from the ``@builtin`` marks by\n'
+        '``workload_map.jq.builtins.registry.write_index()``; do not edit (a test checks it)."""\n\n'
+        "INDEX: dict[tuple[str, int], tuple[str, str, str, bool]] = {\n" + "\n".join(rows) + "\n}\n"
+    )
+
+
+def write_index() -> None:
+    """Regenerate ``index.py`` after adding, renaming or moving a builtin."""
+    pathlib.Path(__file__).with_name("index.py").write_text(index_text(), encoding="utf-8")
