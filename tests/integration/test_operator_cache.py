@@ -94,19 +94,24 @@ def test_paged_list_transform_handlers_and_resume(api: Api, ns: str) -> None:
             },
             "data": {"keep": "3"},
         }
-        watches = eventually(lambda: [q for q in queries if ("watch", "true") in q], 10, "a watch")
+        watches = eventually(lambda: [q for q in queries if ("watch", "true") in q], 30, "a watch")
         assert ("allowWatchBookmarks", "true") in watches[0]
         assert any(k == "timeoutSeconds" for k, _ in watches[0])
 
         # a watched change is trimmed too
         api.merge_patch(f"{path}/c1", {"data": {"keep": "one", "drop": "y" * 1000}})
         eventually(
-            lambda: (informer.get(f"{ns}/c1") or {}).get("data") == {"keep": "one"}, 10, "update"
+            lambda: (informer.get(f"{ns}/c1") or {}).get("data") == {"keep": "one"}, 30, "update"
         )
         api.request("DELETE", f"{path}/c2")
-        eventually(lambda: informer.get(f"{ns}/c2") is None, 10, "delete")
-        with lock:
-            assert ("MODIFIED", "c1") in events and ("DELETED", "c2") in events
+        eventually(lambda: informer.get(f"{ns}/c2") is None, 30, "delete")
+
+        def handled() -> bool:
+            with lock:
+                return ("MODIFIED", "c1") in events and ("DELETED", "c2") in events
+
+        # the store changes first, then the handlers run (on the watch's thread): waited for
+        eventually(handled, 30, "the handlers saw the update and the delete")
 
         # a late subscriber gets what is cached first
         late: list[str] = []
@@ -122,7 +127,7 @@ def test_paged_list_transform_handlers_and_resume(api: Api, ns: str) -> None:
         api.request(
             "POST", path, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c7"}}
         )
-        eventually(lambda: informer.get(f"{ns}/c7"), 10, "event after reconnect")
+        eventually(lambda: informer.get(f"{ns}/c7"), 30, "event after reconnect")
         resumed = [q for q in queries if ("watch", "true") in q][-1]
         assert ("resourceVersion", rv) in resumed or int(dict(resumed)["resourceVersion"]) >= int(
             rv or 0

@@ -219,7 +219,7 @@ def test_certificate_rotation_with_a_short_lifetime(
         assert len(seen) >= 2, f"no rotation seen: {seen}\n{op.log_tail()}"
         bundle = ca_bundles(api, name)[0]
         current = serial()
-        eventually(lambda: served_serial(op.webhook_port, bundle) == current, 10, "new cert served")
+        eventually(lambda: served_serial(op.webhook_port, bundle) == current, 30, "new cert served")
         assert op.alive()
     finally:
         assert op.stop() == 0
@@ -269,7 +269,7 @@ def _relist_after_410(kube: Kube, api: Api, ns: str, client: Api) -> None:
     try:
         assert informer.wait_synced(30)
         assert sorted(o["metadata"]["name"] for o in informer.list()) == ["c0", "c1", "c2"]
-        eventually(lambda: informer._inner._watch is not None, 10, "watching")
+        eventually(lambda: informer._inner._watch is not None, 30, "watching")
         gate.clear()
         informer._inner._watch.stop()  # drop the connection; the reconnect waits at the gate
         time.sleep(0.5)
@@ -297,7 +297,7 @@ def _relist_after_410(kube: Kube, api: Api, ns: str, client: Api) -> None:
                 sorted(o["metadata"]["name"] for o in informer.list())
                 == ["c1", "c2", "c3", "c4", "c5"]
             ),
-            10,
+            30,
             "cache after relist",
         )
     finally:
@@ -319,7 +319,7 @@ def test_a_409_on_a_status_write_is_retried(kube: Kube, api: Api) -> None:
     try:
         assert controller.kartas.wait_synced(30) and controller.crds.wait_synced(30)
         api.request("POST", KARTAS, widget_karta(name, f"c-{token}.example.com"))
-        stale = eventually(lambda: controller.kartas.get(name), 10, "cached")  # type: ignore[union-attr]
+        stale = eventually(lambda: controller.kartas.get(name), 30, "cached")  # type: ignore[union-attr]
         # someone else changes the Karta; the controller still holds the old copy
         api.merge_patch(f"{KARTAS}/{name}", {"metadata": {"annotations": {"x": "1"}}})
         real_get = controller.kartas.get
@@ -329,7 +329,7 @@ def test_a_409_on_a_status_write_is_retried(kube: Kube, api: Api) -> None:
         controller.kartas.get = real_get  # type: ignore[method-assign]
         eventually(
             lambda: (controller.kartas.get(name) or {}).get("metadata", {}).get("annotations"),
-            10,
+            30,
             "fresh",
         )  # type: ignore[union-attr]
         controller.reconcile(name)
@@ -358,7 +358,7 @@ def test_apiserver_restart_under_a_running_operator(
                 lambda n=n: condition(api.get(f"{KARTAS}/{n}"), "Ready"), 30, f"{n} reconciled"
             )
         eventually(
-            lambda: op.metric("workloadmap_operator_karta_status_writes_total") >= len(names), 10
+            lambda: op.metric("workloadmap_operator_karta_status_writes_total") >= len(names), 30
         )
         time.sleep(1)
         rvs = {n: api.get(f"{KARTAS}/{n}")["metadata"]["resourceVersion"] for n in names}
