@@ -192,7 +192,8 @@ def _schedstat(pid: int) -> tuple[float, float]:
 
 
 def _pids(kube: Any, op: Any) -> dict[str, int]:
-    out = {"operator": op.proc.pid}
+    # the writers themselves (this process) compete for the same two cores
+    out = {"operator": op.proc.pid, "client": os.getpid()}
     plane = getattr(kube, "plane", None)
     for proc in getattr(plane, "procs", []) if plane is not None else []:
         if proc.name in ("kube-apiserver", "etcd"):
@@ -369,7 +370,11 @@ def _webhook_latency(kube: Any, api: Any, workdir: Path) -> list[dict[str, Any]]
                 "default",
                 workdir / f"hooks{writers}",
                 config_name=config,
-                extra=["--disable-karta-controller"],
+                # WLMAP_BENCH_OPERATOR_ARGS: flags to compare (e.g. --gc-thresholds=700,10,10)
+                extra=[
+                    "--disable-karta-controller",
+                    *os.environ.get("WLMAP_BENCH_OPERATOR_ARGS", "").split(),
+                ],
             )
             install_webhooks(api, port=op.webhook_port, name=config, token=token)
             op.start()
@@ -507,6 +512,7 @@ def _without_webhooks(
         for p in (getattr(plane, "procs", []) if plane is not None else [])
         if p.name in ("kube-apiserver", "etcd")
     }
+    pids["client"] = os.getpid()
     cpu_before = {k: _cpu_seconds(p) for k, p in pids.items()}
     load_before = os.getloadavg()[0]
     client, wall = _creates(api, WRITERS, WRITES_PER_WRITER, "plain", token, stamped=True)

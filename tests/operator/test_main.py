@@ -33,6 +33,7 @@ def test_defaults_follow_the_reference() -> None:
     assert args.webhook_cert_lifetime == 8760 * 3600
     assert args.leader_elect_lease_duration == 15
     assert args.install_catalog is False
+    assert args.gc_thresholds == (50_000, 20, 100)
 
 
 def test_flags_are_parsed() -> None:
@@ -50,6 +51,10 @@ def test_flags_are_parsed() -> None:
         build_parser().parse_args(["--webhook-cert-mode=sometimes"])
     with pytest.raises(SystemExit):
         build_parser().parse_args(["--webhook-cert-lifetime=soon"])
+    assert parse("--gc-thresholds=700,10,10").gc_thresholds == (700, 10, 10)
+    for bad in ("700,10", "a,b,c", "700,-1,10"):
+        with pytest.raises(SystemExit):
+            build_parser().parse_args([f"--gc-thresholds={bad}"])
 
 
 def test_wlmap_operator_is_the_same_command(capsys: pytest.CaptureFixture[str]) -> None:

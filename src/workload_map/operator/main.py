@@ -58,6 +58,19 @@ def _duration(text: str) -> float:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _gc_thresholds(text: str) -> tuple[int, int, int]:
+    parts = text.split(",")
+    try:
+        values = tuple(int(x) for x in parts)
+    except ValueError:
+        values = ()
+    if len(values) != 3 or any(v < 0 for v in values):
+        raise argparse.ArgumentTypeError(
+            f"--gc-thresholds {text!r}: three non-negative integers G0,G1,G2 (gc.set_threshold)"
+        )
+    return values[0], values[1], values[2]
+
+
 def build_parser() -> argparse.ArgumentParser:
     from workload_map.operator import controllers
 
@@ -139,6 +152,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="apply the built-in definitions as Kartas when elected",
     )
     p.add_argument("--karta-workers", type=int, default=8)
+    p.add_argument(
+        "--gc-thresholds",
+        type=_gc_thresholds,
+        default="50000,20,100",
+        metavar="G0,G1,G2",
+        help="the cyclic collector's thresholds (gc.set_threshold); Python's own are 700,10,10",
+    )
     p.add_argument("--disable-karta-controller", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"))
     p.add_argument("--log-json", action="store_true", help="one JSON object per log line")
@@ -379,7 +399,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     sys.setswitchinterval(0.001)
     # caches hold many small dicts that live for the process's life: collect the young
     # generation less often, so admission answers are not held up by collector pauses
-    gc.set_threshold(50_000, 20, 100)
+    gc.set_threshold(*args.gc_thresholds)
     from workload_map.errors import WlmapError
 
     try:
