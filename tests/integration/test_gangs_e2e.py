@@ -298,7 +298,10 @@ def test_a_member_that_missed_the_webhook_does_not_block_the_gang(
         assert all(p["spec"]["schedulingGroup"] for p in joined)
         _nodes(fake_nodes, pool, 3)
         wait("the gang still binds", lambda: len(bound(api, ns)) == 3, 90)
-        assert op.metric("workloadmap_gangs_missed_members_total") >= 1
+        wait(
+            "missed member counted",
+            lambda: op.metric("workloadmap_gangs_missed_members_total") >= 1,
+        )
     finally:
         silent.close()
         delete(api, f"/api/v1/namespaces/{ns}")

@@ -107,8 +107,9 @@ def test_two_replicas_only_the_leader_writes_and_both_answer(
             standby = second if leader is first else first
             obj = partset_gpu(api, ns, 3, pool)
             wait("PodGroup", lambda: min_counts(api, ns) == [3])
+            # counted once a write has returned, a moment after it is visible
+            wait("writes counted", lambda: leader.metric("workloadmap_gangs_writes_total") >= 2)
             assert standby.metric("workloadmap_gangs_writes_total") == 0
-            assert leader.metric("workloadmap_gangs_writes_total") >= 2
             pod = {
                 "apiVersion": "v1",
                 "kind": "Pod",
@@ -288,7 +289,7 @@ def test_delete_unbound_mode_deletes_a_member_that_missed_the_webhook(
             )
             assert min_counts(api, ns) == [3]  # the minimum stays: the member will come back
             assert all(p["spec"]["schedulingGroup"] for p in joined)
-            assert op.metric("workloadmap_gangs_pods_deleted_total") >= 1
+            wait("deletion counted", lambda: op.metric("workloadmap_gangs_pods_deleted_total") >= 1)
     finally:
         delete(api, f"/api/v1/namespaces/{ns}")
         delete(api, f"/api/v1/namespaces/{op_ns}")

@@ -108,7 +108,12 @@ def test_leader_hand_over_between_two_processes(
         first = f"ho1-{token}"
         api.request("POST", KARTAS, widget_karta(first, f"ho1-{token}.example.com"))
         eventually(lambda: condition(api.get(f"{KARTAS}/{first}"), "Validated"), 30, "reconciled")
-        assert leader.metric("workloadmap_operator_karta_status_writes_total") >= 1
+        # counted once the write has returned, a moment after the condition is visible
+        eventually(
+            lambda: leader.metric("workloadmap_operator_karta_status_writes_total") >= 1,
+            30,
+            "status write counted",
+        )
         assert standby.metric("workloadmap_operator_leader") == 0
         # absent on a standby: its Karta controller never started
         assert_serves_webhooks(api, standby, ns, f"{name}-cert")
@@ -381,7 +386,11 @@ def test_apiserver_restart_under_a_running_operator(
         # the unchanged ones got no status write
         for n in (names[0], names[2]):
             assert api.get(f"{KARTAS}/{n}")["metadata"]["resourceVersion"] == rvs[n]
-        assert op.metric("workloadmap_operator_karta_status_writes_total") == writes + 1
+        eventually(
+            lambda: op.metric("workloadmap_operator_karta_status_writes_total") == writes + 1,
+            30,
+            f"exactly one status write after {writes}",
+        )
         assert op.alive()
     finally:
         assert op.stop() == 0, op.log_tail()
