@@ -178,8 +178,12 @@ def program_name(argv0: str) -> str:
     return "kubectl wlmap" if os.path.basename(argv0).startswith("kubectl-") else "wlmap"
 
 
-def build_parser(out: IO[str], prog: str = "wlmap") -> argparse.ArgumentParser:
-    """The whole command tree (cheap: nothing but argparse objects)."""
+def build_parser(
+    out: IO[str], prog: str = "wlmap", only: str | None = None
+) -> argparse.ArgumentParser:
+    """The command tree; with ``only`` (a command the arguments name), that command's parser
+    alone: its help, usage and errors are the same, and building the ten others costs several
+    ms of every start-up (each parser looks up gettext catalogs and formats its arguments)."""
     _Parser.out = out
     parser = _Parser(
         prog=prog,
@@ -192,173 +196,197 @@ def build_parser(out: IO[str], prog: str = "wlmap") -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     raw = argparse.RawDescriptionHelpFormatter
-    d = sub.add_parser(
-        "describe",
-        formatter_class=raw,
-        epilog=_DESCRIBE_EPILOG,
-        help="components, pods, gangs and resources of one workload",
-        description="Describe one workload: live (TYPE/NAME or TYPE NAME) or "
-        "offline from a file (-f FILE).",
-    )
-    d.add_argument("target", nargs="*", metavar="TYPE[/NAME] [NAME]")
-    d.add_argument(
-        "-f",
-        "--file",
-        metavar="FILE",
-        help="read the workload from FILE (- = stdin); TYPE/NAME then picks one of its objects",
-    )
-    d.add_argument(
-        "--pods",
-        metavar="FILE",
-        help="with -f: the workload's pods (YAML/JSON stream "
-        "or List; other objects link owner chains)",
-    )
-    d.add_argument("--definition", metavar="FILE", help="use the Karta in FILE")
-    d.add_argument(
-        "-A", "--all-namespaces", action="store_true", help="with a TYPE alone: in every namespace"
-    )
-    d.add_argument(
-        "-l", "--selector", metavar="SELECTOR", help="with a TYPE alone: a label selector"
-    )
-    d.add_argument(
-        "--explain", action="store_true", help="show how each pod was attributed and grouped"
-    )
-    d.add_argument(
-        "--pod-limit",
-        type=_int_at_least_zero,
-        default=20,
-        metavar="N",
-        help="pods shown per component, unhealthy first (0 = all; default 20)",
-    )
-    d.add_argument(
-        "--component-limit",
-        type=_int_at_least_zero,
-        default=0,
-        metavar="N",
-        help="components shown, those with problems first (0 = all; default)",
-    )
-    _add_globals(d, suppress=True)
+    if only in (None, "describe"):
+        d = sub.add_parser(
+            "describe",
+            formatter_class=raw,
+            epilog=_DESCRIBE_EPILOG,
+            help="components, pods, gangs and resources of one workload",
+            description="Describe one workload: live (TYPE/NAME or TYPE NAME) or "
+            "offline from a file (-f FILE).",
+        )
+        d.add_argument("target", nargs="*", metavar="TYPE[/NAME] [NAME]")
+        d.add_argument(
+            "-f",
+            "--file",
+            metavar="FILE",
+            help="read the workload from FILE (- = stdin); TYPE/NAME then picks one of its objects",
+        )
+        d.add_argument(
+            "--pods",
+            metavar="FILE",
+            help="with -f: the workload's pods (YAML/JSON stream "
+            "or List; other objects link owner chains)",
+        )
+        d.add_argument("--definition", metavar="FILE", help="use the Karta in FILE")
+        d.add_argument(
+            "-A",
+            "--all-namespaces",
+            action="store_true",
+            help="with a TYPE alone: in every namespace",
+        )
+        d.add_argument(
+            "-l", "--selector", metavar="SELECTOR", help="with a TYPE alone: a label selector"
+        )
+        d.add_argument(
+            "--explain", action="store_true", help="show how each pod was attributed and grouped"
+        )
+        d.add_argument(
+            "--pod-limit",
+            type=_int_at_least_zero,
+            default=20,
+            metavar="N",
+            help="pods shown per component, unhealthy first (0 = all; default 20)",
+        )
+        d.add_argument(
+            "--component-limit",
+            type=_int_at_least_zero,
+            default=0,
+            metavar="N",
+            help="components shown, those with problems first (0 = all; default)",
+        )
+        _add_globals(d, suppress=True)
 
-    g = sub.add_parser(
-        "get",
-        formatter_class=raw,
-        epilog=_GET_EPILOG,
-        help="list workloads with phase, pods and GPUs",
-        description="List workloads of a type (or of every covered type).",
-    )
-    g.add_argument(
-        "target",
-        nargs="*",
-        metavar="TYPE[/NAME]",
-        help="TYPE[,TYPE...] [NAME...], or TYPE/NAME [TYPE/NAME...]",
-    )
-    g.add_argument("-A", "--all-namespaces", action="store_true", help="list in every namespace")
-    g.add_argument("-l", "--selector", metavar="SELECTOR", help="label selector on the workload")
-    g.add_argument(
-        "--phase",
-        action="append",
-        default=[],
-        metavar="PHASE",
-        help="keep workloads in this phase (repeatable, comma lists)",
-    )
-    g.add_argument(
-        "--all-types", action="store_true", help="every covered type; only top-level workloads"
-    )
-    g.add_argument(
-        "--chunk-size",
-        type=int,
-        default=500,
-        metavar="N",
-        help="list page size (default 500, 0 = no paging)",
-    )
-    g.add_argument("-w", "--watch", action="store_true", help="after listing, watch for changes")
-    g.add_argument(
-        "--watch-only", action="store_true", help="watch for changes without listing first"
-    )
-    g.add_argument("--no-headers", action="store_true", help="no header line in tables")
-    g.add_argument("--show-labels", action="store_true", help="a LABELS column, last")
-    g.add_argument(
-        "-L",
-        "--label-columns",
-        action="append",
-        default=[],
-        metavar="KEY",
-        help="a column per label key (repeatable, comma lists)",
-    )
-    g.add_argument(
-        "--sort-by",
-        metavar="JSONPATH",
-        help="sort by this field of each -o json item (e.g. .createdAt, .metadata.name)",
-    )
-    g.add_argument(
-        "--stuck",
-        action="store_true",
-        help="only workloads with pods Unschedulable or gangs short of their minimum",
-    )
-    _add_globals(g, suppress=True)
+    if only in (None, "get"):
+        g = sub.add_parser(
+            "get",
+            formatter_class=raw,
+            epilog=_GET_EPILOG,
+            help="list workloads with phase, pods and GPUs",
+            description="List workloads of a type (or of every covered type).",
+        )
+        g.add_argument(
+            "target",
+            nargs="*",
+            metavar="TYPE[/NAME]",
+            help="TYPE[,TYPE...] [NAME...], or TYPE/NAME [TYPE/NAME...]",
+        )
+        g.add_argument(
+            "-A", "--all-namespaces", action="store_true", help="list in every namespace"
+        )
+        g.add_argument(
+            "-l", "--selector", metavar="SELECTOR", help="label selector on the workload"
+        )
+        g.add_argument(
+            "--phase",
+            action="append",
+            default=[],
+            metavar="PHASE",
+            help="keep workloads in this phase (repeatable, comma lists)",
+        )
+        g.add_argument(
+            "--all-types", action="store_true", help="every covered type; only top-level workloads"
+        )
+        g.add_argument(
+            "--chunk-size",
+            type=int,
+            default=500,
+            metavar="N",
+            help="list page size (default 500, 0 = no paging)",
+        )
+        g.add_argument(
+            "-w", "--watch", action="store_true", help="after listing, watch for changes"
+        )
+        g.add_argument(
+            "--watch-only", action="store_true", help="watch for changes without listing first"
+        )
+        g.add_argument("--no-headers", action="store_true", help="no header line in tables")
+        g.add_argument("--show-labels", action="store_true", help="a LABELS column, last")
+        g.add_argument(
+            "-L",
+            "--label-columns",
+            action="append",
+            default=[],
+            metavar="KEY",
+            help="a column per label key (repeatable, comma lists)",
+        )
+        g.add_argument(
+            "--sort-by",
+            metavar="JSONPATH",
+            help="sort by this field of each -o json item (e.g. .createdAt, .metadata.name)",
+        )
+        g.add_argument(
+            "--stuck",
+            action="store_true",
+            help="only workloads with pods Unschedulable or gangs short of their minimum",
+        )
+        _add_globals(g, suppress=True)
 
-    f = sub.add_parser(
-        "definitions",
-        help="the workload types wlmap understands",
-        description="List definitions (built-in catalog + the cluster's Kartas) or show one.",
-    )
-    f.add_argument("name", nargs="?", metavar="NAME")
-    f.add_argument("--group", help="only definitions of this API group")
-    f.add_argument("--kind", help="only this Kind (needs --group)")
-    f.add_argument(
-        "--version", dest="def_version", metavar="VERSION", help="only this version (needs --kind)"
-    )
-    f.add_argument(
-        "--component-limit",
-        type=_int_at_least_zero,
-        default=3,
-        metavar="N",
-        help="components listed per definition (default 3, 0 = all)",
-    )
-    _add_globals(f, suppress=True)
+    if only in (None, "definitions"):
+        f = sub.add_parser(
+            "definitions",
+            help="the workload types wlmap understands",
+            description="List definitions (built-in catalog + the cluster's Kartas) or show one.",
+        )
+        f.add_argument("name", nargs="?", metavar="NAME")
+        f.add_argument("--group", help="only definitions of this API group")
+        f.add_argument("--kind", help="only this Kind (needs --group)")
+        f.add_argument(
+            "--version",
+            dest="def_version",
+            metavar="VERSION",
+            help="only this version (needs --kind)",
+        )
+        f.add_argument(
+            "--component-limit",
+            type=_int_at_least_zero,
+            default=3,
+            metavar="N",
+            help="components listed per definition (default 3, 0 = all)",
+        )
+        _add_globals(f, suppress=True)
 
-    v = sub.add_parser(
-        "validate",
-        help="check a Karta definition file",
-        description="Validate a Karta definition offline.",
-    )
-    v.add_argument("file", metavar="FILE|-")
-    v.add_argument("--crd", metavar="CRDFILE", help="also check paths against this CRD's schema")
-    _add_globals(v, suppress=True)
+    if only in (None, "validate"):
+        v = sub.add_parser(
+            "validate",
+            help="check a Karta definition file",
+            description="Validate a Karta definition offline.",
+        )
+        v.add_argument("file", metavar="FILE|-")
+        v.add_argument(
+            "--crd", metavar="CRDFILE", help="also check paths against this CRD's schema"
+        )
+        _add_globals(v, suppress=True)
 
-    y = sub.add_parser(
-        "verify",
-        formatter_class=raw,
-        epilog=_VERIFY_EPILOG,
-        help="prove a Karta definition against workload files (for CI)",
-        description="Read workload files through a Karta definition and compare what it implies "
-        "with an expected prediction.",
-    )
-    y.add_argument("--definition", required=True, metavar="FILE", help="the Karta to prove")
-    y.add_argument("workloads", nargs="+", metavar="WORKLOAD_FILE", help="workload objects")
-    y.add_argument("--predict", metavar="FILE", help="the expected prediction (docs/verify.md)")
-    y.add_argument("--strict", action="store_true", help="warnings fail the run (exit 7)")
-    y.add_argument(
-        "--dump", action="store_true", help="print what the definition implies, as a --predict file"
-    )
-    _add_globals(y, suppress=True)
+    if only in (None, "verify"):
+        y = sub.add_parser(
+            "verify",
+            formatter_class=raw,
+            epilog=_VERIFY_EPILOG,
+            help="prove a Karta definition against workload files (for CI)",
+            description="Read workload files through a Karta definition and compare what it implies "
+            "with an expected prediction.",
+        )
+        y.add_argument("--definition", required=True, metavar="FILE", help="the Karta to prove")
+        y.add_argument("workloads", nargs="+", metavar="WORKLOAD_FILE", help="workload objects")
+        y.add_argument("--predict", metavar="FILE", help="the expected prediction (docs/verify.md)")
+        y.add_argument("--strict", action="store_true", help="warnings fail the run (exit 7)")
+        y.add_argument(
+            "--dump",
+            action="store_true",
+            help="print what the definition implies, as a --predict file",
+        )
+        _add_globals(y, suppress=True)
 
-    sub.add_parser("jq", help="run a jq program (gojq compatible)", add_help=False)
-    # dispatched before parsing (their own flags); listed here for `wlmap --help`
-    sub.add_parser("operator", help="the in-cluster operator (wlmap operator --help)")
-    sub.add_parser("exporter", help="workloadmap_* Prometheus metrics (wlmap exporter --help)")
-    sub.add_parser("serve", help="the local web view (wlmap serve --help)")
+    if only is None:  # listed in `wlmap --help` only
+        sub.add_parser("jq", help="run a jq program (gojq compatible)", add_help=False)
+        # dispatched before parsing (their own flags); listed here for `wlmap --help`
+        sub.add_parser("operator", help="the in-cluster operator (wlmap operator --help)")
+        sub.add_parser("exporter", help="workloadmap_* Prometheus metrics (wlmap exporter --help)")
+        sub.add_parser("serve", help="the local web view (wlmap serve --help)")
 
-    c = sub.add_parser(
-        "completion",
-        help="shell completion script",
-        description="Print a completion script: source <(wlmap completion bash)",
-    )
-    c.add_argument("shell", choices=("bash", "zsh", "fish"))
+    if only in (None, "completion"):
+        c = sub.add_parser(
+            "completion",
+            help="shell completion script",
+            description="Print a completion script: source <(wlmap completion bash)",
+        )
+        c.add_argument("shell", choices=("bash", "zsh", "fish"))
 
-    h = sub.add_parser("__complete")
-    h.add_argument("words", nargs=argparse.REMAINDER)
-    _add_globals(h, suppress=True)
+    if only in (None, "__complete"):
+        h = sub.add_parser("__complete")
+        h.add_argument("words", nargs=argparse.REMAINDER)
+        _add_globals(h, suppress=True)
     # keep the hidden command out of help listings
     sub._choices_actions = [a for a in sub._choices_actions if a.dest != "__complete"]
     return parser
@@ -445,7 +473,7 @@ def main(
                 f'unknown command "{first[1]}" for "wlmap"',
                 hint=did_you_mean(first[1], COMMANDS) or f"see '{prog} --help'",
             )
-        parser = build_parser(stdout, prog)
+        parser = build_parser(stdout, prog, None if first is None else first[1])
         try:
             args, extra = parser.parse_known_args(argv)
         except _Exit as done:
@@ -523,7 +551,7 @@ def _context(
     from workload_map.cli.config import load_settings, parse_request_timeout
     from workload_map.cli.context import Context
     from workload_map.cli.render import Styler, wants_color
-    from workload_map.cluster.kubeconfig import ConnectionOptions
+    from workload_map.cluster.options import ConnectionOptions
 
     settings = load_settings(getattr(args, "config", None), getattr(args, "output", None), env)
     timeout_text = getattr(args, "request_timeout", None)
