@@ -50,8 +50,6 @@ _SETTLED = {"Completed", "Failed", "Suspended", "Suspending"}
 
 
 def _phases(values: list[str]) -> set[str]:
-    from workload_map.cli.suggest import did_you_mean
-
     by_lower = {p.lower(): p for p in PHASES}
     out = set()
     for value in values:
@@ -60,6 +58,8 @@ def _phases(values: list[str]) -> set[str]:
             if not word:
                 continue
             if word.lower() not in by_lower:
+                from workload_map.cli.suggest import did_you_mean  # difflib: only for a miss
+
                 raise UsageError(
                     f'--phase: unknown phase "{word}" (valid: {", ".join(PHASES)})',
                     hint=did_you_mean(word, PHASES),
