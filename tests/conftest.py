@@ -140,11 +140,11 @@ def _child_processes() -> dict[int, str]:
 
 def _session_children() -> set[int]:
     """Children that outlive a module on purpose: the session's control planes."""
-    harness = sys.modules.get("tests.integration.harness")
-    if harness is None:
+    plane = sys.modules.get("tests.integration.plane")
+    if plane is None:
         return set()
-    with harness._LIVE_LOCK:
-        planes = list(harness._LIVE)
+    with plane._LIVE_LOCK:
+        planes = list(plane._LIVE)
     return {pid for plane in planes for pid in plane.pids()}
 
 
