@@ -90,6 +90,8 @@ def test_stages_are_timed_from_first_bytes_to_last_byte(tmp_path: Path) -> None:
                     answer = _read_response(conn)
                     assert answer["response"]["uid"] == uid
                     assert answer["response"]["allowed"] is (uid != "deny")
+                session = conn.session
+                ticket_seen = session is not None and session.has_ticket
         # the last answer is recorded just after its bytes left: the client can be faster
         deadline = time.monotonic() + 5
         while servers.stage_totals.get(("/hook", "total"), [0, 0])[1] < 3:
@@ -106,6 +108,8 @@ def test_stages_are_timed_from_first_bytes_to_last_byte(tmp_path: Path) -> None:
         assert stages["queued"][0] < BODY_DELAY and stages["queued"][1] < BODY_DELAY
         # three requests on one kept-alive connection: one handshake
         assert tls.handshakes == 1
+        # and no session ticket: the API server never resumes, so none is issued
+        assert ticket_seen is False
         assert servers.stage_totals[("/hook", "total")][1] == 3
 
         with urllib.request.urlopen(f"http://127.0.0.1:{mport}/metrics", timeout=5) as r:
