@@ -110,7 +110,7 @@ def _read(path: str) -> dict[str, object]:
     except OSError as exc:
         raise UsageError(f"config file {path}: {exc.strerror or exc}") from exc
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # libyaml
     except yaml.YAMLError as exc:
         raise UsageError(f"config file {path}: not valid YAML: {exc}") from exc
     if data is None:

@@ -619,6 +619,13 @@ def _dispatch(args: argparse.Namespace, ctx: Any) -> int:
 
 def entry() -> None:
     """Console-script entry point (``wlmap`` and ``kubectl-wlmap``)."""
+    import gc
+
+    # A command allocates mostly objects that live to its end (modules, classes, definitions,
+    # the parsed input) and few cycles: with Python's first-generation threshold (700) the
+    # collector walks them hundreds of times during start-up (~7% of a describe's CPU). The
+    # operator sets its own thresholds (--gc-thresholds).
+    gc.set_threshold(50_000, 20, 10)
     try:
         code = main()
         sys.stdout.flush()
