@@ -29,6 +29,7 @@ WRITES_PER_WRITER = int(os.environ.get("WLMAP_BENCH_WRITES", "6"))
 # a diagnostic, off by default: the operator's threads this many nice levels up (negative:
 # more CPU weight, as a CPU request gives a pod), to tell "slow" from "not given the CPU"
 NICE = int(os.environ.get("WLMAP_BENCH_OPERATOR_NICE", "0"))
+CONTROLLER = os.environ.get("WLMAP_BENCH_CONTROLLER", "") == "1"
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -379,9 +380,11 @@ def _webhook_latency(kube: Any, api: Any, workdir: Path) -> list[dict[str, Any]]
                 "default",
                 workdir / f"hooks{writers}",
                 config_name=config,
-                # WLMAP_BENCH_OPERATOR_ARGS: flags to compare (e.g. --gc-thresholds=700,10,10)
+                # WLMAP_BENCH_OPERATOR_ARGS: flags to compare (e.g. --gc-thresholds=700,10,10);
+                # WLMAP_BENCH_CONTROLLER=1 keeps the Karta controller reconciling every create
+                # in its worker threads beside the webhooks, as on the leader
                 extra=[
-                    "--disable-karta-controller",
+                    *([] if CONTROLLER else ["--disable-karta-controller"]),
                     *os.environ.get("WLMAP_BENCH_OPERATOR_ARGS", "").split(),
                 ],
             )
@@ -432,6 +435,7 @@ def _webhook_latency(kube: Any, api: Any, workdir: Path) -> list[dict[str, Any]]
                     },
                     "load average": load,
                     **({"operator nice": NICE} if NICE else {}),
+                    **({"with the Karta controller": True} if CONTROLLER else {}),
                 },
             )
             rows.append(client_row)
