@@ -24,7 +24,8 @@ from workload_map.engine import EngineError, Workload
 # the jq engine raises the recursion limit for deep programs; hypothesis notes it, harmlessly
 pytestmark = pytest.mark.filterwarnings("ignore:The recursion limit will not be reset")
 
-#: a hang guard, not a speed target (those live in benchmarks/)
+#: a hang guard, not a speed target (those live in benchmarks/), in this thread's CPU time: a
+#: loaded CI machine stretches wall time, not the work done
 HANG_SECONDS = 10.0
 
 KEYS = [
@@ -585,13 +586,13 @@ def check_shape(d: Any, file_mode: bool) -> None:
 
 
 def _describe(karta: dict[str, Any], obj: dict[str, Any], pods: Any, validate: bool) -> None:
-    start = time.perf_counter()
+    start = time.thread_time()
     try:
         d = Workload(karta, obj, pods, validate=validate).describe()
     except EngineError:
         return
     finally:
-        assert time.perf_counter() - start < HANG_SECONDS
+        assert time.thread_time() - start < HANG_SECONDS
     check_shape(d, file_mode=pods is None)
 
 
@@ -655,9 +656,9 @@ def test_huge_counts_and_quantities_stay_fast() -> None:
     obj["spec"]["template"]["workerTemplate"]["spec"]["containers"][0]["resources"] = {
         "requests": {"cpu": "1e999999999", "memory": "9" * 5000}
     }
-    start = time.perf_counter()
+    start = time.thread_time()
     d = Workload(karta, obj, pods).describe()
-    assert time.perf_counter() - start < HANG_SECONDS
+    assert time.thread_time() - start < HANG_SECONDS
     check_shape(d, file_mode=False)
     assert d["pods"]["desired"] == 2**70 * 3
     # only the replica indexes that have pods are listed when there are too many to list

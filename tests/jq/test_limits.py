@@ -3,6 +3,7 @@ never exhaust memory and never leak a Python RecursionError."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from typing import Any
@@ -141,9 +142,13 @@ def test_deep_inputs_raise_nothing_but_jq_errors(program: str) -> None:
 
 def test_deep_input_recursive_descent_is_exact() -> None:
     value = deep(10000)
-    assert jq.compile("[..] | length").first(value) == 10001
-    assert jq.compile("[.. | numbers]").first(value) == [1]
-    assert jq.compile("[paths] | length").first(value) == 10000
+    # the default limits but no wall-clock deadline: 10000 paths of up to 10000 keys are 2.4 s
+    # of CPU, and the default 10 s deadline fired on a loaded 2-core machine (7 s wall at load
+    # 10); this checks exactness, the deadline has tests of its own
+    exact = dataclasses.replace(jq.DEFAULT_LIMITS, timeout=None)
+    assert jq.compile("[..] | length").first(value, limits=exact) == 10001
+    assert jq.compile("[.. | numbers]").first(value, limits=exact) == [1]
+    assert jq.compile("[paths] | length").first(value, limits=exact) == 10000
 
 
 def test_deep_input_from_json_text() -> None:
@@ -218,10 +223,10 @@ def test_definition_limits_deadline_and_slow_warning() -> None:
 
 def test_deadline_error_is_data() -> None:
     limits = jq.Limits(timeout=0.05)
-    started = time.perf_counter()
+    started = time.thread_time()
     with pytest.raises(jq.JqDeadlineError) as info:
         jq.compile("[range(1e9)] | length").all(None, limits=limits)
-    assert time.perf_counter() - started < 1.0
+    assert time.thread_time() - started < 1.0
     assert info.value.timeout == 0.05
     assert isinstance(info.value, jq.JqLimitError)
     assert str(info.value) == "evaluation exceeded the deadline of 0.05 s"
@@ -230,9 +235,9 @@ def test_deadline_error_is_data() -> None:
 def test_deadline_applies_to_programs_without_loops() -> None:
     # a program with no loop or recursion still iterates a large input: the given deadline holds
     value = {"spec": {"big": list(range(300_000))}}
-    started = time.perf_counter()
+    started = time.thread_time()
     with pytest.raises(jq.JqDeadlineError):
         jq.compile("[.spec.big[] | tostring | length] | add").all(
             value, limits=jq.Limits(timeout=0.05)
         )
-    assert time.perf_counter() - started < 1.0
+    assert time.thread_time() - started < 1.0

@@ -27,14 +27,14 @@ def run(program: str, value: Any = None) -> list[Any]:
 
 
 def test_string_repeat_over_the_cap_fails_fast_with_gojqs_error() -> None:
-    started = time.monotonic()
+    started = time.thread_time()
     assert run('try ("x" * 1e9 | length) catch .') == [
         'repeat string result too large: "x" * 1000000000'
     ]
     assert run('try ("xxxxxxxxxx" * 1e8) catch .') == [
         'repeat string result too large: "xxxxxxxxxx" * 100000000'
     ]
-    assert time.monotonic() - started < 2.0
+    assert time.thread_time() - started < 2.0
     assert run('"ab" * 1e6 | length') == [2_000_000]
 
 
@@ -84,12 +84,12 @@ def test_global_match_is_capped(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_integer_products_over_the_bit_cap_are_refused_before_computing() -> None:
     huge = 1 << 200_000
-    started = time.monotonic()
+    started = time.thread_time()
     with pytest.raises(JqLimitError, match=f"would exceed {jv.MAX_INT_BITS} bits"):
         jv.multiply(huge, huge)
     with pytest.raises(JqLimitError, match="bits"):
         jv.int_multiply(huge, huge)
-    assert time.monotonic() - started < 1.0  # neither the product nor the message is slow
+    assert time.thread_time() - started < 1.0  # neither the product nor the message is slow
     assert jv.multiply(1 << 100_000, 1 << 100_000) == 1 << 200_000
     assert jv.int_multiply(-3, 4) == -12
 
@@ -102,9 +102,9 @@ def test_growing_integer_in_a_program_stops_at_the_cap_and_try_cannot_hide_it() 
 
 def test_huge_integer_preview_shows_leading_digits_quickly() -> None:
     n = 7**100_000
-    started = time.monotonic()
+    started = time.thread_time()
     text = jv.preview(n)
-    assert time.monotonic() - started < 0.5
+    assert time.thread_time() - started < 0.5
     assert text == str(7**100_000 // 10 ** (84_510 - 26))[:26] + " ..."
     assert jv.preview(-n).startswith("-" + text[:25])
     assert jv.preview(10**30) == dumps(10**30)[:26] + " ..."
