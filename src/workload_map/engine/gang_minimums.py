@@ -104,6 +104,12 @@ class GangCounter:
         #: one definition asks the same)
         self._replica_later: dict[str, int] = {}
         self._replica_reserved: dict[str, dict[str, Any] | None] = {}
+        #: the minimum of each (group definition, instance pins, replica component) of
+        #: :func:`alpha_minimum`, with the definition it was computed for
+        self.alpha_minimums: dict[
+            tuple[int, tuple[tuple[str, str], ...], str | None],
+            tuple[PodGroupDefinition, AlphaMinimum],
+        ] = {}
 
     def _evaluate(self, key: str, expr: str) -> list[Any]:
         try:
@@ -294,12 +300,11 @@ class GangCounter:
         return res.summarize(res.add(*parts))
 
     def members_capacity(
-        self, members: Sequence[Member], keys_by_pod: Sequence[tuple[Placement, tuple[str, ...]]]
+        self, members: Sequence[Member], pins: Mapping[str, str], replica_of: str | None
     ) -> int:
         """Pods of one alpha group that can exist before admission (a stated minimum's cap):
         one replica's share where the keys split by replica, the pinned instances' pods where
         they pin instances, else every such pod of the members."""
-        pins, replica_of = dimensions(keys_by_pod)
         if replica_of is not None:
             comp = self.structure.components[replica_of]
             scales = self.extractor.scales(replica_of) if comp.scale_definition else None
@@ -319,11 +324,10 @@ class GangCounter:
         )
 
     def members_later(
-        self, members: Sequence[Member], keys_by_pod: Sequence[tuple[Placement, tuple[str, ...]]]
+        self, members: Sequence[Member], pins: Mapping[str, str], replica_of: str | None
     ) -> tuple[int, dict[str, Any] | None]:
         """Pods of one alpha group created after admission, and then the requests of all its
         pods (its ``minResources``); (0, None) when it has none."""
-        pins, replica_of = dimensions(keys_by_pod)
         if replica_of is not None:
             later = self.replica_later(replica_of)
             return (later, self.replica_reserved(replica_of)) if later else (0, None)
@@ -334,10 +338,9 @@ class GangCounter:
         return (later, self.reserved(names)) if later else (0, None)
 
     def members_minimum(
-        self, members: Sequence[Member], keys_by_pod: Sequence[tuple[Placement, tuple[str, ...]]]
+        self, members: Sequence[Member], pins: Mapping[str, str], replica_of: str | None
     ) -> tuple[int, str]:
         """The minimum of a group of ``members`` whose pods have these keys, and the rule."""
-        pins, replica_of = dimensions(keys_by_pod)
         if replica_of is not None:
             return self.replica_share(replica_of, pins)
         names = [m.component_name for m in members if m.component_name in self.structure.components]
@@ -391,18 +394,39 @@ def alpha_minimum(
     definition: PodGroupDefinition,
     members: Sequence[tuple[Placement, tuple[str, ...]]],
 ) -> AlphaMinimum:
-    """The minimum of one alpha group; an extraction failure is the group's error."""
+    """The minimum of one alpha group; an extraction failure is the group's error.
+
+    It depends only on the definition and on what the keys pin (:func:`dimensions`): groups
+    of one workload that pin alike (every replica's group of a LeaderWorkerSet) share it.
+    """
+    pins, replica_of = dimensions(members)
+    key = (id(definition), tuple(pins.items()), replica_of)
+    found = counter.alpha_minimums.get(key)
+    if found is None or found[0] is not definition:
+        found = counter.alpha_minimums[key] = (
+            definition,
+            _alpha_minimum(counter, definition, pins, replica_of),
+        )
+    return found[1]
+
+
+def _alpha_minimum(
+    counter: GangCounter,
+    definition: PodGroupDefinition,
+    pins: Mapping[str, str],
+    replica_of: str | None,
+) -> AlphaMinimum:
     try:
-        minimum, rule = counter.members_minimum(definition.members, members)
+        minimum, rule = counter.members_minimum(definition.members, pins, replica_of)
         stated = counter.stated_minimum()
         if stated is not None:
             # the workload's own minimum, per group, never above what the group can hold
-            cap = counter.members_capacity(definition.members, members)
+            cap = counter.members_capacity(definition.members, pins, replica_of)
             minimum = min(stated, cap)
             rule = f"stated by the workload ({counter.extensions.min_member} = {stated})"
             if stated > cap:
                 rule += f"; capped at the {cap} pods of the group that can exist before admission"
-        later, reserved = counter.members_later(definition.members, members)
+        later, reserved = counter.members_later(definition.members, pins, replica_of)
     except ExtractionError as err:
         return AlphaMinimum(0, "", str(err))
     return AlphaMinimum(minimum, rule, None, later, reserved)

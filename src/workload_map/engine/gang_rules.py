@@ -49,7 +49,9 @@ class _Candidate:
     """One group a pod of some component may join, its expressions looked up once."""
 
     __slots__ = (
+        "_failed",
         "_keys",
+        "_walks",
         "assigned",
         "definition",
         "filter_texts",
@@ -66,8 +68,15 @@ class _Candidate:
         self.filters = [(f, structure.expressions.get(f)) for f in member.filters]
         self.filter_texts = tuple(member.filters)
         self.keys = [(k, structure.expressions.get(k)) for k in member.group_by_key_paths]
-        #: the assignment of each (keys, failure) seen, shared by the pods that have them
-        self.assigned: dict[tuple[Any, ...], GangAssignment] = {}
+        #: the direct walks of the keys when every key is a constant path (the common case,
+        #: labels): read without the memo, as any ``run`` reads them (runner.py)
+        self._walks = (
+            tuple(e.evaluate for _, e in self.keys) if all(e.direct for _, e in self.keys) else None
+        )
+        #: the assignment of each key tuple seen, shared by the pods that have them
+        self.assigned: dict[tuple[str, ...], GangAssignment] = {}
+        #: the same for pods whose keys could not be read: (keys read, why not the rest)
+        self._failed: dict[tuple[tuple[str, ...], str], GangAssignment] = {}
         self._keys: dict[tuple[str, str], GroupKey] = {}
 
     def key(self, path: str, value: str) -> GroupKey:
@@ -89,6 +98,49 @@ class _Candidate:
                 return False
         return True
 
+    def read_keys(self, pod: Any, run: Run) -> tuple[tuple[str, ...], str | None]:
+        """The pod's keys, and why the rest could not be read (None: all were)."""
+        walks = self._walks
+        if walks is not None:
+            found = []
+            for walk in walks:
+                values = walk(pod)
+                # one non-empty string: a label, what single_result would return as it is
+                if len(values) != 1 or type(values[0]) is not str or not values[0]:
+                    break
+                found.append(values[0])
+            else:
+                return tuple(found), None
+        keys: list[str] = []
+        for path, expression in self.keys:
+            try:
+                keys.append(single_result(expression, pod, run))
+            except ExtractionError as err:
+                return tuple(keys), f'failed to extract group key from path "{path}": {err}'
+        return tuple(keys), None
+
+    def assignment(
+        self, keys: tuple[str, ...], reason: str | None, owner_uid: str
+    ) -> GangAssignment:
+        """The (shared, immutable) assignment of the pods with these keys: building one per
+        pod would be most of the cost of grouping."""
+        memo: dict[Any, GangAssignment] = self.assigned if reason is None else self._failed
+        memo_key: Any = keys if reason is None else (keys, reason)
+        found = memo.get(memo_key)
+        if found is None:
+            found = memo[memo_key] = GangAssignment(
+                group=group_name(owner_uid, *keys) if reason is None else None,
+                definition=self.definition.name,
+                member=self.member.component_name,
+                effective_component=self.level,
+                keys=tuple(
+                    self.key(path, value) for (path, _), value in zip(self.keys, keys, strict=False)
+                ),
+                filters=self.filter_texts,
+                reason=reason,
+            )
+        return found
+
 
 class _Candidates:
     """The candidate groups of each component of one workload, looked up once.
@@ -101,6 +153,8 @@ class _Candidates:
         self.structure = structure
         self._of: dict[str, list[_Candidate]] = {}
         self._shared: dict[tuple[str, int, int], _Candidate] = {}
+        #: per component, its one candidate when it has one without filters (no choice to make)
+        self.fixed: dict[str, _Candidate | None] = {}
 
     def of(self, component: str) -> list[_Candidate]:
         found = self._of.get(component)
@@ -109,6 +163,8 @@ class _Candidates:
                 self._candidate(level, definition, member)
                 for level, definition, member in candidates_of(self.structure, component)
             ]
+            only = found[0] if len(found) == 1 and not found[0].filters else None
+            self.fixed[component] = only
         return found
 
     def _candidate(self, level: str, definition: PodGroupDefinition, member: Member) -> _Candidate:
@@ -117,6 +173,19 @@ class _Candidates:
         if found is None:
             found = self._shared[key] = _Candidate(self.structure, level, definition, member)
         return found
+
+    def choose(self, component: str, pod: Any, run: Run) -> _Candidate | GangAssignment:
+        """The pod's first candidate whose filters pass, else why it joins none."""
+        candidates = self.of(component)
+        if not candidates:
+            return GangAssignment(reason=f"no pod group names {component} or an ancestor")
+        try:
+            chosen = next((c for c in candidates if not c.filters or c.passes(pod, run)), None)
+        except ExtractionError as err:
+            return GangAssignment(reason=str(err))
+        if chosen is None:
+            return GangAssignment(reason="the filters of every candidate pod group failed")
+        return chosen
 
 
 def candidates_of(
@@ -253,17 +322,31 @@ def alpha_groups(
     placements: Sequence[Placement],
     owner_uid: str,
 ) -> tuple[list[PodGroup], list[GangAssignment]]:
+    """The groups of the pods by the alpha rules, and per pod how it was grouped: each pod
+    joins its component's first candidate group whose filters pass, keyed by its keys."""
     candidates = _Candidates(counter.structure)
+    fixed = candidates.fixed
+    run = counter.extractor.run
     grouped: dict[str, tuple[PodGroupDefinition, list[tuple[Placement, tuple[str, ...]]]]] = {}
     assignments: list[GangAssignment] = []
     append = assignments.append
     for pod, placement in zip(pods, placements, strict=True):
-        assignment, definition, keys = _assign(counter, candidates, pod, placement, owner_uid)
+        component = placement.component
+        if component is None or placement.reason is not None:
+            append(UNATTRIBUTED)
+            continue
+        chosen = fixed.get(component) or candidates.choose(component, pod, run)
+        if isinstance(chosen, GangAssignment):
+            append(chosen)  # why the pod joins no group
+            continue
+        keys, reason = chosen.read_keys(pod, run)
+        assignment = chosen.assignment(keys, reason, owner_uid)
         append(assignment)
-        if assignment.group is not None and definition is not None:
-            entry = grouped.get(assignment.group)
+        joined = assignment.group
+        if joined is not None:
+            entry = grouped.get(joined)
             if entry is None:
-                entry = grouped[assignment.group] = (definition, [])
+                entry = grouped[joined] = (chosen.definition, [])
             entry[1].append((placement, keys))
     groups: list[PodGroup] = []
     for name, (definition, members) in sorted(grouped.items()):
@@ -281,59 +364,3 @@ def alpha_groups(
         )
         groups.append(group.flagged())
     return groups, assignments
-
-
-def _assign(
-    counter: GangCounter,
-    cache: _Candidates,
-    pod: Mapping[str, Any],
-    placement: Placement,
-    owner_uid: str,
-) -> tuple[GangAssignment, PodGroupDefinition | None, tuple[str, ...]]:
-    """One pod's group by the alpha rules: its first candidate whose filters pass, its keys."""
-    component = placement.component
-    if component is None or placement.reason is not None:
-        return UNATTRIBUTED, None, ()
-    candidates = cache.of(component)
-    if not candidates:
-        return GangAssignment(reason=f"no pod group names {component} or an ancestor"), None, ()
-    run = counter.extractor.run
-    chosen: _Candidate | None = candidates[0]
-    if candidates[0].filters or len(candidates) > 1:
-        try:
-            chosen = next((c for c in candidates if not c.filters or c.passes(pod, run)), None)
-        except ExtractionError as err:
-            return GangAssignment(reason=str(err)), None, ()
-    if chosen is None:
-        failed = "the filters of every candidate pod group failed"
-        return GangAssignment(reason=failed), None, ()
-    definition = chosen.definition
-    keys: list[str] = []
-    reason: str | None = None
-    for path, expression in chosen.keys:
-        if expression.direct:  # the common case, a label: one non-empty string
-            values = expression.evaluate(pod)
-            if len(values) == 1 and type(values[0]) is str and values[0]:
-                keys.append(values[0])
-                continue
-        try:
-            keys.append(single_result(expression, pod, run))
-        except ExtractionError as err:
-            reason = f'failed to extract group key from path "{path}": {err}'
-            break
-    # pods of one group share one (immutable) assignment: building it per pod is most of the cost
-    memo_key = (*keys, reason)
-    assignment = chosen.assigned.get(memo_key)
-    if assignment is None:
-        assignment = chosen.assigned[memo_key] = GangAssignment(
-            group=group_name(owner_uid, *keys) if reason is None else None,
-            definition=definition.name,
-            member=chosen.member.component_name,
-            effective_component=chosen.level,
-            keys=tuple(
-                chosen.key(path, value) for (path, _), value in zip(chosen.keys, keys, strict=False)
-            ),
-            filters=chosen.filter_texts,
-            reason=reason,
-        )
-    return assignment, definition, tuple(keys)
