@@ -47,6 +47,67 @@ def _read_response(tls: ssl.SSLSocket) -> dict[str, Any]:
     return answer
 
 
+def _post(conn: ssl.SSLSocket, path: str, body: bytes) -> None:
+    conn.sendall(
+        f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\n\r\n".encode()
+        + body
+    )
+
+
+def test_queued_counts_from_the_bytes_read_not_from_the_handler(tmp_path: Path) -> None:
+    """Two requests read in the same loop turn: the second one's clock runs while the first
+    one's (inline) handler holds the loop."""
+    issued = issue(["127.0.0.1"], 3600)
+    (tmp_path / "tls.crt").write_bytes(issued.cert)
+    (tmp_path / "tls.key").write_bytes(issued.key)
+    tls = TlsSource()
+    assert FileCertLoader(tmp_path, tls).check() is True
+    ctx = OperatorContext(
+        config=OperatorConfig(argparse.Namespace(), "default", "me"),
+        api=None,  # type: ignore[arg-type]
+        informers=None,  # type: ignore[arg-type]
+        events=None,  # type: ignore[arg-type]
+    )
+
+    def hold(_request: dict[str, Any]) -> dict[str, Any]:
+        time.sleep(BODY_DELAY)  # on the loop: nothing else is read meanwhile
+        return {"allowed": True}
+
+    def slow(_request: dict[str, Any]) -> dict[str, Any]:
+        time.sleep(HANDLER_SECONDS)
+        return {"allowed": True}
+
+    ctx.add_webhook("/hold", hold, inline=True)
+    ctx.add_webhook("/hook", slow, inline=True)
+    servers = Servers(ctx, health=None, metrics=None, webhook=("127.0.0.1", free_port()), tls=tls)
+    servers.start()
+    assert servers.webhook is not None
+    client = ssl.create_default_context(cadata=issued.ca_cert.decode())
+    conns = []
+    try:
+        for _ in range(3):
+            raw = socket.create_connection(servers.webhook, timeout=10)
+            conns.append(client.wrap_socket(raw, server_hostname="127.0.0.1"))
+        _post(conns[0], "/hold", _review("hold"))
+        time.sleep(BODY_DELAY / 3)  # the loop is in hold() now
+        _post(conns[1], "/hook", _review("b"))
+        _post(conns[2], "/hook", _review("c"))
+        for conn in conns:
+            assert _read_response(conn)["response"]["allowed"] is True
+        deadline = time.monotonic() + 5
+        while len(servers.stages.get(("/hook", "queued"), ())) < 2:
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        queued = sorted(servers.stages[("/hook", "queued")])
+        # one of the two waited for the other's handler after both were read
+        assert queued[1] >= HANDLER_SECONDS * 0.9
+    finally:
+        for conn in conns:
+            conn.close()
+        servers.stop()
+
+
 def test_stages_are_timed_from_first_bytes_to_last_byte(tmp_path: Path) -> None:
     issued = issue(["127.0.0.1"], 3600)
     (tmp_path / "tls.crt").write_bytes(issued.cert)
@@ -74,8 +135,25 @@ def test_stages_are_timed_from_first_bytes_to_last_byte(tmp_path: Path) -> None:
         client = ssl.create_default_context(cadata=issued.ca_cert.decode())
         with socket.create_connection(("127.0.0.1", wport), timeout=10) as raw:
             with client.wrap_socket(raw, server_hostname="127.0.0.1") as conn:
-                for uid in ("a", "deny", "c"):
+                for uid in ("a", "nowhere", "deny", "c"):
                     body = _review(uid)
+                    if uid == "nowhere":
+                        # a request no handler takes (404) must not leave its arrival stamp
+                        # to the next request on the connection
+                        conn.sendall(
+                            f"POST /nope HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                            f"Content-Length: {len(body)}\r\n\r\n".encode()
+                            + body
+                        )
+                        data = b""
+                        while b"\r\n\r\n" not in data:
+                            data += conn.recv(65536)
+                        assert data.startswith(b"HTTP/1.1 404")
+                        length = int(data.lower().split(b"content-length:")[1].split(b"\r\n")[0])
+                        while len(data.partition(b"\r\n\r\n")[2]) < length:
+                            data += conn.recv(65536)
+                        time.sleep(BODY_DELAY)
+                        continue
                     head = (
                         f"POST /hook HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                         f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
@@ -103,8 +181,9 @@ def test_stages_are_timed_from_first_bytes_to_last_byte(tmp_path: Path) -> None:
         assert all(h >= HANDLER_SECONDS for h in stages["handler"])
         for q, h, t in zip(stages["queued"], stages["handler"], total, strict=True):
             assert t >= q + h
-        # the third request's clock started at its headers, not when the handler ran
+        # the last request's wait for its body counts as queued
         assert stages["queued"][2] >= BODY_DELAY * 0.9
+        # the second one came BODY_DELAY after a 404 on the same connection
         assert stages["queued"][0] < BODY_DELAY and stages["queued"][1] < BODY_DELAY
         # three requests on one kept-alive connection: one handshake
         assert tls.handshakes == 1

@@ -41,6 +41,7 @@ log = logging.getLogger("workload_map.operator.server")
 
 LAG_PERIOD = 0.05  # seconds between the event-loop lag probes of the webhook server
 STAGES = ("queued", "handler", "total")
+_RECEIVED = "workload_map.received"  # request key: when the loop read its first bytes
 
 
 class _Stamped(asyncio.Protocol):
@@ -264,7 +265,9 @@ class Servers:
             await self._site(app, self.metrics, None)
         if self.webhook is not None:
             assert self.tls is not None
-            app = web.Application(client_max_size=8 * 1024 * 1024)
+            app = web.Application(
+                client_max_size=8 * 1024 * 1024, middlewares=[self._stamp_middleware()]
+            )
             for path, handler in sorted(self.ctx.webhooks.items()):
                 app.router.add_post(
                     path, self._admission(handler, inline=path in self.ctx.inline_webhooks)
@@ -388,6 +391,22 @@ class Servers:
             ]
         return "\n".join(lines) + "\n"
 
+    def _stamp_middleware(self) -> Any:
+        """Middleware: every request on the webhook server (a 404 too) takes its connection's
+        arrival stamp, so a request that never reaches a handler leaves none for the next."""
+        from aiohttp import web
+
+        stamps = self._received
+
+        @web.middleware
+        async def take(request: web.Request, handler: Any) -> Any:
+            stamp = stamps.pop(request.protocol, None)
+            if stamp is not None:
+                request[_RECEIVED] = stamp
+            return await handler(request)
+
+        return take
+
     def _record(self, path: str, queued: float, handler: float, total: float) -> None:
         for step, value in zip(STAGES, (queued, handler, total), strict=True):
             key = (path, step)
@@ -406,8 +425,9 @@ class Servers:
             try:
                 body = await request.read()
             finally:
-                # taken once the whole body is in: a body read in several chunks keeps one stamp
-                received = self._received.pop(request.protocol, began)
+                # a stamp taken while the body was read belongs to this request, not the next
+                self._received.pop(request.protocol, None)
+            received = float(request.get(_RECEIVED, began))
             try:
                 review = json.loads(body)
                 req = review["request"]
