@@ -309,7 +309,7 @@ def test_operator_runs_on_the_charts_permissions_alone(
             types = {c["type"] for c in status.get("conditions") or []}
             return {"Validated", "CRDExists", "Ready"} <= types
 
-        eventually(reconciled, 60, f"the Karta reconciled ({op.log_tail()})")
+        eventually(reconciled, 60, lambda: f"the Karta reconciled ({op.log_tail()})")
         lease = kube.get("coordination.k8s.io/v1", "Lease", LEASE, NS)
         assert lease["spec"].get("holderIdentity")
         secret = kube.get("v1", "Secret", CERT_SECRET, NS)
@@ -321,7 +321,7 @@ def test_operator_runs_on_the_charts_permissions_alone(
             )
             return bool(config["webhooks"][0]["clientConfig"].get("caBundle"))
 
-        eventually(patched, 60, f"the caBundle patched ({op.log_tail()})")
+        eventually(patched, 60, lambda: f"the caBundle patched ({op.log_tail()})")
         bundle = kube.get(
             "admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration", VALIDATING
         )["webhooks"][0]["clientConfig"]["caBundle"]
@@ -380,11 +380,11 @@ def test_gang_controller_runs_on_the_charts_gang_permissions(
             }
             return set(catalog.names()) <= names
 
-        eventually(catalog_installed, 90, f"--install-catalog ({op.log_tail()})")
+        eventually(catalog_installed, 90, lambda: f"--install-catalog ({op.log_tail()})")
         eventually(
             lambda: op.metric('workloadmap_gangs_generic_workload{state="works"}') == 1,
             60,
-            f"the GenericWorkload probe ({op.log_tail()})",
+            lambda: f"the GenericWorkload probe ({op.log_tail()})",
         )
         # the PriorityClass watch (minResources fill order) runs on the chart's read rule
         path = "/apis/scheduling.k8s.io/v1/priorityclasses"
@@ -403,7 +403,7 @@ def test_gang_controller_runs_on_the_charts_gang_permissions(
             eventually(
                 lambda: op.metric("workloadmap_gangs_priority_classes") == count,
                 30,
-                f"the PriorityClass watch ({op.log_tail()})",
+                lambda: f"the PriorityClass watch ({op.log_tail()})",
             )
         finally:
             kube.request("DELETE", f"{path}/wlmap-gangs-fill")
@@ -520,13 +520,13 @@ def test_operator_runs_impersonating_the_charts_account(
                 )
             )
 
-        eventually(bundles, 60, f"both caBundles patched ({op.log_tail()})")
+        eventually(bundles, 60, lambda: f"both caBundles patched ({op.log_tail()})")
 
         def create_good() -> Any:
             return kube.request("POST", "/apis/run.ai/v1alpha1/kartas", good)
 
         # the API server may still hold the previous caBundle for a moment
-        created = eventually(create_good, 30, f"a Karta admitted ({op.log_tail()})")
+        created = eventually(create_good, 30, lambda: f"a Karta admitted ({op.log_tail()})")
         assert (
             created["metadata"]["labels"]["run.ai/karta-group"]
             == good["spec"]["structureDefinition"]["rootComponent"]["kind"]["group"]
@@ -542,7 +542,7 @@ def test_operator_runs_impersonating_the_charts_account(
                 c["type"] for c in (status or {}).get("conditions") or []
             }
 
-        eventually(reconciled, 60, f"the Karta reconciled ({op.log_tail()})")
+        eventually(reconciled, 60, lambda: f"the Karta reconciled ({op.log_tail()})")
     kube.delete("run.ai/v1alpha1", "Karta", good["metadata"]["name"])
     log = op.log.read_text(errors="replace")
     assert not permission_denials(log), log[-3000:]
@@ -625,7 +625,7 @@ def test_a_removed_permission_is_a_condition_not_a_crash_loop(
                         return dict(cond)
                 return None
 
-            cond = eventually(unreadable, 90, f"CRDExists says so ({op.log_tail()})")
+            cond = eventually(unreadable, 90, lambda: f"CRDExists says so ({op.log_tail()})")
             assert cond["status"] == "Unknown"
             assert (
                 "customresourcedefinitions" in cond["message"].lower()

@@ -36,8 +36,13 @@ def api_for(kubeconfig: Path | str) -> Api:
     return Api(load_configuration(str(kubeconfig)))
 
 
-def eventually(fn: Callable[[], T | None], timeout: float = 30.0, what: str = "") -> T:
-    """Poll ``fn`` until it returns something truthy; fail with the last value/exception."""
+def eventually(
+    fn: Callable[[], T | None], timeout: float = 30.0, what: str | Callable[[], str] = ""
+) -> T:
+    """Poll ``fn`` until it returns something truthy; fail with the last value/exception.
+
+    ``what`` may be a callable, called on failure: a log tail then shows the end of the wait,
+    not its start."""
     deadline = time.monotonic() + timeout
     last: Any = None
     while time.monotonic() < deadline:
@@ -49,7 +54,8 @@ def eventually(fn: Callable[[], T | None], timeout: float = 30.0, what: str = ""
         except Exception as exc:  # the thing polled may not exist yet
             last = exc
         time.sleep(0.2)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what or fn}: last {last!r}")
+    described = what() if callable(what) else what
+    raise AssertionError(f"timed out after {timeout}s waiting for {described or fn}: last {last!r}")
 
 
 @functools.cache
@@ -279,9 +285,12 @@ class OperatorProcess:
             return False
 
     def wait_ready(self, timeout: float = 60.0) -> None:
-        eventually(
-            lambda: self.alive() and self.ready(), timeout, f"operator ready ({self.log_tail()})"
-        )
+        def why() -> str:
+            code = self.proc.poll() if self.proc is not None else None
+            state = "running" if code is None else f"exited with code {code}"
+            return f"operator ready ({state}; last lines of {self.log}:\n{self.log_tail()})"
+
+        eventually(lambda: self.alive() and self.ready(), timeout, why)
 
     def metric(self, name: str) -> float:
         _, text = self.get(self.metrics_port, "/metrics")
