@@ -14,7 +14,6 @@ empty object) so that list indexes, and therefore finding paths, stay those of t
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 import warnings
@@ -410,6 +409,8 @@ def _join(path: str, key: str) -> str:
 def _unknown(path: str, key: Any, allowed: Iterable[str]) -> LoadProblem:
     hint = ""
     if isinstance(key, str):
+        import difflib  # only for an unknown key: every command loads definitions
+
         close = difflib.get_close_matches(key, list(allowed), n=1, cutoff=0.6)
         if close:
             hint = f" (did you mean {close[0]!r}?)"

@@ -1,0 +1,136 @@
+"""Start-up structure of ``wlmap``: each command imports and builds only what it uses.
+
+Start-up cost is imports and set-up (benchmarks/live_bench.py measures it); these tests pin the
+structure that keeps it low, so a regression fails here rather than only in a benchmark: a
+command never imports the modules of another command's needs (the validator, JSONPath, the
+cluster client offline, difflib without a typo), only the named command's parser is built
+(with the same help), and the catalog's definitions are not validated again per command.
+"""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.cli.fake_cluster import JOBSET, FakeAPI, obj
+from tests.cli.http_fake import serve, write_kubeconfig
+from workload_map.cli.main import COMMANDS, build_parser, main
+
+ROOT = Path(__file__).resolve().parents[2]
+JOB = ROOT / "examples" / "jobset" / "jobset.yaml"
+PODS = ROOT / "examples" / "jobset" / "pods.yaml"
+
+_PROBE = """
+import sys
+from workload_map.cli.main import main
+code = main(sys.argv[1:])
+print("\\nMODULES=" + ",".join(sorted(sys.modules)), file=sys.stderr)
+"""
+
+# what no get/describe needs at all (the official client stays off every CLI path; the
+# validator, the CRD schema checks and JSONPath templates only where a command asks for them)
+_NEVER = (
+    "kubernetes",
+    "urllib3",
+    "workload_map.model.validation",
+    "workload_map.model.schema_check",
+    "workload_map.cli.jsonpath",
+    "workload_map.cli.suggest",
+    "difflib",
+)
+# and what an offline command never needs: the cluster connection
+_OFFLINE_NEVER = (
+    "workload_map.cluster.kubeconfig",
+    "workload_map.cluster.transport",
+    "workload_map.cluster.wire",
+    "ssl",
+    "socket",
+)
+
+
+def _modules(args: list[str], tmp_path: Path) -> tuple[set[str], str]:
+    done = subprocess.run(
+        [sys.executable, "-c", _PROBE, *args],
+        capture_output=True,
+        text=True,
+        env={"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
+        timeout=120,
+        check=False,
+    )
+    head, _, listed = done.stderr.rpartition("MODULES=")
+    return set(listed.strip().split(",")), done.stdout + head
+
+
+def _loaded(modules: set[str], names: tuple[str, ...]) -> list[str]:
+    return sorted(m for m in modules if any(m == n or m.startswith(n + ".") for n in names))
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["describe", "-f", str(JOB)],
+        ["describe", "-f", str(JOB), "--pods", str(PODS), "-o", "json"],
+    ],
+    ids=["describe-f", "describe-f-pods-json"],
+)
+def test_offline_describe_imports_neither_cluster_nor_validator(
+    args: list[str], tmp_path: Path
+) -> None:
+    modules, output = _modules(args, tmp_path)
+    assert "llm-pretrain" in output, output  # the command did run
+    assert "workload_map.engine" in modules
+    assert _loaded(modules, _NEVER + _OFFLINE_NEVER) == []
+
+
+def test_live_get_and_describe_import_only_their_path(tmp_path: Path) -> None:
+    api = FakeAPI(namespace="ml").serve(JOBSET)
+    api.add(obj("jobset.x-k8s.io/v1alpha2", "JobSet", "train", "ml", spec={"replicatedJobs": []}))
+    with serve(api) as (server, _):
+        kubeconfig = write_kubeconfig(tmp_path / "kc", server, namespace="ml")
+        for args in (["get", "jobsets"], ["describe", "jobset/train"]):
+            modules, output = _modules([*args, "--kubeconfig", str(kubeconfig)], tmp_path)
+            assert "train" in output, output
+            assert "workload_map.cluster.transport" in modules
+            assert _loaded(modules, _NEVER) == [], args
+        # a typo still gets its suggestion (difflib, imported for the miss only)
+        modules, output = _modules(["get", "jobsett", "--kubeconfig", str(kubeconfig)], tmp_path)
+        assert 'did you mean "jobset"' in output, output
+        assert "difflib" in modules
+
+
+@pytest.mark.parametrize("command", [c for c in COMMANDS if c != "jq"])
+def test_the_parser_of_one_command_helps_as_the_whole_tree(command: str) -> None:
+    whole, alone = io.StringIO(), io.StringIO()
+    for out, only in ((whole, None), (alone, command)):
+        parser = build_parser(out, "wlmap", only)
+        with pytest.raises(Exception) as done:  # --help ends parsing with _Exit(0)
+            parser.parse_args([command, "--help"])
+        assert getattr(done.value, "status", None) == 0
+    assert alone.getvalue() == whole.getvalue()
+    assert f"usage: wlmap {command}" in alone.getvalue()
+
+
+def test_catalog_definitions_are_not_validated_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    from workload_map.model import validation
+
+    calls: list[str] = []
+    real = validation.validate
+
+    def counting(karta: object, *args: object, **kwargs: object) -> object:
+        calls.append(str(getattr(karta, "name", "")))
+        return real(karta, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(validation, "validate", counting)
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["describe", "-f", str(JOB)], stdout=out, stderr=err) == 0, err.getvalue()
+    assert "llm-pretrain" in out.getvalue()
+    assert calls == []  # the catalog's JobSet definition: validated by tests/catalog
+    # a definition from a file is still validated before it is used
+    karta = ROOT / "src/workload_map/catalog/data/jobset-x-k8s-io-jobset-v1alpha2.yaml"
+    args = ["describe", "-f", str(JOB), "--definition", str(karta)]
+    assert main(args, stdout=io.StringIO(), stderr=io.StringIO()) == 0
+    assert calls == ["jobset-x-k8s-io-jobset-v1alpha2"]
