@@ -293,11 +293,11 @@ def test_build_script_does_not_rebuild(kube: Kube) -> None:
     if plane.apiserver_bin.parent != cache_dir() / "bin":
         pytest.skip("binaries come from TEST_ASSET_*/KUBEBUILDER_ASSETS, not the build cache")
     before = plane.apiserver_bin.stat().st_mtime_ns
-    start = time.monotonic()
-    run = subprocess.run(["bash", str(BUILD_SCRIPT)], capture_output=True, text=True, timeout=60)
+    # no rebuild: the script says so and the binary is untouched (not timed: the cached run
+    # still starts every binary for its --version, seconds on a loaded machine)
+    run = subprocess.run(["bash", str(BUILD_SCRIPT)], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     assert "already in" in run.stderr
-    assert time.monotonic() - start < 10
     assert plane.apiserver_bin.stat().st_mtime_ns == before
 
 
