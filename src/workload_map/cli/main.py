@@ -1,7 +1,10 @@
 """``wlmap``: the command line (also installed as ``kubectl-wlmap``).
 
-Only ``argparse`` is imported at start; each subcommand's module (and YAML, the engine, the
-``kubernetes`` client) is imported when that subcommand runs, which keeps ``wlmap --help`` fast.
+Start-up is most of what a command costs (benchmarks/live_bench.py, docs/cli.md), so: only
+``argparse`` is imported at start; each subcommand's module (and YAML, the engine, the cluster
+connection) is imported when that subcommand runs, and only its parser is built; the official
+``kubernetes`` package stays off every path but exec/auth-provider users'. The process ends with
+:func:`exit_now` (no interpreter teardown) and runs with a higher first GC threshold.
 ``main(argv, stdin, stdout, stderr)`` never exits the process and never prints a traceback for
 bad input: it returns the exit code of INTERFACES.md.
 """
