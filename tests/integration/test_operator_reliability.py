@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import datetime
 import json
 import signal
 import threading
@@ -68,9 +69,18 @@ def ns(api: Api) -> Iterator[str]:
     delete(api, f"/api/v1/namespaces/{name}")
 
 
+def lease_spec(api: Api, ns: str, lease: str) -> dict[str, Any]:
+    obj = api.get(f"/apis/coordination.k8s.io/v1/namespaces/{ns}/leases/{lease}")
+    return dict(obj.get("spec") or {})
+
+
 def holder(api: Api, ns: str, lease: str) -> str | None:
-    spec = api.get(f"/apis/coordination.k8s.io/v1/namespaces/{ns}/leases/{lease}").get("spec") or {}
-    return spec.get("holderIdentity")
+    return lease_spec(api, ns, lease).get("holderIdentity")
+
+
+def micro_time(text: str) -> datetime.datetime:
+    """A Lease's MicroTime (RFC 3339 with microseconds, ``Z``)."""
+    return datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
 def in_process_context(api: Api, kube: Kube) -> OperatorContext:
@@ -96,7 +106,7 @@ def test_leader_hand_over_between_two_processes(
         a.wait_ready(60)
         b.wait_ready(60)
         lease = f"{name}-lease"
-        eventually(lambda: holder(api, ns, lease), 30, "a leader")
+        holder_before = eventually(lambda: holder(api, ns, lease), 30, "a leader")
         leaders = eventually(
             lambda: [p for p in (a, b) if p.metric("workloadmap_operator_leader") == 1],
             30,
@@ -121,15 +131,19 @@ def test_leader_hand_over_between_two_processes(
         assert "workloadmap_operator_karta_status_writes_total" not in text
 
         # the leader dies without releasing: the standby takes over within the lease duration
-        killed_at = time.monotonic()
         assert leader.proc is not None
         leader.proc.send_signal(signal.SIGKILL)
         leader.proc.wait(10)
+        last_renew = lease_spec(api, ns, lease)["renewTime"]  # the dead leader's last renewal
         eventually(
-            lambda: standby.metric("workloadmap_operator_leader") == 1, 15, "standby elected"
+            lambda: standby.metric("workloadmap_operator_leader") == 1, 30, "standby elected"
         )
-        took = time.monotonic() - killed_at
-        assert took <= 4 + 2 + 2, f"hand-over took {took:.1f}s"
+        # measured on the Lease (the replicas' own timestamps), not by this test's polling: the
+        # new holder acquired it within lease duration (4 s) + retry period (1 s) + 3 s slack
+        taken = lease_spec(api, ns, lease)
+        assert taken["holderIdentity"] != holder_before
+        took = (micro_time(taken["acquireTime"]) - micro_time(last_renew)).total_seconds()
+        assert took <= 4 + 1 + 3, f"hand-over took {took:.1f}s after the last renewal"
         second = f"ho2-{token}"
         api.request("POST", KARTAS, widget_karta(second, f"ho2-{token}.example.com"))
         eventually(
