@@ -216,6 +216,21 @@ def _part_pod(api: Api, ns: str, owner: dict[str, Any], pool: str) -> dict[str, 
     )
 
 
+def _part_pod_dry_run(api: Api, ns: str, owner: dict[str, Any], pool: str) -> dict[str, Any]:
+    """What the API server would make of one more member now (``dryRun=All``: the mutating
+    webhooks run, declared side-effect free; nothing is stored)."""
+    from tests.gangs.e2e import pod_spec, ref
+
+    meta = {
+        "generateName": "parts-p0-",
+        "ownerReferences": [ref(owner)],
+        "labels": {"example.wlmap.io/part": "p0"},
+    }
+    body = {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": pod_spec(pool)}
+    path = f"/api/v1/namespaces/{ns}/pods"
+    return dict(api.request("POST", path, body, query=[("dryRun", "All")]))
+
+
 def test_a_podgroup_deleted_by_hand_waits_on_its_finalizer_and_comes_back(
     plane: Kube, api: Api, op: OperatorProcess, tok: str
 ) -> None:
@@ -284,7 +299,12 @@ def test_a_member_that_missed_the_webhook_does_not_block_the_gang(
         )
         broken["webhooks"][0]["timeoutSeconds"] = 2
         api.request("PUT", config, broken)
-        time.sleep(2)  # the API server's webhook configuration cache catches up
+        # the API server's webhook configuration cache catches up: waited for with dry runs
+        # (a fixed sleep is a guess on a loaded machine: too short, and the member would join)
+        wait(
+            "the broken webhook in force",
+            lambda: "schedulingGroup" not in _part_pod_dry_run(api, ns, obj, pool)["spec"],
+        )
         start = time.monotonic()
         missed = _part_pod(api, ns, obj, pool)
         assert time.monotonic() - start < 10  # failurePolicy Ignore: created anyway
