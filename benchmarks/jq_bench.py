@@ -4,15 +4,28 @@ The four programs of issue 2 item 7 run on realistic inputs (a 2 KB pod, a JobSe
 services, a status with conditions), all three engines measured side by side in this process.
 Compile time is measured without the cache (each compile a distinct text) and with it. A column
 whose package is not installed says so (`make bench` installs the `[bench]` extra).
+
+The catalog's status matchers (every ``byExpression`` of every built-in definition, read from the
+definitions) are timed per call as the engine runs them (``Program.all``, no limits) on the example
+workloads; ``python benchmarks/jq_bench.py --baseline DIR [ROUNDS]`` times them in another checkout
+too (``git worktree add /tmp/base COMMIT``), rounds interleaved so both trees see the same load,
+CPU time, minimum of the rounds, with the ratio per expression.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import statistics
+import subprocess
 import sys
+import time
 import timeit
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
 
 POD: dict[str, Any] = {
     "apiVersion": "v1",
@@ -191,6 +204,123 @@ def _fmt(x: float) -> str:
     return f"{x:.2f}" if x < 100 else f"{x:.0f}"
 
 
+def _matcher_texts(node: Any) -> Iterator[str]:
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "byExpression" and isinstance(value, dict) and "expression" in value:
+                yield str(value["expression"])
+            else:
+                yield from _matcher_texts(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _matcher_texts(item)
+
+
+def status_matchers() -> list[str]:
+    """Every distinct ``byExpression`` of the built-in catalog's definitions, in file order."""
+    import yaml
+
+    seen: dict[str, None] = {}
+    for path in sorted((ROOT / "src/workload_map/catalog/data").glob("*.yaml")):
+        for doc in yaml.safe_load_all(path.read_text()):
+            seen.update(dict.fromkeys(_matcher_texts(doc)))
+    return list(seen)
+
+
+def matcher_inputs() -> list[Any]:
+    """The example workloads plus the engine benchmark's JobSet (restarted) and LeaderWorkerSet."""
+    import yaml
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import engine_bench
+
+    objs: list[Any] = [
+        yaml.safe_load(p.read_text())
+        for p in sorted((ROOT / "examples").glob("*/*.yaml"))
+        if p.name not in ("pods.yaml", "expected.yaml")
+    ]
+    js, _ = engine_bench.jobset(0, workers=3)
+    js["status"]["restarts"] = 1
+    objs += [js, engine_bench.lws(0, replicas=1)[0]]
+    return objs
+
+
+def time_matchers(
+    texts: list[str], values: list[Any], calls: int = 300, repeats: int = 3
+) -> list[float]:
+    """CPU µs per ``Program.all`` call of each text (mean over ``values``, min of ``repeats``)."""
+    from workload_map import jq
+
+    out = []
+    for text in texts:
+        prog = jq.compile(text)
+        per_value: list[Callable[[], Any]] = []
+        for v in values:
+            try:
+                prog.all(v)
+                per_value.append(lambda p=prog, v=v: p.all(v))  # type: ignore[misc]
+            except jq.JqError:
+                per_value.append(lambda p=prog, v=v: _erring(p, v))  # type: ignore[misc]
+        best = float("inf")
+        for _ in range(repeats):
+            started = time.process_time()
+            for _ in range(calls):
+                for call in per_value:
+                    call()
+            best = min(best, time.process_time() - started)
+        out.append(best / (calls * len(values)) * 1e6)
+    return out
+
+
+def _erring(prog: Any, value: Any) -> None:
+    from workload_map import jq
+
+    try:
+        prog.all(value)
+    except jq.JqError:
+        pass
+
+
+_CHILD = (
+    "import json, sys; sys.path.insert(0, sys.argv[1]); import jq_bench; "
+    "texts = json.loads(sys.stdin.read()); "
+    "print(json.dumps(jq_bench.time_matchers(texts, jq_bench.matcher_inputs())))"
+)
+
+
+def against(baseline: str, rounds: int = 3) -> list[dict[str, Any]]:
+    """Each status matcher timed in ``baseline``'s tree and this one, rounds interleaved."""
+    texts = status_matchers()
+    best: dict[str, list[float]] = {}
+    for _ in range(rounds):
+        for tree, root in (("baseline", baseline), ("this tree", str(ROOT))):
+            done = subprocess.run(
+                [sys.executable, "-c", _CHILD, str(ROOT / "benchmarks")],
+                input=json.dumps(texts),
+                env={**os.environ, "PYTHONPATH": f"{root}/src"},
+                capture_output=True,
+                text=True,
+                check=True,
+                cwd="/",
+                timeout=600,
+            )
+            got = json.loads(done.stdout.strip().splitlines()[-1])
+            old = best.get(tree)
+            best[tree] = got if old is None else [min(a, b) for a, b in zip(old, got, strict=True)]
+    rows = []
+    for i, text in enumerate(texts):
+        base, ours = best["baseline"][i], best["this tree"][i]
+        rows.append(
+            {
+                "expression": text if len(text) <= 70 else text[:67] + "...",
+                "baseline ms/10k": f"{base * 10:.1f}",
+                "ms/10k": f"{ours * 10:.1f}",
+                "ratio": f"{ours / base:.2f}",
+            }
+        )
+    return rows
+
+
 def run() -> list[dict[str, Any]]:
     from workload_map import jq
 
@@ -219,11 +349,24 @@ def run() -> list[dict[str, Any]]:
         row["cached compile µs"] = _fmt(cached)
         row["ok"] = "yes" if ours <= target else "NO"
         rows.append(row)
+    texts = status_matchers()
+    each = time_matchers(texts, matcher_inputs(), calls=100)
+    rows.append(
+        {
+            "case": f"{len(texts)} catalog status matchers",
+            "ours µs": _fmt(statistics.mean(each)),
+            "worst µs": _fmt(max(each)),
+        }
+    )
     return rows
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
+    sys.path.insert(0, str(ROOT / "benchmarks"))
     from run import print_table
 
-    print_table(run())
+    if len(sys.argv) > 2 and sys.argv[1] == "--baseline":
+        compared = against(sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 3)
+        print_table(sorted(compared, key=lambda r: -float(r["ratio"])))
+    else:
+        print_table(run())

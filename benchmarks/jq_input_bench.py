@@ -1,7 +1,8 @@
 """`wlmap jq` on a 41 MB input against the gojq binary, both measured in this run.
 
-The input is a generated `kubectl get pods -o json`-style list (pretty-printed, about 41 MB)
-written once to a temporary directory. Each program runs as a separate process of each tool,
+The inputs are a generated `kubectl get pods -o json`-style list (pretty-printed, about 41 MB)
+and a float-heavy one of the same size (per-pod metrics: fractions, tiny and huge magnitudes,
+integral values; numbers written as Go writes them), written once to a temporary directory. Each program runs as a separate process of each tool,
 output to /dev/null; the table gives wall time and CPU time (user + system of the child), and
 the CPU ratio, which a loaded machine distorts less than wall time. Target (issue 12): at most
 2x gojq. gojq comes from `hack/install-gojq.sh`; without it the gojq columns say so.
@@ -22,6 +23,7 @@ from typing import Any
 
 TARGET_BYTES = 41_000_000
 PROGRAMS = [".items | length", "[.items[] | .metadata.name] | length", "-c .", "."]
+FLOAT_PROGRAMS = ["-c .", ".", "-c .items | map(.usage.cpu * 2)"]
 
 
 def _pod(i: int) -> dict[str, Any]:
@@ -59,15 +61,47 @@ def _pod(i: int) -> dict[str, Any]:
     }
 
 
-def make_input(directory: Path) -> Path:
-    """About TARGET_BYTES of pretty-printed JSON (the pod count scaled from a sample)."""
+def _metrics(i: int) -> dict[str, Any]:
+    """A pod's usage sample: mostly fractional floats, with the magnitudes whose printing
+    differs between encoders (integral, below 1e-5, above 1e21)."""
+    return {
+        "name": f"train-worker-{i}",
+        "usage": {
+            "cpu": i * 0.001 + 0.25,
+            "memoryGiB": (i % 977) / 7,
+            "gpuUtil": [((i * 37 + k) % 1000) / 1000 for k in range(8)],
+            "power": [100.0 + i % 7, 250.5 + i % 13, float(i)],
+        },
+        "rates": {"loss": 1.0 / (i + 1), "lr": 3e-6 * (1 + i % 5), "tiny": 1e-7 / (i + 1)},
+        "counters": {"flops": 1.5e21 * (i + 1), "bytes": i * 1024, "ok": True},
+    }
+
+
+def _write(directory: Path, name: str, make: Any) -> Path:
+    """About TARGET_BYTES of pretty-printed JSON (the item count scaled from a sample)."""
     count = 10_000
-    sample = json.dumps({"items": [_pod(i) for i in range(count)]}, indent=2)
+    sample = json.dumps({"items": [make(i) for i in range(count)]}, indent=2)
     count = count * TARGET_BYTES // len(sample)
-    path = directory / "pods.json"
-    doc = {"apiVersion": "v1", "kind": "List", "items": [_pod(i) for i in range(count)]}
-    path.write_text(json.dumps(doc, indent=2))
+    path = directory / name
+    doc = {"apiVersion": "v1", "kind": "List", "items": [make(i) for i in range(count)]}
+    if make is _metrics:
+        # numbers as Go programs (kubectl, Prometheus, gojq itself) write them: 100.0 as 100,
+        # 1e-07 as 1e-7; Python's json would write literals gojq keeps verbatim
+        from workload_map.jq.encoding import dumps
+
+        text = dumps(doc, 2)
+    else:
+        text = json.dumps(doc, indent=2)
+    path.write_text(text)
     return path
+
+
+def make_input(directory: Path) -> Path:
+    return _write(directory, "pods.json", _pod)
+
+
+def make_float_input(directory: Path) -> Path:
+    return _write(directory, "metrics.json", _metrics)
 
 
 def _gojq() -> str | None:
@@ -97,9 +131,10 @@ def run() -> list[dict[str, Any]]:
     gojq = _gojq()
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="wlmap-jq-bench-") as tmp:
-        path = make_input(Path(tmp))
-        size = f"{path.stat().st_size / 1e6:.0f} MB"
-        for program in PROGRAMS:
+        cases = [(make_input(Path(tmp)), p) for p in PROGRAMS]
+        cases += [(make_float_input(Path(tmp)), p) for p in FLOAT_PROGRAMS]
+        for path, program in cases:
+            size = f"{path.name} {path.stat().st_size / 1e6:.0f} MB"
             args = program.split(" ", 1) if program.startswith("-") else [program]
             w_wall, w_cpu, w_rc = _measure([*wlmap, *args, str(path)])
             row: dict[str, Any] = {

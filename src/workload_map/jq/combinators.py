@@ -6,6 +6,7 @@ Chains are built from flat lists and fold into loops or balanced trees (no frame
 from __future__ import annotations
 
 import itertools
+import operator
 from collections.abc import Callable, Generator, Iterable, Iterator
 from typing import Any
 
@@ -342,6 +343,9 @@ def binary_code(op: str, left: Code, right: Code, offset: int) -> Code:
             return from_one(one_ne)
         if right.const is not NOTHING:
             rc = right.const
+            fast_c = _scalar_comparison(op, l1, rc, fn, offset)
+            if fast_c is not None:
+                return from_one(fast_c)
 
             def one_c(v: Any, env: Env) -> Any:
                 try:
@@ -356,6 +360,9 @@ def binary_code(op: str, left: Code, right: Code, offset: int) -> Code:
 
             return from_one(one_c)
 
+        py = _ORDER.get(op) or _EQUALITY.get(op)
+        if py is not None:
+            return from_one(_comparison(l1, r1, py, fn, offset))
         fast = _INT_OPS.get(op)
         if fast is not None:
             int_op = fast
@@ -407,6 +414,73 @@ def binary_code(op: str, left: Code, right: Code, offset: int) -> Code:
             raise
 
     return Code(run)
+
+
+_ORDER = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
+_EQUALITY = {"==": operator.eq, "!=": operator.ne}
+
+
+def _comparison(
+    l1: One, r1: One, py: Callable[[Any, Any], Any], fn: Callable[[Any, Any], Any], offset: int
+) -> One:
+    """``x OP y`` for a comparison of two single-valued operands: two ints or two strings
+    compare as in Python (jq's order agrees on them), anything else by jq's total order,
+    with a deadline check after comparing containers (deep equality costs their size)."""
+
+    def one(v: Any, env: Env) -> Any:
+        y = r1(v, env)
+        x = l1(v, env)
+        tx = type(x)
+        if tx is type(y) and (tx is int or tx is str):
+            return py(x, y)
+        try:
+            out = fn(x, y)
+        except JqError as e:
+            annotate(e, offset)
+            raise
+        if tx in _CONTAINERS:
+            env[0].check()
+        return out
+
+    return one
+
+
+def _scalar_comparison(
+    op: str, l1: One, rc: Any, fn: Callable[[Any, Any], Any], offset: int
+) -> One | None:
+    """``x OP c`` for a comparison with a scalar constant (``.n > 0``, ``.suspend == true``),
+    the status matchers' staple: when ``x`` has the constant's exact type the answer is
+    Python's own (an int with an int, a float with a non-NaN float, a bool by identity), else
+    jq's total order decides. Comparing with a scalar never walks a container, so no deadline
+    check is needed after it."""
+    tc = type(rc)
+    if tc is bool and op in ("==", "!="):
+        if op == "==":
+
+            def one_is(v: Any, env: Env) -> Any:
+                return l1(v, env) is rc
+
+            return one_is
+
+        def one_is_not(v: Any, env: Env) -> Any:
+            return l1(v, env) is not rc
+
+        return one_is_not
+    py = _ORDER.get(op) or _EQUALITY.get(op)
+    if py is None or not (tc is int or (tc is float and rc == rc) or tc is str):
+        return None
+
+    def one_cmp(v: Any, env: Env) -> Any:
+        x = l1(v, env)
+        if type(x) is tc and x == x:  # NaN sorts below every number in jq
+            return py(x, rc)
+        try:
+            return fn(x, rc)
+        except JqError as e:
+            annotate(e, offset)
+            raise
+
+    return one_cmp
 
 
 # operators that chain to the left at one precedence level
@@ -487,14 +561,15 @@ def logic_chain(is_and: bool, codes: list[Code]) -> Code:
     if all(c.one is not None for c in codes):
         ones: list[One] = [c.one for c in codes]  # type: ignore[misc]
 
+        stop = not is_and  # what a deciding operand makes the whole chain
+
         def one(v: Any, env: Env) -> Any:
-            acc = False
-            for i, f in enumerate(ones):
-                if i and acc is not is_and:
-                    return acc
+            for f in ones:
                 y = f(v, env)
-                acc = not (y is None or y is False)
-            return acc
+                # a false operand decides `and`, a true one decides `or`
+                if (y is None or y is False) is is_and:
+                    return stop
+            return is_and
 
         return from_one(one)
     runs = [c.run for c in codes]

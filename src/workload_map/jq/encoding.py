@@ -167,14 +167,15 @@ def dumps(
     else:
         unit = None
     text = None
-    size = _float_free_size(v) if unit is None or unit == "  " else None
-    # Without floats (which need gojq's number format), a large value goes to orjson, compact
-    # or with gojq's default indent of 2; a small one compact to the stdlib's C encoder (no
-    # import to pay). Both print what gojq prints but DEL, fixed below; what they refuse (an
-    # integer beyond 64 bits, a lone surrogate, very deep nesting) falls back to our encoder.
-    if size is not None and size >= _ORJSON_FROM:
-        text = _orjson_dumps(v, unit is not None)
-    elif size is not None and unit is None:
+    size, floats = _size_and_floats(v) if unit is None or unit == "  " else (0, True)
+    # A large value goes to orjson, compact or with gojq's default indent of 2; a small one
+    # without floats compact to the stdlib's C encoder (no import to pay). Both print what
+    # gojq prints but DEL, fixed below, and the floats orjson writes its own way (orjson gets
+    # those as text fragments in gojq's format); what they refuse (an integer beyond 64 bits,
+    # a lone surrogate, very deep nesting) falls back to our encoder.
+    if size >= _ORJSON_FROM:
+        text = _orjson_dumps(v, unit is not None, floats)
+    elif not floats and unit is None:
         try:
             text = _C_COMPACT(v)
         except (ValueError, RecursionError):  # huge integers, very deep values
@@ -191,31 +192,106 @@ def dumps(
 _ORJSON_FROM = 20000
 
 
-def _orjson_dumps(v: Any, indent: bool) -> str | None:
+def _orjson_dumps(v: Any, indent: bool, floats: bool) -> str | None:
     import orjson
 
     option = orjson.OPT_SORT_KEYS | (orjson.OPT_INDENT_2 if indent else 0)
     try:
+        if floats:
+            v = _with_fragments(v, orjson.Fragment)
         return orjson.dumps(v, option=option).decode()
-    except TypeError:  # orjson.JSONEncodeError: 65-bit integers, surrogates, depth over 254
+    except (TypeError, RecursionError):
+        # orjson.JSONEncodeError: 65-bit integers, surrogates, depth over 254
         return None
 
 
-def _float_free_size(v: Any) -> int | None:
-    """How many elements `v` (a container) holds, or None when a float (which needs gojq's
+_INF = float("inf")
+_TINY = 1e-5
+_LOOK_INTO = frozenset({dict, list, float, LiteralNumber})
+_FLOATS_ONLY = {float}
+_CONTAINER_KINDS = frozenset({dict, list})
+
+
+def _any_differs(floats: Any) -> bool:
+    """Whether one of ``floats`` (floats only) is one orjson writes otherwise than gojq (see
+    ``_with_fragments``), in C-speed passes (infinite, below 1e-5, integral) with a Python
+    pass only to confirm a candidate."""
+    magnitudes = list(map(abs, floats))
+    if _INF in magnitudes:
+        return True
+    # (NaN is no concern: both write null; the comparisons below are False for it)
+    if any(map(_TINY.__gt__, magnitudes)) and any(1e-6 <= m < 1e-5 for m in magnitudes):
+        return True
+    if any(map(float.is_integer, floats)):
+        return any(m < 1e21 and f.is_integer() for f, m in zip(floats, magnitudes, strict=True))
+    return False
+
+
+def _with_fragments(root: Any, fragment: Any) -> Any:
+    """``root`` with each float orjson would write otherwise than gojq replaced by an
+    ``orjson.Fragment`` of gojq's text; containers are copied only on the way to such a float,
+    the rest is shared (a container without floats or containers is passed whole)."""
+
+    def fix(x: Any, depth: int) -> Any:
+        items = x.values() if type(x) is dict else x
+        kinds = set(map(type, items))
+        if kinds.isdisjoint(_LOOK_INTO):
+            return x
+        if depth > 254:  # orjson's own limit: the pure encoder takes over
+            raise RecursionError
+        if kinds.isdisjoint(_CONTAINER_KINDS) and LiteralNumber not in kinds:
+            # scalars only: decided in C-speed passes over the floats, most often "as is"
+            floats = items if kinds == _FLOATS_ONLY else [y for y in items if type(y) is float]
+            if not _any_differs(floats):
+                return x
+        out = None
+        for k, y in x.items() if type(x) is dict else enumerate(x):
+            ty = type(y)
+            if ty is float:
+                # orjson writes a float otherwise than gojq when it is integral below 1e21
+                # (`1.0`, `1e+16` for gojq's `1`, `10000000000000000`), when
+                # 1e-6 <= |f| < 1e-5 (orjson's exponent form starts at 1e-5, gojq's at 1e-6)
+                # and for infinities (orjson: `null`); elsewhere both write the same shortest
+                # round-trip digits (tests/jq/test_encoding_fast.py checks this against gojq)
+                a = abs(y)
+                if not (a < 1e21 and y.is_integer()) and not 1e-6 <= a < 1e-5 and a != _INF:
+                    continue
+                z = fragment(_format_float(y))
+            elif ty is dict or ty is list:
+                z = fix(y, depth + 1)
+                if z is y:
+                    continue
+            elif ty is LiteralNumber:
+                z = fragment(y.text)
+            else:
+                continue
+            if out is None:
+                out = x.copy()
+            out[k] = z
+        return x if out is None else out
+
+    return fix(root, 1)
+
+
+def _size_and_floats(v: Any) -> tuple[int, bool]:
+    """How many elements `v` (a container) holds, and whether a float (which needs gojq's
     number format) occurs anywhere in it: small containers are walked, the element types of
-    large ones collected at C speed."""
+    large ones collected at C speed. Once a float is seen and the count reaches
+    _ORJSON_FROM, the walk stops (the count is then a lower bound: all the caller asks)."""
     stack = [v]
     pop, push = stack.pop, stack.append
     size = 0
+    floats = False
     while stack:
         x = pop()
         items = x.values() if type(x) is dict else x
         size += len(items)
+        if floats and size >= _ORJSON_FROM:
+            break
         if len(items) > 16:
             kinds = set(map(type, items))
             if float in kinds or LiteralNumber in kinds:
-                return None
+                floats = True
             if list in kinds or dict in kinds:
                 stack.extend([y for y in items if type(y) is list or type(y) is dict])
             continue
@@ -224,8 +300,8 @@ def _float_free_size(v: Any) -> int | None:
             if t is dict or t is list:
                 push(y)
             elif t is float or t is LiteralNumber:
-                return None
-    return size
+                floats = True
+    return size, floats
 
 
 def _encode_container(root: Any, unit: str | None) -> str:
@@ -376,6 +452,17 @@ def _parse_int(text: str) -> Any:
 
 def _parse_float(text: str) -> Any:
     f = float(text)
+    if text[-1] != "0" and "e" not in text and "E" not in text:
+        # A plain decimal without a trailing zero is gojq's own text when it has at most 15
+        # significant digits (at most 16 characters: any such decimal is the shortest that
+        # reads back as its double) and |f| >= 1e-6 (where gojq's exponent form starts);
+        # longer ones when Python's shortest repr agrees. No _format_float on this path:
+        # the decoder calls this for every float of the input.
+        if f >= 1e-6 or f <= -1e-6:
+            if len(text) <= 16 or repr(f) == text:
+                return f
+    elif "." in text and text[-1] == "0" and "e" not in text and "E" not in text:
+        return LiteralNumber(f, text)  # `1.0`, `0.50`: gojq never writes a trailing zero
     if _format_float(f) == text:
         return f
     return LiteralNumber(f, text)

@@ -157,11 +157,14 @@ class Program:
             err.program = self.source
         return err
 
-    def _deep(self, fn: Callable[[], _T], env: tuple[Any, ...]) -> _T:
-        """Re-run an evaluation that hit Python's recursion limit in a deep-stack thread."""
+    def _deep(self, env: tuple[Any, ...], fn: Callable[..., _T], *args: Any) -> _T:
+        """Re-run an evaluation that hit Python's recursion limit in a deep-stack thread.
+
+        Takes the function and its arguments rather than a closure: a lambda in the callers
+        would turn their locals into cells on every call, the hot path included."""
         env[0].depth = 0
         try:
-            return run_deep(fn)
+            return run_deep(lambda: fn(*args))
         except (JqError, RecursionError) as e:
             raise self._fail(e) from None
 
@@ -233,7 +236,7 @@ class Program:
         # outputs already yielded (evaluation is deterministic; the replayed outputs' stderr
         # messages are muted).
         done = n
-        rest = self._deep(lambda: self._replay(value, env, done, cap), env)
+        rest = self._deep(env, self._replay, value, env, done, cap)
         for x in rest:
             n += 1
             if cap is not None and n >= cap:
@@ -288,12 +291,20 @@ class Program:
         try:
             if self._one is not None:
                 out = [self._one(value, env)]
+            elif cap is None:
+                out = list(self._run(value, env))
             else:
-                out = self._collect(value, env, cap)
+                # _collect inlined: a method call per evaluation shows on short programs
+                out = []
+                append = out.append
+                for x in self._run(value, env):
+                    append(x)
+                    if len(out) >= cap:
+                        break
         except JqError as e:
             raise self._fail(e) from None
         except RecursionError:
-            out = self._deep(lambda: self._collect(value, env, cap), env)
+            out = self._deep(env, self._collect, value, env, cap)
         if cap is not None and out and len(out) >= cap:
             raise JqLimitError(
                 f"query results exceed the allowed number {cap}", program=self.source
@@ -324,7 +335,7 @@ class Program:
         except JqError as e:
             raise self._fail(e) from None
         except RecursionError:
-            return self._deep(lambda: self._first(value, env), env)
+            return self._deep(env, self._first, value, env)
 
     def _first(self, value: Any, env: tuple[Any, ...]) -> Any:
         if self._one is not None:
@@ -355,7 +366,7 @@ class Program:
         except JqError as e:
             raise self._fail(e) from None
         except RecursionError:
-            return self._deep(lambda: self._paths(value, env, cap), env)
+            return self._deep(env, self._paths, value, env, cap)
 
     def _paths(self, value: Any, env: tuple[Any, ...], cap: int | None) -> list[list[Any]]:
         out: list[list[Any]] = []
