@@ -32,8 +32,10 @@ _PROBE = """
 import json, sys
 {setup}
 from workload_map.jq.builtins import registry
+from workload_map.jq.lexer import Lexer
 groups = sorted(m for m in {groups!r} if m in sys.modules)
-print(json.dumps({{"built": registry.built(), "groups": groups, "re2": "re2" in sys.modules}}))
+print(json.dumps({{"built": registry.built(), "groups": groups, "re2": "re2" in sys.modules,
+                  "lexer": Lexer.compiled, "safety": "workload_map.jq.safety" in sys.modules}}))
 """
 
 
@@ -42,8 +44,15 @@ _AT_IMPORT = ["workload_map.jq.builtins.conversions", "workload_map.jq.builtins.
 
 
 def test_importing_the_package_builds_no_registry_and_loads_no_group() -> None:
+    # nor compiles the lexer's patterns, nor imports the Karta safety rules (PEP 562)
     seen = _fresh(_PROBE.format(setup="import workload_map.jq", groups=_GROUP_MODULES))
-    assert seen == {"built": False, "groups": _AT_IMPORT, "re2": False}
+    assert seen == {
+        "built": False,
+        "groups": _AT_IMPORT,
+        "re2": False,
+        "lexer": False,
+        "safety": False,
+    }
 
 
 def test_a_program_loads_only_the_groups_it_calls() -> None:
@@ -59,6 +68,8 @@ def test_a_program_loads_only_the_groups_it_calls() -> None:
             [*_AT_IMPORT, "workload_map.jq.builtins.collections", "workload_map.jq.builtins.time"]
         ),
         "re2": False,
+        "lexer": True,
+        "safety": False,
     }
 
 

@@ -242,3 +242,16 @@ def test_unwritable_is_data() -> None:
         jq.SafetyRule.NOT_A_LOCATION,
     )
     assert jq.unwritable(".a.b[0]") is None
+
+
+def test_a_violation_is_an_immutable_value() -> None:
+    found = jq.karta_violations("1 | debug")
+    assert len(found) == 1
+    v = found[0]
+    same = jq.Violation(v.message, v.offset, v.construct, v.rule)
+    assert v == same and hash(v) == hash(same) and len({v, same}) == 1
+    assert v != jq.Violation(v.message, v.offset + 1, v.construct, v.rule)
+    assert jq.Violation("m", 0, "c").rule is jq.SafetyRule.EXCESSIVE_OUTPUT
+    assert repr(v).startswith(f"Violation(message={v.message!r}, offset=4, construct='debug'")
+    with pytest.raises(AttributeError, match="immutable"):
+        v.offset = 0  # type: ignore[misc]

@@ -78,10 +78,10 @@ _new_tuple = tuple.__new__
 
 # whitespace and comments; in a comment a backslash carries on past the next character,
 # including a line break (gojq's Tcl-style continuation)
-_SKIP = re.compile(r"(?:[ \t\n\r]+|#(?:\\\r\n|\\[\s\S]|\\$|[^\\\r\n])*)*")
+_SKIP_RE = r"(?:[ \t\n\r]+|#(?:\\\r\n|\\[\s\S]|\\$|[^\\\r\n])*)*"
 _SPACE_START = frozenset(" \t\n\r#")
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
-_TOKEN = re.compile(
+_TOKEN_RE = (
     rf"(?P<ident>{_NAME}(?:::{_NAME})?)"
     rf"|(?P<field>\.{_NAME})"
     rf"|(?P<var>\${_NAME}(?:::{_NAME})?)"
@@ -90,13 +90,28 @@ _TOKEN = re.compile(
 )
 
 
-_PLAIN_SEGMENT = re.compile(r'[^"\\]*"')
+_PLAIN_SEGMENT_RE = r'[^"\\]*"'
+# compiled by the first Lexer (~1 ms): importing the package parses nothing
+_SKIP: re.Pattern[str]
+_TOKEN: re.Pattern[str]
+_PLAIN_SEGMENT: re.Pattern[str]
+
+
+def _compile_patterns() -> None:
+    global _SKIP, _TOKEN, _PLAIN_SEGMENT
+    _SKIP, _TOKEN = re.compile(_SKIP_RE), re.compile(_TOKEN_RE)
+    _PLAIN_SEGMENT = re.compile(_PLAIN_SEGMENT_RE)
+    Lexer.compiled = True
 
 
 class Lexer:
     """Pull tokenizer over one program text."""
 
+    compiled = False
+
     def __init__(self, source: str) -> None:
+        if not Lexer.compiled:
+            _compile_patterns()
         self.src = source
         self.pos = 0
         self.n = len(source)

@@ -575,21 +575,25 @@ class _Parser:
                 self.advance()
                 return key, self.pattern(), False
             return key, None, False
-        computed = False
+        key, computed = self.object_key()
+        self.expect_op(":")
+        return key, self.pattern(), computed
+
+    def object_key(self) -> tuple[ast.Node, bool]:
+        """A key of an object or an object pattern other than ``$var``: a name or keyword, a
+        string, or ``(expression)`` (computed)."""
+        tok = self.tok
         if tok.kind in ("IDENT", "KEYWORD"):
             self.advance()
-            key = ast.Literal(tok.text, "string", offset=tok.start)
-        elif tok.kind == "QUOTE":
-            key = self.string(None)
-        elif self.is_op("("):
+            return ast.Literal(tok.text, "string", offset=tok.start), False
+        if tok.kind == "QUOTE":
+            return self.string(None), False
+        if self.is_op("("):
             self.advance()
             key = self.pipe()
             self.expect_op(")")
-            computed = True
-        else:
-            raise self.unexpected()
-        self.expect_op(":")
-        return key, self.pattern(), computed
+            return key, True
+        raise self.unexpected()
 
     def object(self) -> ast.Node:
         start = self.expect_op("{").start
@@ -618,20 +622,11 @@ class _Parser:
         if tok.kind == "VAR":
             self.advance()
             key = ast.Var(tok.text, offset=tok.start)
-        elif tok.kind in ("IDENT", "KEYWORD"):
-            self.advance()
-            key = ast.Literal(tok.text, "string", offset=tok.start)
-        elif tok.kind == "QUOTE":
-            key = self.string(None)
-        elif self.is_op("("):
-            self.advance()
-            key = self.pipe()
-            self.expect_op(")")
-            computed = True
-            self.expect_op(":")
-            return ast.ObjectEntry(key, self.object_value(), True)
         else:
-            raise self.unexpected()
+            key, computed = self.object_key()
+            if computed:  # `{(k): v}` needs its value
+                self.expect_op(":")
+                return ast.ObjectEntry(key, self.object_value(), True)
         if self.is_op(":"):
             self.advance()
             return ast.ObjectEntry(key, self.object_value(), computed)

@@ -434,12 +434,13 @@ def _sp_repeat(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     return Code(run, None, paths)
 
 
-@builtin("while", 2, kind="special", effect="unbounded-loop")
-def _sp_while(c: Compiler, args: list[Code], node: ast.Call) -> Code:
-    cond, update = args
+def _cond_loop(cond: Code, update: Code, is_while: bool) -> Code:
+    """``while``/``until`` on an explicit stack (gojq's recursive definitions, without the
+    recursion): ``def _while: if cond then ., (update | _while) else empty end`` and
+    ``def _until: if cond then . else update | _until end``; a true ``cond`` yields the value,
+    and ``while`` goes on from it when true, ``until`` when false."""
 
     def run(v: Any, env: Env) -> Iterator[Any]:
-        # def _while: if cond then ., (update | _while) else empty end
         ctx = env[0]
         stack: list[Iterator[Any]] = [iter((v,))]
         while stack:
@@ -449,39 +450,27 @@ def _sp_while(c: Compiler, args: list[Code], node: ast.Call) -> Code:
                 continue
             tick(ctx)
             for ok in cond.run(x, env):
-                if not (ok is None or ok is False):
+                truthy = not (ok is None or ok is False)
+                if truthy:
                     yield x
+                if truthy is is_while:
                     stack.append(iter(update.run(x, env)))
-                    break
-            if len(stack) > MAX_STACK:
-                raise JqLimitError(f"recursion deeper than {MAX_STACK} levels")
+                    if len(stack) > MAX_STACK:
+                        raise JqLimitError(f"recursion deeper than {MAX_STACK} levels")
+                    if is_while:
+                        break
 
     return Code(run)
+
+
+@builtin("while", 2, kind="special", effect="unbounded-loop")
+def _sp_while(c: Compiler, args: list[Code], node: ast.Call) -> Code:
+    return _cond_loop(args[0], args[1], True)
 
 
 @builtin("until", 2, kind="special", effect="unbounded-loop")
 def _sp_until(c: Compiler, args: list[Code], node: ast.Call) -> Code:
-    cond, update = args
-
-    def run(v: Any, env: Env) -> Iterator[Any]:
-        # def _until: if cond then . else next | _until end
-        ctx = env[0]
-        stack: list[Iterator[Any]] = [iter((v,))]
-        while stack:
-            x = next(stack[-1], NOTHING)
-            if x is NOTHING:
-                stack.pop()
-                continue
-            tick(ctx)
-            for ok in cond.run(x, env):
-                if not (ok is None or ok is False):
-                    yield x
-                else:
-                    stack.append(iter(update.run(x, env)))
-                    if len(stack) > MAX_STACK:
-                        raise JqLimitError(f"recursion deeper than {MAX_STACK} levels")
-
-    return Code(run)
+    return _cond_loop(args[0], args[1], False)
 
 
 @builtin("walk", 1, kind="special")

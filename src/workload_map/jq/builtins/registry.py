@@ -20,9 +20,6 @@ does this: Python's entry points are per distribution and cost more to read than
 
 from __future__ import annotations
 
-import importlib
-import pathlib
-import re
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
@@ -135,9 +132,13 @@ def _build() -> dict[tuple[str, int], Builtin]:
 def _split_builtin_jq() -> dict[tuple[str, int], str]:
     """The text of each builtin.jq definition by (name, arity): a program parses only the
     definitions it calls (parsing them all was a good part of a short command's run time)."""
-    path = pathlib.Path(__file__).with_name("builtin.jq")
-    if path.is_file():
-        text = path.read_text(encoding="utf-8")
+    import os.path
+    import re  # imported here, with the file, as no import of the package needs them
+
+    path = os.path.join(os.path.dirname(__file__), "builtin.jq")
+    if os.path.isfile(path):
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
     else:  # a zipped install: only then is importlib.resources worth its import
         from importlib import resources
 
@@ -228,6 +229,8 @@ def scan_marks(module: Any) -> dict[tuple[str, int], tuple[Callable[..., Any], s
 
 
 def _load_group(group: str) -> dict[tuple[str, int], Callable[..., Any]]:
+    import importlib
+
     module = importlib.import_module(GROUPS[group])
     marks = scan_marks(module)
     expected = {b.key for b in _build().values() if b.group == group}
@@ -243,6 +246,8 @@ def _load_group(group: str) -> dict[tuple[str, int], Callable[..., Any]]:
 
 def index_text() -> str:
     """The text of ``index.py``, from the marks of every group module (imports them all)."""
+    import importlib
+
     rows: list[str] = []
     seen: dict[tuple[str, int], str] = {}
     for group in sorted(GROUPS):
@@ -262,4 +267,6 @@ def index_text() -> str:
 
 def write_index() -> None:
     """Regenerate ``index.py`` after adding, renaming or moving a builtin."""
+    import pathlib
+
     pathlib.Path(__file__).with_name("index.py").write_text(index_text(), encoding="utf-8")

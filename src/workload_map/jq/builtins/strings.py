@@ -139,32 +139,31 @@ def f_trimstr(v: Any, x: Any) -> Any:
 _SPACES = "\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
 
 
+def _text(name: str, v: Any) -> str:
+    """``v`` when it is a string, else ``NAME cannot be applied to: …``."""
+    if type(v) is not str:
+        raise type_error(name, v)
+    return v
+
+
 @builtin("trim", 0)
 def f_trim(v: Any) -> Any:
-    if type(v) is not str:
-        raise type_error("trim", v)
-    return v.strip(_SPACES)
+    return _text("trim", v).strip(_SPACES)
 
 
 @builtin("ltrim", 0)
 def f_ltrim(v: Any) -> Any:
-    if type(v) is not str:
-        raise type_error("ltrim", v)
-    return v.lstrip(_SPACES)
+    return _text("ltrim", v).lstrip(_SPACES)
 
 
 @builtin("rtrim", 0)
 def f_rtrim(v: Any) -> Any:
-    if type(v) is not str:
-        raise type_error("rtrim", v)
-    return v.rstrip(_SPACES)
+    return _text("rtrim", v).rstrip(_SPACES)
 
 
 @builtin("explode", 0)
 def f_explode(v: Any) -> Any:
-    if type(v) is not str:
-        raise type_error("explode", v)
-    return _explode(v)
+    return _explode(_text("explode", v))
 
 
 @builtin("implode", 0)
@@ -197,16 +196,12 @@ def f_split1(v: Any, sep: Any) -> Any:
 
 @builtin("ascii_downcase", 0)
 def f_ascii_downcase(v: Any) -> Any:
-    if type(v) is not str:
-        raise type_error("ascii_downcase", v)
-    return v.translate(_DOWN)
+    return _text("ascii_downcase", v).translate(_DOWN)
 
 
 @builtin("ascii_upcase", 0)
 def f_ascii_upcase(v: Any) -> Any:
-    if type(v) is not str:
-        raise type_error("ascii_upcase", v)
-    return v.translate(_UP)
+    return _text("ascii_upcase", v).translate(_UP)
 
 
 _DOWN = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
