@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.fake_cluster import JOBSET, FakeAPI, obj
+from tests.cli.fake_cluster import JOBSET, FakeAPI, obj, owner_ref, pod
 from tests.cli.http_fake import serve, write_kubeconfig
 from workload_map.cli.main import COMMANDS, build_parser, main
 
@@ -124,7 +124,11 @@ def test_catalog_definitions_are_not_validated_again(monkeypatch: pytest.MonkeyP
         calls.append(str(getattr(karta, "name", "")))
         return real(karta, *args, **kwargs)  # type: ignore[arg-type]
 
+    import workload_map.model
+
     monkeypatch.setattr(validation, "validate", counting)
+    # the package binds the name on first use (PEP 562): patch what the engine imports too
+    monkeypatch.setattr(workload_map.model, "validate", counting, raising=False)
     out, err = io.StringIO(), io.StringIO()
     assert main(["describe", "-f", str(JOB)], stdout=out, stderr=err) == 0, err.getvalue()
     assert "llm-pretrain" in out.getvalue()
@@ -134,3 +138,24 @@ def test_catalog_definitions_are_not_validated_again(monkeypatch: pytest.MonkeyP
     args = ["describe", "-f", str(JOB), "--definition", str(karta)]
     assert main(args, stdout=io.StringIO(), stderr=io.StringIO()) == 0
     assert calls == ["jobset-x-k8s-io-jobset-v1alpha2"]
+
+
+def _jobsets_with_pods(count: int) -> FakeAPI:
+    api = FakeAPI(namespace="ml").serve(JOBSET)
+    for i in range(count):
+        js = obj("jobset.x-k8s.io/v1alpha2", "JobSet", f"train-{i}", "ml", spec={})
+        job = obj("batch/v1", "Job", f"train-{i}-workers-0", "ml", owner=owner_ref(js))
+        api.add(js, job, pod(f"train-{i}-workers-0-0", job, namespace="ml"))
+    return api
+
+
+@pytest.mark.parametrize(
+    "args", [["get", "jobsets"], ["describe", "jobsets"], ["get", "--all-types"]]
+)
+def test_listed_workloads_are_not_fetched_again_for_owner_chains(args: list[str]) -> None:
+    api = _jobsets_with_pods(3)
+    out, err = io.StringIO(), io.StringIO()
+    assert main([*args, "-n", "ml"], stdout=out, stderr=err, connect=api.connect) == 0, err
+    assert all(f"train-{i}" in out.getvalue() for i in range(3)), out.getvalue()
+    # pod -> Job -> JobSet: the JobSets came with the list; only owners not listed are read
+    assert [p for p in api.requests if "/jobsets/" in p] == [], api.requests

@@ -68,6 +68,8 @@ def describe_type(token: str, args: argparse.Namespace, ctx: Context, fmt: str) 
             raise CliError(
                 str(exc), ERROR, hint=f"ask for the list verb on {res.group_resource}"
             ) from exc
+        for obj in objs:  # the pods' owner chains end here: no GET for each of them
+            cluster.remember(obj)
         pods = _pod_index(ctx, cluster, namespace) if objs else None
     except ClusterError as exc:
         raise CliError(str(exc), ERROR) from exc

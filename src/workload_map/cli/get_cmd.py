@@ -400,6 +400,8 @@ def _list(
         target.resource, namespace, label_selector=args.selector, chunk_size=args.chunk_size
     ):
         objs.append(obj)
+        # the pods' owner chains end at these objects: answered from the list, not a GET each
+        cluster.remember(obj)
         progress.update(target.resource.plural, len(objs))
     if objs and pods is None:
         pods = _pod_index(ctx, cluster, namespace, args.chunk_size)
@@ -556,6 +558,8 @@ def _all_types(
     pods: PodIndex | None = None
     rows: list[Row] = []
     forbidden: list[str] = []
+    listed: list[tuple[Target, str, list[dict[str, Any]]]] = []
+    seen = 0
     for target, label in targets:
         try:
             objs = list(
@@ -571,7 +575,12 @@ def _all_types(
             continue
         except NotFound:
             continue  # served at discovery, gone since (a CRD being removed): nothing to list
-        progress.update(target.resource.plural, len(rows) + len(objs))
+        seen += len(objs)
+        progress.update(target.resource.plural, seen)
+        for obj in objs:  # owner chains end at listed objects: answered without a GET each
+            cluster.remember(obj)
+        listed.append((target, label, objs))
+    for target, label, objs in listed:
         top = [o for o in objs if owning_workload(cluster, o, is_covered, on_unreadable) is None]
         if top and pods is None:
             pods = _pod_index(ctx, cluster, namespace, args.chunk_size)
