@@ -146,10 +146,18 @@ def condition(obj: dict[str, Any], ctype: str) -> dict[str, Any]:
 
 
 def install_webhooks(
-    api: Api, *, port: int, name: str, token: str, ca_bundle: bytes | None = None
+    api: Api,
+    *,
+    port: int,
+    name: str,
+    token: str,
+    ca_bundle: bytes | None = None,
+    validate_host: str = "127.0.0.1",
 ) -> None:
-    """Both webhook configurations, calling ``https://127.0.0.1:port``; only objects labelled
-    with ``token`` go through them (other tests' Kartas are not affected)."""
+    """Both webhook configurations, calling ``https://127.0.0.1:port`` (the validating one
+    ``validate_host``: another name is another host to the API server's connection pool);
+    only objects labelled with ``token`` go through them (other tests' Kartas are not
+    affected)."""
     selector = {"matchLabels": {TEST_LABEL: token}}
     rules = [
         {
@@ -186,7 +194,9 @@ def install_webhooks(
         "webhooks": [
             {
                 "name": "validate.kartas.run.ai",
-                "clientConfig": {"url": f"https://127.0.0.1:{port}/validate-run-ai-v1alpha1-karta"},
+                "clientConfig": {
+                    "url": f"https://{validate_host}:{port}/validate-run-ai-v1alpha1-karta"
+                },
                 "rules": [{**rules[0], "operations": ["CREATE", "UPDATE"]}],
                 **common,
             }
