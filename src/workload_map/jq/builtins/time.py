@@ -13,9 +13,9 @@ import math
 import time as _time
 from typing import Any, NamedTuple
 
+from workload_map.jq.builtins.conversions import wrap_error
 from workload_map.jq.builtins.registry import builtin
-from workload_map.jq.errors import JqRuntimeError
-from workload_map.jq.values import is_number, preview, to_float, to_int, type_error
+from workload_map.jq.values import is_number, to_float, to_int, type_error
 
 __all__ = ["format_time", "parse_time"]
 
@@ -692,12 +692,6 @@ def _go_quote_str(s: str) -> str:
 # natives
 
 
-def _wrap(name: str, v: Any, cause: str, *args: Any) -> JqRuntimeError:
-    if args:
-        name = f"{name}({'; '.join(preview(a) for a in args)})"
-    return JqRuntimeError(f"{name} cannot be applied to {preview(v)}: {cause}")
-
-
 @builtin("gmtime", 0)
 def f_gmtime(v: Any) -> Any:
     if not is_number(v):
@@ -719,7 +713,7 @@ def f_mktime(v: Any) -> Any:
     try:
         return _array_to_instant(v, False).epoch()
     except ValueError as e:
-        raise _wrap("mktime", v, str(e)) from None
+        raise wrap_error("mktime", v, str(e)) from None
 
 
 def _strftime(name: str, v: Any, fmt: Any, local: bool) -> Any:
@@ -730,7 +724,7 @@ def _strftime(name: str, v: Any, fmt: Any, local: bool) -> Any:
     try:
         t = _array_to_instant(v, local)
     except ValueError as e:
-        raise _wrap(name, v, str(e), fmt) from None
+        raise wrap_error(name, v, str(e), fmt) from None
     return format_time(t, fmt)
 
 
@@ -751,7 +745,7 @@ def f_strptime(v: Any, fmt: Any) -> Any:
     try:
         t = parse_time(v, fmt)
     except ValueError as e:
-        raise _wrap("strptime", v, str(e), fmt) from None
+        raise wrap_error("strptime", v, str(e), fmt) from None
     return _to_array(_epoch_to_instant(t.epoch(), False))
 
 
