@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -98,7 +99,8 @@ def imports_in(
                 yield Import(importer, node.value, node.lineno)
 
 
-def package_imports() -> list[Import]:
+@cache  # one scan for the module's tests (~150 files)
+def package_imports() -> tuple[Import, ...]:
     modules = all_modules()
     known = set(modules)
     out: list[Import] = []
@@ -107,7 +109,7 @@ def package_imports() -> list[Import]:
             path.read_text(), name, is_package=path.name == "__init__.py", known=known
         )
         out.extend(i for i in found if i.target == PACKAGE or i.target.startswith(f"{PACKAGE}."))
-    return out
+    return tuple(out)
 
 
 def allowed(importer_room: str, target: str) -> bool:
