@@ -21,6 +21,22 @@ HANDLER_SECONDS = 0.02
 BODY_DELAY = 0.15
 
 
+def _setup(tmp_path: Path) -> tuple[Any, TlsSource, OperatorContext]:
+    """A serving certificate for 127.0.0.1 (and its CA) and an empty operator context."""
+    issued = issue(["127.0.0.1"], 3600)
+    (tmp_path / "tls.crt").write_bytes(issued.cert)
+    (tmp_path / "tls.key").write_bytes(issued.key)
+    tls = TlsSource()
+    assert FileCertLoader(tmp_path, tls).check() is True
+    ctx = OperatorContext(
+        config=OperatorConfig(argparse.Namespace(), "default", "me"),
+        api=None,  # type: ignore[arg-type]
+        informers=None,  # type: ignore[arg-type]
+        events=None,  # type: ignore[arg-type]
+    )
+    return issued, tls, ctx
+
+
 def _review(uid: str) -> bytes:
     return json.dumps(
         {
@@ -58,17 +74,7 @@ def _post(conn: ssl.SSLSocket, path: str, body: bytes) -> None:
 def test_queued_counts_from_the_bytes_read_not_from_the_handler(tmp_path: Path) -> None:
     """Two requests read in the same loop turn: the second one's clock runs while the first
     one's (inline) handler holds the loop."""
-    issued = issue(["127.0.0.1"], 3600)
-    (tmp_path / "tls.crt").write_bytes(issued.cert)
-    (tmp_path / "tls.key").write_bytes(issued.key)
-    tls = TlsSource()
-    assert FileCertLoader(tmp_path, tls).check() is True
-    ctx = OperatorContext(
-        config=OperatorConfig(argparse.Namespace(), "default", "me"),
-        api=None,  # type: ignore[arg-type]
-        informers=None,  # type: ignore[arg-type]
-        events=None,  # type: ignore[arg-type]
-    )
+    issued, tls, ctx = _setup(tmp_path)
 
     def hold(_request: dict[str, Any]) -> dict[str, Any]:
         time.sleep(BODY_DELAY)  # on the loop: nothing else is read meanwhile
@@ -109,17 +115,7 @@ def test_queued_counts_from_the_bytes_read_not_from_the_handler(tmp_path: Path) 
 
 
 def test_stages_are_timed_from_first_bytes_to_last_byte(tmp_path: Path) -> None:
-    issued = issue(["127.0.0.1"], 3600)
-    (tmp_path / "tls.crt").write_bytes(issued.cert)
-    (tmp_path / "tls.key").write_bytes(issued.key)
-    tls = TlsSource()
-    assert FileCertLoader(tmp_path, tls).check() is True
-    ctx = OperatorContext(
-        config=OperatorConfig(argparse.Namespace(), "default", "me"),
-        api=None,  # type: ignore[arg-type]
-        informers=None,  # type: ignore[arg-type]
-        events=None,  # type: ignore[arg-type]
-    )
+    issued, tls, ctx = _setup(tmp_path)
 
     def slow(request: dict[str, Any]) -> dict[str, Any]:
         time.sleep(HANDLER_SECONDS)
