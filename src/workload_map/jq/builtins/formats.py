@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from workload_map.jq import encoding
+from workload_map.jq.builtins import registry
 from workload_map.jq.builtins.registry import builtin
 from workload_map.jq.errors import JqRuntimeError
 from workload_map.jq.values import (
@@ -25,7 +26,7 @@ from workload_map.jq.values import (
     valid_text,
 )
 
-__all__ = ["FORMATS", "decode_bytes", "format_value", "utf8"]
+__all__ = ["decode_bytes", "format_value", "utf8"]
 
 
 def decode_bytes(data: bytes) -> str:
@@ -187,29 +188,27 @@ def _capped(name: str, fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
     return builtin(name, 0)(capped)
 
 
-FORMATS: dict[str, Callable[[Any], Any]] = {
-    name: _capped(name, fn)
-    for name, fn in {
-        "@text": f_text,
-        "@json": f_json,
-        "@html": f_html,
-        "@uri": f_uri,
-        "@urid": f_urid,
-        "@csv": f_csv,
-        "@tsv": f_tsv,
-        "@sh": f_sh,
-        "@base64": f_base64,
-        "@base64d": f_base64d,
-    }.items()
-}
+# the formats' builtins (`@csv/0`, …), found by the registry one level into this tuple
+_FORMATS = (
+    _capped("@text", f_text),
+    _capped("@json", f_json),
+    _capped("@html", f_html),
+    _capped("@uri", f_uri),
+    _capped("@urid", f_urid),
+    _capped("@csv", f_csv),
+    _capped("@tsv", f_tsv),
+    _capped("@sh", f_sh),
+    _capped("@base64", f_base64),
+    _capped("@base64d", f_base64d),
+)
 
 
 def format_value(name: str, v: Any) -> Any:
     """Apply `@name` (with the `@`) to `v`; `format not defined: @name` for unknown names."""
-    fn = FORMATS.get(name)
-    if fn is None:
+    entry = registry.lookup(name, 0) if name.startswith("@") else None
+    if entry is None:
         raise JqRuntimeError(f"format not defined: {name}")
-    return fn(v)
+    return registry.implementation(entry)(v)
 
 
 @builtin("format", 1)
