@@ -263,6 +263,8 @@ def _operator_metrics(op: Any) -> dict[tuple[str, str], float]:
             out[(f"gc{fields['generation']}", detail)] = float(value)
         elif name == "workloadmap_operator_webhook_tls_handshakes_total":
             out[("handshakes", "")] = float(value)
+        elif name == "workloadmap_operator_gc_settle_seconds":
+            out[("gc settle", "")] = float(value)
         elif name == "workloadmap_operator_webhook_loop_thread_seconds_total":
             out[("loop thread", fields["state"])] = float(value)
     return out
@@ -499,6 +501,8 @@ def _webhook_latency(kube: Any, api: Any, workdir: Path) -> list[dict[str, Any]]
                         _ms(s_ / n, 2) if n else 0.0
                         for s_, n in zip(gc_sums, gc_counts, strict=True)
                     ],
+                    # the one full collection before the freeze, before the replica was ready
+                    "GC settle ms (before ready)": _ms(after.get(("gc settle", ""), float("nan"))),
                     # the process's life, the pre-ready settle collection left out
                     "GC pause max ms, life": [
                         _ms(after.get((f"gc{g}", "1.0"), float("nan"))) for g in range(3)
