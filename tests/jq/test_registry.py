@@ -88,6 +88,10 @@ def test_every_entry_resolves_to_an_implementation_of_its_kind() -> None:
         else:
             assert callable(registry.implementation(entry)), entry
     assert set(kinds) == {"value", "stream", "special", "jq"}
+    with pytest.raises(TypeError, match=r"test/1 is defined in builtin\.jq"):
+        registry.implementation(registry.lookup("test", 1))  # type: ignore[arg-type]
+    with pytest.raises(KeyError):
+        registry.native("select", 1)  # a special form, not a value native
     assert all(n > 0 for n in kinds.values())
 
 

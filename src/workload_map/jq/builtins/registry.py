@@ -184,6 +184,8 @@ def jq_source(key: tuple[str, int]) -> str | None:
 
 def implementation(entry: Builtin) -> Callable[..., Any]:
     """The function of a value, stream or special builtin (imports its group on first use)."""
+    if entry.kind == "jq":
+        raise TypeError(f"{entry.name}/{entry.arity} is defined in builtin.jq: it is compiled")
     impls = _IMPLS.get(entry.group)
     if impls is None:
         with _LOCK:
