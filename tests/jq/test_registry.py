@@ -15,6 +15,7 @@ import workload_map.jq as jq
 from workload_map.jq import safety
 from workload_map.jq.builtins import index, registry
 from workload_map.jq.builtins.registry import Builtin, builtin
+from workload_map.jq.compiler import compile_program
 
 _GROUP_MODULES = sorted(registry.GROUPS.values())
 
@@ -162,3 +163,21 @@ def test_unknown_kinds_and_effects_are_refused() -> None:
         builtin("x", 0, kind="macro")
     with pytest.raises(ValueError, match="effect"):
         builtin("x", 0, effect="network")
+
+
+@pytest.mark.parametrize(
+    ("program", "needs_ctx"),
+    [
+        ("select(.a) | map(.b) | any | not", False),
+        ("first(.[]) | getpath([0]) | [path(.x)] | isempty(empty)", False),
+        ("length, keys, now", False),
+        ("limit(1; .[])", True),
+        ("range(3)", True),
+        ("[.[] | tostream]", True),
+        ("_range(0; 3; 1)", True),
+    ],
+)
+def test_a_program_gets_a_context_when_a_builtin_it_calls_is_marked_so(
+    program: str, needs_ctx: bool
+) -> None:
+    assert compile_program(jq.parse(program), program)[1] is needs_ctx

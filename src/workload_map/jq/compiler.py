@@ -78,15 +78,6 @@ __all__ = ["Code", "Ctx", "compile_program", "compile_tree"]
 # --- the compiler --------------------------------------------------------------------------------
 
 
-# Calls that cannot loop, recurse or read the run's context (besides their arguments).
-_CTX_FREE_CALLS = frozenset(
-    {("empty", 0), ("not", 0), ("select", 1), ("map", 1), ("path", 1), ("getpath", 1)}
-    | {("any", n) for n in range(3)}
-    | {("all", n) for n in range(3)}
-    | {("first", 1), ("isempty", 1)}
-)
-
-
 class Compiler(TermCompiler):
     """The full compiler: operators, control flow, definitions and calls."""
 
@@ -430,7 +421,7 @@ class Compiler(TermCompiler):
         if entry is None:
             raise self.error(f"function not defined: {name}/{arity}", node)
         kind = entry.kind
-        if key not in _CTX_FREE_CALLS and kind != "value":
+        if entry.needs_ctx:  # can loop, recurse or read the run's context (its mark says)
             self.needs_ctx = True
         if kind == "jq":
             info = _builtin_func(key)

@@ -42,12 +42,12 @@ if TYPE_CHECKING:
     from workload_map.jq.compiler import Compiler
 
 
-@builtin("empty", 0, kind="special")
+@builtin("empty", 0, kind="special", needs_ctx=False)
 def _sp_empty(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     return EMPTY
 
 
-@builtin("not", 0, kind="special")
+@builtin("not", 0, kind="special", needs_ctx=False)
 def _sp_not(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     def one(v: Any, env: Env) -> Any:
         return v is None or v is False
@@ -55,7 +55,7 @@ def _sp_not(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     return from_one(one)
 
 
-@builtin("path", 1, kind="special")
+@builtin("path", 1, kind="special", needs_ctx=False)
 def _sp_path(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     f_paths = args[0].paths
 
@@ -68,7 +68,7 @@ def _sp_path(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     return Code(run)
 
 
-@builtin("getpath", 1, kind="special")
+@builtin("getpath", 1, kind="special", needs_ctx=False)
 def _sp_getpath(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     getpath = value_getpath
     base = native_call(getpath, args, node.offset, False)
@@ -89,7 +89,7 @@ def _sp_getpath(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     return Code(base.run, base.one, paths)
 
 
-@builtin("select", 1, kind="special")
+@builtin("select", 1, kind="special", needs_ctx=False)
 def _sp_select(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     cond = args[0]
     if cond.one is not None:
@@ -123,7 +123,7 @@ def _sp_select(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     return Code(run, None, paths)
 
 
-@builtin("map", 1, kind="special")
+@builtin("map", 1, kind="special", needs_ctx=False)
 def _sp_map(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     f = args[0]
     iterate = jv.iterate
@@ -161,7 +161,7 @@ def _first_of(it: Iterable[Any]) -> Any:
     return NOTHING
 
 
-@builtin("first", 1, kind="special")
+@builtin("first", 1, kind="special", needs_ctx=False)
 def _sp_first(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     f = args[0]
 
@@ -191,7 +191,7 @@ def _sp_last(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     return Code(run)
 
 
-@builtin("isempty", 1, kind="special")
+@builtin("isempty", 1, kind="special", needs_ctx=False)
 def _sp_isempty(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     f = args[0]
 
@@ -327,32 +327,32 @@ def _any_all(is_any: bool, gen: Code | None, cond: Code | None) -> Code:
     return from_one(one)
 
 
-@builtin("any", 0, kind="special")
+@builtin("any", 0, kind="special", needs_ctx=False)
 def _sp_any0(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     return _any_all(True, None, None)
 
 
-@builtin("any", 1, kind="special")
+@builtin("any", 1, kind="special", needs_ctx=False)
 def _sp_any1(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     return _any_all(True, None, args[0])
 
 
-@builtin("any", 2, kind="special")
+@builtin("any", 2, kind="special", needs_ctx=False)
 def _sp_any2(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     return _any_all(True, args[0], args[1])
 
 
-@builtin("all", 0, kind="special")
+@builtin("all", 0, kind="special", needs_ctx=False)
 def _sp_all0(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     return _any_all(False, None, None)
 
 
-@builtin("all", 1, kind="special")
+@builtin("all", 1, kind="special", needs_ctx=False)
 def _sp_all1(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     return _any_all(False, None, args[0])
 
 
-@builtin("all", 2, kind="special")
+@builtin("all", 2, kind="special", needs_ctx=False)
 def _sp_all2(c: Compiler, args: list[Code], node: ast.Call) -> Code:
     return _any_all(False, args[0], args[1])
 

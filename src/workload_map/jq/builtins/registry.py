@@ -63,15 +63,24 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def builtin(
-    name: str, arity: int, *, kind: str = "value", effect: str = "", listed: bool = True
+    name: str,
+    arity: int,
+    *,
+    kind: str = "value",
+    effect: str = "",
+    listed: bool = True,
+    needs_ctx: bool | None = None,
 ) -> Callable[[F], F]:
     """Mark a function as the builtin ``name/arity`` (stackable: one function, several names);
-    ``listed=False`` keeps it out of ``builtins`` (names starting ``_ @ $`` never are)."""
+    ``listed=False`` keeps it out of ``builtins`` (names starting ``_ @ $`` never are);
+    ``needs_ctx`` whether a call can loop, recurse or read the run's context (the program then
+    gets a context of its own): by default a value native cannot and every other kind can."""
     if kind not in KINDS[:3] or (effect and effect not in EFFECTS):
         raise ValueError(f"builtin {name}/{arity}: unknown kind {kind!r} or effect {effect!r}")
 
     def mark(fn: F) -> F:
-        setattr(fn, _MARK, (*getattr(fn, _MARK, ()), (name, arity, kind, effect, listed)))
+        ctx = kind != "value" if needs_ctx is None else needs_ctx
+        setattr(fn, _MARK, (*getattr(fn, _MARK, ()), (name, arity, kind, effect, listed, ctx)))
         return fn
 
     return mark
@@ -80,14 +89,23 @@ def builtin(
 class Builtin:
     """One registry entry: where the builtin lives (``group``), how it is called, its effect."""
 
-    __slots__ = ("arity", "effect", "group", "kind", "listed", "name")
+    __slots__ = ("arity", "effect", "group", "kind", "listed", "name", "needs_ctx")
 
     def __init__(
-        self, name: str, arity: int, group: str, kind: str, effect: str, listed: bool = True
+        self,
+        name: str,
+        arity: int,
+        group: str,
+        kind: str,
+        effect: str,
+        listed: bool = True,
+        needs_ctx: bool = True,
     ) -> None:
         self.name, self.arity, self.group, self.kind, self.effect = name, arity, group, kind, effect
         #: whether ``builtins`` names it
         self.listed = listed and not name.startswith(("_", "@", "$"))
+        #: whether a call can loop, recurse or read the run's context
+        self.needs_ctx = needs_ctx
 
     @property
     def key(self) -> tuple[str, int]:
@@ -118,8 +136,8 @@ def _build() -> dict[tuple[str, int], Builtin]:
             from workload_map.jq.builtins.index import INDEX
 
             found = {
-                key: Builtin(key[0], key[1], group, kind, effect, listed)
-                for key, (group, kind, effect, listed) in INDEX.items()
+                key: Builtin(key[0], key[1], group, kind, effect, listed, needs_ctx)
+                for key, (group, kind, effect, listed, needs_ctx) in INDEX.items()
             }
             for key in _split_builtin_jq():
                 if key in found:
@@ -203,14 +221,16 @@ def native(name: str, arity: int) -> Callable[..., Any]:
     return implementation(entry)
 
 
-def scan_marks(module: Any) -> dict[tuple[str, int], tuple[Callable[..., Any], str, str, bool]]:
-    """The builtins a module marks: (name, arity) -> (function, kind, effect, listed).
+def scan_marks(
+    module: Any,
+) -> dict[tuple[str, int], tuple[Callable[..., Any], str, str, bool, bool]]:
+    """The builtins a module marks: (name, arity) -> (function, kind, effect, listed, needs_ctx).
 
     Marked functions are found among the module's globals and one level into its global tuples,
     lists and dicts (families built from a table, such as math's ``sin``/``cos``/…); only
     functions defined in the module count, so an imported builtin is not registered twice.
     """
-    found: dict[tuple[str, int], tuple[Callable[..., Any], str, str, bool]] = {}
+    found: dict[tuple[str, int], tuple[Callable[..., Any], str, str, bool, bool]] = {}
     seen: set[int] = set()
     for value in list(vars(module).values()):
         candidates: list[Any] = [value]
@@ -223,10 +243,10 @@ def scan_marks(module: Any) -> dict[tuple[str, int], tuple[Callable[..., Any], s
             if not marks or id(fn) in seen or fn.__module__ != module.__name__:
                 continue
             seen.add(id(fn))
-            for name, arity, kind, effect, listed in marks:
+            for name, arity, kind, effect, listed, ctx in marks:
                 if (name, arity) in found:
                     raise RuntimeError(f"builtin {name}/{arity} is registered twice")
-                found[(name, arity)] = (fn, kind, effect, listed)
+                found[(name, arity)] = (fn, kind, effect, listed, ctx)
     return found
 
 
@@ -254,16 +274,18 @@ def index_text() -> str:
     seen: dict[tuple[str, int], str] = {}
     for group in sorted(GROUPS):
         module = importlib.import_module(GROUPS[group])
-        for (name, arity), (_fn, kind, effect, listed) in sorted(scan_marks(module).items()):
+        for (name, arity), (_fn, kind, effect, listed, ctx) in sorted(scan_marks(module).items()):
             if (name, arity) in seen:
                 raise RuntimeError(f"builtin {name}/{arity}: in {seen[name, arity]} and {group}")
             seen[name, arity] = group
-            row = f"({name!r}, {arity}): ({group!r}, {kind!r}, {effect!r}, {listed}),"
+            row = f"({name!r}, {arity}): ({group!r}, {kind!r}, {effect!r}, {listed}, {ctx}),"
             rows.append("    " + row.replace("'", '"'))
     return (
         '"""Which group module holds each jq builtin: generated from the ``@builtin`` marks by\n'
         '``workload_map.jq.builtins.registry.write_index()``; do not edit (a test checks it)."""\n\n'
-        "INDEX: dict[tuple[str, int], tuple[str, str, str, bool]] = {\n" + "\n".join(rows) + "\n}\n"
+        "INDEX: dict[tuple[str, int], tuple[str, str, str, bool, bool]] = {\n"
+        + "\n".join(rows)
+        + "\n}\n"
     )
 
 
