@@ -24,22 +24,15 @@ ROOT = Path(__file__).resolve().parents[1]
 WLMAP = [sys.executable, "-m", "workload_map.cli"]
 RUNS = 15
 
+#: the offline JobSet of examples/ with its pods (live_bench.py measures it too)
+DESCRIBE_JOBSET = ["describe", "-f", str(ROOT / "examples/jobset/jobset.yaml")]
+DESCRIBE_JOBSET_PODS = [*DESCRIBE_JOBSET, "--pods", str(ROOT / "examples/jobset/pods.yaml")]
+
 CASES = [
     ("python -c pass (floor)", [sys.executable, "-c", "pass"], None),
     ("wlmap --help", [*WLMAP, "--help"], 0.150),
     ("wlmap --version", [*WLMAP, "--version"], 0.150),
-    (
-        "wlmap describe -f jobset --pods",
-        [
-            *WLMAP,
-            "describe",
-            "-f",
-            str(ROOT / "examples/jobset/jobset.yaml"),
-            "--pods",
-            str(ROOT / "examples/jobset/pods.yaml"),
-        ],
-        0.200,
-    ),
+    ("wlmap describe -f jobset --pods", [*WLMAP, *DESCRIBE_JOBSET_PODS], 0.200),
     (
         "wlmap describe -f raycluster -o json",
         [*WLMAP, "describe", "-f", str(ROOT / "examples/raycluster/raycluster.yaml"), "-o", "json"],

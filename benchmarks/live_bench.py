@@ -28,6 +28,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from cli_bench import DESCRIBE_JOBSET, DESCRIBE_JOBSET_PODS  # type: ignore[import-not-found]
+
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = int(os.environ.get("WLMAP_BENCH_RUNS", "11"))
 WLMAP = [sys.executable, "-m", "workload_map.cli"]
@@ -79,26 +81,8 @@ _CASES: list[tuple[str, list[str] | None, list[str], float | None, bool]] = [
         0.300,
         True,
     ),
-    (
-        "describe -f FILE (offline)",
-        None,
-        ["describe", "-f", str(ROOT / "examples/jobset/jobset.yaml")],
-        0.200,
-        False,
-    ),
-    (
-        "describe -f jobset --pods",
-        None,
-        [
-            "describe",
-            "-f",
-            str(ROOT / "examples/jobset/jobset.yaml"),
-            "--pods",
-            str(ROOT / "examples/jobset/pods.yaml"),
-        ],
-        0.200,
-        False,
-    ),
+    ("describe -f FILE (offline)", None, DESCRIBE_JOBSET, 0.200, False),
+    ("describe -f jobset --pods", None, DESCRIBE_JOBSET_PODS, 0.200, False),
     ("--help", None, ["--help"], None, False),
 ]
 
