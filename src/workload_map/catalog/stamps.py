@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 __all__ = [
     "CATALOG_DIGEST_ANNOTATION",
@@ -20,7 +20,9 @@ __all__ = [
     "GROUP_LABEL",
     "KIND_LABEL",
     "VERSION_LABEL",
+    "CopyStamp",
     "catalog_digest",
+    "copy_stamp",
     "derived_labels",
     "root_gvk",
 ]
@@ -63,3 +65,28 @@ def catalog_digest(doc: Mapping[str, Any]) -> str:
 
     body = json.dumps(doc.get("spec"), sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(body.encode()).hexdigest()[:16]
+
+
+class CopyStamp(NamedTuple):
+    """The catalog annotations of an installed copy of a built-in definition."""
+
+    digest: str  # catalog_digest of the spec it was installed with
+    version: str | None  # the workload-map release it came from (None: not recorded)
+
+    def is_current(self, built_in: Mapping[str, Any]) -> bool:
+        """Whether the copy's spec is ``built_in``'s (this release's definition of the name)."""
+        return self.digest == catalog_digest(built_in)
+
+
+def copy_stamp(obj: Mapping[str, Any]) -> CopyStamp | None:
+    """The stamp of a Karta object installed from the catalog; None for a user's own definition
+    (no digest annotation). Cheap: the caller fetches the built-in only for a copy."""
+    meta = obj.get("metadata")
+    annotations = meta.get("annotations") if isinstance(meta, dict) else None
+    if not isinstance(annotations, dict):
+        return None
+    digest = annotations.get(CATALOG_DIGEST_ANNOTATION)
+    if not isinstance(digest, str):
+        return None
+    version = annotations.get(CATALOG_VERSION_ANNOTATION)
+    return CopyStamp(digest, version if isinstance(version, str) else None)

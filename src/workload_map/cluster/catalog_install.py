@@ -21,6 +21,7 @@ from workload_map.catalog.stamps import (
     CATALOG_DIGEST_ANNOTATION,
     CATALOG_VERSION_ANNOTATION,
     catalog_digest,
+    copy_stamp,
     derived_labels,
     root_gvk,
 )
@@ -133,9 +134,8 @@ def install(
         current = by_name.get(name)
         notes = ""
         if current is not None:
-            annotations = (current.get("metadata") or {}).get("annotations") or {}
-            ours = CATALOG_DIGEST_ANNOTATION in annotations
-            if not ours and not force:
+            stamp = copy_stamp(current)
+            if stamp is None and not force:
                 results.append(
                     InstallResult(
                         name,
@@ -145,15 +145,12 @@ def install(
                     )
                 )
                 continue
-            if ours and annotations.get(CATALOG_DIGEST_ANNOTATION) == catalog_digest(obj):
-                if (
-                    annotations.get(CATALOG_VERSION_ANNOTATION)
-                    == obj["metadata"]["annotations"][CATALOG_VERSION_ANNOTATION]
-                ):
+            if stamp is not None and stamp.is_current(obj):
+                if stamp.version == obj["metadata"]["annotations"][CATALOG_VERSION_ANNOTATION]:
                     results.append(InstallResult(name, "unchanged"))
                     continue
-            elif ours:
-                notes = f"stale copy from workload-map {annotations.get(CATALOG_VERSION_ANNOTATION, '?')}"
+            elif stamp is not None:
+                notes = f"stale copy from workload-map {stamp.version or '?'}"
             else:
                 notes = "took over a user's Karta of this name (--force)"
         try:
@@ -186,8 +183,7 @@ def uninstall(
         except NotFound:
             results.append(InstallResult(name, "absent"))
             continue
-        annotations = (current.get("metadata") or {}).get("annotations") or {}
-        if CATALOG_DIGEST_ANNOTATION not in annotations:
+        if copy_stamp(current) is None:
             results.append(InstallResult(name, "skipped", "not a catalog copy; kept"))
             continue
         query = [("dryRun", "All")] if dry_run else []

@@ -319,25 +319,17 @@ def _stale_copy(cluster_def: Definition, seed: Definition) -> str | None:
     """Why a cluster Karta installed from the catalog (it carries the catalog digest
     annotation) is outdated against this release's built-in ``seed``; None when current or
     the user's own definition (no annotation)."""
-    meta = (cluster_def.raw or {}).get("metadata")
-    annotations = meta.get("annotations") if isinstance(meta, dict) else None
-    if not isinstance(annotations, dict):
-        return None
-    from workload_map.catalog.stamps import (
-        CATALOG_DIGEST_ANNOTATION,
-        CATALOG_VERSION_ANNOTATION,
-        catalog_digest,
-    )
+    from workload_map.catalog.stamps import copy_stamp
 
-    installed = annotations.get(CATALOG_DIGEST_ANNOTATION)
-    if not isinstance(installed, str):
+    stamp = copy_stamp(cluster_def.raw or {})
+    if stamp is None:
         return None
     from workload_map.catalog import catalog
 
     built_in = catalog.document(seed.name)
-    if built_in is None or catalog_digest(built_in) == installed:
+    if built_in is None or stamp.is_current(built_in):
         return None
-    version = annotations.get(CATALOG_VERSION_ANNOTATION, "an older release")
+    version = stamp.version or "an older release"
     return (
         f'cluster Karta "{cluster_def.name}" is a stale copy of the built-in definition '
         f"{seed.name} (installed from workload-map {version}); using the built-in; "

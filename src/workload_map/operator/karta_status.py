@@ -13,13 +13,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from workload_map.catalog.stamps import (
-    CATALOG_DIGEST_ANNOTATION,
-    CATALOG_VERSION_ANNOTATION,
-    catalog_digest,
-    derived_labels,
-    root_gvk,
-)
+from workload_map.catalog.stamps import copy_stamp, derived_labels, root_gvk
 
 __all__ = [
     "CONDITION_TYPES",
@@ -308,18 +302,16 @@ def _catalog_condition(
     if found is None:
         return None
     name, doc = found
-    annotations = (obj.get("metadata") or {}).get("annotations") or {}
-    installed = annotations.get(CATALOG_DIGEST_ANNOTATION)
-    if installed is None:
+    stamp = copy_stamp(obj)
+    if stamp is None:
         return _cond(
             CATALOG,
             "True",
             "OverridesBuiltIn",
             f"overrides the built-in catalog definition {name} for this type",
         )
-    current = catalog_digest(doc)
-    have = annotations.get(CATALOG_VERSION_ANNOTATION, "?")
-    if installed == current:
+    have = stamp.version or "?"
+    if stamp.is_current(doc):
         return _cond(
             CATALOG, "True", "CatalogCurrent", f"installed from the catalog of workload-map {have}"
         )
