@@ -35,8 +35,18 @@ label_ids = itertools.count(1)
 NOTHING: Any = object()
 
 
+#: the deadline's clock: CPU time of the evaluating thread, so that the work a program does is
+#: measured, not the time a loaded machine (or another thread holding the GIL) takes it away
+clock = time.thread_time
+
+
 class Ctx:
-    """Per-evaluation state: deadline, call depth, hooks."""
+    """Per-evaluation state: deadline, call depth, hooks.
+
+    The deadline is ``timeout`` seconds of the evaluating thread's CPU time (``clock``): a
+    preempted or descheduled evaluation is not charged for the wait. An evaluation moved to
+    another thread (the deep-stack retry) carries what is left of it (``remaining`` and
+    ``rebase``), since each thread's CPU clock starts on its own."""
 
     __slots__ = ("deadline", "depth", "env", "max_depth", "stderr", "ticks", "timeout")
 
@@ -47,7 +57,7 @@ class Ctx:
         stderr: Callable[[str], None] | None = None,
     ) -> None:
         self.timeout = timeout
-        self.deadline = (time.monotonic() + timeout) if timeout is not None else None
+        self.deadline = (clock() + timeout) if timeout is not None else None
         self.depth = 0
         self.max_depth = max_depth
         self.ticks = _TICKS
@@ -56,8 +66,17 @@ class Ctx:
 
     def check(self) -> None:
         self.ticks = _TICKS
-        if self.deadline is not None and time.monotonic() > self.deadline:
+        if self.deadline is not None and clock() > self.deadline:
             raise JqDeadlineError(self.timeout if self.timeout is not None else 0.0)
+
+    def remaining(self) -> float | None:
+        """CPU seconds left before the deadline, on the calling thread's clock."""
+        return None if self.deadline is None else self.deadline - clock()
+
+    def rebase(self, remaining: float | None) -> None:
+        """Carry ``remaining`` over to the calling thread's clock."""
+        if remaining is not None:
+            self.deadline = clock() + remaining
 
     def environ(self) -> dict[str, str]:
         if self.env is None:

@@ -2,19 +2,19 @@
 
 ``compile(text)`` parses and compiles once per distinct text (a repeated compile is a dict hit);
 ``Program.all/first/iter/paths`` evaluate it on plain Python JSON values under ``Limits`` (result
-cap, cooperative deadline, call depth). Errors leaving a program carry its text and the offset of
-the failing term.
+cap, cooperative deadline in CPU time of the evaluating thread, call depth). Errors leaving a
+program carry its text and the offset of the failing term.
 """
 
 from __future__ import annotations
 
 import sys
 import threading
-import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
+from workload_map.jq.closures import clock
 from workload_map.jq.compiler import Code, Ctx, compile_program
 from workload_map.jq.deep import run_deep
 from workload_map.jq.errors import JqError, JqLimitError, JqRuntimeError
@@ -38,9 +38,11 @@ class SlowEvaluation:
 @dataclass(frozen=True, slots=True)
 class Limits:
     """Evaluation limits. ``max_results``: reaching it is an error (the reference runner's rule);
-    ``timeout``: seconds, checked cooperatively (``JqDeadlineError``); ``max_depth``: nested jq
-    function calls. With ``on_slow`` set, an evaluation that succeeds but takes ``warn_after``
-    seconds or more calls it once (a definition getting close to its deadline)."""
+    ``timeout``: seconds of the evaluating thread's CPU time, checked cooperatively
+    (``JqDeadlineError``): the work done is measured, not wall time, so a loaded machine or
+    another thread holding the GIL does not trip it; ``max_depth``: nested jq function calls.
+    With ``on_slow`` set, an evaluation that succeeds but takes ``warn_after`` CPU seconds or
+    more calls it once (a definition getting close to its deadline)."""
 
     max_results: int | None = 1000
     timeout: float | None = 10.0
@@ -162,11 +164,25 @@ class Program:
 
         Takes the function and its arguments rather than a closure: a lambda in the callers
         would turn their locals into cells on every call, the hot path included."""
-        env[0].depth = 0
+        ctx = env[0]
+        ctx.depth = 0
+        left = ctx.remaining()
+
+        def on_deep_stack() -> _T:
+            # the deadline is CPU time per thread: carry what is left there, and back
+            nonlocal left
+            ctx.rebase(left)
+            try:
+                return fn(*args)
+            finally:
+                left = ctx.remaining()
+
         try:
-            return run_deep(lambda: fn(*args))
+            return run_deep(on_deep_stack)
         except (JqError, RecursionError) as e:
             raise self._fail(e) from None
+        finally:
+            ctx.rebase(left)
 
     def _collect(self, value: Any, env: tuple[Any, ...], cap: int | None) -> list[Any]:
         if self._one is not None:
@@ -201,12 +217,12 @@ class Program:
         limits: Limits,
         stderr: Callable[[str], None] | None,
     ) -> Iterator[Any]:
-        started = time.perf_counter()
+        started = clock()
         yield from self._iter(value, variables, _untimed(limits), stderr)
         self._report(limits, started)
 
     def _report(self, limits: Limits, started: float) -> None:
-        elapsed = time.perf_counter() - started
+        elapsed = clock() - started
         if limits.on_slow is not None and elapsed >= (limits.warn_after or 0.0):
             limits.on_slow(SlowEvaluation(self.source, elapsed, limits.timeout))
 
@@ -278,7 +294,7 @@ class Program:
     ) -> list[Any]:
         """Every output, in order."""
         if limits is not None and limits.on_slow is not None and limits.warn_after is not None:
-            started = time.perf_counter()
+            started = clock()
             out = self.all(value, variables=variables, limits=_untimed(limits), stderr=stderr)
             self._report(limits, started)
             return out
@@ -321,7 +337,7 @@ class Program:
     ) -> Any:
         """The first output, or None when there is none; later outputs are never computed."""
         if limits is not None and limits.on_slow is not None and limits.warn_after is not None:
-            started = time.perf_counter()
+            started = clock()
             x = self.first(value, variables=variables, limits=_untimed(limits), stderr=stderr)
             self._report(limits, started)
             return x
@@ -354,7 +370,7 @@ class Program:
     ) -> list[list[Any]]:
         """What ``path(PROGRAM)`` yields: the locations the program's outputs come from."""
         if limits is not None and limits.on_slow is not None and limits.warn_after is not None:
-            started = time.perf_counter()
+            started = clock()
             out = self.paths(value, variables=variables, limits=_untimed(limits), stderr=stderr)
             self._report(limits, started)
             return out

@@ -16,6 +16,7 @@ from workload_map.jq.closures import (
     KEYED,
     Code,
     Env,
+    One,
     Path,
     Run,
     Scope,
@@ -53,6 +54,30 @@ def _format(name: str) -> Any:
     """The function of ``@name`` (``@base64``…), or the one raising gojq's error for an unknown one."""
     entry = registry.lookup(name, 0)
     return registry.implementation(entry) if entry is not None else missing_format(name)
+
+
+def _optional_iterate(base: One, guarded: Code) -> Code:
+    """``T[]?`` with a single-valued ``T`` (``.status.conditions[]?``, the status matchers'
+    staple) as one step: the elements, or nothing when ``T`` is not iterable (the only error
+    ``?`` guards here is the iteration's own, a catchable type error), with no generator
+    between ``?`` and each element. Path mode keeps the composed form."""
+
+    def run(v: Any, env: Env) -> Iterable[Any]:
+        t = base(v, env)
+        tt = type(t)
+        if tt is list:
+            items: Iterable[Any] = t
+        elif tt is dict:
+            items = t.values() if len(t) <= 1 else [t[k] for k in sorted(t)]
+        else:
+            return ()
+        ctx = env[0]
+        ctx.ticks -= len(t)  # inlined spend(): the consumer runs once per element
+        if ctx.ticks <= 0:
+            ctx.check()
+        return items
+
+    return Code(run, None, guarded.paths)
 
 
 class TermCompiler(PatternCompiler):
@@ -329,7 +354,10 @@ class TermCompiler(PatternCompiler):
         ):
             base = self.compile(target.target, scope)
             last = self.compile(with_identity_target(target), scope)
-            return pipe_code(base, try_code(last, None))
+            guarded = pipe_code(base, try_code(last, None))
+            if isinstance(target, ast.Iterate) and base.one is not None:
+                return _optional_iterate(base.one, guarded)
+            return guarded
         return try_code(self.compile(target, scope), None)
 
     def c_try(self, node: ast.Try, scope: Scope) -> Code:

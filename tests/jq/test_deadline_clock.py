@@ -1,0 +1,87 @@
+"""The jq deadline counts the evaluating thread's CPU time, not wall time.
+
+A descheduled evaluation (a loaded machine, another thread holding the GIL) must not be charged
+for the wait, while work past the budget still stops; the deep-stack retry, which evaluates on
+another thread with its own CPU clock, carries the remaining budget there and back.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from workload_map import jq
+
+
+def _busy_gil_holder(stop: threading.Event) -> None:
+    while not stop.is_set():
+        sum(range(200_000))  # a C loop: holds the GIL for its whole length
+
+
+def test_waiting_is_not_charged() -> None:
+    # `debug` calls the stderr hook: sleeping there is wall time without CPU time, then the
+    # program does enough work to look at the clock many times
+    prog = jq.compile("[range(3) | debug] | [range(200000)] | length")
+    waited = time.monotonic()
+    out = prog.all(None, limits=jq.Limits(timeout=0.2), stderr=lambda _t: time.sleep(0.15))
+    assert out == [200000]
+    assert time.monotonic() - waited >= 0.45  # more than twice the deadline went by
+
+
+def test_another_thread_holding_the_gil_is_not_charged() -> None:
+    stop = threading.Event()
+    holder = threading.Thread(target=_busy_gil_holder, args=(stop,), daemon=True)
+    holder.start()
+    try:
+        prog = jq.compile("[range(300000)] | length")
+        started_wall, started_cpu = time.monotonic(), time.thread_time()
+        out = prog.all(None, limits=jq.Limits(timeout=1.0))
+        wall, cpu = time.monotonic() - started_wall, time.thread_time() - started_cpu
+    finally:
+        stop.set()
+        holder.join()
+    assert out == [300000]
+    assert cpu < 1.0 <= wall or wall < 1.0  # whichever way the GIL went, no deadline error
+
+
+def test_work_past_the_budget_still_stops() -> None:
+    prog = jq.compile("[range(100000000)] | length")
+    started = time.thread_time()
+    with pytest.raises(jq.JqDeadlineError):
+        prog.all(None, limits=jq.Limits(timeout=0.05))
+    assert time.thread_time() - started < 1.0
+
+
+def _deep(n: int) -> Any:
+    v: Any = 0
+    for _ in range(n):
+        v = [v]
+    return v
+
+
+def test_deep_stack_retry_carries_the_remaining_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a jq recursion 3000 deep overflows the Python stack: the evaluation is retried on a
+    # deep-stack thread (its own CPU clock), where the rest of the same budget must apply
+    from workload_map.jq import program
+
+    retries: list[str] = []
+    real = program.run_deep
+
+    def spy(fn: Any) -> Any:
+        retries.append(threading.current_thread().name)
+        return real(fn)
+
+    monkeypatch.setattr(program, "run_deep", spy)
+    deep = _deep(3000)
+    walk = 'def f: if type == "array" then (.[0] | f) + 0 else %s end; f'  # no tail call
+    limits = jq.Limits(timeout=0.3, max_depth=100_000)
+    assert jq.compile(walk % ".").all(deep, limits=limits) == [0]
+    assert retries
+    started = time.process_time()  # the deep thread's CPU included
+    with pytest.raises(jq.JqDeadlineError):
+        jq.compile(walk % "[range(100000000)] | length").all(deep, limits=limits)
+    assert len(retries) == 2
+    assert time.process_time() - started < 3.0
