@@ -377,19 +377,49 @@ def _load_client_cert(ctx: ssl.SSLContext, resolved: ResolvedConfig) -> None:
         except (OSError, ssl.SSLError) as exc:
             raise ClusterError(f"client certificate {resolved.cert_file}: {_cause(exc)}") from exc
         return
-    # ssl only loads certificates from files: write the inline ones to a private temporary
-    # directory, load them, and remove them at once.
-    import tempfile
+    # ssl only loads certificates from files. Where the system has memory-backed files (Linux
+    # memfd) the inline ones are handed over as such: the key never reaches a disk, and no
+    # temporary directory (tempfile, random, shutil) is set up on every live command. Else they
+    # go to a private temporary directory, removed at once.
     from pathlib import Path
 
-    with tempfile.TemporaryDirectory(prefix="wlmap-") as tmp:
-        cert, key = Path(tmp) / "cert.pem", Path(tmp) / "key.pem"
-        try:
-            cert.write_bytes(resolved.cert_data or Path(resolved.cert_file or "").read_bytes())
-            key.touch(mode=0o600)
-            key.write_bytes(resolved.key_data or Path(resolved.key_file or "").read_bytes())
-            ctx.load_cert_chain(str(cert), str(key))
-        except (OSError, ssl.SSLError) as exc:
-            raise ClusterError(
-                f"client certificate and key of the kubeconfig user: {_cause(exc)}"
-            ) from exc
+    try:
+        cert = resolved.cert_data or Path(resolved.cert_file or "").read_bytes()
+        key = resolved.key_data or Path(resolved.key_file or "").read_bytes()
+        if _load_from_memory(ctx, cert, key):
+            return
+        import tempfile
+
+        with tempfile.TemporaryDirectory(prefix="wlmap-") as tmp:
+            cert_path, key_path = Path(tmp) / "cert.pem", Path(tmp) / "key.pem"
+            cert_path.write_bytes(cert)
+            key_path.touch(mode=0o600)
+            key_path.write_bytes(key)
+            ctx.load_cert_chain(str(cert_path), str(key_path))
+    except (OSError, ssl.SSLError) as exc:
+        raise ClusterError(
+            f"client certificate and key of the kubeconfig user: {_cause(exc)}"
+        ) from exc
+
+
+def _load_from_memory(ctx: ssl.SSLContext, cert: bytes, key: bytes) -> bool:
+    """Load the client certificate and key from memory-backed files; False where the system
+    has none (no ``os.memfd_create``, no ``/proc``). A bad certificate still raises."""
+    import os
+
+    memfd_create = getattr(os, "memfd_create", None)
+    if memfd_create is None or not os.path.isdir("/proc/self/fd"):
+        return False
+    fds: list[int] = []
+    try:
+        for data in (cert, key):
+            fd = memfd_create("wlmap-client-cert", getattr(os, "MFD_CLOEXEC", 0))
+            fds.append(fd)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+        ctx.load_cert_chain(f"/proc/self/fd/{fds[0]}", f"/proc/self/fd/{fds[1]}")
+    finally:
+        for fd in fds:
+            os.close(fd)
+    return True
