@@ -6,7 +6,8 @@ rooms) imports only the core; each room (``cli``, ``operator``, ``gangs``, ``exp
 ``web``) imports the core, ``cluster`` and itself, and of another room only the public plug-in
 modules in :data:`ALLOWED`, each with its reason. Every import counts: at module level, inside
 functions, under ``TYPE_CHECKING``, relative ones, and a string constant that names a module of
-the package (how ``operator.main`` loads the rooms' plug-ins with ``importlib``).
+the package (how a module would be loaded with ``importlib``). The operator names no room: it
+finds the rooms' controllers through entry points (``operator/plugins.py``).
 """
 
 from __future__ import annotations
@@ -34,13 +35,6 @@ ALLOWED: dict[tuple[str, str], str] = {
     ),
     ("exporter", "workload_map.operator.controllers"): (
         "the operator's plug-in API: the metrics controller registers there"
-    ),
-    ("operator", "workload_map.gangs.operator"): (
-        "plug-in discovery: `wlmap operator` imports each room's plug-in module by name so that "
-        "it registers its controllers (nothing else of the room is named)"
-    ),
-    ("operator", "workload_map.exporter.operator"): (
-        "plug-in discovery, as for gangs: the exporter's controller registers on import"
     ),
     ("cli", "workload_map.operator.main"): "the `wlmap operator` entry point",
     ("cli", "workload_map.exporter.main"): "the `wlmap exporter` entry point",
@@ -221,7 +215,8 @@ def test_the_rules_refuse_what_they_should() -> None:
     assert not allowed("cluster", "workload_map.operator.karta_status")  # cluster -> room
     assert not allowed("web", "workload_map.cli.render")  # nobody imports cli
     assert not allowed("gangs", "workload_map.operator.karta_status")  # a room's internals
-    assert not allowed("exporter", "workload_map.gangs.operator")  # allowed to operator only
+    assert not allowed("exporter", "workload_map.gangs.operator")  # another room's plug-in
+    assert not allowed("operator", "workload_map.gangs.operator")  # found by entry point only
     assert allowed("gangs", "workload_map.operator.controllers")
     assert allowed("web", "workload_map.cluster.api")
     assert allowed("cluster", "workload_map.catalog.stamps")

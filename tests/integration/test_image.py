@@ -123,6 +123,9 @@ def test_wheel_has_every_entry_point_and_data_file(wheel: Path) -> None:
         entry_points = next(zf.read(n).decode() for n in names if n.endswith("entry_points.txt"))
     for script in ("wlmap", "kubectl-wlmap", "workload-map-operator"):
         assert f"{script} = " in entry_points, entry_points
+    # the operator finds the rooms' controllers only through these (operator/plugins.py)
+    assert "[workload_map.operator.controllers]" in entry_points, entry_points
+    assert "gangs = workload_map.gangs.operator" in entry_points, entry_points
     catalog = {
         n for n in names if n.startswith("workload_map/catalog/data/") and n.endswith(".yaml")
     }
@@ -140,6 +143,9 @@ def test_operator_help_runs_as_65532_on_a_read_only_root(installed: Path) -> Non
         run = as_nonroot_readonly(*argv)
         assert run.returncode == 0, run.stderr[-3000:]
         assert "--metrics-bind-address" in run.stdout and "--leader-elect" in run.stdout
+        # the gang and metrics controllers' flags: their plug-ins loaded from the wheel
+        assert "--enable-gang-scheduling" in run.stdout, run.stdout
+        assert "--enable-workload-metrics" in run.stdout, run.stdout
 
 
 def test_cli_and_packaged_data_work_from_the_install(installed: Path) -> None:

@@ -34,19 +34,17 @@ log = logging.getLogger("workload_map.operator")
 _SA_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 
 
-def _load_builtin_controllers() -> None:
-    """Importing registers them (the one registry is :mod:`workload_map.operator.controllers`)."""
+def _load_builtin_controllers() -> list[str]:
+    """Importing registers them (the one registry is :mod:`workload_map.operator.controllers`);
+    the other rooms' controllers (gangs, metrics) are plug-ins found by entry point
+    (:mod:`workload_map.operator.plugins`): their names are returned."""
     import importlib
+
+    from workload_map.operator.plugins import load_plugins
 
     for module in ("karta_controller", "karta_webhooks", "catalog_installer"):
         importlib.import_module(f"workload_map.operator.{module}")
-    # later rooms (gangs, exporter) register themselves when importable
-    for optional in ("workload_map.gangs.operator", "workload_map.exporter.operator"):
-        try:
-            importlib.import_module(optional)
-        except ModuleNotFoundError as exc:
-            if exc.name is None or not optional.startswith(exc.name):
-                raise
+    return load_plugins()
 
 
 def _duration(text: str) -> float:
@@ -385,7 +383,13 @@ class Operator:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    _load_builtin_controllers()
+    from workload_map.operator.plugins import PluginLoadError
+
+    try:
+        plugins = _load_builtin_controllers()
+    except PluginLoadError as exc:  # before the flags: plug-ins add their own
+        print(f"wlmap operator: cannot start: {exc}", file=sys.stderr)
+        return 1
     parser = build_parser()
     args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
     if args.version:
@@ -394,6 +398,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(__version__)
         return 0
     _setup_logging(args.log_level, args.log_json)
+    log.info("controller plug-ins: %s", ", ".join(plugins) or "none")
     # hand the GIL over sooner: the webhook server's loop must not wait 5 ms behind a
     # reconcile or a validation running in another thread
     sys.setswitchinterval(0.001)
