@@ -114,6 +114,24 @@ def collect(outputs: Iterable[Any], ctx: Ctx) -> list[Any]:
     return out
 
 
+def collect_each(run: Run, items: Iterable[Any], env: Env) -> list[Any]:
+    """``collect`` of ``run``'s outputs for each of ``items`` in turn (``map(f)``) as two plain
+    loops: no generator or chain between ``f`` and the array."""
+    out: list[Any] = []
+    append = out.append
+    ctx = env[0]
+    n = 0
+    for x in items:
+        for y in run(x, env):
+            append(y)
+            n += 1
+            if n & 1023 == 0:
+                ctx.check()
+                if n > MAX_ARRAY_LENGTH:
+                    raise JqLimitError(f"array too large: more than {MAX_ARRAY_LENGTH} elements")
+    return out
+
+
 def tick(ctx: Ctx) -> None:
     ctx.ticks -= 1
     if ctx.ticks <= 0:

@@ -28,7 +28,7 @@ from workload_map.jq.closures import (
     Env,
     Path,
     annotate,
-    collect,
+    collect_each,
     depth_first,
     from_one,
     invalid_path,
@@ -150,7 +150,7 @@ def _sp_map(c: Compiler, args: list[Code], node: ast.Call) -> Code:
             annotate(e, offset)
             raise
         spend(env[0], len(v))
-        return collect(itertools.chain.from_iterable(f_run(x, env) for x in items), env[0])
+        return collect_each(f_run, items, env)
 
     return from_one(one)
 
