@@ -18,7 +18,12 @@ from workload_map.engine.errors import EngineError, ExtractionError
 from workload_map.engine.extract import NO_SCALE, ExtractedInstance, Extractor, implied_replicas
 from workload_map.engine.pods import Placement
 from workload_map.model import Member, PodGroupDefinition
-from workload_map.model.extensions import CREATED_LATER, GANG_MIN_MEMBER, gang_extensions
+from workload_map.model.extensions import (
+    CREATED_LATER,
+    GANG_MIN_MEMBER,
+    GangExtensions,
+    gang_extensions,
+)
 from workload_map.model.views import view
 
 __all__ = [
@@ -97,7 +102,13 @@ class GangCounter:
         self.extractor = extractor
         self.placements = placements
         self._observed_replicas: dict[str, int] | None = None
-        self.extensions = gang_extensions(self.structure.karta)
+        # the definition's gang annotations, read once per definition (not per workload)
+        extensions = self.structure.memo.get("gang extensions")
+        if not isinstance(extensions, GangExtensions):
+            extensions = self.structure.memo["gang extensions"] = gang_extensions(
+                self.structure.karta
+            )
+        self.extensions = extensions
         self._late: dict[str, frozenset[str]] = {}
         self._stated: object = _UNREAD
         #: per grouping component: its replicas' later pods and reservation (every group of
@@ -355,26 +366,34 @@ class GangCounter:
 def dimensions(
     keys_by_pod: Sequence[tuple[Placement, tuple[str, ...]]],
 ) -> tuple[dict[str, str], str | None]:
-    """Which instance / replica the group's keys pin (checked on every pod of the group)."""
+    """Which instance / replica the group's keys pin (checked on every pod of the group).
+
+    A key pins an instance when it is every pod's instance id (all of one component), else a
+    replica when it is every pod's replica key (all of one replica component).
+    """
     if not keys_by_pod:
         return {}, None
-    width = len(keys_by_pod[0][1])
+    first, first_keys = keys_by_pod[0]
     instance_pins: dict[str, str] = {}
     replica_of: str | None = None
-    for index in range(width):
-        first, keys = keys_by_pod[0]
-        value = keys[index]
-        if first.instance and all(
-            p.instance == k[index] and p.component == first.component for p, k in keys_by_pod
-        ):
-            if first.component is not None:
-                instance_pins[first.component] = value
-            continue
-        if first.replica is not None and all(
-            p.replica == k[index] and p.replica_component == first.replica_component
-            for p, k in keys_by_pod
-        ):
-            replica_of = first.replica_component
+    # plain loops, not all() over generators: this runs per group
+    for index, value in enumerate(first_keys):
+        if first.instance:
+            component = first.component
+            for p, k in keys_by_pod:
+                if p.instance != k[index] or p.component != component:
+                    break
+            else:
+                if component is not None:
+                    instance_pins[component] = value
+                continue
+        if first.replica is not None:
+            owner = first.replica_component
+            for p, k in keys_by_pod:
+                if p.replica != k[index] or p.replica_component != owner:
+                    break
+            else:
+                replica_of = owner
     return instance_pins, replica_of
 
 

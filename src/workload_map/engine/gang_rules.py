@@ -10,7 +10,7 @@ keys (v2: the group name), and must be DNS-1123 subdomains.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from workload_map.engine.errors import ExtractionError
 from workload_map.engine.gang_minimums import GangCounter, alpha_minimum
@@ -217,10 +217,12 @@ def v2_groups(
     key = (GroupKey("podGroup.name", mapping.name),)
     sub_groups: list[PodGroup] = []
     member_of: dict[int, str] = {}  # placement index -> its subgroup (the last that lists it)
+    # (index, component) of the attributed pods, looked at once per subgroup
+    attributed = [(i, p.component) for i, p in enumerate(placements) if p.attributed]
     for sub in mapping.sub_groups:
         component = sub.component_name
         members = set(structure.subtree(component)) if component in structure.components else ()
-        mine = [i for i, p in enumerate(placements) if p.attributed and p.component in members]
+        mine = [i for i, c in attributed if c in members]
         sub_groups.append(
             _v2_sub_group(
                 counter, mapping.name, component, sub.topology, [placements[i].pod for i in mine]
@@ -238,10 +240,9 @@ def v2_groups(
         )
         for member in {*member_of.values(), None}
     }
-    assignments = [
-        by_member[member_of.get(i)] if p.attributed else UNATTRIBUTED
-        for i, p in enumerate(placements)
-    ]
+    assignments = [UNATTRIBUTED] * len(placements)
+    for i, _ in attributed:
+        assignments[i] = by_member[member_of.get(i)]
     minimum, rule = 0, ""
     root = [structure.root.name]
     later: int = 0
@@ -265,7 +266,7 @@ def v2_groups(
     group = PodGroup(
         name=name,
         min_member=minimum,
-        pods=tuple(p.pod for p in placements if p.attributed),
+        pods=tuple(placements[i].pod for i, _ in attributed),
         sub_groups=tuple(sub_groups),
         definition=mapping.name,
         keys=(mapping.name,),
@@ -336,8 +337,8 @@ def alpha_groups(
             append(UNATTRIBUTED)
             continue
         chosen = fixed.get(component) or candidates.choose(component, pod, run)
-        if isinstance(chosen, GangAssignment):
-            append(chosen)  # why the pod joins no group
+        if type(chosen) is not _Candidate:  # not isinstance: a view's class check is slow
+            append(cast(GangAssignment, chosen))  # why the pod joins no group
             continue
         keys, reason = chosen.read_keys(pod, run)
         assignment = chosen.assignment(keys, reason, owner_uid)

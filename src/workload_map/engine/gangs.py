@@ -107,6 +107,8 @@ def _ungrouped_notes(
     by component and reason: reported, never silently dropped."""
     by_cause: dict[tuple[str, str], list[str]] = {}
     for placement, assignment in zip(placements, assignments, strict=True):
+        if assignment.group is not None and (not sub_grouped or assignment.member is not None):
+            continue  # grouped: most pods, so decided first, without the placement
         if not placement.attributed or placement.component is None:
             continue
         if assignment.group is None:

@@ -353,8 +353,14 @@ def partition_pods(
         reached = False
         # a bare pod, or (without other objects in the file) a chain that leaves the file at
         # once, is no evidence either way unless it names an object of the workload's kind
-        if refs and type(refs) is list and (links or _names_kind(refs, kind)):
-            reason, reached = _chain_verdict(obj, index, top)
+        if refs and type(refs) is list:
+            named = bool(links)
+            for r in () if named else refs:  # inlined: it runs per pod
+                if type(r) is not dict or r.get("kind") == kind:
+                    named = True  # (anything unreadable may name the workload's kind)
+                    break
+            if named:
+                reason, reached = _chain_verdict(obj, index, top)
         if reason is None and not reached:
             # the chain does not resolve to the workload: the owner labels are the evidence
             by_labels, why = check(meta.get("labels") if meta is not None else None)
@@ -365,15 +371,6 @@ def partition_pods(
         else:
             excluded.append((obj, reason))
     return candidates, excluded
-
-
-def _names_kind(refs: list[Any], kind: str) -> bool:
-    """Whether owner references (a list) may name an object of ``kind`` (anything unreadable
-    may)."""
-    for r in refs:
-        if type(r) is not dict or r.get("kind") == kind:
-            return True
-    return False
 
 
 def _chain_verdict(obj: Mapping[str, Any], index: _Index, top: OwnerRef) -> tuple[str | None, bool]:

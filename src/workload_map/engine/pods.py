@@ -218,20 +218,6 @@ def type_matcher(
     return match
 
 
-_DESCRIPTIONS: dict[int, tuple[ComponentTypeSelector, str]] = {}
-
-
-def _describe_selector(selector: ComponentTypeSelector) -> str:
-    found = _DESCRIPTIONS.get(id(selector))
-    if found is not None and found[0] is selector:
-        return found[1]
-    text = _selector_text(selector)
-    if len(_DESCRIPTIONS) > 4096:
-        _DESCRIPTIONS.clear()
-    _DESCRIPTIONS[id(selector)] = (selector, text)
-    return text
-
-
 def _selector_text(selector: ComponentTypeSelector) -> str:
     parts = []
     if selector.key_path:
@@ -250,16 +236,21 @@ class _Plan:
 
     def __init__(self, structure: Structure):
         self.leaves = structure.pod_bearing
-        # (component, selector) of the leaves that can claim pods; the rest cannot
-        self.claimers: list[tuple[str, ComponentTypeSelector, Callable[[Any, Run], bool]]] = []
+        # (component, its trace step, matcher) of the leaves that can claim pods (the step is
+        # one shared tuple: it is recorded per pod); the rest cannot
+        self.claimers: list[tuple[str, tuple[str, ...], Callable[[Any, Run], bool]]] = []
         self.unselectable: list[str] = []
+        self.only: tuple[str, ...] | None = (
+            (_ONLY, self.leaves[0]) if len(self.leaves) == 1 else None
+        )
         for name in self.leaves:
             comp = structure.components[name]
             selector = comp.pod_selector.component_type_selector if comp.pod_selector else None
             if selector is None or (not selector.key_path and not selector.match_labels):
                 self.unselectable.append(name)
             else:
-                self.claimers.append((name, selector, type_matcher(structure, selector)))
+                step = ("component {}: {}", name, _selector_text(selector))
+                self.claimers.append((name, step, type_matcher(structure, selector)))
         self.instance: dict[str, tuple[str, Expression] | None] = {}
         self.replica: dict[str, tuple[str, str, Expression] | None] = {}
         for name, comp in structure.components.items():
@@ -279,16 +270,15 @@ class _Plan:
                     break
 
     def component(self, pod: Any, placement: Placement, run: Run = direct) -> str | None:
-        leaves = self.leaves
-        if len(leaves) == 1:
-            placement.trace.append((_ONLY, leaves[0]))
-            return leaves[0]
-        if not leaves:
+        if self.only is not None:
+            placement.trace.append(self.only)
+            return self.only[1]
+        if not self.leaves:
             placement.reason = "the definition has no component that describes pods"
             return None
-        for name, selector, match in self.claimers:
+        for name, step, match in self.claimers:
             if match(pod, run):
-                placement.trace.append(("component {}: {}", name, _describe_selector(selector)))
+                placement.trace.append(step)
                 return name
         reason = "no component's componentTypeSelector matches"
         if self.unselectable:
@@ -367,9 +357,10 @@ class _Plan:
         if replica is not None:
             owner, key_path, expression = replica
             try:
-                placement.replica = single_result(expression, pod, run)
+                key = single_result(expression, pod, run)
+                placement.replica = key
                 placement.replica_component = owner
-                placement.trace.append(("replica {} of {}: {}", placement.replica, owner, key_path))
+                placement.trace.append(("replica {} of {}: {}", key, owner, key_path))
             except ExtractionError as err:
                 placement.trace.append(("replica of {}: {}: {}", owner, key_path, err))
         return placement
@@ -399,5 +390,5 @@ def attribute_all(
     structure: Structure, extractor: Extractor, pods: Iterable[Mapping[str, Any]]
 ) -> list[Placement]:
     """The placements of many pods of one object (the definition's plan looked up once)."""
-    place = _plan(structure).place
-    return [place(extractor, pod) for pod in pods]
+    place, run = _plan(structure).place, extractor.run
+    return [place(extractor, pod, run) for pod in pods]
