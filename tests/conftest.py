@@ -108,6 +108,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if order:
         items[:], used = _reordered(items, order)
         config.stash[_ORDER_KEY] = used
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:  # at the start too: a run killed early still says its order
+            reporter.write_line(f"test order: {used}")
 
 
 _ORDER_KEY = pytest.StashKey[str]()
