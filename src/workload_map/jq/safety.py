@@ -39,6 +39,8 @@ __all__ = [
     "writability",
 ]
 
+# the reference validator's own list of names (any function so named, a local def too): kept as
+# its list, where workload-map's rules are effects marked on the builtins themselves
 _EXCESSIVE = frozenset({"range", "paths", "recurse", "walk", "repeat"})
 
 
@@ -250,6 +252,7 @@ def _violations(program: str) -> tuple[Violation, ...]:
 
 # --- writability -----------------------------------------------------------------------------
 
+# path-mode facts of the reference's write-back engine (which calls keep a location), by name
 _LOCATION_CALLS_1 = frozenset({"select", "first", "getpath", "recurse"})
 _TRANSPARENT_CALLS = {("limit", 2): 1, ("skip", 2): 1, ("nth", 2): 1, ("first", 1): 0}
 _EMPTY_CALLS = frozenset({("empty", 0), ("error", 0), ("error", 1)})
