@@ -293,6 +293,18 @@ class Program:
         stderr: Callable[[str], None] | None = None,
     ) -> list[Any]:
         """Every output, in order."""
+        if limits is None and variables is None and stderr is None:
+            one = self._one
+            env = self._shared_env
+            if one is not None and env is not None:
+                # the engine's hot path (status matchers, per object): one output, default
+                # limits, no deadline to arm; the result cap cannot be reached
+                try:
+                    return [one(value, env)]
+                except JqError as e:
+                    raise self._fail(e) from None
+                except RecursionError:
+                    return self._deep(env, self._collect, value, env, DEFAULT_LIMITS.max_results)
         if limits is not None and limits.on_slow is not None and limits.warn_after is not None:
             started = clock()
             out = self.all(value, variables=variables, limits=_untimed(limits), stderr=stderr)
