@@ -23,6 +23,12 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 UID = 65532
 
+# The module's fixtures build the wheel and pip-install it with its dependencies into a fresh
+# venv: 207 s idle-ish, over the suite's 300 s per-test timeout on a loaded machine (the first
+# test's setup was killed mid pip install). Their own subprocess bounds (600 + 300 + 900 s)
+# are the real limits.
+pytestmark = pytest.mark.timeout(1800)
+
 
 def _interpreter() -> str:
     """A Python >= 3.11 that uid 65532 can run (the dev venv's may live under /root)."""
