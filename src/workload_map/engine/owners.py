@@ -147,26 +147,25 @@ def _label_checker(workload: Mapping[str, Any]) -> Callable[[Any], tuple[bool | 
     rule = OWNER_LABELS.get((top.group, top.kind))
     if rule is None:
         return lambda labels: _NO_EVIDENCE
-    kind, name, uid = top.kind, top.name, top.uid
-    name_labels, uid_labels = rule.name, rule.uid
+    kind = top.kind
+    # (label, the value this workload's pods carry or "" when unknown, what the label names),
+    # name labels first: one loop per pod
+    expected = (
+        *((key, top.name, "") for key in rule.name),
+        *((key, top.uid or "", " (uid)") for key in rule.uid),
+    )
     kind_label, kind_values = rule.kind, rule.kind_values
 
     def check(labels: Any) -> tuple[bool | None, str]:
         if type(labels) is not dict and not isinstance(labels, Mapping):
             return _NO_EVIDENCE
         seen = False
-        for key in name_labels:
+        for key, wanted, what in expected:
             value = labels.get(key)
             if type(value) is str:
+                if wanted and value != wanted:
+                    return False, f"its label {key}={value} names another {kind}{what}"
                 seen = True
-                if name and value != name:
-                    return False, f"its label {key}={value} names another {kind}"
-        for key in uid_labels:
-            value = labels.get(key)
-            if type(value) is str:
-                seen = True
-                if uid and value != uid:
-                    return False, f"its label {key}={value} names another {kind} (uid)"
         if not seen:
             return _NO_EVIDENCE
         if kind_label is not None:

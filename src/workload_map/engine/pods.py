@@ -289,81 +289,95 @@ class _Plan:
         placement.reason = reason
         return None
 
-    def place(
-        self, extractor: Extractor, pod: Mapping[str, Any], run: Run | None = None
-    ) -> Placement:
-        """The placement of one pod (errors become the placement's ``reason``).
-
-        ``run`` evaluates the pod's expressions: by default the workload's memo (the pods of a
-        view are asked again by gangs); one-off questions pass :func:`direct`.
-        """
-        if run is None:
-            run = extractor.run
-        meta = pod.get("metadata")
-        name = ""
-        if type(meta) is dict:
-            name = meta.get("name") or meta.get("generateName") or ""
-            if type(name) is not str:
-                name = str(name)
-        status = pod.get("status")
-        if type(status) is dict and type(meta) is dict:  # pod_state() inlined: it runs per pod
-            phase = status.get("phase")
-            if phase == SUCCEEDED or phase == FAILED:
-                state = SUCCEEDED if phase == SUCCEEDED else FAILED
-            else:
-                state = TERMINATING if meta.get("deletionTimestamp") else ACTIVE
-        else:
-            state = pod_state(pod)
-        placement = Placement(name, state=state)
-        try:
-            component = self.component(pod, placement, run)
-        except ExtractionError as err:
-            placement.reason = f"componentTypeSelector: {err}"
-            return placement
-        if component is None:
-            return placement
-        placement.component = component
+    def _ids(self, extractor: Extractor, component: str) -> tuple[list[str], frozenset[str]] | str:
+        """The component's instance ids (a list and a set), or why there are none."""
         try:
             ids = extractor.instance_ids(component)
         except ExtractionError as err:
-            placement.reason = str(err)
-            return placement
+            return str(err)
         if not ids:
-            placement.reason = f"component {component} has no instances in the object"
-            return placement
-        selector = self.instance[component]
-        if selector is not None and ids[0] != "":
-            id_path, expression = selector
+            return f"component {component} has no instances in the object"
+        return ids, extractor.instance_id_set(component)
+
+    def place_all(
+        self, extractor: Extractor, pods: Iterable[Mapping[str, Any]], run: Run
+    ) -> list[Placement]:
+        """The placements of pods of one object (errors become a placement's ``reason``).
+
+        ``run`` evaluates the pods' expressions: the workload's memo (the pods of a view are
+        asked again by gangs), or :func:`direct` for one-off questions. What is the same for
+        every pod of a component (its instance ids, its selectors) is looked up once.
+        """
+        out: list[Placement] = []
+        ids_of: dict[str, tuple[list[str], frozenset[str]] | str] = {}
+        for pod in pods:
+            meta = pod.get("metadata")
+            name = ""
+            if type(meta) is dict:
+                name = meta.get("name") or meta.get("generateName") or ""
+                if type(name) is not str:
+                    name = str(name)
+            status = pod.get("status")
+            if type(status) is dict and type(meta) is dict:  # pod_state() inlined: per pod
+                phase = status.get("phase")
+                if phase == SUCCEEDED or phase == FAILED:
+                    state = SUCCEEDED if phase == SUCCEEDED else FAILED
+                else:
+                    state = TERMINATING if meta.get("deletionTimestamp") else ACTIVE
+            else:
+                state = pod_state(pod)
+            placement = Placement(name)  # no keyword: it costs a third of the constructor
+            if state is not ACTIVE:
+                placement.state = state
+            out.append(placement)
             try:
-                value = single_result(expression, pod, run)
+                component = self.component(pod, placement, run)
             except ExtractionError as err:
-                placement.reason = f"componentInstanceSelector {id_path}: {err}"
-                return placement
-            if value not in extractor.instance_id_set(component):
-                err2 = InstanceNotFoundError(
-                    f'could not match instance id "{value}". existing instance ids '
-                    f"[{' '.join(ids)}]"
-                )
-                placement.reason = str(err2)
-                return placement
-            placement.instance = value
-            placement.trace.append(("instance {}: {}", value, id_path))
-        elif ids == [""]:
-            placement.instance = ""
-        else:
-            placement.reason = "no instance selector provided but instance ids are not empty"
-            return placement
-        replica = self.replica[component]
-        if replica is not None:
-            owner, key_path, expression = replica
-            try:
-                key = single_result(expression, pod, run)
-                placement.replica = key
-                placement.replica_component = owner
-                placement.trace.append(("replica {} of {}: {}", key, owner, key_path))
-            except ExtractionError as err:
-                placement.trace.append(("replica of {}: {}: {}", owner, key_path, err))
-        return placement
+                placement.reason = f"componentTypeSelector: {err}"
+                continue
+            if component is None:
+                continue
+            placement.component = component
+            known = ids_of.get(component)
+            if known is None:
+                known = ids_of[component] = self._ids(extractor, component)
+            if isinstance(known, str):
+                placement.reason = known
+                continue
+            ids, id_set = known
+            selector = self.instance[component]
+            if selector is not None and ids[0] != "":
+                id_path, expression = selector
+                try:
+                    value = single_result(expression, pod, run)
+                except ExtractionError as err:
+                    placement.reason = f"componentInstanceSelector {id_path}: {err}"
+                    continue
+                if value not in id_set:
+                    err2 = InstanceNotFoundError(
+                        f'could not match instance id "{value}". existing instance ids '
+                        f"[{' '.join(ids)}]"
+                    )
+                    placement.reason = str(err2)
+                    continue
+                placement.instance = value
+                placement.trace.append(("instance {}: {}", value, id_path))
+            elif ids == [""]:
+                placement.instance = ""
+            else:
+                placement.reason = "no instance selector provided but instance ids are not empty"
+                continue
+            replica = self.replica[component]
+            if replica is not None:
+                owner, key_path, expression = replica
+                try:
+                    key = single_result(expression, pod, run)
+                    placement.replica = key
+                    placement.replica_component = owner
+                    placement.trace.append(("replica {} of {}: {}", key, owner, key_path))
+                except ExtractionError as err:
+                    placement.trace.append(("replica of {}: {}: {}", owner, key_path, err))
+        return out
 
 
 _ONLY = "component {}: the only component describing pods"
@@ -383,12 +397,11 @@ def infer_component(structure: Structure, pod: Any, placement: Placement) -> str
 
 def attribute(structure: Structure, extractor: Extractor, pod: Mapping[str, Any]) -> Placement:
     """The placement of one pod (errors become the placement's ``reason``; not memoised)."""
-    return _plan(structure).place(extractor, pod, direct)
+    return _plan(structure).place_all(extractor, (pod,), direct)[0]
 
 
 def attribute_all(
     structure: Structure, extractor: Extractor, pods: Iterable[Mapping[str, Any]]
 ) -> list[Placement]:
     """The placements of many pods of one object (the definition's plan looked up once)."""
-    place, run = _plan(structure).place, extractor.run
-    return [place(extractor, pod, run) for pod in pods]
+    return _plan(structure).place_all(extractor, pods, extractor.run)
