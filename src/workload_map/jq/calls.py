@@ -6,6 +6,8 @@ from collections.abc import Callable, Generator, Iterable, Iterator
 from typing import Any
 
 from workload_map.jq.closures import (
+    BIG_CONTAINER,
+    BIG_TEXT,
     NOTHING,
     Code,
     Env,
@@ -147,7 +149,11 @@ def native_call(fn: Callable[..., Any], args: list[Code], offset: int, stream: b
             except JqError as e:
                 annotate(e, offset)
                 raise
-            if costly(v, out):
+            # costly() inlined: `length`, `type`, `keys` of small values are the common case
+            tv = type(v)
+            if ((tv is list or tv is dict) and len(v) > BIG_CONTAINER) or (
+                type(out) is str and len(out) > BIG_TEXT
+            ):
                 env[0].check()
             return out
 

@@ -84,8 +84,8 @@ class Ctx:
         return self.env
 
 
-_BIG_TEXT = 1 << 16
-_BIG_CONTAINER = 256
+BIG_TEXT = 1 << 16
+BIG_CONTAINER = 256
 
 
 def costly(v: Any, out: Any) -> bool:
@@ -93,9 +93,9 @@ def costly(v: Any, out: Any) -> bool:
     text of a large value): the deadline is looked at after such a step, not only every few
     hundred calls (`.[] | unique_by(f)` over 2000 elements, `recurse(tojson)`)."""
     tv = type(v)
-    if (tv is list or tv is dict) and len(v) > _BIG_CONTAINER:
+    if (tv is list or tv is dict) and len(v) > BIG_CONTAINER:
         return True
-    return type(out) is str and len(out) > _BIG_TEXT
+    return type(out) is str and len(out) > BIG_TEXT
 
 
 def collect(outputs: Iterable[Any], ctx: Ctx) -> list[Any]:
