@@ -114,12 +114,16 @@ def collect(outputs: Iterable[Any], ctx: Ctx) -> list[Any]:
     return out
 
 
-def collect_each(run: Run, items: Iterable[Any], env: Env) -> list[Any]:
-    """``collect`` of ``run``'s outputs for each of ``items`` in turn (``map(f)``) as two plain
-    loops: no generator or chain between ``f`` and the array."""
+def collect_each(run: Run, items: Iterable[Any], env: Env, size: int) -> list[Any]:
+    """``collect`` of ``run``'s outputs for each of the ``size`` ``items`` in turn (``map(f)``)
+    as two plain loops: no generator or chain between ``f`` and the array; the items count
+    against the deadline first (``spend``, inlined)."""
     out: list[Any] = []
     append = out.append
     ctx = env[0]
+    ctx.ticks -= size
+    if ctx.ticks <= 0:
+        ctx.check()
     n = 0
     for x in items:
         for y in run(x, env):

@@ -149,8 +149,7 @@ def _sp_map(c: Compiler, args: list[Code], node: ast.Call) -> Code:
         except JqError as e:
             annotate(e, offset)
             raise
-        spend(env[0], len(v))
-        return collect_each(f_run, items, env)
+        return collect_each(f_run, items, env, len(v))
 
     return from_one(one)
 
