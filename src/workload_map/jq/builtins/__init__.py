@@ -3,7 +3,8 @@
 ``builtin.jq`` holds the builtins written in jq itself (each definition parsed and compiled the
 first time a program calls it); the group modules (``collections``, ``strings``, ``conversions``,
 ``paths``, ``control``, ``operators``, ``formats``, ``math``, ``regex``, ``time``) hold the
-value-level natives, and ``workload_map.jq.specials`` the builtins that need closures (``path``,
-``select``, ``limit``, ``recurse``, ``first``, ``any``/``all``, …). Each is marked
+value-level natives, ``workload_map.jq.specials`` (``path``, ``select``, ``limit``, ``first``,
+``any``/``all``, …), ``recursion`` (``recurse``, ``walk``, ``while``, …) and ``process``
+(``env``, ``debug``, …) the builtins that need closures. Each is marked
 ``@builtin(name, arity, …)``; ``index.py`` (generated) says where each lives.
 """

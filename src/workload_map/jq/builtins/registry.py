@@ -53,6 +53,8 @@ GROUPS = {
     "math": "workload_map.jq.builtins.math",
     "operators": "workload_map.jq.builtins.operators",
     "paths": "workload_map.jq.builtins.paths",
+    "process": "workload_map.jq.builtins.process",
+    "recursion": "workload_map.jq.builtins.recursion",
     "regex": "workload_map.jq.builtins.regex",
     "strings": "workload_map.jq.builtins.strings",
     "time": "workload_map.jq.builtins.time",
