@@ -218,7 +218,12 @@ def v2_groups(
     sub_groups: list[PodGroup] = []
     member_of: dict[int, str] = {}  # placement index -> its subgroup (the last that lists it)
     # (index, component) of the attributed pods, looked at once per subgroup
-    attributed = [(i, p.component) for i, p in enumerate(placements) if p.attributed]
+    # (``Placement.attributed``, inlined: it runs per pod)
+    attributed = [
+        (i, p.component)
+        for i, p in enumerate(placements)
+        if p.component is not None and p.reason is None
+    ]
     for sub in mapping.sub_groups:
         component = sub.component_name
         members = set(structure.subtree(component)) if component in structure.components else ()
@@ -266,7 +271,7 @@ def v2_groups(
     group = PodGroup(
         name=name,
         min_member=minimum,
-        pods=tuple(placements[i].pod for i, _ in attributed),
+        pods=tuple([placements[i].pod for i, _ in attributed]),
         sub_groups=tuple(sub_groups),
         definition=mapping.name,
         keys=(mapping.name,),
@@ -341,7 +346,10 @@ def alpha_groups(
             append(cast(GangAssignment, chosen))  # why the pod joins no group
             continue
         keys, reason = chosen.read_keys(pod, run)
-        assignment = chosen.assignment(keys, reason, owner_uid)
+        # the pods of one group share its assignment: the memo's hit, inlined (it runs per pod)
+        assignment = chosen.assigned.get(keys) if reason is None else None
+        if assignment is None:
+            assignment = chosen.assignment(keys, reason, owner_uid)
         append(assignment)
         joined = assignment.group
         if joined is not None:

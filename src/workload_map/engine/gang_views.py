@@ -67,8 +67,11 @@ class PodGroup:
     min_resources: dict[str, Any] | None = json_field("minResources", omit="none", default=None)
 
     def __post_init__(self) -> None:
-        # the JSON lists member pods by name; keep one order everywhere
-        set_field(self, "pods", tuple(sorted(self.pods)))
+        # the JSON lists member pods by name; keep one order everywhere (most come in order)
+        pods = self.pods
+        ordered = tuple(sorted(pods))
+        if ordered != pods:
+            set_field(self, "pods", ordered)
 
     def flagged(self) -> PodGroup:
         """The group with a naming error when its name is not a DNS-1123 subdomain."""
