@@ -132,21 +132,27 @@ def label_verdict(pod: Mapping[str, Any], workload: Mapping[str, Any]) -> bool |
     a workload of another kind of the same operator); None: no owner labels of the workload's
     kind (no evidence either way).
     """
+    check = _label_checker(workload)
+    if check is None:
+        return None
     meta = pod.get("metadata")
-    return _label_checker(workload)(meta.get("labels") if isinstance(meta, Mapping) else None)[0]
+    return check(meta.get("labels") if isinstance(meta, Mapping) else None)[0]
 
 
 _NO_EVIDENCE: tuple[bool | None, str] = (None, "")
 _NAMED: tuple[bool | None, str] = (True, "")
 
 
-def _label_checker(workload: Mapping[str, Any]) -> Callable[[Any], tuple[bool | None, str]]:
+def _label_checker(
+    workload: Mapping[str, Any],
+) -> Callable[[Any], tuple[bool | None, str]] | None:
     """:func:`label_verdict`, with the reason, of a pod's ``metadata.labels`` (any value) for
-    one workload: its rule is looked up once, as a file of many pods is checked pod by pod."""
+    one workload: its rule is looked up once, as a file of many pods is checked pod by pod.
+    None when the workload's kind has no owner labels (no evidence, whatever the labels)."""
     top = _self_ref(workload)
     rule = OWNER_LABELS.get((top.group, top.kind))
     if rule is None:
-        return lambda labels: _NO_EVIDENCE
+        return None
     kind = top.kind
     # (label, the value this workload's pods carry or "" when unknown, what the label names),
     # name labels first: one loop per pod
@@ -333,15 +339,19 @@ def partition_pods(
     """
     pods: list[Mapping[str, Any]] = []
     links: list[Mapping[str, Any]] = []
+    add_pod, add_link = pods.append, links.append
     for o in objects:
         if type(o) is dict or isinstance(o, Mapping):
-            is_pod = o.get("kind") == "Pod" and (o.get("apiVersion") or "v1") == "v1"
-            (pods if is_pod else links).append(o)
+            if o.get("kind") == "Pod" and (o.get("apiVersion") or "v1") == "v1":
+                add_pod(o)
+            else:
+                add_link(o)
     index = _Index(links)
     top = _self_ref(workload)
     check = _label_checker(workload)
     candidates: list[Mapping[str, Any]] = []
     excluded: list[tuple[Mapping[str, Any], str]] = []
+    keep = candidates.append
     kind = top.kind
     for obj in pods:
         meta = obj.get("metadata")
@@ -349,7 +359,6 @@ def partition_pods(
             meta = None
         refs = meta.get("ownerReferences") if meta is not None else None
         reason: str | None = None
-        reached = False
         # a bare pod, or (without other objects in the file) a chain that leaves the file at
         # once, is no evidence either way unless it names an object of the workload's kind
         if refs and type(refs) is list:
@@ -360,13 +369,16 @@ def partition_pods(
                     break
             if named:
                 reason, reached = _chain_verdict(obj, index, top)
-        if reason is None and not reached:
+                if reached:
+                    keep(obj)
+                    continue
+        if reason is None and check is not None:
             # the chain does not resolve to the workload: the owner labels are the evidence
             by_labels, why = check(meta.get("labels") if meta is not None else None)
             if by_labels is False:
                 reason = why
         if reason is None:
-            candidates.append(obj)
+            keep(obj)
         else:
             excluded.append((obj, reason))
     return candidates, excluded
