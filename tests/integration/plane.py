@@ -80,40 +80,40 @@ def _missing(found: Mapping[str, Path]) -> list[str]:
     ]
 
 
-def find_binaries() -> tuple[Path, Path]:
-    """(kube-apiserver, etcd): envtest's variables first, then the build script's cache dir."""
-    found = {
-        "kube-apiserver": _tool_path("kube-apiserver", "TEST_ASSET_KUBE_APISERVER"),
-        "etcd": _tool_path("etcd", "TEST_ASSET_ETCD"),
-    }
+def _find(tools: Mapping[str, str], needed: str) -> list[Path]:
+    """The paths of ``tools`` (name -> envtest variable), or BinariesMissing naming the absent
+    ones after ``needed`` (what the tests need, in words)."""
+    found = {name: _tool_path(name, var) for name, var in tools.items()}
     missing = _missing(found)
     if missing:
         raise BinariesMissing(
-            "the integration tests need a real kube-apiserver and etcd, but "
+            f"the integration tests need {needed}, but "
             + " and ".join(missing)
             + " is missing. "
             + BUILD_HINT
         )
-    return found["kube-apiserver"], found["etcd"]
+    return list(found.values())
+
+
+def find_binaries() -> tuple[Path, Path]:
+    """(kube-apiserver, etcd): envtest's variables first, then the build script's cache dir."""
+    apiserver, etcd = _find(
+        {"kube-apiserver": "TEST_ASSET_KUBE_APISERVER", "etcd": "TEST_ASSET_ETCD"},
+        "a real kube-apiserver and etcd",
+    )
+    return apiserver, etcd
 
 
 def find_controllers() -> tuple[Path, Path]:
     """(kube-controller-manager, kube-scheduler), found like ``find_binaries``."""
-    found = {
-        "kube-controller-manager": _tool_path(
-            "kube-controller-manager", "TEST_ASSET_KUBE_CONTROLLER_MANAGER"
-        ),
-        "kube-scheduler": _tool_path("kube-scheduler", "TEST_ASSET_KUBE_SCHEDULER"),
-    }
-    missing = _missing(found)
-    if missing:
-        raise BinariesMissing(
-            "the integration tests need kube-controller-manager and kube-scheduler, but "
-            + " and ".join(missing)
-            + " is missing. "
-            + BUILD_HINT
-        )
-    return found["kube-controller-manager"], found["kube-scheduler"]
+    manager, scheduler = _find(
+        {
+            "kube-controller-manager": "TEST_ASSET_KUBE_CONTROLLER_MANAGER",
+            "kube-scheduler": "TEST_ASSET_KUBE_SCHEDULER",
+        },
+        "kube-controller-manager and kube-scheduler",
+    )
+    return manager, scheduler
 
 
 # --------------------------------------------------------------------------- certificates
