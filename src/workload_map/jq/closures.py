@@ -98,6 +98,13 @@ def costly(v: Any, out: Any) -> bool:
     return type(out) is str and len(out) > BIG_TEXT
 
 
+def _collected(ctx: Ctx, n: int) -> None:
+    """Every 1024 collected elements: the deadline, and the array's size bound."""
+    ctx.check()
+    if n > MAX_ARRAY_LENGTH:
+        raise JqLimitError(f"array too large: more than {MAX_ARRAY_LENGTH} elements")
+
+
 def collect(outputs: Iterable[Any], ctx: Ctx) -> list[Any]:
     """Outputs gathered into an array (``[f]``, ``map(f)``): the deadline is looked at every
     1024 elements, and more than MAX_ARRAY_LENGTH elements is a JqLimitError."""
@@ -108,9 +115,7 @@ def collect(outputs: Iterable[Any], ctx: Ctx) -> list[Any]:
         append(x)
         n += 1
         if n & 1023 == 0:
-            ctx.check()
-            if n > MAX_ARRAY_LENGTH:
-                raise JqLimitError(f"array too large: more than {MAX_ARRAY_LENGTH} elements")
+            _collected(ctx, n)
     return out
 
 
@@ -130,9 +135,7 @@ def collect_each(run: Run, items: Iterable[Any], env: Env, size: int) -> list[An
             append(y)
             n += 1
             if n & 1023 == 0:
-                ctx.check()
-                if n > MAX_ARRAY_LENGTH:
-                    raise JqLimitError(f"array too large: more than {MAX_ARRAY_LENGTH} elements")
+                _collected(ctx, n)
     return out
 
 
