@@ -80,7 +80,9 @@ def build_pod_groups(
         groups, notes = expected_alpha_groups(counter, owner_uid)
         assignments = [GangAssignment() for _ in pods]
     sub_grouped = gang.pod_group is not None and bool(gang.pod_group.sub_groups)
-    ungrouped = _ungrouped_notes(placements, assignments, sub_grouped)
+    # the v2 group without subgroups holds every attributed pod: no pod can be left out
+    v2_whole = gang.pod_group is not None and not sub_grouped
+    ungrouped = [] if v2_whole else _ungrouped_notes(placements, assignments, sub_grouped)
     kept: list[PodGroup] = []
     for group in groups:
         if group.min_member == 0 and group.error is None:

@@ -310,6 +310,7 @@ class _Plan:
         """
         out: list[Placement] = []
         ids_of: dict[str, tuple[list[str], frozenset[str]] | str] = {}
+        only = self.only
         for pod in pods:
             meta = pod.get("metadata")
             name = ""
@@ -330,13 +331,18 @@ class _Plan:
             if state is not ACTIVE:
                 placement.state = state
             out.append(placement)
-            try:
-                component = self.component(pod, placement, run)
-            except ExtractionError as err:
-                placement.reason = f"componentTypeSelector: {err}"
-                continue
-            if component is None:
-                continue
+            if only is not None:  # the single-leaf rule, without a call per pod
+                placement.trace.append(only)
+                component = only[1]
+            else:
+                try:
+                    claimed = self.component(pod, placement, run)
+                except ExtractionError as err:
+                    placement.reason = f"componentTypeSelector: {err}"
+                    continue
+                if claimed is None:
+                    continue
+                component = claimed
             placement.component = component
             known = ids_of.get(component)
             if known is None:
