@@ -34,7 +34,7 @@ def is_dns1123_subdomain(name: str) -> bool:
 
 def group_name(owner: str, *keys: str) -> str:
     """``pg-<owner>`` plus the ``-``-joined keys, leaving out empty ones (never ``pg--x``)."""
-    return "-".join(part for part in ("pg", owner, *keys) if part)
+    return "-".join([part for part in ("pg", owner, *keys) if part])
 
 
 @view

@@ -201,7 +201,10 @@ def type_matcher(
             # a constant path is walked directly: what any ``run`` does with it (runner.py)
             values = walk(pod) if walk is not None else run(key, pod)
             if expected is None:
-                if all(v is None for v in values):
+                for v in values:  # present: some value is not null (a loop, not all(): per pod)
+                    if v is not None:
+                        break
+                else:
                     return False
             elif expected not in values:  # a str equals only a str
                 return False
