@@ -65,13 +65,21 @@ def instance_request(inst: ExtractedInstance) -> res.Totals:
 
 
 def _conditions(pod: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    # ``type(...) is dict`` first: a Mapping check is an ABC call, and this runs per pod
     status = pod.get("status")
-    conds = status.get("conditions") if isinstance(status, Mapping) else None
-    return [c for c in conds if isinstance(c, Mapping)] if isinstance(conds, list) else []
+    conds = (
+        status.get("conditions") if type(status) is dict or isinstance(status, Mapping) else None
+    )
+    if not isinstance(conds, list):
+        return []
+    return [c for c in conds if type(c) is dict or isinstance(c, Mapping)]
 
 
 def pod_is_ready(pod: Mapping[str, Any]) -> bool:
-    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in _conditions(pod))
+    for c in _conditions(pod):
+        if c.get("type") == "Ready" and c.get("status") == "True":
+            return True
+    return False
 
 
 def _text(value: Any) -> str | None:
@@ -115,7 +123,7 @@ def pod_reason(pod: Mapping[str, Any]) -> str | None:
         ):
             return _text(c.get("reason"))
     status = pod.get("status")
-    if isinstance(status, Mapping):
+    if type(status) is dict or isinstance(status, Mapping):
         if _text(status.get("reason")):
             return _text(status.get("reason"))
         for key in ("initContainerStatuses", "containerStatuses"):
@@ -312,13 +320,17 @@ def _pod_request(pod: Mapping[str, Any]) -> res.Totals:
 
 
 def _pod_entry(pod: Mapping[str, Any], placement: Placement) -> PodEntry:
-    status = pod.get("status") if isinstance(pod.get("status"), Mapping) else {}
-    spec = pod.get("spec") if isinstance(pod.get("spec"), Mapping) else {}
+    status = pod.get("status")
+    if type(status) is not dict and not isinstance(status, Mapping):
+        status = {}
+    spec = pod.get("spec")
+    if type(spec) is not dict and not isinstance(spec, Mapping):
+        spec = {}
     return PodEntry(
         name=placement.pod,
-        phase=_text(status.get("phase")) if isinstance(status, Mapping) else None,
+        phase=_text(status.get("phase")),
         ready=pod_is_ready(pod),
-        node=_text(spec.get("nodeName")) if isinstance(spec, Mapping) else None,
+        node=_text(spec.get("nodeName")),
         gpus=_pod_request(pod).get(res.GPU, 0),
         reason=pod_reason(pod),
         state=None if placement.active else placement.state,
