@@ -72,6 +72,10 @@ crd: venv  ## regenerate deploy/crds/kartas.run.ai.yaml (and the chart's copy) f
 	$(PY) -m workload_map.model.crd > deploy/crds/kartas.run.ai.yaml
 	cp deploy/crds/kartas.run.ai.yaml charts/workload-map/crds/kartas.run.ai.yaml
 
+.PHONY: catalog-bundle
+catalog-bundle: venv  ## regenerate catalog/data/bundle.jsonl (the JSON the CLI reads) from the catalog's YAML
+	$(PY) -c 'from workload_map.catalog.bundle import main; raise SystemExit(main())'
+
 # the clone detector: blocks of more than 6 similar lines anywhere in src/ (imports, docstrings,
 # comments and signatures ignored); what stays below that is listed in docs/engine.md
 CLONES := $(VENV)/bin/pylint --disable=all --enable=duplicate-code --min-similarity-lines=6 \

@@ -24,6 +24,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from workload_map.catalog.bundle import BUNDLE_NAME, Bundle
 from workload_map.catalog.stamps import GROUP_LABEL, KIND_LABEL, VERSION_LABEL
 from workload_map.errors import WlmapError
 from workload_map.model.views import view
@@ -144,6 +145,7 @@ class Catalog:
         self._entries: dict[str, tuple[CatalogEntry, dict[str, Any]]] = {}  # entry name -> doc
         self._by_gvk: dict[tuple[str, str, str], str] = {}
         self._complete = False
+        self._bundle_read: tuple[Bundle | None] | None = None
 
     # -- loading ---------------------------------------------------------------------------
     def _dir(self) -> Traversable:
@@ -166,19 +168,38 @@ class Catalog:
             self._files = dict(sorted(files.items()))
         return self._files
 
+    def _bundle(self) -> Bundle | None:
+        """The generated JSON of the built-in definitions (catalog/bundle.py), if present."""
+        if self._bundle_read is None:
+            directory = self._dir()
+            found = None
+            if isinstance(directory, Path):  # the package's own files, or a directory given
+                found = Bundle.read(directory / BUNDLE_NAME)
+            self._bundle_read = (found,)
+        return self._bundle_read[0]
+
+    @staticmethod
+    def _parse_yaml(text: bytes, source: str) -> Any:
+        from workload_map.model.yaml_import import import_yaml
+
+        yaml = import_yaml()
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        try:
+            return yaml.load(text.decode("utf-8"), Loader=loader)
+        except yaml.YAMLError as err:
+            raise CatalogError(f"catalog definition {source} is not valid YAML: {err}") from None
+
     def _load_file(self, stem: str) -> None:
         """Parse one packaged file (once) and register the entries it defines."""
         if stem in self._docs:
             return
-        import yaml
-
         item = self._file_index()[stem]
         source = f"{stem}{_SUFFIX}"
-        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-        try:
-            doc = yaml.load(item.read_text(encoding="utf-8"), Loader=loader)
-        except yaml.YAMLError as err:
-            raise CatalogError(f"catalog definition {source} is not valid YAML: {err}") from None
+        text = item.read_bytes()
+        bundle = self._bundle()
+        doc = None if bundle is None else bundle.document(stem, text)
+        if doc is None:  # not bundled, or edited since: the YAML is the source of truth
+            doc = self._parse_yaml(text, source)
         if not isinstance(doc, dict):
             raise CatalogError(f"catalog definition {source} is not a YAML mapping")
         if doc.get("apiVersion") != "run.ai/v1alpha1" or doc.get("kind") != "Karta":

@@ -103,7 +103,9 @@ def _check_output(value: object, where: str) -> str:
 
 
 def _read(path: str) -> dict[str, object]:
-    import yaml
+    from workload_map.model.yaml_import import import_yaml
+
+    yaml = import_yaml()
 
     try:
         text = Path(path).read_text(encoding="utf-8")

@@ -57,7 +57,9 @@ def dump_document(value: Any, fmt: str) -> str:
     """``value`` as a JSON (2-space indent) or YAML document, newline-terminated."""
     if fmt == "json":
         return json.dumps(value, indent=2, ensure_ascii=False, default=_json_default) + "\n"
-    import yaml
+    from workload_map.model.yaml_import import import_yaml
+
+    yaml = import_yaml()
 
     return str(
         yaml.safe_dump(

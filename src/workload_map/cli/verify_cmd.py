@@ -259,7 +259,9 @@ def expected_of(view: dict[str, Any], wl: Any) -> dict[str, Any]:
 
 
 def _load_expected(path: str, ctx: Context) -> dict[str, Any]:
-    import yaml
+    from workload_map.model.yaml_import import import_yaml
+
+    yaml = import_yaml()
 
     from workload_map.cli.manifests import read_text
 

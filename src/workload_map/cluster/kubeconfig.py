@@ -123,7 +123,9 @@ class _Merged(msgspec.Struct):
 
 
 def _merge(files: list[Path]) -> _Merged:
-    import yaml
+    from workload_map.model.yaml_import import import_yaml
+
+    yaml = import_yaml()
 
     merged = _Merged(os.pathsep.join(str(f) for f in files))
     for path in files:

@@ -11,10 +11,9 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-import yaml
-
 from workload_map.model.shape import FREE, INT, SHAPES, STR, STRMAP, ListOf
 from workload_map.model.types import GROUP, KIND, VERSION, KartaCondition, KartaSpec, KartaStatus
+from workload_map.model.yaml_import import import_yaml
 
 __all__ = ["CRD_NAME", "crd_manifest", "render_crd"]
 
@@ -168,7 +167,9 @@ def crd_manifest() -> dict[str, Any]:
 
 def render_crd() -> str:
     """The CRD as the YAML text committed at ``deploy/crds/kartas.run.ai.yaml``."""
-    body = yaml.safe_dump(crd_manifest(), sort_keys=False, default_flow_style=False, width=100)
+    body: str = import_yaml().safe_dump(
+        crd_manifest(), sort_keys=False, default_flow_style=False, width=100
+    )
     return _HEADER + "---\n" + body
 
 

@@ -23,13 +23,12 @@ from dataclasses import fields as dataclass_fields
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from workload_map.errors import WlmapError
 from workload_map.model.findings import FindingCode
 from workload_map.model.shape import FREE, INT, LENIENT_REQUIRED, SHAPES, STR, STRMAP, ListOf
 from workload_map.model.types import API_VERSION, GROUP, KIND, Karta, KartaSpec, KartaStatus
 from workload_map.model.views import json_type, view
+from workload_map.model.yaml_import import import_yaml
 
 __all__ = [
     "LEGACY_API_VERSION",
@@ -37,7 +36,6 @@ __all__ = [
     "KartaLoadError",
     "LenientLoad",
     "LoadProblem",
-    "TextTimestampLoader",
     "dump_karta",
     "karta_from_document",
     "load_karta",
@@ -96,18 +94,30 @@ class KartaLoadError(WlmapError):
         return head + ":\n" + "\n".join(f"  {p}" for p in self.problems)
 
 
-_Base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_LOADER: Any = None
 
 
-class TextTimestampLoader(_Base):  # type: ignore[misc]
+def _text_timestamp_loader() -> Any:
     """SafeLoader (libyaml's when built in) that keeps timestamps as text: Karta and metav1
-    fields are strings, as in the JSON an API server sends."""
+    fields are strings, as in the JSON an API server sends. Built on the first YAML document,
+    so JSON input and commands that read none do not import PyYAML."""
+    global _LOADER
+    if _LOADER is None:
+        yaml = import_yaml()
+        base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        loader: Any = type("TextTimestampLoader", (base,), {"__module__": __name__})
+        loader.yaml_implicit_resolvers = {
+            first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+            for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+        }
+        _LOADER = loader
+    return _LOADER
 
 
-TextTimestampLoader.yaml_implicit_resolvers = {
-    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
+def __getattr__(name: str) -> Any:
+    if name == "TextTimestampLoader":  # the loader class by its old name, built on first use
+        return _text_timestamp_loader()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _looks_like_path(text: str) -> bool:
@@ -171,8 +181,9 @@ def parse_documents(text: str, *, source: str | None = None) -> list[Any]:
                 return _expand_lists(stream)
         else:
             return _expand_lists(value if isinstance(value, list) else [value])
+    yaml = import_yaml()
     try:
-        docs = [d for d in yaml.load_all(text, Loader=TextTimestampLoader) if d is not None]
+        docs = [d for d in yaml.load_all(text, Loader=_text_timestamp_loader()) if d is not None]
         if _SURROGATE_ESCAPE.search(text):
             docs = [_join_surrogates(d) for d in docs]
     except yaml.MarkedYAMLError as exc:
