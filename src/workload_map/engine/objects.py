@@ -240,7 +240,7 @@ def workload_object(obj: Any, root: Any = None, *, definition: str | None = None
     plain = to_plain(obj, what="workload")
     if not isinstance(plain, dict):
         raise EngineError(f"workload: expected one Kubernetes object, got {_type_name(plain)}")
-    if is_list_object(plain):
+    if "items" in plain and is_list_object(plain):  # (the key first: this runs per object)
         raise EngineError(
             f"workload: expected one object, got a {plain.get('kind') or 'list'} of "
             f"{len(plain['items'])} items (pass each item as its own Workload)"

@@ -55,12 +55,11 @@ class Workload:
         validate: bool = True,
         file_mode: bool | None = None,
     ) -> None:
-        self.karta = load_definition(karta)
-        self.structure: Structure = prepare(self.karta, validate=validate)
-        self.obj: dict[str, Any] = workload_object(
-            obj, self.karta.root_gvk, definition=self.karta.name
-        )
-        self.definition_name = definition_name or self.karta.name
+        self.karta = loaded = load_definition(karta)
+        self.structure: Structure = prepare(loaded, validate=validate)
+        name = loaded.name  # a property: read once (a Workload is made per object listed)
+        self.obj: dict[str, Any] = workload_object(obj, loaded.root_gvk, definition=name)
+        self.definition_name = definition_name or name
         self.origin = origin
         self._file_mode = file_mode
         self.pods: list[dict[str, Any]] | None = None
