@@ -18,7 +18,7 @@ import pytest
 
 from tests.cli.fake_cluster import JOBSET, FakeAPI, obj, owner_ref, pod
 from tests.cli.http_fake import serve, write_kubeconfig
-from workload_map.cli.main import COMMANDS, build_parser, main
+from workload_map.cli.main import COMMANDS, build_parser, help_width, main
 
 ROOT = Path(__file__).resolve().parents[2]
 JOB = ROOT / "examples" / "jobset" / "jobset.yaml"
@@ -49,6 +49,7 @@ _OFFLINE_NEVER = (
     "workload_map.cluster.wire",
     "ssl",
     "socket",
+    "shutil",  # argparse's help width, computed without it (cli.main.help_width)
 )
 
 
@@ -159,3 +160,16 @@ def test_listed_workloads_are_not_fetched_again_for_owner_chains(args: list[str]
     assert all(f"train-{i}" in out.getvalue() for i in range(3)), out.getvalue()
     # pod -> Job -> JobSet: the JobSets came with the list; only owners not listed are read
     assert [p for p in api.requests if "/jobsets/" in p] == [], api.requests
+
+
+@pytest.mark.parametrize("columns", [None, "57", "0", "junk"])
+def test_help_width_is_argparses_own(columns: str | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    assert help_width() == shutil.get_terminal_size().columns - 2
+    if columns == "57":
+        assert help_width() == 55

@@ -110,6 +110,28 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         raise UsageError(message, hint=f"see '{self.prog} --help'")
 
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        # argparse builds a formatter for every add_argument, and its default width comes from
+        # shutil, whose import (bz2, lzma, fnmatch) is ~7M instructions of every command
+        formatter: Callable[..., argparse.HelpFormatter] = self.formatter_class
+        return formatter(prog=self.prog, width=help_width())
+
+
+def help_width() -> int:
+    """argparse's default help width (``shutil.get_terminal_size().columns - 2``: $COLUMNS,
+    else the terminal of ``sys.__stdout__``, else 80), without importing shutil."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+        columns = columns or 80
+    return columns - 2
+
 
 def _add_globals(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
     def default(value: Any) -> Any:
