@@ -35,6 +35,31 @@ def param_call(slot: int) -> Code:
     return Code(run, None, paths)
 
 
+class _Shield(Exception):
+    """The exception a deep call's frame handles while the call runs: see ``unlink``."""
+
+
+#: calls nested this deep or deeper run inside a handler (shallower stacks unwind cheaply)
+SHIELD_DEPTH = 64
+
+
+def unlink(mark: _Shield) -> None:
+    """Why deep calls run inside ``except _Shield`` (``func_call``).
+
+    CPython 3.11 finalises a suspended generator that an unwinding frame drops (a call's
+    ``make_env``, the source of an ``as`` or of a pipe) by raising GeneratorExit in it, and
+    raising looks for the exception being handled by walking the thread's stack of running
+    generators up to the nearest one inside an ``except`` block. Through N nested jq calls none
+    was, so an error raised N calls deep cost O(N^2) to propagate (a deadline error 20 000 calls
+    deep: 24 s past a 0.3 s deadline). With every call from SHIELD_DEPTH on running inside a
+    handler, each walk stops at the nearest enclosing call. The depth alone cannot pick only
+    every k-th call: suspended sibling calls (``range(1) as $i | f``) hold depths off the
+    running chain. The marker keeps no traceback (it would keep the frame alive in a cycle)
+    and no chain of earlier markers, so an error raised inside links to one marker at most."""
+    mark.__traceback__ = None
+    mark.__context__ = None
+
+
 def func_call(info: FuncInfo, args: list[Code], offset: int) -> Code:
     n_def = info.n_def
     params = info.params
@@ -66,11 +91,33 @@ def func_call(info: FuncInfo, args: list[Code], offset: int) -> Code:
                 ctx.check()
             body = info.body
             assert body is not None
+            call: TailCall | None
+            if ctx.depth >= SHIELD_DEPTH:
+                # the loops below, inside a handler (see unlink); not a helper generator:
+                # each frame per nested call costs jq depth on the deep stack
+                try:
+                    raise _Shield
+                except _Shield as mark:
+                    unlink(mark)
+                    if value_params or body.tail is None:
+                        for new_env in make_env(v, env):
+                            yield from body.run(v, new_env)
+                        return
+                    call = (info, v, env[:n_def] + tuple((a, env) for a in args))
+                    while call is not None:
+                        callee, cv, cenv = call
+                        cbody = callee.body
+                        assert cbody is not None
+                        call = yield from run_tail(cbody, cv, cenv)
+                        ctx.ticks -= 1
+                        if ctx.ticks <= 0:
+                            ctx.check()
+                    return
             if value_params or body.tail is None:
                 for new_env in make_env(v, env):
                     yield from body.run(v, new_env)
                 return
-            call: TailCall | None = (info, v, env[:n_def] + tuple((a, env) for a in args))
+            call = (info, v, env[:n_def] + tuple((a, env) for a in args))
             while call is not None:
                 callee, cv, cenv = call
                 cbody = callee.body
@@ -97,8 +144,16 @@ def func_call(info: FuncInfo, args: list[Code], offset: int) -> Code:
             tick(ctx)
             body = info.body
             assert body is not None
-            for new_env in make_env(v, env):
-                yield from body.paths(v, p, new_env)
+            if ctx.depth < SHIELD_DEPTH:
+                for new_env in make_env(v, env):
+                    yield from body.paths(v, p, new_env)
+                return
+            try:
+                raise _Shield
+            except _Shield as mark:
+                unlink(mark)
+                for new_env in make_env(v, env):
+                    yield from body.paths(v, p, new_env)
         finally:
             ctx.depth -= 1
 
