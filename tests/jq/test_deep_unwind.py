@@ -4,7 +4,7 @@ CPython 3.11 finalises each suspended generator an unwinding frame drops by rais
 GeneratorExit in it, and each raise walks the running generators up to the nearest one inside
 an ``except`` block: with none on the way, a deadline error 20 000 calls deep took 24 s of CPU
 to reach the caller past a 0.3 s deadline. Calls from ``SHIELD_DEPTH`` on run inside a handler
-(``workload_map.jq.calls.unlink``); these tests count the walk and bound the overrun.
+(``_Shield`` in ``workload_map.jq.calls``); these tests count the walk and bound the overrun.
 """
 
 from __future__ import annotations

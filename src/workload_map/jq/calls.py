@@ -36,15 +36,7 @@ def param_call(slot: int) -> Code:
 
 
 class _Shield(Exception):
-    """The exception a deep call's frame handles while the call runs: see ``unlink``."""
-
-
-#: calls nested this deep or deeper run inside a handler (shallower stacks unwind cheaply)
-SHIELD_DEPTH = 64
-
-
-def unlink(mark: _Shield) -> None:
-    """Why deep calls run inside ``except _Shield`` (``func_call``).
+    """The exception a deep call's frame handles while the call runs (``func_call``).
 
     CPython 3.11 finalises a suspended generator that an unwinding frame drops (a call's
     ``make_env``, the source of an ``as`` or of a pipe) by raising GeneratorExit in it, and
@@ -55,9 +47,12 @@ def unlink(mark: _Shield) -> None:
     handler, each walk stops at the nearest enclosing call. The depth alone cannot pick only
     every k-th call: suspended sibling calls (``range(1) as $i | f``) hold depths off the
     running chain. The marker keeps no traceback (it would keep the frame alive in a cycle)
-    and no chain of earlier markers, so an error raised inside links to one marker at most."""
-    mark.__traceback__ = None
-    mark.__context__ = None
+    and no chain of earlier markers, so an error raised inside links to one marker at most.
+    Raised fresh by each call: one shared instance would carry other threads' tracebacks."""
+
+
+#: calls nested this deep or deeper run inside a handler (shallower stacks unwind cheaply)
+SHIELD_DEPTH = 64
 
 
 def func_call(info: FuncInfo, args: list[Code], offset: int) -> Code:
@@ -93,12 +88,12 @@ def func_call(info: FuncInfo, args: list[Code], offset: int) -> Code:
             assert body is not None
             call: TailCall | None
             if ctx.depth >= SHIELD_DEPTH:
-                # the loops below, inside a handler (see unlink); not a helper generator:
+                # the loops below, inside a handler (see _Shield); not a helper generator:
                 # each frame per nested call costs jq depth on the deep stack
                 try:
                     raise _Shield
                 except _Shield as mark:
-                    unlink(mark)
+                    mark.__traceback__ = mark.__context__ = None
                     if value_params or body.tail is None:
                         for new_env in make_env(v, env):
                             yield from body.run(v, new_env)
@@ -151,7 +146,7 @@ def func_call(info: FuncInfo, args: list[Code], offset: int) -> Code:
             try:
                 raise _Shield
             except _Shield as mark:
-                unlink(mark)
+                mark.__traceback__ = mark.__context__ = None
                 for new_env in make_env(v, env):
                     yield from body.paths(v, p, new_env)
         finally:
