@@ -92,3 +92,19 @@ def test_the_package_imports_pyyaml_only_through_import_yaml() -> None:
             if any(n == "yaml" or n.startswith("yaml.") for n in names):
                 direct.append(f"{path.relative_to(SRC)}:{node.lineno}")
     assert direct == []
+
+
+def test_threads_importing_at_once_all_get_the_whole_module() -> None:
+    out = _run(
+        "import threading\n"
+        "from workload_map.model.yaml_import import import_yaml\n"
+        "got = []\n"
+        "def use():\n"
+        "    yaml = import_yaml()\n"
+        "    got.append(yaml.load('a: 1', Loader=yaml.CSafeLoader))\n"
+        "threads = [threading.Thread(target=use) for _ in range(8)]\n"
+        "for t in threads: t.start()\n"
+        "for t in threads: t.join()\n"
+        "print(got)\n"
+    )
+    assert out.strip() == str([{"a": 1}] * 8)

@@ -57,12 +57,11 @@ def _pattern_cache() -> dict[Any, Any] | None:
 
 def import_yaml() -> ModuleType:
     """The ``yaml`` module (imported on the first call, as cheaply as possible)."""
-    loaded = sys.modules.get("yaml")
-    if loaded is not None:
-        return loaded
     cache = _pattern_cache()
     key = (str, _NON_PRINTABLE, 0)
-    if cache is None or key in cache:
+    # already imported (or being imported by another thread: the import statement waits for
+    # it to finish, where sys.modules would hand out the half-initialised module)
+    if "yaml" in sys.modules or cache is None or key in cache:
         import yaml
 
         return yaml
