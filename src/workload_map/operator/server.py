@@ -29,12 +29,11 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 import msgspec
+from aiohttp import web
 
 from workload_map.operator.errors import ConfigError, OperatorError
 
 if TYPE_CHECKING:
-    from aiohttp import web
-
     from workload_map.operator.controllers import OperatorContext
 
 __all__ = ["Servers", "TlsSource", "parse_bind_address"]
@@ -43,7 +42,12 @@ log = logging.getLogger("workload_map.operator.server")
 
 LAG_PERIOD = 0.05  # seconds between the event-loop lag probes of the webhook server
 STAGES = ("queued", "handler", "total")
-_RECEIVED = "workload_map.received"  # request key: when the loop read its first bytes
+
+
+# when the loop read a request's first bytes (a key made at module level: aiohttp names it so)
+_RECEIVED: web.RequestKey[float] = web.RequestKey("received", float)
+
+
 _DECODER = msgspec.json.Decoder()
 _ENCODER = msgspec.json.Encoder()
 
@@ -267,8 +271,6 @@ class Servers:
             await runner.cleanup()
 
     async def _serve(self) -> None:
-        from aiohttp import web
-
         if self.health is not None:
             app = web.Application()
             app.router.add_get("/healthz", self._healthz)
@@ -294,8 +296,6 @@ class Servers:
     async def _site(
         self, app: web.Application, where: tuple[str, int], tls: Any, *, stamped: bool = False
     ) -> None:
-        from aiohttp import web
-
         runner = web.AppRunner(app, access_log=None, handle_signals=False)
         await runner.setup()
         self._runners.append(runner)
@@ -316,8 +316,6 @@ class Servers:
     # -- handlers -------------------------------------------------------------------------
 
     async def _healthz(self, _request: web.Request) -> web.Response:
-        from aiohttp import web
-
         return web.Response(text="ok")
 
     def readiness(self) -> dict[str, bool]:
@@ -329,8 +327,6 @@ class Servers:
         return checks
 
     async def _readyz(self, _request: web.Request) -> web.Response:
-        from aiohttp import web
-
         checks = self.readiness()
         body = "\n".join(f"[{'+' if ok else '-'}]{name}" for name, ok in sorted(checks.items()))
         ok = all(checks.values())
@@ -339,8 +335,6 @@ class Servers:
         )
 
     async def _metrics(self, _request: web.Request) -> web.Response:
-        from aiohttp import web
-
         parts = [self._latency_summary()]
         if self.tls is not None:
             name = "workloadmap_operator_webhook_tls_handshakes_total"
@@ -409,8 +403,6 @@ class Servers:
     def _stamp_middleware(self) -> Any:
         """Middleware: every request on the webhook server (a 404 too) takes its connection's
         arrival stamp, so a request that never reaches a handler leaves none for the next."""
-        from aiohttp import web
-
         stamps = self._received
 
         @web.middleware
@@ -433,8 +425,6 @@ class Servers:
     def _admission(
         self, handler: Callable[[dict[str, Any]], dict[str, Any]], *, inline: bool = False
     ) -> Callable[[web.Request], Any]:
-        from aiohttp import web
-
         async def serve(request: web.Request) -> web.Response:
             began = time.perf_counter()
             try:
