@@ -296,7 +296,7 @@ def bench_resync(
     jobsets: list[dict[str, Any]],
     admissions: list[tuple[str, dict[str, Any]]] | None = None,
 ) -> list[dict[str, Any]]:
-    from workload_map.gangs.operator import GangController
+    from workload_map.gangs.controller import GangController
     from workload_map.gangs.planner import plan
     from workload_map.operator.controllers import OperatorConfig
 

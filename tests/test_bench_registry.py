@@ -32,3 +32,30 @@ def test_every_benchmark_module_has_run() -> None:
     for name in _modules_listed():
         tree = ast.parse((BENCHMARKS / f"{name}.py").read_text())
         assert any(isinstance(n, ast.FunctionDef) and n.name == "run" for n in tree.body), name
+
+
+def test_every_project_name_a_benchmark_imports_exists() -> None:
+    """Benchmarks import inside functions (their dependencies are optional), so a moved name
+    only breaks ``make bench``; here every ``from workload_map… import name`` must resolve."""
+    import importlib
+
+    missing: list[str] = []
+    for path in sorted(BENCHMARKS.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name.split(".")[0] == "workload_map":
+                        importlib.import_module(alias.name)
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
+                "workload_map"
+            ):
+                assert node.module is not None
+                module = importlib.import_module(node.module)
+                for alias in node.names:
+                    if hasattr(module, alias.name):
+                        continue
+                    try:
+                        importlib.import_module(f"{node.module}.{alias.name}")
+                    except ImportError:
+                        missing.append(f"{path.name}:{node.lineno}: {node.module}.{alias.name}")
+    assert not missing, missing
