@@ -277,16 +277,21 @@ def load_karta(src: Any, *, source: str | None = None) -> Karta:
     """Exactly one Karta from ``src``; zero or several documents is an error."""
     if isinstance(src, Karta):
         return src
+    doc, where = _single_document(src, source, " (use load_kartas)")
+    return _to_karta(doc, where)
+
+
+def _single_document(src: Any, source: str | None, hint: str = "") -> tuple[Any, str | None]:
+    """The one document of ``src`` and where it came from; zero or several is an error."""
     docs, origin = _documents(src)
     where = source or origin
     if not docs:
         raise KartaLoadError("contains no document", source=where)
     if len(docs) > 1:
         raise KartaLoadError(
-            f"contains {len(docs)} documents; expected exactly one Karta (use load_kartas)",
-            source=where,
+            f"contains {len(docs)} documents; expected exactly one Karta{hint}", source=where
         )
-    return _to_karta(docs[0], where)
+    return docs[0], where
 
 
 def karta_from_document(doc: Any, *, source: str | None = None) -> Karta:
@@ -321,15 +326,8 @@ def load_karta_leniently(src: Any, *, source: str | None = None) -> LenientLoad:
     """
     if isinstance(src, Karta):
         return LenientLoad(src, (), dump_karta(src), source)
-    docs, origin = _documents(src)
-    where = source or origin
-    if not docs:
-        raise KartaLoadError("contains no document", source=where)
-    if len(docs) > 1:
-        raise KartaLoadError(
-            f"contains {len(docs)} documents; expected exactly one Karta", source=where
-        )
-    return _read_karta(docs[0], where)
+    doc, where = _single_document(src, source)
+    return _read_karta(doc, where)
 
 
 def read_karta_document(doc: Any, *, source: str | None = None) -> LenientLoad:
