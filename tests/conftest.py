@@ -7,6 +7,7 @@ and skip with a reason where it is absent.
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import sys
@@ -171,6 +172,20 @@ def _no_processes_left_behind(request: pytest.FixtureRequest) -> Iterator[None]:
             pytest.PytestWarning(f"{request.node.nodeid} left processes running: {listed}"),
             stacklevel=1,
         )
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _settled_heap() -> None:
+    """Each module starts with what earlier modules left alive collected and frozen.
+
+    jq deadlines count the evaluating thread's CPU time, and a collection is charged to the
+    thread that triggers it: late in a full run a gen-2 collection walks the heap of thousands of
+    earlier tests (hundreds of ms), enough to trip a test's short deadline. Frozen objects are
+    never walked again, so a collection costs what the module itself allocated (the operator
+    freezes its synced caches for the same reason).
+    """
+    gc.collect()
+    gc.freeze()
 
 
 @pytest.fixture(scope="session")
