@@ -65,3 +65,30 @@ def test_console_example(command: str, shown: list[str], monkeypatch: pytest.Mon
     printed = out.getvalue()
     for line in shown:
         assert line.strip() in printed, f"{command}: README shows {line!r}; got\n{printed}"
+
+
+def test_make_demo_runs() -> None:
+    """`make demo` (hack/demo.sh) describes every bundled example and exits 0."""
+    import os
+    import subprocess
+    import sys
+
+    wlmap = Path(sys.executable).with_name("wlmap")
+    if not wlmap.exists():
+        pytest.skip(f"no wlmap entry point beside {sys.executable} (not a venv install)")
+    env = {**os.environ, "WLMAP": str(wlmap), "NO_COLOR": "1"}
+    demo = subprocess.run(
+        ["bash", str(ROOT / "hack" / "demo.sh")],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert demo.returncode == 0, demo.stderr
+    script = (ROOT / "hack" / "demo.sh").read_text()
+    for command in re.findall(r"^run (.+)$", script, flags=re.M):
+        assert f"$ wlmap {command}" in demo.stdout
+    assert demo.stdout.count("Phase: ") >= 4
+    # what the examples are meant to show on stderr: warnings (a pod of another JobSet), no more
+    assert all(line.startswith("warning: ") for line in demo.stderr.splitlines()), demo.stderr
