@@ -135,6 +135,8 @@ class Gang:
     tasks: dict[str, int] = field(default_factory=dict)
     task_of_pod: dict[str, str] = field(default_factory=dict)
     min_resources: dict[str, str] = field(default_factory=dict)
+    #: (component, instance) -> one pod's request, what ``min_resources`` was summed from
+    pod_requests: dict[tuple[str, str], dict[str, int]] = field(default_factory=dict)
     priority_class: str | None = None
     standalone: bool = False  # native: no workloadRef (see the module docstring)
 
@@ -548,6 +550,7 @@ def plan(
         tasks: dict[str, int] = {}
         task_of_pod: dict[str, str] = {}
         min_resources: dict[str, str] = {}
+        pod_requests: dict[tuple[str, str], dict[str, int]] = {}
         if backend in (COSCHEDULING, VOLCANO):  # native has neither minResources nor tasks
             split = plan_tasks(
                 wl_spec,
@@ -557,7 +560,7 @@ def plan(
                 peers.get(group.definition, 1) if gang.pod_group is None else 1,
                 dict(config.priority_values),
             )
-            min_resources = split.min_resources
+            min_resources, pod_requests = split.min_resources, split.per_pod
             if backend == VOLCANO and len(split.tasks) > 1:  # a multi-task gang
                 tasks = split.tasks
                 if placed is None:
@@ -589,6 +592,7 @@ def plan(
                 tasks=tasks,
                 task_of_pod=task_of_pod,
                 min_resources=min_resources,
+                pod_requests=pod_requests,
                 priority_class=priority,
             )
         )

@@ -7,7 +7,9 @@ Rules beyond the planner's, from what the API and the webhook allow:
 - A pod's group reference only counts when set at creation. A member that missed the webhook
   (timeout, operator down, cache miss) can never join, so by default the gang's minimum is
   lowered by the members that cannot join (never below 1), a Volcano group's task minimums
-  each by its own missed pods (so the per-task guarantee stays), and a Warning says so; in the
+  each by its own missed pods (so the per-task guarantee stays), a coscheduling or Volcano
+  group's ``minResources`` by the requests those pods were counted with (a gang that still
+  demanded them could never be satisfied by the rest), and a Warning says so; in the
   opt-in ``delete-unbound`` mode such a member is deleted while it is still unbound, so that
   its own controller recreates it through the webhook (only pods with a controller owner).
 - A group that pods still reference (created before a structure change, or while the webhook
@@ -26,6 +28,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from workload_map.engine.pods import Placement
+from workload_map.engine.resources import Totals, pod_request
 from workload_map.gangs.config import (
     ANNOTATION_DECISION,
     COSCHEDULING_LABEL,
@@ -43,6 +47,7 @@ from workload_map.gangs.planner import (
     Plan,
     owned_metadata,
 )
+from workload_map.gangs.tasks import quantities, totals_of
 
 __all__ = [
     "DELETE_UNBOUND",
@@ -179,6 +184,53 @@ def _set_min(
     return None
 
 
+def _placed(placements: Iterable[Placement]) -> dict[str, tuple[str, str]]:
+    """pod -> (component, instance), keyed as the planner keys a gang's ``pod_requests``."""
+    return {
+        p.pod: (p.component, p.instance or "")
+        for p in placements
+        if p.attributed and p.component is not None
+    }
+
+
+def _requests(
+    gang: Gang, missed: Sequence[Mapping[str, Any]], placed: Mapping[str, tuple[str, str]]
+) -> Totals:
+    """What the missed pods were counted with in the gang's ``minResources``: each one's
+    (component, instance) request the planner summed, else (no template the planner read) the
+    engine's effective request of the pod's own spec, which copies its template."""
+    total: Totals = {}
+    for pod in missed:
+        where = placed.get(str(_meta(pod).get("name")))
+        request = gang.pod_requests.get(where) if where is not None else None
+        if request is None:
+            request = pod_request(pod.get("spec"))
+        for name, value in request.items():
+            total[name] = total.get(name, 0) + value
+    return total
+
+
+def _lower_resources(
+    obj: dict[str, Any], by: Mapping[str, int]
+) -> tuple[dict[str, str], dict[str, str]] | None:
+    """Take ``by`` out of the group's ``minResources``, never below zero; a resource left at
+    zero has no entry, and no resource left no ``minResources`` (the planner writes none for
+    an absent one). Returns (what was taken, what is left) as quantities; None: the group
+    carries no ``minResources`` (a native PodGroup has no resource minimum)."""
+    held = obj["spec"].get("minResources")
+    if not isinstance(held, Mapping) or not held:
+        return None
+    have = totals_of(held)
+    left = {name: max(0, value - by.get(name, 0)) for name, value in have.items()}
+    taken = quantities({name: value - left[name] for name, value in have.items()})
+    kept = quantities(left)
+    if kept:
+        obj["spec"]["minResources"] = kept
+    else:
+        obj["spec"].pop("minResources")
+    return taken, kept
+
+
 def _spec_patch(existing: Mapping[str, Any], desired: Mapping[str, Any]) -> dict[str, Any] | None:
     """The merge patch bringing the mutable parts of ``existing`` to ``desired``, or None."""
     patch: dict[str, Any] = {}
@@ -233,6 +285,7 @@ def reconcile(
     gangs = {g.name: g for g in plan.gangs}
 
     # members that missed the webhook
+    placed: dict[str, tuple[str, str]] | None = None  # read from the plan's view once, if needed
     for gang in plan.gangs:
         names_in = set(gang.pods)
         missed = [
@@ -261,13 +314,27 @@ def reconcile(
             continue
         lowered = max(1, gang.min_count - len(missed))
         tasks: dict[str, int] | None = None
+        resources: tuple[dict[str, str], dict[str, str]] | None = None
         if obj is not None and lowered != gang.min_count:
             obj = desired[gang_key] = copy.deepcopy(obj)
             tasks = _set_min(obj, lowered, gang, names)
+            planned = dict(obj["spec"].get("minResources") or {})
+            if planned:
+                if placed is None:
+                    placed = _placed(plan.view.placements) if plan.view is not None else {}
+                resources = _lower_resources(obj, _requests(gang, missed, placed))
             note = json.loads(obj["metadata"]["annotations"][ANNOTATION_DECISION])
             note.update({"minCount": lowered, "plannedMinCount": gang.min_count, "missed": names})
             if gang.tasks:
                 note["minTaskMember"] = tasks
+            if resources is not None:
+                note.update(
+                    {
+                        "minResources": resources[1],
+                        "plannedMinResources": planned,
+                        "minResourcesLoweredBy": resources[0],
+                    }
+                )
             obj["metadata"]["annotations"][ANNOTATION_DECISION] = json.dumps(note, sort_keys=True)
         out.decisions.append(
             Decision(
@@ -275,7 +342,8 @@ def reconcile(
                 f"{len(missed)} pod(s) of gang {gang.name} were created without its group "
                 f"reference ({', '.join(names)}) and cannot join: minimum lowered from "
                 f"{gang.min_count} to {lowered}"
-                + (f", task minimums {json.dumps(tasks, sort_keys=True)}" if tasks else ""),
+                + (f", task minimums {json.dumps(tasks, sort_keys=True)}" if tasks else "")
+                + _resources_text(resources),
                 warning=True,
             )
         )
@@ -364,6 +432,18 @@ def reconcile(
             continue  # PodGroups made from its templates are still kept
         out.delete.append(dict(held))
     return out
+
+
+def _resources_text(resources: tuple[dict[str, str], dict[str, str]] | None) -> str:
+    if resources is None:
+        return ""
+    taken, kept = resources
+    if not taken:
+        return ", minResources unchanged (the missed pods request none of them)"
+    return (
+        f", minResources lowered by {json.dumps(taken, sort_keys=True)} "
+        f"to {json.dumps(kept, sort_keys=True)}"
+    )
 
 
 def _released(plan: Plan) -> bool:

@@ -31,10 +31,11 @@ from typing import Any
 
 from workload_map.engine import EngineError, PodGroup, Workload
 from workload_map.engine.describe import instance_request
+from workload_map.engine.quantities import to_millis, to_units
 from workload_map.gangs.naming import dns_label
 from workload_map.model import Karta
 
-__all__ = ["BUILTIN_PRIORITIES", "Task", "TaskPlan", "plan_tasks", "quantities"]
+__all__ = ["BUILTIN_PRIORITIES", "Task", "TaskPlan", "plan_tasks", "quantities", "totals_of"]
 
 #: the engine's count of DRA claims, not a resource name
 _CLAIMS = "resourceClaims"
@@ -68,6 +69,9 @@ class TaskPlan:
     task_of: dict[tuple[str, str], str] = field(default_factory=dict)
     min_resources: dict[str, str] = field(default_factory=dict)
     rule: str = ""
+    #: (component, instance) -> the effective request of one of its pods, the amounts
+    #: ``min_resources`` is made of (a member that cannot join takes its own out again)
+    per_pod: dict[tuple[str, str], dict[str, int]] = field(default_factory=dict)
 
 
 @dataclass
@@ -91,6 +95,15 @@ def quantities(totals: Mapping[str, int]) -> dict[str, str]:
         else:
             out[name] = str(value)
     return out
+
+
+def totals_of(amounts: Mapping[str, object]) -> dict[str, int]:
+    """Quantities (as :func:`quantities` writes them) back to totals: CPU in millicores, the
+    rest in whole units, with the engine's rounding."""
+    return {
+        str(name): to_millis(value) if name == "cpu" else to_units(value)
+        for name, value in amounts.items()
+    }
 
 
 def _add(into: dict[str, int], per_pod: Mapping[str, int], count: int) -> None:
@@ -230,8 +243,10 @@ def plan_tasks(
         even = _slots(wl, karta, members, 1) or []
         out.rule = f"the instances do not divide evenly among {peers} gangs: no task minimums"
         out.min_resources = quantities(_proportional(even, group.min_member))
+        out.per_pod = {(s.component, s.instance): dict(s.per_pod) for s in even}
         return out
     slots: list[_Slot] = per_gang
+    out.per_pod = {(s.component, s.instance): dict(s.per_pod) for s in slots}
     names = _names(karta, slots)
     tasks: list[tuple[str, int, list[_Slot]]] = []  # (name, minimum, its slots in order)
     if group.sub_groups:
