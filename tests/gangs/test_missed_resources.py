@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import workload_map as wm
@@ -60,7 +60,8 @@ def part_pods(obj: dict[str, Any], count: int) -> list[dict[str, Any]]:
 def join(karta: wm.model.Karta, obj: dict[str, Any], pods: Iterable[dict[str, Any]]) -> None:
     """Give ``pods`` what the webhook sets at creation (reference, labels, annotations)."""
     pods = list(pods)
-    for pod, decision in zip(pods, pod_decisions(karta, obj, pods), strict=True):
+    shown: list[Mapping[str, Any]] = list(pods)
+    for pod, decision in zip(pods, pod_decisions(karta, obj, shown), strict=True):
         assert decision["pod"] == pod["metadata"]["name"] and decision["podGroup"], decision
         pod["metadata"].setdefault("labels", {}).update(decision["labels"])
         pod["metadata"].setdefault("annotations", {}).update(decision["annotations"])
