@@ -42,6 +42,9 @@ REALWORLD_CRDS = (
     "lws/leaderworkerset.x-k8s.io_leaderworkersets.yaml.gz",
     "kubeflow-training-v1/kubeflow.org_pytorchjobs.yaml.gz",
     "ray/ray.io_rayclusters.yaml.gz",
+    # the coscheduling and Volcano PodGroups, which carry minResources (the missed-member test)
+    "podgroup-gang-scheduling/scheduling.x-k8s.io_podgroups.yaml",
+    "podgroup-gang-scheduling/scheduling.volcano.sh_podgroups.yaml",
 )
 
 pytestmark = pytest.mark.integration
@@ -162,13 +165,25 @@ def _events(api: Api, ns: str, reason: str) -> list[dict[str, Any]]:
     return [e for e in items if e.get("reason") == reason]
 
 
-def _partset(api: Api, ns: str, replicas: int, pool: str) -> dict[str, Any]:
-    body = custom.partset("parts", [replicas], namespace=ns)
-    body["spec"]["p0"]["template"]["spec"]["containers"][0]["resources"] = {
-        "requests": {"nvidia.com/gpu": "8"},
+def _partset(
+    api: Api,
+    ns: str,
+    replicas: int,
+    pool: str,
+    *,
+    name: str = "parts",
+    scheduler: str | None = None,
+    requests: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    body = custom.partset(name, [replicas], namespace=ns)
+    spec = body["spec"]["p0"]["template"]["spec"]
+    spec["containers"][0]["resources"] = {
+        "requests": {"nvidia.com/gpu": "8", **(requests or {})},
         "limits": {"nvidia.com/gpu": "8"},
     }
-    body["spec"]["p0"]["template"]["spec"]["nodeSelector"] = {NODE_LABEL: pool}
+    spec["nodeSelector"] = {NODE_LABEL: pool}
+    if scheduler:
+        spec["schedulerName"] = scheduler
     return dict(api.request("POST", PARTSETS.format(ns=ns), body))
 
 
@@ -214,6 +229,50 @@ def _part_pod(api: Api, ns: str, owner: dict[str, Any], pool: str) -> dict[str, 
     return create_pod(
         api, ns, owner, generate="parts-p0-", labels={"example.wlmap.io/part": "p0"}, pool=pool
     )
+
+
+def _template_pod(api: Api, ns: str, owner: dict[str, Any]) -> dict[str, Any]:
+    """A pod of ``owner``'s part as its controller makes it: the template's spec and labels."""
+    from tests.gangs.e2e import create, ref
+
+    template = owner["spec"]["p0"]["template"]
+    meta = {
+        "generateName": f"{owner['metadata']['name']}-p0-",
+        "ownerReferences": [ref(owner)],
+        "labels": dict(template["metadata"]["labels"]),
+    }
+    body = {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": template["spec"]}
+    return create(api, f"/api/v1/namespaces/{ns}/pods", body)
+
+
+#: the backends whose PodGroups carry minResources: (their API, the scheduler name)
+RESOURCE_BACKENDS = {
+    "volcano": ("scheduling.volcano.sh/v1beta1", "volcano"),
+    "coscheduling": ("scheduling.x-k8s.io/v1alpha1", "scheduler-plugins-scheduler"),
+}
+#: one member's requests in the missed-member test (GPUs, CPU and memory)
+MEMBER = {"cpu": "1500m", "memory": "2Gi"}
+
+
+def _their_groups(api: Api, ns: str, group_api: str) -> list[dict[str, Any]]:
+    items = api.get(f"/apis/{group_api}/namespaces/{ns}/podgroups").get("items") or []
+    return list(items)
+
+
+def _min_resources(api: Api, ns: str, group_api: str) -> list[tuple[int, dict[str, str]]]:
+    return [
+        (g["spec"]["minMember"], g["spec"].get("minResources") or {})
+        for g in _their_groups(api, ns, group_api)
+    ]
+
+
+def _joined_to(pod: dict[str, Any], backend: str) -> str | None:
+    from workload_map.gangs.config import COSCHEDULING_LABEL, VOLCANO_GROUP_ANNOTATION
+
+    meta = pod["metadata"]
+    if backend == "volcano":
+        return (meta.get("annotations") or {}).get(VOLCANO_GROUP_ANNOTATION)
+    return (meta.get("labels") or {}).get(COSCHEDULING_LABEL)
 
 
 def _part_pod_dry_run(api: Api, ns: str, owner: dict[str, Any], pool: str) -> dict[str, Any]:
@@ -288,10 +347,29 @@ def test_a_member_that_missed_the_webhook_does_not_block_the_gang(
     silent = socket.socket()
     silent.bind(("127.0.0.1", 0))
     silent.listen(8)  # accepts, never answers: the API server's call times out
+    # per pod 1500m CPU, 2Gi and 8 GPUs: three members' worth, then two once one missed
+    three = {"cpu": "4500m", "memory": str(6 * 2**30), "nvidia.com/gpu": "24"}
+    two = {"cpu": "3", "memory": str(4 * 2**30), "nvidia.com/gpu": "16"}
     try:
         obj = _partset(api, ns, 3, pool)
         wait("PodGroup", lambda: _min_counts(api, ns) == [3])
+        others = {
+            backend: _partset(
+                api, ns, 3, pool, name=f"{backend[:4]}-parts", scheduler=name, requests=MEMBER
+            )
+            for backend, (_, name) in RESOURCE_BACKENDS.items()
+        }
+        for backend, (group_api, _) in RESOURCE_BACKENDS.items():
+            wait(
+                f"the {backend} PodGroup with three members' resources",
+                lambda a=group_api: _min_resources(api, ns, a) == [(3, three)],
+            )
         joined = [_part_pod(api, ns, obj, pool) for _ in range(2)]
+        for backend, other in others.items():
+            group_name = _their_groups(api, ns, RESOURCE_BACKENDS[backend][0])[0]["metadata"]
+            for _ in range(2):
+                member = _template_pod(api, ns, other)
+                assert _joined_to(member, backend) == group_name["name"], (backend, member)
         saved = api.get(config)
         broken = json.loads(json.dumps(saved))
         broken["webhooks"][0]["clientConfig"]["url"] = (
@@ -309,11 +387,36 @@ def test_a_member_that_missed_the_webhook_does_not_block_the_gang(
         missed = _part_pod(api, ns, obj, pool)
         assert time.monotonic() - start < 10  # failurePolicy Ignore: created anyway
         assert "schedulingGroup" not in missed["spec"]
+        for backend, other in others.items():
+            assert _joined_to(_template_pod(api, ns, other), backend) is None, backend
         fixed = api.get(config)
         fixed["webhooks"][0]["clientConfig"] = saved["webhooks"][0]["clientConfig"]
         fixed["webhooks"][0]["timeoutSeconds"] = saved["webhooks"][0]["timeoutSeconds"]
         api.request("PUT", config, fixed)
         wait("minimum lowered to the members that can join", lambda: _min_counts(api, ns) == [2])
+        # where the group carries minResources, the missed member's requests leave it too
+        for backend, (group_api, _) in RESOURCE_BACKENDS.items():
+            wait(
+                f"the {backend} minResources lowered to two members",
+                lambda a=group_api: _min_resources(api, ns, a) == [(2, two)],
+            )
+            (group,) = _their_groups(api, ns, group_api)
+            decision = json.loads(group["metadata"]["annotations"][ANNOTATION_DECISION])
+            assert decision["minResourcesLoweredBy"] == {
+                "cpu": "1500m",
+                "memory": str(2 * 2**30),
+                "nvidia.com/gpu": "8",
+            }, backend
+            assert decision["plannedMinResources"] == three, backend
+        lowered = wait(
+            "MissedWebhook events naming the resources",
+            lambda: [
+                e
+                for e in _events(api, ns, "MissedWebhook")
+                if "minResources lowered by" in e["message"]
+            ],
+        )
+        assert lowered and all(e["type"] == "Warning" for e in lowered)
         assert wait("a MissedWebhook event", lambda: _events(api, ns, "MissedWebhook"))
         assert all(p["spec"]["schedulingGroup"] for p in joined)
         _nodes(fake_nodes, pool, 3)
