@@ -109,6 +109,13 @@ def test_queued_counts_from_the_bytes_read_not_from_the_handler(tmp_path: Path) 
         queued = sorted(servers.stages[("/hook", "queued")])
         # one of the two waited for the other's handler after both were read
         assert queued[1] >= HANDLER_SECONDS * 0.9
+        if hasattr(socket, "TCP_INFO"):
+            # both sat in the kernel's receive queue, unread, for the rest of hold() (about
+            # 2/3 of BODY_DELAY; TCP_INFO counts in jiffies, up to 10 ms a step)
+            in_kernel = sorted(servers.stages[("/hook", "socket")])
+            assert len(in_kernel) == 2
+            assert in_kernel[0] >= BODY_DELAY / 2, in_kernel
+            assert in_kernel[1] <= BODY_DELAY + 0.05, in_kernel
     finally:
         for conn in conns:
             conn.close()
@@ -131,6 +138,8 @@ def test_stages_are_timed_from_first_bytes_to_last_byte(tmp_path: Path) -> None:
     try:
         client = ssl.create_default_context(cadata=issued.ca_cert.decode())
         with socket.create_connection(("127.0.0.1", wport), timeout=10) as raw:
+            # accepted now, the ClientHello later: the handshake is timed from the accept
+            time.sleep(BODY_DELAY)
             with client.wrap_socket(raw, server_hostname="127.0.0.1") as conn:
                 for uid in ("a", "nowhere", "deny", "c"):
                     body = _review(uid)
@@ -178,12 +187,19 @@ def test_stages_are_timed_from_first_bytes_to_last_byte(tmp_path: Path) -> None:
         assert all(h >= HANDLER_SECONDS for h in stages["handler"])
         for q, h, t in zip(stages["queued"], stages["handler"], total, strict=True):
             assert t >= q + h
-        # the last request's wait for its body counts as queued
+        # the last request's wait for its body counts as queued, and as body
         assert stages["queued"][2] >= BODY_DELAY * 0.9
+        body = list(servers.stages[("/hook", "body")])
+        assert body[2] >= BODY_DELAY * 0.9 and body[0] < BODY_DELAY and body[1] < BODY_DELAY
+        if hasattr(socket, "TCP_INFO"):
+            # an idle loop reads each request as it arrives: well under the body delay
+            assert all(v < BODY_DELAY / 2 for v in servers.stages[("/hook", "socket")])
         # the second one came BODY_DELAY after a 404 on the same connection
         assert stages["queued"][0] < BODY_DELAY and stages["queued"][1] < BODY_DELAY
         # three requests on one kept-alive connection: one handshake
         assert tls.handshakes == 1
+        assert len(servers.handshake_times) == 1
+        assert BODY_DELAY * 0.9 <= servers.handshake_times[0] < BODY_DELAY + 2
         # and no session ticket: the API server never resumes, so none is issued
         assert ticket_seen is False
         assert servers.stage_totals[("/hook", "total")][1] == 3
@@ -194,6 +210,8 @@ def test_stages_are_timed_from_first_bytes_to_last_byte(tmp_path: Path) -> None:
         assert f'{name}_count{{path="/hook",stage="total"}} 3' in text
         assert f'{name}{{path="/hook",stage="handler",quantile="0.5"}}' in text
         assert "workloadmap_operator_webhook_tls_handshakes_total 1" in text
+        assert "workloadmap_operator_webhook_tls_handshake_seconds_count 1" in text
+        assert f'{name}_count{{path="/hook",stage="write"}} 3' in text
         if Path("/proc/self/schedstat").exists():  # Linux: the loop thread's own CPU time
             running = next(
                 float(line.split()[1])

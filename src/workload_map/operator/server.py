@@ -9,9 +9,14 @@ server's TLS context asks :class:`TlsSource` for the current certificate on ever
 Each admission request is timed in stages, from the moment the loop reads its first bytes off
 the connection (a thin protocol wrapper, :class:`_Stamped`, notes it) to the moment its last
 byte is handed to the socket: ``queued`` (bytes read -> handler starts: body, parsing, waiting
-for the loop), ``handler`` and ``total``. The API server's own webhook histogram has buckets
-of 5/25/100/500 ms; these stages say where a slow answer was spent. aiohttp has no hook for
-"first byte read", hence the wrapper.
+for the loop), ``body`` (bytes read -> whole body read: a sender that writes its headers and
+its body apart), ``handler``, ``write`` (the answer encoded -> its last byte handed to the
+socket) and ``total``. Before the first read, ``socket``: how long the
+request's bytes already sat in the kernel's receive queue (Linux ``TCP_INFO``
+``tcpi_last_data_recv``, in jiffies: 4 ms steps here, so only its mean is exact), the wait a
+busy or descheduled loop adds that no timer inside the process sees. The API server's own
+webhook histogram has buckets of 5/25/100/500 ms; these stages say where a slow answer was
+spent. aiohttp has no hook for "first byte read", hence the wrapper.
 """
 
 from __future__ import annotations
@@ -20,7 +25,9 @@ import asyncio
 import base64
 import json
 import logging
+import socket
 import ssl
+import struct
 import threading
 import time
 from collections import deque
@@ -41,11 +48,16 @@ __all__ = ["Servers", "TlsSource", "parse_bind_address"]
 log = logging.getLogger("workload_map.operator.server")
 
 LAG_PERIOD = 0.05  # seconds between the event-loop lag probes of the webhook server
-STAGES = ("queued", "handler", "total")
+STAGES = ("socket", "body", "queued", "handler", "write", "total")
+# tcpi_last_data_recv: milliseconds since the last segment arrived (struct tcp_info offset)
+_TCPI_LAST_DATA_RECV = 52
+_TCP_INFO = getattr(socket, "TCP_INFO", None)
 
 
-# when the loop read a request's first bytes (a key made at module level: aiohttp names it so)
+# when the loop read a request's first bytes, and how long they had waited in the kernel's
+# receive queue by then (keys made at module level: aiohttp names them so)
 _RECEIVED: web.RequestKey[float] = web.RequestKey("received", float)
+_IN_KERNEL: web.RequestKey[float] = web.RequestKey("in_kernel", float)
 
 
 _DECODER = msgspec.json.Decoder()
@@ -57,17 +69,42 @@ class _Stamped(asyncio.Protocol):
     the next request (the API server does not pipeline: one request at a time per
     connection, so the stamp is taken on the first read after the previous answer)."""
 
-    def __init__(self, inner: asyncio.Protocol, stamps: dict[Any, float]) -> None:
+    def __init__(
+        self,
+        inner: asyncio.Protocol,
+        stamps: dict[Any, tuple[float, float]],
+        handshakes: Callable[[float], None] | None = None,
+    ) -> None:
         self.inner = inner
         self.stamps = stamps
+        self.sock: Any = None
+        # made when the loop accepts the connection; TLS calls connection_made once the
+        # handshake is done: the gap is the handshake, with every wait for the loop in it
+        self.accepted = time.perf_counter()
+        self.handshakes = handshakes
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        if self.handshakes is not None:
+            self.handshakes(time.perf_counter() - self.accepted)
+        if _TCP_INFO is not None:
+            self.sock = transport.get_extra_info("socket")
         self.inner.connection_made(transport)
 
     def data_received(self, data: bytes) -> None:
         if self.inner not in self.stamps:
-            self.stamps[self.inner] = time.perf_counter()
+            self.stamps[self.inner] = (time.perf_counter(), self._in_kernel())
         self.inner.data_received(data)
+
+    def _in_kernel(self) -> float:
+        """Seconds since the kernel received the newest segment read now (-1: unknown): for
+        a request sent in one write, how long the loop left it unread."""
+        if self.sock is None:
+            return -1.0
+        try:
+            info = self.sock.getsockopt(socket.IPPROTO_TCP, _TCP_INFO, 104)
+            return float(struct.unpack_from("I", info, _TCPI_LAST_DATA_RECV)[0]) / 1000
+        except (OSError, struct.error):
+            return -1.0
 
     def eof_received(self) -> bool | None:
         return self.inner.eof_received()
@@ -195,8 +232,9 @@ class Servers:
         self._started = threading.Event()
         self._runners: list[web.AppRunner] = []
         self._listeners: list[asyncio.AbstractServer] = []
-        #: connection protocol -> when the loop read the first bytes of its current request
-        self._received: dict[Any, float] = {}
+        #: connection protocol -> when the loop read the first bytes of its current request,
+        #: and how long they had been in the kernel's receive queue (-1: unknown)
+        self._received: dict[Any, tuple[float, float]] = {}
         self._thread: threading.Thread | None = None
         self._lag_task: asyncio.Task[None] | None = None
         self._pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="admission")
@@ -211,6 +249,11 @@ class Servers:
         #: how late the loop ran a timer due every LAG_PERIOD (the last 10 000): a request
         #: waits at least this long before its handler starts, which handler times miss
         self.loop_lag: deque[float] = deque(maxlen=10_000)
+        #: accept -> TLS handshake done, seconds, per new webhook connection (the last
+        #: 10 000; sum and count over the life): time a new connection of the API server
+        #: spends before its first request can be read, outside every request stage
+        self.handshake_times: deque[float] = deque(maxlen=10_000)
+        self.handshake_total = [0.0, 0.0]
         #: the loop thread's kernel id: its /proc schedstat tells time on a CPU from time
         #: runnable but waiting for one (a lag the process itself cannot remove)
         self.loop_tid: int | None = None
@@ -309,9 +352,18 @@ class Servers:
         assert server is not None
         stamps = self._received
         listener = await asyncio.get_running_loop().create_server(
-            lambda: _Stamped(server(), stamps), where[0], where[1], ssl=tls, reuse_address=True
+            lambda: _Stamped(server(), stamps, self._handshake_done),
+            where[0],
+            where[1],
+            ssl=tls,
+            reuse_address=True,
         )
         self._listeners.append(listener)
+
+    def _handshake_done(self, seconds: float) -> None:
+        self.handshake_times.append(seconds)
+        self.handshake_total[0] += seconds
+        self.handshake_total[1] += 1
 
     # -- handlers -------------------------------------------------------------------------
 
@@ -378,9 +430,12 @@ class Servers:
         stage = "workloadmap_operator_webhook_request_seconds"
         if self.stages:
             lines += [
-                f"# HELP {stage} Admission request stages: queued (first bytes read -> handler),"
-                " handler, total (first bytes read -> last byte sent); quantiles of the last"
-                " 10000, sum and count over the process's life.",
+                f"# HELP {stage} Admission request stages: socket (in the kernel's receive queue"
+                " before the first read, jiffy steps), body (first bytes read -> body read),"
+                " queued (first bytes read -> handler), handler, write (answer encoded -> sent),"
+                " total (first bytes read -> last"
+                " byte sent); quantiles of the last 10000, sum and count over the process's"
+                " life.",
                 f"# TYPE {stage} summary",
             ]
         for (path, step), samples in sorted(self.stages.items()):
@@ -390,6 +445,16 @@ class Servers:
             lines += [
                 f"{stage}_sum{{{labels}}} {total:.6f}",
                 f"{stage}_count{{{labels}}} {count:.0f}",
+            ]
+        if self.handshake_times:
+            hs = "workloadmap_operator_webhook_tls_handshake_seconds"
+            lines += [
+                f"# HELP {hs} New webhook connections: accepted -> TLS handshake done; quantiles"
+                " of the last 10000, sum and count over the process's life.",
+                f"# TYPE {hs} summary",
+                *_summary_lines(hs, "", self.handshake_times)[:-2],
+                f"{hs}_sum {self.handshake_total[0]:.6f}",
+                f"{hs}_count {self.handshake_total[1]:.0f}",
             ]
         if self.loop_lag:
             lag = "workloadmap_operator_webhook_loop_lag_seconds"
@@ -409,13 +474,13 @@ class Servers:
         async def take(request: web.Request, handler: Any) -> Any:
             stamp = stamps.pop(request.protocol, None)
             if stamp is not None:
-                request[_RECEIVED] = stamp
+                request[_RECEIVED], request[_IN_KERNEL] = stamp
             return await handler(request)
 
         return take
 
-    def _record(self, path: str, queued: float, handler: float, total: float) -> None:
-        for step, value in zip(STAGES, (queued, handler, total), strict=True):
+    def _record(self, path: str, values: dict[str, float]) -> None:
+        for step, value in values.items():
             key = (path, step)
             self.stages.setdefault(key, deque(maxlen=10_000)).append(value)
             acc = self.stage_totals.setdefault(key, [0.0, 0.0])
@@ -432,7 +497,9 @@ class Servers:
             finally:
                 # a stamp taken while the body was read belongs to this request, not the next
                 self._received.pop(request.protocol, None)
+            read = time.perf_counter()
             received = float(request.get(_RECEIVED, began))
+            in_kernel = float(request.get(_IN_KERNEL, -1.0))
             try:
                 review = _decode(body)
                 req = review["request"]
@@ -468,12 +535,25 @@ class Servers:
                 "response": response,
             }
             reply = web.Response(body=_ENCODER.encode(out), content_type="application/json")
+            encoded = time.perf_counter()
             # sent here rather than by aiohttp after return, so "total" ends at the last byte
             # (prepare and write_eof are no-ops the second time)
             await reply.prepare(request)
             await reply.write_eof()
             sent = time.perf_counter()
-            self._record(request.path, started - received, handled - started, sent - received)
+            stages = {
+                "body": read - received,
+                "queued": started - received,
+                "handler": handled - started,
+                # the send itself, and any preemption right after it: the woken reader often
+                # takes the CPU first on a busy machine, so this part can overlap the caller's
+                # own read of the answer
+                "write": sent - encoded,
+                "total": sent - received,
+            }
+            if in_kernel >= 0:
+                stages["socket"] = in_kernel
+            self._record(request.path, stages)
             return reply
 
         return serve
