@@ -4,21 +4,16 @@ and a changed value replans (issue 14)."""
 
 from __future__ import annotations
 
-import argparse
 from typing import Any
 
-import pytest
-
 import workload_map as wm
+from tests.gangs.conftest import StartWatch
 from tests.gangs.test_priority_fill import _with_classes
 from tests.gangs.test_shared_informers import (
     FakeApiClient,
     _eventually,
-    _FakeApi,
-    _resources,
 )
 from tests.gangs.test_tasks import karta, taskset
-from workload_map.cluster.cache import InformerSet
 from workload_map.gangs import plan
 from workload_map.gangs.config import GangConfig
 from workload_map.gangs.controller import GangController
@@ -26,7 +21,6 @@ from workload_map.gangs.operator import (
     PRIORITY_CLASSES,
     TRIM_PRIORITY_CLASS,
     GangRuntime,
-    GangWatcher,
 )
 
 # the two fills of taskset(minimum=2) with the gpu task's class "batch-high" (test_priority_fill)
@@ -97,38 +91,25 @@ def test_a_changed_class_unsettles_a_workload() -> None:
 
 
 def test_the_watcher_keeps_a_trimmed_informer_of_priority_classes(
-    monkeypatch: pytest.MonkeyPatch,
+    gang_watcher: StartWatch,
 ) -> None:
-    from workload_map.cluster import discovery
-    from workload_map.operator.controllers import OperatorConfig, OperatorContext
-
-    monkeypatch.setattr(discovery, "discover", lambda transport: _resources())
     client = FakeApiClient({PRIORITY_CLASSES: [_class("batch-high", 500), _class("low", 1)]})
-    informers = InformerSet(client)
-    args = argparse.Namespace(gang_probe_namespace="wlmap")
-    cfg = OperatorConfig(args=args, namespace="wlmap", identity="test")
-    ctx = OperatorContext(config=cfg, api=_FakeApi(), informers=informers, events=None)  # type: ignore[arg-type]
-    runtime = GangRuntime(GangConfig(), miss_wait=0.0)
-    watcher = GangWatcher(runtime, cfg)
-    try:
-        watcher.start(ctx)
-        assert informers.wait_synced(10)
-        (classes,) = [i for i in informers.all() if i.path == PRIORITY_CLASSES]
-        assert classes.transform == TRIM_PRIORITY_CLASS
-        stored = classes.get("batch-high")
-        assert stored == {
-            "apiVersion": "scheduling.k8s.io/v1",
-            "kind": "PriorityClass",
-            "metadata": {"name": "batch-high"},
-            "value": 500,
-        }
-        _eventually(lambda: dict(runtime.config.priority_values) == {"batch-high": 500, "low": 1})
-        assert _min_resources(runtime.config) == BY_CLASS
-        # a watch event lowers the class: the fill order follows
-        stream = _eventually(lambda: client.watches.get(PRIORITY_CLASSES))[-1]
-        stream.events.put({"type": "MODIFIED", "object": _class("batch-high", -5, rv="11")})
-        _eventually(lambda: dict(runtime.config.priority_values).get("batch-high") == -5)
-        assert _min_resources(runtime.config) == BY_LOW
-    finally:
-        ctx.stopping.set()
-        informers.stop()
+    rig = gang_watcher(client)
+    runtime, informers = rig.runtime, rig.informers
+    assert informers.wait_synced(10)
+    (classes,) = [i for i in informers.all() if i.path == PRIORITY_CLASSES]
+    assert classes.transform == TRIM_PRIORITY_CLASS
+    stored = classes.get("batch-high")
+    assert stored == {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": "batch-high"},
+        "value": 500,
+    }
+    _eventually(lambda: dict(runtime.config.priority_values) == {"batch-high": 500, "low": 1})
+    assert _min_resources(runtime.config) == BY_CLASS
+    # a watch event lowers the class: the fill order follows
+    stream = _eventually(lambda: client.watches.get(PRIORITY_CLASSES))[-1]
+    stream.events.put({"type": "MODIFIED", "object": _class("batch-high", -5, rv="11")})
+    _eventually(lambda: dict(runtime.config.priority_values).get("batch-high") == -5)
+    assert _min_resources(runtime.config) == BY_LOW

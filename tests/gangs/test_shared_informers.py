@@ -4,14 +4,13 @@ owner-chain links for the gangs and workloads for the exporter), against an in-m
 
 from __future__ import annotations
 
-import argparse
 import json
 import logging
 import queue
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
 import pytest
@@ -29,6 +28,9 @@ from workload_map.cluster.trim import (
     trim_pod,
     trim_workload,
 )
+
+if TYPE_CHECKING:  # the fixture module imports this one
+    from tests.gangs.conftest import StartWatch
 
 _END = object()
 
@@ -323,15 +325,11 @@ class _FakeApi:
 
 @pytest.mark.parametrize("gangs_first", [True, False])
 def test_gang_watcher_and_exporter_feed_share_one_informer_set(
-    monkeypatch: pytest.MonkeyPatch, gangs_first: bool
+    monkeypatch: pytest.MonkeyPatch, gang_watcher: StartWatch, gangs_first: bool
 ) -> None:
-    from workload_map.cluster import discovery, feed
+    from workload_map.cluster import feed
     from workload_map.cluster.inventory import Inventory
-    from workload_map.gangs.config import GangConfig
-    from workload_map.gangs.operator import GangRuntime, GangWatcher
-    from workload_map.operator.controllers import OperatorConfig, OperatorContext
 
-    monkeypatch.setattr(discovery, "discover", lambda transport: _resources())
     monkeypatch.setattr(feed, "discover", lambda transport: _resources())
     rs = {
         "apiVersion": "apps/v1",
@@ -342,12 +340,8 @@ def test_gang_watcher_and_exporter_feed_share_one_informer_set(
     client = FakeApiClient(
         {JOBS: [_job("train")], RSETS: [rs], "/api/v1/pods": [_pod("train-0"), _pod("train-1")]}
     )
-    informers = InformerSet(client)
-    args = argparse.Namespace(gang_probe_namespace="wlmap")
-    cfg = OperatorConfig(args=args, namespace="wlmap", identity="test")
-    ctx = OperatorContext(config=cfg, api=_FakeApi(), informers=informers, events=None)  # type: ignore[arg-type]
-    runtime = GangRuntime(GangConfig(), miss_wait=0.0)
-    watcher = GangWatcher(runtime, cfg)
+    rig = gang_watcher(client, begin=False)  # (tests/gangs/conftest.py)
+    informers, ctx, runtime, watcher = rig.informers, rig.ctx, rig.runtime, rig.watcher
     inventory = Inventory()
     exporter = feed.InventoryFeed(inventory, None, informers, rediscover_seconds=3600)  # type: ignore[arg-type]
     try:
@@ -388,6 +382,4 @@ def test_gang_watcher_and_exporter_feed_share_one_informer_set(
         assert client.lists[RSETS] == (2 if gangs_first else 1)  # widened: one relist
         assert sets.get("ml/web-abc")["spec"]["replicas"] == 3  # type: ignore[index]
     finally:
-        ctx.stopping.set()
-        exporter.stop()
-        informers.stop()
+        exporter.stop()  # the fixture stops the watcher and the informers after it

@@ -4,7 +4,6 @@ webhook because the kinds were chosen before the Karta watch had listed anything
 
 from __future__ import annotations
 
-import argparse
 import threading
 import time
 from typing import Any
@@ -12,11 +11,9 @@ from typing import Any
 import pytest
 
 from tests.gangs import custom
-from tests.gangs.test_shared_informers import FakeApiClient, _eventually, _FakeApi, _resources
-from workload_map.cluster.cache import InformerSet
+from tests.gangs.conftest import StartWatch
+from tests.gangs.test_shared_informers import FakeApiClient, _eventually, _resources
 from workload_map.cluster.discovery import APIResource
-from workload_map.gangs.config import GangConfig
-from workload_map.gangs.operator import GangRuntime, GangWatcher
 
 KARTAS = "/apis/run.ai/v1alpha1/kartas"
 PARTSETS = f"/apis/{custom.GROUP}/v1/partsets"
@@ -43,38 +40,23 @@ def _karta() -> dict[str, Any]:
 
 @pytest.mark.parametrize("kartas", [[], "one"])
 def test_first_readiness_waits_for_the_kinds_of_the_first_karta_list(
-    monkeypatch: pytest.MonkeyPatch, kartas: Any
+    gang_watcher: StartWatch, kartas: Any
 ) -> None:
-    from workload_map.cluster import discovery
-    from workload_map.operator.controllers import OperatorConfig, OperatorContext
-
     served = [*_resources(), APIResource(custom.GROUP, "v1", custom.KIND, "partsets", "", True)]
-    monkeypatch.setattr(discovery, "discover", lambda transport: served)
     release = threading.Event()
     items = [_karta()] if kartas == "one" else []
-    client = _SlowKartaList({KARTAS: items, PARTSETS: []}, release)
-    informers = InformerSet(client)
-    args = argparse.Namespace(gang_probe_namespace="wlmap")
-    cfg = OperatorConfig(args=args, namespace="wlmap", identity="test")
-    ctx = OperatorContext(config=cfg, api=_FakeApi(), informers=informers, events=None)  # type: ignore[arg-type]
-    runtime = GangRuntime(GangConfig(), miss_wait=0.0)
-    watcher = GangWatcher(runtime, cfg)
-    try:
-        watcher.start(ctx)
-        # the kinds were chosen before the Karta list came: nothing for PartSets yet
-        assert PARTSETS not in runtime.watched
-        time.sleep(0.3)
-        assert not watcher.synced()  # the Karta watch has not listed
-        release.set()
-        _eventually(watcher.synced)
-        paths = {i.path: i for i in informers.all()}
-        if items:
-            assert PARTSETS in paths and paths[PARTSETS].synced
-        else:
-            assert PARTSETS not in paths
-        # once ready, a Karta added later does not take the replica out of service
-        assert watcher.synced()
-    finally:
-        ctx.stopping.set()
-        watcher.stop()
-        informers.stop()
+    rig = gang_watcher(_SlowKartaList({KARTAS: items, PARTSETS: []}, release), served)
+    runtime, watcher = rig.runtime, rig.watcher
+    # the kinds were chosen before the Karta list came: nothing for PartSets yet
+    assert PARTSETS not in runtime.watched
+    time.sleep(0.3)
+    assert not watcher.synced()  # the Karta watch has not listed
+    release.set()
+    _eventually(watcher.synced)
+    paths = {i.path: i for i in rig.informers.all()}
+    if items:
+        assert PARTSETS in paths and paths[PARTSETS].synced
+    else:
+        assert PARTSETS not in paths
+    # once ready, a Karta added later does not take the replica out of service
+    assert watcher.synced()
