@@ -15,7 +15,7 @@ from typing import Any
 
 import workload_map as wm
 from tests.gangs import custom
-from tests.gangs.cases import opted
+from tests.gangs.cases import karta_of, opted
 from tests.gangs.owners import new_pod
 from tests.gangs.test_tasks import karta as task_karta
 from tests.gangs.test_tasks import pods_of as task_pods
@@ -277,3 +277,33 @@ def test_a_missed_pod_requesting_none_of_the_resources_leaves_them_and_says_so()
     assert group["spec"]["minMember"] == 5
     assert group["spec"]["minResources"] == result.objects[0]["spec"]["minResources"]
     assert "minResources unchanged" in warning(actions)
+
+
+def test_a_group_of_one_reserving_for_later_pods_drops_a_missed_workers_requests() -> None:
+    """A LeaderWorkerSet under LeaderReady on Volcano: each group is minMember 1 with the
+    whole group's minResources (leader 2 CPU, two workers 8 CPU and 1Gi each). A worker that
+    missed the webhook will never be in the group: its request leaves the reservation while
+    the minimum stays 1; the other group is untouched."""
+    from tests.gangs.test_late_members import VOLCANO, _all_pods, _lws
+
+    obj = _lws("LeaderReady", VOLCANO)
+    karta = karta_of(obj)
+    pods = _all_pods(obj)
+    missed = next(p for p in pods if p["metadata"]["name"].startswith("serve-0-"))
+    join(karta, obj, [p for p in pods if p is not missed])
+    planned = plan(karta, obj, pods)
+    full = {"cpu": "18", "memory": str(2 * GiB)}
+    assert {o["metadata"]["name"]: o["spec"]["minResources"] for o in planned.objects} == {
+        g.name: full for g in planned.gangs
+    }
+    actions = reconcile(planned, pods, [])
+    by_name = {o["metadata"]["name"]: o for o in actions.create}
+    ((gang, names),) = actions.missed.items()
+    assert names == [missed["metadata"]["name"]]
+    assert by_name[gang]["spec"]["minMember"] == 1
+    assert by_name[gang]["spec"]["minResources"] == {"cpu": "10", "memory": str(GiB)}
+    (other,) = [o for name, o in by_name.items() if name != gang]
+    assert other["spec"]["minResources"] == full
+    message = warning(actions)
+    assert "minimum stays 1" in message
+    assert f'minResources lowered by {{"cpu": "8", "memory": "{GiB}"}}' in message

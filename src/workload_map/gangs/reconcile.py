@@ -315,7 +315,9 @@ def reconcile(
         lowered = max(1, gang.min_count - len(missed))
         tasks: dict[str, int] | None = None
         resources: tuple[dict[str, str], dict[str, str]] | None = None
-        if obj is not None and lowered != gang.min_count:
+        # a group of one that reserves for pods created after admission (Volcano) keeps its
+        # minimum but not the requests of those that cannot join
+        if obj is not None and (lowered != gang.min_count or obj["spec"].get("minResources")):
             obj = desired[gang_key] = copy.deepcopy(obj)
             tasks = _set_min(obj, lowered, gang, names)
             planned = dict(obj["spec"].get("minResources") or {})
@@ -340,8 +342,12 @@ def reconcile(
             Decision(
                 "MissedWebhook",
                 f"{len(missed)} pod(s) of gang {gang.name} were created without its group "
-                f"reference ({', '.join(names)}) and cannot join: minimum lowered from "
-                f"{gang.min_count} to {lowered}"
+                f"reference ({', '.join(names)}) and cannot join: "
+                + (
+                    f"minimum lowered from {gang.min_count} to {lowered}"
+                    if lowered != gang.min_count
+                    else f"minimum stays {lowered}"
+                )
                 + (f", task minimums {json.dumps(tasks, sort_keys=True)}" if tasks else "")
                 + _resources_text(resources),
                 warning=True,
