@@ -1,12 +1,14 @@
 """The jq deadline counts the evaluating thread's CPU time, not wall time.
 
 A descheduled evaluation (a loaded machine, another thread holding the GIL) must not be charged
-for the wait, while work past the budget still stops; the deep-stack retry, which evaluates on
+for the wait, nor for a full garbage collection of the whole process, while work past the
+budget still stops; the deep-stack retry, which evaluates on
 another thread with its own CPU clock, carries the remaining budget there and back.
 """
 
 from __future__ import annotations
 
+import gc
 import threading
 import time
 from typing import Any
@@ -14,6 +16,7 @@ from typing import Any
 import pytest
 
 from workload_map import jq
+from workload_map.jq import cpuclock
 
 
 def _busy_gil_holder(stop: threading.Event) -> None:
@@ -52,6 +55,25 @@ def test_another_thread_holding_the_gil_is_not_charged() -> None:
     # the holder keeps the GIL for most of the time (wall is about 25x CPU here), so the
     # evaluation ran past its budget on the wall clock without a deadline error
     assert cpu < 0.5 < wall
+
+
+def test_full_collections_are_not_charged() -> None:
+    # a full collection walks the whole process (here a million tracked lists, tens of ms each
+    # time): it is owed to everything else the process holds, not to the evaluation that
+    # happened to trigger it
+    heap = [[] for _ in range(1_000_000)]
+    prog = jq.compile("[range(4) | debug] | [range(20000)] | length")
+    started = time.thread_time()
+    out = prog.all(None, limits=jq.Limits(timeout=0.25), stderr=lambda _t: gc.collect())
+    spent = time.thread_time() - started
+    assert out == [20000]
+    assert spent > 0.25  # the collections alone took more CPU than the whole budget
+    before_clock, before_cpu = cpuclock.clock(), time.thread_time()
+    gc.collect()
+    gc.collect(0)  # a young collection: cheap, and charged
+    taken, cpu = cpuclock.clock() - before_clock, time.thread_time() - before_cpu
+    assert taken < cpu / 2
+    assert len(heap) == 1_000_000
 
 
 def test_work_past_the_budget_still_stops() -> None:

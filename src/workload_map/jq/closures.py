@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import itertools
 import os
-import time
 from collections.abc import Callable, Generator, Iterable, Iterator
 from typing import Any
 
+from workload_map.jq import cpuclock
 from workload_map.jq import values as jv
 from workload_map.jq.errors import (
     JqDeadlineError,
@@ -35,9 +35,10 @@ label_ids = itertools.count(1)
 NOTHING: Any = object()
 
 
-#: the deadline's clock: CPU time of the evaluating thread, so that the work a program does is
-#: measured, not the time a loaded machine (or another thread holding the GIL) takes it away
-clock = time.thread_time
+#: the deadline's clock (cpuclock.clock): CPU time of the evaluating thread net of full garbage
+#: collections, so that the work a program does is measured, not the time a loaded machine,
+#: another thread holding the GIL or a collection of the whole process takes
+clock = cpuclock.clock
 
 
 class Ctx:
