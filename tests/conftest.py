@@ -74,6 +74,33 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="run modules, and the tests of each module, reversed or shuffled (SEED printed), "
         "to find tests that depend on each other's state or order (or set WLMAP_TEST_ORDER)",
     )
+    parser.addoption(
+        "--jq-clock-scale",
+        default="",
+        metavar="FACTOR",
+        help="make jq deadlines in this process see CPU time FACTOR times over (a machine FACTOR "
+        "times slower), to find tests whose work has too little room under its deadline "
+        "(or set WLMAP_JQ_CLOCK_SCALE)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    text = str(config.getoption("--jq-clock-scale") or os.environ.get("WLMAP_JQ_CLOCK_SCALE", ""))
+    if not text:
+        return
+    try:
+        factor = float(text)
+    except ValueError:
+        raise pytest.UsageError(f"--jq-clock-scale: expected a number, got {text!r}") from None
+    if not factor > 0:
+        raise pytest.UsageError(f"--jq-clock-scale: expected a positive number, got {text!r}")
+    from workload_map.jq import closures, cpuclock, program
+
+    def scaled() -> float:
+        return cpuclock.clock() * factor
+
+    closures.clock = scaled
+    program.clock = scaled  # type: ignore[attr-defined]
 
 
 def _reordered(items: list[pytest.Item], order: str) -> tuple[list[pytest.Item], str]:
