@@ -222,6 +222,38 @@ def test_chart_crd_is_the_generated_one() -> None:
     assert (CHART / "crds" / "kartas.run.ai.yaml").read_text() == CRD_FILE.read_text()
 
 
+MAP_API = ("--api-versions", "admissionregistration.k8s.io/v1/MutatingAdmissionPolicy")
+
+
+def test_label_policy_replaces_the_mutating_karta_webhook_where_served() -> None:
+    """webhook.labelPolicy=auto: the Karta labels by a MutatingAdmissionPolicy when the cluster
+    serves the kind (helm sees it through --api-versions here, discovery on install), the
+    mutating webhook otherwise; the validating webhook either way."""
+    policy_file = CHART / "files" / "karta-label-policy.yaml"
+    docs = render(extra=MAP_API)
+    [policy] = by_kind(docs, "MutatingAdmissionPolicy")
+    [binding] = by_kind(docs, "MutatingAdmissionPolicyBinding")
+    assert policy["spec"] == {"failurePolicy": "Fail", **yaml.safe_load(policy_file.read_text())}
+    assert binding["spec"] == {"policyName": policy["metadata"]["name"]}
+    assert by_kind(docs, "MutatingWebhookConfiguration") == []  # nothing else to mutate
+    [v] = one(docs, "ValidatingWebhookConfiguration")["webhooks"]
+    assert v["clientConfig"]["service"]["path"] == "/validate-run-ai-v1alpha1-karta"
+    # the pod gang webhook keeps the configuration, without the Karta entry
+    docs = render("gangScheduling.enabled=true", extra=MAP_API)
+    hooks = one(docs, "MutatingWebhookConfiguration")["webhooks"]
+    assert [h["name"] for h in hooks] == ["gangs.pods.workload-map.run.ai"]
+    assert len(by_kind(docs, "MutatingAdmissionPolicy")) == 1
+    # no policy API known (helm template's default), or the policy turned off: the webhook
+    for docs in (render(), render("webhook.labelPolicy=false", extra=MAP_API)):
+        assert by_kind(docs, "MutatingAdmissionPolicy") == []
+        [m] = one(docs, "MutatingWebhookConfiguration")["webhooks"]
+        assert m["clientConfig"]["service"]["path"] == "/mutate-run-ai-v1alpha1-karta"
+    # forced on: the policy whatever helm knows
+    assert len(by_kind(render("webhook.labelPolicy=true"), "MutatingAdmissionPolicy")) == 1
+    # webhooks off: neither
+    assert by_kind(render("webhook.enabled=false", extra=MAP_API), "MutatingAdmissionPolicy") == []
+
+
 def test_bad_values_fail_naming_the_value() -> None:
     run = helm(
         "template", "x", str(CHART), "--set", "webhook.cert.provisionMode=sometimes", check=False
@@ -240,6 +272,8 @@ def test_bad_values_fail_naming_the_value() -> None:
         "template", "x", str(CHART), "--set", "webhook.cert.provisionMode=manual", check=False
     )
     assert run.returncode != 0 and "needs webhook.cert.secretName" in run.stderr
+    run = helm("template", "x", str(CHART), "--set", "webhook.labelPolicy=maybe", check=False)
+    assert run.returncode != 0 and "webhook.labelPolicy must be auto, true or false" in run.stderr
 
 
 def test_workload_reader_covers_every_catalog_kind() -> None:

@@ -18,6 +18,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
+import yaml
+
 from tests.ports import free_port
 from workload_map.catalog import catalog
 from workload_map.cluster.api import Api, load_configuration
@@ -29,6 +31,11 @@ KARTAS = "/apis/run.ai/v1alpha1/kartas"
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 MUTATING = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations"
 VALIDATING = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations"
+POLICIES = "/apis/admissionregistration.k8s.io/v1/mutatingadmissionpolicies"
+POLICY_BINDINGS = "/apis/admissionregistration.k8s.io/v1/mutatingadmissionpolicybindings"
+LABEL_POLICY_FILE = (
+    Path(__file__).resolve().parents[2] / "charts/workload-map/files/karta-label-policy.yaml"
+)
 TEST_LABEL = "wlmap-test/operator"
 
 
@@ -153,11 +160,13 @@ def install_webhooks(
     token: str,
     ca_bundle: bytes | None = None,
     validate_host: str = "127.0.0.1",
+    mutating: bool = True,
 ) -> None:
     """Both webhook configurations, calling ``https://127.0.0.1:port`` (the validating one
     ``validate_host``: another name is another host to the API server's connection pool);
     only objects labelled with ``token`` go through them (other tests' Kartas are not
-    affected)."""
+    affected). ``mutating=False``: the validating one only (the labels stamped by the
+    chart's MutatingAdmissionPolicy instead, :func:`install_label_policy`)."""
     selector = {"matchLabels": {TEST_LABEL: token}}
     rules = [
         {
@@ -174,7 +183,7 @@ def install_webhooks(
         "timeoutSeconds": 10,
         "objectSelector": selector,
     }
-    mutating = {
+    mutating_config: dict[str, Any] = {
         "apiVersion": "admissionregistration.k8s.io/v1",
         "kind": "MutatingWebhookConfiguration",
         "metadata": {"name": f"{name}-mutating"},
@@ -187,7 +196,7 @@ def install_webhooks(
             }
         ],
     }
-    validating = {
+    validating: dict[str, Any] = {
         "apiVersion": "admissionregistration.k8s.io/v1",
         "kind": "ValidatingWebhookConfiguration",
         "metadata": {"name": f"{name}-validating"},
@@ -202,7 +211,9 @@ def install_webhooks(
             }
         ],
     }
-    for path, body in ((MUTATING, mutating), (VALIDATING, validating)):
+    configs = [(MUTATING, mutating_config), (VALIDATING, validating)]
+    delete(api, f"{MUTATING}/{name}-mutating")
+    for path, body in configs if mutating else configs[1:]:
         if ca_bundle is not None:
             body["webhooks"][0]["clientConfig"]["caBundle"] = base64.b64encode(ca_bundle).decode()
         delete(api, f"{path}/{body['metadata']['name']}")
@@ -212,6 +223,51 @@ def install_webhooks(
 def remove_webhooks(api: Api, name: str) -> None:
     delete(api, f"{MUTATING}/{name}-mutating")
     delete(api, f"{VALIDATING}/{name}-validating")
+
+
+def label_policy(name: str, token: str) -> list[dict[str, Any]]:
+    """The chart's MutatingAdmissionPolicy for the Karta labels (its spec read from
+    charts/workload-map/files/karta-label-policy.yaml, failurePolicy Fail as the chart's
+    default) and its binding, bound to the objects labelled with ``token`` only."""
+    spec = yaml.safe_load(LABEL_POLICY_FILE.read_text())
+    policy = {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "MutatingAdmissionPolicy",
+        "metadata": {"name": name},
+        "spec": {"failurePolicy": "Fail", **spec},
+    }
+    binding = {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "MutatingAdmissionPolicyBinding",
+        "metadata": {"name": name},
+        "spec": {
+            "policyName": name,
+            "matchResources": {"objectSelector": {"matchLabels": {TEST_LABEL: token}}},
+        },
+    }
+    return [policy, binding]
+
+
+def install_label_policy(api: Api, name: str, token: str) -> None:
+    """:func:`label_policy` created, then waited for: the API server's policy informer makes
+    it effective a moment after the create (a probe Karta is created until it is stamped)."""
+    for path, body in zip((POLICIES, POLICY_BINDINGS), label_policy(name, token), strict=True):
+        delete(api, f"{path}/{name}")
+        api.request("POST", path, body)
+    probe = f"probe-{name}"
+
+    def stamped() -> bool:
+        delete(api, f"{KARTAS}/{probe}")
+        obj = api.request("POST", KARTAS, widget_karta(probe, f"{probe}.example.com", token=token))
+        delete(api, f"{KARTAS}/{probe}")
+        return bool(obj["metadata"].get("labels", {}).get("run.ai/karta-kind") == "Widget")
+
+    eventually(stamped, 30, "the label policy in force")
+
+
+def remove_label_policy(api: Api, name: str) -> None:
+    delete(api, f"{POLICY_BINDINGS}/{name}")
+    delete(api, f"{POLICIES}/{name}")
 
 
 def ca_bundles(api: Api, name: str) -> list[bytes]:

@@ -77,3 +77,14 @@ app.kubernetes.io/part-of: workload-map
 {{- end -}}
 {{- end -}}
 {{- end -}}
+
+{{- /* "true" when the Karta labels are stamped by a MutatingAdmissionPolicy instead of the
+mutating webhook: webhook.labelPolicy true, or auto and the cluster serves the policy API
+(helm install/upgrade see the cluster's kinds; helm template without --api-versions does not,
+so it keeps the webhook, which works on every cluster). */ -}}
+{{- define "workload-map.labelPolicy" -}}
+{{- $mode := toString .Values.webhook.labelPolicy -}}
+{{- if or (eq $mode "true") (and (eq $mode "auto") (.Capabilities.APIVersions.Has "admissionregistration.k8s.io/v1/MutatingAdmissionPolicy")) -}}
+true
+{{- end -}}
+{{- end -}}
