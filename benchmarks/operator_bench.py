@@ -22,7 +22,7 @@ import threading
 import time
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -41,6 +41,9 @@ SPLIT_HOSTS = os.environ.get("WLMAP_BENCH_SPLIT_HOSTS", "") == "1"
 # the paced regime: creates per second per writer (0: not run); 50 writers at 1/s offer
 # 50 creates/s, well under the ~120/s the closed loop reaches on the project machine
 PACED_RATE = float(os.environ.get("WLMAP_BENCH_PACED_RATE", "1"))
+# the 50-writer regimes again with the chart's MutatingAdmissionPolicy stamping the labels
+# instead of the mutating webhook (WLMAP_BENCH_LABEL_POLICY=0: not run)
+LABEL_POLICY = os.environ.get("WLMAP_BENCH_LABEL_POLICY", "1") != "0"
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -70,8 +73,9 @@ def _parallel(n: int, fn: Any) -> list[Any]:
 
 def _webhook_histogram(api: Any) -> dict[tuple[str, float], float]:
     """The API server's own histograms, (series, le) -> count (le -1: _count, -2: _sum): its
-    admission-webhook latency per webhook name, and its webhook clients' HTTP round trips
-    (client-go's ``rest_client_request_duration_seconds``, POSTs) per host as ``host:<h>``."""
+    admission-webhook latency per webhook name, its webhook clients' HTTP round trips
+    (client-go's ``rest_client_request_duration_seconds``, POSTs) per host as ``host:<h>``,
+    and its MutatingAdmissionPolicy evaluations per policy as ``policy:<name>``."""
     from workload_map.cluster.cache import call
 
     raw = call(api.client, "GET", "/metrics", accept="text/plain", timeout=30)
@@ -83,6 +87,7 @@ def _webhook_histogram(api: Any) -> dict[tuple[str, float], float]:
     families = {
         "apiserver_admission_webhook_admission_duration_seconds": "name",
         "rest_client_request_duration_seconds": "host",
+        "apiserver_mutating_admission_policy_check_duration_seconds": "policy",
     }
     for line in text.splitlines():
         prefix = next((f for f in families if line.startswith(f + "_")), None)
@@ -96,6 +101,8 @@ def _webhook_histogram(api: Any) -> dict[tuple[str, float], float]:
             if fields.get("verb", "").strip('"') != "POST":
                 continue
             name = "host:" + fields["host"].strip('"')
+        elif families[prefix] == "policy":
+            name = "policy:" + fields["policy"].strip('"')
         else:
             name = fields["name"].strip('"')
         if suffix == "_bucket":
@@ -380,31 +387,45 @@ HOOK_PATHS = {
 }
 
 
-def _regimes() -> list[tuple[str, int, int, float | None, str]]:
-    """(key, writers, creates per writer, pacing interval or None, what it is)."""
-    out: list[tuple[str, int, int, float | None, str]] = [
-        ("1", 1, 30, None, "1 writer, one create after another (no concurrency)"),
-        (
-            "closed",
-            WRITERS,
-            WRITES_PER_WRITER,
-            None,
-            f"SATURATING: {WRITERS} closed-loop writers, each sends its next create as soon"
-            " as the last is answered (offered load = all the machine takes)",
-        ),
+class Regime(NamedTuple):
+    key: str  # short name in the row titles
+    writers: int
+    per_writer: int  # creates per writer
+    interval: float | None  # seconds between one writer's creates; None: closed loop
+    what: str  # what the regime is, printed in its first row
+    policy: bool = False  # the labels by the chart's MutatingAdmissionPolicy, no mutate call
+
+
+def _regimes() -> list[Regime]:
+    closed = (
+        f"SATURATING: {WRITERS} closed-loop writers, each sends its next create as soon as the"
+        " last is answered (offered load = all the machine takes)"
+    )
+    paced = (
+        f"PACED: {WRITERS} writers running at once, each sends {PACED_RATE:g} create/s on its"
+        f" own clock, clocks spread evenly ({WRITERS * PACED_RATE:g} creates/s offered, below"
+        " what the machine sustains)"
+    )
+    policy = "; labels by the MutatingAdmissionPolicy, validating webhook only"
+    out = [
+        Regime("1", 1, 30, None, "1 writer, one create after another (no concurrency)"),
+        Regime("closed", WRITERS, WRITES_PER_WRITER, None, closed),
     ]
     if PACED_RATE > 0:
-        out.append(
-            (
-                "paced",
-                WRITERS,
-                WRITES_PER_WRITER,
-                1.0 / PACED_RATE,
-                f"PACED: {WRITERS} writers running at once, each sends {PACED_RATE:g} create/s"
-                f" on its own clock, clocks spread evenly ({WRITERS * PACED_RATE:g} creates/s"
-                " offered, below what the machine sustains)",
+        out.append(Regime("paced", WRITERS, WRITES_PER_WRITER, 1.0 / PACED_RATE, paced))
+    if LABEL_POLICY:
+        out.append(Regime("closed-policy", WRITERS, WRITES_PER_WRITER, None, closed + policy, True))
+        if PACED_RATE > 0:
+            out.append(
+                Regime(
+                    "paced-policy",
+                    WRITERS,
+                    WRITES_PER_WRITER,
+                    1.0 / PACED_RATE,
+                    paced + policy,
+                    True,
+                )
             )
-        )
     return out
 
 
@@ -413,7 +434,7 @@ def _hooks_regime(
     api: Any,
     writers_api: Any,
     workdir: Path,
-    regime: tuple[str, int, int, float | None, str],
+    regime: Regime,
     token: str,
 ) -> list[dict[str, Any]]:
     """One operator, both webhooks, one regime of creates: the client rows, each webhook as
@@ -424,12 +445,14 @@ def _hooks_regime(
         OperatorProcess,
         ca_bundles,
         eventually,
+        install_label_policy,
         install_webhooks,
+        remove_label_policy,
         remove_webhooks,
         widget_karta,
     )
 
-    key, writers, per_writer, interval, what = regime
+    key, writers, per_writer, interval, what, policy = regime
     config = f"bench-{token}-{key}"
     # the operator's summaries cover its whole life: one operator per regime
     op = OperatorProcess(
@@ -452,6 +475,7 @@ def _hooks_regime(
         name=config,
         token=token,
         validate_host="localhost" if SPLIT_HOSTS else "127.0.0.1",
+        mutating=not policy,
     )
     hosts = [f"host:127.0.0.1:{op.webhook_port}"]
     if SPLIT_HOSTS:
@@ -461,7 +485,9 @@ def _hooks_regime(
         op.wait_ready(90)
         if NICE:
             _renice(op.proc.pid, NICE)
-        eventually(lambda c=config: all(ca_bundles(api, c)), 30, "caBundle")
+        eventually(lambda c=config: all(ca_bundles(api, c, mutating=not policy)), 30, "caBundle")
+        if policy:
+            install_label_policy(api, config, token)
         # warm-up: connections, jq compile caches
         for i in range(5):
             label = f"warm{i}-{key}-{token}"
@@ -483,6 +509,8 @@ def _hooks_regime(
     finally:
         op.stop()
         remove_webhooks(api, config)
+        if policy:
+            remove_label_policy(api, config)
     load = round((load_before + os.getloadavg()[0]) / 2, 1)
 
     def delta(k: tuple[str, str]) -> float:
@@ -509,8 +537,24 @@ def _hooks_regime(
         },
     )
     rows.append(client_row)
-    api_means: dict[str, float] = {}
+    api_means: dict[str, float] = {"mutate": 0.0}
+    if policy:
+        name = f"policy:{config}"
+        bound, near = _bucket_quantile(hist_before, hist_after, name, 0.99)
+        count = hist_after.get((name, -1.0), 0.0) - hist_before.get((name, -1.0), 0.0)
+        rows.append(
+            {
+                "benchmark": f"  the MutatingAdmissionPolicy's mutation as the API server measures"
+                f" it ({key}; no mutate webhook call)",
+                "requests": int(count),
+                "mean ms": _ms(_histogram_mean(hist_before, hist_after, name), 3),
+                "p99 ms <=": _ms(bound),
+                "p99 ms ~ (interpolated)": _ms(near, 3),
+            }
+        )
     for short, hook in HOOKS.items():
+        if policy and short == "mutate":
+            continue
         p50_bound, p50_near = _bucket_quantile(hist_before, hist_after, hook, 0.5)
         p99_bound, p99_near = _bucket_quantile(hist_before, hist_after, hook, 0.99)
         api_means[short] = api_mean = _histogram_mean(hist_before, hist_after, hook)
@@ -564,7 +608,9 @@ def _hooks_regime(
     calls = sum(hook_calls.values())
 
     def weighted(fn: Any) -> float:
-        return sum(fn(s) * hook_calls[s] for s in HOOKS) / calls if calls else float("nan")
+        # a webhook not called (mutate, with the policy) has no stages: left out
+        total = sum(fn(s) * n for s, n in hook_calls.items() if n)
+        return total / calls if calls else float("nan")
 
     api_mean_all = weighted(lambda s: api_means[s])
     kernel = weighted(lambda s: stage_mean(s, "socket"))
@@ -664,11 +710,11 @@ def _without_webhooks(
     api: Any,
     token: str,
     with_hooks: dict[str, Any],
-    regime: tuple[str, int, int, float | None, str],
+    regime: Regime,
 ) -> dict[str, Any]:
     """The same creates with no webhook configured, right after the ones with: what the API
     server, etcd and this client take on this machine, the floor under the client figures."""
-    key, writers, per_writer, interval, _what = regime
+    key, writers, per_writer, interval = regime[:4]
     plane = getattr(kube, "plane", None)
     pids = {
         p.name: p.popen.pid

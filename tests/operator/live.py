@@ -270,9 +270,12 @@ def remove_label_policy(api: Api, name: str) -> None:
     delete(api, f"{POLICIES}/{name}")
 
 
-def ca_bundles(api: Api, name: str) -> list[bytes]:
+def ca_bundles(api: Api, name: str, *, mutating: bool = True) -> list[bytes]:
+    """The caBundles of the webhook configurations ``install_webhooks`` made (``mutating``
+    False: the validating one only)."""
     out = []
-    for path, suffix in ((MUTATING, "mutating"), (VALIDATING, "validating")):
+    configs = ((MUTATING, "mutating"), (VALIDATING, "validating"))
+    for path, suffix in configs if mutating else configs[1:]:
         config = api.get(f"{path}/{name}-{suffix}")
         out.append(base64.b64decode(config["webhooks"][0]["clientConfig"].get("caBundle") or ""))
     return out
