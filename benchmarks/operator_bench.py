@@ -75,7 +75,9 @@ def _webhook_histogram(api: Any) -> dict[tuple[str, float], float]:
     """The API server's own histograms, (series, le) -> count (le -1: _count, -2: _sum): its
     admission-webhook latency per webhook name, its webhook clients' HTTP round trips
     (client-go's ``rest_client_request_duration_seconds``, POSTs) per host as ``host:<h>``,
-    and its MutatingAdmissionPolicy evaluations per policy as ``policy:<name>``."""
+    its MutatingAdmissionPolicy evaluations per policy as ``policy:<name>``, and as
+    ``go_sched`` the Go runtime's time goroutines spent runnable before running (sampled by the
+    runtime; the mean is what the API server's goroutines wait for a CPU)."""
     from workload_map.cluster.cache import call
 
     raw = call(api.client, "GET", "/metrics", accept="text/plain", timeout=30)
@@ -88,16 +90,20 @@ def _webhook_histogram(api: Any) -> dict[tuple[str, float], float]:
         "apiserver_admission_webhook_admission_duration_seconds": "name",
         "rest_client_request_duration_seconds": "host",
         "apiserver_mutating_admission_policy_check_duration_seconds": "policy",
+        "go_sched_latencies_seconds": "",
     }
     for line in text.splitlines():
         prefix = next((f for f in families if line.startswith(f + "_")), None)
         if prefix is None:
             continue
         series, value = line.rsplit(" ", 1)
-        suffix = series[len(prefix) : series.index("{")]
-        labels = series[series.index("{") + 1 : -1]
-        fields = dict(kv.split("=", 1) for kv in labels.split(","))
-        if families[prefix] == "host":
+        brace = series.find("{")
+        suffix = series[len(prefix) : brace if brace >= 0 else None]
+        labels = series[brace + 1 : -1] if brace >= 0 else ""
+        fields = dict(kv.split("=", 1) for kv in labels.split(",") if kv)
+        if not families[prefix]:
+            name = "go_sched"
+        elif families[prefix] == "host":
             if fields.get("verb", "").strip('"') != "POST":
                 continue
             name = "host:" + fields["host"].strip('"')
@@ -641,6 +647,11 @@ def _hooks_regime(
                 api_mean_all - round_trip
             ),
             "ours (kernel queue + server) %": round(100 * (kernel + ours) / api_mean_all, 1),
+            # why the API server's part is long: how long its goroutines wait for a CPU each
+            # time they become runnable (Go runtime's sampled histogram)
+            "API server goroutine run-queue wait, mean ms": _ms(
+                _histogram_mean(hist_before, hist_after, "go_sched"), 3
+            ),
         }
     )
     rows.append(
