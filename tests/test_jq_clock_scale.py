@@ -18,9 +18,10 @@ def _pytest(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
         "    out = jq.compile('[range(20000)] | length').all(None, limits=jq.Limits(timeout=1.0))\n"
         "    assert out == [20000]\n"
     )
+    # the project's conftest as a plugin: the test file lives outside tests/
+    plugins = ["-p", "no:cacheprovider", "-p", "tests.conftest"]
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "tests.conftest"]
-        + [str(test), *args],
+        [sys.executable, "-m", "pytest", "-q", *plugins, str(test), *args],
         cwd=ROOT,
         capture_output=True,
         text=True,
