@@ -33,7 +33,9 @@ def test_freezes_once_when_ready_and_not_before() -> None:
     try:
         thread = settle_when(ready.is_set, stopping, pauses)
         time.sleep(0.7)
-        assert pauses.freezes == 0 and gc.get_freeze_count() == before
+        # no freeze yet: a freeze would add every live object; the count may still drop, as
+        # objects the test suite froze earlier are freed (CI saw 12 fewer in these 0.7 s)
+        assert pauses.freezes == 0 and gc.get_freeze_count() <= before
         keep = [{"cached": [i]} for i in range(1000)]  # long-lived objects, like a cache
         ready.set()
         # a full collection of this test process (thousands of tests' objects by now, late in
