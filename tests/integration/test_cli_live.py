@@ -141,14 +141,16 @@ def install_crd(kube: Any, crd: dict[str, Any], timeout: float = 30.0) -> None:
     raise AssertionError(f"CRD {name} not established after {timeout} s")
 
 
-def _served(kube: Any, group: str, version: str, plural: str) -> bool:
+def _served(kube: Any, group: str, version: str, value: str, field: str = "name") -> bool:
+    """Whether group/version lists a resource whose ``field`` (its plural ``name``, or its
+    ``kind``) is ``value``."""
     from kubernetes.client.exceptions import ApiException
 
     try:
         listing = kube.request("GET", f"/apis/{group}/{version}")
     except ApiException:
         return False
-    return any(r.get("name") == plural for r in listing.get("resources") or [])
+    return any(r.get(field) == value for r in (listing or {}).get("resources") or [])
 
 
 def _install_karta_crd(kube: Any) -> None:
@@ -338,18 +340,6 @@ def test_get_and_describe(kube: Any, namespace: str, jobset_crd: None) -> None:
     assert types == {("train", "JobSet")}  # the Job and the pods are not top-level
 
 
-def _serves_kind(kube: Any, group: str, version: str, kind: str) -> bool:
-    from kubernetes.client.exceptions import ApiException
-
-    try:
-        doc = kube.request("GET", f"/apis/{group}/{version}")
-    except ApiException as e:
-        if e.status == 404:
-            return False
-        raise
-    return any(r.get("kind") == kind for r in (doc or {}).get("resources") or [])
-
-
 def _unserved_catalog_kind(kube: Any) -> str:
     """A built-in definition's kind (of one API group) that this cluster serves in no version:
     other tests of the session install CRDs, in whatever order they run (PyTorchJob first)."""
@@ -362,7 +352,7 @@ def _unserved_catalog_kind(kube: Any) -> str:
             versions.setdefault(gvk.kind, set()).add((gvk.group, gvk.version))
     for kind in sorted(versions, key=lambda k: (k != "PyTorchJob", k)):
         if len({g for g, _ in versions[kind]}) == 1 and not any(
-            _serves_kind(kube, g, v, kind) for g, v in versions[kind]
+            _served(kube, g, v, kind, "kind") for g, v in versions[kind]
         ):
             return kind
     pytest.fail("every built-in definition's kind is served by the session's cluster")
