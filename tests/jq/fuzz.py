@@ -5,7 +5,7 @@ exception), within the deadline times a small factor of CPU time (a single expen
 never looks at the deadline overruns it), and within a memory bound. ``tests/jq/test_fuzz.py``
 runs a short seeded round in ``make test``; ``make fuzz`` runs a long one::
 
-    python -m tests.jq.fuzz --count 300000 --seed 1 --deadline 0.5 --factor 4
+    python -m tests.jq.fuzz --count 300000 --seed 1 --deadline 0.5 --factor 2
 
 No fuzzing library fits: hypothesis shrinks but runs slowly per example and has no jq grammar,
 and atheris fuzzes bytes (almost every random text is a parse error); a grammar that builds
@@ -289,7 +289,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--count", type=int, default=300_000)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--deadline", type=float, default=0.5)
-    parser.add_argument("--factor", type=float, default=4.0)
+    parser.add_argument("--factor", type=float, default=2.0)
     parser.add_argument("--max-mb", type=float, default=1024.0)
     parser.add_argument("--skip", type=int, default=0, help="generate but do not run the first N")
     args = parser.parse_args(argv)
