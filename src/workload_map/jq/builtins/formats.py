@@ -76,7 +76,7 @@ def f_urid(v: Any, meter: Meter | None) -> Any:
     out = bytearray()
     i, n = 0, len(s)
     while i < n:
-        if meter is not None and not i & _CHARS_PER_SPEND - 1:
+        if meter is not None and i and not i & _CHARS_PER_SPEND - 1:
             meter.spend(SPAN)
         c = s[i]
         if c == "%":
@@ -99,7 +99,7 @@ def _row(name: str, v: Any, sep: str, escape: Callable[[str], str], meter: Meter
         raise type_error("@" + name, v)
     parts: list[str] = []
     for x in v:
-        if meter is not None and not len(parts) % SPAN:
+        if meter is not None and parts and not len(parts) % SPAN:
             meter.spend(SPAN)
         tx = type(x)
         if tx is list or tx is dict:
@@ -166,7 +166,7 @@ def f_base64d(v: Any, meter: Meter | None) -> Any:
     count = 0
     quantum_start = 0
     for i, c in enumerate(s):
-        if meter is not None and not i & _CHARS_PER_SPEND - 1:
+        if meter is not None and i and not i & _CHARS_PER_SPEND - 1:
             meter.spend(SPAN)
         if c in "\r\n":
             continue
