@@ -11,12 +11,20 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _pytest(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     test = tmp_path / "test_budget.py"
-    # 20 ms of CPU under a 1 s deadline: room for a 3x slower machine, none for a 1000x one
+    # the CPU clock under the scale is injected: each look at it is a millisecond, and the
+    # program looks a few dozen times (every 1024 elements collected), so its tens of
+    # milliseconds under a 1 s deadline have room for a 3x slower machine and none for a 1000x
+    # one, whatever the speed or load of the machine running this test
     test.write_text(
+        "import itertools\n"
         "from workload_map import jq\n"
-        "def test_budget():\n"
+        "from workload_map.jq import cpuclock\n"
+        "def test_budget(monkeypatch):\n"
+        "    looks = itertools.count()\n"
+        "    monkeypatch.setattr(cpuclock, 'clock', lambda: next(looks) * 0.001)\n"
         "    out = jq.compile('[range(20000)] | length').all(None, limits=jq.Limits(timeout=1.0))\n"
         "    assert out == [20000]\n"
+        "    assert 10 < next(looks) < 100\n"
     )
     # the project's conftest as a plugin: the test file lives outside tests/
     plugins = ["-p", "no:cacheprovider", "-p", "tests.conftest"]
