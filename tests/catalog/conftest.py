@@ -120,7 +120,11 @@ def _cached_crds(root: Path) -> list[tuple[str, dict[str, Any]]]:
                 except yaml.YAMLError:
                     docs = []
             cache.mkdir(parents=True, exist_ok=True)
-            cached.write_text(json.dumps(docs))
+            # written aside, then renamed: a parallel worker (pytest -n) or another clone's run
+            # reading the same key sees the whole file or none
+            partial = cached.with_name(f"{cached.name}.{os.getpid()}.partial")
+            partial.write_text(json.dumps(docs))
+            partial.replace(cached)
         out.extend((rel, d) for d in docs)
     return out
 
