@@ -15,7 +15,7 @@ from tests.operator.live import MUTATING, OperatorProcess, delete, eventually
 from workload_map.cluster.api import Api
 from workload_map.cluster.errors import ApiError
 from workload_map.gangs.config import ANNOTATION_GANG, LABEL_NAMESPACE_OPT_IN
-from workload_map.gangs.operator import pod_webhook
+from workload_map.gangs.webhook import pod_webhook
 
 GPU = "nvidia.com/gpu"
 NODE = {"cpu": "16", "memory": "64Gi", "pods": "110", GPU: "8"}
