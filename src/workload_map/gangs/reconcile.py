@@ -28,6 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from workload_map.engine.owners import controller_ref
 from workload_map.engine.pods import Placement
 from workload_map.engine.resources import Totals, pod_request
 from workload_map.gangs.config import (
@@ -457,7 +458,5 @@ def _released(plan: Plan) -> bool:
 
 
 def _has_controller(pod: Mapping[str, Any]) -> bool:
-    refs = _meta(pod).get("ownerReferences")
-    return isinstance(refs, list) and any(
-        isinstance(r, Mapping) and r.get("controller") is True for r in refs
-    )
+    """Whether a controller recreates the pod once deleted (the engine's one owner rule)."""
+    return controller_ref(pod) is not None
