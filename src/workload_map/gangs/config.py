@@ -86,6 +86,9 @@ class GangConfig:
     #: PriorityClass values by name beyond the built-in ``system-*`` ones, (name, value) pairs:
     #: they order the tasks that fill a stated minimum's ``minResources`` (gangs/tasks.py)
     priority_values: tuple[tuple[str, int], ...] = ()
+    #: the cluster's ``globalDefault`` PriorityClass (the lowest-valued one if several, as the
+    #: Priority admission plugin picks): the class pods and pod groups naming none receive
+    default_priority_class: str | None = None
 
     def backend_for(self, scheduler_name: str | None) -> str | None:
         """The backend of a pod's ``spec.schedulerName`` (unset = the default scheduler)."""

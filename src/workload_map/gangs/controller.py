@@ -286,7 +286,7 @@ class GangController:
 
     @staticmethod
     def _fingerprint(
-        found: tuple[Any, ...], generation: int, priorities: tuple[tuple[str, int], ...] = ()
+        found: tuple[Any, ...], generation: int, priorities: object = ()
     ) -> tuple[Any, ...]:
         karta, workload, pods, labels, existing, foreign = found
 
@@ -310,8 +310,11 @@ class GangController:
         found = self.inputs(key)
         if found is None:
             return None
+        config = self.runtime.config
         fingerprint = self._fingerprint(
-            found, self.runtime.kartas.generation, self.runtime.config.priority_values
+            found,
+            self.runtime.kartas.generation,
+            (config.priority_values, config.default_priority_class),
         )
         if self._settled.get(key) == fingerprint:
             return None  # nothing changed since a reconcile that had nothing to do

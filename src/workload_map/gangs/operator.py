@@ -306,6 +306,7 @@ class GangRuntime:
         #: PriorityClass values seen by the watch (name -> value), beyond the configured ones
         self._configured = dict(config.priority_values)
         self._classes: dict[str, int] = {}
+        self._defaults: set[str] = set()
         self._classes_lock = threading.Lock()
 
     def native_served(self) -> bool:
@@ -322,23 +323,35 @@ class GangRuntime:
             listener(event, obj)
 
     def on_priority_class(self, event: str, obj: dict[str, Any]) -> None:
-        """Keep the PriorityClass values that order a stated minimum's ``minResources`` fill;
-        a changed value replans every workload (it may change the objects we wrote)."""
+        """Keep the PriorityClass values (they order a stated minimum's ``minResources`` fill)
+        and the ``globalDefault`` class (native pod groups name their members' class); a
+        change replans every workload (it may change the objects we wrote)."""
         name = (obj.get("metadata") or {}).get("name")
         value = obj.get("value")
         if not isinstance(name, str):
             return
         with self._classes_lock:
-            before = dict(self._classes)
+            before = (dict(self._classes), set(self._defaults))
             if event == "DELETED" or type(value) is not int:
                 self._classes.pop(name, None)
+                self._defaults.discard(name)
             else:
                 self._classes[name] = value
-            if self._classes == before:
+                if obj.get("globalDefault") is True:
+                    self._defaults.add(name)
+                else:
+                    self._defaults.discard(name)
+            if (self._classes, self._defaults) == before:
                 return
             # the configured values (flags, callers) win over what the cluster says
             values = {**self._classes, **self._configured}
-            self.config = replace(self.config, priority_values=tuple(sorted(values.items())))
+            # several defaults (a race the API allows): the plugin takes the lowest value
+            default = min(self._defaults, key=lambda n: (self._classes[n], n), default=None)
+            self.config = replace(
+                self.config,
+                priority_values=tuple(sorted(values.items())),
+                default_priority_class=default,
+            )
             self.admitter.config = self.config
         for listener in list(self.listeners):
             listener(event, obj)

@@ -418,6 +418,8 @@ def reconcile(
             new_ref = (obj.get("spec") or {}).get("workloadRef")
             if old_ref != new_ref:
                 continue  # immutable: keep the old one while its pods run
+            if _class_changed(found, obj, referenced.get((key[0], key[2]), 0), out):
+                continue  # deleted: made again with the members' class once gone
         patch = _spec_patch(found, obj)
         if patch is not None:
             out.patch.append((dict(found), patch))
@@ -438,6 +440,45 @@ def reconcile(
             continue  # PodGroups made from its templates are still kept
         out.delete.append(dict(held))
     return out
+
+
+def _class_changed(
+    found: Mapping[str, Any], desired: Mapping[str, Any], members: int, out: Actions
+) -> bool:
+    """Whether a native group that names another priority class than its members now run
+    with is deleted (True) rather than kept and reported (False).
+
+    The class is immutable: a group no live pod references yet is deleted (and made again
+    with the class once gone); one with members is kept and reported, since deleting it
+    would leave them without the group they must join.
+    """
+    want = (desired.get("spec") or {}).get("priorityClassName")
+    have = (found.get("spec") or {}).get("priorityClassName") or ""
+    if not want or have == want:
+        return False
+    name = _meta(found).get("name")
+    if members == 0:
+        out.delete.append(dict(found))
+        out.decisions.append(
+            Decision(
+                "PriorityClassChanged",
+                f"PodGroup {name} names priority class {have or '(none)'} and its members now "
+                f"run with {want}: the field is immutable and no pod joined the group yet, "
+                "so it is deleted and made again with the new class",
+            )
+        )
+    else:
+        out.decisions.append(
+            Decision(
+                "PriorityClassImmutable",
+                f"PodGroup {name} names priority class {have or '(none)'} and its members now "
+                f"run with {want}: the field is immutable and {members} pod(s) joined the "
+                "group, so it is kept; kube-scheduler binds no member whose priority differs "
+                "from the group's (recreate the workload to change its class)",
+                warning=True,
+            )
+        )
+    return members == 0
 
 
 def _resources_text(resources: tuple[dict[str, str], dict[str, str]] | None) -> str:
