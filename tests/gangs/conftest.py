@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from tests.gangs.test_shared_informers import FakeApiClient, _FakeApi, _resources
-from workload_map.cluster.cache import InformerSet
-from workload_map.cluster.discovery import APIResource
 from workload_map.gangs.config import GangConfig
 from workload_map.gangs.operator import GangRuntime, GangWatcher
+from workload_map.kube.cache import InformerSet
+from workload_map.kube.discovery import APIResource
 from workload_map.operator.controllers import OperatorConfig, OperatorContext
 
 
@@ -36,7 +36,7 @@ def gang_watcher(monkeypatch: pytest.MonkeyPatch) -> Iterator[StartWatch]:
     """``start(client, served=None, *, begin=True)``: discovery answering ``served`` (the
     built-in kinds by default), a GangWatcher on ``client``'s informers, started unless
     ``begin`` is False; every rig is stopped at the end (context, watcher, informers)."""
-    from workload_map.cluster import discovery
+    from workload_map.kube import discovery
 
     rigs: list[WatchRig] = []
 

@@ -224,7 +224,7 @@ class GangController:
 
     # -- start ----------------------------------------------------------------------------
     def start(self, ctx: OperatorContext) -> None:
-        from workload_map.cluster.workqueue import WorkQueue
+        from workload_map.kube.workqueue import WorkQueue
 
         self.ctx = ctx
         self.queue = WorkQueue("gangs", self.reconcile_key, workers=int(self.cfg.args.gang_workers))
@@ -385,7 +385,7 @@ class GangController:
         )
 
     def execute(self, workload: dict[str, Any], actions: Actions) -> None:
-        from workload_map.cluster.errors import ApiError, NotFound
+        from workload_map.kube.errors import ApiError, NotFound
 
         assert self.ctx is not None
         ctx, rt = self.ctx, self.runtime

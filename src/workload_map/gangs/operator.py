@@ -22,7 +22,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from workload_map.cluster.trim import ALL, Trim
 from workload_map.errors import WlmapError
 from workload_map.gangs.admission import PodAdmitter, json_patch
 from workload_map.gangs.cache import (
@@ -44,6 +43,7 @@ from workload_map.gangs.reconcile import (
     DELETE_UNBOUND,
     LOWER_MINIMUM,
 )
+from workload_map.kube.trim import ALL, Trim
 
 if TYPE_CHECKING:
     from workload_map.gangs.controller import GangController
@@ -207,7 +207,7 @@ def probe_generic_workload(api: Any, namespace: str) -> tuple[str, str]:
     ``GenericWorkload`` off), ``absent`` (no ``scheduling.k8s.io/v1beta1`` PodGroups served),
     ``error``.
     """
-    from workload_map.cluster.errors import ClusterError, NotFound
+    from workload_map.kube.errors import ClusterError, NotFound
 
     try:
         api.get("/apis/scheduling.k8s.io/v1beta1")
@@ -280,7 +280,7 @@ TRIM_PRIORITY_CLASS = Trim(
 
 def _trim_pod_function() -> Callable[[dict[str, Any]], dict[str, Any]]:
     """The shared pod trim (one per informer path: the first caller's wins)."""
-    from workload_map.cluster.trim import trim_pod
+    from workload_map.kube.trim import trim_pod
 
     return trim_pod
 
@@ -526,7 +526,7 @@ class GangWatcher:
     def refresh_kinds(self) -> None:
         """Watch every served workload kind a Karta with gang instructions covers."""
         assert self.ctx is not None
-        from workload_map.cluster.discovery import discover
+        from workload_map.kube.discovery import discover
 
         ctx, rt = self.ctx, self.runtime
         generation = rt.kartas.generation

@@ -39,8 +39,8 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from workload_map.operator.errors import ConfigError
 
 if TYPE_CHECKING:
-    from workload_map.cluster.api import Api
-    from workload_map.cluster.cache import Informer, InformerSet, Transform
+    from workload_map.kube.api import Api
+    from workload_map.kube.cache import Informer, InformerSet, Transform
     from workload_map.operator.events import EventRecorder
 
 __all__ = [
