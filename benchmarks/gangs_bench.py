@@ -159,10 +159,10 @@ def _full_pod(
 
 def build(workloads: int) -> tuple[Any, list[tuple[str, dict[str, Any]]], list[dict[str, Any]]]:
     """The runtime with its caches filled; (rt, admissions to make, the jobsets)."""
-    from workload_map.cluster.trim import trim_pod
     from workload_map.gangs.cache import trim_owner, trim_workload
     from workload_map.gangs.config import GangConfig
     from workload_map.gangs.runtime import GangRuntime
+    from workload_map.kube.trim import trim_pod
 
     rt = GangRuntime(GangConfig(), miss_wait=0.0)
     admissions: list[tuple[str, dict[str, Any]]] = []

@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 
 from tests.gangs.test_shared_informers import FakeApiClient, _FakeApi, _resources
-from workload_map.cluster.cache import InformerSet
-from workload_map.cluster.discovery import APIResource
 from workload_map.gangs import watcher as watcher_module
 from workload_map.gangs.config import GangConfig
 from workload_map.gangs.runtime import GangRuntime
 from workload_map.gangs.watcher import GangWatcher
+from workload_map.kube.cache import InformerSet
+from workload_map.kube.discovery import APIResource
 from workload_map.operator.controllers import OperatorConfig, OperatorContext
 
 

@@ -23,12 +23,12 @@ from collections.abc import Callable
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST
 
-from workload_map.cluster.cache import InformerSet
 from workload_map.cluster.feed import InformerSource, InventoryFeed
 from workload_map.cluster.inventory import Inventory, NamespaceFilter
-from workload_map.cluster.transport import Transport
 from workload_map.exporter.collector import ExporterHealth, LabelPolicy, WorkloadCollector
 from workload_map.exporter.settings import ExporterSettings
+from workload_map.kube.cache import InformerSet
+from workload_map.kube.transport import Transport
 
 __all__ = ["ExporterService", "MetricsServer"]
 

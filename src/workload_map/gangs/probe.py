@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from workload_map.cluster.errors import ClusterError, NotFound
+from workload_map.kube.errors import ClusterError, NotFound
 
 __all__ = ["probe_generic_workload"]
 

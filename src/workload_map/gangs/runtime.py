@@ -13,7 +13,6 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from workload_map.cluster.trim import ALL, Trim
 from workload_map.gangs.admission import PodAdmitter
 from workload_map.gangs.cache import ObjectCache
 from workload_map.gangs.config import GangConfig
@@ -21,6 +20,7 @@ from workload_map.gangs.definitions import KartaIndex
 from workload_map.gangs.metrics import GangMetrics
 from workload_map.gangs.planner import COSCHEDULING_API, NATIVE_API, VOLCANO_API, SpecMemo
 from workload_map.gangs.webhook import PodWebhook
+from workload_map.kube.trim import ALL, Trim
 
 __all__ = [
     "FIELD_MANAGER",

@@ -11,8 +11,6 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from workload_map.cluster.discovery import discover
-from workload_map.cluster.trim import trim_pod
 from workload_map.errors import WlmapError
 from workload_map.gangs.cache import trim_owner, trim_workload
 from workload_map.gangs.definitions import has_gangs
@@ -25,6 +23,8 @@ from workload_map.gangs.runtime import (
     GangRuntime,
 )
 from workload_map.gangs.webhook import WEBHOOK_PATH
+from workload_map.kube.discovery import discover
+from workload_map.kube.trim import trim_pod
 
 if TYPE_CHECKING:
     from workload_map.operator.controllers import OperatorConfig, OperatorContext

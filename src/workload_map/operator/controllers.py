@@ -42,8 +42,8 @@ from workload_map.operator.errors import ConfigError
 from workload_map.operator.metrics import process_registry
 
 if TYPE_CHECKING:
-    from workload_map.cluster.api import Api
-    from workload_map.cluster.cache import Informer, InformerSet, Transform
+    from workload_map.kube.api import Api
+    from workload_map.kube.cache import Informer, InformerSet, Transform
     from workload_map.operator.events import EventRecorder
 
 __all__ = [

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 from prometheus_client import Counter
 
 from workload_map.catalog.stamps import root_gvk
-from workload_map.cluster.errors import ApiError, ClusterError, Forbidden, NotFound
-from workload_map.cluster.workqueue import WorkQueue
+from workload_map.kube.errors import ApiError, ClusterError, Forbidden, NotFound
+from workload_map.kube.workqueue import WorkQueue
 from workload_map.operator import controllers
 from workload_map.operator.karta_status import (
     ClusterTypes,
@@ -31,7 +31,7 @@ from workload_map.operator.karta_status import (
 from workload_map.operator.metrics import counter_value
 
 if TYPE_CHECKING:
-    from workload_map.cluster.cache import Informer
+    from workload_map.kube.cache import Informer
     from workload_map.operator.controllers import OperatorConfig, OperatorContext
 
 __all__ = ["CRDS_PATH", "KARTAS_PATH", "KartaController", "catalog_entry"]
@@ -142,7 +142,7 @@ class KartaController:
 
     def _discover(self) -> None:
         """Built-in kinds: served, listable and watchable, and not from a CRD."""
-        from workload_map.cluster.discovery import discover
+        from workload_map.kube.discovery import discover
 
         assert self.ctx is not None and self.crds is not None
         crd_kinds = {(c.group, c.kind) for c in self._crd_infos()}

@@ -211,8 +211,8 @@ class Operator:
     """One running operator process (also driven in-process by tests)."""
 
     def __init__(self, args: argparse.Namespace) -> None:
-        from workload_map.cluster.api import Api, Impersonation, load_configuration
-        from workload_map.cluster.cache import InformerSet
+        from workload_map.kube.api import Api, Impersonation, load_configuration
+        from workload_map.kube.cache import InformerSet
         from workload_map.operator import controllers
         from workload_map.operator.controllers import OperatorConfig, OperatorContext
         from workload_map.operator.events import EventRecorder
