@@ -62,8 +62,8 @@ def main(argv: Sequence[str], stdout: IO[str] | None = None, stderr: IO[str] | N
         out.write(render_crd())
         return 0
 
-    from workload_map.cluster.api import Api, load_configuration
     from workload_map.errors import WlmapError
+    from workload_map.kube.api import Api, load_configuration
 
     manifest = crd_manifest()
     path = f"{_CRD_PATH}/{CRD_NAME}"
@@ -104,7 +104,7 @@ def main(argv: Sequence[str], stdout: IO[str] | None = None, stderr: IO[str] | N
 
 def _version_names(api: Any, path: str) -> list[str] | None:
     """Served version names of the stored CRD, None when it does not exist yet."""
-    from workload_map.cluster.errors import NotFound
+    from workload_map.kube.errors import NotFound
 
     try:
         current = api.get(path)

@@ -49,9 +49,9 @@ def main(
     stdout: IO[str] | None = None,
     stderr: IO[str] | None = None,
 ) -> int:
-    from workload_map.cluster.api import Api, load_configuration
     from workload_map.cluster.catalog_install import install, uninstall
     from workload_map.errors import WlmapError
+    from workload_map.kube.api import Api, load_configuration
 
     out = stdout or sys.stdout
     err = stderr or sys.stderr

@@ -21,7 +21,7 @@ from workload_map.cli.exits import ERROR, OK, CliError, UsageError
 from workload_map.errors import WlmapError
 
 if TYPE_CHECKING:
-    from workload_map.cluster import Cluster, ConnectionOptions
+    from workload_map.kube import Cluster, ConnectionOptions
 
 __all__ = ["COMMANDS", "entry", "exit_now", "main"]
 
@@ -576,7 +576,7 @@ def _context(
     from workload_map.cli.config import load_settings, parse_request_timeout
     from workload_map.cli.context import Context
     from workload_map.cli.render import Styler, wants_color
-    from workload_map.cluster.options import ConnectionOptions
+    from workload_map.kube.options import ConnectionOptions
 
     settings = load_settings(getattr(args, "config", None), getattr(args, "output", None), env)
     timeout_text = getattr(args, "request_timeout", None)
@@ -606,7 +606,7 @@ def _context(
 
 def _connect(options: ConnectionOptions) -> Cluster:
     """The real client, imported only when a command talks to a cluster."""
-    from workload_map.cluster.client import connect
+    from workload_map.cluster.connection import connect
 
     return connect(options)
 

@@ -68,7 +68,7 @@ class Manifest(msgspec.Struct, frozen=True):
     @property
     def gvk_text(self) -> str:
         """``group/version, Kind=kind`` for messages (``?`` without apiVersion and kind)."""
-        from workload_map.cluster.definitions import gvk_text
+        from workload_map.catalog.definitions import gvk_text
 
         return gvk_text(self.gvk) if self.gvk is not None else "?"
 

@@ -4,7 +4,7 @@ The exporter and the web view both need the same thing: for every workload of ev
 definition (cluster Karta, else the built-in catalog) covers, the pods that belong to it and the
 engine's view of the two. Watch caches feed this inventory through ``apply_*``; readers get
 :class:`Entry` objects. Nothing here calls the API: :func:`watched_resources` says what to watch
-and :mod:`workload_map.cluster.cache` does the watching.
+and :mod:`workload_map.kube.cache` does the watching.
 
 Pods join their workload through their owner chain (pod → ReplicaSet/Job/StatefulSet/... →
 workload), walked in memory through the cached intermediate objects by uid. A chain that breaks
@@ -28,9 +28,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from workload_map.cluster.definitions import Definition
-from workload_map.cluster.trim import trim_workload
+from workload_map.catalog.definitions import Definition
 from workload_map.errors import WlmapError
+from workload_map.kube.trim import trim_workload
 from workload_map.model import GVK
 
 __all__ = ["Entry", "Inventory", "NamespaceFilter", "watched_kinds"]

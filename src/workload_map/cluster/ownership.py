@@ -13,7 +13,7 @@ from typing import Any
 
 import msgspec
 
-from workload_map.cluster.client import Cluster
+from workload_map.kube.client import Cluster
 
 __all__ = [
     "MAX_DEPTH",

@@ -48,9 +48,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     try:
         settings = settings_from(args)
-        from workload_map.cluster.api import Api, load_configuration
-        from workload_map.cluster.cache import InformerSet
         from workload_map.exporter.service import ExporterService
+        from workload_map.kube.api import Api, load_configuration
+        from workload_map.kube.cache import InformerSet
 
         api = Api(load_configuration(args.kubeconfig, args.context))
         informers = InformerSet(api.client)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from workload_map.model import Karta
 
 if TYPE_CHECKING:
-    from workload_map.cluster.definitions import BrokenKarta, Definition, Definitions
+    from workload_map.catalog.definitions import BrokenKarta, Definition, Definitions
 
 __all__ = ["KartaIndex", "has_gangs"]
 
@@ -49,7 +49,7 @@ class KartaIndex:
         self._builtin: dict[str, Karta] = {}
 
     def apply(self, event: str, obj: Mapping[str, Any]) -> None:
-        from workload_map.cluster.definitions import Definitions, parse_cluster_kartas
+        from workload_map.catalog.definitions import Definitions, parse_cluster_kartas
 
         name = str((obj.get("metadata") or {}).get("name") or "")
         parsed = None if event == "DELETED" else parse_cluster_kartas([dict(obj)])
@@ -70,7 +70,7 @@ class KartaIndex:
             self.generation += 1
 
     def _current(self) -> Definitions:
-        from workload_map.cluster.definitions import Definitions
+        from workload_map.catalog.definitions import Definitions
 
         with self._lock:
             if self._definitions is None:
@@ -87,8 +87,8 @@ class KartaIndex:
         return found
 
     def _resolve(self, api_version: str, kind: str) -> Karta | None:
-        from workload_map.cluster.definitions import AmbiguousDefinition
-        from workload_map.cluster.lookup import resolve_gvk
+        from workload_map.catalog.definitions import AmbiguousDefinition
+        from workload_map.catalog.resolution import resolve_gvk
         from workload_map.model import GVK
 
         definitions = self._current()

@@ -146,9 +146,9 @@ class LiveSource:
         namespaces: tuple[str, ...] = (),
         sync_timeout: float = 30.0,
     ) -> None:
-        from workload_map.cluster.api import Api, load_configuration
-        from workload_map.cluster.cache import InformerSet
         from workload_map.cluster.feed import InventoryFeed
+        from workload_map.kube.api import Api, load_configuration
+        from workload_map.kube.cache import InformerSet
 
         self.api = Api(load_configuration(kubeconfig, context), timeout=10.0)
         self.server = str(self.api.configuration.host)

@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-import workload_map.cluster.workqueue as workqueue_module
-from workload_map.cluster.workqueue import WorkQueue
+import workload_map.kube.workqueue as workqueue_module
+from workload_map.kube.workqueue import WorkQueue
 
 
 def wait_until(cond, timeout: float = 30.0) -> bool:  # type: ignore[no-untyped-def]
