@@ -26,6 +26,7 @@ import subprocess
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 
 __all__ = ["main"]
 
@@ -34,6 +35,8 @@ _COUNT = re.compile(
 )
 _SUMMARY = re.compile(r"^=*\s*((?:\d+ \w+(?:, )?)+|no tests ran)(?: in [\d.]+s.*)?\s*=*$")
 _NOT_MARKED = "not integration"
+#: every test marked ``integration`` lives here (tests/integration/conftest.py marks them)
+INTEGRATION = "tests/integration"
 
 
 @dataclass
@@ -99,11 +102,17 @@ def main(argv: list[str]) -> int:
         parallel = ["-n", options.workers, "--dist", "loadfile"]
     elif options.workers not in ("0", "1"):
         print("run-tests: pytest-xdist is not installed: the unit tier runs in one process")
+    # without paths of the caller's, each tier collects only its own folders: collecting (and
+    # so importing) the other tier's modules costs every process seconds of CPU for nothing
+    # (tests/test_run_tests.py checks that integration tests live in tests/integration alone)
+    own = not any(Path(a.split("::")[0]).exists() for a in extra if not a.startswith("-"))
     tiers = []
     if options.tier in ("all", "unit"):
-        tiers.append(Tier("unit", ["-m", _NOT_MARKED, *parallel, *color, *extra]))
+        ignore = [f"--ignore={INTEGRATION}"] if own else []
+        tiers.append(Tier("unit", ["-m", _NOT_MARKED, *ignore, *parallel, *color, *extra]))
     if options.tier in ("all", "integration"):
-        tiers.append(Tier("integration", ["-m", "integration", *color, *extra]))
+        folder = [INTEGRATION] if own else []
+        tiers.append(Tier("integration", ["-m", "integration", *color, *extra, *folder]))
     try:
         for tier in tiers:
             _run(tier)
