@@ -2,7 +2,7 @@
 
 The option's hook (``tests/conftest.py``'s ``_scale_jq_clock``) is called here in-process on a
 stand-in config, with the jq clock restored afterwards; that pytest hands the option to it, in
-every xdist worker too, is checked end to end by ``test_test_order.py``'s parallel run.
+every xdist worker too, is checked end to end by ``test_run_tests.py``'s run of the runner.
 """
 
 from __future__ import annotations

@@ -65,12 +65,32 @@ def test_integration_tests_live_in_the_integration_folder() -> None:
 
 
 def test_both_tiers_run_and_report(tmp_path: Path) -> None:
-    (tmp_path / "test_unit.py").write_text("def test_a():\n    pass\n\ndef test_b():\n    pass\n")
+    """One run of the runner as `make test` makes it, on files of this test's own: the unit
+    tier under xdist fails (two budgets), the integration tier passes, and the run fails with
+    both summaries and the total. --test-order and --jq-clock-scale reach every worker: each
+    worker collects, and all must reorder alike (else xdist refuses: different tests
+    collected), and each scales its own jq clock."""
+    for name in ("a", "b"):
+        # the CPU clock under the scale is injected (each look a millisecond, as in
+        # test_jq_clock_scale.py): at 1000x the budget runs out by the looks counted
+        (tmp_path / f"test_{name}.py").write_text(
+            "import itertools\n"
+            "from workload_map import jq\n"
+            "from workload_map.jq import cpuclock\n"
+            + "".join(f"def test_{name}{i}():\n    pass\n" for i in range(6))
+            + f"def test_{name}_budget(monkeypatch):\n"
+            "    looks = itertools.count()\n"
+            "    monkeypatch.setattr(cpuclock, 'clock', lambda: next(looks) * 0.001)\n"
+            "    jq.compile('[range(20000)] | length').all(None, limits=jq.Limits(timeout=1.0))\n"
+        )
     (tmp_path / "test_live.py").write_text(
-        "import pytest\n\n@pytest.mark.integration\ndef test_live():\n    assert False\n"
+        "import pytest\n\n@pytest.mark.integration\ndef test_live():\n    pass\n"
     )
+    # the project's conftest as a plugin: the test files live outside tests/
+    plugins = ["-p", "no:cacheprovider", "-p", "tests.conftest"]
+    options = ["--test-order=shuffle", "--jq-clock-scale=1000"]
     run = subprocess.run(
-        [sys.executable, str(SCRIPT), "--workers", "2", "-p", "no:cacheprovider", str(tmp_path)],
+        [sys.executable, str(SCRIPT), "--workers", "2", *plugins, *options, str(tmp_path)],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -79,8 +99,11 @@ def test_both_tiers_run_and_report(tmp_path: Path) -> None:
     )
     out = run.stdout
     assert run.returncode == 1, out[-3000:]
-    # (under xdist the workers deselect, and the summary does not count them)
-    assert "run-tests: unit tier: exit 0: 2 passed" in out, out[-3000:]
-    assert "run-tests: integration tier: exit 1: 1 failed, 2 deselected" in out, out[-3000:]
-    assert out.splitlines()[-1] == "total: 2 passed, 1 failed, 0 skipped"
     assert "-n 2 --dist loadfile" in out  # the unit tier ran in parallel processes
+    assert "Different tests were collected" not in out, out[-3000:]
+    assert len(re.findall(r"^test order: shuffle:\d+$", out, flags=re.M)) == 2  # one per tier
+    assert out.count("JqDeadlineError") >= 2
+    # (under xdist the workers deselect, and the summary does not count them)
+    assert "run-tests: unit tier: exit 1: 2 failed, 12 passed" in out, out[-3000:]
+    assert "run-tests: integration tier: exit 0: 1 passed, 14 deselected" in out, out[-3000:]
+    assert out.splitlines()[-1] == "total: 13 passed, 2 failed, 0 skipped"
