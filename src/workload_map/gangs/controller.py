@@ -3,7 +3,7 @@
 It plans each workload with :func:`~workload_map.gangs.planner.plan`, applies the difference with
 :func:`~workload_map.gangs.reconcile.reconcile`, records every decision as an event on the
 workload and counts what it did; the caches, the webhook and the process plumbing it shares
-with every replica are in :mod:`workload_map.gangs.operator`.
+with every replica are in :mod:`workload_map.gangs.runtime` and :mod:`workload_map.gangs.watcher`.
 """
 
 from __future__ import annotations
@@ -18,14 +18,9 @@ from workload_map.errors import WlmapError
 from workload_map.gangs.cache import group_of, key_of
 from workload_map.gangs.config import LABEL_MANAGED_BY, LABEL_WORKLOAD_UID, MANAGED_BY
 from workload_map.gangs.definitions import has_gangs
-from workload_map.gangs.operator import (
-    FIELD_MANAGER,
-    POD_DEBOUNCE,
-    SCHEDULING_KINDS,
-    GangRuntime,
-)
 from workload_map.gangs.planner import Decision, Plan, plan, workload_ref
 from workload_map.gangs.reconcile import Actions, object_path, reconcile
+from workload_map.gangs.runtime import FIELD_MANAGER, POD_DEBOUNCE, SCHEDULING_KINDS, GangRuntime
 
 if TYPE_CHECKING:
     from workload_map.operator.controllers import OperatorConfig, OperatorContext
@@ -348,13 +343,11 @@ class GangController:
         )
         actions = reconcile(the_plan, pods, existing, mode=self.mode, foreign_workload=foreign)
         self._drop_unserved(actions)
-        with rt.stats.lock:
-            rt.stats.reconciles += 1
+        rt.metrics.reconciles.inc()
         try:
             self.execute(workload, actions)
         except WlmapError as err:
-            with rt.stats.lock:
-                rt.stats.reconcile_errors += 1
+            rt.metrics.reconcile_errors.inc()
             log.warning("gangs: reconcile of %s failed: %s", key, err)
             raise
         if actions.writes == 0 and not actions.waiting:
@@ -435,10 +428,9 @@ class GangController:
                 )
             except NotFound:
                 pass
-        with rt.stats.lock:
-            rt.stats.writes += actions.writes
-            rt.stats.missed_members += sum(len(v) for v in actions.missed.values())
-            rt.stats.pods_deleted += len(actions.delete_pods)
+        rt.metrics.writes.inc(actions.writes)
+        rt.metrics.missed_members.inc(sum(len(v) for v in actions.missed.values()))
+        rt.metrics.pods_deleted.inc(len(actions.delete_pods))
         self._events(workload, [*actions.decisions, *done])
 
     def _events(self, workload: dict[str, Any], decisions: list[Decision]) -> None:
