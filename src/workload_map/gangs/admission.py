@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workload_map.engine import EngineError, Workload
+from workload_map.engine.owners import OwnerRef, is_owner, walk_chain
 from workload_map.errors import WlmapError
 from workload_map.gangs.cache import ObjectCache, group_of
 from workload_map.gangs.config import (
@@ -55,9 +56,6 @@ __all__ = [
 
 #: the name the engine sees for a pod that has none yet (``generateName`` only)
 ADMITTING = "(admitting)"
-#: owner chains longer than this are cut (a cycle or a pathological object)
-MAX_CHAIN = 16
-
 Resolver = Callable[[str, str], Karta | None]
 
 
@@ -132,17 +130,6 @@ def json_patch(pod: Mapping[str, Any], decision: PodDecision) -> list[dict[str, 
     return ops
 
 
-def _controller_ref(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    refs = (obj.get("metadata") or {}).get("ownerReferences")
-    if not isinstance(refs, list) or not refs:
-        return None
-    for ref in refs:
-        if isinstance(ref, Mapping) and ref.get("controller") is True:
-            return ref
-    first = refs[0]
-    return first if isinstance(first, Mapping) else None
-
-
 class PodAdmitter:
     """Decides pod patches from an :class:`ObjectCache` and a Karta resolver (no API calls)."""
 
@@ -164,43 +151,34 @@ class PodAdmitter:
     # -- the chain --------------------------------------------------------------------------
     def _owners(
         self, pod: Mapping[str, Any], namespace: str
-    ) -> tuple[list[dict[str, Any]], str | None, float]:
-        """The pod's owners, nearest first; why the walk stopped early (or None); time waited."""
-        chain: list[dict[str, Any]] = []
+    ) -> tuple[tuple[Mapping[str, Any], ...], str | None, float]:
+        """The pod's owners, nearest first (the engine's one owner rule:
+        :func:`~workload_map.engine.owners.walk_chain`); why the walk stopped at an owner the
+        cache lacks (or None); time waited."""
         budget = self.miss_wait
         waited = 0.0
-        current: Mapping[str, Any] = pod
-        seen: set[str] = set()
-        while len(chain) < MAX_CHAIN:
-            ref = _controller_ref(current)
-            if ref is None:
-                return chain, None, waited
-            api_version, kind, name = (
-                str(ref.get("apiVersion") or ""),
-                str(ref.get("kind") or ""),
-                str(ref.get("name") or ""),
-            )
-            uid = ref.get("uid") if isinstance(ref.get("uid"), str) else None
-            if uid and uid in seen:
-                return chain, "the owner chain has a cycle", waited
-            if uid:
-                seen.add(uid)
-            key = (group_of(api_version), kind, namespace, name)
+
+        def fetch(ref: OwnerRef) -> Mapping[str, Any] | None:
+            nonlocal budget, waited
+            key = (group_of(ref.api_version), ref.kind, namespace, ref.name)
             found = self.cache.get(*key)
-            found_uid = (found or {}).get("metadata", {}).get("uid") if found else None
-            if found is None or (uid and found_uid and found_uid != uid):
-                found, spent = self.cache.wait_for(key, budget, uid=uid)
-                budget -= spent
-                waited += spent
-                if found is None:
-                    return (
-                        chain,
-                        f"owner {kind}/{name} is not in the cache (waited {waited:.2f}s)",
-                        waited,
-                    )
-            chain.append(found)
-            current = found
-        return chain, f"the owner chain is longer than {MAX_CHAIN}", waited
+            if is_owner(ref, found):
+                return found
+            # not here yet, or a namesake of another uid: the owner may arrive in a moment
+            found, spent = self.cache.wait_for(key, budget, uid=ref.uid)
+            budget -= spent
+            waited += spent
+            return found
+
+        chain = walk_chain(pod, fetch)
+        missing = chain.missing
+        if missing is not None:
+            return (
+                chain.owners,
+                f"owner {missing.kind}/{missing.name} is not in the cache (waited {waited:.2f}s)",
+                waited,
+            )
+        return chain.owners, None, waited
 
     def _namespace_labels(self, namespace: str) -> dict[str, str]:
         found = self.cache.get("", "Namespace", "", namespace)
@@ -223,7 +201,7 @@ class PodAdmitter:
             return PodDecision(
                 reason=stopped, waited_seconds=waited, cache_miss="not in the cache" in stopped
             )
-        top: tuple[dict[str, Any], Karta] | None = None
+        top: tuple[Mapping[str, Any], Karta] | None = None
         for owner in chain:
             karta = self.resolve(str(owner.get("apiVersion") or ""), str(owner.get("kind") or ""))
             if karta is not None and karta.gang_scheduling is not None:
@@ -247,7 +225,7 @@ class PodAdmitter:
         self,
         pod: Mapping[str, Any],
         namespace: str,
-        workload: dict[str, Any],
+        workload: Mapping[str, Any],
         karta: Karta,
         waited: float,
     ) -> PodDecision:
