@@ -17,8 +17,6 @@ blocks a pod.
 
 from __future__ import annotations
 
-import base64
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -284,28 +282,6 @@ class PodAdmitter:
             f"joins {gang.backend} gang {gang.name} (minimum {gang.min_count}: {gang.rule})"
         )
         return decision
-
-    # -- the AdmissionReview ----------------------------------------------------------------
-    def review(self, body: Mapping[str, Any]) -> dict[str, Any]:
-        """The ``admission.k8s.io/v1`` AdmissionReview answer: always allowed, maybe patched."""
-        request = body.get("request") if isinstance(body.get("request"), Mapping) else {}
-        assert isinstance(request, Mapping)
-        response: dict[str, Any] = {"uid": request.get("uid", ""), "allowed": True}
-        pod = request.get("object")
-        if request.get("operation") == "CREATE" and isinstance(pod, Mapping):
-            try:
-                decision = self.decide(pod, request.get("namespace"))
-                ops = json_patch(pod, decision)
-            except Exception:  # never block a pod on our fault: admit it unchanged
-                ops = []
-            if ops:
-                response["patchType"] = "JSONPatch"
-                response["patch"] = base64.b64encode(json.dumps(ops).encode()).decode()
-        return {
-            "apiVersion": body.get("apiVersion", "admission.k8s.io/v1"),
-            "kind": "AdmissionReview",
-            "response": response,
-        }
 
 
 def _named(pod: Mapping[str, Any], namespace: str) -> dict[str, Any]:
