@@ -38,6 +38,7 @@ from workload_map.gangs.config import (
     VOLCANO_TASK_ANNOTATION,
     GangConfig,
 )
+from workload_map.gangs.definitions import KartaIndex
 from workload_map.gangs.naming import label_value
 from workload_map.gangs.planner import SpecMemo, WorkloadRef, plan, workload_ref
 from workload_map.model import Karta
@@ -59,8 +60,6 @@ Resolver = Callable[[str, str], Karta | None]
 
 def catalog_resolver() -> Resolver:
     """Kartas of the built-in catalog with gang instructions, by (apiVersion, kind)."""
-    from workload_map.gangs.definitions import KartaIndex
-
     return KartaIndex().resolve
 
 
