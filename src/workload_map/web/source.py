@@ -147,12 +147,14 @@ class LiveSource:
         sync_timeout: float = 30.0,
     ) -> None:
         from workload_map.cluster.feed import InventoryFeed
-        from workload_map.kube.api import Api, load_configuration
+        from workload_map.kube.api import Api
         from workload_map.kube.cache import InformerSet
+        from workload_map.kube.options import ConnectionOptions
 
-        self.api = Api(load_configuration(kubeconfig, context), timeout=10.0)
-        self.server = str(self.api.configuration.host)
-        self._informers = InformerSet(self.api.client)
+        options = ConnectionOptions(kubeconfig=kubeconfig, context=context, timeout=10.0)
+        self.api = Api.connect(options)
+        self.server = self.api.server
+        self._informers = InformerSet(self.api.transport())
         self._inventory = Inventory()
         self.feed = InventoryFeed(
             self._inventory, self.api.transport(), self._informers, namespaces=namespaces
