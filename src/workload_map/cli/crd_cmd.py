@@ -63,12 +63,13 @@ def main(argv: Sequence[str], stdout: IO[str] | None = None, stderr: IO[str] | N
         return 0
 
     from workload_map.errors import WlmapError
-    from workload_map.kube.api import Api, load_configuration
+    from workload_map.kube.api import Api
+    from workload_map.kube.options import from_flags
 
     manifest = crd_manifest()
     path = f"{_CRD_PATH}/{CRD_NAME}"
     try:
-        api = Api(load_configuration(args.kubeconfig, args.context))
+        api = Api.connect(from_flags(args), pooled=False)
         try:
             before = _version_names(api, path)
             stored = api.apply(path, manifest, FIELD_MANAGER, force=True, dry_run=args.dry_run)

@@ -51,7 +51,8 @@ def main(
 ) -> int:
     from workload_map.cluster.catalog_install import install, uninstall
     from workload_map.errors import WlmapError
-    from workload_map.kube.api import Api, load_configuration
+    from workload_map.kube.api import Api
+    from workload_map.kube.options import from_flags
 
     out = stdout or sys.stdout
     err = stderr or sys.stderr
@@ -67,7 +68,7 @@ def main(
         err.write("error: give NAME… or --all, not both\n")
         return 2
     try:
-        api = Api(load_configuration(args.kubeconfig, args.context))
+        api = Api.connect(from_flags(args), pooled=False)
         if verb == "install":
             results = install(
                 api, args.names, all_=args.all, dry_run=args.dry_run, force=args.force

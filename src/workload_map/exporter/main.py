@@ -49,11 +49,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         settings = settings_from(args)
         from workload_map.exporter.service import ExporterService
-        from workload_map.kube.api import Api, load_configuration
+        from workload_map.kube.api import Api
         from workload_map.kube.cache import InformerSet
+        from workload_map.kube.options import from_flags
 
-        api = Api(load_configuration(args.kubeconfig, args.context))
-        informers = InformerSet(api.client)
+        api = Api.connect(from_flags(args))
+        informers = InformerSet(api.transport())
         service = ExporterService(settings, api.transport(), informers).start()
     except WlmapError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -211,8 +211,9 @@ class Operator:
     """One running operator process (also driven in-process by tests)."""
 
     def __init__(self, args: argparse.Namespace) -> None:
-        from workload_map.kube.api import Api, Impersonation, load_configuration
+        from workload_map.kube.api import Api
         from workload_map.kube.cache import InformerSet
+        from workload_map.kube.options import from_flags
         from workload_map.operator import controllers
         from workload_map.operator.controllers import OperatorConfig, OperatorContext
         from workload_map.operator.events import EventRecorder
@@ -221,16 +222,11 @@ class Operator:
         namespace = _namespace(args.namespace)
         identity = f"{socket.gethostname()}_{uuid.uuid4().hex[:8]}"
         self.config = OperatorConfig(args=args, namespace=namespace, identity=identity)
-        impersonate = Impersonation(
-            user=getattr(args, "as_user", None),
-            groups=tuple(getattr(args, "as_groups", None) or ()),
-            uid=getattr(args, "as_uid", None),
-        )
-        self.api = Api(load_configuration(args.kubeconfig, args.context, impersonate=impersonate))
+        self.api = Api.connect(from_flags(args))
         self.ctx = OperatorContext(
             config=self.config,
             api=self.api,
-            informers=InformerSet(self.api.client),
+            informers=InformerSet(self.api.transport()),
             events=EventRecorder(self.api, instance=identity),
         )
         self.controllers: list[Any] = []

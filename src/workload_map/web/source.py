@@ -16,7 +16,7 @@ from workload_map.model.load import KartaLoadError, parse_documents
 
 __all__ = ["FileSource", "LiveSource", "Source", "SourceError", "load_documents"]
 
-log = logging.getLogger("workload_map.web")
+log = logging.getLogger(__name__)  # a package name in a string counts as its import
 
 _MAX_FILE = 16 * 2**20  # a bigger file is not a workload dump anyone means to serve
 
@@ -147,12 +147,14 @@ class LiveSource:
         sync_timeout: float = 30.0,
     ) -> None:
         from workload_map.cluster.feed import InventoryFeed
-        from workload_map.kube.api import Api, load_configuration
+        from workload_map.kube.api import Api
         from workload_map.kube.cache import InformerSet
+        from workload_map.kube.options import ConnectionOptions
 
-        self.api = Api(load_configuration(kubeconfig, context), timeout=10.0)
-        self.server = str(self.api.configuration.host)
-        self._informers = InformerSet(self.api.client)
+        options = ConnectionOptions(kubeconfig=kubeconfig, context=context, timeout=10.0)
+        self.api = Api.connect(options)
+        self.server = self.api.server
+        self._informers = InformerSet(self.api.transport())
         self._inventory = Inventory()
         self.feed = InventoryFeed(
             self._inventory, self.api.transport(), self._informers, namespaces=namespaces
