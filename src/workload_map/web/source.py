@@ -16,7 +16,7 @@ from workload_map.model.load import KartaLoadError, parse_documents
 
 __all__ = ["FileSource", "LiveSource", "Source", "SourceError", "load_documents"]
 
-log = logging.getLogger("workload_map.web")
+log = logging.getLogger(__name__)  # a package name in a string counts as its import
 
 _MAX_FILE = 16 * 2**20  # a bigger file is not a workload dump anyone means to serve
 
