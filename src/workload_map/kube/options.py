@@ -44,10 +44,12 @@ def from_flags(flags: object, *, timeout: float | None = 30.0) -> ConnectionOpti
     ``as_user``, ``as_groups``, ``as_uid``, a numeric ``request_timeout``); a flag a
     parser does not define is left at its default. ``timeout``: when no number is given."""
     given = getattr(flags, "request_timeout", None)
+    namespace = getattr(flags, "namespace", None)
     return ConnectionOptions(
         kubeconfig=getattr(flags, "kubeconfig", None),
         context=getattr(flags, "context", None),
-        namespace=getattr(flags, "namespace", None),
+        # a list (the web view's namespaces to show) is no default namespace
+        namespace=namespace if isinstance(namespace, str) else None,
         impersonate_user=getattr(flags, "as_user", None),
         impersonate_groups=tuple(getattr(flags, "as_groups", None) or ()),
         impersonate_uid=getattr(flags, "as_uid", None),

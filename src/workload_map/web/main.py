@@ -60,8 +60,12 @@ async def _serve(args: argparse.Namespace) -> int:
     if args.filename is not None:
         source = FileSource(args.filename)
     else:
+        from workload_map.kube.options import from_flags
+
         source = await asyncio.to_thread(
-            LiveSource, args.kubeconfig, args.context, namespaces=tuple(args.namespace)
+            LiveSource,
+            namespaces=tuple(args.namespace),
+            options=from_flags(args, timeout=10.0),
         )
     settings = WebSettings(address=args.address)
     runner = web.AppRunner(build_app(source, settings), access_log=None)

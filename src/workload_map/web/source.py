@@ -7,11 +7,14 @@ import threading
 import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from workload_map.cluster.feed import FeedProblem
 from workload_map.cluster.inventory import Entry, Inventory
 from workload_map.errors import WlmapError
+
+if TYPE_CHECKING:
+    from workload_map.kube.options import ConnectionOptions
 from workload_map.model.load import KartaLoadError, parse_documents
 
 __all__ = ["FileSource", "LiveSource", "Source", "SourceError", "load_documents"]
@@ -145,13 +148,17 @@ class LiveSource:
         *,
         namespaces: tuple[str, ...] = (),
         sync_timeout: float = 30.0,
+        options: ConnectionOptions | None = None,
     ) -> None:
+        """``options``: the whole connection (impersonation, timeout) instead of
+        ``kubeconfig`` and ``context`` alone."""
         from workload_map.cluster.feed import InventoryFeed
         from workload_map.kube.api import Api
         from workload_map.kube.cache import InformerSet
         from workload_map.kube.options import ConnectionOptions
 
-        options = ConnectionOptions(kubeconfig=kubeconfig, context=context, timeout=10.0)
+        if options is None:
+            options = ConnectionOptions(kubeconfig=kubeconfig, context=context, timeout=10.0)
         self.api = Api.connect(options)
         self.server = self.api.server
         self._informers = InformerSet(self.api.transport())
