@@ -17,14 +17,15 @@ from __future__ import annotations
 import base64
 import json
 import os
-import subprocess
 import threading
 from collections.abc import Callable
-from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workload_map.kube.errors import ClusterError, NotConfigured
 from workload_map.kube.kubeconfig import ResolvedConfig
+
+if TYPE_CHECKING:
+    from datetime import datetime
 
 __all__ = ["ClientCertificate", "Credentials", "ExecRunner"]
 
@@ -54,6 +55,8 @@ class ClientCertificate:
 
 
 def _run(argv: list[str], env: dict[str, str]) -> str:
+    import subprocess  # only users with an exec plugin pay for it
+
     try:
         done = subprocess.run(
             argv,
@@ -85,11 +88,11 @@ class Credentials:
         resolved: ResolvedConfig,
         *,
         run_exec: ExecRunner = _run,
-        now: Callable[[], datetime] = lambda: datetime.now(UTC),
+        now: Callable[[], datetime] | None = None,
     ) -> None:
         self._resolved = resolved
         self._run_exec = run_exec
-        self._now = now
+        self._now = now or _utc_now
         self._lock = threading.Lock()
         self._token: str | None = resolved.token
         self._cert: ClientCertificate | None = None
@@ -195,7 +198,15 @@ class Credentials:
         self._expires = _timestamp(str(expires)) if expires else None
 
 
+def _utc_now() -> datetime:
+    from datetime import UTC, datetime
+
+    return datetime.now(UTC)
+
+
 def _timestamp(text: str) -> datetime | None:
+    from datetime import datetime
+
     try:
         return datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
