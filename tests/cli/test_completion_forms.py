@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.test_completion_live import _api
-from workload_map.cli import completion
+from workload_map.cli.main import kubectl_complete
 
 
 def test_space_form_several_names_and_comma_types(wlmap) -> None:
@@ -39,7 +39,7 @@ def test_kubectl_complete_protocol(monkeypatch: pytest.MonkeyPatch, tmp_path: Pa
         out = io.StringIO()
         monkeypatch.setattr(sys, "argv", ["kubectl_complete-wlmap", *words])
         monkeypatch.setattr(sys, "stdout", out)
-        completion.kubectl_complete()
+        kubectl_complete()
         return out.getvalue().splitlines()
 
     lines = run("get", "")
@@ -104,7 +104,7 @@ def test_kubectl_plugin_completion_end_to_end(tmp_path: Path) -> None:
         ("kubectl-wlmap", "from workload_map.cli.main import entry; entry()"),
         (
             "kubectl_complete-wlmap",
-            "from workload_map.cli.completion import kubectl_complete; kubectl_complete()",
+            "from workload_map.cli.main import kubectl_complete; kubectl_complete()",
         ),
     ):
         exe = bindir / name

@@ -39,7 +39,6 @@ _NEVER = (
     "workload_map.model.validation",
     "workload_map.model.schema_check",
     "workload_map.cli.jsonpath",
-    "workload_map.cli.suggest",
     "difflib",
 )
 # and what an offline command never needs: the cluster connection

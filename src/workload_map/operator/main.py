@@ -24,6 +24,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from workload_map.cluster.connection import open_api
+from workload_map.cluster.flags import add_connection_flags, connection_options
+
 if TYPE_CHECKING:
     from workload_map.operator.server import TlsSource
 
@@ -78,32 +81,13 @@ def build_parser() -> argparse.ArgumentParser:
         "controllers of other workload-map rooms that are enabled.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
-    p.add_argument(
-        "--kubeconfig",
-        help="kubeconfig file (default: $KUBECONFIG, ~/.kube/config, "
-        "else the in-cluster service account)",
-    )
-    p.add_argument("--context", help="kubeconfig context")
-    p.add_argument(
-        "--as",
-        dest="as_user",
-        metavar="USER",
-        help="impersonate this user (as kubectl; replaces the kubeconfig user's `as` fields)",
-    )
-    p.add_argument(
-        "--as-group",
-        dest="as_groups",
-        metavar="GROUP",
-        action="append",
-        default=[],
-        help="impersonate this group (repeatable)",
-    )
-    p.add_argument("--as-uid", dest="as_uid", metavar="UID", help="impersonate this UID")
-    p.add_argument(
-        "--namespace",
-        help="namespace of the operator's own objects (Lease, Secret); "
+    # kubectl's connection flags, the same set as every wlmap command's
+    add_connection_flags(
+        p,
+        namespace_help="namespace of the operator's own objects (Lease, Secret); "
         "default: $POD_NAMESPACE, else the service account's, else default",
     )
+    p.add_argument("--as-uid", dest="as_uid", metavar="UID", help="impersonate this UID")
     p.add_argument("--metrics-bind-address", default=":8080", help='metrics endpoint ("0" = off)')
     p.add_argument(
         "--health-probe-bind-address", default=":8081", help='/healthz and /readyz ("0" = off)'
@@ -209,7 +193,6 @@ class Operator:
     """One running operator process (also driven in-process by tests)."""
 
     def __init__(self, args: argparse.Namespace) -> None:
-        from workload_map.cluster.api import Api, Impersonation, load_configuration
         from workload_map.cluster.cache import InformerSet
         from workload_map.operator import controllers
         from workload_map.operator.controllers import OperatorConfig, OperatorContext
@@ -219,12 +202,8 @@ class Operator:
         namespace = _namespace(args.namespace)
         identity = f"{socket.gethostname()}_{uuid.uuid4().hex[:8]}"
         self.config = OperatorConfig(args=args, namespace=namespace, identity=identity)
-        impersonate = Impersonation(
-            user=getattr(args, "as_user", None),
-            groups=tuple(getattr(args, "as_groups", None) or ()),
-            uid=getattr(args, "as_uid", None),
-        )
-        self.api = Api(load_configuration(args.kubeconfig, args.context, impersonate=impersonate))
+        options = connection_options(args, os.environ, default_timeout=None)
+        self.api = open_api(options, impersonate_uid=getattr(args, "as_uid", None))
         self.ctx = OperatorContext(
             config=self.config,
             api=self.api,

@@ -9,8 +9,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Protocol
 
+from workload_map.cluster.connection import open_api
 from workload_map.cluster.feed import FeedProblem
 from workload_map.cluster.inventory import Entry, Inventory
+from workload_map.cluster.options import ConnectionOptions
 from workload_map.errors import WlmapError
 from workload_map.model.load import KartaLoadError, parse_documents
 
@@ -140,17 +142,20 @@ class LiveSource:
 
     def __init__(
         self,
-        kubeconfig: str | None = None,
+        connection: ConnectionOptions | str | None = None,
         context: str | None = None,
         *,
         namespaces: tuple[str, ...] = (),
         sync_timeout: float = 30.0,
     ) -> None:
-        from workload_map.cluster.api import Api, load_configuration
+        """``connection``: what ``wlmap serve``'s connection flags selected (or a kubeconfig
+        path, with ``context``)."""
         from workload_map.cluster.cache import InformerSet
         from workload_map.cluster.feed import InventoryFeed
 
-        self.api = Api(load_configuration(kubeconfig, context), timeout=10.0)
+        if not isinstance(connection, ConnectionOptions):
+            connection = ConnectionOptions(kubeconfig=connection, context=context, timeout=10.0)
+        self.api = open_api(connection)
         self.server = str(self.api.configuration.host)
         self._informers = InformerSet(self.api.client)
         self._inventory = Inventory()
