@@ -13,8 +13,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from workload_map.cluster import Cluster, ConnectionOptions
-from workload_map.cluster.errors import Unreachable, api_error
+from workload_map.kube import Cluster, ConnectionOptions
+from workload_map.kube.errors import Unreachable, api_error
 
 
 @dataclass(frozen=True)

@@ -14,9 +14,9 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from workload_map.cluster import transport
-from workload_map.cluster.errors import ClusterError
-from workload_map.cluster.kubeconfig import ResolvedConfig
+from workload_map.kube import transport
+from workload_map.kube.errors import ClusterError
+from workload_map.kube.kubeconfig import ResolvedConfig
 
 
 def _pair() -> tuple[bytes, bytes]:

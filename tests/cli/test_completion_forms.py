@@ -15,6 +15,8 @@ import pytest
 from tests.cli.test_completion_live import _api
 from workload_map.cli.main import kubectl_complete
 
+SRC = str(Path(__file__).resolve().parents[2] / "src")
+
 
 def test_space_form_several_names_and_comma_types(wlmap) -> None:
     api = _api()
@@ -80,6 +82,7 @@ def test_bash_script_completes_types_and_the_word_under_the_cursor(tmp_path: Pat
         "PATH": f"{bindir}{os.pathsep}/usr/bin:/bin",
         "HOME": str(tmp_path),
         "KUBECONFIG": str(tmp_path / "none"),
+        "PYTHONPATH": SRC,  # this checkout's sources, not the installed ones
     }
     types = _bash_complete(["wlmap", "get", "job"], env)
     assert "jobset" in types and all(t.startswith("job") for t in types)
@@ -114,6 +117,7 @@ def test_kubectl_plugin_completion_end_to_end(tmp_path: Path) -> None:
         "PATH": f"{bindir}{os.pathsep}/usr/bin:/bin",
         "HOME": str(tmp_path),
         "KUBECONFIG": str(tmp_path / "none"),
+        "PYTHONPATH": SRC,  # this checkout's sources, not the installed ones
     }
     done = subprocess.run(
         [kubectl, "__complete", "wlmap", "get", "jobs"],

@@ -9,7 +9,6 @@ unreachable server prints a traceback, in any command.
 
 from __future__ import annotations
 
-import os
 import re
 import socket
 import subprocess
@@ -84,7 +83,7 @@ def run_process(args: list[str], env: dict[str, str], home: Path) -> tuple[int, 
         env={
             "HOME": str(home),
             "PATH": "/usr/bin:/bin",
-            "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
+            "PYTHONPATH": str(ROOT / "src"),  # this checkout's sources
             # the connection is the operator's own: whichever controller plug-ins the
             # environment installed stay out of it
             "WLMAP_OPERATOR_SKIP_PLUGINS": "gangs,metrics",
@@ -245,6 +244,9 @@ def test_offline_commands_take_the_flags_too(wlmap: Any, argv: list[str]) -> Non
 
 
 def test_a_bad_request_timeout_is_a_usage_error_before_or_after(wlmap: Any) -> None:
-    for argv in (["--request-timeout", "soon", "crd", "apply"], ["crd", "apply", "--request-timeout", "soon"]):
+    for argv in (
+        ["--request-timeout", "soon", "crd", "apply"],
+        ["crd", "apply", "--request-timeout", "soon"],
+    ):
         result = wlmap(argv)
         assert result.code == 2 and "invalid --request-timeout 'soon'" in result.err

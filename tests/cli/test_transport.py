@@ -15,10 +15,10 @@ from tests.cli.fake_cluster import JOBSET, FakeAPI, obj
 from tests.cli.http_fake import serve, silent_server, write_kubeconfig
 from workload_map.cli.config import parse_request_timeout
 from workload_map.cli.exits import UsageError
-from workload_map.cluster import ConnectionOptions, Unreachable, connect
-from workload_map.cluster.errors import ClusterError, NotConfigured, NotFound
-from workload_map.cluster.kubeconfig import resolve
-from workload_map.cluster.transport import format_timeout
+from workload_map.kube import ConnectionOptions, Unreachable, connect
+from workload_map.kube.errors import ClusterError, NotConfigured, NotFound
+from workload_map.kube.kubeconfig import resolve
+from workload_map.kube.transport import format_timeout
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -200,7 +200,7 @@ print("\\nLEAKED=" + ",".join(leaked[:3]), file=sys.stderr)
 
 
 def _imports_kubernetes(args: list[str], tmp_path: Path, stdin: str = "") -> tuple[bool, str]:
-    env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT / "src")}
     done = subprocess.run(
         [sys.executable, "-c", _PROBE, *args],
         input=stdin,

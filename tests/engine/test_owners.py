@@ -58,10 +58,15 @@ def test_walk_chain_uses_fetch_and_stops_on_unknown_and_cycles() -> None:
         return job if ref.name == "j" else None
 
     chain = walk_chain(pod, fetch)
-    assert [r.kind for r in chain] == ["Job", "JobSet"]
+    assert [r.kind for r in chain.refs] == ["Job", "JobSet"]
+    assert chain.broken and chain.missing is not None and chain.missing.name == "train"
+    assert chain.uids == ("u-j", "u-train") and [o["kind"] for o in chain.owners] == ["Job"]
+    # a cycle ends the walk at the first owner already on it; the object itself never is one
     a = _obj("X", "a", "1", ("v1", "X", "b", "2"))
     b = _obj("X", "b", "2", ("v1", "X", "a", "1"))
-    assert len(walk_chain(a, lambda r: b if r.name == "b" else a)) == 2
+    looped = walk_chain(a, lambda r: b if r.name == "b" else a)
+    assert [r.name for r in looped.refs] == ["b"] and looped.end == "cycle"
+    assert not looped.broken
 
 
 def test_partition_keeps_own_pods_and_drops_other_owners() -> None:

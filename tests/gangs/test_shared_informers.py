@@ -15,10 +15,10 @@ from urllib.parse import urlencode
 
 import pytest
 
-from workload_map.cluster.cache import InformerSet, TransformConflict, merge_transforms
-from workload_map.cluster.discovery import APIResource
-from workload_map.cluster.errors import NotFound
-from workload_map.cluster.trim import (
+from workload_map.kube.cache import InformerSet, TransformConflict, merge_transforms
+from workload_map.kube.discovery import APIResource
+from workload_map.kube.errors import NotFound
+from workload_map.kube.trim import (
     ALL,
     ENGINE_POD,
     EXPORTER_POD,

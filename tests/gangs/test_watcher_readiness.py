@@ -13,7 +13,7 @@ import pytest
 from tests.gangs import custom
 from tests.gangs.conftest import StartWatch
 from tests.gangs.test_shared_informers import FakeApiClient, _eventually, _resources
-from workload_map.cluster.discovery import APIResource
+from workload_map.kube.discovery import APIResource
 
 KARTAS = "/apis/run.ai/v1alpha1/kartas"
 PARTSETS = f"/apis/{custom.GROUP}/v1/partsets"

@@ -6,6 +6,8 @@
 - ``module_kube`` (module): a private plane with the scheduler, for tests that restart the API
   server (``module_kube.restart_apiserver()``) or would disturb others.
 - ``kube_without_generic_workload`` (module): the same binaries with ``GenericWorkload`` off.
+- ``kube_with_controllers`` (module): a private plane that also runs the in-tree Job,
+  ReplicaSet, Deployment and StatefulSet controllers (tests create only the workload).
 - ``namespace`` (function): a fresh namespace on the test's cluster (the module plane when the
   test uses one, else ``kube``), its pods force-deleted and the namespace deleted afterwards.
 - ``fake_nodes`` (function): a ``FakeNodes`` on the same cluster; ``fake_nodes.add(n, capacity)``
@@ -87,7 +89,14 @@ def kube_without_generic_workload() -> Iterator[Kube]:
     yield from _private_plane(scheduler=True, generic_workload=False)
 
 
-_PRIVATE_PLANES = ("module_kube", "kube_without_generic_workload")
+@pytest.fixture(scope="module")
+def kube_with_controllers() -> Iterator[Kube]:
+    """A plane of this module's own whose in-tree Job, ReplicaSet, Deployment and StatefulSet
+    controllers make the pods: tests create only the workload."""
+    yield from _private_plane(scheduler=True, workload_controllers=True)
+
+
+_PRIVATE_PLANES = ("module_kube", "kube_without_generic_workload", "kube_with_controllers")
 
 
 def _cluster_of(request: pytest.FixtureRequest) -> Kube:

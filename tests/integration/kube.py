@@ -456,13 +456,15 @@ def open_kube(
     generic_workload: bool = True,
     controller_manager: bool = True,
     scheduler: bool = False,
+    workload_controllers: bool = False,
     external_ok: bool = True,
 ) -> Kube:
     """The cluster for a test session: WLMAP_TEST_KUBECONFIG's, else a fresh local plane.
 
     The local plane runs etcd, kube-apiserver and (``controller_manager``) the controller-
     manager; ``scheduler`` also starts kube-scheduler. ``generic_workload=False`` leaves the
-    workload-aware scheduling API off. ``external_ok=False`` always starts a local plane
+    workload-aware scheduling API off; ``workload_controllers`` adds the in-tree Job,
+    ReplicaSet, Deployment and StatefulSet controllers. ``external_ok=False`` always starts a local plane
     (tests that restart or reconfigure it)."""
     external = os.environ.get("WLMAP_TEST_KUBECONFIG")
     if external and external_ok:
@@ -481,6 +483,7 @@ def open_kube(
         scheduler_bin=sched,
         scheduler=scheduler,
         generic_workload=generic_workload,
+        workload_controllers=workload_controllers,
     )
     plane.start()
     try:

@@ -47,6 +47,14 @@ CONTROLLERS = (
     "podgroup-protection-controller",
     "clusterrole-aggregation-controller",
 )
+#: the in-tree workload controllers, for planes whose tests create only the workload and let a
+#: real controller make its pods (``LocalControlPlane(workload_controllers=True)``)
+WORKLOAD_CONTROLLERS = (
+    "job-controller",
+    "replicaset-controller",
+    "deployment-controller",
+    "statefulset-controller",
+)
 WORKLOAD_API = "scheduling.k8s.io/v1beta1"
 
 
@@ -316,7 +324,8 @@ class LocalControlPlane:
     The controller-manager runs when ``controller_manager_bin`` is given; the scheduler when
     ``scheduler_bin`` is given and ``scheduler`` is true, or later through ``start_scheduler()``.
     ``generic_workload=False`` starts the same binaries without the workload-aware scheduling
-    API: a v1.37 cluster as it comes by default. ``restart_apiserver()`` (or ``stop_apiserver()``
+    API: a v1.37 cluster as it comes by default. ``workload_controllers=True`` adds the in-tree
+    Job, ReplicaSet, Deployment and StatefulSet controllers, which make the pods themselves. ``restart_apiserver()`` (or ``stop_apiserver()``
     then ``start_apiserver()``) bounces only the API server, on the same address and etcd data,
     while the other components keep running and reconnect."""
 
@@ -329,6 +338,7 @@ class LocalControlPlane:
     scheduler_bin: Path | None = None
     scheduler: bool = False
     generic_workload: bool = True
+    workload_controllers: bool = False
     procs: list[_Proc] = field(default_factory=list)
     kubeconfig: Path | None = None
     server: str = ""
@@ -556,8 +566,9 @@ class LocalControlPlane:
 
         def start(port: int) -> _Proc:
             argv = self._component_argv(binary, "kube-controller-manager", port)
+            controllers = CONTROLLERS + (WORKLOAD_CONTROLLERS if self.workload_controllers else ())
             argv += [
-                f"--controllers={','.join(CONTROLLERS)}",
+                f"--controllers={','.join(controllers)}",
                 "--use-service-account-credentials=false",
             ]
             return self._start_component("kube-controller-manager", argv, port)

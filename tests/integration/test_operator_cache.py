@@ -1,4 +1,4 @@
-"""The shared watch cache (workload_map.cluster.cache) on a real API server: paged initial
+"""The shared watch cache (workload_map.kube.cache) on a real API server: paged initial
 lists, the transform applied to listed and watched objects, handlers (late ones replayed),
 bookmarks requested, and a watch resumed from its resourceVersion after a dropped connection."""
 
@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from tests.operator.live import api_for, delete, eventually
-from workload_map.cluster.api import Api
-from workload_map.cluster.cache import Informer
+from workload_map.kube.api import Api
+from workload_map.kube.cache import Informer
 
 from .harness import Kube
 

@@ -33,9 +33,9 @@ from tests.operator.live import (
     remove_webhooks,
     widget_karta,
 )
-from workload_map.cluster.api import Api
-from workload_map.cluster.cache import Informer, InformerSet
-from workload_map.cluster.errors import NotFound
+from workload_map.kube.api import Api
+from workload_map.kube.cache import Informer, InformerSet
+from workload_map.kube.errors import NotFound
 from workload_map.operator.controllers import OperatorConfig, OperatorContext
 from workload_map.operator.events import EventRecorder
 from workload_map.operator.karta_controller import KartaController

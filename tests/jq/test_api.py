@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import ast
 import threading
+from pathlib import Path
 
 import pytest
 
+import workload_map.cli
 from workload_map import jq
 from workload_map.jq import errors
 
@@ -15,6 +18,7 @@ def test_exported_names() -> None:
     assert sorted(jq.__all__) == [
         "DEFAULT_LIMITS",
         "DEFINITION_LIMITS",
+        "INPUT_FILENAME",
         "JqBreak",
         "JqCompileError",
         "JqDeadlineError",
@@ -23,6 +27,7 @@ def test_exported_names() -> None:
         "JqLimitError",
         "JqParseError",
         "JqRuntimeError",
+        "JsonDecodeError",
         "Limits",
         "Path",
         "PathKey",
@@ -32,19 +37,39 @@ def test_exported_names() -> None:
         "Violation",
         "compile",
         "constant_path",
+        "decode_bytes",
         "defaulted_path",
         "delpaths",
+        "dumps",
         "getpath",
         "is_writable",
+        "iter_values",
         "karta_violations",
+        "loads",
         "parse",
         "setpath",
         "unwritable",
+        "valid_text",
         "writability",
     ]
     assert set(errors.__all__) <= set(jq.__all__)
     for name in jq.__all__:
         assert getattr(jq, name) is not None
+
+
+def test_the_cli_imports_only_the_packages_public_names() -> None:
+    """``wlmap jq`` (cli/jq_cli.py) reaches the engine through ``workload_map.jq`` alone: every
+    import of the engine names the package and only names in its ``__all__`` (issue 20)."""
+    source = Path(workload_map.cli.__file__).with_name("jq_cli.py").read_text(encoding="utf-8")
+    seen = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("workload_map.jq"):
+            assert node.module == "workload_map.jq", f"line {node.lineno}: {node.module}"
+            seen.extend(a.name for a in node.names)
+        elif isinstance(node, ast.Import):
+            assert not any(a.name.startswith("workload_map.jq") for a in node.names), node.lineno
+    assert seen  # the scan sees the imports (a broken scan would pass vacuously)
+    assert set(seen) <= set(jq.__all__), sorted(set(seen) - set(jq.__all__))
 
 
 def test_program_methods() -> None:

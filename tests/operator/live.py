@@ -22,8 +22,8 @@ import yaml
 
 from tests.ports import free_port
 from workload_map.catalog import catalog
-from workload_map.cluster.api import Api, load_configuration
-from workload_map.cluster.errors import NotFound
+from workload_map.kube.api import Api, load_configuration
+from workload_map.kube.errors import NotFound
 
 T = TypeVar("T")
 

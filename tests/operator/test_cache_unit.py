@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from workload_map.cluster.cache import Informer, _Backoff, object_key
+from workload_map.kube.cache import Informer, _Backoff, object_key
 
 
 def test_backoff_grows_exponentially_with_jitter_and_caps() -> None:

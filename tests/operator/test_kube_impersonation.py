@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from workload_map.cluster.api import Api, Impersonation, load_configuration
-from workload_map.cluster.errors import NotConfigured
+from workload_map.kube.api import Api, Impersonation, load_configuration
+from workload_map.kube.errors import NotConfigured
 from workload_map.operator.main import build_parser
 
 

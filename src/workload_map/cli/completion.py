@@ -245,10 +245,10 @@ def _namespaces(cluster: Any) -> list[str]:
 
 
 def _names(cluster: Any, type_token: str) -> list[str]:
+    from workload_map.catalog.definitions import Definitions
     from workload_map.cli.targets import resolve_type
-    from workload_map.cluster.definitions import Definitions
 
-    target = resolve_type(type_token, cluster, Definitions.load(None))
+    target = resolve_type(type_token, cluster, Definitions.builtin())
     ns = cluster.namespace if target.resource.namespaced else None
     return sorted(
         str((o.get("metadata") or {}).get("name")) for o in cluster.iter_list(target.resource, ns)
@@ -257,7 +257,7 @@ def _names(cluster: Any, type_token: str) -> list[str]:
 
 def _contexts(ctx: Context) -> list[str]:
     try:
-        from workload_map.cluster.kubeconfig import kubeconfig_contexts
+        from workload_map.kube.kubeconfig import kubeconfig_contexts
 
         return sorted(kubeconfig_contexts(ctx.connection))
     except Exception:

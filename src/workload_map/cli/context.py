@@ -7,9 +7,8 @@ package), and warnings are held back and printed after the main output, as the r
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import IO, TYPE_CHECKING
-
 from pathlib import Path
+from typing import IO, TYPE_CHECKING
 
 import msgspec
 
@@ -18,8 +17,8 @@ from workload_map.cli.exits import UsageError
 from workload_map.cli.render import Styler
 
 if TYPE_CHECKING:
-    from workload_map.cluster import Cluster, ConnectionOptions
-    from workload_map.cluster.definitions import Definitions
+    from workload_map.catalog.definitions import Definitions
+    from workload_map.kube import Cluster, ConnectionOptions
 
 __all__ = ["Context"]
 
@@ -124,7 +123,7 @@ class Context(msgspec.Struct):
 
     def optional_cluster(self, *, explicit_only: bool = False) -> Cluster | None:
         """The cluster when one is configured, else None (silently, like the reference)."""
-        from workload_map.cluster import ClusterError, NotConfigured
+        from workload_map.kube.errors import ClusterError, NotConfigured
 
         if explicit_only and not self.connection.explicit:
             return None
@@ -139,9 +138,14 @@ class Context(msgspec.Struct):
     def definitions(self, cluster: Cluster | None) -> Definitions:
         """Catalog definitions merged with ``cluster``'s Kartas (warnings collected)."""
         if self._definitions is None:
-            from workload_map.cluster.definitions import Definitions
+            if cluster is None:  # offline: the core's catalog, no cluster code
+                from workload_map.catalog.definitions import Definitions
 
-            self._definitions = Definitions.load(cluster)
+                self._definitions = Definitions.builtin()
+            else:
+                from workload_map.cluster import definitions
+
+                self._definitions = definitions.load(cluster)
         return self._definitions
 
     @property

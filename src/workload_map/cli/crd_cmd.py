@@ -16,10 +16,10 @@ from typing import Any
 
 from workload_map.cli.context import Context
 from workload_map.cli.exits import ERROR, OK, CliError, UsageError
-from workload_map.cluster.api import Api
-from workload_map.cluster.connection import open_api
-from workload_map.cluster.errors import NotFound
 from workload_map.errors import WlmapError
+from workload_map.kube.api import Api
+from workload_map.kube.connect_api import open_api
+from workload_map.kube.errors import NotFound
 from workload_map.model.crd import CRD_NAME, crd_manifest, render_crd
 
 __all__ = ["FIELD_MANAGER", "run"]

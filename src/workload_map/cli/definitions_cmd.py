@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 from workload_map.cli.exits import ERROR, NO_DEFINITION, OK, CliError, UsageError
 
 if TYPE_CHECKING:
+    from workload_map.catalog.definitions import Definition
     from workload_map.cli.context import Context
-    from workload_map.cluster.definitions import Definition
 
 __all__ = ["OUTPUTS", "run"]
 

@@ -14,7 +14,7 @@ import json
 from workload_map.cli.context import Context
 from workload_map.cli.exits import ERROR, OK, UsageError
 from workload_map.cluster.catalog_install import install, uninstall
-from workload_map.cluster.connection import open_api
+from workload_map.kube.connect_api import open_api
 
 __all__ = ["run"]
 

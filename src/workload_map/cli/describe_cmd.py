@@ -26,10 +26,10 @@ from workload_map.cli.exits import (
 from workload_map.cli.targets import no_definition_error, parse_target, resolve_type
 
 if TYPE_CHECKING:
+    from workload_map.catalog.definitions import Definition
+    from workload_map.catalog.resolution import Resolution
     from workload_map.cli.context import Context
     from workload_map.cli.manifests import Manifest
-    from workload_map.cluster.definitions import Definition
-    from workload_map.cluster.lookup import Resolution
     from workload_map.model import GVK
 
 __all__ = ["OUTPUTS", "run"]
@@ -219,7 +219,7 @@ def _offline(args: argparse.Namespace, ctx: Context) -> _Found:
     except CliError as exc:
         if override is None or override.gvk is None or exc.code != NO_DEFINITION:
             raise
-        from workload_map.cluster.definitions import gvk_text
+        from workload_map.catalog.definitions import gvk_text
 
         raise CliError(
             f"--definition {args.definition} describes {gvk_text(override.gvk)}, and no object "
@@ -268,7 +268,7 @@ def _written_for(definition: Definition, gvk: GVK) -> bool:
 
 def _check_kind(definition: Definition, path: str, gvk: GVK | None, what: str) -> None:
     """A definition from ``--definition`` must be written for the object's group and kind."""
-    from workload_map.cluster.definitions import gvk_text
+    from workload_map.catalog.definitions import gvk_text
 
     root = definition.gvk
     if root is None or gvk is None or _written_for(definition, gvk):
@@ -281,8 +281,8 @@ def _check_kind(definition: Definition, path: str, gvk: GVK | None, what: str) -
 
 
 def _definition_from_file(path: str, ctx: Context) -> Definition:
+    from workload_map.catalog.definitions import Definition
     from workload_map.cli.manifests import read_single
-    from workload_map.cluster.definitions import Definition
     from workload_map.errors import WlmapError
     from workload_map.model import Karta, load_karta
 
@@ -301,8 +301,8 @@ def _resolve(wanted: GVK, ctx: Context) -> Resolution | None:
     """The one resolver's answer for an object of ``wanted`` read from a file: the cluster's
     Kartas first when a cluster is named explicitly (``--context``/``--kubeconfig``), then the
     catalog."""
-    from workload_map.cluster.definitions import AmbiguousDefinition
-    from workload_map.cluster.lookup import resolve_gvk
+    from workload_map.catalog.definitions import AmbiguousDefinition
+    from workload_map.catalog.resolution import resolve_gvk
 
     definitions = ctx.definitions(ctx.optional_cluster(explicit_only=True))
     try:
@@ -328,8 +328,8 @@ def _definition_for(gvk: GVK, found: Resolution | None, ctx: Context) -> Definit
 
 def _live(args: argparse.Namespace, ctx: Context) -> _Found:
     from workload_map.cli.humanize import age
-    from workload_map.cluster.errors import ClusterError, Forbidden, NotFound
     from workload_map.cluster.ownership import find_pods
+    from workload_map.kube.errors import ClusterError, Forbidden, NotFound
     from workload_map.model import GVK
 
     type_token, name = parse_target(list(args.target), "describe")
@@ -394,8 +394,8 @@ def _bare_name(
     """``describe WORD``: a TYPE without NAME (usage error) or a bare workload name."""
     from workload_map.cli.humanize import age
     from workload_map.cli.targets import ambiguous_name_error, find_by_name
-    from workload_map.cluster.discovery import match_type
     from workload_map.cluster.ownership import find_pods
+    from workload_map.kube.discovery import match_type
 
     if match_type(word, cluster.resources()) or definitions.by_root_kind(word):
         raise _missing_name(word)
@@ -417,6 +417,6 @@ def _bare_name(
 
 
 def _only(definitions: Any, override: Definition) -> Any:
-    from workload_map.cluster.definitions import Definitions
+    from workload_map.catalog.definitions import Definitions
 
     return Definitions([override, *[d for d in definitions.all() if d.gvk != override.gvk]])

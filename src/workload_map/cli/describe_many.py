@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 from workload_map.cli.exits import ERROR, OK, CliError
 
 if TYPE_CHECKING:
+    from workload_map.catalog.definitions import Definition
     from workload_map.cli.context import Context
-    from workload_map.cluster.definitions import Definition
     from workload_map.cluster.ownership import PodIndex
 
 __all__ = ["describe_type", "names_a_type"]
@@ -25,15 +25,15 @@ __all__ = ["describe_type", "names_a_type"]
 def names_a_type(token: str, ctx: Context | None = None) -> bool:
     """Whether a bare word is a covered type (kind, plural, ``kind.version.group``): in the
     catalog, else (with ``ctx``) served by the cluster and covered by one of its Kartas."""
+    from workload_map.catalog.definitions import Definitions
     from workload_map.cli.targets import definition_kind_match
-    from workload_map.cluster.definitions import Definitions
 
-    if definition_kind_match(token, Definitions.load(None)):
+    if definition_kind_match(token, Definitions.builtin()):
         return True
     if ctx is None:
         return False
-    from workload_map.cluster.discovery import match_type
-    from workload_map.cluster.errors import ClusterError
+    from workload_map.kube.discovery import match_type
+    from workload_map.kube.errors import ClusterError
 
     try:
         cluster = ctx.cluster()
@@ -47,7 +47,7 @@ def names_a_type(token: str, ctx: Context | None = None) -> bool:
 def describe_type(token: str, args: argparse.Namespace, ctx: Context, fmt: str) -> int:
     """Describe every workload of ``token`` in the namespace (``-A``: in all of them)."""
     from workload_map.cli.targets import resolve_type
-    from workload_map.cluster.errors import ClusterError, Forbidden
+    from workload_map.kube.errors import ClusterError, Forbidden
 
     cluster = ctx.cluster()
     all_namespaces = bool(getattr(args, "all_namespaces", False))
@@ -111,8 +111,8 @@ def describe_type(token: str, args: argparse.Namespace, ctx: Context, fmt: str) 
 
 
 def _pod_index(ctx: Context, cluster: Any, namespace: str | None) -> PodIndex | None:
-    from workload_map.cluster.errors import Forbidden
     from workload_map.cluster.ownership import pods_by_owner
+    from workload_map.kube.errors import Forbidden
 
     try:
         return pods_by_owner(cluster, namespace)

@@ -59,7 +59,7 @@ def _type_matches(token: str, manifest: Manifest) -> bool:
     head, _, rest = token.partition(".")
     kind_l = kind.lower()
     if head not in (kind_l, kind_l + "s", kind_l + "es"):
-        from workload_map.cluster.shortnames import short_names
+        from workload_map.kube.shortnames import short_names
 
         if head not in short_names(group, kind):  # po, deploy, lws... as discovery says
             return False

@@ -25,11 +25,11 @@ from workload_map.cli.exits import ERROR, NOT_FOUND, OK, CliError, UsageError
 from workload_map.cli.targets import NotInstalled, Target, resolve_type
 
 if TYPE_CHECKING:
+    from workload_map.catalog.definitions import Definitions
     from workload_map.cli.context import Context
     from workload_map.cli.printers import OutputSpec
-    from workload_map.cluster.client import Cluster
-    from workload_map.cluster.definitions import Definitions
     from workload_map.cluster.ownership import PodIndex
+    from workload_map.kube.client import Cluster
 
 __all__ = ["OUTPUTS", "PHASES", "Request", "parse_requests", "run", "stuck_reason"]
 
@@ -227,7 +227,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         )
     if watching and sum(len(r.names) for r in requests) > 1:
         raise UsageError("watch follows one workload or a whole type, not several names")
-    from workload_map.cluster.errors import ClusterError
+    from workload_map.kube.errors import ClusterError
 
     try:
         return _run(args, ctx, spec, phases, requests, watching)
@@ -243,7 +243,7 @@ def _run(
     requests: list[Request],
     watching: bool,
 ) -> int:
-    from workload_map.cluster.errors import Forbidden, NotFound
+    from workload_map.kube.errors import Forbidden, NotFound
 
     cluster = ctx.cluster()
     definitions = ctx.definitions(cluster)
@@ -278,7 +278,7 @@ def _run(
     labels = _type_labels(targets)
     version = ""
     if watching:  # taken before listing, so no change between the list and the watch is lost
-        from workload_map.cluster.watch import list_version
+        from workload_map.kube.watch import list_version
 
         res = targets[0].resource
         name = requests[0].names[0] if requests[0].names else None
@@ -380,8 +380,8 @@ _PODS_UNKNOWN: Any = object()
 def _pod_index(
     ctx: Context, cluster: Cluster, namespace: str | None, chunk_size: int
 ) -> PodIndex | None:
-    from workload_map.cluster.errors import Forbidden
     from workload_map.cluster.ownership import pods_by_owner
+    from workload_map.kube.errors import Forbidden
 
     try:
         return pods_by_owner(cluster, namespace, chunk_size=chunk_size)
@@ -474,8 +474,8 @@ def _row(
     or None to find them now."""
     meta = obj.get("metadata") or {}
     if pods is None:
-        from workload_map.cluster.errors import Forbidden
         from workload_map.cluster.ownership import find_pods
+        from workload_map.kube.errors import Forbidden
 
         try:
             pod_list: list[dict[str, Any]] | None = find_pods(cluster, obj)
@@ -534,8 +534,8 @@ def _all_types(
     namespace: str | None,
 ) -> list[Row]:
     from workload_map.cli.targets import covered_targets
-    from workload_map.cluster.errors import Forbidden, NotFound
     from workload_map.cluster.ownership import owning_workload
+    from workload_map.kube.errors import Forbidden, NotFound
 
     covered = {(d.gvk.group, d.gvk.kind) for d in definitions.all() if d.gvk is not None}
     kind_groups: dict[str, set[str]] = {}

@@ -21,8 +21,8 @@ if TYPE_CHECKING:
     from workload_map.cli.context import Context
     from workload_map.cli.get_cmd import Row
     from workload_map.cli.targets import Target
-    from workload_map.cluster.client import Cluster
     from workload_map.cluster.ownership import Chain
+    from workload_map.kube.client import Cluster
 
 __all__ = ["follow"]
 
@@ -161,8 +161,8 @@ class _Follower:
 
     def start_pods(self, selector_ns: str | None) -> str | None:
         """List the pods once (the cache), return the version to watch from; None if denied."""
-        from workload_map.cluster.errors import ApiError
-        from workload_map.cluster.watch import list_version
+        from workload_map.kube.errors import ApiError
+        from workload_map.kube.watch import list_version
 
         res = self.cluster.resource_for("v1", "Pod")
         if res is None:
@@ -182,7 +182,7 @@ class _Follower:
 
     # -- the loop ------------------------------------------------------------------------------
     def pump(self, kind: str, res: Any, ns: str | None, version: str, **selectors: Any) -> None:
-        from workload_map.cluster.watch import WatchExpired, list_version, watch
+        from workload_map.kube.watch import WatchExpired, list_version, watch
 
         try:
             while True:
@@ -200,7 +200,7 @@ class _Follower:
             self.events.put(("error", exc))
 
     def relist(self, kind: str, res: Any, ns: str | None, selectors: dict[str, Any]) -> None:
-        from workload_map.cluster.watch import WatchEvent
+        from workload_map.kube.watch import WatchEvent
 
         wanted = str(selectors.get("field_selector") or "").removeprefix("metadata.name=")
         for obj in self.cluster.iter_list(res, ns, label_selector=selectors.get("label_selector")):

@@ -259,8 +259,7 @@ class _Runner:
         self.stderr.write(f"{PROG}: {message}\n")
 
     def write(self, value: Any) -> None:
-        from workload_map.jq.encoding import dumps
-        from workload_map.jq.values import valid_text
+        from workload_map.jq import dumps, valid_text
 
         o = self.opts
         if (o.raw or o.join or o.raw0) and type(value) is str:
@@ -309,7 +308,7 @@ def go_quote(s: str) -> str:
 
 def _read_file(name: str, stdin: IO[str] | IO[bytes] | None) -> str:
     """A file's text (`-` is stdin); OSError carries gojq's `open NAME: reason` text."""
-    from workload_map.jq.builtins.formats import decode_bytes
+    from workload_map.jq import decode_bytes
 
     if name == "-" and stdin is not None:
         data = stdin.read()
@@ -343,8 +342,7 @@ def _sources(
 
 def _values(opts: Options, name: str, text: str) -> Iterator[tuple[Any, str]]:
     """(value, "") per input value of one source, or (None, error display) where it fails."""
-    from workload_map.jq.encoding import JsonDecodeError, iter_values
-    from workload_map.jq.values import valid_text
+    from workload_map.jq import JsonDecodeError, iter_values, valid_text
 
     text = valid_text(text)  # a text stdin may hold undecodable bytes as lone surrogates
     if opts.raw_input:
@@ -426,10 +424,14 @@ def main(
 
 def _run(opts: Options, runner: _Runner, stdin: IO[str] | IO[bytes] | None) -> int:
     from workload_map import jq
-    from workload_map.jq.builtins.control import INPUT_FILENAME
-    from workload_map.jq.encoding import JsonDecodeError, loads
-    from workload_map.jq.errors import JqCompileError, JqParseError
-    from workload_map.jq.values import valid_text
+    from workload_map.jq import (
+        INPUT_FILENAME,
+        JqCompileError,
+        JqParseError,
+        JsonDecodeError,
+        loads,
+        valid_text,
+    )
 
     if opts.indent is not None:
         if opts.indent > 9:
@@ -528,8 +530,7 @@ def _evaluate(
 ) -> int:
     """Run the program on every input; the exit code as gojq's."""
     from workload_map import jq
-    from workload_map.jq.builtins.control import INPUT_FILENAME
-    from workload_map.jq.errors import JqHaltError, JqLimitError, JqRuntimeError
+    from workload_map.jq import INPUT_FILENAME, JqHaltError, JqLimitError, JqRuntimeError
 
     exit_code = 0
     limits = _unlimited(jq)
@@ -565,7 +566,7 @@ def _evaluate(
 
 
 def _report_halt(runner: _Runner, e: Any) -> None:
-    from workload_map.jq.encoding import dumps
+    from workload_map.jq import dumps
 
     value = getattr(e, "value", None)
     if value is None:

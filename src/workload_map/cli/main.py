@@ -2,7 +2,7 @@
 
 One command table (:data:`TABLE`): every command, the module it runs, and whether it talks to
 several clusters. Every command takes kubectl's connection flags
-(:mod:`workload_map.cluster.flags`) before or after its name.
+(:mod:`workload_map.kube.flags`) before or after its name.
 
 Start-up is most of what a command costs (benchmarks/live_bench.py, docs/cli.md), so the
 table's import of the command's module is the one lazy boundary of each command (plus the
@@ -31,16 +31,15 @@ from workload_map.cli.context import Context
 from workload_map.cli.exits import ERROR, OK, CliError, UsageError
 from workload_map.cli.render import Styler, dump_document, wants_color
 from workload_map.cli.suggest import did_you_mean
-from workload_map.cluster.flags import (
+from workload_map.errors import WlmapError
+from workload_map.kube.flags import (
     CONNECTION_VALUE_FLAGS,
     add_connection_flags,
     connection_options,
 )
-from workload_map.errors import WlmapError
 
 if TYPE_CHECKING:
-    from workload_map.cluster.client import Cluster
-    from workload_map.cluster.options import ConnectionOptions
+    from workload_map.kube import Cluster, ConnectionOptions
 
 __all__ = ["COMMANDS", "TABLE", "Command", "entry", "exit_now", "kubectl_complete", "main"]
 
@@ -182,7 +181,7 @@ def help_width() -> int:
 def _add_globals(
     parser: argparse.ArgumentParser, *, suppress: bool, several_contexts: bool = False
 ) -> None:
-    """kubectl's connection flags (:mod:`workload_map.cluster.flags`, the same set every
+    """kubectl's connection flags (:mod:`workload_map.kube.flags`, the same set every
     command and process takes) and the output flags. The main parser's copy (before the
     subcommand) collects contexts apart, so that ``--context`` before and after the subcommand
     can be counted together; it accepts several, the command's policy is applied after."""
@@ -425,8 +424,7 @@ def build_parser(
                 "Apply built-in definitions to the cluster as Karta objects (server-side apply; "
                 "a user's own Karta of the same type is never replaced)"
                 if verb == "install"
-                else "Delete installed copies of built-in definitions (a user's own Karta is "
-                "kept)"
+                else "Delete installed copies of built-in definitions (a user's own Karta is kept)"
             ),
         )
         i.add_argument("verb", choices=(verb,), metavar=verb)
@@ -699,7 +697,7 @@ def _connect(options: ConnectionOptions) -> Cluster:
     cluster: the second lazy import here, on purpose. An offline command (``describe -f``,
     ``validate``, ``verify``, ``definitions`` without a cluster) never loads the client, its
     sockets and TLS (tests/cli/test_startup.py)."""
-    from workload_map.cluster.client import connect
+    from workload_map.cluster.connection import connect
 
     return connect(options)
 

@@ -15,9 +15,9 @@ import msgspec
 from workload_map.cli.exits import NO_DEFINITION, NOT_FOUND, CliError, UsageError
 
 if TYPE_CHECKING:
-    from workload_map.cluster.client import Cluster
-    from workload_map.cluster.definitions import Definition, Definitions
-    from workload_map.cluster.discovery import APIResource
+    from workload_map.catalog.definitions import Definition, Definitions
+    from workload_map.kube.client import Cluster
+    from workload_map.kube.discovery import APIResource
 
 __all__ = [
     "NotInstalled",
@@ -74,7 +74,7 @@ def no_definition_error(
     *, type_token: str | None = None, gvk: Any = None, candidates: list[str] | None = None
 ) -> CliError:
     """Exit 4 with the machine payload ``{"error": "no_definition_for_type", …}``."""
-    from workload_map.cluster.definitions import gvk_text
+    from workload_map.catalog.definitions import gvk_text
 
     if gvk is not None:
         message = f"no definition covers {gvk_text(gvk)}"
@@ -137,7 +137,8 @@ def resolve_type(
 ) -> Target:
     """The served resource and definition a TYPE token means; raises :class:`CliError`
     (usage for ambiguity, 3 via :class:`NotInstalled`, 4 when nothing covers it)."""
-    from workload_map.cluster.discovery import match_type, version_priority
+    from workload_map.catalog.registry import version_priority
+    from workload_map.kube.discovery import match_type
 
     matches = match_type(token, cluster.resources())
     if not matches:
@@ -172,7 +173,7 @@ def _target(
 ) -> Target:
     """The served version (in ``served``'s order) a definition covers exactly, else the first
     one with the fallback definition (and its warning); exit 4 when nothing covers the kind."""
-    from workload_map.cluster.lookup import resolve_gvk
+    from workload_map.catalog.resolution import resolve_gvk
     from workload_map.model import GVK
 
     wanted = GVK(group, served[0].version, kind)
@@ -208,7 +209,7 @@ def find_by_name(
     name: str, cluster: Cluster, definitions: Definitions
 ) -> list[tuple[Target, dict[str, Any]]]:
     """Every covered workload called ``name`` in the current namespace (bare-name lookup)."""
-    from workload_map.cluster.errors import ApiError
+    from workload_map.kube.errors import ApiError
 
     found = []
     for target in covered_targets(cluster, definitions):

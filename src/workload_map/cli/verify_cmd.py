@@ -134,8 +134,8 @@ def _load_definition(path: str, ctx: Context) -> tuple[Karta, str]:
 def _describe(
     karta: Karta, obj: dict[str, Any], name: str, path: str
 ) -> tuple[dict[str, Any], Workload]:
+    from workload_map.catalog.definitions import Definition
     from workload_map.cli.workload_view import DescribeFailed, read_workload
-    from workload_map.cluster.definitions import Definition
 
     try:
         wl, view = read_workload(obj, None, Definition(karta, name, "file"), file_mode=True)

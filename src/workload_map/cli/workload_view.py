@@ -15,7 +15,7 @@ from workload_map.cli.exits import ERROR, CliError
 from workload_map.cli.manifests import describe_object
 
 if TYPE_CHECKING:
-    from workload_map.cluster.definitions import Definition
+    from workload_map.catalog.definitions import Definition
     from workload_map.engine import Workload
 
 __all__ = ["DescribeFailed", "describe_view", "engine_errors", "read_workload", "view_name"]

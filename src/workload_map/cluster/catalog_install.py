@@ -25,11 +25,11 @@ from workload_map.catalog.stamps import (
     derived_labels,
     root_gvk,
 )
-from workload_map.cluster.errors import ApiError, NotFound
 from workload_map.errors import WlmapError
+from workload_map.kube.errors import ApiError, NotFound
 
 if TYPE_CHECKING:
-    from workload_map.cluster.api import Api
+    from workload_map.kube.api import Api
 
 __all__ = [
     "FIELD_MANAGER",

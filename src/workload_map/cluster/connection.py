@@ -1,72 +1,28 @@
-"""The one way from kubectl's connection flags to the shared read-write
-:class:`~workload_map.cluster.api.Api` (the operator, the exporter, ``wlmap serve``, and the
-command line's writes: ``crd apply``, ``definitions install|uninstall``).
+"""Connecting a command to its cluster: :func:`workload_map.kube.client.connect`, with PyYAML
+imported the core's cheaper way first.
 
-The kubeconfig is resolved first by :func:`workload_map.cluster.kubeconfig.resolve`, the
-resolver ``wlmap get`` uses, so a missing, unreadable or malformed file, an unknown context
-and kubectl's precedence are the same in every command and process, with the same messages
-(never the ``kubernetes`` loader's exception and traceback).
+The kubeconfig is YAML and the I/O layer imports PyYAML plainly (it imports nothing of the
+project but the error root); the core's :func:`~workload_map.model.yaml_import.import_yaml`
+skips a pattern compilation that is a good part of a live command's start-up, so it runs
+first here, where both layers may be imported.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
-from workload_map.cluster.api import Api, Impersonation, load_configuration
-from workload_map.cluster.errors import ApiError, ClusterError
-from workload_map.cluster.kubeconfig import resolve
-from workload_map.cluster.options import ConnectionOptions
+from workload_map.model.yaml_import import import_yaml
 
-__all__ = ["open_api"]
+if TYPE_CHECKING:
+    from workload_map.kube.client import Cluster
+    from workload_map.kube.options import ConnectionOptions
 
-
-def open_api(
-    options: ConnectionOptions,
-    *,
-    impersonate_uid: str | None = None,
-    check: bool = True,
-) -> Api:
-    """The read-write client for ``options``; with ``check``, the server has answered once.
-
-    The kubeconfig is resolved by :func:`~workload_map.cluster.kubeconfig.resolve` (the
-    precedence, the merge, every error message), then handed to the ``kubernetes`` loader as
-    the exact file list and context it chose. ``check`` reads ``/version`` so that a process
-    whose server cannot be reached says so and ends, instead of starting watches that retry
-    forever (what controller-runtime does at start too)."""
-    resolved = resolve(options)
-    flags = Impersonation(
-        user=options.impersonate_user, groups=options.impersonate_groups, uid=impersonate_uid
-    )
-    try:
-        if resolved.source == "in-cluster":
-            configuration = _in_cluster_configuration()
-            configuration.impersonation = flags
-        else:
-            configuration = load_configuration(
-                resolved.source, resolved.context, impersonate=flags
-            )
-    except ClusterError:
-        raise
-    except Exception as exc:  # the kubernetes loader's own exception types: still a bad config
-        raise ClusterError(f"kubeconfig {resolved.source}: {exc}") from exc
-    # the client needs a number: "no timeout" (0) keeps its default per request
-    api = Api(configuration) if options.timeout is None else Api(configuration, timeout=options.timeout)
-    if check:
-        try:
-            api.request("GET", "/version")
-        except ApiError:
-            pass  # it answered (some servers refuse /version to anonymous users)
-        except Exception:
-            api.close()
-            raise
-    return api
+__all__ = ["connect"]
 
 
-def _in_cluster_configuration() -> Any:
-    """The service account's configuration (``$KUBECONFIG`` naming only missing files must not
-    send the ``kubernetes`` loader to them, as :func:`load_configuration` would)."""
-    from kubernetes import client, config
+def connect(options: ConnectionOptions) -> Cluster:
+    """A read client for the kubeconfig/context/in-cluster config the options select."""
+    import_yaml()
+    from workload_map.kube.client import connect as kube_connect
 
-    configuration = client.Configuration()
-    config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
-    return configuration
+    return kube_connect(options)

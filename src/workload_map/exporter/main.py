@@ -1,7 +1,7 @@
 """``wlmap exporter``: the workload metrics exporter without the operator.
 
 The same flags as the operator's exporter (``--workload-metrics-bind-address`` …) plus
-kubectl's connection flags (:mod:`workload_map.cluster.flags`; in a pod, the service account). One replica: it
+kubectl's connection flags (:mod:`workload_map.kube.flags`; in a pod, the service account). One replica: it
 exports workload series itself (run the operator with ``--enable-workload-metrics`` for
 leader-elected replicas).
 """
@@ -16,10 +16,10 @@ import sys
 import threading
 from collections.abc import Sequence
 
-from workload_map.cluster.connection import open_api
-from workload_map.cluster.flags import add_connection_flags, connection_options
 from workload_map.errors import WlmapError
 from workload_map.exporter.settings import add_flags, settings_from
+from workload_map.kube.connect_api import open_api
+from workload_map.kube.flags import add_connection_flags, connection_options
 
 __all__ = ["build_parser", "main"]
 
@@ -55,8 +55,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     try:
         settings = settings_from(args)
-        from workload_map.cluster.cache import InformerSet
         from workload_map.exporter.service import ExporterService
+        from workload_map.kube.cache import InformerSet
 
         api = open_api(options)
         informers = InformerSet(api.client)

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 __all__ = [
     "ANNOTATION_DECISION",
+    "ANNOTATION_DISRUPTION",
     "ANNOTATION_GANG",
     "ANNOTATION_QUEUE",
     "ANNOTATION_TIMEOUT",
@@ -46,6 +47,8 @@ ANNOTATION_GANG = PREFIX + "gang-scheduling"
 #: per-workload overrides of the coscheduling timeout and the Volcano queue
 ANNOTATION_TIMEOUT = PREFIX + "schedule-timeout-seconds"
 ANNOTATION_QUEUE = PREFIX + "queue"
+#: ``all`` (the default: a gang is preempted whole) or ``single`` (the API's own default)
+ANNOTATION_DISRUPTION = PREFIX + "gang-disruption-mode"
 #: on the objects we own: the decision that produced them (JSON)
 ANNOTATION_DECISION = PREFIX + "decision"
 LABEL_MANAGED_BY = PREFIX + "managed-by"
@@ -86,6 +89,9 @@ class GangConfig:
     #: PriorityClass values by name beyond the built-in ``system-*`` ones, (name, value) pairs:
     #: they order the tasks that fill a stated minimum's ``minResources`` (gangs/tasks.py)
     priority_values: tuple[tuple[str, int], ...] = ()
+    #: the cluster's ``globalDefault`` PriorityClass (the lowest-valued one if several, as the
+    #: Priority admission plugin picks): the class pods and pod groups naming none receive
+    default_priority_class: str | None = None
 
     def backend_for(self, scheduler_name: str | None) -> str | None:
         """The backend of a pod's ``spec.schedulerName`` (unset = the default scheduler)."""

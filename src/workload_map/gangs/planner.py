@@ -18,6 +18,17 @@ and applies the rules those APIs impose:
   (``workload_map.gangs.tasks``);
 - KAI: nothing (KAI groups pods itself).
 
+Priority (native): kube-scheduler refuses every member of a pod group whose priority differs
+from the group's, and ranks members by the group's priority in preemption, so a native PodGroup
+names the priority class its members run with (:func:`_member_priority`; the class only: the
+Priority admission plugin fills ``priority``). Members without a class take the cluster's
+``globalDefault`` class (``GangConfig.default_priority_class``), as the plugin gives it to pods
+and pod groups alike. Members whose classes resolve to different values can share no pod group:
+such a gang gets no object and its pods schedule one by one (event ``MixedPriorities``).
+Disruption (native): a gang is one unit in preemption, ``disruptionMode: {all: {}}`` (the API's
+default is ``single``, which lets the scheduler preempt a subset of a running gang); the
+workload's annotation ``workload-map.run.ai/gang-disruption-mode: single`` asks for the API's.
+
 The backend of a gang is the one its pods' ``spec.schedulerName`` selects (the pods' when
 known, else their templates'); a gang whose members name different schedulers gets no object.
 """
@@ -33,6 +44,7 @@ from typing import Any
 from workload_map.engine import EngineError, PodGroup, Workload
 from workload_map.gangs.config import (
     ANNOTATION_DECISION,
+    ANNOTATION_DISRUPTION,
     ANNOTATION_QUEUE,
     ANNOTATION_TIMEOUT,
     COSCHEDULING,
@@ -49,7 +61,7 @@ from workload_map.gangs.config import (
 )
 from workload_map.gangs.naming import dns_label, dns_subdomain, label_value
 from workload_map.gangs.policy import left_alone, opt_in
-from workload_map.gangs.tasks import plan_tasks
+from workload_map.gangs.tasks import BUILTIN_PRIORITIES, plan_tasks
 from workload_map.model import Karta
 
 __all__ = [
@@ -260,6 +272,26 @@ def _timeout(obj: Mapping[str, Any], config: GangConfig) -> int:
 VOLCANO_QUEUE_LABEL = "volcano.sh/queue-name"
 
 
+#: the native ``disruptionMode`` values a workload's annotation may ask for
+DISRUPTION_MODES = ("all", "single")
+
+
+def _disruption(obj: Mapping[str, Any], out: Plan) -> dict[str, dict[str, Any]]:
+    """The native groups' ``disruptionMode``: ``all`` unless the workload asks for ``single``."""
+    value = (_meta(obj).get("annotations") or {}).get(ANNOTATION_DISRUPTION)
+    if value is not None and value not in DISRUPTION_MODES:
+        out.decisions.append(
+            Decision(
+                "BadAnnotation",
+                f"annotation {ANNOTATION_DISRUPTION}={value!r} is not one of "
+                f"{', '.join(DISRUPTION_MODES)}: the default, all, is used",
+                warning=True,
+            )
+        )
+        value = None
+    return {str(value or "all"): {}}
+
+
 def _queue(obj: Mapping[str, Any], config: GangConfig) -> str:
     """Our annotation, Volcano's queue annotation (LWS reads it too), the label KubeRay reads."""
     meta = _meta(obj)
@@ -336,6 +368,73 @@ def _schedulers(
             if component in members and isinstance(pc, str) and pc:
                 return names, pc
     return names, priority
+
+
+@dataclass(frozen=True)
+class _MemberPriority:
+    """The priority class one pod group of the gang's members can carry, or why none can."""
+
+    #: the class the group names; None: no member names one and the cluster has no default
+    priority_class: str | None
+    #: set when the members' classes resolve to different priorities (no group can hold them)
+    conflict: str | None = None
+
+
+def _class_value(name: str, config: GangConfig) -> int | None:
+    if not name:
+        return 0  # no class and no globalDefault: the plugin gives priority 0
+    values = dict(config.priority_values)
+    if name in values:
+        return values[name]
+    return BUILTIN_PRIORITIES.get(name)
+
+
+def _member_priority(
+    group: PodGroup,
+    members: set[str],
+    pods_by_name: Mapping[str, Mapping[str, Any]],
+    specs: Sequence[tuple[str, dict[str, Any]]],
+    config: GangConfig,
+) -> _MemberPriority:
+    """The class a native PodGroup of ``group`` names, from its members' pods and templates.
+
+    Every member template counts (the controller makes the pods from them); a known pod counts
+    when it names a class (the Priority admission plugin names the resolved class on every pod
+    it admits; a pod naming none is taken as its template's, as in files that abbreviate pods).
+    A template naming none runs with the cluster's ``globalDefault`` class, else priority 0.
+    Classes of equal value may share a group; different values cannot (the scheduler compares
+    each member's priority with the group's).
+    """
+    default = config.default_priority_class or ""
+    counts: dict[str, int] = {}
+    for component, spec in specs:
+        if component in members:
+            pc = spec.get("priorityClassName")
+            name = pc if isinstance(pc, str) and pc else default
+            counts[name] = counts.get(name, 0) + 1
+    for pod_name in group.pods:
+        pod = pods_by_name.get(pod_name)
+        pc = _spec(pod).get("priorityClassName") if pod is not None else None
+        if isinstance(pc, str) and pc:
+            counts[pc] = counts.get(pc, 0) + 1
+    if not counts:
+        return _MemberPriority(default or None)
+    # the most used class (then by name): any of equal value would do
+    chosen = sorted(counts, key=lambda n: (-counts[n], n))[0]
+    if len(counts) > 1:
+        values = {name: _class_value(name, config) for name in counts}
+        if None in values.values() or len(set(values.values())) > 1:
+            shown = ", ".join(
+                f"{name or '(none)'}=" + ("unknown" if values[name] is None else str(values[name]))
+                for name in sorted(counts)
+            )
+            return _MemberPriority(
+                None,
+                f"pod group {group.name}: its pods' priority classes differ ({shown}), and "
+                "kube-scheduler binds no member of a pod group whose priority differs from "
+                "the group's: no gang is enforced, the pods schedule one by one",
+            )
+    return _MemberPriority(chosen or None)
 
 
 def _spec(pod: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -527,6 +626,14 @@ def plan(
                 )
             )
             continue
+        if backend == NATIVE:
+            member_priority = _member_priority(group, members, pods_by_name, specs, config)
+            if member_priority.conflict is not None:
+                out.decisions.append(
+                    Decision("MixedPriorities", member_priority.conflict, warning=True)
+                )
+                continue
+            priority = member_priority.priority_class
         if backend == KAI:
             out.decisions.append(
                 Decision(
@@ -597,7 +704,12 @@ def plan(
             )
         )
     _native_layout(out, existing_templates)
-    out.objects = _objects(out, choice.reason, queue, timeout, _volcano_annotations(wl_spec.obj))
+    disruption = (
+        _disruption(wl_spec.obj, out) if any(g.backend == NATIVE for g in out.gangs) else {}
+    )
+    out.objects = _objects(
+        out, choice.reason, queue, timeout, _volcano_annotations(wl_spec.obj), disruption
+    )
     return out
 
 
@@ -659,8 +771,30 @@ def _volcano_annotations(obj: Mapping[str, Any]) -> dict[str, str]:
     }
 
 
+def _template(
+    name: str, count: int, classes: set[str | None], disruption: Mapping[str, Any]
+) -> dict[str, Any]:
+    """A native pod-group template; it names a class only where all its gangs share one
+    (PodGroups made from it are ours and name their own: the template is what other readers,
+    KAI among them, see)."""
+    template: dict[str, Any] = {
+        "name": name,
+        "schedulingPolicy": {"gang": {"minCount": count}},
+        "disruptionMode": dict(disruption),
+    }
+    (only,) = classes if len(classes) == 1 else (None,)
+    if only:
+        template["priorityClassName"] = only
+    return template
+
+
 def _objects(
-    out: Plan, opted: str, queue: str, timeout: int, inherited: Mapping[str, str]
+    out: Plan,
+    opted: str,
+    queue: str,
+    timeout: int,
+    inherited: Mapping[str, str],
+    disruption: Mapping[str, Any],
 ) -> list[dict[str, Any]]:
     ref = out.workload
     objects: list[dict[str, Any]] = []
@@ -669,8 +803,10 @@ def _objects(
     in_templates = [g for g in native if not g.standalone]
     if in_templates:
         minimums: dict[str, int] = {}
+        classes: dict[str, set[str | None]] = {}
         for g in in_templates:
             minimums[g.template] = max(minimums.get(g.template, 0), g.min_count)
+            classes.setdefault(g.template, set()).add(g.priority_class)
         objects.append(
             {
                 "apiVersion": NATIVE_API,
@@ -684,7 +820,7 @@ def _objects(
                 "spec": {
                     "controllerRef": {"apiGroup": ref.group, "kind": ref.kind, "name": ref.name},
                     "podGroupTemplates": [
-                        {"name": name, "schedulingPolicy": {"gang": {"minCount": count}}}
+                        _template(name, count, classes[name], disruption)
                         for name, count in sorted(minimums.items())
                     ],
                 },
@@ -696,6 +832,10 @@ def _objects(
             spec: dict[str, Any] = {"schedulingPolicy": {"gang": {"minCount": g.min_count}}}
             if not g.standalone:
                 spec["workloadRef"] = {"workloadName": workload_name, "templateName": g.template}
+            if g.priority_class:
+                # the scheduler ranks and admits members by the group's priority (module doc)
+                spec["priorityClassName"] = g.priority_class
+            spec["disruptionMode"] = dict(disruption)
             objects.append(
                 {"apiVersion": NATIVE_API, "kind": "PodGroup", "metadata": meta, "spec": spec}
             )

@@ -9,7 +9,8 @@ Every path in a Karta definition is a jq program evaluated against workload obje
 
 Values are plain Python JSON (None, bool, int, float, str, list, dict); inputs are never mutated.
 Object keys iterate in sorted order, integers are exact, errors use gojq's texts and carry the
-offset of the failing term.
+offset of the failing term. JSON text is read and written byte for byte as gojq does
+(``loads``, ``iter_values``, ``dumps``; ``valid_text`` reads a lone surrogate as U+FFFD).
 
 Builtins are registered one way (``jq.builtins.registry``): a function marked
 ``@builtin(name, arity, kind=..., effect=...)`` in a group module (``kind`` "value": called with
@@ -22,9 +23,11 @@ compiler, ``builtins`` and the Karta safety rules (``effect``) all read this one
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 from workload_map.jq import ast, errors
+from workload_map.jq.encoding import JsonDecodeError, dumps, iter_values, loads
 from workload_map.jq.errors import *  # noqa: F403  (the error classes, listed in errors.__all__)
 from workload_map.jq.parser import parse as _parse
 from workload_map.jq.paths import (
@@ -44,8 +47,11 @@ from workload_map.jq.program import (
     SlowEvaluation,
     compile,
 )
+from workload_map.jq.values import valid_text
 
 if TYPE_CHECKING:
+    from workload_map.jq.builtins.control import INPUT_FILENAME
+    from workload_map.jq.builtins.formats import decode_bytes
     from workload_map.jq.safety import (
         SafetyRule,
         Violation,
@@ -58,6 +64,8 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_LIMITS",
     "DEFINITION_LIMITS",
+    "INPUT_FILENAME",
+    "JsonDecodeError",
     "Limits",
     "Path",
     "PathKey",
@@ -67,14 +75,19 @@ __all__ = [
     "Violation",
     "compile",
     "constant_path",
+    "decode_bytes",
     "defaulted_path",
     "delpaths",
+    "dumps",
     "getpath",
     "is_writable",
+    "iter_values",
     "karta_violations",
+    "loads",
     "parse",
     "setpath",
     "unwritable",
+    "valid_text",
     "writability",
 ]
 __all__ += errors.__all__  # the error classes, listed once in their module
@@ -85,19 +98,26 @@ def parse(program: str) -> ast.Node:
     return _parse(program)
 
 
-#: the Karta safety rules, imported on first use (PEP 562): evaluating expressions, what every
-#: command does, needs neither them nor their enum
-_SAFETY = frozenset(
-    {"SafetyRule", "Violation", "is_writable", "karta_violations", "unwritable", "writability"}
-)
+# The package's one lazy boundary (PEP 562): evaluating expressions, what every command does,
+# needs neither the Karta safety rules (and their enum) nor the builtin groups that `wlmap jq`
+# reads from (``formats``, ``control``: the registry imports them on a program's first call of one
+# of their builtins). Measured with ``-X importtime``: safety 2.3 ms, formats 4.1 ms (it brings
+# urllib.parse), control 1.1 ms, against about 85 ms for the package.
+_LAZY = {
+    **dict.fromkeys(
+        ("SafetyRule", "Violation", "is_writable", "karta_violations", "unwritable", "writability"),
+        "workload_map.jq.safety",
+    ),
+    "decode_bytes": "workload_map.jq.builtins.formats",
+    "INPUT_FILENAME": "workload_map.jq.builtins.control",
+}
 
 
 def __getattr__(name: str) -> Any:
-    if name not in _SAFETY:
+    module = _LAZY.get(name)
+    if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from workload_map.jq import safety
-
-    value = getattr(safety, name)
+    value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
 

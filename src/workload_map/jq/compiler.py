@@ -26,7 +26,7 @@ definitions and calls, the lazily compiled ``builtin.jq`` library and the entry 
 from __future__ import annotations
 
 import threading
-from collections.abc import Generator, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from typing import Any
 
 from workload_map.jq import ast
@@ -70,6 +70,7 @@ from workload_map.jq.combinators import (
 )
 from workload_map.jq.errors import JqBreak, JqCompileError, JqError, JqRuntimeError
 from workload_map.jq.fieldchains import chain_constant_path
+from workload_map.jq.parser import parse
 from workload_map.jq.pathmode import modify_paths, setpath_at
 from workload_map.jq.terms import TermCompiler
 
@@ -80,6 +81,12 @@ __all__ = ["Code", "Ctx", "compile_program", "compile_tree"]
 
 class Compiler(TermCompiler):
     """The full compiler: operators, control flow, definitions and calls."""
+
+    def native(self, name: str, arity: int) -> Callable[..., Any]:
+        return registry.native(name, arity)
+
+    def builtin_names(self) -> list[str]:
+        return registry.names()
 
     # --- operators ---------------------------------------------------------------------------
     def c_unary(self, node: ast.Unary, scope: Scope) -> Code:
@@ -455,8 +462,6 @@ def _builtin_def(key: tuple[str, int]) -> ast.FuncDef | None:
         source = registry.jq_source(key)
         if source is None:
             return None
-        from workload_map.jq.parser import parse
-
         tree = _without_offsets(parse(source + " ."))
         assert isinstance(tree, ast.WithDefs) and len(tree.defs) == 1
         found = _BUILTIN_DEFS[key] = tree.defs[0]

@@ -36,6 +36,16 @@ class CompilerCore:
     def error(self, message: str, node: Any) -> JqCompileError:
         return JqCompileError(message, offset=getattr(node, "offset", None), program=self.source)
 
+    # The registry's answers, given by the full compiler (``compiler.Compiler``, which imports the
+    # registry): the special forms the registry loads by name cannot import it back.
+    def native(self, name: str, arity: int) -> Callable[..., Any]:
+        """The function of the value or stream builtin ``name/arity``."""
+        raise NotImplementedError
+
+    def builtin_names(self) -> list[str]:
+        """Every builtin a program can call, as ``name/arity`` (what ``builtins`` yields)."""
+        raise NotImplementedError
+
     def compile(self, node: Any, scope: Scope) -> Code:
         key = (type(self), type(node))
         method = DISPATCH.get(key)

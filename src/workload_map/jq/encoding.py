@@ -23,11 +23,10 @@ from collections.abc import Iterator
 from decimal import Context, Decimal
 from typing import Any
 
-from workload_map.jq.values import LiteralNumber
-
 __all__ = [
     "MAX_DEPTH",
     "JsonDecodeError",
+    "LiteralNumber",
     "decode_at",
     "dumps",
     "dumps_prefix",
@@ -44,6 +43,28 @@ _SPECIAL_CHARS = re.compile("[\x7f\ud800-\udfff]")
 _C_COMPACT = json.JSONEncoder(
     ensure_ascii=False, sort_keys=True, separators=(",", ":"), check_circular=False
 ).encode
+
+
+class LiteralNumber(float):
+    """A number read from JSON text that is not in canonical form (`1.0`, `1e3`, `1e1000`).
+
+    It behaves as its float value everywhere; the encoder prints `text` instead of the value, as
+    gojq does while a number from the input passes through untouched.
+    """
+
+    __slots__ = ("text",)
+    text: str
+
+    def __new__(cls, value: float, text: str) -> LiteralNumber:
+        obj = float.__new__(cls, value)
+        obj.text = text
+        return obj
+
+    def __repr__(self) -> str:
+        return f"LiteralNumber({self.text})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (LiteralNumber, (float(self), self.text))
 
 
 class JsonDecodeError(ValueError):

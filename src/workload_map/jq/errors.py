@@ -69,32 +69,6 @@ class JqRuntimeError(JqError):
         self.value = message if value is None and not isinstance(self, JqHaltError) else value
 
 
-class JqValueError(JqRuntimeError):
-    """``error(v)``: the message (``error: <v as JSON>``) is only written when it is read, so
-    that a caught error of a large value costs nothing to raise. (Not exported: callers see a
-    JqRuntimeError.)"""
-
-    def __init__(self, value: Any):
-        Exception.__init__(self, "error")
-        self._message: str | None = None
-        self.offset = None
-        self.program = None
-        self.value = value
-
-    @property
-    def message(self) -> str:
-        if self._message is None:
-            from workload_map.jq.encoding import dumps
-
-            v = self.value
-            self._message = "error: " + (v if type(v) is str else dumps(v, None))
-        return self._message
-
-    @message.setter
-    def message(self, text: str) -> None:
-        self._message = text
-
-
 class JqHaltError(JqRuntimeError):
     """``halt`` / ``halt_error``: stops the program; ``try`` does not catch it."""
 

@@ -20,6 +20,7 @@ from workload_map.jq.deep import run_deep
 from workload_map.jq.errors import JqError, JqLimitError, JqRuntimeError
 from workload_map.jq.parser import parse
 from workload_map.jq.paths import Path, constant_path, defaulted_path
+from workload_map.jq.values import type_error_preview
 
 __all__ = ["DEFAULT_LIMITS", "DEFINITION_LIMITS", "Limits", "Program", "SlowEvaluation", "compile"]
 
@@ -412,6 +413,4 @@ def _untimed(limits: Limits) -> Limits:
 
 
 def _preview(v: Any) -> str:
-    from workload_map.jq.values import type_error_preview
-
     return type_error_preview(v)

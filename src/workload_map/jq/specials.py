@@ -14,13 +14,12 @@ import itertools
 import math
 import sys
 from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from workload_map.jq import ast
 from workload_map.jq import values as jv
-from workload_map.jq.builtins import registry
+from workload_map.jq.builtins.marks import builtin
 from workload_map.jq.builtins.paths import getpath as value_getpath
-from workload_map.jq.builtins.registry import builtin
 from workload_map.jq.calls import native_call
 from workload_map.jq.closures import (
     EMPTY,
@@ -35,19 +34,17 @@ from workload_map.jq.closures import (
     spend,
     tick,
 )
+from workload_map.jq.dispatch import CompilerCore
 from workload_map.jq.errors import JqError, JqRuntimeError
-
-if TYPE_CHECKING:
-    from workload_map.jq.compiler import Compiler
 
 
 @builtin("empty", 0, kind="special", needs_ctx=False)
-def _sp_empty(c: Compiler, args: list[Code], node: ast.Call) -> Code:
+def _sp_empty(c: CompilerCore, args: list[Code], node: ast.Call) -> Code:
     return EMPTY
 
 
 @builtin("not", 0, kind="special", needs_ctx=False)
-def _sp_not(c: Compiler, args: list[Code], node: ast.Call) -> Code:
+def _sp_not(c: CompilerCore, args: list[Code], node: ast.Call) -> Code:
     def one(v: Any, env: Env) -> Any:
         return v is None or v is False
 
@@ -55,7 +52,7 @@ def _sp_not(c: Compiler, args: list[Code], node: ast.Call) -> Code:
 
 
 @builtin("path", 1, kind="special", needs_ctx=False)
-def _sp_path(c: Compiler, args: list[Code], node: ast.Call) -> Code:
+def _sp_path(c: CompilerCore, args: list[Code], node: ast.Call) -> Code:
     f_paths = args[0].paths
 
     def run(v: Any, env: Env) -> Iterator[Any]:
@@ -68,7 +65,7 @@ def _sp_path(c: Compiler, args: list[Code], node: ast.Call) -> Code:
 
 
 @builtin("getpath", 1, kind="special", needs_ctx=False)
-def _sp_getpath(c: Compiler, args: list[Code], node: ast.Call) -> Code:
+def _sp_getpath(c: CompilerCore, args: list[Code], node: ast.Call) -> Code:
     getpath = value_getpath
     base = native_call(getpath, args, node.offset, False)
     arg = args[0]
@@ -89,7 +86,7 @@ def _sp_getpath(c: Compiler, args: list[Code], node: ast.Call) -> Code:
 
 
 @builtin("select", 1, kind="special", needs_ctx=False)
-def _sp_select(c: Compiler, args: list[Code], node: ast.Call) -> Code:
+def _sp_select(c: CompilerCore, args: list[Code], node: ast.Call) -> Code:
     cond = args[0]
     if cond.one is not None:
         c1 = cond.one
@@ -123,7 +120,7 @@ def _sp_select(c: Compiler, args: list[Code], node: ast.Call) -> Code:
 
 
 @builtin("map", 1, kind="special", needs_ctx=False)
-def _sp_map(c: Compiler, args: list[Code], node: ast.Call) -> Code:
+def _sp_map(c: CompilerCore, args: list[Code], node: ast.Call) -> Code:
     f = args[0]
     iterate = jv.iterate
     offset = node.offset
@@ -160,7 +157,7 @@ def _first_of(it: Iterable[Any]) -> Any:
 
 
 @builtin("first", 1, kind="special", needs_ctx=False)
-def _sp_first(c: Compiler, args: list[Code], node: ast.Call) -> Code:
+def _sp_first(c: CompilerCore, args: list[Code], node: ast.Call) -> Code:
     f = args[0]
 
     def run(v: Any, env: Env) -> tuple[Any, ...]:
@@ -175,7 +172,7 @@ def _sp_first(c: Compiler, args: list[Code], node: ast.Call) -> Code:
 
 
 @builtin("last", 1, kind="special")
-def _sp_last(c: Compiler, args: list[Code], node: ast.Call) -> Code:
+def _sp_last(c: CompilerCore, args: list[Code], node: ast.Call) -> Code:
     f = args[0]
 
     def run(v: Any, env: Env) -> tuple[Any, ...]:
@@ -190,7 +187,7 @@ def _sp_last(c: Compiler, args: list[Code], node: ast.Call) -> Code:
 
 
 @builtin("isempty", 1, kind="special", needs_ctx=False)
-def _sp_isempty(c: Compiler, args: list[Code], node: ast.Call) -> Code:
+def _sp_isempty(c: CompilerCore, args: list[Code], node: ast.Call) -> Code:
     f = args[0]
 
     def one(v: Any, env: Env) -> Any:
@@ -236,7 +233,7 @@ def _counted(
 
 
 @builtin("limit", 2, kind="special")
-def _sp_limit(c: Compiler, args: list[Code], node: ast.Call) -> Code:
+def _sp_limit(c: CompilerCore, args: list[Code], node: ast.Call) -> Code:
     n_code, f = args
     message = "limit doesn't support negative count"
 
@@ -256,7 +253,7 @@ def _sp_limit(c: Compiler, args: list[Code], node: ast.Call) -> Code:
 
 
 @builtin("skip", 2, kind="special")
-def _sp_skip(c: Compiler, args: list[Code], node: ast.Call) -> Code:
+def _sp_skip(c: CompilerCore, args: list[Code], node: ast.Call) -> Code:
     n_code, f = args
     message = "skip doesn't support negative count"
 
@@ -274,7 +271,7 @@ def _sp_skip(c: Compiler, args: list[Code], node: ast.Call) -> Code:
 
 
 @builtin("nth", 2, kind="special")
-def _sp_nth(c: Compiler, args: list[Code], node: ast.Call) -> Code:
+def _sp_nth(c: CompilerCore, args: list[Code], node: ast.Call) -> Code:
     n_code, f = args
     message = "nth doesn't support negative index"
 
@@ -326,42 +323,42 @@ def _any_all(is_any: bool, gen: Code | None, cond: Code | None) -> Code:
 
 
 @builtin("any", 0, kind="special", needs_ctx=False)
-def _sp_any0(c: Compiler, args: list[Code], node: ast.Call) -> Code:
+def _sp_any0(c: CompilerCore, args: list[Code], node: ast.Call) -> Code:
     return _any_all(True, None, None)
 
 
 @builtin("any", 1, kind="special", needs_ctx=False)
-def _sp_any1(c: Compiler, args: list[Code], node: ast.Call) -> Code:
+def _sp_any1(c: CompilerCore, args: list[Code], node: ast.Call) -> Code:
     return _any_all(True, None, args[0])
 
 
 @builtin("any", 2, kind="special", needs_ctx=False)
-def _sp_any2(c: Compiler, args: list[Code], node: ast.Call) -> Code:
+def _sp_any2(c: CompilerCore, args: list[Code], node: ast.Call) -> Code:
     return _any_all(True, args[0], args[1])
 
 
 @builtin("all", 0, kind="special", needs_ctx=False)
-def _sp_all0(c: Compiler, args: list[Code], node: ast.Call) -> Code:
+def _sp_all0(c: CompilerCore, args: list[Code], node: ast.Call) -> Code:
     return _any_all(False, None, None)
 
 
 @builtin("all", 1, kind="special", needs_ctx=False)
-def _sp_all1(c: Compiler, args: list[Code], node: ast.Call) -> Code:
+def _sp_all1(c: CompilerCore, args: list[Code], node: ast.Call) -> Code:
     return _any_all(False, None, args[0])
 
 
 @builtin("all", 2, kind="special", needs_ctx=False)
-def _sp_all2(c: Compiler, args: list[Code], node: ast.Call) -> Code:
+def _sp_all2(c: CompilerCore, args: list[Code], node: ast.Call) -> Code:
     return _any_all(False, args[0], args[1])
 
 
 @builtin("sub", 3, kind="special")
-def _sp_sub(c: Compiler, args: list[Code], node: ast.Call) -> Code:
+def _sp_sub(c: CompilerCore, args: list[Code], node: ast.Call) -> Code:
     """``sub($re; replacement; $flags)``; one output per combination of replacement outputs,
     the last match's replacement varying slowest (gojq's order)."""
     re_code, replacement, flags_code = args
-    match = registry.native("_match", 3)  # the regex group loads with the first sub
-    capture = registry.native("_capture", 0)
+    match = c.native("_match", 3)  # the regex group loads with the first sub
+    capture = c.native("_capture", 0)
     add = jv.add
     offset = node.offset
 

@@ -24,6 +24,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from workload_map.jq.encoding import LiteralNumber, dumps_prefix
 from workload_map.jq.errors import JqLimitError, JqRuntimeError
 
 __all__ = [
@@ -91,28 +92,6 @@ def utf8_bytes(s: str) -> bytes:
         return valid_text(s).encode("utf-8")
 
 
-class LiteralNumber(float):
-    """A number read from JSON text that is not in canonical form (`1.0`, `1e3`, `1e1000`).
-
-    It behaves as its float value everywhere; the encoder prints `text` instead of the value, as
-    gojq does while a number from the input passes through untouched.
-    """
-
-    __slots__ = ("text",)
-    text: str
-
-    def __new__(cls, value: float, text: str) -> LiteralNumber:
-        obj = float.__new__(cls, value)
-        obj.text = text
-        return obj
-
-    def __repr__(self) -> str:
-        return f"LiteralNumber({self.text})"
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (LiteralNumber, (float(self), self.text))
-
-
 # ---------------------------------------------------------------------------------------------
 # types and previews
 
@@ -163,8 +142,6 @@ def truthy(v: Any) -> bool:
 
 def preview(v: Any) -> str:
     """gojq's Preview: compact JSON cut to 30 bytes with a type-specific ` ...` tail."""
-    from workload_map.jq.encoding import dumps_prefix
-
     if type(v) is int and v.bit_length() > 4096:
         return _big_int_preview(v)
     # only what can show: the cost of a preview is bounded by its size, not the value's

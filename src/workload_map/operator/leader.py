@@ -14,8 +14,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from workload_map.cluster.api import Api
-from workload_map.cluster.errors import ClusterError
+from workload_map.kube.api import Api
+from workload_map.kube.errors import ClusterError
 from workload_map.operator.errors import ConfigError
 
 __all__ = ["LeaderElector"]

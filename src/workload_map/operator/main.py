@@ -24,8 +24,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workload_map.cluster.connection import open_api
-from workload_map.cluster.flags import add_connection_flags, connection_options
+from prometheus_client import Gauge
+
+from workload_map.kube.connect_api import open_api
+from workload_map.kube.flags import add_connection_flags, connection_options
 
 if TYPE_CHECKING:
     from workload_map.operator.server import TlsSource
@@ -193,7 +195,7 @@ class Operator:
     """One running operator process (also driven in-process by tests)."""
 
     def __init__(self, args: argparse.Namespace) -> None:
-        from workload_map.cluster.cache import InformerSet
+        from workload_map.kube.cache import InformerSet
         from workload_map.operator import controllers
         from workload_map.operator.controllers import OperatorConfig, OperatorContext
         from workload_map.operator.events import EventRecorder
@@ -276,12 +278,16 @@ class Operator:
             tls=self.tls,
         )
         self.servers.start()
-        self.ctx.add_metrics(self._metrics)
+        leader = Gauge(
+            "workloadmap_operator_leader", "1 while this replica is the leader.", registry=None
+        )
+        leader.set_function(lambda: 1 if self.ctx.is_leader() else 0)
+        self.ctx.registry.register(leader)
         from workload_map.operator.gcpauses import READINESS, GcPauses, settle_when
 
         # the collection before the freeze is itself a pause: the replica turns ready after it
         self.gc_pauses = GcPauses()
-        self.ctx.add_metrics(self.gc_pauses.render)
+        self.ctx.registry.register(self.gc_pauses)
         self.ctx.add_readiness(READINESS, lambda: self.gc_pauses.freezes > 0)
         servers = self.servers
         settle_when(
@@ -323,16 +329,6 @@ class Operator:
         log.error("lost the leader Lease; exiting so that a standby takes over")
         self.ctx.leader.clear()
         self.shutdown(exit_code=1)
-
-    def _metrics(self) -> str:
-        return (
-            "# HELP workloadmap_operator_leader 1 while this replica is the leader.\n"
-            "# TYPE workloadmap_operator_leader gauge\n"
-            f"workloadmap_operator_leader {1 if self.ctx.is_leader() else 0}\n"
-            "# HELP workloadmap_operator_admission_requests_total Admission requests served.\n"
-            "# TYPE workloadmap_operator_admission_requests_total counter\n"
-            f"workloadmap_operator_admission_requests_total {self.servers.admissions if self.servers else 0}\n"
-        )
 
     def shutdown(self, exit_code: int = 0) -> None:
         with self._lock:

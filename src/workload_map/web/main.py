@@ -12,8 +12,8 @@ import webbrowser
 from collections.abc import Sequence
 from pathlib import Path
 
-from workload_map.cluster.flags import add_connection_flags, connection_options
 from workload_map.errors import WlmapError
+from workload_map.kube.flags import add_connection_flags, connection_options
 
 __all__ = ["build_parser", "main"]
 

@@ -9,11 +9,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Protocol
 
-from workload_map.cluster.connection import open_api
 from workload_map.cluster.feed import FeedProblem
 from workload_map.cluster.inventory import Entry, Inventory
-from workload_map.cluster.options import ConnectionOptions
 from workload_map.errors import WlmapError
+from workload_map.kube.connect_api import open_api
+from workload_map.kube.options import ConnectionOptions
 from workload_map.model.load import KartaLoadError, parse_documents
 
 __all__ = ["FileSource", "LiveSource", "Source", "SourceError", "load_documents"]
@@ -150,8 +150,8 @@ class LiveSource:
     ) -> None:
         """``connection``: what ``wlmap serve``'s connection flags selected (or a kubeconfig
         path, with ``context``)."""
-        from workload_map.cluster.cache import InformerSet
         from workload_map.cluster.feed import InventoryFeed
+        from workload_map.kube.cache import InformerSet
 
         if not isinstance(connection, ConnectionOptions):
             connection = ConnectionOptions(kubeconfig=connection, context=context, timeout=10.0)

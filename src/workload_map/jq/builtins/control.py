@@ -8,8 +8,8 @@ import contextvars
 from typing import Any
 
 from workload_map.jq import encoding
-from workload_map.jq.builtins.registry import builtin
-from workload_map.jq.errors import JqHaltError, JqRuntimeError, JqValueError
+from workload_map.jq.builtins.marks import builtin
+from workload_map.jq.errors import JqHaltError, JqRuntimeError
 from workload_map.jq.values import (
     is_number,
     to_int,
@@ -36,6 +36,31 @@ def f_error0(v: Any) -> Any:
 @builtin("error", 1)
 def f_error1(_v: Any, x: Any) -> Any:
     raise _error_value(x)
+
+
+class JqValueError(JqRuntimeError):
+    """``error(v)``: the message (``error: <v as JSON>``) is only written when it is read, so
+    that a caught error of a large value costs nothing to raise. (Private: callers see a
+    JqRuntimeError. It lives here, beside ``error``, because its message needs the encoder,
+    which ``errors`` must not import.)"""
+
+    def __init__(self, value: Any):
+        Exception.__init__(self, "error")
+        self._message: str | None = None
+        self.offset = None
+        self.program = None
+        self.value = value
+
+    @property
+    def message(self) -> str:
+        if self._message is None:
+            v = self.value
+            self._message = "error: " + (v if type(v) is str else encoding.dumps(v, None))
+        return self._message
+
+    @message.setter
+    def message(self, text: str) -> None:
+        self._message = text
 
 
 def _error_value(x: Any) -> JqRuntimeError:

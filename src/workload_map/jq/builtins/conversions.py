@@ -7,7 +7,7 @@ import math
 from typing import Any
 
 from workload_map.jq import encoding, values
-from workload_map.jq.builtins.registry import builtin
+from workload_map.jq.builtins.marks import builtin
 from workload_map.jq.errors import JqRuntimeError
 from workload_map.jq.values import (
     is_number,

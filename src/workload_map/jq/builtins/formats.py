@@ -14,8 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from workload_map.jq import encoding
-from workload_map.jq.builtins import registry
-from workload_map.jq.builtins.registry import builtin
+from workload_map.jq.builtins.marks import builtin
 from workload_map.jq.errors import JqRuntimeError
 from workload_map.jq.values import (
     capped_text,
@@ -175,6 +174,11 @@ def f_base64d(v: Any) -> Any:
     return decode_bytes(bytes(out))
 
 
+#: every format by its name (`@csv`): `format/1` finds them here, not in the registry (which
+#: names this module, so importing it back would close a circle)
+_BY_NAME: dict[str, Callable[[Any], Any]] = {}
+
+
 def _capped(name: str, fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
     """`fn` refusing a result over MAX_STRING_BYTES: escaping grows text by a constant factor,
     so a loop of formats must not grow it without bound."""
@@ -183,6 +187,7 @@ def _capped(name: str, fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
         return capped_text(name, fn(v))
 
     capped.__name__ = fn.__name__
+    _BY_NAME[name] = capped
     if name not in ("@text", "@json"):  # gojq's internal names of the others: `@html` `_tohtml`
         capped = builtin("_to" + name[1:], 0)(capped)
     return builtin(name, 0)(capped)
@@ -205,10 +210,10 @@ _FORMATS = (
 
 def format_value(name: str, v: Any) -> Any:
     """Apply `@name` (with the `@`) to `v`; `format not defined: @name` for unknown names."""
-    entry = registry.lookup(name, 0) if name.startswith("@") else None
-    if entry is None:
+    fn = _BY_NAME.get(name)
+    if fn is None:
         raise JqRuntimeError(f"format not defined: {name}")
-    return registry.implementation(entry)(v)
+    return fn(v)
 
 
 @builtin("format", 1)

@@ -10,7 +10,7 @@ from typing import Any
 
 from workload_map.jq import values
 from workload_map.jq.builtins.conversions import wrap_error
-from workload_map.jq.builtins.registry import builtin
+from workload_map.jq.builtins.marks import builtin
 from workload_map.jq.errors import JqRuntimeError
 from workload_map.jq.values import (
     is_number,

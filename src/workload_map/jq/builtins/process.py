@@ -6,29 +6,25 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from workload_map.jq import ast
+from workload_map.jq import ast, encoding
 from workload_map.jq import values as jv
-from workload_map.jq.builtins import registry
-from workload_map.jq.builtins.registry import builtin
+from workload_map.jq.builtins.marks import builtin
 from workload_map.jq.closures import (
     Code,
     Env,
     from_one,
 )
+from workload_map.jq.dispatch import CompilerCore
 from workload_map.jq.errors import JqRuntimeError
-
-if TYPE_CHECKING:
-    from workload_map.jq.compiler import Compiler
-
 
 __all__: list[str] = []
 
 
 @builtin("env", 0, kind="special", effect="environment")
 @builtin("$ENV", 0, kind="special", effect="environment")
-def _sp_env(c: Compiler, args: list[Code], node: Any) -> Code:
+def _sp_env(c: CompilerCore, args: list[Code], node: Any) -> Code:
     c.needs_ctx = True
 
     def one(v: Any, env: Env) -> Any:
@@ -39,23 +35,24 @@ def _sp_env(c: Compiler, args: list[Code], node: Any) -> Code:
 
 @builtin("input", 0, kind="special", effect="input", listed=False)
 @builtin("inputs", 0, kind="special", effect="input", listed=False)
-def _sp_input(c: Compiler, args: list[Code], node: ast.Call) -> Code:
+def _sp_input(c: CompilerCore, args: list[Code], node: ast.Call) -> Code:
     """No further inputs inside a program: gojq's error without an input iterator."""
     raise c.error("input(s)/0 is not allowed", node)
 
 
 @builtin("builtins", 0, kind="special")
-def _sp_builtins(c: Compiler, args: list[Code], node: ast.Call) -> Code:
+def _sp_builtins(c: CompilerCore, args: list[Code], node: ast.Call) -> Code:
+    names = c.builtin_names()
+
     def one(v: Any, env: Env) -> Any:
-        return registry.names()
+        return list(names)
 
     return from_one(one)
 
 
 @builtin("modulemeta", 0, kind="special")
-def _sp_modulemeta(c: Compiler, args: list[Code], node: ast.Call) -> Code:
+def _sp_modulemeta(c: CompilerCore, args: list[Code], node: ast.Call) -> Code:
     """No module loader here: gojq's library error for every module name."""
-    from workload_map.jq import encoding
 
     def one(v: Any, env: Env) -> Any:
         if type(v) is not str:
@@ -74,9 +71,7 @@ def _stderr_write(env: Env, text: str) -> None:
 
 
 @builtin("debug", 0, kind="special", effect="logging")
-def _sp_debug0(c: Compiler, args: list[Code], node: ast.Call) -> Code:
-    from workload_map.jq import encoding
-
+def _sp_debug0(c: CompilerCore, args: list[Code], node: ast.Call) -> Code:
     def one(v: Any, env: Env) -> Any:
         _stderr_write(env, encoding.dumps(["DEBUG:", v], None) + "\n")
         return v
@@ -85,9 +80,7 @@ def _sp_debug0(c: Compiler, args: list[Code], node: ast.Call) -> Code:
 
 
 @builtin("debug", 1, kind="special", effect="logging")
-def _sp_debug1(c: Compiler, args: list[Code], node: ast.Call) -> Code:
-    from workload_map.jq import encoding
-
+def _sp_debug1(c: CompilerCore, args: list[Code], node: ast.Call) -> Code:
     msg = args[0]
 
     def run(v: Any, env: Env) -> Iterator[Any]:
@@ -99,9 +92,7 @@ def _sp_debug1(c: Compiler, args: list[Code], node: ast.Call) -> Code:
 
 
 @builtin("stderr", 0, kind="special", effect="logging")
-def _sp_stderr(c: Compiler, args: list[Code], node: ast.Call) -> Code:
-    from workload_map.jq import encoding
-
+def _sp_stderr(c: CompilerCore, args: list[Code], node: ast.Call) -> Code:
     def one(v: Any, env: Env) -> Any:
         # gojq: strings raw, other values as compact JSON, no newline
         _stderr_write(env, v if type(v) is str else encoding.dumps(v, None))

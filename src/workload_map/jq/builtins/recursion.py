@@ -5,11 +5,11 @@ the compiler calls each with its argument codes and the call node)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from workload_map.jq import ast
 from workload_map.jq import values as jv
-from workload_map.jq.builtins.registry import builtin
+from workload_map.jq.builtins.marks import builtin
 from workload_map.jq.closures import (
     MAX_STACK,
     NOTHING,
@@ -19,12 +19,9 @@ from workload_map.jq.closures import (
     depth_first,
     tick,
 )
+from workload_map.jq.dispatch import CompilerCore
 from workload_map.jq.errors import JqLimitError
 from workload_map.jq.pathmode import recurse_children_paths, recurse_children_run
-
-if TYPE_CHECKING:
-    from workload_map.jq.compiler import Compiler
-
 
 __all__: list[str] = []
 
@@ -73,22 +70,22 @@ def _select_iter(it: Iterator[Any], cond: Code, env: Env) -> Iterator[Any]:
 
 
 @builtin("recurse", 0, kind="special")
-def _sp_recurse0(c: Compiler, args: list[Code], node: ast.Call) -> Code:
+def _sp_recurse0(c: CompilerCore, args: list[Code], node: ast.Call) -> Code:
     return Code(recurse_children_run, None, recurse_children_paths)
 
 
 @builtin("recurse", 1, kind="special")
-def _sp_recurse1(c: Compiler, args: list[Code], node: ast.Call) -> Code:
+def _sp_recurse1(c: CompilerCore, args: list[Code], node: ast.Call) -> Code:
     return _recurse(args[0], None)
 
 
 @builtin("recurse", 2, kind="special")
-def _sp_recurse2(c: Compiler, args: list[Code], node: ast.Call) -> Code:
+def _sp_recurse2(c: CompilerCore, args: list[Code], node: ast.Call) -> Code:
     return _recurse(args[0], args[1])
 
 
 @builtin("repeat", 1, kind="special")
-def _sp_repeat(c: Compiler, args: list[Code], node: ast.Call) -> Code:
+def _sp_repeat(c: CompilerCore, args: list[Code], node: ast.Call) -> Code:
     f = args[0]
 
     def run(v: Any, env: Env) -> Iterator[Any]:
@@ -136,17 +133,17 @@ def _cond_loop(cond: Code, update: Code, is_while: bool) -> Code:
 
 
 @builtin("while", 2, kind="special", effect="unbounded-loop")
-def _sp_while(c: Compiler, args: list[Code], node: ast.Call) -> Code:
+def _sp_while(c: CompilerCore, args: list[Code], node: ast.Call) -> Code:
     return _cond_loop(args[0], args[1], True)
 
 
 @builtin("until", 2, kind="special", effect="unbounded-loop")
-def _sp_until(c: Compiler, args: list[Code], node: ast.Call) -> Code:
+def _sp_until(c: CompilerCore, args: list[Code], node: ast.Call) -> Code:
     return _cond_loop(args[0], args[1], False)
 
 
 @builtin("walk", 1, kind="special")
-def _sp_walk(c: Compiler, args: list[Code], node: ast.Call) -> Code:
+def _sp_walk(c: CompilerCore, args: list[Code], node: ast.Call) -> Code:
     """``walk(f)`` as gojq defines it (``def _walk: if type == "array" then map(_walk) elif
     type == "object" then map_values(_walk) end | f``), on an explicit stack so that a value
     of any depth is walked: an array keeps every output of ``f`` on each element, an object the
@@ -209,7 +206,7 @@ def _sp_walk(c: Compiler, args: list[Code], node: ast.Call) -> Code:
 
 
 @builtin("tostream", 0, kind="special")
-def _sp_tostream(c: Compiler, args: list[Code], node: ast.Call) -> Code:
+def _sp_tostream(c: CompilerCore, args: list[Code], node: ast.Call) -> Code:
     """``tostream``: [path, leaf] events in pre-order and a closing [path] after each non-empty
     container; iterative, so deep values cannot overflow."""
 

@@ -15,9 +15,10 @@ from typing import Any
 import re2  # type: ignore[import-untyped]
 
 from workload_map.jq import values
-from workload_map.jq.builtins.registry import builtin
+from workload_map.jq.builtins.marks import builtin
+from workload_map.jq.encoding import dumps
 from workload_map.jq.errors import JqLimitError, JqRuntimeError
-from workload_map.jq.values import type_error, valid_text
+from workload_map.jq.values import type_error, type_error_preview, valid_text
 
 __all__ = ["compile_regexp", "f_capture", "f_match"]
 
@@ -56,8 +57,6 @@ def compile_regexp(pattern: str, flags: str) -> Any:
     if r is not None:
         return r
     if any(c not in "gim" for c in flags):
-        from workload_map.jq.encoding import dumps
-
         raise JqRuntimeError(f"unsupported regular expression flag: {dumps(flags, None)}")
     re_text = valid_text(pattern)  # RE2 takes UTF-8: a caller's lone surrogate reads as U+FFFD
     if "i" in flags:
@@ -67,8 +66,6 @@ def compile_regexp(pattern: str, flags: str) -> Any:
     try:
         r = re2.compile(re_text, options=_OPTIONS)
     except re2.error as e:
-        from workload_map.jq.encoding import dumps
-
         raise JqRuntimeError(
             f"invalid regular expression {dumps(re_text, None)}: {_go_error(e.args[0])}"
         ) from None
@@ -140,13 +137,9 @@ def f_match(v: Any, pattern: Any, flags: Any, testing: Any) -> Any:
 @builtin("_capture", 0)
 def f_capture(v: Any) -> Any:
     if type(v) is not dict:
-        from workload_map.jq.values import type_error_preview
-
         raise JqRuntimeError(f"expected an object but got: {type_error_preview(v)}")
     captures = v.get("captures")
     if type(captures) is not list:
-        from workload_map.jq.values import type_error_preview
-
         raise JqRuntimeError(f"expected an array but got: {type_error_preview(captures)}")
     out: dict[str, Any] = {}
     for c in captures:

@@ -2,7 +2,8 @@
 
 A builtin is registered in exactly one way, whatever it is:
 
-* a function in a group module (``GROUPS``) marked ``@builtin(name, arity, kind=…, effect=…)``;
+* a function in a group module (``GROUPS``) marked ``@builtin(name, arity, kind=…, effect=…)``
+  (the mark is ``marks.py``'s, so that no group module imports this one);
   ``kind`` says how the compiler calls it: ``"value"`` ``fn(input, *argument values)`` returning
   one value, ``"stream"`` the same returning an iterable, ``"special"``
   ``fn(compiler, argument codes, call node)`` returning a ``Code`` (closures, the interpreter);
@@ -22,7 +23,9 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
-from typing import Any, TypeVar
+from typing import Any
+
+from workload_map.jq.builtins.marks import EFFECTS, KINDS, builtin, scan_marks
 
 __all__ = [
     "EFFECTS",
@@ -42,8 +45,6 @@ __all__ = [
     "write_index",
 ]
 
-KINDS = ("value", "stream", "special", "jq")
-EFFECTS = ("environment", "input", "halt", "logging", "unbounded-loop")
 #: the group modules, by the short name the index uses; "jq" is builtin.jq
 GROUPS = {
     "collections": "workload_map.jq.builtins.collections",
@@ -60,32 +61,6 @@ GROUPS = {
     "time": "workload_map.jq.builtins.time",
     "specials": "workload_map.jq.specials",
 }
-_MARK = "__jq_builtin__"
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def builtin(
-    name: str,
-    arity: int,
-    *,
-    kind: str = "value",
-    effect: str = "",
-    listed: bool = True,
-    needs_ctx: bool | None = None,
-) -> Callable[[F], F]:
-    """Mark a function as the builtin ``name/arity`` (stackable: one function, several names);
-    ``listed=False`` keeps it out of ``builtins`` (names starting ``_ @ $`` never are);
-    ``needs_ctx`` whether a call can loop, recurse or read the run's context (the program then
-    gets a context of its own): by default a value native cannot and every other kind can."""
-    if kind not in KINDS[:3] or (effect and effect not in EFFECTS):
-        raise ValueError(f"builtin {name}/{arity}: unknown kind {kind!r} or effect {effect!r}")
-
-    def mark(fn: F) -> F:
-        ctx = kind != "value" if needs_ctx is None else needs_ctx
-        setattr(fn, _MARK, (*getattr(fn, _MARK, ()), (name, arity, kind, effect, listed, ctx)))
-        return fn
-
-    return mark
 
 
 class Builtin:
@@ -221,35 +196,6 @@ def native(name: str, arity: int) -> Callable[..., Any]:
     if entry is None or entry.kind not in ("value", "stream"):
         raise KeyError((name, arity))
     return implementation(entry)
-
-
-def scan_marks(
-    module: Any,
-) -> dict[tuple[str, int], tuple[Callable[..., Any], str, str, bool, bool]]:
-    """The builtins a module marks: (name, arity) -> (function, kind, effect, listed, needs_ctx).
-
-    Marked functions are found among the module's globals and one level into its global tuples,
-    lists and dicts (families built from a table, such as math's ``sin``/``cos``/…); only
-    functions defined in the module count, so an imported builtin is not registered twice.
-    """
-    found: dict[tuple[str, int], tuple[Callable[..., Any], str, str, bool, bool]] = {}
-    seen: set[int] = set()
-    for value in list(vars(module).values()):
-        candidates: list[Any] = [value]
-        if isinstance(value, (tuple, list)):
-            candidates.extend(value)
-        elif isinstance(value, dict):
-            candidates.extend(value.values())
-        for fn in candidates:
-            marks = getattr(fn, _MARK, None) if callable(fn) else None
-            if not marks or id(fn) in seen or fn.__module__ != module.__name__:
-                continue
-            seen.add(id(fn))
-            for name, arity, kind, effect, listed, ctx in marks:
-                if (name, arity) in found:
-                    raise RuntimeError(f"builtin {name}/{arity} is registered twice")
-                found[(name, arity)] = (fn, kind, effect, listed, ctx)
-    return found
 
 
 def _load_group(group: str) -> dict[tuple[str, int], Callable[..., Any]]:

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from workload_map.jq import values
-from workload_map.jq.builtins.registry import builtin
+from workload_map.jq.builtins.marks import builtin
 from workload_map.jq.errors import JqLimitError
 from workload_map.jq.values import (
     compare,

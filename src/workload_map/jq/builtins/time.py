@@ -18,7 +18,7 @@ from workload_map.jq.builtins.instants import (
     epoch_to_instant,
     to_array,
 )
-from workload_map.jq.builtins.registry import builtin
+from workload_map.jq.builtins.marks import builtin
 from workload_map.jq.builtins.timeformat import format_time
 from workload_map.jq.builtins.timeparse import parse_time
 from workload_map.jq.values import is_number, to_float, type_error

@@ -15,6 +15,7 @@ from workload_map.jq.builtins.instants import (
     civil_instant,
     local_zone,
 )
+from workload_map.jq.encoding import dumps
 
 __all__ = ["parse_time"]
 
@@ -47,8 +48,6 @@ def _parse_any(src: str, j: int, names: list[str], f: str) -> tuple[int, int]:
 
 def parse_time(src: str, fmt: str) -> Instant:
     """timefmt-go's Parse (UTC unless the text has a zone); raises ValueError with its cause."""
-    from workload_map.jq.encoding import dumps
-
     try:
         return _parse(src, fmt)
     except _ParseError as e:
@@ -224,8 +223,6 @@ def _parse(src: str, fmt: str) -> Instant:
         else:
             raise _ParseError(f'unexpected format "%{b}"')
     if j < n:
-        from workload_map.jq.encoding import dumps
-
         raise _ParseError(f"unparsed string {dumps(src[j:], None)}")
     if pm:
         hour += 12
@@ -267,6 +264,4 @@ def _go_quote(c: str) -> str:
 
 
 def _go_quote_str(s: str) -> str:
-    from workload_map.jq.encoding import dumps
-
     return dumps(s, None)

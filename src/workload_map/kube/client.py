@@ -9,11 +9,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from workload_map.cluster.discovery import APIResource, discover, version_priority
-from workload_map.cluster.errors import ApiError, Forbidden, NotFound
-from workload_map.cluster.kubeconfig import resolve
-from workload_map.cluster.options import ConnectionOptions
-from workload_map.cluster.transport import KubeTransport, Transport
+from workload_map.kube.discovery import APIResource, discover
+from workload_map.kube.errors import ApiError, Forbidden, NotFound
+from workload_map.kube.kubeconfig import resolve
+from workload_map.kube.options import ConnectionOptions
+from workload_map.kube.transport import KubeTransport, Transport
 
 __all__ = ["Cluster", "connect"]
 
@@ -61,9 +61,9 @@ class Cluster:
         return None
 
     def served_versions(self, group: str, kind: str) -> list[APIResource]:
-        """The served versions of a group/kind, preferred first then Kubernetes order."""
+        """The served versions of a group/kind, preferred first then in the server's order."""
         found = [r for r in self.resources() if r.group == group and r.kind == kind]
-        found.sort(key=lambda r: (not r.preferred, version_priority(r.version)))
+        found.sort(key=lambda r: not r.preferred)  # stable
         return found
 
     # reads -----------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ caller is added here, around it rather than instead of it:
 * the initial list is paged (``limit``/``continue``), so a cluster of 100k pods is never one
   response;
 * a ``transform`` trims every object before it is stored (pods keep only what controllers read);
-  every consumer of one path states what it keeps (a :class:`~workload_map.cluster.trim.Trim`)
+  every consumer of one path states what it keeps (a :class:`~workload_map.kube.trim.Trim`)
   and :class:`InformerSet` keeps their union, re-listing when a later consumer needs more;
 * watches ask for bookmarks and carry a server-side timeout plus a client read timeout, so a
   silently dead connection is noticed;
@@ -32,8 +32,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from workload_map.cluster.errors import ApiError, ClusterError, api_error
-from workload_map.cluster.trim import Trim
+from workload_map.kube.errors import ApiError, ClusterError, api_error
+from workload_map.kube.trim import Trim
 
 __all__ = [
     "ADDED",
@@ -109,7 +109,7 @@ class TransformConflict(ClusterError):
     def __init__(self, path: str, held: object, wanted: object) -> None:
         super().__init__(
             f"the watch of {path} is shared: its transform {held!r} and the requested "
-            f"{wanted!r} cannot be merged (declare both as workload_map.cluster.trim.Trim "
+            f"{wanted!r} cannot be merged (declare both as workload_map.kube.trim.Trim "
             "field sets, or use one function)"
         )
         self.path = path

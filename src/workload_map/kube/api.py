@@ -5,11 +5,11 @@ The one client of every long-running process and every write: the operator and t
 controllers plugged into it (gangs, exporter), the web view's cluster source, and the CLI's
 ``definitions install``/``uninstall`` and CRD commands. It lives here, below those rooms, so
 none of them reaches into another's internals for it. (Read-only CLI commands use
-:mod:`workload_map.cluster.transport`, which starts faster; see its docstring.)
+:mod:`workload_map.kube.transport`, which starts faster; see its docstring.)
 
 Reads and writes go through ``ApiClient.call_api`` on REST paths, so every kind (Kartas, CRDs,
 Leases, Secrets, webhook configurations) is a plain dict and no generated model is involved.
-Errors become :mod:`workload_map.cluster.errors` types carrying the HTTP status. ``kubernetes``
+Errors become :mod:`workload_map.kube.errors` types carrying the HTTP status. ``kubernetes``
 is imported inside the functions only, so importing this module stays cheap.
 """
 
@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from workload_map.cluster.errors import ApiError, NotConfigured, Unreachable, api_error
+from workload_map.kube.errors import ApiError, NotConfigured, Unreachable, api_error
 
 __all__ = ["Api", "Impersonation", "load_configuration"]
 
@@ -182,7 +182,7 @@ class Api:
         from kubernetes.client.exceptions import ApiException
         from urllib3.exceptions import HTTPError
 
-        from workload_map.cluster.cache import call
+        from workload_map.kube.cache import call
 
         self.calls += 1
         if method != "GET":
@@ -246,7 +246,7 @@ class Api:
 
 
 class ApiTransport:
-    """Adapter: :class:`Api` as a ``workload_map.cluster.transport.Transport``."""
+    """Adapter: :class:`Api` as a ``workload_map.kube.transport.Transport``."""
 
     namespace = "default"
     context: str | None = None

@@ -3,13 +3,14 @@
 ``wlmap`` (every subcommand, before or after the subcommand's name), ``wlmap serve``,
 ``wlmap exporter``, ``wlmap operator`` and the ``workload-map-operator`` entry point add the
 same flags with :func:`add_connection_flags` and turn them into one
-:class:`~workload_map.cluster.options.ConnectionOptions` with :func:`connection_options`; which
+:class:`~workload_map.kube.options.ConnectionOptions` with :func:`connection_options`; which
 kubeconfig applies (``--kubeconfig``, then ``$KUBECONFIG``, then ``~/.kube/config``, then the
 in-cluster service account, as kubectl) is decided by
-:func:`workload_map.cluster.kubeconfig.resolve` alone. It lives below the rooms because the
-operator's own entry point may not import the command line's modules (tests/test_rooms.py), and
-apart from the options it imports only the standard library: every command builds its parser,
-offline ones too.
+:func:`workload_map.kube.kubeconfig.resolve` alone. It lives in the I/O layer, beside
+the options it builds, because the operator's own entry point may not import the command line's
+modules (tests/test_rooms.py); apart from the options it imports only the standard library:
+every command builds its parser, offline ones too. The read-write client the processes open
+from the options: :func:`workload_map.kube.connect_api.open_api`.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from workload_map.cluster.options import ConnectionOptions
+from workload_map.kube.options import ConnectionOptions
 
 __all__ = [
     "CONNECTION_VALUE_FLAGS",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 
-from workload_map.cluster.workqueue import WorkQueue
+from workload_map.kube.workqueue import WorkQueue
 
 
 def wait_until(cond, timeout: float = 30.0) -> bool:  # type: ignore[no-untyped-def]

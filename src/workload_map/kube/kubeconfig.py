@@ -9,7 +9,7 @@ service account's namespace file), else ``default``.
 The common credentials (bearer token or token file, client certificate, basic auth, CA,
 ``insecure-skip-tls-verify``, ``tls-server-name``, ``proxy-url``) are read here with PyYAML,
 because importing the official ``kubernetes`` package costs 0.6-1 s (see
-:mod:`workload_map.cluster.transport`). Users with an ``exec`` or ``auth-provider`` plugin are
+:mod:`workload_map.kube.transport`). Users with an ``exec`` or ``auth-provider`` plugin are
 handed to ``kubernetes.config.load_kube_config`` (the client's supported loader), and what it
 produced (a token, certificate files) is read back from its ``Configuration``: those users pay
 the import, everyone else does not.
@@ -24,8 +24,8 @@ from typing import Any
 
 import msgspec
 
-from workload_map.cluster.errors import ClusterError, NotConfigured
-from workload_map.cluster.options import ConnectionOptions
+from workload_map.kube.errors import ClusterError, NotConfigured
+from workload_map.kube.options import ConnectionOptions
 
 __all__ = [
     "ResolvedConfig",
@@ -123,9 +123,9 @@ class _Merged(msgspec.Struct):
 
 
 def _merge(files: list[Path]) -> _Merged:
-    from workload_map.model.yaml_import import import_yaml
-
-    yaml = import_yaml()
+    # PyYAML is imported here only when nothing did before (the CLI imports it the core's
+    # cheaper way first: workload_map.cluster.connect)
+    import yaml
 
     merged = _Merged(os.pathsep.join(str(f) for f in files))
     for path in files:

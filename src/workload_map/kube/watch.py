@@ -13,11 +13,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from workload_map.cluster.errors import ClusterError, api_error
+from workload_map.kube.errors import ClusterError, api_error
 
 if TYPE_CHECKING:
-    from workload_map.cluster.client import Cluster
-    from workload_map.cluster.discovery import APIResource
+    from workload_map.kube.client import Cluster
+    from workload_map.kube.discovery import APIResource
 
 __all__ = ["WatchEvent", "WatchExpired", "list_version", "watch"]
 

@@ -1,7 +1,7 @@
 """What the user asked for on the command line (kubectl's global flags), as one value.
 
 Its own module because every command builds one, offline ones too, while only a command that
-talks to a cluster needs :mod:`workload_map.cluster.kubeconfig` to resolve it.
+talks to a cluster needs :mod:`workload_map.kube.kubeconfig` to resolve it.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Everything above (discovery, paging, owner chains, definitions) is written against the
 :class:`Transport` protocol, so unit tests drive it with an in-memory API and the integration
-tests with a real kube-apiserver. Transport failures become :mod:`workload_map.cluster.errors`.
+tests with a real kube-apiserver. Transport failures become :mod:`workload_map.kube.errors`.
 
 Which client, and why requests do not go through it
 ---------------------------------------------------
@@ -36,11 +36,11 @@ pydantic/msgspec/anyio likewise. A CLI that is to start in 300 ms cannot afford 
 and it never needs typed models (workloads, pods and scheduling objects stay dicts).
 
 So live commands send the same wire requests the official client's
-``ApiClient.call_api(..., _preload_content=False)`` sends, over :mod:`workload_map.cluster.wire`
+``ApiClient.call_api(..., _preload_content=False)`` sends, over :mod:`workload_map.kube.wire`
 (a socket, ``ssl`` and HTTP/1.1 framing; even the standard library's ``http.client`` costs as
 much import time as ``ssl`` because of the ``email`` package). The supported parts of the
 official client are still used where they are needed: its ``kubernetes.config`` loader for
-kubeconfig users with an exec or auth-provider plugin (:mod:`workload_map.cluster.kubeconfig`),
+kubeconfig users with an exec or auth-provider plugin (:mod:`workload_map.kube.kubeconfig`),
 its objects accepted everywhere by the library (:mod:`workload_map.engine.objects`, without an
 ``ApiClient`` per object), and the operator's watches and leader election, where start-up does
 not matter.
@@ -58,14 +58,14 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from workload_map.cluster.errors import ClusterError, Unreachable, api_error
-from workload_map.cluster.kubeconfig import ResolvedConfig
-from workload_map.cluster.options import ConnectionOptions
+from workload_map.kube.errors import ClusterError, Unreachable, api_error
+from workload_map.kube.kubeconfig import ResolvedConfig
+from workload_map.kube.options import ConnectionOptions
 
 if TYPE_CHECKING:
     import ssl
 
-    from workload_map.cluster.wire import Connection, Response
+    from workload_map.kube.wire import Connection, Response
 
 __all__ = ["KubeTransport", "Transport", "format_timeout"]
 
@@ -96,7 +96,7 @@ def format_timeout(seconds: float | None) -> str:
 
 
 class KubeTransport:
-    """:class:`Transport` over :mod:`~workload_map.cluster.wire` with the kubeconfig's TLS and
+    """:class:`Transport` over :mod:`~workload_map.kube.wire` with the kubeconfig's TLS and
     credentials."""
 
     def __init__(self, resolved: ResolvedConfig, options: ConnectionOptions) -> None:
@@ -264,7 +264,7 @@ class KubeTransport:
         return None
 
     def _connection(self, *, fresh: bool, timeout: float | None) -> Connection:
-        from workload_map.cluster.wire import Connection
+        from workload_map.kube.wire import Connection
 
         conn: Connection | None = None if fresh else getattr(self._local, "conn", None)
         if conn is not None:

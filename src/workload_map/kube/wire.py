@@ -1,7 +1,7 @@
 """HTTP/1.1 GETs over one kept-alive socket: the small part of HTTP the transport speaks.
 
 Why not a library: the Kubernetes clients cost 0.6-2 s of import (see
-:mod:`workload_map.cluster.transport`), and even the standard library's ``http.client`` costs
+:mod:`workload_map.kube.transport`), and even the standard library's ``http.client`` costs
 about as much as ``ssl`` itself, because it parses headers with the ``email`` package. What the
 API server's answers to a GET need is small and fixed: a status line, headers, and a body framed
 by ``Content-Length``, ``Transfer-Encoding: chunked`` or the end of the connection; plus a

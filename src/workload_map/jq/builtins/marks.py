@@ -1,0 +1,72 @@
+"""The ``@builtin`` mark a group module puts on the functions it implements, and the scan that
+finds them.
+
+Kept apart from ``registry`` so that a group module depends on the mark only: the registry names
+the group modules (it imports each on first use), and a group importing the registry back would
+close an import circle.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+__all__ = ["EFFECTS", "KINDS", "builtin", "scan_marks"]
+
+KINDS = ("value", "stream", "special", "jq")
+EFFECTS = ("environment", "input", "halt", "logging", "unbounded-loop")
+_MARK = "__jq_builtin__"
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def builtin(
+    name: str,
+    arity: int,
+    *,
+    kind: str = "value",
+    effect: str = "",
+    listed: bool = True,
+    needs_ctx: bool | None = None,
+) -> Callable[[F], F]:
+    """Mark a function as the builtin ``name/arity`` (stackable: one function, several names);
+    ``listed=False`` keeps it out of ``builtins`` (names starting ``_ @ $`` never are);
+    ``needs_ctx`` whether a call can loop, recurse or read the run's context (the program then
+    gets a context of its own): by default a value native cannot and every other kind can."""
+    if kind not in KINDS[:3] or (effect and effect not in EFFECTS):
+        raise ValueError(f"builtin {name}/{arity}: unknown kind {kind!r} or effect {effect!r}")
+
+    def mark(fn: F) -> F:
+        ctx = kind != "value" if needs_ctx is None else needs_ctx
+        setattr(fn, _MARK, (*getattr(fn, _MARK, ()), (name, arity, kind, effect, listed, ctx)))
+        return fn
+
+    return mark
+
+
+def scan_marks(
+    module: Any,
+) -> dict[tuple[str, int], tuple[Callable[..., Any], str, str, bool, bool]]:
+    """The builtins a module marks: (name, arity) -> (function, kind, effect, listed, needs_ctx).
+
+    Marked functions are found among the module's globals and one level into its global tuples,
+    lists and dicts (families built from a table, such as math's ``sin``/``cos``/…); only
+    functions defined in the module count, so an imported builtin is not registered twice.
+    """
+    found: dict[tuple[str, int], tuple[Callable[..., Any], str, str, bool, bool]] = {}
+    seen: set[int] = set()
+    for value in list(vars(module).values()):
+        candidates: list[Any] = [value]
+        if isinstance(value, (tuple, list)):
+            candidates.extend(value)
+        elif isinstance(value, dict):
+            candidates.extend(value.values())
+        for fn in candidates:
+            marks = getattr(fn, _MARK, None) if callable(fn) else None
+            if not marks or id(fn) in seen or fn.__module__ != module.__name__:
+                continue
+            seen.add(id(fn))
+            for name, arity, kind, effect, listed, ctx in marks:
+                if (name, arity) in found:
+                    raise RuntimeError(f"builtin {name}/{arity} is registered twice")
+                found[(name, arity)] = (fn, kind, effect, listed, ctx)
+    return found
