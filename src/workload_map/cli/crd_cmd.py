@@ -18,7 +18,6 @@ from workload_map.cli.context import Context
 from workload_map.cli.exits import ERROR, OK, CliError, UsageError
 from workload_map.errors import WlmapError
 from workload_map.kube.api import Api
-from workload_map.kube.connect_api import open_api
 from workload_map.kube.errors import NotFound
 from workload_map.model.crd import CRD_NAME, crd_manifest, render_crd
 
@@ -45,7 +44,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     manifest = crd_manifest()
     path = f"{_CRD_PATH}/{CRD_NAME}"
     try:
-        api = open_api(ctx.connection, check=False)
+        api = Api.connect(ctx.connection, pooled=False)
         try:
             before = _version_names(api, path)
             stored = api.apply(path, manifest, FIELD_MANAGER, force=True, dry_run=args.dry_run)

@@ -14,7 +14,7 @@ import json
 from workload_map.cli.context import Context
 from workload_map.cli.exits import ERROR, OK, UsageError
 from workload_map.cluster.catalog_install import install, uninstall
-from workload_map.kube.connect_api import open_api
+from workload_map.kube.api import Api
 
 __all__ = ["run"]
 
@@ -33,7 +33,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     if args.names and args.all_definitions:
         raise UsageError("give NAME… or --all, not both")
     ctx.check_kubeconfig()
-    api = open_api(ctx.connection, check=False)
+    api = Api.connect(ctx.connection, pooled=False)
     try:
         if verb == "install":
             results = install(

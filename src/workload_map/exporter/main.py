@@ -59,7 +59,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from workload_map.kube.cache import InformerSet
 
         api = open_api(options)
-        informers = InformerSet(api.client)
+        informers = InformerSet(api.transport())
         service = ExporterService(settings, api.transport(), informers).start()
     except WlmapError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from workload_map.kube import errors as _errors
 
 if TYPE_CHECKING:
-    from workload_map.kube.api import Api, Impersonation, load_configuration
+    from workload_map.kube.api import Api
     from workload_map.kube.client import Cluster, connect
     from workload_map.kube.errors import (
         ApiError,
@@ -26,7 +26,9 @@ if TYPE_CHECKING:
         Unauthorized,
         Unreachable,
     )
-    from workload_map.kube.options import ConnectionOptions
+    from workload_map.kube.kubeconfig import Impersonation, ResolvedConfig, resolve
+    from workload_map.kube.options import ConnectionOptions, from_flags
+    from workload_map.kube.transport import KubeTransport
 
 __all__ = [
     "Api",
@@ -36,21 +38,27 @@ __all__ = [
     "ConnectionOptions",
     "Forbidden",
     "Impersonation",
+    "KubeTransport",
     "NotConfigured",
     "NotFound",
+    "ResolvedConfig",
     "Unauthorized",
     "Unreachable",
     "connect",
-    "load_configuration",
+    "from_flags",
+    "resolve",
 ]
 
 _HOMES = {
     "Api": "api",
-    "Impersonation": "api",
-    "load_configuration": "api",
+    "Impersonation": "kubeconfig",
+    "ResolvedConfig": "kubeconfig",
+    "resolve": "kubeconfig",
+    "KubeTransport": "transport",
     "Cluster": "client",
     "connect": "client",
     "ConnectionOptions": "options",
+    "from_flags": "options",
     # the error classes (errors.py is small and offline commands load it anyway)
     **{name: "errors" for name in _errors.__all__ if name[0].isupper()},
 }

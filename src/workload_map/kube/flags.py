@@ -175,6 +175,7 @@ def connection_options(
         namespace=namespace,
         impersonate_user=getattr(args, "as_user", None),
         impersonate_groups=tuple(getattr(args, "as_groups", None) or ()),
+        impersonate_uid=getattr(args, "as_uid", None),
         timeout=default_timeout if timeout_text is None else parse_timeout(str(timeout_text)),
         environ=environ,
     )

@@ -110,13 +110,7 @@ class KartaController:
         self.kartas = kartas_informer(ctx)
         self.crds = ctx.informer(CRDS_PATH, transform=trim_crd)
         self.queue = WorkQueue("karta", self.reconcile, workers=self.workers)
-        for counter in (
-            self.status_writes_total,
-            self.conflicts_total,
-            self.reconciles_total,
-            self.evaluate_seconds,
-            self.write_seconds,
-        ):
+        for counter in self.counters():
             ctx.registry.register(counter)
         ctx.spawn(self._run, "karta-controller")
 
@@ -335,6 +329,16 @@ class KartaController:
 
     def idle(self) -> bool:
         return self.queue is not None and self.queue.idle()
+
+    def counters(self) -> tuple[Counter, ...]:
+        """What :meth:`start` registers in the process's registry."""
+        return (
+            self.status_writes_total,
+            self.conflicts_total,
+            self.reconciles_total,
+            self.evaluate_seconds,
+            self.write_seconds,
+        )
 
     @property
     def status_writes(self) -> int:

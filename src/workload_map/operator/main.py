@@ -204,12 +204,11 @@ class Operator:
         namespace = _namespace(args.namespace)
         identity = f"{socket.gethostname()}_{uuid.uuid4().hex[:8]}"
         self.config = OperatorConfig(args=args, namespace=namespace, identity=identity)
-        options = connection_options(args, os.environ, default_timeout=None)
-        self.api = open_api(options, impersonate_uid=getattr(args, "as_uid", None))
+        self.api = open_api(connection_options(args, os.environ, default_timeout=None))
         self.ctx = OperatorContext(
             config=self.config,
             api=self.api,
-            informers=InformerSet(self.api.client),
+            informers=InformerSet(self.api.transport()),
             events=EventRecorder(self.api, instance=identity),
         )
         self.controllers: list[Any] = []

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 from aiohttp import web
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client import CONTENT_TYPE_PLAIN_0_0_4, generate_latest
 from prometheus_client.core import CounterMetricFamily, Metric
 from prometheus_client.registry import Collector
 
@@ -474,9 +474,12 @@ class Servers:
         )
 
     async def _metrics(self, _request: web.Request) -> web.Response:
-        # the process's registry: these servers' families and every controller's
+        # the process's registry: these servers' families and every controller's (the text
+        # format generate_latest writes, with the header prometheus_client's own server pairs
+        # it with)
         return web.Response(
-            body=generate_latest(self.ctx.registry), headers={"Content-Type": CONTENT_TYPE_LATEST}
+            body=generate_latest(self.ctx.registry),
+            headers={"Content-Type": CONTENT_TYPE_PLAIN_0_0_4},
         )
 
     def _stamp_middleware(self) -> Any:

@@ -33,7 +33,7 @@ from workload_map.web.source import Source
 
 __all__ = ["COOKIE", "WebSettings", "build_app"]
 
-log = logging.getLogger("workload_map.web")
+log = logging.getLogger(__name__)  # a package name in a string counts as its import
 
 COOKIE = "wlmap_token"
 HERE = Path(__file__).resolve().parent

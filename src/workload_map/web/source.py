@@ -18,7 +18,7 @@ from workload_map.model.load import KartaLoadError, parse_documents
 
 __all__ = ["FileSource", "LiveSource", "Source", "SourceError", "load_documents"]
 
-log = logging.getLogger("workload_map.web")
+log = logging.getLogger(__name__)  # a package name in a string counts as its import
 
 _MAX_FILE = 16 * 2**20  # a bigger file is not a workload dump anyone means to serve
 
@@ -156,8 +156,8 @@ class LiveSource:
         if not isinstance(connection, ConnectionOptions):
             connection = ConnectionOptions(kubeconfig=connection, context=context, timeout=10.0)
         self.api = open_api(connection)
-        self.server = str(self.api.configuration.host)
-        self._informers = InformerSet(self.api.client)
+        self.server = self.api.server
+        self._informers = InformerSet(self.api.transport())
         self._inventory = Inventory()
         self.feed = InventoryFeed(
             self._inventory, self.api.transport(), self._informers, namespaces=namespaces
