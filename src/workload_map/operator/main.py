@@ -26,6 +26,9 @@ from typing import TYPE_CHECKING, Any
 
 from prometheus_client import Gauge
 
+from workload_map.kube.connect_api import open_api
+from workload_map.kube.flags import add_connection_flags, connection_options
+
 if TYPE_CHECKING:
     from workload_map.operator.server import TlsSource
 
@@ -80,32 +83,13 @@ def build_parser() -> argparse.ArgumentParser:
         "controllers of other workload-map rooms that are enabled.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
-    p.add_argument(
-        "--kubeconfig",
-        help="kubeconfig file (default: $KUBECONFIG, ~/.kube/config, "
-        "else the in-cluster service account)",
-    )
-    p.add_argument("--context", help="kubeconfig context")
-    p.add_argument(
-        "--as",
-        dest="as_user",
-        metavar="USER",
-        help="impersonate this user (as kubectl; replaces the kubeconfig user's `as` fields)",
-    )
-    p.add_argument(
-        "--as-group",
-        dest="as_groups",
-        metavar="GROUP",
-        action="append",
-        default=[],
-        help="impersonate this group (repeatable)",
-    )
-    p.add_argument("--as-uid", dest="as_uid", metavar="UID", help="impersonate this UID")
-    p.add_argument(
-        "--namespace",
-        help="namespace of the operator's own objects (Lease, Secret); "
+    # kubectl's connection flags, the same set as every wlmap command's
+    add_connection_flags(
+        p,
+        namespace_help="namespace of the operator's own objects (Lease, Secret); "
         "default: $POD_NAMESPACE, else the service account's, else default",
     )
+    p.add_argument("--as-uid", dest="as_uid", metavar="UID", help="impersonate this UID")
     p.add_argument("--metrics-bind-address", default=":8080", help='metrics endpoint ("0" = off)')
     p.add_argument(
         "--health-probe-bind-address", default=":8081", help='/healthz and /readyz ("0" = off)'
@@ -211,9 +195,7 @@ class Operator:
     """One running operator process (also driven in-process by tests)."""
 
     def __init__(self, args: argparse.Namespace) -> None:
-        from workload_map.kube.api import Api
         from workload_map.kube.cache import InformerSet
-        from workload_map.kube.options import from_flags
         from workload_map.operator import controllers
         from workload_map.operator.controllers import OperatorConfig, OperatorContext
         from workload_map.operator.events import EventRecorder
@@ -222,7 +204,7 @@ class Operator:
         namespace = _namespace(args.namespace)
         identity = f"{socket.gethostname()}_{uuid.uuid4().hex[:8]}"
         self.config = OperatorConfig(args=args, namespace=namespace, identity=identity)
-        self.api = Api.connect(from_flags(args))
+        self.api = open_api(connection_options(args, os.environ, default_timeout=None))
         self.ctx = OperatorContext(
             config=self.config,
             api=self.api,

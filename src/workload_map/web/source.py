@@ -7,14 +7,13 @@ import threading
 import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from workload_map.cluster.feed import FeedProblem
 from workload_map.cluster.inventory import Entry, Inventory
 from workload_map.errors import WlmapError
-
-if TYPE_CHECKING:
-    from workload_map.kube.options import ConnectionOptions
+from workload_map.kube.connect_api import open_api
+from workload_map.kube.options import ConnectionOptions
 from workload_map.model.load import KartaLoadError, parse_documents
 
 __all__ = ["FileSource", "LiveSource", "Source", "SourceError", "load_documents"]
@@ -143,23 +142,20 @@ class LiveSource:
 
     def __init__(
         self,
-        kubeconfig: str | None = None,
+        connection: ConnectionOptions | str | None = None,
         context: str | None = None,
         *,
         namespaces: tuple[str, ...] = (),
         sync_timeout: float = 30.0,
-        options: ConnectionOptions | None = None,
     ) -> None:
-        """``options``: the whole connection (impersonation, timeout) instead of
-        ``kubeconfig`` and ``context`` alone."""
+        """``connection``: what ``wlmap serve``'s connection flags selected (or a kubeconfig
+        path, with ``context``)."""
         from workload_map.cluster.feed import InventoryFeed
-        from workload_map.kube.api import Api
         from workload_map.kube.cache import InformerSet
-        from workload_map.kube.options import ConnectionOptions
 
-        if options is None:
-            options = ConnectionOptions(kubeconfig=kubeconfig, context=context, timeout=10.0)
-        self.api = Api.connect(options)
+        if not isinstance(connection, ConnectionOptions):
+            connection = ConnectionOptions(kubeconfig=connection, context=context, timeout=10.0)
+        self.api = open_api(connection)
         self.server = self.api.server
         self._informers = InformerSet(self.api.transport())
         self._inventory = Inventory()
