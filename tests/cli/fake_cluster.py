@@ -173,7 +173,12 @@ class FakeAPI:
         }
 
     def stream(
-        self, path: str, query: Sequence[tuple[str, str]] = (), *, timeout: float | None = None
+        self,
+        path: str,
+        query: Sequence[tuple[str, str]] = (),
+        *,
+        timeout: float | None = None,
+        opened: Any = None,
     ) -> Iterator[Any]:
         """A watch: the queued events (each object also becomes the stored state). The pods'
         watch then stays open; the workloads' one ends in an interrupt once the pods' events are

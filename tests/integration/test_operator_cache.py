@@ -55,18 +55,21 @@ def test_paged_list_transform_handlers_and_resume(api: Api, ns: str) -> None:
             "data": {"keep": str(i), "drop": "x" * 1000},
         }
         api.request("POST", path, body)
-    client = Api(api.configuration)
     queries: list[list[tuple[str, str]]] = []
+    source = api.transport()
+
+    class Spy:  # the request path, with every list and watch query recorded
+        def get(self, path: str, query: Any = (), **kw: Any) -> Any:
+            queries.append(list(query))
+            return source.get(path, query, **kw)
+
+        def stream(self, path: str, query: Any = (), **kw: Any) -> Any:
+            queries.append(list(query))
+            return source.stream(path, query, **kw)
+
     informer = Informer(
-        client.client, path, transform=trim, kind="ConfigMap", api_version="v1", page_size=3
+        Spy(), path, transform=trim, kind="ConfigMap", api_version="v1", page_size=3
     )
-    original = informer._call
-
-    def spy(query: list[tuple[str, str]], **kw: Any) -> Any:
-        queries.append(list(query))
-        return original(query, **kw)
-
-    informer._call = spy  # type: ignore[method-assign]
     events: list[tuple[str, str]] = []
     lock = threading.Lock()
 
@@ -123,7 +126,8 @@ def test_paged_list_transform_handlers_and_resume(api: Api, ns: str) -> None:
         # the connection drops: the next watch resumes from the last resourceVersion, no relist
         rv = informer.resource_version
         lists_before = informer.lists
-        informer._inner._watch.stop()
+        watch = eventually(lambda: informer._watch, 30, "watching")
+        watch.stop()
         api.request(
             "POST", path, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c7"}}
         )

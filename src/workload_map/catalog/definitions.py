@@ -21,14 +21,14 @@ touches one file, not fifty); listing every definition loads them all.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgspec
 
+from workload_map.catalog import catalog
+from workload_map.catalog.stamps import copy_stamp
 from workload_map.errors import WlmapError
-
-if TYPE_CHECKING:
-    from workload_map.model import GVK, Karta
+from workload_map.model import GVK, Karta, dump_karta, load_karta
 
 __all__ = [
     "AmbiguousDefinition",
@@ -70,8 +70,6 @@ class Definition(msgspec.Struct, frozen=True):
         """The definition as a Karta object (what ``-o json|yaml`` prints)."""
         if self.raw is not None:
             return self.raw
-        from workload_map.model import dump_karta
-
         return dump_karta(self.karta)
 
     @property
@@ -300,14 +298,10 @@ class Definitions:
 
 
 def _catalog_definitions() -> list[Definition]:
-    from workload_map.catalog import catalog
-
     return [Definition(karta, karta.name or "", "catalog") for karta in catalog.list()]
 
 
 def _catalog_group_kind(group: str, kind: str) -> list[Definition]:
-    from workload_map.catalog import catalog
-
     return [Definition(k, k.name or "", "catalog") for k in catalog.find(group, kind)]
 
 
@@ -315,13 +309,9 @@ def _stale_copy(cluster_def: Definition, seed: Definition) -> str | None:
     """Why a cluster Karta installed from the catalog (it carries the catalog digest
     annotation) is outdated against this release's built-in ``seed``; None when current or
     the user's own definition (no annotation)."""
-    from workload_map.catalog.stamps import copy_stamp
-
     stamp = copy_stamp(cluster_def.raw or {})
     if stamp is None:
         return None
-    from workload_map.catalog import catalog
-
     built_in = catalog.document(seed.name)
     if built_in is None or stamp.is_current(built_in):
         return None
@@ -366,8 +356,9 @@ def _parse_definitions(
     items = list(items)
     if not items:
         return []
-    # only now: the loader and validator are a good part of a live command's start-up
-    from workload_map.model import load_karta, validate
+    # start-up boundary: the validator (model.validation) loads only when the cluster holds
+    # Kartas (tests/cli/test_startup.py: get and describe never load it otherwise)
+    from workload_map.model import validate
 
     out = []
     for item in items:
@@ -405,6 +396,4 @@ def _parse_definitions(
 
 
 def _karta_type() -> type:
-    from workload_map.model import Karta
-
     return Karta

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from workload_map.catalog.definitions import Definitions, parse_cluster_kartas
 from workload_map.kube.errors import ClusterError, Forbidden, NotFound
+from workload_map.kube.pager import list_all
 
 if TYPE_CHECKING:
     from workload_map.kube.client import Cluster
@@ -30,16 +31,8 @@ def load(cluster: Cluster | None, *, page_size: int = 500) -> Definitions:
 
 
 def _cluster_kartas(cluster: Cluster, warnings: list[str], page_size: int) -> list[dict[str, Any]]:
-    items: list[dict[str, Any]] = []
-    token: str | None = None
     try:
-        while True:
-            query = [("limit", str(page_size))] + ([("continue", token)] if token else [])
-            doc = cluster.transport.get(KARTAS_PATH, query)
-            items.extend(i for i in doc.get("items") or [] if isinstance(i, dict))
-            token = (doc.get("metadata") or {}).get("continue") or None
-            if not token:
-                break
+        items, _ = list_all(cluster.transport, KARTAS_PATH, limit=page_size)
     except NotFound:
         warnings.append("the kartas.run.ai CRD is not installed; showing built-in definitions only")
         return []

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workload_map.catalog.definitions import Definition
+from workload_map.engine.owners import OwnerRef, controller_ref, label_verdict, walk_chain
 from workload_map.errors import WlmapError
 from workload_map.kube.trim import trim_workload
 from workload_map.model import GVK
@@ -38,7 +39,6 @@ __all__ = ["Entry", "Inventory", "NamespaceFilter", "watched_kinds"]
 log = logging.getLogger("workload_map.inventory")
 
 ADDED, MODIFIED, DELETED = "ADDED", "MODIFIED", "DELETED"
-_MAX_CHAIN = 16  # owner chains longer than this are cycles or nonsense
 
 
 @dataclass(frozen=True)
@@ -109,16 +109,9 @@ def _uid(obj: Mapping[str, Any]) -> str:
 
 
 def _controller_uid(obj: Mapping[str, Any]) -> str | None:
-    refs = _meta(obj).get("ownerReferences")
-    if not isinstance(refs, list):
-        return None
-    chosen = None
-    for ref in refs:
-        if isinstance(ref, Mapping) and ref.get("uid"):
-            if ref.get("controller") is True:
-                return str(ref["uid"])
-            chosen = chosen or str(ref["uid"])
-    return chosen
+    """The uid the object's controller reference names (the engine's one owner rule)."""
+    ref = controller_ref(obj)
+    return ref.uid if ref is not None else None
 
 
 def _gvk_of(obj: Mapping[str, Any]) -> GVK | None:
@@ -345,22 +338,37 @@ class Inventory:
 
     # -- owner chains ---------------------------------------------------------------------
 
+    def _owner(self, ref: OwnerRef) -> Mapping[str, Any] | None:
+        """An owner the caches hold, by uid (what a live reference always has)."""
+        if ref.uid is None:
+            return None
+        slot = self._workloads.get(ref.uid)
+        return slot.obj if slot is not None else self._links.get(ref.uid)
+
     def _path(self, obj: Mapping[str, Any]) -> tuple[list[str], str | None]:
-        """Every uid up the owner chain of ``obj`` that the caches hold, and the uid where the
-        chain left them (None when it ended at an object without owners)."""
-        path: list[str] = []
-        current: Mapping[str, Any] = obj
-        for _ in range(_MAX_CHAIN):
-            uid = _controller_uid(current)
-            if uid is None or uid in path:
-                return path, None
-            slot = self._workloads.get(uid)
-            link = slot.obj if slot is not None else self._links.get(uid)
-            if link is None:
-                return path, uid
-            path.append(uid)
-            current = link
-        return path, None
+        """Every uid up the controller chain of ``obj`` that the caches hold (the engine's one
+        owner rule, :func:`~workload_map.engine.owners.walk_chain`), and the uid where the chain
+        left them (None when it ended at an object without a controller, a cycle or the depth
+        limit; ``""`` for a reference without a uid)."""
+        chain = walk_chain(obj, self._owner)
+        path = [str(ref.uid) for ref in chain.refs[: len(chain.owners)]]
+        missing = chain.missing
+        return path, None if missing is None else (missing.uid or "")
+
+    def _top_level(self, obj: Mapping[str, Any]) -> bool:
+        """Whether no covered workload is up the controller chain of ``obj``: none the caches
+        hold, and the reference where the chain left them (if it did) names no covered kind
+        (that owner is hidden from us, or gone and its dependents about to be collected)."""
+        chain = walk_chain(obj, self._owner)
+        for ref in chain.refs[: len(chain.owners)]:
+            slot = self._workloads.get(str(ref.uid))
+            if slot is not None and slot.gvk in self._by_gvk:
+                return False
+        missing = chain.missing
+        if missing is None:
+            return True
+        wanted = GVK.from_api_version(missing.api_version, missing.kind).group_kind
+        return not any(gvk.group_kind == wanted for gvk in self._by_gvk)
 
     def _link_pod(self, uid: str) -> None:
         pod = self._pods[uid]
@@ -385,8 +393,6 @@ class Inventory:
     def _by_labels(self, pod: Mapping[str, Any]) -> list[str]:
         """For a pod whose chain broke before any workload: the one workload of its namespace
         that its operator's owner labels name, with that workload's own owners."""
-        from workload_map.engine.owners import label_verdict
-
         namespace = str(_meta(pod).get("namespace") or "")
         matches = [
             uid
@@ -492,10 +498,7 @@ class Inventory:
                     ready.append(slot.entry)
                     continue
             pods = tuple(self._pods[p] for p in sorted(slot.pods) if p in self._pods)
-            path, _ = self._path(slot.obj)
-            top_level = not any(
-                u in self._workloads and self._workloads[u].gvk in self._by_gvk for u in path
-            )
+            top_level = self._top_level(slot.obj)
             if not top_level and not owned_views:
                 entry = Entry(uid, slot.obj, slot.gvk, definition, False, pods, None, None)
                 slot.entry = entry  # a placeholder: entry(uid) still evaluates it

@@ -17,8 +17,6 @@ blocks a pod.
 
 from __future__ import annotations
 
-import base64
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,6 +38,7 @@ from workload_map.gangs.config import (
     VOLCANO_TASK_ANNOTATION,
     GangConfig,
 )
+from workload_map.gangs.definitions import KartaIndex
 from workload_map.gangs.naming import label_value
 from workload_map.gangs.planner import SpecMemo, WorkloadRef, plan, workload_ref
 from workload_map.model import Karta
@@ -61,8 +60,6 @@ Resolver = Callable[[str, str], Karta | None]
 
 def catalog_resolver() -> Resolver:
     """Kartas of the built-in catalog with gang instructions, by (apiVersion, kind)."""
-    from workload_map.gangs.definitions import KartaIndex
-
     return KartaIndex().resolve
 
 
@@ -284,28 +281,6 @@ class PodAdmitter:
             f"joins {gang.backend} gang {gang.name} (minimum {gang.min_count}: {gang.rule})"
         )
         return decision
-
-    # -- the AdmissionReview ----------------------------------------------------------------
-    def review(self, body: Mapping[str, Any]) -> dict[str, Any]:
-        """The ``admission.k8s.io/v1`` AdmissionReview answer: always allowed, maybe patched."""
-        request = body.get("request") if isinstance(body.get("request"), Mapping) else {}
-        assert isinstance(request, Mapping)
-        response: dict[str, Any] = {"uid": request.get("uid", ""), "allowed": True}
-        pod = request.get("object")
-        if request.get("operation") == "CREATE" and isinstance(pod, Mapping):
-            try:
-                decision = self.decide(pod, request.get("namespace"))
-                ops = json_patch(pod, decision)
-            except Exception:  # never block a pod on our fault: admit it unchanged
-                ops = []
-            if ops:
-                response["patchType"] = "JSONPatch"
-                response["patch"] = base64.b64encode(json.dumps(ops).encode()).decode()
-        return {
-            "apiVersion": body.get("apiVersion", "admission.k8s.io/v1"),
-            "kind": "AdmissionReview",
-            "response": response,
-        }
 
 
 def _named(pod: Mapping[str, Any], namespace: str) -> dict[str, Any]:

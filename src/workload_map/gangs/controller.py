@@ -21,6 +21,8 @@ from workload_map.gangs.definitions import has_gangs
 from workload_map.gangs.planner import Decision, Plan, plan, workload_ref
 from workload_map.gangs.reconcile import Actions, object_path, reconcile
 from workload_map.gangs.runtime import FIELD_MANAGER, POD_DEBOUNCE, SCHEDULING_KINDS, GangRuntime
+from workload_map.kube.errors import ApiError, NotFound
+from workload_map.kube.workqueue import WorkQueue
 
 if TYPE_CHECKING:
     from workload_map.operator.controllers import OperatorConfig, OperatorContext
@@ -42,7 +44,7 @@ class GangController:
         self.mode = str(cfg.args.gang_missed_member_mode)
         self.resync = float(cfg.args.gang_resync_period)
         self.ctx: OperatorContext | None = None
-        self.queue: Any = None
+        self.queue: WorkQueue | None = None
         self._lock = threading.Lock()
         self._pod_owner: dict[tuple[str, str], str] = {}  # (ns, pod) → workload key
         self._pods_of: dict[str, set[tuple[str, str]]] = {}
@@ -219,8 +221,6 @@ class GangController:
 
     # -- start ----------------------------------------------------------------------------
     def start(self, ctx: OperatorContext) -> None:
-        from workload_map.kube.workqueue import WorkQueue
-
         self.ctx = ctx
         self.queue = WorkQueue("gangs", self.reconcile_key, workers=int(self.cfg.args.gang_workers))
         self.queue.start()
@@ -378,8 +378,6 @@ class GangController:
         )
 
     def execute(self, workload: dict[str, Any], actions: Actions) -> None:
-        from workload_map.kube.errors import ApiError, NotFound
-
         assert self.ctx is not None
         ctx, rt = self.ctx, self.runtime
         done: list[Decision] = []

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from workload_map.kube import errors as _errors
 
 if TYPE_CHECKING:
-    from workload_map.kube.api import Api, Impersonation, load_configuration
+    from workload_map.kube.api import Api
     from workload_map.kube.client import Cluster, connect
     from workload_map.kube.errors import (
         ApiError,
@@ -26,7 +26,9 @@ if TYPE_CHECKING:
         Unauthorized,
         Unreachable,
     )
+    from workload_map.kube.kubeconfig import Impersonation, ResolvedConfig, resolve
     from workload_map.kube.options import ConnectionOptions
+    from workload_map.kube.transport import KubeTransport
 
 __all__ = [
     "Api",
@@ -36,18 +38,22 @@ __all__ = [
     "ConnectionOptions",
     "Forbidden",
     "Impersonation",
+    "KubeTransport",
     "NotConfigured",
     "NotFound",
+    "ResolvedConfig",
     "Unauthorized",
     "Unreachable",
     "connect",
-    "load_configuration",
+    "resolve",
 ]
 
 _HOMES = {
     "Api": "api",
-    "Impersonation": "api",
-    "load_configuration": "api",
+    "Impersonation": "kubeconfig",
+    "ResolvedConfig": "kubeconfig",
+    "resolve": "kubeconfig",
+    "KubeTransport": "transport",
     "Cluster": "client",
     "connect": "client",
     "ConnectionOptions": "options",

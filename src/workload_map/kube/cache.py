@@ -1,21 +1,18 @@
-# mypy: disable-error-code="no-untyped-call"
 """Watch caches of plain dicts, shared by the operator, its controllers, the exporter and the web view.
 
-Built on ``kubernetes.informer.SharedInformer`` (list, then watch from the list's
-resourceVersion, resume from the last seen resourceVersion, relist on ``410 Gone``) and
-``kubernetes.watch.Watch`` (bookmarks, one in-stream 410 retry). What the library leaves to its
-caller is added here, around it rather than instead of it:
+An :class:`Informer` lists a collection through the one pager (:mod:`workload_map.kube.pager`),
+then watches it through the one watch (:class:`~workload_map.kube.watch.Watch`: bookmarks,
+resume from the last resourceVersion seen) and lists again on ``410 Gone``; a relist diffs
+against the cache (gone objects fire DELETED, kept ones MODIFIED, new ones ADDED). What a
+consumer needs beyond that is here too:
 
-* objects stay plain dicts: the list and watch calls go through ``ApiClient.call_api`` on a
-  raw path, so any kind (CRDs included) is cached without generated models;
-* the initial list is paged (``limit``/``continue``), so a cluster of 100k pods is never one
-  response;
+* objects stay plain dicts: any kind (CRDs included) is cached without generated models;
 * a ``transform`` trims every object before it is stored (pods keep only what controllers read);
   every consumer of one path states what it keeps (a :class:`~workload_map.kube.trim.Trim`)
   and :class:`InformerSet` keeps their union, re-listing when a later consumer needs more;
-* watches ask for bookmarks and carry a server-side timeout plus a client read timeout, so a
-  silently dead connection is noticed;
-* when the API server goes away, reconnects back off exponentially (the library loops at once);
+* watches carry a server-side timeout (jittered) plus a client read timeout, so a silently
+  dead connection is noticed;
+* when the API server goes away, retries back off exponentially with jitter;
 * ``wait_synced`` and ``last_error`` tell a controller whether the cache is usable, and why not
   (a 403 becomes a condition, not a crash loop).
 """
@@ -23,17 +20,18 @@ caller is added here, around it rather than instead of it:
 from __future__ import annotations
 
 import builtins
-import json
 import logging
 import random
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
-from workload_map.kube.errors import ApiError, ClusterError, api_error
+from workload_map.kube.errors import ApiError, ClusterError, Gone
+from workload_map.kube.pager import Reader, pages
 from workload_map.kube.trim import Trim
+from workload_map.kube.watch import Streamer, Watch, WatchExpired
 
 __all__ = [
     "ADDED",
@@ -42,9 +40,9 @@ __all__ = [
     "Handler",
     "Informer",
     "InformerSet",
+    "Source",
     "Transform",
     "TransformConflict",
-    "call",
     "merge_transforms",
     "object_key",
 ]
@@ -52,46 +50,9 @@ __all__ = [
 log = logging.getLogger("workload_map.cache")
 
 
-class _OwnRelists(logging.Filter):
-    """Keeps the library's error and warning lines about a relist we caused out of the logs.
+class Source(Reader, Streamer, Protocol):
+    """What an informer reads through: GETs (the pager) and streams (the watch)."""
 
-    A widened transform ends the informer's watch (its response shut down: the library logs
-    "Unexpected error in watch loop" with a traceback) and then asks for a relist with our own
-    410 (the library warns "Watch expired"); both are expected, so they are logged at debug
-    under ``workload_map.cache`` instead. Records are matched by the informer's thread.
-    """
-
-    def __init__(self) -> None:
-        super().__init__()
-        # informer thread ident -> (records still to drop, until when)
-        self.threads: dict[int, tuple[int, float]] = {}
-        self.lock = threading.Lock()
-
-    def expect(self, thread: threading.Thread | None, records: int) -> None:
-        if thread is not None and thread.ident is not None:
-            with self.lock:
-                self.threads[thread.ident] = (records, time.monotonic() + 30.0)
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        ident = record.thread or 0
-        with self.lock:
-            left, until = self.threads.get(ident, (0, 0.0))
-            if not left or time.monotonic() > until:
-                self.threads.pop(ident, None)
-                return True
-            message = str(record.msg)
-            if not message.startswith(("Unexpected error in watch loop", "Watch expired")):
-                return True
-            if left == 1:
-                del self.threads[ident]
-            else:
-                self.threads[ident] = (left - 1, until)
-        log.debug("widening relist: %s", record.getMessage())
-        return False
-
-
-_own_relists = _OwnRelists()
-logging.getLogger("kubernetes.informer.informer").addFilter(_own_relists)
 
 ADDED = "ADDED"
 MODIFIED = "MODIFIED"
@@ -99,8 +60,6 @@ DELETED = "DELETED"
 
 Transform = Callable[[dict[str, Any]], dict[str, Any]]
 Handler = Callable[[str, dict[str, Any]], None]
-#: the reason of our own 410 Gone, which makes the library relist after a widened transform
-_RELIST = "transform widened: relist"
 
 
 class TransformConflict(ClusterError):
@@ -160,35 +119,21 @@ class _Backoff:
 
 
 @dataclass
-class _ListResult:
-    """What SharedInformer reads from a list call: ``.items`` and ``.metadata.resource_version``."""
-
-    items: list[dict[str, Any]]
-    metadata: Any
-
-
-@dataclass
-class _ListMeta:
-    resource_version: str | None
-
-
-@dataclass
 class Informer:
     """One watched collection (``path`` such as ``/api/v1/pods``), cached as dicts.
 
-    ``api_client`` is a ``kubernetes.client.ApiClient``. Handlers run on the informer thread,
-    after the cache holds the event's object; they get ``(event_type, obj)`` with ``obj``
-    already transformed.
+    ``source`` is the request path (:class:`~workload_map.kube.transport.KubeTransport`).
+    Handlers run on the informer thread, after the cache holds the event's object; they get
+    ``(event_type, obj)`` with ``obj`` already transformed.
     """
 
-    api_client: Any
+    source: Source
     path: str
     label_selector: str | None = None
     field_selector: str | None = None
     transform: Transform | None = None
     page_size: int = 500
     watch_timeout: int = 300
-    request_timeout: float = 30.0
     kind: str | None = None
     api_version: str | None = None
     _handlers: list[Handler] = field(default_factory=list, repr=False)
@@ -197,57 +142,32 @@ class Informer:
     _wide: threading.Event = field(default_factory=threading.Event, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _backoff: _Backoff = field(default_factory=_Backoff, repr=False)
-    _inner: Any = field(default=None, repr=False)
+    _store: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
+    _store_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _watch: Watch | None = field(default=None, repr=False)
+    _thread: threading.Thread | None = field(default=None, repr=False)
+    _version: str | None = field(default=None, repr=False)  # None: list (again)
     last_error: ApiError | Exception | None = None
-    lists: int = 0  # full lists done (the first one plus relists after 410 / resync)
+    lists: int = 0  # full lists done (the first one plus relists after 410 / widening)
+    expired: int = 0  # watches the server answered 410 Gone (each one lists again)
     stopping: threading.Event = field(default_factory=threading.Event, repr=False)
     _relist: threading.Event = field(default_factory=threading.Event, repr=False)
-
-    def __post_init__(self) -> None:
-        from kubernetes import informer as k8s_informer
-
-        outer = self
-
-        class _Store(k8s_informer.ObjectCache):
-            """The library's store, with the transform applied on the way in."""
-
-            def _put(self, obj: Any) -> None:
-                super()._put(outer._trim(obj))
-
-            def _replace_all(self, objects: Iterable[Any]) -> None:
-                super()._replace_all(objects)  # list items are trimmed as they are read
-
-        class _Inner(k8s_informer.SharedInformer):
-            def _initial_list(self) -> None:
-                super()._initial_list()
-                outer.lists += 1
-                outer.last_error = None
-                outer._synced.set()
-                outer._wide.set()
-
-        self._inner = _Inner(
-            self._list_or_watch,
-            label_selector=self.label_selector,
-            field_selector=self.field_selector,
-            key_func=object_key,
-        )
-        self._inner._cache = _Store(key_func=object_key)
-        for event_type in (ADDED, MODIFIED, DELETED):
-            self._inner.add_event_handler(event_type, self._dispatcher(event_type))
-        self._inner.add_event_handler("ERROR", self._on_error)
 
     # -- public ---------------------------------------------------------------------------
 
     def start(self) -> Informer:
-        self._inner.start()
+        if self._thread is None:
+            self._thread = threading.Thread(
+                target=self._run, name=f"informer {self.path}", daemon=True
+            )
+            self._thread.start()
         return self
 
     def stop(self) -> None:
         self.stopping.set()
-        inner_watch = self._inner._watch
-        self._inner._stop_event.set()
-        if inner_watch is not None:
-            inner_watch.stop()
+        watch = self._watch
+        if watch is not None:
+            watch.stop()
 
     def widen(self, transform: Transform | None) -> None:
         """Keep more of each object from now on: the cache is re-listed with ``transform``
@@ -257,25 +177,16 @@ class Informer:
             if transform is self.transform:
                 return
             self.transform = transform
-            started = self._inner._thread is not None
+            started = self._thread is not None
             if started:
                 self._wide.clear()
                 self._relist.set()
         if not started:
             return
         log.info("watch of %s widened to %r: re-listing", self.path, transform)
-        watch = self._inner._watch
-        # an open watch ends with an error line, then our 410 with a warning
-        _own_relists.expect(self._inner._thread, 2 if watch is not None else 1)
+        watch = self._watch
         if watch is not None:
-            # end the blocked read now (the next watch call asks for the relist)
-            watch.stop()
-            resp = getattr(watch, "_resp", None)
-            if resp is not None and hasattr(resp, "shutdown"):
-                try:
-                    resp.shutdown()
-                except OSError:  # not connected yet or already closed: the stop flag serves
-                    log.debug("watch of %s: shutdown of its response failed", self.path)
+            watch.stop()  # end the blocked read now (the loop then lists again)
 
     def add_handler(self, handler: Handler) -> None:
         """Call ``handler(event_type, obj)`` for every event; objects already cached are
@@ -301,38 +212,63 @@ class Informer:
         return self._synced.is_set()
 
     def list(self) -> builtins.list[dict[str, Any]]:
-        return builtins.list(self._inner.cache.list())
+        with self._store_lock:
+            return builtins.list(self._store.values())
 
     def get(self, key: str) -> dict[str, Any] | None:
         """By :func:`object_key` (``name`` or ``namespace/name``)."""
-        obj = self._inner.cache.get_by_key(key)
-        return obj if isinstance(obj, dict) else None
+        with self._store_lock:
+            return self._store.get(key)
 
     @property
     def resource_version(self) -> str | None:
-        rv = self._inner._resource_version
-        return str(rv) if rv is not None else None
+        return self._version
 
-    # -- the list/watch function SharedInformer and Watch call --------------------------
+    # -- the loop -------------------------------------------------------------------------
 
-    def _list_or_watch(self, **kwargs: Any) -> Any:
-        """:rtype: object"""
-        wait = self._backoff.delay()
-        if wait and self.stopping.wait(wait):
-            raise _Stopped(self.path)
-        if kwargs.get("watch") and self._relist.is_set():
-            # the library relists on 410 Gone: how a widened transform re-reads every object
-            from kubernetes.client.exceptions import ApiException
+    def _run(self) -> None:
+        while not self.stopping.is_set():
+            wait = self._backoff.delay()
+            if wait and self.stopping.wait(wait):
+                return
+            try:
+                if self._version is None or self._relist.is_set():
+                    self._list()
+                seen = self._watch_once()
+            except (WatchExpired, Gone) as exc:
+                log.debug("watch of %s: %s; listing again", self.path, exc)
+                self.expired += 1
+                self._version = None
+            except ApiError as exc:
+                self._failed(exc)
+            except Exception as exc:  # an unreachable server, a bad answer: retried
+                self._failed(exc)
+                log.debug("watch of %s: %s", self.path, exc)
+            else:
+                # a watch the server ended before any event (not even a bookmark) counts as a
+                # failure, so an answer that ends at once never makes this loop spin
+                quiet = not seen and not self._relist.is_set() and not self.stopping.is_set()
+                self._backoff.failures = self._backoff.failures + 1 if quiet else 0
 
+    def _failed(self, exc: Exception) -> None:
+        self._backoff.failures += 1
+        self.last_error = exc
+
+    def _list(self) -> None:
+        while True:
+            transform = self.transform
             self._relist.clear()
-            raise ApiException(status=410, reason=_RELIST)
-        try:
-            result = self._watch_call(kwargs) if kwargs.get("watch") else self._paged_list()
-        except Exception:
-            self._backoff.failures += 1
-            raise
+            items, version = self._paged_list_once()
+            if self.transform is transform:
+                break
+            # widened while listing: earlier pages were trimmed narrower
+        self._replace(items)
+        self._version = version or "0"
+        self.lists += 1
+        self.last_error = None
         self._backoff.failures = 0
-        return result
+        self._synced.set()
+        self._wide.set()
 
     def _query(self) -> builtins.list[tuple[str, str]]:
         query: builtins.list[tuple[str, str]] = []
@@ -342,64 +278,75 @@ class Informer:
             query.append(("fieldSelector", self.field_selector))
         return query
 
-    def _call(self, query: builtins.list[tuple[str, str]], *, stream: bool, timeout: Any) -> Any:
-        from kubernetes.client.exceptions import ApiException
-
-        try:
-            resp = call(self.api_client, "GET", self.path, query=query, timeout=timeout)
-        except ApiException as exc:
-            err = api_error(int(exc.status or 0), exc.body, self.path)
-            self.last_error = err
-            if err.status == 410:
-                raise  # SharedInformer relists on this one
-            raise err from exc
-        if stream:
-            return resp  # the urllib3 response Watch reads line by line
-        try:
-            return json.loads(resp.data)
-        finally:
-            resp.release_conn()
-
-    def _paged_list(self) -> _ListResult:
-        while True:
-            transform = self.transform
-            self._relist.clear()
-            result = self._paged_list_once()
-            if self.transform is transform:
-                return result
-            # widened while listing: earlier pages were trimmed narrower
-
-    def _paged_list_once(self) -> _ListResult:
-        items: list[dict[str, Any]] = []
-        token: str | None = None
-        rv: str | None = None
-        while True:
-            query = [*self._query(), ("limit", str(self.page_size))]
-            if token:
-                query.append(("continue", token))
-            doc = self._call(query, stream=False, timeout=self.request_timeout)
-            meta = doc.get("metadata") or {}
+    def _paged_list_once(self) -> tuple[builtins.list[dict[str, Any]], str | None]:
+        items: builtins.list[dict[str, Any]] = []
+        version: str | None = None
+        for doc in pages(self.source, self.path, self._query(), limit=self.page_size):
             for item in doc.get("items") or []:
                 if isinstance(item, dict):
                     items.append(self._trim(item))
-            rv = meta.get("resourceVersion") or rv
-            token = meta.get("continue") or None
-            if not token:
-                break
-        return _ListResult(items, _ListMeta(rv))
+            version = (doc.get("metadata") or {}).get("resourceVersion") or version
+        return items, version
 
-    def _watch_call(self, kwargs: dict[str, Any]) -> Any:
-        query = [*self._query(), ("watch", "true"), ("allowWatchBookmarks", "true")]
-        rv = kwargs.get("resource_version")
-        if rv:
-            query.append(("resourceVersion", str(rv)))
+    def _watch_once(self) -> int:
+        """Watch until the server ends it (or a relist or stop is asked for); the number of
+        events seen, bookmarks included."""
         # the server ends each watch after watch_timeout (±10% so replicas do not reconnect
         # in step); the read timeout notices a connection that died without closing
         server_timeout = int(self.watch_timeout * (0.9 + random.random() / 5))
-        query.append(("timeoutSeconds", str(server_timeout)))
-        return self._call(query, stream=True, timeout=(self.request_timeout, server_timeout + 30))
+        watch = Watch(
+            self.source,
+            self.path,
+            resource_version=self._version or "",
+            label_selector=self.label_selector,
+            field_selector=self.field_selector,
+            server_timeout=server_timeout,
+            kind=self.kind,
+            api_version=self.api_version,
+        )
+        self._watch = watch
+        seen = 0
+        if self.stopping.is_set() or self._relist.is_set():
+            return seen
+        try:
+            for event in watch.events(resume=False, bookmarks=True):
+                seen += 1
+                self._version = watch.resource_version
+                if self.stopping.is_set() or self._relist.is_set():
+                    return seen
+                if event.type == "BOOKMARK":
+                    continue
+                self._apply(event.type, event.object)
+            return seen
+        finally:
+            self._watch = None
+            if watch.resource_version:
+                self._version = watch.resource_version
 
-    # -- events ---------------------------------------------------------------------------
+    # -- the store and the handlers ---------------------------------------------------------
+
+    def _replace(self, items: builtins.list[dict[str, Any]]) -> None:
+        fresh = {object_key(o): o for o in items}
+        with self._store_lock:
+            old = self._store
+            self._store = fresh
+        for key, obj in old.items():
+            if key not in fresh:
+                self._fire(DELETED, obj)
+        for key, obj in fresh.items():
+            self._fire(MODIFIED if key in old else ADDED, obj)
+
+    def _apply(self, event_type: str, obj: dict[str, Any]) -> None:
+        if event_type not in (ADDED, MODIFIED, DELETED):
+            return
+        stored = self._trim(obj)
+        key = object_key(stored)
+        with self._store_lock:
+            if event_type == DELETED:
+                self._store.pop(key, None)
+            else:
+                self._store[key] = stored
+        self._fire(event_type, stored)
 
     def _trim(self, obj: Any) -> Any:
         if not isinstance(obj, dict):
@@ -408,75 +355,14 @@ class Informer:
             obj = {"apiVersion": self.api_version, "kind": self.kind, **obj}
         return self.transform(obj) if self.transform is not None else obj
 
-    def _dispatcher(self, event_type: str) -> Callable[[Any], None]:
-        def fire(obj: Any) -> None:
-            if not isinstance(obj, dict):
-                return
-            stored = None
-            if event_type != DELETED:  # the store already holds the trimmed copy
-                stored = self._inner.cache.get_by_key(object_key(obj))
-            if stored is None:
-                stored = self._trim(obj)
-            with self._lock:
-                handlers = list(self._handlers)
-            for handler in handlers:
-                try:
-                    handler(event_type, stored)
-                except Exception:  # one bad handler must not stop the others
-                    log.exception("handler for %s failed on %s", self.path, event_type)
-
-        return fire
-
-    def _on_error(self, exc: Any) -> None:
-        if isinstance(exc, _Stopped) or getattr(exc, "reason", None) == _RELIST:
-            return
-        if isinstance(exc, Exception):
-            if not isinstance(exc, ApiError):
-                self._backoff.failures = max(self._backoff.failures, 1)
-            self.last_error = exc
-            log.debug("watch of %s: %s", self.path, exc)
-
-
-def call(
-    api_client: Any,
-    method: str,
-    path: str,
-    *,
-    query: list[tuple[str, str]] | None = None,
-    body: Any = None,
-    content_type: str = "application/json",
-    accept: str = "application/json",
-    timeout: Any = None,
-) -> Any:
-    """One request through ``ApiClient.param_serialize`` + ``call_api`` (auth, TLS, proxies as
-    configured); returns the urllib3 response, unread; a non-2xx answer raises
-    ``kubernetes.client.exceptions.ApiException`` with the status and body."""
-    from kubernetes.client.exceptions import ApiException
-
-    headers = {"Accept": accept}
-    if body is not None:
-        headers["Content-Type"] = content_type
-    m, url, hdrs, payload, post = api_client.param_serialize(
-        method,
-        path,
-        query_params=list(query or []),
-        header_params=headers,
-        body=body,
-        auth_settings=["BearerToken"],
-    )
-    answer = api_client.call_api(m, url, hdrs, payload, post, _request_timeout=timeout)
-    raw = answer.response
-    if not 200 <= int(answer.status) <= 299:
-        try:
-            text = raw.data.decode("utf-8", "replace")
-        finally:
-            raw.release_conn()
-        raise ApiException(status=int(answer.status), reason=answer.reason, body=text)
-    return raw
-
-
-class _Stopped(Exception):
-    """Raised inside the list/watch call when the informer is stopping during a backoff."""
+    def _fire(self, event_type: str, obj: dict[str, Any]) -> None:
+        with self._lock:
+            handlers = builtins.list(self._handlers)
+        for handler in handlers:
+            try:
+                handler(event_type, obj)
+            except Exception:  # one bad handler must not stop the others
+                log.exception("handler for %s failed on %s", self.path, event_type)
 
 
 class InformerSet:
@@ -486,8 +372,8 @@ class InformerSet:
     (:func:`merge_transforms`), so the order in which consumers register does not matter.
     """
 
-    def __init__(self, api_client: Any) -> None:
-        self.api_client = api_client
+    def __init__(self, source: Source) -> None:
+        self.source = source
         self._lock = threading.Lock()
         self._informers: dict[tuple[str, str | None, str | None], Informer] = {}
 
@@ -515,7 +401,7 @@ class InformerSet:
                     found.widen(merged)
             if found is None:
                 found = Informer(
-                    self.api_client,
+                    self.source,
                     path,
                     label_selector=label_selector,
                     field_selector=field_selector,

@@ -1,7 +1,9 @@
 """What the user asked for on the command line (kubectl's global flags), as one value.
 
 Its own module because every command builds one, offline ones too, while only a command that
-talks to a cluster needs :mod:`workload_map.kube.kubeconfig` to resolve it.
+talks to a cluster needs :mod:`workload_map.kube.kubeconfig` to resolve it. Every process (the
+CLI's reads and writes, the operator, the exporter, the web view) resolves its connection from
+one of these: :func:`workload_map.kube.flags.connection_options` reads it off parsed flags.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ class ConnectionOptions(msgspec.Struct, frozen=True):
     timeout: float | None = 30.0  # seconds per request (connect, read and total); None: none
     environ: Mapping[str, str] = msgspec.field(default_factory=lambda: dict(os.environ))
     service_account_dir: Path = SERVICE_ACCOUNT_DIR
+    impersonate_uid: str | None = None  # --as-uid (the operator's flag)
 
     @property
     def explicit(self) -> bool:

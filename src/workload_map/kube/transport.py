@@ -1,80 +1,60 @@
-"""The one place requests happen: ``get(path, query) -> JSON`` and ``stream`` for watches.
+"""The one request path: build a request, send it, retry what may be retried, map errors.
 
-Everything above (discovery, paging, owner chains, definitions) is written against the
-:class:`Transport` protocol, so unit tests drive it with an in-memory API and the integration
-tests with a real kube-apiserver. Transport failures become :mod:`workload_map.kube.errors`.
+Every request of every process goes through :class:`KubeTransport`: the command line's reads,
+its writes (``crd apply``, ``definitions install``), the operator and its controllers, the
+exporter and the web view, their watches and watch caches. It builds the request from the one
+:class:`~workload_map.kube.kubeconfig.ResolvedConfig` (server prefix, ``Accept``, credentials,
+``Impersonate-*`` lines, ``User-Agent``), hands it to a :class:`~workload_map.kube.senders.Sender`
+(the per-thread wire connection of a command, or the pool of a long-running process), and:
 
-Which client, and why requests do not go through it
----------------------------------------------------
-The project's one Kubernetes client (CLI, library, operator) is the official ``kubernetes``
-package, pinned ``>=37.0.2,<38``: the Kubernetes project's own client, its release 37 knows
-the v1.37 API (its models keep ``spec.schedulingGroup``; lightkube-models 1.37 does too, kr8s
-has no models), and only it brings what the operator needs (``watch``, ``informer``,
-``leaderelection`` with ``LeaseLock``). Measured with
-``benchmarks/clients_bench.py`` (medians of 5-7 fresh interpreters; a LIST of 93 pods from a
-127.0.0.1 server, 20 times; three runs on the 2-core development machine while it ran 8 engineers'
-tests and builds, load 8-13, so absolute numbers are inflated 3-5x and only the ranking is
-meaningful):
+* bounds every request by the configured timeout (connect, each read and the whole request;
+  a watch by its read timeout, the server ending it by ``timeoutSeconds``);
+* retries an idempotent read (GET) answered 429 or 5xx with exponential backoff, honouring
+  ``Retry-After`` (at most :data:`READ_RETRIES` times, each wait at most :data:`MAX_WAIT`);
+  the sleep and the clock are injected, so tests count retries instead of timing them;
+* on 401 asks the credentials for new ones once (an exec plugin runs again, an auth-provider
+  is reloaded, a token file is read again) and sends the request again;
+* turns an error status into :mod:`workload_map.kube.errors` (not found, conflict, invalid,
+  gone, too many requests, forbidden, …) whose message names the verb and the object.
 
-=============================  ===========  =============  ============  ==========
-client                         import       1st LIST       LIST typed    LIST raw
-=============================  ===========  =============  ============  ==========
-kubernetes 37.0.2              0.8-1.9 s    2.2-4.5 s      86-161 ms     11-20 ms
-lightkube 1.0.1 (models 1.37)  0.65-1.6 s   0.35-0.87 s    9-23 ms       --
-kr8s 0.20.15                   0.85-2.2 s   0.42-1.1 s     146-434 ms    126-437 ms
-wlmap: socket + ssl (here)     0.19-0.34 s  72-155 ms      --            8-17 ms
-=============================  ===========  =============  ============  ==========
-
-("1st LIST" is configuration, connection and the first request after the import; the typed
-clients build their models then, the kubernetes client's first pydantic validation alone costs
-seconds.) None of the three imports quickly: ``import kubernetes`` runs the package
-``__init__``, which imports ``kubernetes.client`` (every generated model and API class,
-pydantic), ``config`` (google-auth, requests, oauthlib), ``dynamic``, ``watch``, ``stream``,
-``leaderelection`` and ``informer``; any ``import kubernetes.x.y`` runs that ``__init__``
-first, and the package has no lazy-import switch. lightkube and kr8s pay for httpx and
-pydantic/msgspec/anyio likewise. A CLI that is to start in 300 ms cannot afford any of them,
-and it never needs typed models (workloads, pods and scheduling objects stay dicts).
-
-So live commands send the same wire requests the official client's
-``ApiClient.call_api(..., _preload_content=False)`` sends, over :mod:`workload_map.kube.wire`
-(a socket, ``ssl`` and HTTP/1.1 framing; even the standard library's ``http.client`` costs as
-much import time as ``ssl`` because of the ``email`` package). The supported parts of the
-official client are still used where they are needed: its ``kubernetes.config`` loader for
-kubeconfig users with an exec or auth-provider plugin (:mod:`workload_map.kube.kubeconfig`),
-its objects accepted everywhere by the library (:mod:`workload_map.engine.objects`, without an
-``ApiClient`` per object), and the operator's watches and leader election, where start-up does
-not matter.
-
-Timeouts: every request has one timeout (``--request-timeout``, default 30 s) applied to the
-connect, to each read and to the whole request, as kubectl applies its ``http.Client`` timeout;
-the error names the server and the timeout. 0 means no timeout, as in kubectl.
+Which sender costs what at start-up (and why neither is a Kubernetes client package) is
+measured in docs/kube.md.
 """
 
 from __future__ import annotations
 
 import json
-import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from workload_map.kube.errors import ClusterError, Unreachable, api_error
-from workload_map.kube.kubeconfig import ResolvedConfig
-from workload_map.kube.options import ConnectionOptions
+from workload_map.kube.auth import Credentials
+from workload_map.kube.errors import ApiError, ClusterError, Unreachable, api_error
+from workload_map.kube.kubeconfig import Impersonation, ResolvedConfig
 
 if TYPE_CHECKING:
-    import ssl
+    from workload_map.kube.senders import Reply, Sender
 
-    from workload_map.kube.wire import Connection, Response
-
-__all__ = ["KubeTransport", "Transport", "format_timeout"]
+__all__ = [
+    "MAX_WAIT",
+    "READ_RETRIES",
+    "KubeTransport",
+    "Transport",
+    "format_timeout",
+]
 
 _USER_AGENT = "wlmap/0.1.0"
 _CHUNK = 1 << 16
+#: how many times a GET answered 429 or 5xx is sent again
+READ_RETRIES = 4
+#: the longest wait between two tries (a larger Retry-After is cut to this)
+MAX_WAIT = 10.0
+_BACKOFF = 0.5  # the first wait without Retry-After; doubled per try
+_RETRIED = frozenset({429, 500, 502, 503, 504})
 
 
 class Transport(Protocol):
-    """A read-only Kubernetes API: GET ``path`` with ``query``; returns the decoded JSON."""
+    """A Kubernetes API to read: GET ``path`` with ``query``; returns the decoded JSON."""
 
     namespace: str
     context: str | None
@@ -95,86 +75,189 @@ def format_timeout(seconds: float | None) -> str:
     return f"{int(minutes)}m{rest:g}s" if rest else f"{int(minutes)}m"
 
 
-class KubeTransport:
-    """:class:`Transport` over :mod:`~workload_map.kube.wire` with the kubeconfig's TLS and
-    credentials."""
+def retry_after(value: str) -> float | None:
+    """Seconds of a ``Retry-After`` header (delta-seconds; the API server sends no dates)."""
+    try:
+        seconds = float(value.strip())
+    except ValueError:
+        return None
+    return seconds if seconds >= 0 else None
 
-    def __init__(self, resolved: ResolvedConfig, options: ConnectionOptions) -> None:
+
+class KubeTransport:
+    """The request path over one resolved configuration and one sender.
+
+    ``remember_unreachable``: once the server timed out or refused, later requests fail at
+    once with the same error (a command should not wait out the timeout per request; a
+    long-running process keeps trying).
+    """
+
+    def __init__(
+        self,
+        resolved: ResolvedConfig,
+        *,
+        sender: Sender | None = None,
+        credentials: Credentials | None = None,
+        pooled: bool = False,
+        pool_size: int = 8,
+        remember_unreachable: bool = False,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         from urllib.parse import urlsplit
 
+        self.resolved = resolved
         self.namespace = resolved.namespace
         self.context = resolved.context
         self.server = resolved.server
-        self.timeout = options.timeout if options.timeout else None
-        self._resolved = resolved
-        parts = urlsplit(resolved.server)
-        if parts.scheme not in ("https", "http") or not parts.hostname:
-            raise ClusterError(f"server {resolved.server!r}: expected an https:// or http:// URL")
-        self._scheme = parts.scheme
-        self._host = parts.hostname
-        self._port = parts.port or (443 if parts.scheme == "https" else 80)
-        self._prefix = parts.path.rstrip("/")
-        self._headers = {"User-Agent": _USER_AGENT, "Accept-Encoding": "gzip"}
-        if resolved.username and resolved.password and not resolved.token:
-            import base64
+        self.timeout = resolved.timeout
+        self.impersonation: Impersonation = resolved.impersonation
+        self.credentials = credentials or Credentials(resolved)
+        if sender is None:
+            from workload_map.kube.senders import PooledSender, WireSender
 
-            basic = base64.b64encode(f"{resolved.username}:{resolved.password}".encode()).decode()
-            self._headers["Authorization"] = f"Basic {basic}"
-        if options.impersonate_user:
-            self._headers["Impersonate-User"] = options.impersonate_user
-        self._groups = tuple(options.impersonate_groups)
-        self._ssl: ssl.SSLContext | None = None
-        self._local = threading.local()
+            certificate = self.credentials.client_certificate
+            sender = (
+                PooledSender(resolved, certificate, max_idle=pool_size)
+                if pooled
+                else WireSender(resolved, certificate)
+            )
+        self.sender = sender
+        self._prefix = urlsplit(resolved.server).path.rstrip("/")
+        self._fixed = [
+            ("User-Agent", _USER_AGENT),
+            ("Accept-Encoding", "gzip"),
+            *resolved.impersonation.headers(),
+        ]
+        self._remember = remember_unreachable
         self._down: Unreachable | None = None
+        self._sleep = sleep
+        self._clock = clock
+        self.calls = 0  # requests sent (retries included): for tests and benchmarks
+        self.writes = 0
+        self.retries = 0
 
-    # -- the Transport protocol ---------------------------------------------------------------
+    # -- building ------------------------------------------------------------------------
+    def target(self, path: str, query: Sequence[tuple[str, str]] = ()) -> str:
+        """The request target: the server's path prefix, ``path`` quoted, the query encoded."""
+        from urllib.parse import quote, urlencode
+
+        url = quote(self._prefix + path, safe="/:@!$&'()*+,;=-._~%")
+        return f"{url}?{urlencode(list(query))}" if query else url
+
+    def headers(self, accept: str, content_type: str | None) -> list[tuple[str, str]]:
+        """Every header of a request: fixed ones, ``Accept``, credentials, impersonation."""
+        out = [*self._fixed, ("Accept", accept)]
+        if content_type is not None:
+            out.append(("Content-Type", content_type))
+        auth = self.credentials.authorization()
+        if auth:
+            out.append(("Authorization", auth))
+        return out
+
+    # -- the Transport protocol ----------------------------------------------------------
     def get(
         self, path: str, query: Sequence[tuple[str, str]] = (), *, accept: str | None = None
     ) -> Any:
+        return self.request("GET", path, query=query, accept=accept or "application/json")
+
+    # -- any request ---------------------------------------------------------------------
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        query: Sequence[tuple[str, str]] = (),
+        content_type: str = "application/json",
+        accept: str = "application/json",
+        timeout: float | None = None,
+        verb: str | None = None,
+        what: str | None = None,
+        raw: bool = False,
+    ) -> Any:
+        """One request; the decoded JSON answer (``{}`` when empty; ``raw``: the body's
+        bytes). ``verb`` and ``what`` name the operation and the object in errors (default:
+        the method and the path)."""
         if self._down is not None:
-            # The server already timed out or refused this command: say so at once instead of
-            # waiting out the timeout again for every remaining request.
             raise Unreachable(str(self._down))
-        started = time.monotonic()
-        try:
-            status, body = self._request(path, query, accept or "application/json", started)
-        except Unreachable as exc:
-            self._down = exc
-            raise
+        data = None if body is None else json.dumps(body).encode()
+        wait_for = timeout if timeout is not None else self.timeout
+        refreshed = False
+        tries = 0
+        while True:
+            try:
+                status, payload, headers = self._once(
+                    method,
+                    path,
+                    query,
+                    data,
+                    content_type if data is not None else None,
+                    accept,
+                    wait_for,
+                )
+            except Unreachable as exc:
+                if self._remember:
+                    self._down = exc
+                raise
+            if status == 401 and not refreshed and self.credentials.refresh():
+                refreshed = True
+                self._after_refresh()
+                continue
+            if method == "GET" and status in _RETRIED and tries < READ_RETRIES:
+                self._sleep(self._wait(tries, headers.get("retry-after", "")))
+                tries += 1
+                self.retries += 1
+                continue
+            break
         if status >= 400:
-            raise api_error(status, body, path)
+            raise api_error(status, payload, what or path, verb or method)
+        if raw:
+            return payload
+        if not payload:
+            return {}
         try:
-            return json.loads(body)
+            return json.loads(payload)
         except ValueError as exc:
-            raise ClusterError(f"the API server sent non-JSON for {path}: {exc}") from exc
+            raise ApiError(0, f"the API server sent non-JSON to {method} {path}: {exc}") from exc
 
     def stream(
-        self, path: str, query: Sequence[tuple[str, str]] = (), *, timeout: float | None = None
+        self,
+        path: str,
+        query: Sequence[tuple[str, str]] = (),
+        *,
+        timeout: float | None = None,
+        opened: Callable[[Reply], None] | None = None,
     ) -> Iterator[Any]:
         """A watch: each newline-delimited JSON document of the response, decoded.
 
         ``timeout`` bounds the connect and each read (a watch has no total bound: pass
         ``timeoutSeconds`` in ``query`` so the server ends it); default: the request timeout.
+        An error status raises at once (the caller decides about retrying a watch).
+        ``opened`` gets the response once it is open (its ``abort`` ends a blocked read).
         """
         read_timeout = timeout if timeout is not None else self.timeout
-        conn = self._connection(fresh=True, timeout=read_timeout)
+        target = self.target(path, query)
+        refreshed = False
+        while True:
+            reply = self._send(
+                "GET", target, None, None, "application/json", read_timeout, path, stream=True
+            )
+            if reply.status == 401 and not refreshed and self.credentials.refresh():
+                reply.finish(reuse=False)
+                refreshed = True
+                self._after_refresh()
+                continue
+            break
+        if opened is not None:
+            opened(reply)
         try:
-            try:
-                response = self._send(conn, path, query, "application/json", read_timeout)
-            except TimeoutError as exc:
-                raise self._timed_out(path, read_timeout) from exc
-            except OSError as exc:
-                raise self._unreachable(exc) from exc
-            if response.status >= 400:
-                raise api_error(response.status, _decoded(response, response.read()), path)
+            if reply.status >= 400:
+                body = self._read_all(reply, path, read_timeout, total=None)
+                raise api_error(reply.status, body, path, "WATCH")
             buffer = b""
             while True:
-                try:
-                    chunk = response.read1(_CHUNK)
-                except TimeoutError as exc:
-                    raise self._timed_out(path, read_timeout) from exc
-                except OSError as exc:
-                    raise self._unreachable(exc) from exc
+                chunk = self._read1(reply, path, read_timeout)
                 if not chunk:
                     break
                 buffer += chunk
@@ -185,146 +268,106 @@ class KubeTransport:
             if buffer.strip():
                 yield _decode(buffer, path)
         finally:
-            conn.close()
+            reply.finish(reuse=False)
 
-    # -- internals ----------------------------------------------------------------------------
-    def _request(
-        self, path: str, query: Sequence[tuple[str, str]], accept: str, started: float
-    ) -> tuple[int, bytes]:
-        for attempt in (0, 1):
-            conn = self._connection(fresh=False, timeout=self.timeout)
-            reused = getattr(self._local, "used", False)
-            try:
-                response = self._send(conn, path, query, accept, self.timeout)
-                body = self._read_all(response, started)
-            except TimeoutError as exc:
-                self._drop()
-                raise self._timed_out(path, self.timeout) from exc
-            except (ConnectionResetError, BrokenPipeError) as exc:
-                # A kept-alive connection the server closed meanwhile: retry once, fresh.
-                self._drop()
-                if reused and attempt == 0:
-                    continue
-                raise self._unreachable(exc) from exc
-            except OSError as exc:
-                self._drop()
-                raise self._unreachable(exc) from exc
-            self._local.used = True
-            if response.will_close:
-                self._drop()
-            return response.status, body
-        raise AssertionError("unreachable")  # pragma: no cover
+    def close(self) -> None:
+        self.sender.close()
+
+    # -- internals -----------------------------------------------------------------------
+    def _once(
+        self,
+        method: str,
+        path: str,
+        query: Sequence[tuple[str, str]],
+        data: bytes | None,
+        content_type: str | None,
+        accept: str,
+        timeout: float | None,
+    ) -> tuple[int, bytes, dict[str, str]]:
+        started = self._clock()
+        reply = self._send(
+            method, self.target(path, query), data, content_type, accept, timeout, path
+        )
+        try:
+            body = self._read_all(reply, path, timeout, total=started)
+        except BaseException:
+            reply.finish(reuse=False)
+            raise
+        reply.finish(reuse=True)
+        headers = {"retry-after": reply.getheader("Retry-After")}
+        return reply.status, body, headers
 
     def _send(
         self,
-        conn: Connection,
-        path: str,
-        query: Sequence[tuple[str, str]],
+        method: str,
+        target: str,
+        data: bytes | None,
+        content_type: str | None,
         accept: str,
         timeout: float | None,
-    ) -> Response:
-        from urllib.parse import quote, urlencode
+        path: str,
+        *,
+        stream: bool = False,
+    ) -> Reply:
+        self.calls += 1
+        if method != "GET":
+            self.writes += 1
+        headers = self.headers(accept, content_type)
+        try:
+            return self.sender.send(method, target, headers, data, timeout=timeout, stream=stream)
+        except TimeoutError as exc:
+            raise self._timed_out(method, path, timeout) from exc
+        except OSError as exc:
+            raise self._unreachable(exc) from exc
 
-        url = quote(self._prefix + path, safe="/:@!$&'()*+,;=-._~%")
-        if query:
-            url += f"?{urlencode(list(query))}"
-        headers = [*self._headers.items(), ("Accept", accept)]
-        token = self._token()
-        if token:
-            headers.append(("Authorization", f"Bearer {token}"))
-        headers.extend(("Impersonate-Group", group) for group in self._groups)
-        conn.settimeout(timeout)
-        return conn.get(url, headers)
+    def _read1(self, reply: Reply, path: str, timeout: float | None) -> bytes:
+        try:
+            return reply.read1(_CHUNK)
+        except TimeoutError as exc:
+            raise self._timed_out("GET", path, timeout) from exc
+        except OSError as exc:
+            raise self._unreachable(exc) from exc
 
-    def _read_all(self, response: Response, started: float) -> bytes:
+    def _read_all(
+        self, reply: Reply, path: str, timeout: float | None, *, total: float | None
+    ) -> bytes:
         parts: list[bytes] = []
         while True:
-            chunk = response.read1(_CHUNK)
+            chunk = self._read1(reply, path, timeout)
             if not chunk:
                 break
             parts.append(chunk)
-            if self.timeout is not None and time.monotonic() - started > self.timeout:
-                raise TimeoutError  # a server trickling bytes: the whole request is bounded too
-        return _decoded(response, b"".join(parts))
+            if total is not None and timeout is not None and self._clock() - total > timeout:
+                # a server trickling bytes: the whole request is bounded too
+                raise self._timed_out("GET", path, timeout)
+        body = b"".join(parts)
+        if reply.getheader("Content-Encoding").lower() == "gzip":
+            import gzip
 
-    def _token(self) -> str | None:
-        resolved = self._resolved
-        if resolved.token:
-            return resolved.token
-        if resolved.token_file:
-            cached = getattr(self._local, "token", None)
-            if cached is None:
-                try:
-                    with open(resolved.token_file, encoding="utf-8") as handle:
-                        cached = handle.read().strip()
-                except OSError as exc:
-                    raise ClusterError(f"token file {resolved.token_file}: {exc.strerror}") from exc
-                self._local.token = cached
-            return str(cached)
-        return None
+            try:
+                return gzip.decompress(body)
+            except (OSError, EOFError) as exc:
+                raise ClusterError(f"the API server sent a corrupt gzip body: {exc}") from exc
+        return body
 
-    def _connection(self, *, fresh: bool, timeout: float | None) -> Connection:
-        from workload_map.kube.wire import Connection
+    def _wait(self, tries: int, header: str) -> float:
+        asked = retry_after(header) if header else None
+        wait = asked if asked is not None else _BACKOFF * 2**tries
+        return min(wait, MAX_WAIT)
 
-        conn: Connection | None = None if fresh else getattr(self._local, "conn", None)
-        if conn is not None:
-            return conn
-        proxy: tuple[str, int] | None = None
-        if self._resolved.proxy_url:
-            from urllib.parse import urlsplit
+    def _after_refresh(self) -> None:
+        # an exec plugin may hand out a new client certificate: build TLS again
+        if self.credentials.client_certificate() is not None:
+            self.sender.reset()
 
-            p = urlsplit(self._resolved.proxy_url)
-            if p.scheme != "http" or not p.hostname:
-                raise ClusterError(
-                    f"proxy-url {self._resolved.proxy_url!r}: only http:// proxies are supported"
-                )
-            proxy = (p.hostname, p.port or 3128)
-        conn = Connection(
-            self._host,
-            self._port,
-            timeout=timeout,
-            tls=self._ssl_context() if self._scheme == "https" else None,
-            server_hostname=self._resolved.tls_server_name or self._host,
-            proxy=proxy,
-        )
-        if not fresh:
-            self._local.conn = conn
-            self._local.used = False
-        return conn
-
-    def _drop(self) -> None:
-        conn = getattr(self._local, "conn", None)
-        if conn is not None:
-            conn.close()
-        self._local.conn = None
-
-    def _ssl_context(self) -> ssl.SSLContext:
-        if self._ssl is None:
-            self._ssl = _ssl_context(self._resolved)
-        return self._ssl
-
-    def _timed_out(self, path: str, timeout: float | None) -> Unreachable:
+    def _timed_out(self, method: str, path: str, timeout: float | None) -> Unreachable:
         return Unreachable(
-            f"the API server at {self.server} did not answer GET {path} within "
+            f"the API server at {self.server} did not answer {method} {path} within "
             f"{format_timeout(timeout)} (--request-timeout)"
         )
 
     def _unreachable(self, exc: BaseException) -> Unreachable:
         return Unreachable(f"cannot reach the cluster at {self.server}: {_cause(exc)}")
-
-    def close(self) -> None:
-        self._drop()
-
-
-def _decoded(response: Response, body: bytes) -> bytes:
-    if response.getheader("Content-Encoding").lower() == "gzip":
-        import gzip
-
-        try:
-            return gzip.decompress(body)
-        except (OSError, EOFError) as exc:
-            raise ClusterError(f"the API server sent a corrupt gzip body: {exc}") from exc
-    return body
 
 
 def _decode(line: bytes, path: str) -> Any:
@@ -335,91 +378,6 @@ def _decode(line: bytes, path: str) -> Any:
 
 
 def _cause(exc: BaseException) -> str:
-    import ssl
+    from workload_map.kube.senders import cause
 
-    if isinstance(exc, ssl.SSLCertVerificationError):
-        return f"TLS certificate not trusted ({exc.verify_message or exc})"
-    text = getattr(exc, "strerror", None) or str(exc)
-    return text or type(exc).__name__
-
-
-def _ssl_context(resolved: ResolvedConfig) -> ssl.SSLContext:
-    """Only the kubeconfig's CA (the system store when it names none), its client certificate,
-    or no verification when it says ``insecure-skip-tls-verify`` (kubectl does not warn)."""
-    import ssl
-
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    if resolved.insecure:
-        ctx.check_hostname = False
-        ctx.verify_mode = ssl.CERT_NONE
-    elif resolved.ca_data or resolved.ca_file:
-        try:
-            if resolved.ca_data:
-                ctx.load_verify_locations(cadata=resolved.ca_data.decode("ascii", "replace"))
-            else:
-                ctx.load_verify_locations(cafile=resolved.ca_file)
-        except (OSError, ssl.SSLError, ValueError) as exc:
-            what = resolved.ca_file or "certificate-authority-data"
-            raise ClusterError(f"certificate authority {what}: {_cause(exc)}") from exc
-    else:
-        ctx.load_default_certs()
-    if resolved.cert_data or resolved.cert_file:
-        _load_client_cert(ctx, resolved)
-    return ctx
-
-
-def _load_client_cert(ctx: ssl.SSLContext, resolved: ResolvedConfig) -> None:
-    import ssl
-
-    if resolved.cert_file and resolved.key_file and not (resolved.cert_data or resolved.key_data):
-        try:
-            ctx.load_cert_chain(resolved.cert_file, resolved.key_file)
-        except (OSError, ssl.SSLError) as exc:
-            raise ClusterError(f"client certificate {resolved.cert_file}: {_cause(exc)}") from exc
-        return
-    # ssl only loads certificates from files. Where the system has memory-backed files (Linux
-    # memfd) the inline ones are handed over as such: the key never reaches a disk, and no
-    # temporary directory (tempfile, random, shutil) is set up on every live command. Else they
-    # go to a private temporary directory, removed at once.
-    from pathlib import Path
-
-    try:
-        cert = resolved.cert_data or Path(resolved.cert_file or "").read_bytes()
-        key = resolved.key_data or Path(resolved.key_file or "").read_bytes()
-        if _load_from_memory(ctx, cert, key):
-            return
-        import tempfile
-
-        with tempfile.TemporaryDirectory(prefix="wlmap-") as tmp:
-            cert_path, key_path = Path(tmp) / "cert.pem", Path(tmp) / "key.pem"
-            cert_path.write_bytes(cert)
-            key_path.touch(mode=0o600)
-            key_path.write_bytes(key)
-            ctx.load_cert_chain(str(cert_path), str(key_path))
-    except (OSError, ssl.SSLError) as exc:
-        raise ClusterError(
-            f"client certificate and key of the kubeconfig user: {_cause(exc)}"
-        ) from exc
-
-
-def _load_from_memory(ctx: ssl.SSLContext, cert: bytes, key: bytes) -> bool:
-    """Load the client certificate and key from memory-backed files; False where the system
-    has none (no ``os.memfd_create``, no ``/proc``). A bad certificate still raises."""
-    import os
-
-    memfd_create = getattr(os, "memfd_create", None)
-    if memfd_create is None or not os.path.isdir("/proc/self/fd"):
-        return False
-    fds: list[int] = []
-    try:
-        for data in (cert, key):
-            fd = memfd_create("wlmap-client-cert", getattr(os, "MFD_CLOEXEC", 0))
-            fds.append(fd)
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-        ctx.load_cert_chain(f"/proc/self/fd/{fds[0]}", f"/proc/self/fd/{fds[1]}")
-    finally:
-        for fd in fds:
-            os.close(fd)
-    return True
+    return cause(exc)

@@ -15,7 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 from prometheus_client import Counter
 
+from workload_map import __version__
+from workload_map.catalog import catalog
 from workload_map.catalog.stamps import root_gvk
+from workload_map.kube.discovery import discover
 from workload_map.kube.errors import ApiError, ClusterError, Forbidden, NotFound
 from workload_map.kube.workqueue import WorkQueue
 from workload_map.operator import controllers
@@ -49,8 +52,6 @@ def kartas_informer(ctx: OperatorContext) -> Informer:
 
 def catalog_entry(group: str, version: str, kind: str) -> tuple[str, dict[str, Any]] | None:
     """(name, document) of the built-in definition of exactly this GVK, if any."""
-    from workload_map.catalog import catalog
-
     karta = catalog.get(group, version, kind)
     if karta is None or not karta.name:
         return None
@@ -109,13 +110,7 @@ class KartaController:
         self.kartas = kartas_informer(ctx)
         self.crds = ctx.informer(CRDS_PATH, transform=trim_crd)
         self.queue = WorkQueue("karta", self.reconcile, workers=self.workers)
-        for counter in (
-            self.status_writes_total,
-            self.conflicts_total,
-            self.reconciles_total,
-            self.evaluate_seconds,
-            self.write_seconds,
-        ):
+        for counter in self.counters():
             ctx.registry.register(counter)
         ctx.spawn(self._run, "karta-controller")
 
@@ -142,8 +137,6 @@ class KartaController:
 
     def _discover(self) -> None:
         """Built-in kinds: served, listable and watchable, and not from a CRD."""
-        from workload_map.kube.discovery import discover
-
         assert self.ctx is not None and self.crds is not None
         crd_kinds = {(c.group, c.kind) for c in self._crd_infos()}
         try:
@@ -266,8 +259,6 @@ class KartaController:
             return None
         began = time.perf_counter()
         types = self._types()
-        from workload_map import __version__
-
         result = evaluate(obj, types, catalog_lookup=catalog_entry, catalog_version=__version__)
         self.evaluate_seconds.inc(time.perf_counter() - began)
         self.reconciles_total.inc()
@@ -338,6 +329,16 @@ class KartaController:
 
     def idle(self) -> bool:
         return self.queue is not None and self.queue.idle()
+
+    def counters(self) -> tuple[Counter, ...]:
+        """What :meth:`start` registers in the process's registry."""
+        return (
+            self.status_writes_total,
+            self.conflicts_total,
+            self.reconciles_total,
+            self.evaluate_seconds,
+            self.write_seconds,
+        )
 
     @property
     def status_writes(self) -> int:

@@ -31,13 +31,13 @@ import struct
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 from aiohttp import web
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client import CONTENT_TYPE_PLAIN_0_0_4, generate_latest
 from prometheus_client.core import CounterMetricFamily, Metric
 from prometheus_client.registry import Collector
 
@@ -47,7 +47,7 @@ from workload_map.operator.metrics import quantile_summary
 if TYPE_CHECKING:
     from workload_map.operator.controllers import OperatorContext
 
-__all__ = ["Servers", "TlsSource", "parse_bind_address"]
+__all__ = ["Servers", "TlsSource", "admission_review", "parse_bind_address"]
 
 log = logging.getLogger("workload_map.operator.server")
 
@@ -199,6 +199,25 @@ def _decode(body: bytes) -> Any:
         return _DECODER.decode(body)
     except (msgspec.DecodeError, msgspec.ValidationError):
         return json.loads(body)
+
+
+def admission_review(review: Mapping[str, Any], answer: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``AdmissionReview`` answering ``review`` with an :data:`AdmissionHandler`'s
+    ``answer`` (``allowed``; maybe ``status``, ``warnings``, ``auditAnnotations`` and a JSON
+    Patch list as ``patch``): the one builder of every webhook's response."""
+    request = review["request"]
+    response: dict[str, Any] = {"uid": request["uid"], "allowed": bool(answer.get("allowed"))}
+    for key in ("status", "warnings", "auditAnnotations"):
+        if answer.get(key):
+            response[key] = answer[key]
+    if answer.get("patch"):
+        response["patchType"] = "JSONPatch"
+        response["patch"] = base64.b64encode(_ENCODER.encode(answer["patch"])).decode()
+    return {
+        "apiVersion": review.get("apiVersion", "admission.k8s.io/v1"),
+        "kind": "AdmissionReview",
+        "response": response,
+    }
 
 
 class _ServerMetrics(Collector):
@@ -455,9 +474,12 @@ class Servers:
         )
 
     async def _metrics(self, _request: web.Request) -> web.Response:
-        # the process's registry: these servers' families and every controller's
+        # the process's registry: these servers' families and every controller's (the text
+        # format generate_latest writes, with the header prometheus_client's own server pairs
+        # it with)
         return web.Response(
-            body=generate_latest(self.ctx.registry), headers={"Content-Type": CONTENT_TYPE_LATEST}
+            body=generate_latest(self.ctx.registry),
+            headers={"Content-Type": CONTENT_TYPE_PLAIN_0_0_4},
         )
 
     def _stamp_middleware(self) -> Any:
@@ -498,7 +520,8 @@ class Servers:
             try:
                 review = _decode(body)
                 req = review["request"]
-                uid = req["uid"]
+                if not isinstance(req, dict) or "uid" not in req:
+                    raise KeyError("request.uid")  # a review without one cannot be answered
             except (ValueError, KeyError, TypeError) as exc:
                 return web.Response(status=400, text=f"not an AdmissionReview: {exc}")
             loop = asyncio.get_running_loop()
@@ -517,18 +540,7 @@ class Servers:
             self.admissions += 1
             handled = time.perf_counter()
             self.latencies.setdefault(request.path, deque(maxlen=10_000)).append(handled - began)
-            response: dict[str, Any] = {"uid": uid, "allowed": bool(answer.get("allowed"))}
-            for key in ("status", "warnings", "auditAnnotations"):
-                if answer.get(key):
-                    response[key] = answer[key]
-            if answer.get("patch"):
-                response["patchType"] = "JSONPatch"
-                response["patch"] = base64.b64encode(_ENCODER.encode(answer["patch"])).decode()
-            out = {
-                "apiVersion": review.get("apiVersion", "admission.k8s.io/v1"),
-                "kind": "AdmissionReview",
-                "response": response,
-            }
+            out = admission_review(review, answer)
             reply = web.Response(body=_ENCODER.encode(out), content_type="application/json")
             encoded = time.perf_counter()
             # sent here rather than by aiohttp after return, so "total" ends at the last byte
