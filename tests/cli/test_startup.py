@@ -39,7 +39,6 @@ _NEVER = (
     "workload_map.model.validation",
     "workload_map.model.schema_check",
     "workload_map.cli.jsonpath",
-    "workload_map.cli.suggest",
     "difflib",
 )
 # and what an offline command never needs: the cluster connection, and the services over it
@@ -60,7 +59,7 @@ def _modules(args: list[str], tmp_path: Path) -> tuple[set[str], str]:
         [sys.executable, "-c", _PROBE, *args],
         capture_output=True,
         text=True,
-        env={"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
+        env={"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT / "src")},
         timeout=120,
         check=False,
     )

@@ -200,7 +200,7 @@ print("\\nLEAKED=" + ",".join(leaked[:3]), file=sys.stderr)
 
 
 def _imports_kubernetes(args: list[str], tmp_path: Path, stdin: str = "") -> tuple[bool, str]:
-    env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT / "src")}
     done = subprocess.run(
         [sys.executable, "-c", _PROBE, *args],
         input=stdin,

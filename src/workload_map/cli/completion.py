@@ -9,6 +9,7 @@ yields nothing.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from workload_map.cli.exits import OK, UsageError
@@ -16,7 +17,7 @@ from workload_map.cli.exits import OK, UsageError
 if TYPE_CHECKING:
     from workload_map.cli.context import Context
 
-__all__ = ["complete", "kubectl_complete", "script"]
+__all__ = ["complete", "script"]
 
 _BASH = r"""# bash completion for wlmap (source <(wlmap completion bash))
 _wlmap_complete() {
@@ -67,6 +68,12 @@ complete -c kubectl-wlmap -f -a '(__wlmap_complete)'
 """
 
 
+def run(args: argparse.Namespace, ctx: Context) -> int:
+    """``wlmap completion SHELL``: print the script."""
+    ctx.stdout.write(script(args.shell))
+    return OK
+
+
 def script(shell: str) -> str:
     """The completion script for ``shell`` (bash, zsh or fish)."""
     scripts = {"bash": _BASH, "zsh": _ZSH, "fish": _FISH}
@@ -95,12 +102,14 @@ def _value_flags(parser: argparse.ArgumentParser) -> set[str]:
     return {s for s, a in parser._option_string_actions.items() if a.nargs != 0}
 
 
-def complete(words: list[str], ctx: Context) -> int:
-    """Print completion candidates for ``words`` (the last is the word being completed)."""
-    from workload_map.cli.main import build_parser
-
+def complete(
+    words: list[str], ctx: Context, command_tree: Callable[[], argparse.ArgumentParser]
+) -> int:
+    """Print completion candidates for ``words`` (the last is the word being completed);
+    ``command_tree`` builds the parser of every command (the command table's, passed in so
+    that this module does not import the one that loads it)."""
     try:
-        for candidate in _candidates(words, ctx, build_parser(ctx.stdout)):
+        for candidate in _candidates(words, ctx, command_tree()):
             ctx.stdout.write(candidate + "\n")
     except Exception:  # completion must never print an error into the user's prompt
         pass
@@ -175,31 +184,6 @@ def _workload_words(command: str, positionals: list[str], current: str, ctx: Con
         if token:
             names.update(_live(ctx, lambda c, t=token: _names(c, t)))
     return sorted(names - given)
-
-
-def kubectl_complete() -> None:
-    """Entry point ``kubectl_complete-wlmap``: kubectl (1.26+) runs it for ``kubectl wlmap <TAB>``
-    with the words after ``wlmap``, and reads Cobra's protocol back: one candidate per line,
-    then ``:DIRECTIVE`` (4: no file names, 0: let the shell complete files)."""
-    import io
-    import sys
-
-    from workload_map.cli.main import main
-
-    words = sys.argv[1:]
-    if words[:1] == ["__complete"]:  # some plugin managers call it the way Cobra's own is called
-        words = words[1:]
-    out = io.StringIO()
-    main(["__complete", *words], io.StringIO(), out, io.StringIO())
-    current = words[-1] if words else ""
-    lines = [line for line in out.getvalue().splitlines() if line]
-    if lines != [":files"]:  # the word under the cursor narrows the list, as shells would
-        lines = [line for line in lines if line.startswith(current)]
-    if lines == [":files"]:
-        sys.stdout.write(":0\n")
-    else:
-        sys.stdout.write("".join(f"{line}\n" for line in lines) + ":4\n")
-    sys.stdout.flush()
 
 
 def _outputs(command: str | None) -> tuple[str, ...]:

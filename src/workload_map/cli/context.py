@@ -7,11 +7,13 @@ package), and warnings are held back and printed after the main output, as the r
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 import msgspec
 
 from workload_map.cli.config import Settings
+from workload_map.cli.exits import UsageError
 from workload_map.cli.render import Styler
 
 if TYPE_CHECKING:
@@ -37,6 +39,12 @@ class Context(msgspec.Struct):
     connect: Callable[[ConnectionOptions], Cluster]
     style: Styler
     err_style: Styler
+    #: every ``--context`` given, before and after the subcommand (the multi-cluster issue
+    #: builds on it; ``connection`` has the first)
+    contexts: tuple[str, ...] = ()
+    all_contexts: bool = False
+    #: ``-o`` as given, for a command whose formats are its own (``definitions install``)
+    own_output: str | None = None
     warnings: list[str] = msgspec.field(default_factory=list)
     _cluster: Cluster | None = None
     _definitions: Definitions | None = None
@@ -52,8 +60,6 @@ class Context(msgspec.Struct):
         if fmt in allowed:
             return fmt
         if self.settings.output_source == "-o":
-            from workload_map.cli.exits import UsageError
-
             raise UsageError(
                 f"{command} does not support -o {fmt} (use one of: {', '.join(allowed)})"
             )
@@ -104,16 +110,16 @@ class Context(msgspec.Struct):
     def cluster(self) -> Cluster:
         """The connected cluster (raises :class:`~workload_map.cluster.ClusterError`)."""
         if self._cluster is None:
-            kubeconfig = self.connection.kubeconfig
-            if kubeconfig is not None:
-                from pathlib import Path
-
-                if not Path(kubeconfig).expanduser().is_file():
-                    from workload_map.cli.exits import UsageError
-
-                    raise UsageError(f"--kubeconfig {kubeconfig}: no such file")
+            self.check_kubeconfig()
             self._cluster = self.connect(self.connection)
         return self._cluster
+
+    def check_kubeconfig(self) -> None:
+        """A ``--kubeconfig`` that names no file is an unreadable file (exit 2), in every
+        command that connects."""
+        kubeconfig = self.connection.kubeconfig
+        if kubeconfig is not None and not Path(kubeconfig).expanduser().is_file():
+            raise UsageError(f"--kubeconfig {kubeconfig}: no such file")
 
     def optional_cluster(self, *, explicit_only: bool = False) -> Cluster | None:
         """The cluster when one is configured, else None (silently, like the reference)."""

@@ -196,6 +196,12 @@ def _sort_template(text: str | None) -> Any:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
+    if len(ctx.contexts) > 1 or ctx.all_contexts:
+        # parsed and carried in ctx.contexts for the multi-cluster view; one cluster until then
+        raise UsageError(
+            "listing several contexts is not supported yet: name one --context",
+            hint="the contexts: kubectl config get-contexts",
+        )
     spec = _output_spec(ctx)
     phases = _phases(args.phase)
     if args.chunk_size < 0:

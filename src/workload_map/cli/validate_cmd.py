@@ -8,10 +8,12 @@ not an object).
 
 from __future__ import annotations
 
+import argparse
 import warnings
 from collections.abc import Mapping
 from typing import IO, Any
 
+from workload_map.cli.context import Context
 from workload_map.cli.exits import UsageError
 from workload_map.cli.manifests import read_text
 
@@ -68,6 +70,13 @@ def _labelled(path: str, docs: list[Any]) -> list[tuple[str, Any]]:
         label = f'Karta "{named}" ({place})' if isinstance(named, str) and named else place
         out.append((f"{path}: {label}", doc))
     return out
+
+
+def run_args(args: argparse.Namespace, ctx: Context) -> int:
+    """``wlmap validate FILE [--crd CRDFILE]`` (the command table's entry)."""
+    if ctx.settings.output_source == "-o":
+        raise UsageError("validate does not take -o; it prints OK or INVALID with findings")
+    return run(args.file, args.crd, ctx.stdin, ctx.stdout, ctx.stderr)
 
 
 def run(

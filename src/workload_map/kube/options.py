@@ -3,7 +3,7 @@
 Its own module because every command builds one, offline ones too, while only a command that
 talks to a cluster needs :mod:`workload_map.kube.kubeconfig` to resolve it. Every process (the
 CLI's reads and writes, the operator, the exporter, the web view) resolves its connection from
-one of these: :func:`from_flags` reads it off parsed flags.
+one of these: :func:`workload_map.kube.flags.connection_options` reads it off parsed flags.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import msgspec
 
-__all__ = ["SERVICE_ACCOUNT_DIR", "ConnectionOptions", "from_flags"]
+__all__ = ["SERVICE_ACCOUNT_DIR", "ConnectionOptions"]
 
 #: where a pod's service-account token, CA and namespace are mounted
 SERVICE_ACCOUNT_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
@@ -37,19 +37,3 @@ class ConnectionOptions(msgspec.Struct, frozen=True):
     def explicit(self) -> bool:
         """True when the user named a kubeconfig or context (so the cluster is wanted)."""
         return self.kubeconfig is not None or self.context is not None
-
-
-def from_flags(flags: object, *, timeout: float | None = 30.0) -> ConnectionOptions:
-    """The options parsed flags carry (``kubeconfig``, ``context``, ``namespace``,
-    ``as_user``, ``as_groups``, ``as_uid``, a numeric ``request_timeout``); a flag a
-    parser does not define is left at its default. ``timeout``: when no number is given."""
-    given = getattr(flags, "request_timeout", None)
-    return ConnectionOptions(
-        kubeconfig=getattr(flags, "kubeconfig", None),
-        context=getattr(flags, "context", None),
-        namespace=getattr(flags, "namespace", None),
-        impersonate_user=getattr(flags, "as_user", None),
-        impersonate_groups=tuple(getattr(flags, "as_groups", None) or ()),
-        impersonate_uid=getattr(flags, "as_uid", None),
-        timeout=float(given) if isinstance(given, int | float) else timeout,
-    )
