@@ -6,21 +6,23 @@ package), and warnings are held back and printed after the main output, as the r
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 import msgspec
 
-from workload_map.cli.config import Settings
+from workload_map.cli.config import Settings, load_settings
 from workload_map.cli.exits import UsageError
-from workload_map.cli.render import Styler
+from workload_map.cli.render import Styler, wants_color
+from workload_map.kube.options import connection_options
 
 if TYPE_CHECKING:
     from workload_map.catalog.definitions import Definitions
     from workload_map.kube import Cluster, ConnectionOptions
 
-__all__ = ["Context"]
+__all__ = ["Context", "for_command"]
 
 # what a user who may not list the cluster's Kartas sees on every command (can be turned off)
 _KARTA_NOTICES = (
@@ -36,7 +38,8 @@ class Context(msgspec.Struct):
     environ: Mapping[str, str]
     settings: Settings
     connection: ConnectionOptions
-    connect: Callable[[ConnectionOptions], Cluster]
+    #: the cluster client; None: the real one (see :meth:`cluster`)
+    connect: Callable[[ConnectionOptions], Cluster] | None
     style: Styler
     err_style: Styler
     #: every ``--context`` given, before and after the subcommand (the multi-cluster issue
@@ -111,6 +114,14 @@ class Context(msgspec.Struct):
         """The connected cluster (raises :class:`~workload_map.cluster.ClusterError`)."""
         if self._cluster is None:
             self.check_kubeconfig()
+            if self.connect is None:
+                # the connection boundary, the one lazy import besides the command table's: the
+                # cluster client (sockets, TLS, the kubeconfig reader) is loaded when a command
+                # first talks to a cluster, so an offline command (describe -f, validate,
+                # verify, definitions without a cluster) enters no cluster code
+                from workload_map.cluster.connection import connect
+
+                self.connect = connect
             self._cluster = self.connect(self.connection)
         return self._cluster
 
@@ -156,3 +167,54 @@ class Context(msgspec.Struct):
         if self._definitions is None:
             return False
         return self._definitions.degraded or bool(self._timed_out())
+
+
+def for_command(
+    name: str,
+    args: argparse.Namespace,
+    streams: tuple[IO[str], IO[str], IO[str]],
+    env: Mapping[str, str],
+    err_style: Styler,
+    connect: Callable[[ConnectionOptions], Cluster] | None,
+    *,
+    several_contexts: bool,
+    shared_output: bool,
+) -> Context:
+    """The context ``wlmap NAME`` runs in, from its parsed flags: the settings, and the
+    connection with the command's ``--context`` policy (contexts given before and after the
+    subcommand count together). ``connect``: the cluster client (None: the real one, loaded
+    on first use)."""
+    stdin, stdout, stderr = streams
+    output = getattr(args, "output", None)
+    settings = load_settings(getattr(args, "config", None), output if shared_output else None, env)
+    contexts = (
+        *(getattr(args, "contexts_before", None) or ()),
+        *(getattr(args, "contexts", None) or ()),
+    )
+    all_contexts = bool(getattr(args, "all_contexts", False))
+    if not several_contexts:
+        if len(contexts) > 1:
+            raise UsageError(
+                f"--context given more than once ({', '.join(contexts)}): "
+                f"`wlmap {name}` talks to one cluster"
+            )
+        if all_contexts:
+            raise UsageError(f"`wlmap {name}` does not take --all-contexts: name one --context")
+    try:
+        options = connection_options(args, env, contexts=contexts)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    return Context(
+        stdin=stdin,
+        stdout=stdout,
+        stderr=stderr,
+        environ=env,
+        settings=settings,
+        connection=options,
+        contexts=contexts,
+        all_contexts=all_contexts,
+        own_output=None if shared_output else output,
+        connect=connect,
+        style=Styler(wants_color(stdout, env)),
+        err_style=err_style,
+    )

@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, Any
 from prometheus_client import Gauge
 
 from workload_map.kube.connect_api import open_api
-from workload_map.kube.flags import add_connection_flags, connection_options
+from workload_map.kube.flags import add_connection_flags
+from workload_map.kube.options import connection_options
 
 if TYPE_CHECKING:
     from workload_map.operator.server import TlsSource

@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from workload_map.errors import WlmapError
-from workload_map.kube.flags import add_connection_flags, connection_options
+from workload_map.kube.flags import add_connection_flags
+from workload_map.kube.options import connection_options
 
 __all__ = ["build_parser", "main"]
 
