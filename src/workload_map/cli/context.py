@@ -13,13 +13,18 @@ from typing import IO, TYPE_CHECKING
 
 import msgspec
 
+from workload_map.catalog.definitions import Definitions
 from workload_map.cli.config import Settings, load_settings
 from workload_map.cli.exits import UsageError
 from workload_map.cli.render import Styler, wants_color
+from workload_map.cli.workload_view import engine_errors
+from workload_map.engine.structure import prepare
+from workload_map.kube.errors import ClusterError, NotConfigured
 from workload_map.kube.options import connection_options
 
 if TYPE_CHECKING:
-    from workload_map.catalog.definitions import Definitions
+    from types import ModuleType
+
     from workload_map.kube import Cluster, ConnectionOptions
 
 __all__ = ["Context", "for_command"]
@@ -90,8 +95,6 @@ class Context(msgspec.Struct):
         used = self._definitions.used if self._definitions is not None else []
         if not used:
             return []
-        from workload_map.cli.workload_view import engine_errors
-        from workload_map.engine.structure import prepare
 
         broken: tuple[type[BaseException], ...] = (*engine_errors(), RecursionError)
         out: list[tuple[str, str]] = []
@@ -115,13 +118,7 @@ class Context(msgspec.Struct):
         if self._cluster is None:
             self.check_kubeconfig()
             if self.connect is None:
-                # the connection boundary, the one lazy import besides the command table's: the
-                # cluster client (sockets, TLS, the kubeconfig reader) is loaded when a command
-                # first talks to a cluster, so an offline command (describe -f, validate,
-                # verify, definitions without a cluster) enters no cluster code
-                from workload_map.cluster.connection import connect
-
-                self.connect = connect
+                self.connect = _cluster_services().connection.connect
             self._cluster = self.connect(self.connection)
         return self._cluster
 
@@ -134,7 +131,6 @@ class Context(msgspec.Struct):
 
     def optional_cluster(self, *, explicit_only: bool = False) -> Cluster | None:
         """The cluster when one is configured, else None (silently, like the reference)."""
-        from workload_map.kube.errors import ClusterError, NotConfigured
 
         if explicit_only and not self.connection.explicit:
             return None
@@ -150,13 +146,9 @@ class Context(msgspec.Struct):
         """Catalog definitions merged with ``cluster``'s Kartas (warnings collected)."""
         if self._definitions is None:
             if cluster is None:  # offline: the core's catalog, no cluster code
-                from workload_map.catalog.definitions import Definitions
-
                 self._definitions = Definitions.builtin()
             else:
-                from workload_map.cluster import definitions
-
-                self._definitions = definitions.load(cluster)
+                self._definitions = _cluster_services().definitions.load(cluster)
         return self._definitions
 
     @property
@@ -218,3 +210,15 @@ def for_command(
         style=Styler(wants_color(stdout, env)),
         err_style=err_style,
     )
+
+
+def _cluster_services() -> ModuleType:
+    """The connection boundary, the one lazy import besides the command table's: the cluster
+    client (sockets, TLS, the kubeconfig reader) and the services over it load when a command
+    first talks to a cluster, so an offline command (``describe -f``, ``validate``,
+    ``verify``, ``definitions`` without a cluster) enters no cluster code
+    (tests/cli/test_startup.py)."""
+    import workload_map.cluster.connection
+    import workload_map.cluster.definitions
+
+    return workload_map.cluster

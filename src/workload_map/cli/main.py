@@ -18,7 +18,6 @@ the exit code of INTERFACES.md.
 from __future__ import annotations
 
 import argparse
-import importlib
 import io
 import os
 import sys
@@ -53,13 +52,18 @@ class Command(NamedTuple):
     shared_output: bool = True
     #: the module's function for kind "run"
     function: str = "run"
+    #: the module instead of ``module`` when the command reads files (``-f``): an offline
+    #: command loads no cluster code
+    file_module: str | None = None
 
 
 _INSTALL, _UNINSTALL = "definitions install", "definitions uninstall"
 
 #: every command: what ``wlmap NAME`` loads and how it runs
 TABLE: dict[str, Command] = {
-    "describe": Command("workload_map.cli.describe_cmd"),
+    "describe": Command(
+        "workload_map.cli.describe_live", file_module="workload_map.cli.describe_cmd"
+    ),
     "get": Command("workload_map.cli.get_cmd", several_contexts=True),
     "definitions": Command("workload_map.cli.definitions_cmd"),
     _INSTALL: Command("workload_map.cli.definitions_install", shared_output=False),
@@ -558,7 +562,7 @@ def main(
         if command is None or name is None:
             parser.print_help()
             return OK
-        module, context = _load(command)
+        module, context = _load(command, args)
         ctx = context.for_command(
             name,
             args,
@@ -617,13 +621,22 @@ def _command_name(argv: Sequence[str], first: tuple[int, str] | None) -> str | N
     return word
 
 
-def _load(command: Command) -> tuple[Any, Any]:
+def _load(command: Command, args: argparse.Namespace) -> tuple[Any, Any]:
     """The one lazy boundary of each command: its module, and the :mod:`context
     <workload_map.cli.context>` a parsed command runs in (settings, the connection, the cluster
     client on first use), imported when that command runs. Start-up is most of what a command
     costs, so ``wlmap --help`` imports neither, and no command imports another's needs
     (tests/cli/test_startup.py pins the module sets)."""
-    return importlib.import_module(command.module), importlib.import_module(_CONTEXT)
+    reads_files = command.file_module is not None and getattr(args, "file", None) is not None
+    name = command.file_module if reads_files and command.file_module else command.module
+    return _import(name), _import(_CONTEXT)
+
+
+def _import(name: str) -> Any:
+    """The module ``name``, through the import statement's machinery (``__import__``), not
+    ``importlib.import_module``: ``python -X importtime`` reports only the former, and the
+    start-up test reads which modules a command loads from it."""
+    return __import__(name, fromlist=["__name__"])
 
 
 def _run_own_parser(
@@ -634,7 +647,7 @@ def _run_own_parser(
     --kubeconfig F operator`` is ``wlmap operator --kubeconfig F``); ``jq``'s words are its
     own. argparse ends the process on a usage error or ``--help``: its code is returned."""
     rest = argv[index + 1 :]
-    module = importlib.import_module(command.module)  # _load's boundary: no context needed
+    module = _import(command.module)  # _load's boundary: no context needed
     try:
         if command.kind == "raw":
             return int(module.main(rest, *streams))
