@@ -142,6 +142,29 @@ def test_imports_respect_the_rooms() -> None:
     assert not bad, "\n".join(bad)
 
 
+#: client packages the project reaches Kubernetes without (docs/kube.md): no module imports them
+FOREIGN_CLIENTS = ("kubernetes", "urllib3", "kr8s", "lightkube", "httpx", "requests")
+
+
+def test_no_module_imports_a_kubernetes_client_package() -> None:
+    found = []
+    for name, path in all_modules().items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            targets = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom) and not node.level
+                else []
+            )
+            found += [
+                f"{name}:{node.lineno} imports {t}"
+                for t in targets
+                if t.split(".")[0] in FOREIGN_CLIENTS
+            ]
+    assert not found, "\n".join(found)
+
+
 def test_every_allowed_entry_is_used() -> None:
     used = {(room_of(i.importer), i.target) for i in package_imports()}
     stale = sorted(set(ALLOWED) - used)

@@ -356,3 +356,50 @@ def test_an_unreachable_command_fails_fast_afterwards() -> None:
         with pytest.raises(Unreachable, match="cannot reach the cluster"):
             transport.get("/x")
     assert len(sender.sent) == 1
+
+
+def test_a_write_after_the_server_closed_an_idle_connection_goes_on_a_fresh_one() -> None:
+    """The pooled sender notices that the server closed an idle kept-alive connection (as the
+    API server does after its idle timeout) before it sends a write, which is not retried."""
+    import socket
+
+    from workload_map.kube.api import Api
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    accepted: list[int] = []
+    closed = threading.Event()
+
+    def serve() -> None:
+        for _ in range(2):
+            conn, _ = listener.accept()
+            accepted.append(1)
+            with conn:
+                data = b""
+                while b"\r\n\r\n" not in data:
+                    data += conn.recv(65536)
+                head, _, body = data.partition(b"\r\n\r\n")
+                length = next(
+                    (
+                        int(line.split(b":")[1])
+                        for line in head.split(b"\r\n")
+                        if line.lower().startswith(b"content-length")
+                    ),
+                    0,
+                )
+                while len(body) < length:
+                    body += conn.recv(65536)
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}")
+            closed.set()  # closed without "Connection: close": the client kept it
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    api = Api(KubeTransport(_resolved(server=f"http://127.0.0.1:{port}"), pooled=True))
+    try:
+        assert api.get("/version") == {}
+        assert closed.wait(10)
+        assert api.merge_patch("/x", {"a": 1}) == {}
+        assert len(accepted) == 2
+    finally:
+        api.close()
+        listener.close()

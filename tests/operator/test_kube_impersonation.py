@@ -16,7 +16,7 @@ from workload_map.kube.api import Api
 from workload_map.kube.client import connect
 from workload_map.kube.errors import NotConfigured
 from workload_map.kube.kubeconfig import resolve
-from workload_map.kube.options import ConnectionOptions, from_flags
+from workload_map.kube.options import ConnectionOptions, connection_options
 from workload_map.operator.main import build_parser
 
 
@@ -122,7 +122,7 @@ def test_flags_replace_the_kubeconfig_fields(
     args = build_parser().parse_args(
         [f"--kubeconfig={kubeconfig}", "--as=flag-user", "--as-group=x", "--as-group=y"]
     )
-    api = Api.connect(from_flags(args))
+    api = Api.connect(connection_options(args, {}))
     try:
         api.get("/version")
     finally:

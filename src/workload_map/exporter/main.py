@@ -17,7 +17,9 @@ import threading
 from collections.abc import Sequence
 
 from workload_map.errors import WlmapError
+from workload_map.exporter.service import ExporterService
 from workload_map.exporter.settings import add_flags, settings_from
+from workload_map.kube.cache import InformerSet
 from workload_map.kube.connect_api import open_api
 from workload_map.kube.flags import add_connection_flags
 from workload_map.kube.options import connection_options
@@ -56,9 +58,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     try:
         settings = settings_from(args)
-        from workload_map.exporter.service import ExporterService
-        from workload_map.kube.cache import InformerSet
-
         api = open_api(options)
         informers = InformerSet(api.transport())
         service = ExporterService(settings, api.transport(), informers).start()

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
         Unreachable,
     )
     from workload_map.kube.kubeconfig import Impersonation, ResolvedConfig, resolve
-    from workload_map.kube.options import ConnectionOptions, from_flags
+    from workload_map.kube.options import ConnectionOptions
     from workload_map.kube.transport import KubeTransport
 
 __all__ = [
@@ -45,7 +45,6 @@ __all__ = [
     "Unauthorized",
     "Unreachable",
     "connect",
-    "from_flags",
     "resolve",
 ]
 
@@ -58,7 +57,6 @@ _HOMES = {
     "Cluster": "client",
     "connect": "client",
     "ConnectionOptions": "options",
-    "from_flags": "options",
     # the error classes (errors.py is small and offline commands load it anyway)
     **{name: "errors" for name in _errors.__all__ if name[0].isupper()},
 }

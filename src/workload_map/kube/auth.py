@@ -6,10 +6,11 @@ its token or client certificate kept until ``expirationTimestamp``) or an ``auth
 A 401 answer makes the request path call :meth:`Credentials.refresh` once and retry: an exec
 plugin runs again, an auth-provider is loaded again, a token file is read again.
 
-Auth-providers (``oidc``, ``gcp``, ``azure``: deprecated in kubectl since 1.22) are run by the
-official ``kubernetes`` package's loader, the only part of it used for them: it yields a token,
-and every request still goes through :mod:`workload_map.kube.transport`. Users without one never
-import it.
+The ``oidc`` auth-provider (the one kubectl still has) is run here too: its ``id-token`` is
+used until the token's ``exp``, then (or after a 401) refreshed with its ``refresh-token`` at
+the issuer's token endpoint (kept in memory; the kubeconfig is never written). The ``gcp`` and
+``azure`` providers, removed from kubectl in 1.26 in favour of exec plugins, are refused with
+the plugin to use instead.
 """
 
 from __future__ import annotations
@@ -98,6 +99,8 @@ class Credentials:
         self._cert: ClientCertificate | None = None
         self._expires: datetime | None = None
         self._loaded = False
+        self._stale = False  # a 401 said the current token is refused, whatever its expiry
+        self._oidc: dict[str, str] = {}  # an oidc provider's refreshed tokens
         self.refreshes = 0  # how many times a 401 made us fetch new credentials
 
     @property
@@ -130,7 +133,11 @@ class Credentials:
             return False
         with self._lock:
             self._loaded = False
-            self._ensure()
+            self._stale = True
+            try:
+                self._ensure()
+            finally:
+                self._stale = False
             self.refreshes += 1
         return True
 
@@ -143,7 +150,7 @@ class Credentials:
         if r.exec_plugin:
             self._from_exec(r.exec_plugin)
         elif r.auth_provider:
-            self._token = _auth_provider_token(r)
+            self._token = self._from_provider(r.auth_provider)
         elif r.token_file and not r.token:
             try:
                 with open(r.token_file, encoding="utf-8") as handle:
@@ -197,6 +204,82 @@ class Credentials:
         expires = status.get("expirationTimestamp")
         self._expires = _timestamp(str(expires)) if expires else None
 
+    def _from_provider(self, provider: dict[str, Any]) -> str:
+        name = str(provider.get("name") or "")
+        config = provider.get("config") or {}
+        who = f'user "{self._resolved.user_name}": auth-provider {name!r}'
+        if name != "oidc":
+            plugin = {"gcp": "gke-gcloud-auth-plugin", "azure": "kubelogin"}.get(name)
+            instead = f" (e.g. {plugin})" if plugin else ""
+            raise NotConfigured(
+                f"{who} is not supported (kubectl removed it in 1.26): use its exec "
+                f"plugin{instead} in the kubeconfig"
+            )
+        if not isinstance(config, dict):
+            raise NotConfigured(f"{who}: config must be a mapping")
+        settings = {**{str(k): str(v) for k, v in config.items()}, **self._oidc}
+        token = settings.get("id-token", "")
+        if token and not self._stale and not _jwt_expired(token, self._now()):
+            return token
+        if not settings.get("refresh-token") or not settings.get("idp-issuer-url"):
+            if token:
+                return token  # nothing to refresh with: the server decides
+            raise NotConfigured(f"{who}: no id-token, and no refresh-token to get one")
+        self._oidc = _oidc_refresh(settings, who)
+        return self._oidc["id-token"]
+
+
+def _jwt_expired(token: str, now: datetime) -> bool:
+    """Whether a JWT's ``exp`` is past (10 s early); unreadable tokens count as valid."""
+    try:
+        payload = token.split(".")[1]
+        claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+        return float(claims["exp"]) - 10 <= now.timestamp()
+    except (IndexError, ValueError, KeyError, TypeError):
+        return False
+
+
+def _oidc_refresh(settings: dict[str, str], who: str) -> dict[str, str]:
+    """New tokens from the issuer's token endpoint (OpenID discovery, then the refresh grant)."""
+    import ssl
+    import urllib.parse
+    import urllib.request
+
+    context = ssl.create_default_context()
+    ca_file, ca_data = (
+        settings.get("idp-certificate-authority"),
+        settings.get("idp-certificate-authority-data"),
+    )
+    try:
+        if ca_data:
+            context.load_verify_locations(cadata=base64.b64decode(ca_data).decode("ascii"))
+        elif ca_file:
+            context.load_verify_locations(cafile=ca_file)
+        issuer = settings["idp-issuer-url"].rstrip("/")
+        with urllib.request.urlopen(
+            f"{issuer}/.well-known/openid-configuration", timeout=30, context=context
+        ) as answer:
+            endpoint = str(json.loads(answer.read())["token_endpoint"])
+        form = {
+            "grant_type": "refresh_token",
+            "refresh_token": settings["refresh-token"],
+            "client_id": settings.get("client-id", ""),
+        }
+        if settings.get("client-secret"):
+            form["client_secret"] = settings["client-secret"]
+        request = urllib.request.Request(
+            endpoint, data=urllib.parse.urlencode(form).encode(), method="POST"
+        )
+        with urllib.request.urlopen(request, timeout=30, context=context) as answer:
+            tokens = json.loads(answer.read())
+    except (OSError, ValueError, KeyError, ssl.SSLError) as exc:
+        raise ClusterError(f"{who}: refreshing the token failed: {exc}") from exc
+    if not isinstance(tokens, dict) or not tokens.get("id_token"):
+        raise ClusterError(f"{who}: the issuer's answer holds no id_token")
+    refreshed = {"id-token": str(tokens["id_token"])}
+    refreshed["refresh-token"] = str(tokens.get("refresh_token") or settings["refresh-token"])
+    return refreshed
+
 
 def _utc_now() -> datetime:
     from datetime import UTC, datetime
@@ -211,25 +294,3 @@ def _timestamp(text: str) -> datetime | None:
         return datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
         return None
-
-
-def _auth_provider_token(resolved: ResolvedConfig) -> str | None:
-    """The token of an ``auth-provider`` user, from the official client's kubeconfig loader
-    (it refreshes oidc and gcp tokens as kubectl did); requests stay ours."""
-    from kubernetes import client, config
-    from kubernetes.config.config_exception import ConfigException
-
-    configuration = client.Configuration()
-    try:
-        config.load_kube_config(  # type: ignore[no-untyped-call]
-            config_file=resolved.source,
-            context=resolved.context,
-            client_configuration=configuration,
-            persist_config=False,
-        )
-    except (ConfigException, OSError, ValueError, TypeError) as exc:
-        raise ClusterError(f"kubeconfig {resolved.source}: {exc}") from exc
-    keys = getattr(configuration, "api_key", None) or {}
-    # v37 stores the bearer token under "BearerToken" (older releases: "authorization")
-    auth = str(keys.get("BearerToken") or keys.get("authorization") or "")
-    return auth.removeprefix("Bearer ").strip() or None

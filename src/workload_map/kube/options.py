@@ -3,7 +3,8 @@
 Its own module because every command builds one, offline ones too, while only a command that
 talks to a cluster needs :mod:`workload_map.kube.kubeconfig` to resolve it. Every process (the
 CLI's reads and writes, the operator, the exporter, the web view) resolves its connection from
-one of these: :func:`from_flags` reads it off parsed flags.
+one of these: :func:`connection_options` reads it off the parsed flags of
+:func:`workload_map.kube.flags.add_connection_flags`.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import msgspec
 
 from workload_map.kube.flags import parse_timeout
 
-__all__ = ["SERVICE_ACCOUNT_DIR", "ConnectionOptions", "connection_options", "from_flags"]
+__all__ = ["SERVICE_ACCOUNT_DIR", "ConnectionOptions", "connection_options"]
 
 #: where a pod's service-account token, CA and namespace are mounted
 SERVICE_ACCOUNT_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
@@ -40,22 +41,6 @@ class ConnectionOptions(msgspec.Struct, frozen=True):
     def explicit(self) -> bool:
         """True when the user named a kubeconfig or context (so the cluster is wanted)."""
         return self.kubeconfig is not None or self.context is not None
-
-
-def from_flags(flags: object, *, timeout: float | None = 30.0) -> ConnectionOptions:
-    """The options parsed flags carry (``kubeconfig``, ``context``, ``namespace``,
-    ``as_user``, ``as_groups``, ``as_uid``, a numeric ``request_timeout``); a flag a
-    parser does not define is left at its default. ``timeout``: when no number is given."""
-    given = getattr(flags, "request_timeout", None)
-    return ConnectionOptions(
-        kubeconfig=getattr(flags, "kubeconfig", None),
-        context=getattr(flags, "context", None),
-        namespace=getattr(flags, "namespace", None),
-        impersonate_user=getattr(flags, "as_user", None),
-        impersonate_groups=tuple(getattr(flags, "as_groups", None) or ()),
-        impersonate_uid=getattr(flags, "as_uid", None),
-        timeout=float(given) if isinstance(given, int | float) else timeout,
-    )
 
 
 def connection_options(

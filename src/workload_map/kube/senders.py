@@ -6,7 +6,9 @@ in a few milliseconds: a socket, ``ssl`` and :mod:`workload_map.kube.wire`); the
 long-running process (operator, exporter, web view). Both open connections the same way (TLS
 from the resolved configuration, ``proxy-url`` tunnels, ``tls-server-name``) and retry once,
 on a fresh connection, a request whose kept-alive connection the server had closed meanwhile
-(idempotent methods only). Watches get a connection of their own, closed at their end.
+(idempotent methods only). A kept-alive connection the server closed while it was idle is
+noticed before it is reused (it reads as ready: the server's close), so writes, which are not
+retried, do not meet it. Watches get a connection of their own, closed at their end.
 """
 
 from __future__ import annotations
@@ -160,6 +162,21 @@ class _Connections:
         return conn.request(method, target, headers, body)
 
 
+def _closed_by_peer(conn: Connection) -> bool:
+    """Whether an idle kept-alive connection has something to read: the server's close (or
+    bytes nobody asked for); either way it must not carry another request."""
+    import select
+
+    sock = conn.sock
+    if sock is None:
+        return True
+    try:
+        readable, _, _ = select.select([sock], [], [], 0)
+    except (OSError, ValueError):
+        return True
+    return bool(readable)
+
+
 class WireSender:
     """One kept-alive connection per thread: the command line's sender."""
 
@@ -191,6 +208,9 @@ class WireSender:
             return _Reply(response, own, lambda c, _reuse: c.close())
         for attempt in (0, 1):
             kept: Connection | None = getattr(self._local, "conn", None)
+            if kept is not None and _closed_by_peer(kept):
+                self._drop()
+                kept = None
             reused = kept is not None
             conn = kept if kept is not None else self._connections.open(timeout)
             self._local.conn = conn
@@ -273,10 +293,14 @@ class PooledSender:
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _take(self, timeout: float | None, *, fresh: bool) -> tuple[Connection, bool]:
-        if not fresh:
+        while not fresh:
             with self._lock:
-                if self._idle:
-                    return self._idle.pop(), True
+                if not self._idle:
+                    break
+                idle = self._idle.pop()
+            if not _closed_by_peer(idle):
+                return idle, True
+            self._discard(idle)
         conn = self._connections.open(timeout)
         with self._lock:
             self._born[id(conn)] = self._generation

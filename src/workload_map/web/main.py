@@ -12,9 +12,13 @@ import webbrowser
 from collections.abc import Sequence
 from pathlib import Path
 
+from aiohttp import web
+
 from workload_map.errors import WlmapError
 from workload_map.kube.flags import add_connection_flags
 from workload_map.kube.options import connection_options
+from workload_map.web.app import WebSettings, build_app
+from workload_map.web.source import FileSource, LiveSource, Source
 
 __all__ = ["build_parser", "main"]
 
@@ -51,11 +55,6 @@ def build_parser(prog: str = "wlmap serve") -> argparse.ArgumentParser:
 
 
 async def _serve(args: argparse.Namespace) -> int:
-    from aiohttp import web
-
-    from workload_map.web.app import WebSettings, build_app
-    from workload_map.web.source import FileSource, LiveSource, Source
-
     source: Source
     if args.filename is not None:
         source = FileSource(args.filename)
