@@ -21,7 +21,8 @@ from workload_map.exporter.service import ExporterService
 from workload_map.exporter.settings import add_flags, settings_from
 from workload_map.kube.cache import InformerSet
 from workload_map.kube.connect_api import open_api
-from workload_map.kube.flags import add_connection_flags, connection_options
+from workload_map.kube.flags import add_connection_flags
+from workload_map.kube.options import connection_options
 
 __all__ = ["build_parser", "main"]
 

@@ -31,7 +31,8 @@ from workload_map import __version__
 from workload_map.errors import WlmapError
 from workload_map.kube.cache import InformerSet
 from workload_map.kube.connect_api import open_api
-from workload_map.kube.flags import add_connection_flags, connection_options
+from workload_map.kube.flags import add_connection_flags
+from workload_map.kube.options import connection_options
 from workload_map.operator import controllers
 from workload_map.operator.certs import (
     CertIssuer,
