@@ -47,7 +47,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
     try:
-        options = connection_options(args, os.environ, default_timeout=None)
+        options = connection_options(args, os.environ)
     except ValueError as exc:
         parser.error(str(exc))
     if args.namespace and not args.metrics_namespaces:

@@ -209,7 +209,7 @@ class Operator:
         namespace = _namespace(args.namespace)
         identity = f"{socket.gethostname()}_{uuid.uuid4().hex[:8]}"
         self.config = OperatorConfig(args=args, namespace=namespace, identity=identity)
-        self.api = open_api(connection_options(args, os.environ, default_timeout=None))
+        self.api = open_api(connection_options(args, os.environ))
         self.ctx = OperatorContext(
             config=self.config,
             api=self.api,
