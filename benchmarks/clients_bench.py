@@ -1,7 +1,7 @@
 """Import and request cost of the Python Kubernetes clients, for the transport's choice.
 
 Compares the official ``kubernetes`` client, lightkube and kr8s with the standard-library
-transport of :mod:`workload_map.cluster.transport`: the import (median wall time of fresh
+transport of :mod:`workload_map.kube.transport`: the import (median wall time of fresh
 interpreters, ``python -c pass`` subtracted), the first request (configuration loading and
 connecting included) and a LIST of 93 pods repeated, typed and raw where the client offers
 both. The API is a small HTTP server on 127.0.0.1 in another process serving a canned PodList,
@@ -82,7 +82,7 @@ IMPORTS = {
     "kubernetes 37": "import kubernetes",
     "lightkube": "import lightkube; from lightkube.resources.core_v1 import Pod",
     "kr8s": "import kr8s; from kr8s.objects import Pod",
-    "wlmap (socket + ssl)": "import workload_map.cluster.client, workload_map.cluster.wire, ssl",
+    "wlmap (socket + ssl)": "import workload_map.kube.client, workload_map.kube.wire, ssl",
 }
 
 CLIENTS = r"""
@@ -97,8 +97,8 @@ elif kind == "kr8s":
     import kr8s
 else:
     import ssl
-    import workload_map.cluster.wire
-    from workload_map.cluster import ConnectionOptions, connect
+    import workload_map.kube.wire
+    from workload_map.kube import ConnectionOptions, connect
 t0 = time.perf_counter()  # from here: configuration, connection, first LIST
 if kind == "kubernetes":
     api = client.CoreV1Api(config.new_client_from_config(kubeconfig))

@@ -161,9 +161,9 @@ def build(workloads: int) -> tuple[Any, list[tuple[str, dict[str, Any]]], list[d
     """The runtime with its caches filled; (rt, admissions to make, the jobsets)."""
     from workload_map.gangs.cache import trim_owner, trim_workload
     from workload_map.gangs.config import GangConfig
-    from workload_map.gangs.operator import GangRuntime, _trim_pod_function
+    from workload_map.gangs.runtime import GangRuntime
+    from workload_map.kube.trim import trim_pod
 
-    trim_pod = _trim_pod_function()
     rt = GangRuntime(GangConfig(), miss_wait=0.0)
     admissions: list[tuple[str, dict[str, Any]]] = []
     jobsets = []
@@ -212,7 +212,7 @@ def bench_webhook(rt: Any, admissions: list[tuple[str, dict[str, Any]]]) -> dict
             request = {"uid": "x", "operation": "CREATE", "namespace": ns, "object": pod}
             switches = _preemptions()
             start, start_cpu = time.perf_counter(), time.thread_time()
-            answer = rt.admit(request)
+            answer = rt.webhook.admit(request)
             cpu.append((time.thread_time() - start_cpu) * 1000)
             times.append((time.perf_counter() - start) * 1000)
             if _preemptions() == switches:
@@ -248,7 +248,7 @@ def _open_loop(rt: Any, admissions: list[tuple[str, dict[str, Any]]]) -> list[fl
     for ns, pod in admissions[: RATE * SECONDS]:
         due += 1.0 / RATE
         time.sleep(max(0.0, due - time.perf_counter()))
-        rt.admit({"uid": "x", "operation": "CREATE", "namespace": ns, "object": pod})
+        rt.webhook.admit({"uid": "x", "operation": "CREATE", "namespace": ns, "object": pod})
         times.append((time.perf_counter() - due) * 1000)
     return times
 

@@ -78,13 +78,7 @@ def _webhook_histogram(api: Any) -> dict[tuple[str, float], float]:
     its MutatingAdmissionPolicy evaluations per policy as ``policy:<name>``, and as
     ``go_sched`` the Go runtime's time goroutines spent runnable before running (sampled by the
     runtime; the mean is what the API server's goroutines wait for a CPU)."""
-    from workload_map.cluster.cache import call
-
-    raw = call(api.client, "GET", "/metrics", accept="text/plain", timeout=30)
-    try:
-        text = raw.data.decode()
-    finally:
-        raw.release_conn()
+    text = api.transport().request("GET", "/metrics", accept="text/plain", raw=True).decode()
     out: dict[tuple[str, float], float] = {}
     families = {
         "apiserver_admission_webhook_admission_duration_seconds": "name",
@@ -309,13 +303,13 @@ def _ms(value: float, digits: int = 1) -> float:
 
 
 def _api_client(kube: Any, pool: int) -> Any:
-    """The writers' client, with a connection pool as large as the number of writers (the
-    ``kubernetes`` client's default, 5 per CPU, makes the others open and drop connections)."""
-    from workload_map.cluster.api import Api, load_configuration
+    """The writers' client, keeping as many idle connections as there are writers (fewer
+    makes the others open and drop connections)."""
+    from workload_map.kube.api import Api
+    from workload_map.kube.options import ConnectionOptions
 
-    configuration = load_configuration(str(kube.kubeconfig))
-    configuration.connection_pool_maxsize = max(pool, 10)
-    return Api(configuration)
+    options = ConnectionOptions(kubeconfig=str(kube.kubeconfig))
+    return Api.connect(options, pool_size=max(pool, 10))
 
 
 def _creates(

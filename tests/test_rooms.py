@@ -1,10 +1,13 @@
 """The rooms' boundaries, read from every module's imports.
 
 The core (``jq``, ``model``, ``engine``, ``catalog``, with the package root and
-``workload_map.errors``) is pure and imports no room; ``cluster`` (cluster access shared by the
-rooms) imports only the core; each room (``cli``, ``operator``, ``gangs``, ``exporter``,
-``web``) imports the core, ``cluster`` and itself, and of another room only the public plug-in
-modules in :data:`ALLOWED`, each with its reason. Every import counts: at module level, inside
+``workload_map.errors``) is pure and imports no room; ``kube`` (the Kubernetes I/O layer:
+configuration, requests, paging, watches, watch caches) imports nothing of the package but
+``workload_map.errors``; ``cluster`` (the services over it shared by the rooms: definitions
+from the cluster, ownership, inventory, feed, catalog install) imports the core and ``kube``;
+each room (``cli``, ``operator``, ``gangs``, ``exporter``, ``web``) imports the core, ``kube``,
+``cluster`` and itself, and of another room only the public plug-in modules in
+:data:`ALLOWED`, each with its reason. Every import counts: at module level, inside
 functions, under ``TYPE_CHECKING``, relative ones, and a string constant that names a module of
 the package (how a module would be loaded with ``importlib``). The operator names no room: it
 finds the rooms' controllers through entry points (``operator/plugins.py``).
@@ -24,7 +27,9 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "workload_map"
 PACKAGE = "workload_map"
 CORE = frozenset({"jq", "model", "engine", "catalog"})
 ROOT = frozenset({"", "errors"})  # workload_map/__init__.py, workload_map/errors.py
+KUBE = "kube"
 CLUSTER = "cluster"
+LAYERS = frozenset({KUBE, CLUSTER})  # below the rooms, above (kube: beside) the core
 ROOMS = frozenset({"cli", "operator", "gangs", "exporter", "web"})
 
 #: (importing room, imported module) -> why the room may import it
@@ -108,13 +113,15 @@ def package_imports() -> tuple[Import, ...]:
 
 def allowed(importer_room: str, target: str) -> bool:
     target_room = room_of(target)
+    if importer_room == KUBE:  # the error root only: the package root imports everything
+        return target_room == KUBE or target == f"{PACKAGE}.errors"
     if target_room in CORE | ROOT:
         return True
     if importer_room in CORE | ROOT:
         return False
     if importer_room == CLUSTER:
-        return target_room == CLUSTER
-    return target_room in (CLUSTER, importer_room) or (importer_room, target) in ALLOWED
+        return target_room in LAYERS
+    return target_room in (*LAYERS, importer_room) or (importer_room, target) in ALLOWED
 
 
 def where(imp: Import) -> str:
@@ -124,7 +131,8 @@ def where(imp: Import) -> str:
 
 def test_every_package_is_classified() -> None:
     tops = {room_of(m) for m in all_modules()}
-    assert tops <= CORE | ROOT | ROOMS | {CLUSTER}, sorted(tops - (CORE | ROOT | ROOMS | {CLUSTER}))
+    known = CORE | ROOT | ROOMS | LAYERS
+    assert tops <= known, sorted(tops - known)
 
 
 def test_imports_respect_the_rooms() -> None:
@@ -132,6 +140,29 @@ def test_imports_respect_the_rooms() -> None:
     assert len(imports) > 200  # the scan sees the package (a broken scan would pass vacuously)
     bad = [where(i) for i in imports if not allowed(room_of(i.importer), i.target)]
     assert not bad, "\n".join(bad)
+
+
+#: client packages the project reaches Kubernetes without (docs/kube.md): no module imports them
+FOREIGN_CLIENTS = ("kubernetes", "urllib3", "kr8s", "lightkube", "httpx", "requests")
+
+
+def test_no_module_imports_a_kubernetes_client_package() -> None:
+    found = []
+    for name, path in all_modules().items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            targets = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom) and not node.level
+                else []
+            )
+            found += [
+                f"{name}:{node.lineno} imports {t}"
+                for t in targets
+                if t.split(".")[0] in FOREIGN_CLIENTS
+            ]
+    assert not found, "\n".join(found)
 
 
 def test_every_allowed_entry_is_used() -> None:
@@ -158,7 +189,8 @@ def test_the_allowed_targets_are_public() -> None:
 
 KNOWN = {
     "workload_map.cluster",
-    "workload_map.cluster.api",
+    "workload_map.kube",
+    "workload_map.kube.api",
     "workload_map.operator",
     "workload_map.operator.controllers",
     "workload_map.gangs",
@@ -171,11 +203,11 @@ KNOWN = {
     [
         # inside a function and under TYPE_CHECKING
         (
-            "def f():\n    from workload_map.cluster.api import Api\n"
+            "def f():\n    from workload_map.kube.api import Api\n"
             "if TYPE_CHECKING:\n    import workload_map.gangs\n",
             "workload_map.web.source",
             False,
-            ["workload_map.cluster.api", "workload_map.gangs"],
+            ["workload_map.kube.api", "workload_map.gangs"],
         ),
         # `from package import module` is the module; `from package import name` the package
         (
@@ -191,7 +223,7 @@ KNOWN = {
             False,
             ["workload_map.operator.controllers"],
         ),
-        ("from .api import Api\n", "workload_map.cluster", True, ["workload_map.cluster.api"]),
+        ("from .api import Api\n", "workload_map.kube", True, ["workload_map.kube.api"]),
         # a module named in a string constant (importlib); other strings are not imports
         (
             'for m in ("workload_map.gangs.operator", "workload_map.nothing"):\n'
@@ -210,7 +242,14 @@ def test_the_scan_sees_every_import_form(
 
 
 def test_the_rules_refuse_what_they_should() -> None:
-    assert not allowed("engine", "workload_map.cluster.api")  # core -> cluster
+    assert not allowed("engine", "workload_map.kube.api")  # core -> kube
+    assert not allowed("catalog", "workload_map.cluster.lookup")  # core -> cluster
+    assert not allowed("kube", "workload_map.model.yaml_import")  # kube -> core
+    assert not allowed("kube", "workload_map.cluster.feed")  # kube -> the services over it
+    assert not allowed("kube", "workload_map")  # the package root imports the core
+    assert allowed("kube", "workload_map.errors")
+    assert allowed("cluster", "workload_map.kube.cache")
+    assert not allowed("cluster", "workload_map.web.source")  # cluster -> room
     assert not allowed("catalog", "workload_map.operator.controllers")  # core -> room
     assert not allowed("cluster", "workload_map.operator.karta_status")  # cluster -> room
     assert not allowed("web", "workload_map.cli.render")  # nobody imports cli
@@ -218,5 +257,6 @@ def test_the_rules_refuse_what_they_should() -> None:
     assert not allowed("exporter", "workload_map.gangs.operator")  # another room's plug-in
     assert not allowed("operator", "workload_map.gangs.operator")  # found by entry point only
     assert allowed("gangs", "workload_map.operator.controllers")
-    assert allowed("web", "workload_map.cluster.api")
+    assert allowed("web", "workload_map.kube.api")
+    assert allowed("web", "workload_map.cluster.inventory")
     assert allowed("cluster", "workload_map.catalog.stamps")

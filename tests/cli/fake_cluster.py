@@ -13,8 +13,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from workload_map.cluster import Cluster, ConnectionOptions
-from workload_map.cluster.errors import Unreachable, api_error
+from workload_map.kube import Cluster, ConnectionOptions
+from workload_map.kube.errors import Unreachable, api_error
 
 
 @dataclass(frozen=True)
@@ -173,7 +173,12 @@ class FakeAPI:
         }
 
     def stream(
-        self, path: str, query: Sequence[tuple[str, str]] = (), *, timeout: float | None = None
+        self,
+        path: str,
+        query: Sequence[tuple[str, str]] = (),
+        *,
+        timeout: float | None = None,
+        opened: Any = None,
     ) -> Iterator[Any]:
         """A watch: the queued events (each object also becomes the stored state). The pods'
         watch then stays open; the workloads' one ends in an interrupt once the pods' events are

@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from tests.cli.fake_cluster import FakeAPI
-from workload_map.cluster.errors import ApiError
+from workload_map.kube.errors import ApiError
 
 
 @contextmanager

@@ -14,9 +14,9 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from workload_map.cluster import transport
-from workload_map.cluster.errors import ClusterError
-from workload_map.cluster.kubeconfig import ResolvedConfig
+from workload_map.kube import senders
+from workload_map.kube.errors import ClusterError
+from workload_map.kube.kubeconfig import ResolvedConfig
 
 
 def _pair() -> tuple[bytes, bytes]:
@@ -68,7 +68,7 @@ def test_inline_pair_loads_from_memory_without_temporary_files(
 
     monkeypatch.setattr(ssl.SSLContext, "load_cert_chain", spy)
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    transport._ssl_context(_resolved(cert, key))
+    senders.ssl_context(_resolved(cert, key))
     assert [p.rpartition("/")[0] for p in opened] == ["/proc/self/fd", "/proc/self/fd"]
     assert os.listdir(tmp_path) == []  # nothing written to the temporary directory
 
@@ -90,7 +90,7 @@ def test_without_memfd_a_private_temporary_directory_is_used_and_removed(
         real(self, certfile, keyfile)
 
     monkeypatch.setattr(ssl.SSLContext, "load_cert_chain", spy)
-    transport._ssl_context(_resolved(cert, key))
+    senders.ssl_context(_resolved(cert, key))
     assert all(p.startswith(str(tmp_path)) for p in opened), opened
     assert os.listdir(tmp_path) == []  # removed at once
 
@@ -106,4 +106,4 @@ def test_a_key_that_does_not_match_is_a_clear_error(
     cert, _ = _pair()
     _, other_key = _pair()
     with pytest.raises(ClusterError, match="client certificate and key of the kubeconfig user"):
-        transport._ssl_context(_resolved(cert, other_key))
+        senders.ssl_context(_resolved(cert, other_key))

@@ -9,9 +9,11 @@ from pathlib import Path
 import pytest
 
 from tests.cli.fake_cluster import JOBSET, FakeAPI, obj, owner_ref, pod
-from workload_map.cluster import Cluster, ConnectionOptions
-from workload_map.cluster.discovery import _from_aggregated, discover, match_type, version_priority
-from workload_map.cluster.errors import (
+from workload_map.catalog.registry import version_priority
+from workload_map.cluster.ownership import find_pods, owning_workload, pods_by_owner
+from workload_map.kube import Cluster, ConnectionOptions
+from workload_map.kube.discovery import _from_aggregated, discover, match_type
+from workload_map.kube.errors import (
     ClusterError,
     Forbidden,
     NotConfigured,
@@ -19,8 +21,7 @@ from workload_map.cluster.errors import (
     Unauthorized,
     api_error,
 )
-from workload_map.cluster.kubeconfig import resolve
-from workload_map.cluster.ownership import find_pods, owning_workload, pods_by_owner
+from workload_map.kube.kubeconfig import resolve
 
 
 def test_legacy_discovery_and_type_matching() -> None:
@@ -268,7 +269,7 @@ def test_no_kubeconfig_is_not_configured(tmp_path: Path) -> None:
 
 
 def test_unreachable_server_is_a_clear_error(tmp_path: Path) -> None:
-    from workload_map.cluster import Unreachable, connect
+    from workload_map.kube import Unreachable, connect
 
     path = tmp_path / "config"
     path.write_text(KUBECONFIG)

@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 
 from tests.cli.test_completion_live import _api
-from workload_map.cli import completion
+from workload_map.cli.main import kubectl_complete
+
+SRC = str(Path(__file__).resolve().parents[2] / "src")
 
 
 def test_space_form_several_names_and_comma_types(wlmap) -> None:
@@ -39,7 +41,7 @@ def test_kubectl_complete_protocol(monkeypatch: pytest.MonkeyPatch, tmp_path: Pa
         out = io.StringIO()
         monkeypatch.setattr(sys, "argv", ["kubectl_complete-wlmap", *words])
         monkeypatch.setattr(sys, "stdout", out)
-        completion.kubectl_complete()
+        kubectl_complete()
         return out.getvalue().splitlines()
 
     lines = run("get", "")
@@ -80,6 +82,7 @@ def test_bash_script_completes_types_and_the_word_under_the_cursor(tmp_path: Pat
         "PATH": f"{bindir}{os.pathsep}/usr/bin:/bin",
         "HOME": str(tmp_path),
         "KUBECONFIG": str(tmp_path / "none"),
+        "PYTHONPATH": SRC,  # this checkout's sources, not the installed ones
     }
     types = _bash_complete(["wlmap", "get", "job"], env)
     assert "jobset" in types and all(t.startswith("job") for t in types)
@@ -104,7 +107,7 @@ def test_kubectl_plugin_completion_end_to_end(tmp_path: Path) -> None:
         ("kubectl-wlmap", "from workload_map.cli.main import entry; entry()"),
         (
             "kubectl_complete-wlmap",
-            "from workload_map.cli.completion import kubectl_complete; kubectl_complete()",
+            "from workload_map.cli.main import kubectl_complete; kubectl_complete()",
         ),
     ):
         exe = bindir / name
@@ -114,6 +117,7 @@ def test_kubectl_plugin_completion_end_to_end(tmp_path: Path) -> None:
         "PATH": f"{bindir}{os.pathsep}/usr/bin:/bin",
         "HOME": str(tmp_path),
         "KUBECONFIG": str(tmp_path / "none"),
+        "PYTHONPATH": SRC,  # this checkout's sources, not the installed ones
     }
     done = subprocess.run(
         [kubectl, "__complete", "wlmap", "get", "jobs"],

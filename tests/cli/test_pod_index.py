@@ -12,8 +12,8 @@ import json
 from typing import Any
 
 from tests.cli.fake_cluster import JOBSET, FakeAPI, obj, owner_ref, pod
-from workload_map.cluster.client import Cluster
 from workload_map.cluster.ownership import claims, find_pods, owner_chain, pods_by_owner
+from workload_map.kube.client import Cluster
 
 MINE = {
     "jobset.sigs.k8s.io/jobset-name": "train",

@@ -79,7 +79,7 @@ def test_manifest_of_a_controlled_object() -> None:
 
 
 def test_resolver_exact_other_versions_and_fallback() -> None:
-    definitions = Definitions.load(None)
+    definitions = Definitions.builtin()
     exact = resolve_gvk(GVK("agents.x-k8s.io", "v1alpha1", "Sandbox"), definitions)
     assert isinstance(exact, Resolution) and exact.exact and exact.note is None
     assert exact.definition.name == "agents-x-k8s-io-sandbox-v1alpha1"

@@ -39,14 +39,15 @@ _NEVER = (
     "workload_map.model.validation",
     "workload_map.model.schema_check",
     "workload_map.cli.jsonpath",
-    "workload_map.cli.suggest",
     "difflib",
 )
-# and what an offline command never needs: the cluster connection
+# and what an offline command never needs: the cluster connection, and the services over it
+# (an offline definition is resolved by the core: workload_map.catalog.resolution)
 _OFFLINE_NEVER = (
-    "workload_map.cluster.kubeconfig",
-    "workload_map.cluster.transport",
-    "workload_map.cluster.wire",
+    "workload_map.cluster",
+    "workload_map.kube.kubeconfig",
+    "workload_map.kube.transport",
+    "workload_map.kube.wire",
     "ssl",
     "socket",
     "shutil",  # argparse's help width, computed without it (cli.main.help_width)
@@ -58,7 +59,7 @@ def _modules(args: list[str], tmp_path: Path) -> tuple[set[str], str]:
         [sys.executable, "-c", _PROBE, *args],
         capture_output=True,
         text=True,
-        env={"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
+        env={"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT / "src")},
         timeout=120,
         check=False,
     )
@@ -95,7 +96,7 @@ def test_live_get_and_describe_import_only_their_path(tmp_path: Path) -> None:
         for args in (["get", "jobsets"], ["describe", "jobset/train"]):
             modules, output = _modules([*args, "--kubeconfig", str(kubeconfig)], tmp_path)
             assert "train" in output, output
-            assert "workload_map.cluster.transport" in modules
+            assert "workload_map.kube.transport" in modules
             assert _loaded(modules, _NEVER) == [], args
         # a typo still gets its suggestion (difflib, imported for the miss only)
         modules, output = _modules(["get", "jobsett", "--kubeconfig", str(kubeconfig)], tmp_path)

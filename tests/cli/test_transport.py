@@ -15,10 +15,10 @@ from tests.cli.fake_cluster import JOBSET, FakeAPI, obj
 from tests.cli.http_fake import serve, silent_server, write_kubeconfig
 from workload_map.cli.config import parse_request_timeout
 from workload_map.cli.exits import UsageError
-from workload_map.cluster import ConnectionOptions, Unreachable, connect
-from workload_map.cluster.errors import ClusterError, NotConfigured, NotFound
-from workload_map.cluster.kubeconfig import resolve
-from workload_map.cluster.transport import format_timeout
+from workload_map.kube import ConnectionOptions, Unreachable, connect
+from workload_map.kube.errors import ClusterError, NotConfigured, NotFound
+from workload_map.kube.kubeconfig import resolve
+from workload_map.kube.transport import format_timeout
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -200,7 +200,7 @@ print("\\nLEAKED=" + ",".join(leaked[:3]), file=sys.stderr)
 
 
 def _imports_kubernetes(args: list[str], tmp_path: Path, stdin: str = "") -> tuple[bool, str]:
-    env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT / "src")}
     done = subprocess.run(
         [sys.executable, "-c", _PROBE, *args],
         input=stdin,
@@ -239,7 +239,7 @@ def test_live_commands_skip_kubernetes_on_the_fast_path(tmp_path: Path) -> None:
             assert "train" in output, output
 
 
-def test_exec_users_go_through_the_official_loader(tmp_path: Path) -> None:
+def test_exec_plugins_run_without_the_official_client(tmp_path: Path) -> None:
     plugin = tmp_path / "plugin.sh"
     plugin.write_text(
         "#!/bin/sh\necho '"
@@ -264,8 +264,10 @@ def test_exec_users_go_through_the_official_loader(tmp_path: Path) -> None:
             kubeconfig=str(kubeconfig), environ={"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
         )
     )
-    assert resolved.via_client and resolved.token == "from-exec"
-    assert resolved.server == "https://127.0.0.1:1"
+    assert resolved.exec_plugin is not None and resolved.server == "https://127.0.0.1:1"
+    from workload_map.kube.auth import Credentials
+
+    assert Credentials(resolved).authorization() == "Bearer from-exec"
 
 
 def test_wire_chunked_gzip_keepalive_and_close(tmp_path: Path) -> None:

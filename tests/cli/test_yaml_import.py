@@ -76,10 +76,19 @@ def test_the_pure_loader_still_rejects_and_accepts_as_pyyaml() -> None:
     assert lines[2] == "True True"  # the stand-in gave its place to the compiled pattern
 
 
+#: modules that import PyYAML themselves, each with its reason
+_DIRECT = {
+    "kube/kubeconfig.py": (
+        "the I/O layer imports nothing of the package but the error root; the CLI imports "
+        "PyYAML through import_yaml before it reads a kubeconfig (cluster/connection.py)"
+    ),
+}
+
+
 def test_the_package_imports_pyyaml_only_through_import_yaml() -> None:
     direct = []
     for path in sorted(SRC.rglob("*.py")):
-        if path.name == "yaml_import.py":
+        if path.name == "yaml_import.py" or str(path.relative_to(SRC)) in _DIRECT:
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             names = (

@@ -10,10 +10,12 @@ from typing import Any
 import pytest
 
 from tests.gangs.test_shared_informers import FakeApiClient, _FakeApi, _resources
-from workload_map.cluster.cache import InformerSet
-from workload_map.cluster.discovery import APIResource
+from workload_map.gangs import watcher as watcher_module
 from workload_map.gangs.config import GangConfig
-from workload_map.gangs.operator import GangRuntime, GangWatcher
+from workload_map.gangs.runtime import GangRuntime
+from workload_map.gangs.watcher import GangWatcher
+from workload_map.kube.cache import InformerSet
+from workload_map.kube.discovery import APIResource
 from workload_map.operator.controllers import OperatorConfig, OperatorContext
 
 
@@ -36,8 +38,6 @@ def gang_watcher(monkeypatch: pytest.MonkeyPatch) -> Iterator[StartWatch]:
     """``start(client, served=None, *, begin=True)``: discovery answering ``served`` (the
     built-in kinds by default), a GangWatcher on ``client``'s informers, started unless
     ``begin`` is False; every rig is stopped at the end (context, watcher, informers)."""
-    from workload_map.cluster import discovery
-
     rigs: list[WatchRig] = []
 
     def start(
@@ -47,7 +47,7 @@ def gang_watcher(monkeypatch: pytest.MonkeyPatch) -> Iterator[StartWatch]:
         begin: bool = True,
     ) -> WatchRig:
         kinds = list(served) if served is not None else _resources()
-        monkeypatch.setattr(discovery, "discover", lambda transport: kinds)
+        monkeypatch.setattr(watcher_module, "discover", lambda transport: kinds)
         informers = InformerSet(client)
         cfg = OperatorConfig(
             args=argparse.Namespace(gang_probe_namespace="wlmap"),

@@ -12,10 +12,10 @@ from typing import Any
 
 from tests.gangs import custom
 from tests.operator.live import MUTATING, OperatorProcess, delete, eventually
-from workload_map.cluster.api import Api
-from workload_map.cluster.errors import ApiError
 from workload_map.gangs.config import ANNOTATION_GANG, LABEL_NAMESPACE_OPT_IN
-from workload_map.gangs.operator import pod_webhook
+from workload_map.gangs.webhook import pod_webhook
+from workload_map.kube.api import Api
+from workload_map.kube.errors import ApiError
 
 GPU = "nvidia.com/gpu"
 NODE = {"cpu": "16", "memory": "64Gi", "pods": "110", GPU: "8"}

@@ -10,6 +10,7 @@ import time
 from typing import Any
 
 import pytest
+from prometheus_client import CollectorRegistry
 
 import workload_map as wm
 from tests.gangs import custom
@@ -27,6 +28,9 @@ from workload_map.gangs.config import (
     VOLCANO_GROUP_ANNOTATION,
     VOLCANO_TASK_ANNOTATION,
 )
+from workload_map.gangs.metrics import GangMetrics
+from workload_map.gangs.webhook import PodWebhook
+from workload_map.operator.server import admission_review
 
 
 def apply_patch(pod: dict[str, Any], ops: list[dict[str, Any]]) -> dict[str, Any]:
@@ -226,29 +230,60 @@ def test_a_pod_that_already_has_a_group_is_left_as_is() -> None:
 
 
 def test_admission_review_round_trip_and_never_blocks() -> None:
+    """Through the adapter the operator serves (PodWebhook.admit) and the operator's one
+    AdmissionReview builder, as a request to /mutate-v1-pod-gangs goes."""
     jobset, _ = example("jobset")
     jobset = opted(jobset)
     jobs, pods = jobset_chain(jobset)
-    admitter = PodAdmitter(cache_with(jobset, *jobs))
+
+    def webhook(admitter: PodAdmitter) -> PodWebhook:
+        return PodWebhook(admitter, GangMetrics(lambda: 0), native_served=lambda: True)
+
+    served = webhook(PodAdmitter(cache_with(jobset, *jobs)))
     body = {
         "apiVersion": "admission.k8s.io/v1",
         "kind": "AdmissionReview",
         "request": {"uid": "r1", "operation": "CREATE", "namespace": "ml-team", "object": pods[0]},
     }
-    answer = admitter.review(body)
+    answer = admission_review(body, served.admit(body["request"]))
     response = answer["response"]
+    assert answer["kind"] == "AdmissionReview" and answer["apiVersion"] == "admission.k8s.io/v1"
     assert response["uid"] == "r1" and response["allowed"] is True
     assert response["patchType"] == "JSONPatch"
     ops = json.loads(base64.b64decode(response["patch"]))
     assert apply_patch(pods[0], ops)["spec"]["schedulingGroup"]["podGroupName"].endswith("-jobset")
+    assert counted(served.metrics) == {"requests": 1, "patched": 1, "misses": 0, "errors": 0}
 
     def broken(api_version: str, kind: str) -> wm.model.Karta:
         raise RuntimeError("boom")
 
-    failing = PodAdmitter(cache_with(jobset, *jobs), broken)
-    assert failing.review(body)["response"] == {"uid": "r1", "allowed": True}
+    failing = webhook(PodAdmitter(cache_with(jobset, *jobs), broken))
+    assert admission_review(body, failing.admit(body["request"]))["response"] == {
+        "uid": "r1",
+        "allowed": True,
+    }
+    assert counted(failing.metrics) == {"requests": 1, "patched": 0, "misses": 0, "errors": 1}
     update = {**body, "request": {**body["request"], "operation": "UPDATE"}}
-    assert admitter.review(update)["response"] == {"uid": "r1", "allowed": True}
+    assert admission_review(update, served.admit(update["request"]))["response"] == {
+        "uid": "r1",
+        "allowed": True,
+    }
+    # where the API server does not serve the native API, the group is not asked for
+    unserved = PodWebhook(served.admitter, GangMetrics(lambda: 0), native_served=lambda: False)
+    patch = unserved.admit(body["request"]).get("patch") or []
+    assert all(op["path"] != "/spec/schedulingGroup" for op in patch)
+
+
+def counted(metrics: GangMetrics) -> dict[str, float]:
+    registry = CollectorRegistry()
+    metrics.register(registry)
+    value = registry.get_sample_value
+    return {
+        "requests": value("workloadmap_gangs_webhook_requests_total") or 0,
+        "patched": value("workloadmap_gangs_webhook_patched_total") or 0,
+        "misses": value("workloadmap_gangs_webhook_cache_misses_total") or 0,
+        "errors": value("workloadmap_gangs_webhook_errors_total") or 0,
+    }
 
 
 def test_pods_without_labels_get_a_labels_map() -> None:

@@ -10,8 +10,8 @@ from typing import Any
 
 from tests.gangs import custom
 from workload_map.catalog import catalog
-from workload_map.cluster.definitions import Definitions
-from workload_map.cluster.lookup import resolve_gvk
+from workload_map.catalog.definitions import Definitions
+from workload_map.catalog.resolution import resolve_gvk
 from workload_map.gangs.definitions import KartaIndex
 from workload_map.model import GVK
 

@@ -1,4 +1,4 @@
-"""Native pod groups carry their members' priority class.
+"""Native pod groups carry their members' priority class, and are preempted whole.
 
 kube-scheduler binds no member of a pod group whose priority differs from the group's
 (``validatePodGroup`` in v1.37.2), and the Priority admission plugin gives a group that names no
@@ -18,11 +18,11 @@ from tests.gangs.owners import jobset_chain
 from tests.gangs.test_admission import cache_with
 from workload_map.gangs import plan
 from workload_map.gangs.admission import PodAdmitter
-from workload_map.gangs.config import ANNOTATION_DECISION, GangConfig
+from workload_map.gangs.config import ANNOTATION_DECISION, ANNOTATION_DISRUPTION, GangConfig
 from workload_map.gangs.controller import GangController
-from workload_map.gangs.operator import GangRuntime
 from workload_map.gangs.planner import NATIVE_API
 from workload_map.gangs.reconcile import reconcile
+from workload_map.gangs.runtime import GangRuntime
 
 Obj = dict[str, Any]
 
@@ -196,7 +196,7 @@ def test_a_group_made_with_another_class_is_replaced_while_no_pod_joined_it() ->
     stale = _existing(group, None)  # made before the members' class was known
     actions = reconcile(desired, [], [stale])
     assert [o["metadata"]["name"] for o in actions.delete] == [group["metadata"]["name"]]
-    assert any(d.reason == "PriorityClassChanged" for d in actions.decisions)
+    assert any(d.reason == "ImmutableFieldChanged" for d in actions.decisions)
     assert not actions.patch  # nothing patched into an immutable field
 
 
@@ -208,7 +208,7 @@ def test_a_group_with_members_is_kept_and_reported_but_still_resized() -> None:
     stale["spec"]["schedulingPolicy"] = {"gang": {"minCount": 1}}
     actions = reconcile(desired, [_member(group)], [stale])
     assert actions.delete == []
-    (kept,) = [d for d in actions.decisions if d.reason == "PriorityClassImmutable"]
+    (kept,) = [d for d in actions.decisions if d.reason == "ImmutableFieldKept"]
     assert kept.warning and "old" in kept.message and "train" in kept.message
     ((_, patch),) = actions.patch
     assert "priorityClassName" not in patch.get("spec", {})
@@ -222,9 +222,48 @@ def test_a_group_the_admission_plugin_gave_the_default_is_not_replaced() -> None
     # we named no class (none known); the plugin filled the cluster's default
     actions = reconcile(desired, [], [_existing(group, "cluster-default")])
     assert actions.delete == [] and not any(
-        d.reason.startswith("PriorityClass") for d in actions.decisions
+        d.reason.startswith("ImmutableField") for d in actions.decisions
     )
     assert json.loads(group["metadata"]["annotations"][ANNOTATION_DECISION])["backend"] == (
         "native"
     )
     assert group["apiVersion"] == NATIVE_API
+
+
+def test_a_gang_is_one_unit_in_preemption_unless_the_workload_asks_otherwise() -> None:
+    jobset = _jobset(driver="train", workers="train")
+    out = plan(karta_of(jobset), jobset)
+    (group,) = _groups(out)
+    assert group["spec"]["disruptionMode"] == {"all": {}}
+    (workload,) = [o for o in out.objects if o["kind"] == "Workload"]
+    (template,) = workload["spec"]["podGroupTemplates"]
+    assert template["disruptionMode"] == {"all": {}}
+    assert template["priorityClassName"] == "train"
+    jobset["metadata"]["annotations"][ANNOTATION_DISRUPTION] = "single"
+    (group,) = _groups(plan(karta_of(jobset), jobset))
+    assert group["spec"]["disruptionMode"] == {"single": {}}
+    jobset["metadata"]["annotations"][ANNOTATION_DISRUPTION] = "some"
+    out = plan(karta_of(jobset), jobset)
+    (group,) = _groups(out)
+    assert group["spec"]["disruptionMode"] == {"all": {}}
+    (bad,) = [d for d in out.decisions if d.reason == "BadAnnotation"]
+    assert bad.warning and ANNOTATION_DISRUPTION in bad.message and "'some'" in bad.message
+
+
+def test_a_group_made_single_is_replaced_while_empty_and_kept_with_members() -> None:
+    jobset = _jobset()
+    desired = plan(karta_of(jobset), jobset)
+    (group,) = _groups(desired)
+    stale = _existing(group, None)
+    stale["spec"]["disruptionMode"] = {"single": {}}  # the API's default, before this rule
+    actions = reconcile(desired, [], [stale])
+    assert len(actions.delete) == 1
+    (changed,) = [d for d in actions.decisions if d.reason == "ImmutableFieldChanged"]
+    assert "disruption mode single -> all" in changed.message
+    actions = reconcile(desired, [_member(group)], [stale])
+    assert actions.delete == []
+    (kept,) = [d for d in actions.decisions if d.reason == "ImmutableFieldKept"]
+    assert not kept.warning  # the gang still schedules; it is only preempted pod by pod
+    # a server that does not keep the field: never recreated over and over
+    del stale["spec"]["disruptionMode"]
+    assert reconcile(desired, [], [stale]).delete == []

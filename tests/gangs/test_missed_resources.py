@@ -259,6 +259,7 @@ def test_native_podgroups_carry_no_resource_minimum() -> None:
     assert group["spec"] == {
         "schedulingPolicy": {"gang": {"minCount": 2}},
         "workloadRef": group["spec"]["workloadRef"],
+        "disruptionMode": {"all": {}},
     }
     assert "minResources" not in note(group)
     assert "minResources" not in warning(actions)

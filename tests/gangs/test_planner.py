@@ -144,13 +144,18 @@ def test_native_jobset_objects() -> None:
         "name": "llm-pretrain",
     }
     assert workload["spec"]["podGroupTemplates"] == [
-        {"name": "jobset", "schedulingPolicy": {"gang": {"minCount": 5}}}
+        {
+            "name": "jobset",
+            "schedulingPolicy": {"gang": {"minCount": 5}},
+            "disruptionMode": {"all": {}},
+        }
     ]
     uid = obj["metadata"]["uid"]
     assert group["metadata"]["name"] == f"pg-{uid}-jobset"
     assert group["spec"] == {
         "workloadRef": {"workloadName": "jobset-llm-pretrain", "templateName": "jobset"},
         "schedulingPolicy": {"gang": {"minCount": 5}},
+        "disruptionMode": {"all": {}},
     }
     decision = json.loads(group["metadata"]["annotations"][ANNOTATION_DECISION])
     assert decision["backend"] == "native" and decision["minCount"] == 5

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from prometheus_client import CollectorRegistry
+
 import workload_map as wm
 from tests.gangs.conftest import StartWatch
 from tests.gangs.test_priority_fill import _with_classes
@@ -17,11 +19,7 @@ from tests.gangs.test_tasks import karta, taskset
 from workload_map.gangs import plan
 from workload_map.gangs.config import GangConfig
 from workload_map.gangs.controller import GangController
-from workload_map.gangs.operator import (
-    PRIORITY_CLASSES,
-    TRIM_PRIORITY_CLASS,
-    GangRuntime,
-)
+from workload_map.gangs.runtime import PRIORITY_CLASSES, TRIM_PRIORITY_CLASS, GangRuntime
 
 # the two fills of taskset(minimum=2) with the gpu task's class "batch-high" (test_priority_fill)
 BY_CLASS = {"cpu": "2", "nvidia.com/gpu": "4"}  # batch-high above 0: both gpu pods first
@@ -63,7 +61,9 @@ def test_class_events_change_the_fill_order_and_replan() -> None:
     assert runtime.admitter.config is runtime.config  # the webhook plans with the same values
     assert _min_resources(runtime.config) == BY_CLASS
     assert seen == [("ADDED", "PriorityClass")]
-    assert "\nworkloadmap_gangs_priority_classes 1\n" in runtime.metrics()
+    registry = CollectorRegistry()
+    runtime.metrics.register(registry)
+    assert registry.get_sample_value("workloadmap_gangs_priority_classes") == 1
     runtime.on_priority_class("MODIFIED", _class("batch-high", 500, rv="6"))
     assert len(seen) == 1  # same value: nothing to replan
     runtime.on_priority_class("MODIFIED", _class("batch-high", -10, rv="7"))
@@ -105,6 +105,7 @@ def test_the_watcher_keeps_a_trimmed_informer_of_priority_classes(
         "kind": "PriorityClass",
         "metadata": {"name": "batch-high"},
         "value": 500,
+        "globalDefault": False,  # the cluster's default class names native groups' members
     }
     _eventually(lambda: dict(runtime.config.priority_values) == {"batch-high": 500, "low": 1})
     assert _min_resources(runtime.config) == BY_CLASS
@@ -113,3 +114,7 @@ def test_the_watcher_keeps_a_trimmed_informer_of_priority_classes(
     stream.events.put({"type": "MODIFIED", "object": _class("batch-high", -5, rv="11")})
     _eventually(lambda: dict(runtime.config.priority_values).get("batch-high") == -5)
     assert _min_resources(runtime.config) == BY_LOW
+    # the cluster's default class survives the trim: native groups of classless members name it
+    default = {**_class("std", 7, rv="12"), "globalDefault": True}
+    stream.events.put({"type": "ADDED", "object": default})
+    _eventually(lambda: runtime.config.default_priority_class == "std")

@@ -13,7 +13,7 @@ import pytest
 from tests.gangs import custom
 from tests.gangs.conftest import StartWatch
 from tests.gangs.test_shared_informers import FakeApiClient, _eventually, _resources
-from workload_map.cluster.discovery import APIResource
+from workload_map.kube.discovery import APIResource
 
 KARTAS = "/apis/run.ai/v1alpha1/kartas"
 PARTSETS = f"/apis/{custom.GROUP}/v1/partsets"
@@ -26,10 +26,10 @@ class _SlowKartaList(FakeApiClient):
         super().__init__(objects)
         self.release = release
 
-    def call_api(self, method: str, url: str, *args: Any, **kw: Any) -> Any:
-        if url.startswith(KARTAS + "?") and "watch=true" not in url:
+    def get(self, path: str, query: Any = (), **kw: Any) -> Any:
+        if path == KARTAS:
             self.release.wait(10)
-        return super().call_api(method, url, *args, **kw)
+        return super().get(path, query, **kw)
 
 
 def _karta() -> dict[str, Any]:

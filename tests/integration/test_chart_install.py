@@ -496,9 +496,10 @@ def test_operator_runs_impersonating_the_charts_account(
 
     kube = module_kube
     kubeconfig = impersonating_kubeconfig(kube, tmp_path / "as.kubeconfig", USER, GROUPS)
-    from workload_map.cluster.api import Api, load_configuration
+    from workload_map.kube.api import Api
+    from workload_map.kube.options import ConnectionOptions
 
-    api = Api(load_configuration(str(kubeconfig)))
+    api = Api.connect(ConnectionOptions(kubeconfig=str(kubeconfig)))
     try:
         me = api.request(
             "POST",

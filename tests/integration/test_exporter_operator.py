@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.operator.live import OperatorProcess, api_for, delete, eventually, free_port
-from workload_map.cluster.api import Api
+from workload_map.kube.api import Api
 
 from .harness import Kube
 

@@ -13,7 +13,6 @@ import pytest
 from tests.gangs.test_contracts import SCHEDULERS, objects_for
 from tests.gangs.test_parity import FIXTURES, load, ours_for
 from tests.operator.live import api_for
-from workload_map.cluster.api import Api
 from workload_map.gangs import COSCHEDULING_API, VOLCANO_API
 from workload_map.gangs.config import (
     COSCHEDULING_LABEL,
@@ -21,6 +20,7 @@ from workload_map.gangs.config import (
     VOLCANO_TASK_ANNOTATION,
 )
 from workload_map.gangs.reconcile import object_path
+from workload_map.kube.api import Api
 
 from .harness import Kube
 

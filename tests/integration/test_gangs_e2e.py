@@ -31,8 +31,8 @@ from tests.gangs.e2e import (
     wait,
 )
 from tests.operator.live import KARTAS, OperatorProcess, api_for, delete
-from workload_map.cluster.api import Api
 from workload_map.gangs.config import ANNOTATION_DECISION
+from workload_map.kube.api import Api
 
 from .harness import FakeNodes, Kube
 

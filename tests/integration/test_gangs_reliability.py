@@ -28,7 +28,7 @@ from tests.gangs.e2e import (
     wait,
 )
 from tests.operator.live import OperatorProcess, api_for, delete
-from workload_map.cluster.api import Api
+from workload_map.kube.api import Api
 
 from .harness import FakeNodes, Kube
 
@@ -189,7 +189,7 @@ def test_api_server_restarted_under_the_operator(
 def _edit_karta(api: Api, path: str, change: Any) -> None:
     """Read, change, write; read again on a 409 (the operator writes the Karta's status and
     labels concurrently, as a controller may)."""
-    from workload_map.cluster.errors import ApiError
+    from workload_map.kube.errors import ApiError
 
     for _attempt in range(10):
         karta = api.get(path)

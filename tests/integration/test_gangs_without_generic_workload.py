@@ -21,7 +21,7 @@ from tests.gangs.e2e import (
     wait,
 )
 from tests.operator.live import api_for, delete
-from workload_map.cluster.api import Api
+from workload_map.kube.api import Api
 
 from .harness import FakeNodes, Kube
 

@@ -31,8 +31,8 @@ from tests.operator.live import (
     remove_webhooks,
     widget_karta,
 )
-from workload_map.cluster.api import Api
-from workload_map.cluster.errors import ApiError
+from workload_map.kube.api import Api
+from workload_map.kube.errors import ApiError
 from workload_map.operator.karta_webhooks import mutate
 
 from .harness import Kube

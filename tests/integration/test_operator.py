@@ -32,8 +32,8 @@ from tests.operator.live import (
     widget_crd,
     widget_karta,
 )
-from workload_map.cluster.api import Api
-from workload_map.cluster.errors import ApiError
+from workload_map.kube.api import Api
+from workload_map.kube.errors import ApiError
 
 from .harness import Kube
 

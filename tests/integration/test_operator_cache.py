@@ -1,4 +1,4 @@
-"""The shared watch cache (workload_map.cluster.cache) on a real API server: paged initial
+"""The shared watch cache (workload_map.kube.cache) on a real API server: paged initial
 lists, the transform applied to listed and watched objects, handlers (late ones replayed),
 bookmarks requested, and a watch resumed from its resourceVersion after a dropped connection."""
 
@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from tests.operator.live import api_for, delete, eventually
-from workload_map.cluster.api import Api
-from workload_map.cluster.cache import Informer
+from workload_map.kube.api import Api
+from workload_map.kube.cache import Informer
 
 from .harness import Kube
 
@@ -55,18 +55,21 @@ def test_paged_list_transform_handlers_and_resume(api: Api, ns: str) -> None:
             "data": {"keep": str(i), "drop": "x" * 1000},
         }
         api.request("POST", path, body)
-    client = Api(api.configuration)
     queries: list[list[tuple[str, str]]] = []
+    source = api.transport()
+
+    class Spy:  # the request path, with every list and watch query recorded
+        def get(self, path: str, query: Any = (), **kw: Any) -> Any:
+            queries.append(list(query))
+            return source.get(path, query, **kw)
+
+        def stream(self, path: str, query: Any = (), **kw: Any) -> Any:
+            queries.append(list(query))
+            return source.stream(path, query, **kw)
+
     informer = Informer(
-        client.client, path, transform=trim, kind="ConfigMap", api_version="v1", page_size=3
+        Spy(), path, transform=trim, kind="ConfigMap", api_version="v1", page_size=3
     )
-    original = informer._call
-
-    def spy(query: list[tuple[str, str]], **kw: Any) -> Any:
-        queries.append(list(query))
-        return original(query, **kw)
-
-    informer._call = spy  # type: ignore[method-assign]
     events: list[tuple[str, str]] = []
     lock = threading.Lock()
 
@@ -123,7 +126,8 @@ def test_paged_list_transform_handlers_and_resume(api: Api, ns: str) -> None:
         # the connection drops: the next watch resumes from the last resourceVersion, no relist
         rv = informer.resource_version
         lists_before = informer.lists
-        informer._inner._watch.stop()
+        watch = eventually(lambda: informer._watch, 30, "watching")
+        watch.stop()
         api.request(
             "POST", path, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c7"}}
         )

@@ -21,9 +21,9 @@ from workload_map.catalog.stamps import (
     CATALOG_VERSION_ANNOTATION,
 )
 from workload_map.cli.main import main as wlmap
-from workload_map.cluster.api import Api
 from workload_map.cluster.catalog_install import FIELD_MANAGER
-from workload_map.cluster.errors import NotFound
+from workload_map.kube.api import Api
+from workload_map.kube.errors import NotFound
 
 from .harness import Kube
 from .test_operator import ensure_karta_crd

@@ -22,8 +22,9 @@ import yaml
 
 from tests.ports import free_port
 from workload_map.catalog import catalog
-from workload_map.cluster.api import Api, load_configuration
-from workload_map.cluster.errors import NotFound
+from workload_map.kube.api import Api
+from workload_map.kube.errors import NotFound
+from workload_map.kube.options import ConnectionOptions
 
 T = TypeVar("T")
 
@@ -40,7 +41,7 @@ TEST_LABEL = "wlmap-test/operator"
 
 
 def api_for(kubeconfig: Path | str) -> Api:
-    return Api(load_configuration(str(kubeconfig)))
+    return Api.connect(ConnectionOptions(kubeconfig=str(kubeconfig)))
 
 
 def eventually(

@@ -1,13 +1,12 @@
-"""The watch cache's own additions around the library informer, without a server: backoff
-between failed calls, the dict-only list/watch function and keys."""
+"""The watch cache without a server: backoff between failed calls (counted, not timed) and
+keys."""
 
 from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
-from workload_map.cluster.cache import Informer, _Backoff, object_key
+from workload_map.kube.cache import Informer, _Backoff, object_key
+from workload_map.kube.errors import Unreachable
 
 
 def test_backoff_grows_exponentially_with_jitter_and_caps() -> None:
@@ -28,32 +27,62 @@ def test_object_key() -> None:
     assert object_key({"metadata": {"name": "a"}}) == "a"
 
 
-class _DownClient:
-    """An ApiClient whose every request fails as when the API server is gone."""
+class _DownSource:
+    """A request path whose every request fails as when the API server is gone."""
 
     def __init__(self) -> None:
         self.calls = 0
 
-    def param_serialize(self, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
-        return ("GET", "https://127.0.0.1:1/x", {}, None, None)
-
-    def call_api(self, *args: Any, **kwargs: Any) -> Any:
+    def get(self, *args: Any, **kwargs: Any) -> Any:
         self.calls += 1
-        raise ConnectionRefusedError("connection refused")
+        raise Unreachable("cannot reach the cluster at https://127.0.0.1:1: connection refused")
+
+    def stream(self, *args: Any, **kwargs: Any) -> Any:
+        self.calls += 1
+        raise Unreachable("cannot reach the cluster at https://127.0.0.1:1: connection refused")
 
 
-def test_failures_count_towards_backoff_and_a_success_resets(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    client = _DownClient()
-    informer = Informer(client, "/api/v1/configmaps", kind="ConfigMap", api_version="v1")
+def test_failures_count_towards_backoff_and_a_success_resets() -> None:
+    source = _DownSource()
+    informer = Informer(source, "/api/v1/configmaps", kind="ConfigMap", api_version="v1")
     waits: list[float] = []
-    monkeypatch.setattr(informer.stopping, "wait", lambda t: waits.append(t) or False)
-    for _ in range(3):
-        with pytest.raises(ConnectionRefusedError):
-            informer._list_or_watch()
-    assert client.calls == 3 and informer._backoff.failures == 3
-    assert waits[0] > 0 and waits[1] > waits[0] / 2  # the 2nd and 3rd call waited first
-    monkeypatch.setattr(informer, "_paged_list", lambda: "listed")
-    assert informer._list_or_watch() == "listed"
-    assert informer._backoff.failures == 0
+
+    def wait(timeout: float) -> bool:  # the backoff's sleep, counted instead of slept
+        waits.append(timeout)
+        return len(waits) >= 3  # then stop
+
+    informer.stopping.wait = wait  # type: ignore[method-assign]
+    informer._run()
+    assert source.calls == 3 and informer._backoff.failures == 3
+    assert isinstance(informer.last_error, Unreachable) and not informer.synced
+    assert waits[0] > 0 and waits[1] > waits[0] / 2  # the 2nd and 3rd try waited first
+    # a list that works resets the count (and the error)
+    source.get = lambda *a, **k: {"metadata": {"resourceVersion": "5"}, "items": []}  # type: ignore[method-assign]
+    informer._list()
+    assert informer._backoff.failures == 0 and informer.last_error is None and informer.synced
+
+
+def test_watches_that_end_at_once_back_off_instead_of_spinning() -> None:
+    class Quiet:
+        def __init__(self) -> None:
+            self.watches = 0
+
+        def get(self, *args: Any, **kwargs: Any) -> Any:
+            return {"metadata": {"resourceVersion": "5"}, "items": []}
+
+        def stream(self, *args: Any, **kwargs: Any) -> Any:
+            self.watches += 1
+            return iter(())  # the server ends the watch before any event
+
+    source = Quiet()
+    informer = Informer(source, "/api/v1/configmaps")
+    waits: list[float] = []
+
+    def wait(timeout: float) -> bool:
+        waits.append(timeout)
+        return len(waits) >= 4
+
+    informer.stopping.wait = wait  # type: ignore[method-assign]
+    informer._run()
+    assert informer.lists == 1 and source.watches == 4  # listed once, then only watched
+    assert all(w > 0 for w in waits) and informer._backoff.failures == 4

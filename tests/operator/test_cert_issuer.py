@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from cryptography import x509
 
-from workload_map.cluster.errors import NotFound
+from workload_map.kube.errors import NotFound
 from workload_map.operator import certs
 from workload_map.operator.certs import CertIssuer, CertSettings, _pems
 from workload_map.operator.controllers import OperatorConfig, OperatorContext

@@ -6,7 +6,16 @@ import gc
 import threading
 import time
 
+from prometheus_client import CollectorRegistry
+
 from workload_map.operator.gcpauses import METRIC, GcPauses, settle_when
+
+
+def _registry(pauses: GcPauses) -> CollectorRegistry:
+    """A registry holding ``pauses`` alone, as the operator's holds it."""
+    registry = CollectorRegistry()
+    registry.register(pauses)
+    return registry
 
 
 def test_collections_are_timed_per_generation() -> None:
@@ -18,8 +27,9 @@ def test_collections_are_timed_per_generation() -> None:
         pauses.close()
     assert len(pauses.samples[0]) >= 1 and len(pauses.samples[2]) >= 1
     assert all(s >= 0 for s in pauses.samples[2])
-    text = pauses.render()
-    assert f'{METRIC}_count{{generation="2"}} {len(pauses.samples[2])}' in text
+    scraped = _registry(pauses)
+    count = scraped.get_sample_value(f"{METRIC}_count", {"generation": "2"})
+    assert count == len(pauses.samples[2])
     seen = len(pauses.samples[2])
     gc.collect()
     assert len(pauses.samples[2]) == seen  # closed: no more samples
@@ -44,12 +54,12 @@ def test_freezes_once_when_ready_and_not_before() -> None:
         assert not thread.is_alive()
         assert pauses.freezes == 1
         assert gc.get_freeze_count() >= before + len(keep)
-        assert "workloadmap_operator_gc_freezes_total 1" in pauses.render()
+        scraped = _registry(pauses)
+        assert scraped.get_sample_value("workloadmap_operator_gc_freezes_total") == 1
         # the settle collection is timed apart from the pauses requests can meet
         assert pauses.settle_seconds > 0 and not pauses.settling
-        assert f"workloadmap_operator_gc_settle_seconds {pauses.settle_seconds:.6f}" in (
-            pauses.render()
-        )
+        settle = scraped.get_sample_value("workloadmap_operator_gc_settle_seconds")
+        assert settle == pauses.settle_seconds
     finally:
         stopping.set()
         pauses.close()

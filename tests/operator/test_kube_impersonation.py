@@ -1,5 +1,6 @@
-"""Impersonation in the operator's client: the kubeconfig user's ``as`` fields and the
-``--as``/``--as-group`` flags become ``Impersonate-*`` header lines on every request."""
+"""Impersonation through the one configuration: the kubeconfig user's ``as`` fields and the
+``--as``/``--as-group`` flags become ``Impersonate-*`` header lines on every request, of the
+operator's pooled API and of the command line's reads alike."""
 
 from __future__ import annotations
 
@@ -11,9 +12,16 @@ from pathlib import Path
 import pytest
 import yaml
 
-from workload_map.cluster.api import Api, Impersonation, load_configuration
-from workload_map.cluster.errors import NotConfigured
+from workload_map.kube.api import Api
+from workload_map.kube.client import connect
+from workload_map.kube.errors import NotConfigured
+from workload_map.kube.kubeconfig import resolve
+from workload_map.kube.options import ConnectionOptions, connection_options
 from workload_map.operator.main import build_parser
+
+
+def _options(kubeconfig: Path, **kw: object) -> ConnectionOptions:
+    return ConnectionOptions(kubeconfig=str(kubeconfig), **kw)  # type: ignore[arg-type]
 
 
 class _Recorder(http.server.BaseHTTPRequestHandler):
@@ -87,13 +95,14 @@ def test_kubeconfig_as_fields_become_one_header_line_each(
             "as-user-extra": {"scopes.example.com/x": ["one", "two"]},
         },
     )
-    api = Api(load_configuration(str(kubeconfig)))
+    api = Api.connect(_options(kubeconfig))
     try:
         api.get("/version")
         api.request("GET", "/api", query=[("watch", "0")])
     finally:
         api.close()
-    assert len(seen) == 2
+    connect(_options(kubeconfig)).transport.get("/version")  # the CLI's reads: the same lines
+    assert len(seen) == 3
     for headers in seen:
         lines = _impersonation_lines(headers)
         assert ("Impersonate-User", "system:serviceaccount:ns:sa") in lines
@@ -113,8 +122,7 @@ def test_flags_replace_the_kubeconfig_fields(
     args = build_parser().parse_args(
         [f"--kubeconfig={kubeconfig}", "--as=flag-user", "--as-group=x", "--as-group=y"]
     )
-    wanted = Impersonation(user=args.as_user, groups=tuple(args.as_groups))
-    api = Api(load_configuration(str(kubeconfig), impersonate=wanted))
+    api = Api.connect(connection_options(args, {}))
     try:
         api.get("/version")
     finally:
@@ -132,7 +140,7 @@ def test_a_context_without_as_fields_sends_none(
 ) -> None:
     server, seen = recorder
     kubeconfig = _kubeconfig(tmp_path / "kc", server, {"as": "someone"})
-    api = Api(load_configuration(str(kubeconfig), context="other"))
+    api = Api.connect(_options(kubeconfig, context="other"))
     try:
         api.get("/version")
     finally:
@@ -144,4 +152,4 @@ def test_a_context_without_as_fields_sends_none(
 def test_malformed_as_groups_names_the_field(tmp_path: Path) -> None:
     kubeconfig = _kubeconfig(tmp_path / "kc", "http://127.0.0.1:1", {"as-groups": "oops"})
     with pytest.raises(NotConfigured, match=r"users\[actor\]\.as-groups"):
-        load_configuration(str(kubeconfig))
+        resolve(_options(kubeconfig))

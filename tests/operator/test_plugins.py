@@ -187,3 +187,36 @@ def test_wlmap_commands_never_read_entry_points(tmp_path: Path) -> None:
         assert done.returncode == 0, done.stderr
         expected = args[0] == "operator"
         assert done.stderr.rstrip().endswith(f"LOADED={expected}"), (args, done.stderr[-300:])
+
+
+def test_our_plug_ins_register_nothing_at_import() -> None:
+    probe = textwrap.dedent(
+        """
+        import workload_map.exporter.operator as metrics
+        import workload_map.gangs.operator as gangs
+        from workload_map.operator import controllers
+        before = [k for k, _ in controllers._factories]
+        gangs.register(); metrics.register(); gangs.register()
+        print(before, sorted(k for k, _ in controllers._factories))
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[] ['gangs', 'gangs-watch', 'workload-metrics']"
+
+
+def test_a_module_entry_point_has_its_register_called(site: Path) -> None:
+    # what an install whose metadata predates `module:register` holds
+    (site / "wlmap_lazy_plugin.py").write_text(
+        "from workload_map.operator import controllers\n"
+        "def register():\n"
+        "    controllers.register(lambda cfg: None, name='lazy')\n"
+    )
+    distribution(site, "wlmap_lazy", {"lazy": "wlmap_lazy_plugin"})
+    importlib.invalidate_caches()
+    try:
+        assert "lazy" in load_plugins() and "lazy" in names()
+    finally:
+        sys.modules.pop("wlmap_lazy_plugin", None)

@@ -13,6 +13,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from prometheus_client.parser import text_string_to_metric_families
+
 from tests.ports import free_port
 from workload_map.operator.certs import FileCertLoader, issue
 from workload_map.operator.controllers import OperatorConfig, OperatorContext
@@ -206,21 +208,21 @@ def test_stages_are_timed_from_first_bytes_to_last_byte(tmp_path: Path) -> None:
 
         with urllib.request.urlopen(f"http://127.0.0.1:{mport}/metrics", timeout=5) as r:
             text = r.read().decode()
+        samples = {
+            (s.name, tuple(sorted(s.labels.items()))): s.value
+            for family in text_string_to_metric_families(text)
+            for s in family.samples
+        }
         name = "workloadmap_operator_webhook_request_seconds"
-        assert f'{name}_count{{path="/hook",stage="total"}} 3' in text
-        assert f'{name}{{path="/hook",stage="handler",quantile="0.5"}}' in text
-        assert "workloadmap_operator_webhook_tls_handshakes_total 1" in text
-        assert "workloadmap_operator_webhook_tls_handshake_seconds_count 1" in text
-        assert f'{name}_count{{path="/hook",stage="write"}} 3' in text
+        for stage in ("total", "write"):
+            assert samples[(f"{name}_count", (("path", "/hook"), ("stage", stage)))] == 3
+        assert ((name, (("path", "/hook"), ("quantile", "0.5"), ("stage", "handler")))) in samples
+        assert samples[("workloadmap_operator_webhook_tls_handshakes_total", ())] == 1
+        assert samples[("workloadmap_operator_webhook_tls_handshake_seconds_count", ())] == 1
+        assert samples[("workloadmap_operator_admission_requests_total", ())] == 3
         if Path("/proc/self/schedstat").exists():  # Linux: the loop thread's own CPU time
-            running = next(
-                float(line.split()[1])
-                for line in text.splitlines()
-                if line.startswith(
-                    'workloadmap_operator_webhook_loop_thread_seconds_total{state="running"}'
-                )
-            )
-            assert running > 0
+            thread = "workloadmap_operator_webhook_loop_thread_seconds_total"
+            assert samples[(thread, (("state", "running"),))] > 0
     finally:
         servers.stop()
 

@@ -9,9 +9,9 @@ from typing import Any
 from kubernetes.client.exceptions import ApiException
 
 from tests.web.conftest import EXAMPLES, make_http
-from workload_map.cluster.errors import ApiError, Unreachable, api_error
 from workload_map.cluster.feed import NOT_SERVED, FeedProblem
 from workload_map.cluster.inventory import Inventory
+from workload_map.kube.errors import ApiError, Unreachable, api_error
 from workload_map.web import FileSource
 from workload_map.web.views import definition_rows, problem_state
 

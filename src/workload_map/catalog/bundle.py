@@ -22,6 +22,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from workload_map.model.yaml_import import import_yaml
+
 __all__ = ["BUNDLE_NAME", "Bundle", "render_bundle"]
 
 BUNDLE_NAME = "bundle.jsonl"
@@ -94,8 +96,6 @@ def render_bundle(documents: Mapping[str, tuple[bytes, Any]]) -> bytes:
 def parse_sources(directory: Path) -> dict[str, tuple[bytes, Any]]:
     """Every ``<stem>.yaml`` of ``directory``: its bytes and its document, parsed as the
     catalog parses it."""
-    from workload_map.model.yaml_import import import_yaml
-
     yaml = import_yaml()
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     out: dict[str, tuple[bytes, Any]] = {}

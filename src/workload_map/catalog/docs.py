@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterable
 
+from workload_map.catalog import catalog
 from workload_map.catalog.gang_peers import PEERS
 from workload_map.catalog.registry import (
     CHECKED_AGAINST_ANNOTATION,
@@ -394,8 +395,6 @@ def _section(cat: Catalog, entry: CatalogEntry, derived: list[CatalogEntry]) -> 
 def render(cat: Catalog | None = None) -> str:
     """The whole page for ``cat`` (default: the built-in catalog)."""
     if cat is None:
-        from workload_map.catalog import catalog
-
         cat = catalog
     entries = cat.entries()
     primary = [e for e in entries if not e.derived]

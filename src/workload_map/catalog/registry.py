@@ -27,7 +27,9 @@ from typing import TYPE_CHECKING, Any
 from workload_map.catalog.bundle import BUNDLE_NAME, Bundle
 from workload_map.catalog.stamps import GROUP_LABEL, KIND_LABEL, VERSION_LABEL
 from workload_map.errors import WlmapError
+from workload_map.model import GVK, load_karta
 from workload_map.model.views import view
+from workload_map.model.yaml_import import import_yaml
 
 if TYPE_CHECKING:
     from importlib.resources.abc import Traversable
@@ -156,7 +158,10 @@ class Catalog:
             else:
                 from importlib import resources
 
-                self._directory = resources.files("workload_map.catalog").joinpath("data")
+                # this module's package, by name rather than a constant naming it: an import of
+                # the package from its own module would be a circle
+                package = __name__.rpartition(".")[0]
+                self._directory = resources.files(package).joinpath("data")
         return self._directory
 
     def _file_index(self) -> dict[str, Traversable]:
@@ -180,8 +185,6 @@ class Catalog:
 
     @staticmethod
     def _parse_yaml(text: bytes, source: str) -> Any:
-        from workload_map.model.yaml_import import import_yaml
-
         yaml = import_yaml()
         loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
         try:
@@ -247,8 +250,6 @@ class Catalog:
     # -- building results ------------------------------------------------------------------
     @staticmethod
     def _karta(body: Mapping[str, Any]) -> Karta:
-        from workload_map.model import load_karta
-
         return load_karta(copy.deepcopy(dict(body)))
 
     def _entry_name(self, group: str, version: str, kind: str) -> str | None:
@@ -279,8 +280,6 @@ class Catalog:
 
     def for_api_version(self, api_version: str, kind: str) -> Karta | None:
         """The definition for an object's ``apiVersion`` and ``kind`` (exact), or None."""
-        from workload_map.model import GVK
-
         gvk = GVK.from_api_version(api_version, kind)
         return self.get(gvk.group, gvk.version, gvk.kind)
 
@@ -293,8 +292,6 @@ class Catalog:
         exact = self.for_api_version(api_version, kind)
         if exact is not None:
             return exact, True
-        from workload_map.model import GVK
-
         others = self.find_entries(*GVK.from_api_version(api_version, kind).group_kind)
         if not others:
             return None

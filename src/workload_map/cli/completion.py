@@ -9,14 +9,20 @@ yields nothing.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from workload_map.catalog.definitions import Definitions
+from workload_map.cli import config, definitions_cmd, describe_cmd, get_cmd
 from workload_map.cli.exits import OK, UsageError
+from workload_map.cli.get_cmd import PHASES
+from workload_map.cli.live_targets import resolve_type
+from workload_map.kube.kubeconfig import kubeconfig_contexts
 
 if TYPE_CHECKING:
     from workload_map.cli.context import Context
 
-__all__ = ["complete", "kubectl_complete", "script"]
+__all__ = ["complete", "script"]
 
 _BASH = r"""# bash completion for wlmap (source <(wlmap completion bash))
 _wlmap_complete() {
@@ -67,6 +73,12 @@ complete -c kubectl-wlmap -f -a '(__wlmap_complete)'
 """
 
 
+def run(args: argparse.Namespace, ctx: Context) -> int:
+    """``wlmap completion SHELL``: print the script."""
+    ctx.stdout.write(script(args.shell))
+    return OK
+
+
 def script(shell: str) -> str:
     """The completion script for ``shell`` (bash, zsh or fish)."""
     scripts = {"bash": _BASH, "zsh": _ZSH, "fish": _FISH}
@@ -95,12 +107,14 @@ def _value_flags(parser: argparse.ArgumentParser) -> set[str]:
     return {s for s, a in parser._option_string_actions.items() if a.nargs != 0}
 
 
-def complete(words: list[str], ctx: Context) -> int:
-    """Print completion candidates for ``words`` (the last is the word being completed)."""
-    from workload_map.cli.main import build_parser
-
+def complete(
+    words: list[str], ctx: Context, command_tree: Callable[[], argparse.ArgumentParser]
+) -> int:
+    """Print completion candidates for ``words`` (the last is the word being completed);
+    ``command_tree`` builds the parser of every command (the command table's, passed in so
+    that this module does not import the one that loads it)."""
     try:
-        for candidate in _candidates(words, ctx, build_parser(ctx.stdout)):
+        for candidate in _candidates(words, ctx, command_tree()):
             ctx.stdout.write(candidate + "\n")
     except Exception:  # completion must never print an error into the user's prompt
         pass
@@ -137,8 +151,6 @@ def _candidates(words: list[str], ctx: Context, parser: argparse.ArgumentParser)
     if previous == "--context":
         return _contexts(ctx)
     if previous == "--phase":
-        from workload_map.cli.get_cmd import PHASES
-
         return list(PHASES)
     if current.startswith("-"):
         return _flags(sub_parser)
@@ -177,34 +189,8 @@ def _workload_words(command: str, positionals: list[str], current: str, ctx: Con
     return sorted(names - given)
 
 
-def kubectl_complete() -> None:
-    """Entry point ``kubectl_complete-wlmap``: kubectl (1.26+) runs it for ``kubectl wlmap <TAB>``
-    with the words after ``wlmap``, and reads Cobra's protocol back: one candidate per line,
-    then ``:DIRECTIVE`` (4: no file names, 0: let the shell complete files)."""
-    import io
-    import sys
-
-    from workload_map.cli.main import main
-
-    words = sys.argv[1:]
-    if words[:1] == ["__complete"]:  # some plugin managers call it the way Cobra's own is called
-        words = words[1:]
-    out = io.StringIO()
-    main(["__complete", *words], io.StringIO(), out, io.StringIO())
-    current = words[-1] if words else ""
-    lines = [line for line in out.getvalue().splitlines() if line]
-    if lines != [":files"]:  # the word under the cursor narrows the list, as shells would
-        lines = [line for line in lines if line.startswith(current)]
-    if lines == [":files"]:
-        sys.stdout.write(":0\n")
-    else:
-        sys.stdout.write("".join(f"{line}\n" for line in lines) + ":4\n")
-    sys.stdout.flush()
-
-
 def _outputs(command: str | None) -> tuple[str, ...]:
     """The formats ``-o`` accepts for ``command`` (validate takes none)."""
-    from workload_map.cli import config, definitions_cmd, describe_cmd, get_cmd
 
     by_command: dict[str | None, tuple[str, ...]] = {
         "describe": describe_cmd.OUTPUTS,
@@ -261,10 +247,8 @@ def _namespaces(cluster: Any) -> list[str]:
 
 
 def _names(cluster: Any, type_token: str) -> list[str]:
-    from workload_map.cli.targets import resolve_type
-    from workload_map.cluster.definitions import Definitions
 
-    target = resolve_type(type_token, cluster, Definitions.load(None))
+    target = resolve_type(type_token, cluster, Definitions.builtin())
     ns = cluster.namespace if target.resource.namespaced else None
     return sorted(
         str((o.get("metadata") or {}).get("name")) for o in cluster.iter_list(target.resource, ns)
@@ -273,8 +257,6 @@ def _names(cluster: Any, type_token: str) -> list[str]:
 
 def _contexts(ctx: Context) -> list[str]:
     try:
-        from workload_map.cluster.kubeconfig import kubeconfig_contexts
-
         return sorted(kubeconfig_contexts(ctx.connection))
     except Exception:
         return []

@@ -11,37 +11,20 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
-from collections.abc import Sequence
-from typing import IO, Any
+from typing import Any
 
-__all__ = ["FIELD_MANAGER", "main"]
+from workload_map.cli.context import Context
+from workload_map.cli.exits import ERROR, OK, CliError, UsageError
+from workload_map.errors import WlmapError
+from workload_map.kube.api import Api
+from workload_map.kube.errors import NotFound
+from workload_map.model.crd import CRD_NAME, crd_manifest, render_crd
+
+__all__ = ["FIELD_MANAGER", "run"]
 
 FIELD_MANAGER = "workload-map-crd"
 _CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
-
-
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="wlmap crd",
-        description="Print the Karta CRD of this wlmap version, or server-side apply it "
-        "(the chart's CRD-upgrade hook runs `wlmap crd apply`).",
-    )
-    sub = p.add_subparsers(dest="verb", required=True, metavar="VERB")
-    sub.add_parser("show", help="print the CRD as YAML")
-    a = sub.add_parser("apply", help="server-side apply the CRD and wait until Established")
-    a.add_argument("--kubeconfig", help="kubeconfig file (default: $KUBECONFIG, in-cluster)")
-    a.add_argument("--context", help="kubeconfig context")
-    a.add_argument("--dry-run", action="store_true", help="ask the server, change nothing")
-    a.add_argument(
-        "--timeout",
-        type=float,
-        default=60.0,
-        metavar="SECONDS",
-        help="wait this long for Established (default 60)",
-    )
-    return p
 
 
 def _established(crd: dict[str, Any]) -> bool:
@@ -49,45 +32,38 @@ def _established(crd: dict[str, Any]) -> bool:
     return any(c.get("type") == "Established" and c.get("status") == "True" for c in conditions)
 
 
-def main(argv: Sequence[str], stdout: IO[str] | None = None, stderr: IO[str] | None = None) -> int:
-    out = stdout or sys.stdout
-    err = stderr or sys.stderr
-    try:
-        args = _parser().parse_args(list(argv))
-    except SystemExit as exc:
-        return int(exc.code or 0) and 2
-    from workload_map.model.crd import CRD_NAME, crd_manifest, render_crd
-
+def run(args: argparse.Namespace, ctx: Context) -> int:
+    if ctx.own_output is not None:
+        raise UsageError("crd does not take -o: show prints YAML, apply one JSON line")
     if args.verb == "show":
-        out.write(render_crd())
-        return 0
-
-    from workload_map.cluster.api import Api, load_configuration
-    from workload_map.errors import WlmapError
-
+        if args.dry_run:
+            raise UsageError("--dry-run goes with `crd apply`")
+        ctx.stdout.write(render_crd())
+        return OK
+    ctx.check_kubeconfig()
     manifest = crd_manifest()
     path = f"{_CRD_PATH}/{CRD_NAME}"
     try:
-        api = Api(load_configuration(args.kubeconfig, args.context))
+        api = Api.connect(ctx.connection, pooled=False)
         try:
             before = _version_names(api, path)
             stored = api.apply(path, manifest, FIELD_MANAGER, force=True, dry_run=args.dry_run)
             deadline = time.monotonic() + args.timeout
             while not args.dry_run and not _established(stored):
                 if time.monotonic() > deadline:
-                    err.write(f"error: {CRD_NAME} not Established after {args.timeout:g} s\n")
-                    return 1
+                    raise CliError(f"{CRD_NAME} not Established after {args.timeout:g} s", ERROR)
                 time.sleep(0.2)
                 stored = api.get(path)
         finally:
             api.close()
+    except CliError:
+        raise
     except WlmapError as exc:
-        err.write(f"error: applying {CRD_NAME}: {exc}\n")
-        return 1
+        raise CliError(f"applying {CRD_NAME}: {exc}", ERROR) from exc
     versions = [v["name"] for v in stored["spec"]["versions"]]
     action = "created" if before is None else "configured"
     suffix = " (dry run)" if args.dry_run else ""
-    out.write(
+    ctx.stdout.write(
         json.dumps(
             {
                 "crd": CRD_NAME,
@@ -99,13 +75,11 @@ def main(argv: Sequence[str], stdout: IO[str] | None = None, stderr: IO[str] | N
         + suffix
         + "\n"
     )
-    return 0
+    return OK
 
 
-def _version_names(api: Any, path: str) -> list[str] | None:
+def _version_names(api: Api, path: str) -> list[str] | None:
     """Served version names of the stored CRD, None when it does not exist yet."""
-    from workload_map.cluster.errors import NotFound
-
     try:
         current = api.get(path)
     except NotFound:

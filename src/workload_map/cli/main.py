@@ -1,44 +1,88 @@
 """``wlmap``: the command line (also installed as ``kubectl-wlmap``).
 
-Start-up is most of what a command costs (benchmarks/live_bench.py, docs/cli.md), so: only
-``argparse`` is imported at start; each subcommand's module (and YAML, the engine, the cluster
-connection) is imported when that subcommand runs, and only its parser is built; the official
-``kubernetes`` package stays off every path but exec/auth-provider users'. The process ends with
+One command table (:data:`TABLE`): every command, the module it runs, and whether it talks to
+several clusters. Every command takes kubectl's connection flags
+(:mod:`workload_map.kube.flags`) before or after its name.
+
+Start-up is most of what a command costs (benchmarks/live_bench.py, docs/cli.md), so the
+table's import of the command's module (with the context it runs in) is the one lazy boundary
+of each command (:func:`_load`): ``wlmap --help`` loads no command, and only the named
+command's parser is built; the official ``kubernetes`` package
+stays off every path but exec/auth-provider users' and the processes'. The process ends with
 :func:`exit_now` (no interpreter teardown) and runs with a higher first GC threshold.
-``main(argv, stdin, stdout, stderr)`` never exits the process and never prints a traceback for
-bad input: it returns the exit code of INTERFACES.md.
+``main(argv, stdin, stdout, stderr)`` is the one error boundary: it never exits the process and
+never prints a traceback for bad input, a bad kubeconfig or an unreachable server: it returns
+the exit code of INTERFACES.md.
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from typing import IO, TYPE_CHECKING, Any, NoReturn
+from typing import IO, TYPE_CHECKING, Any, NamedTuple, NoReturn
 
+from workload_map import __version__
 from workload_map.cli.exits import ERROR, OK, CliError, UsageError
+from workload_map.cli.render import Styler, dump_document, wants_color
+from workload_map.cli.suggest import did_you_mean
 from workload_map.errors import WlmapError
+from workload_map.kube.flags import CONNECTION_VALUE_FLAGS, add_connection_flags
 
 if TYPE_CHECKING:
-    from workload_map.cluster import Cluster, ConnectionOptions
+    from workload_map.kube import Cluster, ConnectionOptions
 
-__all__ = ["COMMANDS", "entry", "exit_now", "main"]
+__all__ = ["COMMANDS", "TABLE", "Command", "entry", "exit_now", "kubectl_complete", "main"]
 
-COMMANDS = ("describe", "get", "definitions", "validate", "verify", "jq", "completion")
-_HIDDEN = ("__complete",)
-_VALUE_FLAGS = {
-    "--kubeconfig",
-    "--context",
-    "-n",
-    "--namespace",
-    "-o",
-    "--output",
-    "--config",
-    "--as",
-    "--as-group",
-    "--request-timeout",
+
+class Command(NamedTuple):
+    """One row of the command table."""
+
+    #: the command's module: the one lazy import of each command (see :func:`_load`)
+    module: str
+    #: how it runs: "run" (``run(args, ctx)``, parsed here), "process" (``main(argv)``, a
+    #: long-running process with its own parser, given the connection flags from before its
+    #: name too) or "raw" (``main(argv, stdin, stdout, stderr)``: every word is its own)
+    kind: str = "run"
+    #: ``--context`` may repeat and ``--all-contexts`` is accepted
+    several_contexts: bool = False
+    #: ``-o`` selects one of the shared formats (config file and $WLMAP_OUTPUT apply)
+    shared_output: bool = True
+    #: the module's function for kind "run"
+    function: str = "run"
+    #: the module instead of ``module`` when the command reads files (``-f``): an offline
+    #: command loads no cluster code
+    file_module: str | None = None
+
+
+_INSTALL, _UNINSTALL = "definitions install", "definitions uninstall"
+
+#: every command: what ``wlmap NAME`` loads and how it runs
+TABLE: dict[str, Command] = {
+    "describe": Command(
+        "workload_map.cli.describe_live", file_module="workload_map.cli.describe_cmd"
+    ),
+    "get": Command("workload_map.cli.get_cmd", several_contexts=True),
+    "definitions": Command("workload_map.cli.definitions_cmd"),
+    _INSTALL: Command("workload_map.cli.definitions_install", shared_output=False),
+    _UNINSTALL: Command("workload_map.cli.definitions_install", shared_output=False),
+    "validate": Command("workload_map.cli.validate_cmd", function="run_args"),
+    "verify": Command("workload_map.cli.verify_cmd"),
+    "crd": Command("workload_map.cli.crd_cmd", shared_output=False),
+    "jq": Command("workload_map.cli.jq_cli", kind="raw"),
+    "completion": Command("workload_map.cli.completion"),
+    "__complete": Command("workload_map.cli.completion"),
+    "serve": Command("workload_map.web.main", kind="process", several_contexts=True),
+    "exporter": Command("workload_map.exporter.main", kind="process"),
+    "operator": Command("workload_map.operator.main", kind="process"),
 }
+#: the commands of ``wlmap --help`` that this module parses (the others bring their parser)
+COMMANDS = ("describe", "get", "definitions", "validate", "verify", "jq", "completion", "crd")
+_VISIBLE = (*COMMANDS, "serve", "exporter", "operator")
+_VALUE_FLAGS = CONNECTION_VALUE_FLAGS | {"-o", "--output", "--config"}
+_CONTEXT = "workload_map.cli.context"
 
 _DESCRIPTION = "Workload-aware views of any Kubernetes workload type, from Karta definitions."
 _EPILOG = """examples:
@@ -133,58 +177,34 @@ def help_width() -> int:
     return columns - 2
 
 
-def _add_globals(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
-    def default(value: Any) -> Any:
-        return argparse.SUPPRESS if suppress else value
-
+def _add_globals(
+    parser: argparse.ArgumentParser, *, suppress: bool, several_contexts: bool = False
+) -> None:
+    """kubectl's connection flags (:mod:`workload_map.kube.flags`, the same set every
+    command and process takes) and the output flags. The main parser's copy (before the
+    subcommand) collects contexts apart, so that ``--context`` before and after the subcommand
+    can be counted together; it accepts several, the command's policy is applied after."""
     g = parser.add_argument_group("cluster and output (kubectl style)")
-    g.add_argument(
-        "--kubeconfig",
-        metavar="FILE",
-        default=default(None),
-        help="kubeconfig file (default: $KUBECONFIG, ~/.kube/config)",
-    )
-    g.add_argument(
-        "--context", metavar="NAME", default=default(None), help="kubeconfig context to use"
-    )
-    g.add_argument(
-        "-n",
-        "--namespace",
-        metavar="NS",
-        default=default(None),
-        help="namespace (default: the context's)",
+    add_connection_flags(
+        g,
+        several_contexts=several_contexts or not suppress,
+        suppress=suppress,
+        context_dest="contexts" if suppress else "contexts_before",
     )
     g.add_argument(
         "-o",
         "--output",
         metavar="FORMAT",
-        default=default(None),
+        default=argparse.SUPPRESS if suppress else None,
         help="table, wide, json, yaml, name, jsonpath=TEMPLATE or custom-columns=SPEC "
         "(default: table, or the config file's)",
     )
     g.add_argument(
         "--config",
         metavar="FILE",
-        default=default(None),
+        default=argparse.SUPPRESS if suppress else None,
         help="wlmap config file (default: $WLMAP_CONFIG, $KARTA_CONFIG, "
         "~/.config/wlmap/config.yaml, ~/.karta/config.yaml)",
-    )
-    g.add_argument(
-        "--as", dest="as_user", metavar="USER", default=default(None), help="impersonate this user"
-    )
-    g.add_argument(
-        "--as-group",
-        dest="as_groups",
-        action="append",
-        metavar="GROUP",
-        default=default(None),
-        help="impersonate this group (repeatable)",
-    )
-    g.add_argument(
-        "--request-timeout",
-        metavar="DURATION",
-        default=default(None),
-        help="timeout of each API request: 30, 2.5, 5s, 1m (default: 30s; 0 = none)",
     )
 
 
@@ -335,13 +355,15 @@ def build_parser(
             action="store_true",
             help="only workloads with pods Unschedulable or gangs short of their minimum",
         )
-        _add_globals(g, suppress=True)
+        _add_globals(g, suppress=True, several_contexts=True)
 
     if only in (None, "definitions"):
         f = sub.add_parser(
             "definitions",
             help="the workload types wlmap understands",
-            description="List definitions (built-in catalog + the cluster's Kartas) or show one.",
+            description="List definitions (built-in catalog + the cluster's Kartas) or show one; "
+            "`definitions install|uninstall NAME…|--all` applies built-in definitions to the "
+            "cluster as Kartas (see `wlmap definitions install --help`).",
         )
         f.add_argument("name", nargs="?", metavar="NAME")
         f.add_argument("--group", help="only definitions of this API group")
@@ -393,9 +415,62 @@ def build_parser(
         )
         _add_globals(y, suppress=True)
 
+    if only in (_INSTALL, _UNINSTALL):  # `definitions install|uninstall`: reserved words
+        verb = only.split()[1]
+        i = sub.add_parser(
+            "definitions",
+            description=(
+                "Apply built-in definitions to the cluster as Karta objects (server-side apply; "
+                "a user's own Karta of the same type is never replaced)"
+                if verb == "install"
+                else "Delete installed copies of built-in definitions (a user's own Karta is kept)"
+            ),
+        )
+        i.add_argument("verb", choices=(verb,), metavar=verb)
+        i.add_argument("names", nargs="*", metavar="NAME", help="built-in definition names")
+        i.add_argument(
+            "--all", dest="all_definitions", action="store_true", help="every built-in definition"
+        )
+        i.add_argument("--dry-run", action="store_true", help="ask the server, change nothing")
+        if verb == "install":
+            i.add_argument(
+                "--force",
+                action="store_true",
+                help="take over a Karta of the same name that is not a catalog copy (never "
+                "deletes another Karta of the same type)",
+            )
+        _add_globals(i, suppress=True)
+
+    if only in (None, "crd"):
+        r = sub.add_parser(
+            "crd",
+            help="print or server-side apply the Karta CRD",
+            description="Print the Karta CRD of this wlmap version, or server-side apply it "
+            "(the chart's CRD-upgrade hook runs `wlmap crd apply`).",
+        )
+        r.add_argument(
+            "verb",
+            choices=("show", "apply"),
+            metavar="VERB",
+            help="show: print the CRD as YAML; apply: server-side apply it and wait until "
+            "Established",
+        )
+        r.add_argument(
+            "--dry-run", action="store_true", help="with apply: ask the server, change nothing"
+        )
+        r.add_argument(
+            "--timeout",
+            type=float,
+            default=60.0,
+            metavar="SECONDS",
+            help="with apply: wait this long for Established (default 60)",
+        )
+        _add_globals(r, suppress=True)
+
     if only is None:  # listed in `wlmap --help` only
         sub.add_parser("jq", help="run a jq program (gojq compatible)", add_help=False)
-        # dispatched before parsing (their own flags); listed here for `wlmap --help`
+        # processes with their own flags (the connection flags are the same set); listed here
+        # for `wlmap --help`
         sub.add_parser("operator", help="the in-cluster operator (wlmap operator --help)")
         sub.add_parser("exporter", help="workloadmap_* Prometheus metrics (wlmap exporter --help)")
         sub.add_parser("serve", help="the local web view (wlmap serve --help)")
@@ -457,48 +532,21 @@ def main(
     if first is not None and first[1] == "help":  # `wlmap help [COMMAND]`, as git and kubectl
         argv = [*argv[first[0] + 1 : first[0] + 2], "--help"]
         first = _first_positional(argv)
-    if first is not None and first[1] == "operator":  # its own flags: wlmap operator --help
-        from workload_map.operator.main import main as operator_main
-
-        return operator_main(argv[first[0] + 1 :])
-    if first is not None and first[1] == "exporter":  # its own flags, like the operator
-        from workload_map.exporter.main import main as exporter_main
-
-        return exporter_main(argv[first[0] + 1 :])
-    if first is not None and first[1] == "serve":  # its own flags, like the operator
-        from workload_map.web.main import main as serve_main
-
-        return serve_main(argv[first[0] + 1 :])
-    if first is not None and first[1] == "crd":  # the Karta CRD: show / apply (chart hook)
-        from workload_map.cli.crd_cmd import main as crd_main
-
-        return crd_main(argv[first[0] + 1 :], stdout, stderr)
-    if first is not None and first[1] == "definitions":  # install/uninstall are reserved words
-        rest = argv[first[0] + 1 :]
-        verb = next((a for a in rest if not a.startswith("-")), None)
-        if verb in ("install", "uninstall"):
-            from workload_map.cli.definitions_install import main as install_main
-
-            rest.remove(verb)
-            return install_main(verb, rest, stdout, stderr)
-    if first is not None and first[1] == "jq":
-        from workload_map.cli import jq_cli  # type: ignore[attr-defined,unused-ignore]
-
-        return int(jq_cli.main(argv[first[0] + 1 :], stdin, stdout, stderr))
-
-    from workload_map.cli.render import Styler, wants_color
 
     err_style = Styler(wants_color(stderr, env))
     ctx = None
     try:
-        if first is not None and first[1] not in COMMANDS + _HIDDEN:
-            from workload_map.cli.suggest import did_you_mean
-
+        name = _command_name(argv, first)
+        if name is not None and name not in TABLE:
             raise UsageError(
-                f'unknown command "{first[1]}" for "wlmap"',
-                hint=did_you_mean(first[1], COMMANDS) or f"see '{prog} --help'",
+                f'unknown command "{name}" for "wlmap"',
+                hint=did_you_mean(name, _VISIBLE) or f"see '{prog} --help'",
             )
-        parser = build_parser(stdout, prog, None if first is None else first[1])
+        command = TABLE[name] if name is not None else None
+        if command is not None and command.kind != "run":
+            assert first is not None  # a named command
+            return _run_own_parser(command, argv, first[0], (stdin, stdout, stderr))
+        parser = build_parser(stdout, prog, name)
         try:
             args, extra = parser.parse_known_args(argv)
         except _Exit as done:
@@ -509,26 +557,29 @@ def main(
                 f"unrecognized arguments: {' '.join(extra)}", hint=f"see '{where} --help'"
             )
         if args.version:
-            from workload_map import __version__
-
             stdout.write(f"{__version__}\n")
             return OK
-        if args.command is None:
+        if command is None or name is None:
             parser.print_help()
             return OK
-        if args.command == "completion":
-            from workload_map.cli.completion import script
-
-            stdout.write(script(args.shell))
-            return OK
-        ctx = _context(args, stdin, stdout, stderr, env, err_style, connect)
-        code = _dispatch(args, ctx)
+        module, context = _load(command, args)
+        ctx = context.for_command(
+            name,
+            args,
+            (stdin, stdout, stderr),
+            env,
+            err_style,
+            connect,
+            several_contexts=command.several_contexts,
+            shared_output=command.shared_output,
+        )
+        if name == "__complete":  # completion reads the command tree it completes
+            return int(module.complete(args.words, ctx, lambda: build_parser(stdout, prog)))
+        code = int(getattr(module, command.function)(args, ctx))
         # an answer resting on a broken cluster Karta is shown, but is not a success
         return ERROR if code == OK and ctx.degraded else code
     except CliError as exc:
         if exc.payload is not None and ctx is not None and ctx.output in ("json", "yaml"):
-            from workload_map.cli.render import dump_document
-
             stdout.write(dump_document(exc.payload, ctx.output))
         if ctx is not None:
             ctx.flush_warnings()
@@ -558,88 +609,78 @@ def main(
             ctx.flush_warnings()
 
 
+def _command_name(argv: Sequence[str], first: tuple[int, str] | None) -> str | None:
+    """The table's key for ``argv``: the first word, or ``definitions install|uninstall``."""
+    if first is None:
+        return None
+    index, word = first
+    if word == "definitions":
+        rest = _first_positional(argv[index + 1 :])
+        if rest is not None and rest[1] in ("install", "uninstall"):
+            return f"definitions {rest[1]}"
+    return word
+
+
+def _load(command: Command, args: argparse.Namespace) -> tuple[Any, Any]:
+    """The one lazy boundary of each command: its module, and the :mod:`context
+    <workload_map.cli.context>` a parsed command runs in (settings, the connection, the cluster
+    client on first use), imported when that command runs. Start-up is most of what a command
+    costs, so ``wlmap --help`` imports neither, and no command imports another's needs
+    (tests/cli/test_startup.py pins the module sets)."""
+    reads_files = command.file_module is not None and getattr(args, "file", None) is not None
+    name = command.file_module if reads_files and command.file_module else command.module
+    return _import(name), _import(_CONTEXT)
+
+
+def _import(name: str) -> Any:
+    """The module ``name``, through the import statement's machinery (``__import__``), not
+    ``importlib.import_module``: ``python -X importtime`` reports only the former, and the
+    start-up test reads which modules a command loads from it."""
+    return __import__(name, fromlist=["__name__"])
+
+
+def _run_own_parser(
+    command: Command, argv: list[str], index: int, streams: tuple[IO[str], IO[str], IO[str]]
+) -> int:
+    """A command with its own parser. A process (serve, exporter, operator) parses the same
+    connection flags, so those given before its name are passed on, in front (``wlmap
+    --kubeconfig F operator`` is ``wlmap operator --kubeconfig F``); ``jq``'s words are its
+    own. argparse ends the process on a usage error or ``--help``: its code is returned."""
+    rest = argv[index + 1 :]
+    module = _import(command.module)  # _load's boundary: no context needed
+    try:
+        if command.kind == "raw":
+            return int(module.main(rest, *streams))
+        return int(module.main([*argv[:index], *rest]))
+    except SystemExit as done:
+        code = done.code
+        return code if isinstance(code, int) else (0 if code is None else 2)
+
+
 def _print_error(stderr: IO[str], style: Any, message: str, hint: str | None) -> None:
     stderr.write(f"{style('error:', 'red', 'bold')} {message}\n")
     if hint:
         stderr.write(f"{hint}\n")
 
 
-def _context(
-    args: argparse.Namespace,
-    stdin: IO[str],
-    stdout: IO[str],
-    stderr: IO[str],
-    env: dict[str, str],
-    err_style: Any,
-    connect: Callable[[ConnectionOptions], Cluster] | None,
-) -> Any:
-    from workload_map.cli.config import load_settings, parse_request_timeout
-    from workload_map.cli.context import Context
-    from workload_map.cli.render import Styler, wants_color
-    from workload_map.cluster.options import ConnectionOptions
-
-    settings = load_settings(getattr(args, "config", None), getattr(args, "output", None), env)
-    timeout_text = getattr(args, "request_timeout", None)
-    options = ConnectionOptions(
-        kubeconfig=getattr(args, "kubeconfig", None),
-        context=getattr(args, "context", None),
-        namespace=getattr(args, "namespace", None),
-        impersonate_user=getattr(args, "as_user", None),
-        impersonate_groups=tuple(getattr(args, "as_groups", None) or ()),
-        timeout=30.0 if timeout_text is None else parse_request_timeout(str(timeout_text)),
-        environ=env,
-    )
-    if connect is None:
-        connect = _connect
-    return Context(
-        stdin=stdin,
-        stdout=stdout,
-        stderr=stderr,
-        environ=env,
-        settings=settings,
-        connection=options,
-        connect=connect,
-        style=Styler(wants_color(stdout, env)),
-        err_style=err_style,
-    )
-
-
-def _connect(options: ConnectionOptions) -> Cluster:
-    """The real client, imported only when a command talks to a cluster."""
-    from workload_map.cluster.client import connect
-
-    return connect(options)
-
-
-def _dispatch(args: argparse.Namespace, ctx: Any) -> int:
-    command = args.command
-    if command == "validate":
-        if ctx.settings.output_source == "-o":
-            raise UsageError("validate does not take -o; it prints OK or INVALID with findings")
-        from workload_map.cli import validate_cmd
-
-        return int(validate_cmd.run(args.file, args.crd, ctx.stdin, ctx.stdout, ctx.stderr))
-    if command == "describe":
-        from workload_map.cli import describe_cmd
-
-        return describe_cmd.run(args, ctx)
-    if command == "get":
-        from workload_map.cli import get_cmd
-
-        return get_cmd.run(args, ctx)
-    if command == "definitions":
-        from workload_map.cli import definitions_cmd
-
-        return definitions_cmd.run(args, ctx)
-    if command == "verify":
-        from workload_map.cli import verify_cmd
-
-        return verify_cmd.run(args, ctx)
-    if command == "__complete":
-        from workload_map.cli import completion
-
-        return completion.complete(args.words, ctx)
-    raise UsageError(f"unknown command {command!r}")  # pragma: no cover - argparse guards it
+def kubectl_complete() -> None:
+    """Entry point ``kubectl_complete-wlmap``: kubectl (1.26+) runs it for ``kubectl wlmap <TAB>``
+    with the words after ``wlmap``, and reads Cobra's protocol back: one candidate per line,
+    then ``:DIRECTIVE`` (4: no file names, 0: let the shell complete files)."""
+    words = sys.argv[1:]
+    if words[:1] == ["__complete"]:  # some plugin managers call it the way Cobra's own is called
+        words = words[1:]
+    out = io.StringIO()
+    main(["__complete", *words], io.StringIO(), out, io.StringIO())
+    current = words[-1] if words else ""
+    lines = [line for line in out.getvalue().splitlines() if line]
+    if lines != [":files"]:  # the word under the cursor narrows the list, as shells would
+        lines = [line for line in lines if line.startswith(current)]
+    if lines == [":files"]:
+        sys.stdout.write(":0\n")
+    else:
+        sys.stdout.write("".join(f"{line}\n" for line in lines) + ":4\n")
+    sys.stdout.flush()
 
 
 def entry() -> None:

@@ -14,8 +14,11 @@ from typing import IO, Any
 
 import msgspec
 
+from workload_map.catalog.definitions import gvk_text
 from workload_map.cli.exits import UsageError
+from workload_map.engine.owners import controller_ref
 from workload_map.model import GVK
+from workload_map.model.load import KartaLoadError, parse_documents
 
 __all__ = [
     "Manifest",
@@ -68,18 +71,16 @@ class Manifest(msgspec.Struct, frozen=True):
     @property
     def gvk_text(self) -> str:
         """``group/version, Kind=kind`` for messages (``?`` without apiVersion and kind)."""
-        from workload_map.cluster.definitions import gvk_text
 
         return gvk_text(self.gvk) if self.gvk is not None else "?"
 
     @property
     def controlled(self) -> bool:
-        """Whether another object controls it (a part of a workload, not a workload)."""
-        meta = self.obj.get("metadata")
-        refs = meta.get("ownerReferences") if isinstance(meta, dict) else None
-        return isinstance(refs, list) and any(
-            isinstance(r, dict) and r.get("controller") for r in refs
-        )
+        """Whether another object controls it (a part of a workload, not a workload): the
+        engine's one owner rule (only ``controller: true`` names a controller)."""
+        # the engine loads here, when describe -f picks its workload, not for every reader
+
+        return controller_ref(self.obj) is not None
 
     def checked(self) -> Manifest:
         """This manifest when its object is usable (see :func:`check_object`); errors name the
@@ -124,7 +125,6 @@ def source_label(path: str) -> str:
 def _documents(text: str, path: str) -> list[Any]:
     """The file's documents, parsed as Karta files are (model.load: YAML streams, JSON values
     one after another, ``List`` objects expanded, timestamps kept as text)."""
-    from workload_map.model.load import KartaLoadError, parse_documents
 
     label = source_label(path)
     try:

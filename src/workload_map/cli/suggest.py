@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 
 __all__ = ["did_you_mean", "suggestions"]
@@ -13,6 +12,9 @@ def suggestions(word: str, candidates: Iterable[str], limit: int = 3) -> list[st
     pool = sorted(set(candidates))
     lowered = {c.lower(): c for c in pool}
     word_l = word.lower()
+    # difflib (and its dependencies) only for a miss: every command imports this module
+    import difflib
+
     prefix = [c for c in pool if c.lower().startswith(word_l) and len(word_l) >= 3]
     close = difflib.get_close_matches(word_l, list(lowered), n=limit, cutoff=0.6)
     out: list[str] = []

@@ -8,12 +8,22 @@ not an object).
 
 from __future__ import annotations
 
+import argparse
 import warnings
 from collections.abc import Mapping
 from typing import IO, Any
 
+from workload_map.cli.context import Context
 from workload_map.cli.exits import UsageError
 from workload_map.cli.manifests import read_text
+from workload_map.model import validate_loaded
+from workload_map.model.findings import Finding, FindingCode
+from workload_map.model.load import (
+    KartaLoadError,
+    LenientLoad,
+    parse_documents,
+    read_karta_document,
+)
 
 __all__ = ["run"]
 
@@ -70,6 +80,13 @@ def _labelled(path: str, docs: list[Any]) -> list[tuple[str, Any]]:
     return out
 
 
+def run_args(args: argparse.Namespace, ctx: Context) -> int:
+    """``wlmap validate FILE [--crd CRDFILE]`` (the command table's entry)."""
+    if ctx.settings.output_source == "-o":
+        raise UsageError("validate does not take -o; it prints OK or INVALID with findings")
+    return run(args.file, args.crd, ctx.stdin, ctx.stdout, ctx.stderr)
+
+
 def run(
     path: str,
     crd: str | None,
@@ -78,14 +95,6 @@ def run(
     stderr: IO[str],
 ) -> int:
     """Validate the Karta definition(s) at ``path`` (``-`` for stdin); return the exit code."""
-    from workload_map.model import validate_loaded
-    from workload_map.model.findings import Finding, FindingCode
-    from workload_map.model.load import (
-        KartaLoadError,
-        LenientLoad,
-        parse_documents,
-        read_karta_document,
-    )
 
     name = path
     try:

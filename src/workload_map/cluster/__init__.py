@@ -1,9 +1,9 @@
-"""Cluster access: configuration, the read-only CLI client, the shared read-write client
-(:class:`Api`), definitions and owner chains.
+"""Services over the cluster: definitions from its Kartas, owner chains, the inventory and
+its feed, the catalog's installation; and the library's entry points for them.
 
-Nothing here imports the official ``kubernetes`` package at import time; :func:`connect` does,
-so offline commands never pay for it. The names below load their module on first use, so
-``describe -f`` (which needs only :class:`ConnectionOptions`) skips the client and discovery.
+Built on :mod:`workload_map.kube` (all requests) and the core. Resolving a definition offline
+is the core's (:mod:`workload_map.catalog.resolution`); the names below that live there or in
+the I/O layer are re-exported for library users. Each loads its module on first use.
 """
 
 from __future__ import annotations
@@ -11,13 +11,15 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from workload_map.cluster import errors as _errors
+from workload_map.kube import errors as _errors
 
 if TYPE_CHECKING:
-    from workload_map.cluster.api import Api, Impersonation, load_configuration
-    from workload_map.cluster.client import Cluster, connect
-    from workload_map.cluster.definitions import AmbiguousDefinition, Definition, Definitions
-    from workload_map.cluster.errors import (
+    from workload_map.catalog.definitions import AmbiguousDefinition, Definition, Definitions
+    from workload_map.catalog.resolution import Resolution, resolve_gvk, supports_suspend
+    from workload_map.cluster.connection import connect
+    from workload_map.cluster.lookup import resolve_definition, workload_pods
+    from workload_map.kube.client import Cluster
+    from workload_map.kube.errors import (
         ApiError,
         ClusterError,
         Forbidden,
@@ -26,18 +28,10 @@ if TYPE_CHECKING:
         Unauthorized,
         Unreachable,
     )
-    from workload_map.cluster.lookup import (
-        Resolution,
-        resolve_definition,
-        resolve_gvk,
-        supports_suspend,
-        workload_pods,
-    )
-    from workload_map.cluster.options import ConnectionOptions
+    from workload_map.kube.options import ConnectionOptions
 
 __all__ = [
     "AmbiguousDefinition",
-    "Api",
     "ApiError",
     "Cluster",
     "ClusterError",
@@ -45,14 +39,12 @@ __all__ = [
     "Definition",
     "Definitions",
     "Forbidden",
-    "Impersonation",
     "NotConfigured",
     "NotFound",
     "Resolution",
     "Unauthorized",
     "Unreachable",
     "connect",
-    "load_configuration",
     "resolve_definition",
     "resolve_gvk",
     "supports_suspend",
@@ -60,22 +52,18 @@ __all__ = [
 ]
 
 _HOMES = {
-    "Api": "api",
-    "Impersonation": "api",
-    "load_configuration": "api",
-    "Cluster": "client",
-    "connect": "client",
-    "ConnectionOptions": "options",
-    "AmbiguousDefinition": "definitions",
-    "Definition": "definitions",
-    "Definitions": "definitions",
-    "Resolution": "lookup",
-    "resolve_definition": "lookup",
-    "resolve_gvk": "lookup",
-    "supports_suspend": "lookup",
-    "workload_pods": "lookup",
-    # the error classes (errors.py is small and offline commands load it anyway)
-    **{name: "errors" for name in _errors.__all__ if name[0].isupper()},
+    "connect": "workload_map.cluster.connection",
+    "resolve_definition": "workload_map.cluster.lookup",
+    "workload_pods": "workload_map.cluster.lookup",
+    "AmbiguousDefinition": "workload_map.catalog.definitions",
+    "Definition": "workload_map.catalog.definitions",
+    "Definitions": "workload_map.catalog.definitions",
+    "Resolution": "workload_map.catalog.resolution",
+    "resolve_gvk": "workload_map.catalog.resolution",
+    "supports_suspend": "workload_map.catalog.resolution",
+    "Cluster": "workload_map.kube.client",
+    "ConnectionOptions": "workload_map.kube.options",
+    **{name: "workload_map.kube.errors" for name in _errors.__all__ if name[0].isupper()},
 }
 
 
@@ -83,6 +71,6 @@ def __getattr__(name: str) -> Any:
     home = _HOMES.get(name)
     if home is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f"{__name__}.{home}"), name)
+    value = getattr(import_module(home), name)
     globals()[name] = value
     return value

@@ -25,11 +25,12 @@ from workload_map.catalog.stamps import (
     derived_labels,
     root_gvk,
 )
-from workload_map.cluster.errors import ApiError, NotFound
 from workload_map.errors import WlmapError
+from workload_map.kube.errors import ApiError, NotFound
+from workload_map.kube.pager import list_all
 
 if TYPE_CHECKING:
-    from workload_map.cluster.api import Api
+    from workload_map.kube.api import Api
 
 __all__ = [
     "FIELD_MANAGER",
@@ -89,15 +90,7 @@ def installable(names: Iterable[str] = (), *, all_: bool = False) -> list[dict[s
 
 
 def _list_kartas(api: Api) -> list[dict[str, Any]]:
-    items: list[dict[str, Any]] = []
-    token = None
-    while True:
-        query = [("limit", "500")] + ([("continue", token)] if token else [])
-        doc = api.get(KARTAS, query)
-        items.extend(doc.get("items") or [])
-        token = (doc.get("metadata") or {}).get("continue")
-        if not token:
-            return items
+    return list_all(api.transport(), KARTAS, what="kartas.run.ai")[0]
 
 
 def install(

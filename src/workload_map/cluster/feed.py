@@ -21,13 +21,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from workload_map.cluster.cache import Informer, InformerSet
 from workload_map.cluster.definitions import KARTAS_PATH
-from workload_map.cluster.discovery import APIResource, discover
-from workload_map.cluster.errors import ApiError, ClusterError, Forbidden, NotFound
 from workload_map.cluster.inventory import Inventory, watched_kinds
-from workload_map.cluster.transport import Transport
-from workload_map.cluster.trim import trim_intermediate, trim_pod, trim_workload
+from workload_map.kube.cache import Informer, InformerSet
+from workload_map.kube.discovery import APIResource, discover
+from workload_map.kube.errors import ApiError, ClusterError, Forbidden, NotFound
+from workload_map.kube.transport import Transport
+from workload_map.kube.trim import trim_intermediate, trim_pod, trim_workload
 from workload_map.model import GVK
 
 __all__ = ["FeedProblem", "InformerSource", "InventoryFeed", "ProblemCause"]

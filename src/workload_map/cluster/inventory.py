@@ -4,7 +4,7 @@ The exporter and the web view both need the same thing: for every workload of ev
 definition (cluster Karta, else the built-in catalog) covers, the pods that belong to it and the
 engine's view of the two. Watch caches feed this inventory through ``apply_*``; readers get
 :class:`Entry` objects. Nothing here calls the API: :func:`watched_resources` says what to watch
-and :mod:`workload_map.cluster.cache` does the watching.
+and :mod:`workload_map.kube.cache` does the watching.
 
 Pods join their workload through their owner chain (pod → ReplicaSet/Job/StatefulSet/... →
 workload), walked in memory through the cached intermediate objects by uid. A chain that breaks
@@ -28,9 +28,15 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from workload_map.cluster.definitions import Definition
-from workload_map.cluster.trim import trim_workload
+from workload_map.catalog.definitions import Definition
+from workload_map.engine.owners import (
+    MISSING,
+    controller_ref,
+    label_verdict,
+    walk_chain,
+)
 from workload_map.errors import WlmapError
+from workload_map.kube.trim import trim_workload
 from workload_map.model import GVK
 
 __all__ = ["Entry", "Inventory", "NamespaceFilter", "watched_kinds"]
@@ -38,7 +44,6 @@ __all__ = ["Entry", "Inventory", "NamespaceFilter", "watched_kinds"]
 log = logging.getLogger("workload_map.inventory")
 
 ADDED, MODIFIED, DELETED = "ADDED", "MODIFIED", "DELETED"
-_MAX_CHAIN = 16  # owner chains longer than this are cycles or nonsense
 
 
 @dataclass(frozen=True)
@@ -109,16 +114,9 @@ def _uid(obj: Mapping[str, Any]) -> str:
 
 
 def _controller_uid(obj: Mapping[str, Any]) -> str | None:
-    refs = _meta(obj).get("ownerReferences")
-    if not isinstance(refs, list):
-        return None
-    chosen = None
-    for ref in refs:
-        if isinstance(ref, Mapping) and ref.get("uid"):
-            if ref.get("controller") is True:
-                return str(ref["uid"])
-            chosen = chosen or str(ref["uid"])
-    return chosen
+    """The uid the object's controller reference names (the engine's one owner rule)."""
+    ref = controller_ref(obj)
+    return ref.uid if ref is not None else None
 
 
 def _gvk_of(obj: Mapping[str, Any]) -> GVK | None:
@@ -180,6 +178,8 @@ class Inventory:
         self._by_gvk: dict[GVK, Definition] = {}
         self._workloads: dict[str, _Slot] = {}
         self._links: dict[str, dict[str, Any]] = {}
+        #: every object a chain may pass, workloads and links, by uid (what walk_chain reads)
+        self._owners: dict[str, Mapping[str, Any]] = {}
         self._pods: dict[str, dict[str, Any]] = {}
         self._pod_owner: dict[str, str] = {}  # pod uid → nearest workload uid
         # indexes that keep every change local: pod uid → (path, owners, missing uid);
@@ -253,16 +253,21 @@ class Inventory:
             if event == DELETED:
                 if old is not None:
                     del self._workloads[uid]
+                    if uid in self._links:  # (workloads win while both hold the uid)
+                        self._owners[uid] = self._links[uid]
+                    else:
+                        self._owners.pop(uid, None)
                     self._ns_workloads.get(namespace, set()).discard(uid)
                     self._relink(self._through.pop(uid, set()))
             elif old is None:
-                self._workloads[uid] = _Slot(trim_workload(obj), gvk)
+                self._workloads[uid] = slot = _Slot(trim_workload(obj), gvk)
+                self._owners[uid] = slot.obj
                 self._ns_workloads.setdefault(namespace, set()).add(uid)
                 # pods waiting for this owner, and orphans its labels may claim
                 self._relink(self._waiting.pop(uid, set()) | self._orphans.get(namespace, set()))
             else:
                 moved = _controller_uid(old.obj) != _controller_uid(obj)
-                old.obj = trim_workload(obj)
+                old.obj = self._owners[uid] = trim_workload(obj)
                 _invalidate(old)
                 if moved:
                     self._relink(set(self._through.get(uid, ())))
@@ -278,9 +283,13 @@ class Inventory:
                 if before is None:
                     return
                 del self._links[uid]
+                if uid not in self._workloads:
+                    self._owners.pop(uid, None)
                 self._relink(self._through.pop(uid, set()))
             else:
                 self._links[uid] = obj
+                if uid not in self._workloads:
+                    self._owners[uid] = obj
                 if before is None:
                     self._relink(self._waiting.pop(uid, set()))
                 elif _controller_uid(before) != _controller_uid(obj):
@@ -346,21 +355,30 @@ class Inventory:
     # -- owner chains ---------------------------------------------------------------------
 
     def _path(self, obj: Mapping[str, Any]) -> tuple[list[str], str | None]:
-        """Every uid up the owner chain of ``obj`` that the caches hold, and the uid where the
-        chain left them (None when it ended at an object without owners)."""
-        path: list[str] = []
-        current: Mapping[str, Any] = obj
-        for _ in range(_MAX_CHAIN):
-            uid = _controller_uid(current)
-            if uid is None or uid in path:
-                return path, None
-            slot = self._workloads.get(uid)
-            link = slot.obj if slot is not None else self._links.get(uid)
-            if link is None:
-                return path, uid
-            path.append(uid)
-            current = link
-        return path, None
+        """Every uid up the controller chain of ``obj`` that the caches hold (the engine's one
+        owner rule, :func:`~workload_map.engine.owners.walk_chain`), and the uid where the chain
+        left them (None when it ended at an object without a controller, a cycle or the depth
+        limit; ``""`` for a reference without a uid)."""
+        chain = walk_chain(obj, self._owners)
+        refs = chain.refs
+        if chain.end != MISSING:
+            return [str(ref.uid) for ref in refs], None
+        return [str(ref.uid) for ref in refs[:-1]], refs[-1].uid or ""
+
+    def _top_level(self, obj: Mapping[str, Any]) -> bool:
+        """Whether no covered workload is up the controller chain of ``obj``: none the caches
+        hold, and the reference where the chain left them (if it did) names no covered kind
+        (that owner is hidden from us, or gone and its dependents about to be collected)."""
+        chain = walk_chain(obj, self._owners)
+        for ref in chain.refs[: len(chain.owners)]:
+            slot = self._workloads.get(str(ref.uid))
+            if slot is not None and slot.gvk in self._by_gvk:
+                return False
+        missing = chain.missing
+        if missing is None:
+            return True
+        wanted = GVK.from_api_version(missing.api_version, missing.kind).group_kind
+        return not any(gvk.group_kind == wanted for gvk in self._by_gvk)
 
     def _link_pod(self, uid: str) -> None:
         pod = self._pods[uid]
@@ -385,8 +403,6 @@ class Inventory:
     def _by_labels(self, pod: Mapping[str, Any]) -> list[str]:
         """For a pod whose chain broke before any workload: the one workload of its namespace
         that its operator's owner labels name, with that workload's own owners."""
-        from workload_map.engine.owners import label_verdict
-
         namespace = str(_meta(pod).get("namespace") or "")
         matches = [
             uid
@@ -492,10 +508,7 @@ class Inventory:
                     ready.append(slot.entry)
                     continue
             pods = tuple(self._pods[p] for p in sorted(slot.pods) if p in self._pods)
-            path, _ = self._path(slot.obj)
-            top_level = not any(
-                u in self._workloads and self._workloads[u].gvk in self._by_gvk for u in path
-            )
+            top_level = self._top_level(slot.obj)
             if not top_level and not owned_views:
                 entry = Entry(uid, slot.obj, slot.gvk, definition, False, pods, None, None)
                 slot.entry = entry  # a placeholder: entry(uid) still evaluates it

@@ -1,9 +1,10 @@
 """Owner chains on a live cluster: a workload's pods, and whether an object is top-level.
 
-Kubernetes records who controls what in ``metadata.ownerReferences`` (``controller: true``).
-A pod belongs to a workload when walking that chain upward reaches the workload's uid; an object
-is top-level when its chain never reaches another covered workload type. Intermediate objects
-(Jobs, ReplicaSets, StatefulSets) are fetched once and cached on the :class:`Cluster`.
+The rule is the engine's (:func:`workload_map.engine.owners.walk_chain`, docs/engine.md *The
+owner rule*): a pod belongs to a workload when its controller chain reaches the workload, or
+when the chain broke at an owner that cannot be read and the operator's owner labels name it;
+an object is top-level when no covered workload type is up its chain. Here the owners are read
+through the :class:`Cluster`, each fetched once and cached there.
 """
 
 from __future__ import annotations
@@ -11,34 +12,21 @@ from __future__ import annotations
 from collections.abc import Callable, Container
 from typing import Any
 
-import msgspec
-
-from workload_map.cluster.client import Cluster
+from workload_map.engine.owners import STOPPED, OwnerChain, OwnerRef, claims, walk_chain
+from workload_map.kube.client import Cluster
 
 __all__ = [
-    "MAX_DEPTH",
     "Chain",
     "PodIndex",
     "claims",
-    "controller_ref",
     "find_pods",
     "owner_chain",
     "owning_workload",
     "pods_by_owner",
 ]
 
-MAX_DEPTH = 6
-
-
-def controller_ref(obj: dict[str, Any]) -> dict[str, Any] | None:
-    """The ``controller: true`` owner reference (or the only one when none is flagged)."""
-    refs = [
-        r for r in (obj.get("metadata") or {}).get("ownerReferences") or [] if isinstance(r, dict)
-    ]
-    for ref in refs:
-        if ref.get("controller"):
-            return ref
-    return refs[0] if len(refs) == 1 else None
+#: an object's controller chain (the engine's :class:`~workload_map.engine.owners.OwnerChain`)
+Chain = OwnerChain
 
 
 def _uid(obj: dict[str, Any]) -> str:
@@ -50,12 +38,13 @@ def _namespace(obj: dict[str, Any]) -> str | None:
     return ns if isinstance(ns, str) else None
 
 
-class Chain(msgspec.Struct, frozen=True):
-    """The uids up an object's controller chain (nearest first), and whether the walk broke at
-    an owner that is gone (a Job already garbage-collected) rather than at a top-level owner."""
+def _fetch(cluster: Cluster, namespace: str | None) -> Callable[[OwnerRef], dict[str, Any] | None]:
+    """Owners through the cluster's cache of fetched objects (each read once)."""
 
-    uids: tuple[str, ...]
-    broken: bool
+    def fetch(ref: OwnerRef) -> dict[str, Any] | None:
+        return cluster.get_cached(ref.api_version, ref.kind, ref.name, namespace)
+
+    return fetch
 
 
 def owner_chain(
@@ -65,41 +54,14 @@ def owner_chain(
     *,
     stop: Container[str] = (),
 ) -> Chain:
-    """Walk ``obj``'s controller chain through the cluster's cached owners, up to
-    :data:`MAX_DEPTH` links, ending early at a uid in ``stop`` (nothing above it is read)."""
+    """``obj``'s controller chain through the cluster's cached owners, ending early at a uid in
+    ``stop`` (nothing above it is read)."""
     namespace = namespace if namespace is not None else _namespace(obj)
-    uids: list[str] = []
-    current = obj
-    for _ in range(MAX_DEPTH):
-        ref = controller_ref(current)
-        if ref is None:
-            return Chain(tuple(uids), broken=False)
-        uid = str(ref.get("uid") or "")
-        if uid:
-            uids.append(uid)
-            if uid in stop:
-                return Chain(tuple(uids), broken=False)
-        parent = cluster.get_cached(
-            str(ref.get("apiVersion")), str(ref.get("kind")), str(ref.get("name")), namespace
-        )
-        if parent is None:
-            return Chain(tuple(uids), broken=True)
-        current = parent
-    return Chain(tuple(uids), broken=False)
-
-
-def claims(workload: dict[str, Any], pod: dict[str, Any], chain: Chain) -> bool:
-    """Whether ``pod``, whose controller chain is ``chain``, belongs to ``workload``: the chain
-    reaches it, or the chain broke at a deleted owner and the operator's owner labels name it
-    (the labels are the only evidence left, and never count against the chain)."""
-    uid = _uid(workload)
-    if uid and (uid == _uid(pod) or uid in chain.uids):
-        return True
-    if not chain.broken:
-        return False
-    from workload_map.engine.owners import label_verdict
-
-    return label_verdict(pod, workload) is True
+    if not stop:
+        return walk_chain(obj, _fetch(cluster, namespace))
+    return walk_chain(
+        obj, _fetch(cluster, namespace), until=lambda ref: ref.uid is not None and ref.uid in stop
+    )
 
 
 def find_pods(cluster: Cluster, workload: dict[str, Any]) -> list[dict[str, Any]]:
@@ -162,25 +124,33 @@ def owning_workload(
 ) -> dict[str, Any] | None:
     """The reference to the nearest covered owner up the controller chain; None if top-level.
 
-    ``is_covered(apiVersion, kind)`` says whether a type is a workload type; an owner that cannot
-    be read keeps ``obj`` top-level and is reported through ``on_unreadable``.
+    ``is_covered(apiVersion, kind)`` says whether a type is a workload type. A covered owner
+    counts without being read (one we may not list, or one gone whose dependents are about to
+    be collected); an owner that cannot be read before any covered one keeps ``obj``
+    top-level and is reported through ``on_unreadable``.
     """
-    namespace = (obj.get("metadata") or {}).get("namespace")
-    current = obj
-    for _ in range(MAX_DEPTH):
-        ref = controller_ref(current)
-        if ref is None:
-            return None
-        api_version, kind = str(ref.get("apiVersion")), str(ref.get("kind"))
-        if is_covered(api_version, kind):
-            return dict(ref)
-        parent = cluster.get_cached(api_version, kind, str(ref.get("name")), namespace)
-        if parent is None:
-            if on_unreadable is not None:
-                on_unreadable(ref)
-            return None
-        current = parent
+    chain = walk_chain(
+        obj,
+        _fetch(cluster, _namespace(obj)),
+        until=lambda ref: is_covered(ref.api_version, ref.kind),
+    )
+    if not chain.refs:
+        return None
+    last = chain.refs[-1]
+    if chain.end == STOPPED:
+        return _ref_dict(last)
+    if chain.broken and on_unreadable is not None:
+        on_unreadable(_ref_dict(last))
     return None
+
+
+def _ref_dict(ref: OwnerRef) -> dict[str, Any]:
+    """The ``ownerReferences`` entry naming ``ref`` (the chain follows controllers only)."""
+    out: dict[str, Any] = {"apiVersion": ref.api_version, "kind": ref.kind, "name": ref.name}
+    if ref.uid is not None:
+        out["uid"] = ref.uid
+    out["controller"] = True
+    return out
 
 
 def pods_by_owner(cluster: Cluster, namespace: str | None, *, chunk_size: int = 500) -> PodIndex:

@@ -14,27 +14,26 @@ effective request of its spec.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
 
 from workload_map.engine import resources as res
 from workload_map.engine.errors import EngineError
-from workload_map.engine.extract import NO_SCALE, ExtractedInstance, implied_replicas
-from workload_map.engine.gangs import GangAssignment, PodGroup, with_minimums
-from workload_map.engine.resources import ResourceSummary
+from workload_map.engine.extract import NO_SCALE, ExtractedInstance, Extractor, implied_replicas
+from workload_map.engine.gangs import GangAssignment, PodGroup, PodGroupResult, with_minimums
+from workload_map.engine.pods import Placement
+from workload_map.engine.resources import ResourceSummary, instance_request
 from workload_map.engine.status import UNDEFINED, Condition, Status
+from workload_map.engine.structure import Structure
 from workload_map.model import GVK
 from workload_map.model.views import json_field, view
-
-if TYPE_CHECKING:
-    from workload_map.engine.pods import Placement
-    from workload_map.engine.workload import Workload
 
 __all__ = [
     "ComponentResources",
     "ComponentView",
     "DefinitionRef",
     "DescribeView",
+    "Described",
     "Explanation",
     "GangNote",
     "InstanceResources",
@@ -45,7 +44,7 @@ __all__ = [
     "WorkloadResources",
     "describe",
     "explanations",
-    "instance_request",
+    "instance_request",  # re-exported from resources, where it lives, for gangs/tasks.py
     "pod_is_ready",
     "pod_reason",
     "resources",
@@ -53,15 +52,40 @@ __all__ = [
 ]
 
 
-def instance_request(inst: ExtractedInstance) -> res.Totals:
-    """The effective request of one pod of this instance."""
-    if inst.pod_template_spec is not None:
-        return res.pod_request(inst.pod_template_spec.get("spec"))
-    if inst.pod_spec is not None:
-        return res.pod_request(inst.pod_spec)
-    if inst.fragmented_pod_spec is not None:
-        return res.fragment_request(inst.fragmented_pod_spec)
-    return {}
+class Described(Protocol):
+    """What the views below read of one workload: its object, prepared definition, extractor,
+    candidate pods with their placements, status, gangs and the pods left out.
+
+    The views are functions of these facts, not of the engine's facade: :class:`Workload`
+    provides them (each evaluated once, lazily, in the order the views ask), and so can any
+    record of precomputed values.
+    """
+
+    @property
+    def obj(self) -> Mapping[str, Any]: ...
+    @property
+    def structure(self) -> Structure: ...
+    @property
+    def extractor(self) -> Extractor: ...
+    @property
+    def pods(self) -> Sequence[Mapping[str, Any]] | None: ...  # None: no pods known
+    @property
+    def candidate_pods(self) -> Sequence[Mapping[str, Any]]: ...
+    @property
+    def placements(self) -> Sequence[Placement]: ...  # one per candidate pod
+    @property
+    def excluded(self) -> Sequence[tuple[str, str]]: ...  # (pod, reason): of other owners
+    @property
+    def gangs(self) -> PodGroupResult: ...
+    @property
+    def definition_name(self) -> str | None: ...
+    @property
+    def origin(self) -> str: ...
+    @property
+    def file_mode(self) -> bool: ...
+    def status(self) -> Status | None: ...
+    def phases(self) -> list[str]: ...
+    def unattributed(self) -> list[tuple[str, str]]: ...
 
 
 def _conditions(pod: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -351,7 +375,7 @@ def _replica_sort_key(key: str) -> tuple[int, int | str]:
 class _Builder:
     """Builds the component nodes of one workload (pods grouped by component and instance)."""
 
-    def __init__(self, wl: Workload):
+    def __init__(self, wl: Described):
         self.wl = wl
         self.structure = wl.structure
         self.extractor = wl.extractor
@@ -517,7 +541,7 @@ class _Builder:
         )
 
 
-def describe(wl: Workload, *, explain: bool = False) -> DescribeView:
+def describe(wl: Described, *, explain: bool = False) -> DescribeView:
     """The describe view of a workload (see the module doc and the schema in schemas/)."""
     structure = wl.structure
     obj = wl.obj if isinstance(wl.obj, Mapping) else {}
@@ -592,7 +616,7 @@ def describe(wl: Workload, *, explain: bool = False) -> DescribeView:
     )
 
 
-def explanations(wl: Workload) -> tuple[Explanation, ...]:
+def explanations(wl: Described) -> tuple[Explanation, ...]:
     """Per pod how it was placed and grouped, then pods of other owners, then gang notes."""
     gangs = with_minimums(wl.gangs.groups, wl.gangs.assignments, wl.placements)
     out = [
@@ -643,7 +667,7 @@ class WorkloadResources:
     actual: ResourceSummary | None = json_field("actual")
 
 
-def resources(wl: Workload) -> WorkloadResources:
+def resources(wl: Described) -> WorkloadResources:
     """Desired and actual requests per instance, per component and for the whole workload."""
     pods_known = wl.pods is not None
     by_instance: dict[tuple[str, str], list[Mapping[str, Any]]] = {}

@@ -17,6 +17,7 @@ from workload_map.engine import resources as res
 from workload_map.engine.errors import EngineError, ExtractionError
 from workload_map.engine.extract import NO_SCALE, ExtractedInstance, Extractor, implied_replicas
 from workload_map.engine.pods import Placement
+from workload_map.engine.resources import instance_request
 from workload_map.model import Member, PodGroupDefinition
 from workload_map.model.extensions import (
     CREATED_LATER,
@@ -202,8 +203,6 @@ class GangCounter:
 
     def reserved(self, names: Sequence[str]) -> dict[str, Any] | None:
         """The requests of every pod under ``names``, the later ones included (minResources)."""
-        from workload_map.engine.describe import instance_request
-
         try:
             totals = res.add(
                 *(
@@ -296,8 +295,6 @@ class GangCounter:
         return self._replica_reserved[component]
 
     def _reserve_replica(self, component: str) -> dict[str, Any] | None:
-        from workload_map.engine.describe import instance_request
-
         count = self.replicas_of(component)
         parts = []
         for _, _, inst in self._instances([component]):

@@ -16,17 +16,28 @@ workload kind, from the operators' sources; no library collects them.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, Final, Literal
 
 from workload_map.model.views import view
 
 __all__ = [
+    "CYCLE",
+    "DEPTH",
+    "MAX_DEPTH",
+    "MISSING",
     "OWNER_LABELS",
+    "STOPPED",
+    "TOP",
+    "ChainEnd",
+    "OwnerChain",
     "OwnerLabels",
     "OwnerRef",
+    "claims",
     "controller_ref",
+    "covered_owner",
     "group_of",
     "is_owned_by",
+    "is_owner",
     "label_verdict",
     "partition_pods",
     "top_owner",
@@ -190,26 +201,47 @@ def group_of(api_version: str) -> str:
 
 def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     meta = obj.get("metadata")
-    return meta if isinstance(meta, Mapping) else {}
+    # type() first: isinstance against the Mapping ABC costs several times more per call,
+    # and chains are walked per pod of a cluster
+    return meta if type(meta) is dict or isinstance(meta, Mapping) else {}
 
 
 def controller_ref(obj: Mapping[str, Any]) -> OwnerRef | None:
-    """The controller owner reference (``controller: true``), else the first one, else None."""
-    refs = _meta(obj).get("ownerReferences")
-    if not isinstance(refs, list):
+    """The object's controller: its first owner reference with ``controller: true``, else None.
+
+    The one owner rule of the project, as Kubernetes' ``metav1.GetControllerOf``: references
+    without the flag (or with ``controller: false``, or any value other than the JSON ``true``)
+    name owners for garbage collection only, never the object's controller, however many there
+    are. The API server admits at most one flagged reference; a file with several counts the
+    first.
+    """
+    return _controller(_meta(obj))
+
+
+def _controller(meta: Mapping[str, Any]) -> OwnerRef | None:
+    """:func:`controller_ref` of an object's ``metadata``."""
+    refs = meta.get("ownerReferences")
+    if type(refs) is not list:
         return None
-    entries = [r for r in refs if isinstance(r, Mapping)]
-    if not entries:
-        return None
-    chosen = next((r for r in entries if r.get("controller") is True), entries[0])
-    namespace = _meta(obj).get("namespace")
-    return OwnerRef(
-        api_version=str(chosen.get("apiVersion") or ""),
-        kind=str(chosen.get("kind") or ""),
-        name=str(chosen.get("name") or ""),
-        uid=chosen.get("uid") if isinstance(chosen.get("uid"), str) else None,
-        namespace=namespace if isinstance(namespace, str) else None,
-    )
+    for chosen in refs:
+        if (type(chosen) is dict or isinstance(chosen, Mapping)) and chosen.get(
+            "controller"
+        ) is True:
+            # inlined and positional: this runs per link of every pod's chain
+            api_version, kind, name = (
+                chosen.get("apiVersion"),
+                chosen.get("kind"),
+                chosen.get("name"),
+            )
+            uid, namespace = chosen.get("uid"), meta.get("namespace")
+            return OwnerRef(
+                api_version if type(api_version) is str else str(api_version or ""),
+                kind if type(kind) is str else str(kind or ""),
+                name if type(name) is str else str(name or ""),
+                uid if type(uid) is str and uid else None,
+                namespace if type(namespace) is str else None,
+            )
+    return None
 
 
 def _self_ref(obj: Mapping[str, Any]) -> OwnerRef:
@@ -225,40 +257,154 @@ def _self_ref(obj: Mapping[str, Any]) -> OwnerRef:
     )
 
 
+#: how a walk ended (:attr:`OwnerChain.end`)
+TOP: Final = "top"  # at an object without a controller: the last reference is the top owner
+MISSING: Final = (
+    "missing"  # the next owner cannot be read, or the object of its name has another uid
+)
+CYCLE: Final = "cycle"  # the next controller is already on the chain (or is the object itself)
+DEPTH: Final = "depth"  # MAX_DEPTH references walked and the last owner has a controller still
+STOPPED: Final = "stopped"  # the caller's ``until`` held for the last reference
+
+ChainEnd = Literal["top", "missing", "cycle", "depth", "stopped"]
+
+
+@view
+class OwnerChain:
+    """An object's controller chain, nearest owner first (never the object itself).
+
+    ``owners`` holds the owner objects read, one per reference, except that a chain ending
+    ``missing`` has one reference more than owners: the owner that could not be read.
+    """
+
+    refs: tuple[OwnerRef, ...] = ()
+    owners: tuple[Mapping[str, Any], ...] = ()
+    end: str = TOP
+
+    @property
+    def broken(self) -> bool:
+        """The walk stopped at an owner it could not read: only then may labels decide."""
+        return self.end == MISSING
+
+    @property
+    def missing(self) -> OwnerRef | None:
+        return self.refs[-1] if self.end == MISSING else None
+
+    @property
+    def uids(self) -> tuple[str, ...]:
+        return tuple(r.uid for r in self.refs if r.uid)
+
+    def reaches(self, workload: Mapping[str, Any]) -> bool:
+        """Whether ``workload`` is one of the chain's owners (read or not)."""
+        top = _self_ref(workload)
+        return any(_same(ref, top) for ref in self.refs)
+
+
+def is_owner(ref: OwnerRef, found: Mapping[str, Any] | None) -> bool:
+    """Whether ``found`` (the object a fetch returned for ``ref``) is that owner: an object of
+    the same name with another uid is a namesake created after the owner went."""
+    if found is None:
+        return False
+    if ref.uid is None:
+        return True
+    uid = _meta(found).get("uid")
+    return type(uid) is not str or not uid or uid == ref.uid
+
+
 def walk_chain(
     obj: Mapping[str, Any],
-    fetch: Callable[[OwnerRef], Mapping[str, Any] | None],
+    fetch: Callable[[OwnerRef], Mapping[str, Any] | None] | dict[str, Any],
     *,
+    until: Callable[[OwnerRef], bool] | None = None,
     max_depth: int = MAX_DEPTH,
     cache: dict[OwnerRef, Mapping[str, Any] | None] | None = None,
-) -> list[OwnerRef]:
-    """The owner references from ``obj`` upwards; the last one is the top owner reached.
+) -> OwnerChain:
+    """``obj``'s controller chain (:func:`controller_ref` upwards), read through ``fetch``.
 
-    ``fetch`` returns the owner object (or None when unknown/unreadable); the walk stops there.
-    Pass the same ``cache`` dict for many pods to fetch each owner once (misses included).
+    ``fetch`` returns the owner object, or None when it is unknown or unreadable (or is a dict
+    of the owners at hand by uid, as a watch cache keeps them); an object of
+    another uid than the reference's is not the owner (:func:`is_owner`). The walk ends at an
+    object without a controller (``top``), at an owner it cannot read (``missing``: that
+    reference is kept as the chain's last), at a controller already on the chain (``cycle``:
+    the chain keeps each owner once, and ends there as at a top owner), after ``max_depth``
+    references (``depth``, likewise), or right after a reference for which ``until`` holds
+    (``stopped``, without reading that owner: the caller knows enough). Pass the same
+    ``cache`` dict for many objects to fetch each owner once (misses included).
     """
+    by_uid: dict[str, Any] | None = None  # looked up inline: no call per link
+    read: Callable[[OwnerRef], Mapping[str, Any] | None] | None = None
+    if isinstance(fetch, dict):
+        by_uid = fetch
+    else:
+        read = fetch
     if cache is not None:
-        raw_fetch = fetch
+        raw_fetch = read if read is not None else _by_uid(by_uid or {})
+        by_uid = None
 
-        def fetch(ref: OwnerRef) -> Mapping[str, Any] | None:
+        def read(ref: OwnerRef) -> Mapping[str, Any] | None:
             if ref not in cache:
                 cache[ref] = raw_fetch(ref)
             return cache[ref]
 
-    chain: list[OwnerRef] = []
-    current: Mapping[str, Any] | None = obj
-    seen: set[tuple[str, str, str]] = set()
-    while current is not None and len(chain) < max_depth:
-        ref = controller_ref(current)
+    refs: list[OwnerRef] = []
+    owners: list[Mapping[str, Any]] = []
+    # an owner is on the chain already when its uid is (the object's own included), or, for
+    # a reference without a uid, when the object or a reference has its (group, kind, name)
+    meta: Any = obj.get("metadata")
+    if type(meta) is not dict and not isinstance(meta, Mapping):
+        meta = {}
+    # a list: chains are a few links long, where a list's scan beats building a set
+    uids: list[Any] = [meta.get("uid")]
+    end = TOP
+    while True:
+        ref = _controller(meta)
         if ref is None:
             break
-        key = (ref.kind, ref.name, ref.uid or "")
-        if key in seen:
+        if (ref.uid in uids) if ref.uid is not None else _named(ref, obj, refs):
+            end = CYCLE
             break
-        seen.add(key)
-        chain.append(ref)
-        current = fetch(ref)
-    return chain
+        if len(refs) >= max_depth:
+            end = DEPTH
+            break
+        if ref.uid is not None:
+            uids.append(ref.uid)
+        refs.append(ref)
+        if until is not None and until(ref):
+            end = STOPPED
+            break
+        if read is None:
+            found = by_uid.get(ref.uid) if by_uid is not None and ref.uid is not None else None
+        else:
+            found = read(ref)
+        if found is None:
+            end = MISSING
+            break
+        meta = found.get("metadata")
+        if type(meta) is not dict and not isinstance(meta, Mapping):
+            meta = {}
+        if ref.uid is not None:  # an object of the owner's name and another uid: a namesake
+            uid = meta.get("uid")
+            if type(uid) is str and uid and uid != ref.uid:
+                end = MISSING
+                break
+        owners.append(found)
+    return OwnerChain(tuple(refs), tuple(owners), end)
+
+
+def _by_uid(owners: dict[str, Any]) -> Callable[[OwnerRef], Mapping[str, Any] | None]:
+    def read(ref: OwnerRef) -> Mapping[str, Any] | None:
+        return owners.get(ref.uid) if ref.uid is not None else None
+
+    return read
+
+
+def _named(ref: OwnerRef, obj: Mapping[str, Any], refs: list[OwnerRef]) -> bool:
+    """Whether a reference without a uid names ``obj`` or an owner already on the chain."""
+    key = (ref.group, ref.kind, ref.name)
+    me = _self_ref(obj)
+    return (me.group, me.kind, me.name) == key or any(
+        (r.group, r.kind, r.name) == key for r in refs
+    )
 
 
 def top_owner(
@@ -267,9 +413,20 @@ def top_owner(
     *,
     cache: dict[OwnerRef, Mapping[str, Any] | None] | None = None,
 ) -> OwnerRef:
-    """The top owner reached from ``obj`` (``obj`` itself when it has no owner)."""
+    """The top owner reached from ``obj`` (``obj`` itself when it has no controller)."""
     chain = walk_chain(obj, fetch, cache=cache)
-    return chain[-1] if chain else _self_ref(obj)
+    return chain.refs[-1] if chain.refs else _self_ref(obj)
+
+
+def claims(workload: Mapping[str, Any], obj: Mapping[str, Any], chain: OwnerChain) -> bool:
+    """Whether ``workload`` holds ``obj``, whose controller chain is ``chain``: ``obj`` is the
+    workload itself or the chain reaches it; else, only when the chain broke at an owner that
+    cannot be read (a Job already garbage-collected), the operator's owner labels naming it
+    (:func:`label_verdict`; they never count against a chain that resolves)."""
+    top = _self_ref(workload)
+    if _same(_self_ref(obj), top) or any(_same(ref, top) for ref in chain.refs):
+        return True
+    return chain.broken and label_verdict(obj, workload) is True
 
 
 def is_owned_by(
@@ -279,22 +436,22 @@ def is_owned_by(
     *,
     cache: dict[OwnerRef, Mapping[str, Any] | None] | None = None,
 ) -> bool:
-    """Whether ``obj``'s controller chain reaches ``workload`` (live pod discovery).
+    """Whether ``workload`` holds ``obj`` (:func:`claims` of its :func:`walk_chain`)."""
+    return claims(workload, obj, walk_chain(obj, fetch, cache=cache))
 
-    When the chain breaks before reaching a top owner (an owner that cannot be fetched, e.g. a
-    Job already garbage-collected), the pod's owner labels decide (:func:`label_verdict`).
-    """
-    top = _self_ref(workload)
-    chain = walk_chain(obj, fetch, cache=cache)
-    if any(_same(ref, top) for ref in chain):
-        return True
-    if not chain:
-        return False
-    last = chain[-1]
-    owner = cache[last] if cache is not None and last in cache else fetch(last)
-    if owner is None:
-        return label_verdict(obj, workload) is True
-    return False
+
+def covered_owner(
+    chain: OwnerChain, covered: Callable[[OwnerRef], bool], *, top_most: bool = False
+) -> OwnerRef | None:
+    """The nearest (or, with ``top_most``, the farthest) reference of the chain for which
+    ``covered`` holds; the reference of a ``missing`` owner is asked too (its kind is known)."""
+    found: OwnerRef | None = None
+    for ref in chain.refs:
+        if covered(ref):
+            if not top_most:
+                return ref
+            found = ref
+    return found
 
 
 class _Index:
@@ -389,22 +546,28 @@ def _chain_verdict(obj: Mapping[str, Any], index: _Index, top: OwnerRef) -> tupl
     if controller_ref(obj) is None:
         return None, False
     chain = walk_chain(obj, index.fetch)
-    if any(_same(ref, top) for ref in chain):
+    if any(_same(ref, top) for ref in chain.refs):
         return None, True
-    return _verdict(chain, top, index), False
+    return _verdict(chain, top), False
 
 
-def _verdict(chain: list[OwnerRef], top: OwnerRef, index: _Index) -> str | None:
+def _verdict(chain: OwnerChain, top: OwnerRef) -> str | None:
     """None when the pod may belong to ``top``; else why it does not."""
-    for ref in chain:
+    for ref in chain.refs:
         if _same(ref, top):
             return None
         if (ref.group, ref.kind) == (top.group, top.kind):
             return f"owned by another {ref.kind}: {ref.name}"
-    if not chain:
+    if not chain.refs:
         return None  # a bare pod: a candidate
-    last = chain[-1]
-    owner = index.fetch(last)
-    if owner is not None and controller_ref(owner) is None:
-        return f"its owner chain ends at {last.describe()}, not {top.describe()}"
-    return None  # the chain leaves the file: it may still reach the workload
+    if chain.broken:
+        return None  # the chain leaves the file: it may still reach the workload
+    # it ends at a top owner (or, as there, at a cycle or the depth limit) that is not ours
+    last = chain.refs[-1].describe()
+    if chain.end == CYCLE:
+        return f"its owner chain loops back after {last}, not reaching {top.describe()}"
+    if chain.end == DEPTH:
+        return (
+            f"its owner chain is longer than {MAX_DEPTH} (at {last}), not reaching {top.describe()}"
+        )
+    return f"its owner chain ends at {last}, not {top.describe()}"

@@ -19,6 +19,7 @@ from workload_map.engine.errors import ExtractionError, InstanceNotFoundError
 from workload_map.engine.extract import Extractor
 from workload_map.engine.runner import Expression, Run, direct
 from workload_map.engine.structure import Structure
+from workload_map.jq import dumps as jq_dumps
 from workload_map.model import ComponentTypeSelector
 
 __all__ = [
@@ -140,9 +141,7 @@ def _go_string(value: Any) -> str:
         return value
     if isinstance(value, int):
         return str(value)
-    from workload_map.jq import encoding
-
-    return str(encoding.dumps(value, indent=None))
+    return jq_dumps(value, indent=None)
 
 
 def single_value(structure: Structure, expr: str, pod: Any) -> str:

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from workload_map.engine.errors import EngineError
+from workload_map.engine.extract import ExtractedInstance
 from workload_map.engine.quantities import to_millis, to_units
 from workload_map.model.views import json_field, to_json, view
 
@@ -25,6 +26,7 @@ __all__ = [
     "add",
     "container_request",
     "fragment_request",
+    "instance_request",
     "pod_request",
     "scaled",
     "summarize",
@@ -158,6 +160,17 @@ def fragment_request(fragment: Mapping[str, Any]) -> Totals:
     if isinstance(claims, list) and claims:
         total[CLAIMS] = total.get(CLAIMS, 0) + len(claims)
     return {name: value for name, value in total.items() if value}
+
+
+def instance_request(inst: ExtractedInstance) -> Totals:
+    """The effective request of one pod of this instance (its template, pod spec or fragments)."""
+    if inst.pod_template_spec is not None:
+        return pod_request(inst.pod_template_spec.get("spec"))
+    if inst.pod_spec is not None:
+        return pod_request(inst.pod_spec)
+    if inst.fragmented_pod_spec is not None:
+        return fragment_request(inst.fragmented_pod_spec)
+    return {}
 
 
 def _extended(name: str) -> bool:

@@ -14,6 +14,7 @@ from typing import Any
 from workload_map.engine.errors import ExtractionError
 from workload_map.engine.runner import Run, direct
 from workload_map.engine.structure import Structure
+from workload_map.jq import dumps as jq_dumps
 from workload_map.model import Phase, StatusDefinition, StatusMatcher
 from workload_map.model.views import json_field, to_json, view
 
@@ -116,9 +117,7 @@ def _tostring(value: Any) -> str:
         return "true"
     if value is False:
         return "false"
-    from workload_map.jq import encoding
-
-    return str(encoding.dumps(value, indent=None))
+    return jq_dumps(value, indent=None)
 
 
 _Matcher = Callable[[str | None, dict[str, Condition], Any, Run], bool]

@@ -14,7 +14,7 @@ from typing import Any
 
 from workload_map.engine.errors import InvalidDefinitionError
 from workload_map.engine.runner import ExpressionCache
-from workload_map.model import Component, Karta
+from workload_map.model import Component, Karta, load_karta
 
 __all__ = ["Structure", "load_definition", "prepare"]
 
@@ -100,8 +100,6 @@ def load_definition(karta: Karta | Mapping[str, Any] | str) -> Karta:
     """A :class:`Karta` from a model object, a dict, YAML/JSON text or a file path."""
     if isinstance(karta, Karta):
         return karta
-    from workload_map.model import load_karta
-
     loaded = load_karta(karta)
     if isinstance(loaded, list):
         if len(loaded) != 1:
@@ -111,6 +109,9 @@ def load_definition(karta: Karta | Mapping[str, Any] | str) -> Karta:
 
 
 def _validate(karta: Karta) -> None:
+    # start-up boundary: the validator (model.validation) loads only when a definition is
+    # prepared with validate=True; the CLI's get and describe prepare checked definitions
+    # without it and never load it (tests/cli/test_startup.py)
     try:
         from workload_map.model import validate
     except ImportError:  # the validator is optional for evaluation

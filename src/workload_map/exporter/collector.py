@@ -29,6 +29,7 @@ from prometheus_client.core import (
 from prometheus_client.utils import floatToGoString
 
 from workload_map.cluster.inventory import Entry, Inventory
+from workload_map.engine.resources import add, pod_request, summarize
 from workload_map.model import SEVERITY_ORDER
 
 __all__ = [
@@ -529,8 +530,6 @@ def _scheduled(pod: Mapping[str, Any]) -> bool:
 
 def _held(pods: Iterable[Mapping[str, Any]]) -> list[tuple[str, float]]:
     """What active pods request, by the scheduler's rule, in base units."""
-    from workload_map.engine.resources import add, pod_request, summarize
-
     total = add(*(pod_request(p.get("spec")) for p in pods if _active(p)))
     return _resources(summarize(total))
 

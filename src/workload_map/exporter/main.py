@@ -1,7 +1,7 @@
 """``wlmap exporter``: the workload metrics exporter without the operator.
 
-The same flags as the operator's exporter (``--workload-metrics-bind-address`` …) plus the
-connection (``--kubeconfig``, ``--context``; in a pod, the service account). One replica: it
+The same flags as the operator's exporter (``--workload-metrics-bind-address`` …) plus
+kubectl's connection flags (:mod:`workload_map.kube.flags`; in a pod, the service account). One replica: it
 exports workload series itself (run the operator with ``--enable-workload-metrics`` for
 leader-elected replicas).
 """
@@ -10,13 +10,19 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import signal
 import sys
 import threading
 from collections.abc import Sequence
 
 from workload_map.errors import WlmapError
+from workload_map.exporter.service import ExporterService
 from workload_map.exporter.settings import add_flags, settings_from
+from workload_map.kube.cache import InformerSet
+from workload_map.kube.connect_api import open_api
+from workload_map.kube.flags import add_connection_flags
+from workload_map.kube.options import connection_options
 
 __all__ = ["build_parser", "main"]
 
@@ -27,12 +33,9 @@ def build_parser(prog: str = "wlmap exporter") -> argparse.ArgumentParser:
         description="Serve workloadmap_* metrics: every pod joined to its workload, every "
         "workload's phase, pods and resources, from watches of the cluster.",
     )
-    parser.add_argument(
-        "--kubeconfig",
-        help="kubeconfig file (default: $KUBECONFIG, "
-        "~/.kube/config, else the pod's service account)",
-    )
-    parser.add_argument("--context", help="kubeconfig context")
+    # kubectl's connection flags, the same set as every wlmap command's; -n is a shorthand
+    # for --metrics-namespaces (the exporter watches the whole cluster otherwise)
+    add_connection_flags(parser, namespace_help="export only this namespace")
     parser.add_argument(
         "--log-level", default="info", choices=["debug", "info", "warning", "error"]
     )
@@ -41,19 +44,22 @@ def build_parser(prog: str = "wlmap exporter") -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    parser = build_parser()
+    args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+    try:
+        options = connection_options(args, os.environ)
+    except ValueError as exc:
+        parser.error(str(exc))
+    if args.namespace and not args.metrics_namespaces:
+        args.metrics_namespaces = [args.namespace]
     logging.basicConfig(
         level=getattr(logging, args.log_level.upper()),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     try:
         settings = settings_from(args)
-        from workload_map.cluster.api import Api, load_configuration
-        from workload_map.cluster.cache import InformerSet
-        from workload_map.exporter.service import ExporterService
-
-        api = Api(load_configuration(args.kubeconfig, args.context))
-        informers = InformerSet(api.client)
+        api = open_api(options)
+        informers = InformerSet(api.transport())
         service = ExporterService(settings, api.transport(), informers).start()
     except WlmapError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -1,21 +1,23 @@
 """The exporter as a controller of ``wlmap operator`` (``--enable-workload-metrics``).
 
 It runs on every replica, so each serves exporter health, but only the leader exports workload
-series: two replicas never duplicate one.
+series: two replicas never duplicate one. The operator calls :func:`register` through its
+entry-point group (``metrics = "workload_map.exporter.operator:register"``); importing this
+module registers nothing.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from workload_map.exporter.service import ExporterService
 from workload_map.exporter.settings import add_flags, settings_from
 from workload_map.operator import controllers
 
 if TYPE_CHECKING:
-    from workload_map.exporter.service import ExporterService
     from workload_map.operator.controllers import OperatorConfig, OperatorContext
 
-__all__ = ["WorkloadMetrics"]
+__all__ = ["WorkloadMetrics", "register"]
 
 
 class WorkloadMetrics:
@@ -27,8 +29,6 @@ class WorkloadMetrics:
         self.service: ExporterService | None = None
 
     def start(self, ctx: OperatorContext) -> None:
-        from workload_map.exporter.service import ExporterService
-
         self.service = ExporterService(
             self.settings, ctx.api.transport(), ctx, is_leader=ctx.is_leader
         ).start()
@@ -42,5 +42,7 @@ def _factory(config: OperatorConfig) -> WorkloadMetrics | None:
     return WorkloadMetrics(config) if config.args.enable_workload_metrics else None
 
 
-controllers.register_flags(add_flags)
-controllers.register(_factory, name="workload-metrics")
+def register() -> None:
+    """Add the exporter's flags and its controller factory to the operator's registry."""
+    controllers.register_flags(add_flags)
+    controllers.register(_factory, name="workload-metrics")

@@ -1,30 +1,36 @@
 """One running exporter: inventory, the watches feeding it, the collector and its HTTP server.
 
-The HTTP side is the standard library's threaded server, as ``prometheus_client``'s own
-``start_http_server`` is, but it answers with :meth:`WorkloadCollector.exposition` (memoised
-text, identical to ``generate_latest``'s) rather than re-formatting every series per scrape.
-It stays apart from the operator's aiohttp servers and their ``--metrics-bind-address`` metrics.
+The HTTP side is aiohttp, the operator's and the web view's stack, on a loop thread of its own:
+the exposition of a large cluster takes a second of CPU (docs/metrics.md), built in a worker
+thread so that the loop keeps answering, and never on the operator's webhook loop. It answers
+with :meth:`WorkloadCollector.exposition` (memoised text, kept byte-identical to
+``prometheus_client.generate_latest`` of the collector by the tests) rather than re-formatting
+every series per scrape: ``benchmarks/exporter_bench.py`` measures both.
+
+The collector is served on its own address, not registered in the operator's registry: the
+workload series must come from one scrape target only (the leader's, apart from the operator's
+``--metrics-bind-address`` metrics), or every ``group_left`` join would see them twice.
 """
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 import logging
 import threading
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
 
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry
+from aiohttp import web
+from prometheus_client import CONTENT_TYPE_LATEST
 
-from workload_map.cluster.cache import InformerSet
 from workload_map.cluster.feed import InformerSource, InventoryFeed
 from workload_map.cluster.inventory import Inventory, NamespaceFilter
-from workload_map.cluster.transport import Transport
 from workload_map.exporter.collector import ExporterHealth, LabelPolicy, WorkloadCollector
 from workload_map.exporter.settings import ExporterSettings
+from workload_map.kube.cache import InformerSet
+from workload_map.kube.transport import Transport
 
-__all__ = ["ExporterService"]
+__all__ = ["ExporterService", "MetricsServer"]
 
 log = logging.getLogger("workload_map.exporter")
 
@@ -54,55 +60,21 @@ class ExporterService:
             rediscover_seconds=settings.rediscover_seconds,
         )
         self.health = ExporterHealth(is_leader=is_leader)
-        self.registry = CollectorRegistry()
         self.collector = WorkloadCollector(
             self.inventory,
             health=self.health,
             labels=LabelPolicy(settings.workload_labels),
         )
-        self.registry.register(self.collector)
-        self._server: Any = None
+        self._server = MetricsServer(self.collector.exposition, settings.host, settings.port)
         self._stopping = threading.Event()
         self.port = settings.port
 
     def start(self) -> ExporterService:
         self.feed.start()
-        server = ThreadingHTTPServer((self.settings.host, self.settings.port), self._handler())
-        server.daemon_threads = True
-        threading.Thread(target=server.serve_forever, name="exporter-http", daemon=True).start()
-        self._server = server
-        self.port = int(server.server_address[1])
+        self.port = self._server.start()
         threading.Thread(target=self._sync, name="exporter-sync", daemon=True).start()
         log.info("workload metrics on %s:%d", self.settings.host, self.port)
         return self
-
-    def _handler(self) -> type[BaseHTTPRequestHandler]:
-        collector = self.collector
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                if self.path.split("?")[0] not in ("/metrics", "/"):
-                    self.send_error(404, "only /metrics is served here")
-                    return
-                try:
-                    body = collector.exposition()
-                except Exception:  # a bug must show as a failed scrape, not a dead server
-                    log.exception("scrape failed")
-                    self.send_error(500, "the exporter failed to build the exposition")
-                    return
-                self.send_response(200)
-                if "gzip" in (self.headers.get("Accept-Encoding") or ""):
-                    body = gzip.compress(body, compresslevel=1)
-                    self.send_header("Content-Encoding", "gzip")
-                self.send_header("Content-Type", CONTENT_TYPE_LATEST)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                log.debug("%s " + format, self.address_string(), *args)
-
-        return Handler
 
     def _sync(self) -> None:
         """Record when the caches are complete; then warm the views so the first scrape is
@@ -117,6 +89,66 @@ class ExporterService:
     def stop(self) -> None:
         self._stopping.set()
         self.feed.stop()
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
+        self._server.stop()
+
+
+class MetricsServer:
+    """``GET /metrics`` (and ``/``) answering ``exposition()``, gzipped when asked, on an
+    aiohttp loop in a thread of its own; the exposition is built in a worker thread."""
+
+    def __init__(self, exposition: Callable[[], bytes], host: str, port: int) -> None:
+        self.exposition = exposition
+        self.host = host
+        self.port = port
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._runner: web.AppRunner | None = None
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> int:
+        """Listen (errors raise here, as a taken port does) and return the bound port."""
+        loop = asyncio.new_event_loop()
+        app = web.Application()
+        app.router.add_get("/metrics", self._metrics)
+        app.router.add_get("/", self._metrics)
+        runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        try:
+            loop.run_until_complete(runner.setup())
+            site = web.TCPSite(runner, self.host, self.port, reuse_address=True)
+            loop.run_until_complete(site.start())
+        except BaseException:
+            loop.run_until_complete(runner.cleanup())
+            loop.close()
+            raise
+        self._loop, self._runner = loop, runner
+        bound = runner.addresses[0]
+        self.port = int(bound[1])
+        self._thread = threading.Thread(target=loop.run_forever, name="exporter-http", daemon=True)
+        self._thread.start()
+        return self.port
+
+    async def _metrics(self, request: web.Request) -> web.Response:
+        gzipped = "gzip" in request.headers.get("Accept-Encoding", "")
+        try:
+            body = await asyncio.get_running_loop().run_in_executor(None, self._body, gzipped)
+        except Exception:  # a bug must show as a failed scrape, not a dead server
+            log.exception("scrape failed")
+            return web.Response(status=500, text="the exporter failed to build the exposition")
+        headers = {"Content-Type": CONTENT_TYPE_LATEST}
+        if gzipped:
+            headers["Content-Encoding"] = "gzip"
+        return web.Response(body=body, headers=headers)
+
+    def _body(self, gzipped: bool) -> bytes:
+        body = self.exposition()
+        return gzip.compress(body, compresslevel=1) if gzipped else body
+
+    def stop(self) -> None:
+        loop, runner = self._loop, self._runner
+        if loop is None or runner is None:
+            return
+        asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(10)
+        loop.call_soon_threadsafe(loop.stop)
+        if self._thread is not None:
+            self._thread.join(10)
+        loop.close()
+        self._loop = None

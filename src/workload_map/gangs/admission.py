@@ -17,13 +17,12 @@ blocks a pod.
 
 from __future__ import annotations
 
-import base64
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from workload_map.engine import EngineError, Workload
+from workload_map.engine.owners import OwnerRef, is_owner, walk_chain
 from workload_map.errors import WlmapError
 from workload_map.gangs.cache import ObjectCache, group_of
 from workload_map.gangs.config import (
@@ -39,6 +38,7 @@ from workload_map.gangs.config import (
     VOLCANO_TASK_ANNOTATION,
     GangConfig,
 )
+from workload_map.gangs.definitions import KartaIndex
 from workload_map.gangs.naming import label_value
 from workload_map.gangs.planner import SpecMemo, WorkloadRef, plan, workload_ref
 from workload_map.model import Karta
@@ -55,16 +55,11 @@ __all__ = [
 
 #: the name the engine sees for a pod that has none yet (``generateName`` only)
 ADMITTING = "(admitting)"
-#: owner chains longer than this are cut (a cycle or a pathological object)
-MAX_CHAIN = 16
-
 Resolver = Callable[[str, str], Karta | None]
 
 
 def catalog_resolver() -> Resolver:
     """Kartas of the built-in catalog with gang instructions, by (apiVersion, kind)."""
-    from workload_map.gangs.definitions import KartaIndex
-
     return KartaIndex().resolve
 
 
@@ -132,17 +127,6 @@ def json_patch(pod: Mapping[str, Any], decision: PodDecision) -> list[dict[str, 
     return ops
 
 
-def _controller_ref(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    refs = (obj.get("metadata") or {}).get("ownerReferences")
-    if not isinstance(refs, list) or not refs:
-        return None
-    for ref in refs:
-        if isinstance(ref, Mapping) and ref.get("controller") is True:
-            return ref
-    first = refs[0]
-    return first if isinstance(first, Mapping) else None
-
-
 class PodAdmitter:
     """Decides pod patches from an :class:`ObjectCache` and a Karta resolver (no API calls)."""
 
@@ -164,43 +148,34 @@ class PodAdmitter:
     # -- the chain --------------------------------------------------------------------------
     def _owners(
         self, pod: Mapping[str, Any], namespace: str
-    ) -> tuple[list[dict[str, Any]], str | None, float]:
-        """The pod's owners, nearest first; why the walk stopped early (or None); time waited."""
-        chain: list[dict[str, Any]] = []
+    ) -> tuple[tuple[Mapping[str, Any], ...], str | None, float]:
+        """The pod's owners, nearest first (the engine's one owner rule:
+        :func:`~workload_map.engine.owners.walk_chain`); why the walk stopped at an owner the
+        cache lacks (or None); time waited."""
         budget = self.miss_wait
         waited = 0.0
-        current: Mapping[str, Any] = pod
-        seen: set[str] = set()
-        while len(chain) < MAX_CHAIN:
-            ref = _controller_ref(current)
-            if ref is None:
-                return chain, None, waited
-            api_version, kind, name = (
-                str(ref.get("apiVersion") or ""),
-                str(ref.get("kind") or ""),
-                str(ref.get("name") or ""),
-            )
-            uid = ref.get("uid") if isinstance(ref.get("uid"), str) else None
-            if uid and uid in seen:
-                return chain, "the owner chain has a cycle", waited
-            if uid:
-                seen.add(uid)
-            key = (group_of(api_version), kind, namespace, name)
+
+        def fetch(ref: OwnerRef) -> Mapping[str, Any] | None:
+            nonlocal budget, waited
+            key = (group_of(ref.api_version), ref.kind, namespace, ref.name)
             found = self.cache.get(*key)
-            found_uid = (found or {}).get("metadata", {}).get("uid") if found else None
-            if found is None or (uid and found_uid and found_uid != uid):
-                found, spent = self.cache.wait_for(key, budget, uid=uid)
-                budget -= spent
-                waited += spent
-                if found is None:
-                    return (
-                        chain,
-                        f"owner {kind}/{name} is not in the cache (waited {waited:.2f}s)",
-                        waited,
-                    )
-            chain.append(found)
-            current = found
-        return chain, f"the owner chain is longer than {MAX_CHAIN}", waited
+            if is_owner(ref, found):
+                return found
+            # not here yet, or a namesake of another uid: the owner may arrive in a moment
+            found, spent = self.cache.wait_for(key, budget, uid=ref.uid)
+            budget -= spent
+            waited += spent
+            return found
+
+        chain = walk_chain(pod, fetch)
+        missing = chain.missing
+        if missing is not None:
+            return (
+                chain.owners,
+                f"owner {missing.kind}/{missing.name} is not in the cache (waited {waited:.2f}s)",
+                waited,
+            )
+        return chain.owners, None, waited
 
     def _namespace_labels(self, namespace: str) -> dict[str, str]:
         found = self.cache.get("", "Namespace", "", namespace)
@@ -223,7 +198,7 @@ class PodAdmitter:
             return PodDecision(
                 reason=stopped, waited_seconds=waited, cache_miss="not in the cache" in stopped
             )
-        top: tuple[dict[str, Any], Karta] | None = None
+        top: tuple[Mapping[str, Any], Karta] | None = None
         for owner in chain:
             karta = self.resolve(str(owner.get("apiVersion") or ""), str(owner.get("kind") or ""))
             if karta is not None and karta.gang_scheduling is not None:
@@ -247,7 +222,7 @@ class PodAdmitter:
         self,
         pod: Mapping[str, Any],
         namespace: str,
-        workload: dict[str, Any],
+        workload: Mapping[str, Any],
         karta: Karta,
         waited: float,
     ) -> PodDecision:
@@ -306,28 +281,6 @@ class PodAdmitter:
             f"joins {gang.backend} gang {gang.name} (minimum {gang.min_count}: {gang.rule})"
         )
         return decision
-
-    # -- the AdmissionReview ----------------------------------------------------------------
-    def review(self, body: Mapping[str, Any]) -> dict[str, Any]:
-        """The ``admission.k8s.io/v1`` AdmissionReview answer: always allowed, maybe patched."""
-        request = body.get("request") if isinstance(body.get("request"), Mapping) else {}
-        assert isinstance(request, Mapping)
-        response: dict[str, Any] = {"uid": request.get("uid", ""), "allowed": True}
-        pod = request.get("object")
-        if request.get("operation") == "CREATE" and isinstance(pod, Mapping):
-            try:
-                decision = self.decide(pod, request.get("namespace"))
-                ops = json_patch(pod, decision)
-            except Exception:  # never block a pod on our fault: admit it unchanged
-                ops = []
-            if ops:
-                response["patchType"] = "JSONPatch"
-                response["patch"] = base64.b64encode(json.dumps(ops).encode()).decode()
-        return {
-            "apiVersion": body.get("apiVersion", "admission.k8s.io/v1"),
-            "kind": "AdmissionReview",
-            "response": response,
-        }
 
 
 def _named(pod: Mapping[str, Any], namespace: str) -> dict[str, Any]:

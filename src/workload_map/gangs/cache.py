@@ -18,8 +18,8 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 # the trims are the shared ones: one pod informer serves every controller of the process
-from workload_map.cluster.trim import trim_intermediate as trim_owner
-from workload_map.cluster.trim import trim_pod, trim_workload
+from workload_map.kube.trim import trim_intermediate as trim_owner
+from workload_map.kube.trim import trim_pod, trim_workload
 
 __all__ = ["Key", "ObjectCache", "group_of", "key_of", "trim_owner", "trim_pod", "trim_workload"]
 

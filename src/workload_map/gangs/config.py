@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 __all__ = [
     "ANNOTATION_DECISION",
+    "ANNOTATION_DISRUPTION",
     "ANNOTATION_GANG",
     "ANNOTATION_QUEUE",
     "ANNOTATION_TIMEOUT",
@@ -46,6 +47,8 @@ ANNOTATION_GANG = PREFIX + "gang-scheduling"
 #: per-workload overrides of the coscheduling timeout and the Volcano queue
 ANNOTATION_TIMEOUT = PREFIX + "schedule-timeout-seconds"
 ANNOTATION_QUEUE = PREFIX + "queue"
+#: ``all`` (the default: a gang is preempted whole) or ``single`` (the API's own default)
+ANNOTATION_DISRUPTION = PREFIX + "gang-disruption-mode"
 #: on the objects we own: the decision that produced them (JSON)
 ANNOTATION_DECISION = PREFIX + "decision"
 LABEL_MANAGED_BY = PREFIX + "managed-by"

@@ -3,7 +3,7 @@
 It plans each workload with :func:`~workload_map.gangs.planner.plan`, applies the difference with
 :func:`~workload_map.gangs.reconcile.reconcile`, records every decision as an event on the
 workload and counts what it did; the caches, the webhook and the process plumbing it shares
-with every replica are in :mod:`workload_map.gangs.operator`.
+with every replica are in :mod:`workload_map.gangs.runtime` and :mod:`workload_map.gangs.watcher`.
 """
 
 from __future__ import annotations
@@ -13,18 +13,16 @@ import threading
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from workload_map.engine.owners import OwnerChain, OwnerRef, covered_owner, walk_chain
 from workload_map.errors import WlmapError
 from workload_map.gangs.cache import group_of, key_of
 from workload_map.gangs.config import LABEL_MANAGED_BY, LABEL_WORKLOAD_UID, MANAGED_BY
 from workload_map.gangs.definitions import has_gangs
-from workload_map.gangs.operator import (
-    FIELD_MANAGER,
-    POD_DEBOUNCE,
-    SCHEDULING_KINDS,
-    GangRuntime,
-)
 from workload_map.gangs.planner import Decision, Plan, plan, workload_ref
 from workload_map.gangs.reconcile import Actions, object_path, reconcile
+from workload_map.gangs.runtime import FIELD_MANAGER, POD_DEBOUNCE, SCHEDULING_KINDS, GangRuntime
+from workload_map.kube.errors import ApiError, NotFound
+from workload_map.kube.workqueue import WorkQueue
 
 if TYPE_CHECKING:
     from workload_map.operator.controllers import OperatorConfig, OperatorContext
@@ -46,7 +44,7 @@ class GangController:
         self.mode = str(cfg.args.gang_missed_member_mode)
         self.resync = float(cfg.args.gang_resync_period)
         self.ctx: OperatorContext | None = None
-        self.queue: Any = None
+        self.queue: WorkQueue | None = None
         self._lock = threading.Lock()
         self._pod_owner: dict[tuple[str, str], str] = {}  # (ns, pod) → workload key
         self._pods_of: dict[str, set[tuple[str, str]]] = {}
@@ -69,40 +67,41 @@ class GangController:
         g, k, ns, name = key_of(obj)
         return f"{g}|{k}|{ns}|{name}"
 
-    def _workload_of(
+    def _chain(self, obj: Mapping[str, Any]) -> OwnerChain:
+        """``obj``'s controller chain through the cache, without waiting (the engine's one
+        owner rule: :func:`~workload_map.engine.owners.walk_chain`)."""
+        cache = self.runtime.cache
+        ns = str((obj.get("metadata") or {}).get("namespace") or "")
+        return walk_chain(
+            obj, lambda ref: cache.get(group_of(ref.api_version), ref.kind, ns, ref.name)
+        )
+
+    def _has_gangs(self, ref: OwnerRef) -> bool:
+        return has_gangs(self.runtime.kartas.resolve(ref.api_version, ref.kind))
+
+    def workload_of(
         self, pod: Mapping[str, Any]
     ) -> tuple[str | None, tuple[str, str, str, str] | None]:
-        """The top-most covered owner of a pod through the cache (no waiting), and the owner
-        at which the chain broke (not cached yet), if it did."""
-        rt = self.runtime
-        current: Mapping[str, Any] = pod
+        """The key (``group|kind|namespace|name``) of the top-most owner of a pod with gangs among those the cache holds, and the key of
+        the owner at which the chain broke (not cached yet), if it did."""
+        chain = self._chain(pod)
         found: str | None = None
-        ns = str((pod.get("metadata") or {}).get("namespace") or "")
-        for _ in range(16):
-            refs = (current.get("metadata") or {}).get("ownerReferences") or []
-            ref = next((r for r in refs if r.get("controller")), refs[0] if refs else None)
-            if ref is None:
-                break
-            key = (
-                group_of(str(ref.get("apiVersion"))),
-                str(ref.get("kind")),
-                ns,
-                str(ref.get("name")),
-            )
-            owner = rt.cache.get(*key)
-            if owner is None:
-                return found, key
-            karta = rt.kartas.resolve(str(owner.get("apiVersion")), str(owner.get("kind")))
-            if has_gangs(karta):
+        for owner in chain.owners:
+            if has_gangs(
+                self.runtime.kartas.resolve(str(owner.get("apiVersion")), str(owner.get("kind")))
+            ):
                 found = self._key(owner)
-            current = owner
-        return found, None
+        missing = chain.missing
+        if missing is None:
+            return found, None
+        ns = str((pod.get("metadata") or {}).get("namespace") or "")
+        return found, (group_of(missing.api_version), missing.kind, ns, missing.name)
 
     def _link(self, pod: Mapping[str, Any], deleted: bool = False) -> tuple[str | None, str | None]:
         """Index one pod under its workload; (old workload key, new workload key)."""
         meta = pod.get("metadata") or {}
         pod_key = (str(meta.get("namespace")), str(meta.get("name")))
-        new, broken = (None, None) if deleted else self._workload_of(pod)
+        new, broken = (None, None) if deleted else self.workload_of(pod)
         with self._lock:
             old = self._pod_owner.pop(pod_key, None)
             if old:
@@ -222,8 +221,6 @@ class GangController:
 
     # -- start ----------------------------------------------------------------------------
     def start(self, ctx: OperatorContext) -> None:
-        from workload_map.cluster.workqueue import WorkQueue
-
         self.ctx = ctx
         self.queue = WorkQueue("gangs", self.reconcile_key, workers=int(self.cfg.args.gang_workers))
         self.queue.start()
@@ -257,7 +254,7 @@ class GangController:
             return None
         karta = rt.kartas.resolve(str(workload.get("apiVersion")), kind)
         uid = str((workload.get("metadata") or {}).get("uid") or "")
-        if not has_gangs(karta) or self._nested(workload):
+        if not has_gangs(karta) or self.nested(workload):
             with self._lock:
                 held = list(self._ours.get(uid, {}).values())
             if not held:
@@ -273,16 +270,11 @@ class GangController:
         labels = ((namespace or {}).get("metadata") or {}).get("labels") or {}
         return karta, workload, pods, labels, existing, foreign
 
-    def _nested(self, workload: Mapping[str, Any]) -> bool:
-        """Whether a covered workload with gangs controls this one (a JobSet's Jobs, a
-        RayJob's RayCluster): the top owner's gangs count its pods, so it gets none of its own."""
-        for ref in (workload.get("metadata") or {}).get("ownerReferences") or []:
-            if isinstance(ref, Mapping) and ref.get("controller") is True:
-                karta = self.runtime.kartas.resolve(
-                    str(ref.get("apiVersion")), str(ref.get("kind"))
-                )
-                return has_gangs(karta)
-        return False
+    def nested(self, workload: Mapping[str, Any]) -> bool:
+        """Whether an owner with gangs is up this workload's controller chain (a JobSet's
+        Jobs, a RayJob's RayCluster, also when that owner is not cached yet): the top-most one's
+        gangs count its pods (:meth:`workload_of`), so it gets none of its own."""
+        return covered_owner(self._chain(workload), self._has_gangs) is not None
 
     @staticmethod
     def _fingerprint(
@@ -351,13 +343,11 @@ class GangController:
         )
         actions = reconcile(the_plan, pods, existing, mode=self.mode, foreign_workload=foreign)
         self._drop_unserved(actions)
-        with rt.stats.lock:
-            rt.stats.reconciles += 1
+        rt.metrics.reconciles.inc()
         try:
             self.execute(workload, actions)
         except WlmapError as err:
-            with rt.stats.lock:
-                rt.stats.reconcile_errors += 1
+            rt.metrics.reconcile_errors.inc()
             log.warning("gangs: reconcile of %s failed: %s", key, err)
             raise
         if actions.writes == 0 and not actions.waiting:
@@ -388,8 +378,6 @@ class GangController:
         )
 
     def execute(self, workload: dict[str, Any], actions: Actions) -> None:
-        from workload_map.cluster.errors import ApiError, NotFound
-
         assert self.ctx is not None
         ctx, rt = self.ctx, self.runtime
         done: list[Decision] = []
@@ -438,10 +426,9 @@ class GangController:
                 )
             except NotFound:
                 pass
-        with rt.stats.lock:
-            rt.stats.writes += actions.writes
-            rt.stats.missed_members += sum(len(v) for v in actions.missed.values())
-            rt.stats.pods_deleted += len(actions.delete_pods)
+        rt.metrics.writes.inc(actions.writes)
+        rt.metrics.missed_members.inc(sum(len(v) for v in actions.missed.values()))
+        rt.metrics.pods_deleted.inc(len(actions.delete_pods))
         self._events(workload, [*actions.decisions, *done])
 
     def _events(self, workload: dict[str, Any], decisions: list[Decision]) -> None:

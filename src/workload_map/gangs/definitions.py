@@ -1,6 +1,7 @@
 """Which Karta describes a kind, for the gang room: the cluster's Kartas, then the catalog.
 
-The rule is the CLI's one resolver (``cluster.resolve_gvk`` over ``cluster.definitions``); here
+The rule is the CLI's one resolver (``catalog.resolution.resolve_gvk`` over
+``catalog.definitions``); here
 the cluster's Kartas arrive through a watch, so the index is fed event by event and answers
 from memory (the pod webhook asks on every request). A cluster Karta that fails validation is
 not used; the catalog's definition of that kind, if any, keeps serving it.
@@ -10,12 +11,17 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from workload_map.model import Karta
-
-if TYPE_CHECKING:
-    from workload_map.cluster.definitions import BrokenKarta, Definition, Definitions
+from workload_map.catalog.definitions import (
+    AmbiguousDefinition,
+    BrokenKarta,
+    Definition,
+    Definitions,
+    parse_cluster_kartas,
+)
+from workload_map.catalog.resolution import resolve_gvk
+from workload_map.model import GVK, Karta
 
 __all__ = ["KartaIndex", "has_gangs"]
 
@@ -28,8 +34,8 @@ def has_gangs(karta: Karta | None) -> bool:
 class KartaIndex:
     """Cluster Kartas by name, resolved over the built-in catalog; thread-safe.
 
-    The rule is the CLI's (:func:`workload_map.cluster.resolve_gvk` over
-    :class:`~workload_map.cluster.definitions.Definitions`): a cluster Karta of the exact GVK
+    The rule is the CLI's (:func:`workload_map.catalog.resolution.resolve_gvk` over
+    :class:`~workload_map.catalog.definitions.Definitions`): a cluster Karta of the exact GVK
     replaces the catalog's, an outdated cluster copy of a built-in yields to it, else the most
     stable definition of the same group and kind. Unlike a command, the gang room never uses an
     invalid Karta (it resolves to the catalog's, else to nothing) nor guesses between several
@@ -49,8 +55,6 @@ class KartaIndex:
         self._builtin: dict[str, Karta] = {}
 
     def apply(self, event: str, obj: Mapping[str, Any]) -> None:
-        from workload_map.cluster.definitions import Definitions, parse_cluster_kartas
-
         name = str((obj.get("metadata") or {}).get("name") or "")
         parsed = None if event == "DELETED" else parse_cluster_kartas([dict(obj)])
         with self._lock:
@@ -70,8 +74,6 @@ class KartaIndex:
             self.generation += 1
 
     def _current(self) -> Definitions:
-        from workload_map.cluster.definitions import Definitions
-
         with self._lock:
             if self._definitions is None:
                 self._definitions = Definitions.from_objects(())
@@ -87,10 +89,6 @@ class KartaIndex:
         return found
 
     def _resolve(self, api_version: str, kind: str) -> Karta | None:
-        from workload_map.cluster.definitions import AmbiguousDefinition
-        from workload_map.cluster.lookup import resolve_gvk
-        from workload_map.model import GVK
-
         definitions = self._current()
         try:
             resolution = resolve_gvk(GVK.from_api_version(api_version, kind), definitions)

@@ -25,6 +25,9 @@ Priority admission plugin fills ``priority``). Members without a class take the 
 ``globalDefault`` class (``GangConfig.default_priority_class``), as the plugin gives it to pods
 and pod groups alike. Members whose classes resolve to different values can share no pod group:
 such a gang gets no object and its pods schedule one by one (event ``MixedPriorities``).
+Disruption (native): a gang is one unit in preemption, ``disruptionMode: {all: {}}`` (the API's
+default is ``single``, which lets the scheduler preempt a subset of a running gang); the
+workload's annotation ``workload-map.run.ai/gang-disruption-mode: single`` asks for the API's.
 
 The backend of a gang is the one its pods' ``spec.schedulerName`` selects (the pods' when
 known, else their templates'); a gang whose members name different schedulers gets no object.
@@ -41,6 +44,7 @@ from typing import Any
 from workload_map.engine import EngineError, PodGroup, Workload
 from workload_map.gangs.config import (
     ANNOTATION_DECISION,
+    ANNOTATION_DISRUPTION,
     ANNOTATION_QUEUE,
     ANNOTATION_TIMEOUT,
     COSCHEDULING,
@@ -266,6 +270,26 @@ def _timeout(obj: Mapping[str, Any], config: GangConfig) -> int:
 
 #: the label KubeRay reads a RayCluster's queue from and Volcano's job controller puts on pods
 VOLCANO_QUEUE_LABEL = "volcano.sh/queue-name"
+
+
+#: the native ``disruptionMode`` values a workload's annotation may ask for
+DISRUPTION_MODES = ("all", "single")
+
+
+def _disruption(obj: Mapping[str, Any], out: Plan) -> dict[str, dict[str, Any]]:
+    """The native groups' ``disruptionMode``: ``all`` unless the workload asks for ``single``."""
+    value = (_meta(obj).get("annotations") or {}).get(ANNOTATION_DISRUPTION)
+    if value is not None and value not in DISRUPTION_MODES:
+        out.decisions.append(
+            Decision(
+                "BadAnnotation",
+                f"annotation {ANNOTATION_DISRUPTION}={value!r} is not one of "
+                f"{', '.join(DISRUPTION_MODES)}: the default, all, is used",
+                warning=True,
+            )
+        )
+        value = None
+    return {str(value or "all"): {}}
 
 
 def _queue(obj: Mapping[str, Any], config: GangConfig) -> str:
@@ -680,7 +704,12 @@ def plan(
             )
         )
     _native_layout(out, existing_templates)
-    out.objects = _objects(out, choice.reason, queue, timeout, _volcano_annotations(wl_spec.obj))
+    disruption = (
+        _disruption(wl_spec.obj, out) if any(g.backend == NATIVE for g in out.gangs) else {}
+    )
+    out.objects = _objects(
+        out, choice.reason, queue, timeout, _volcano_annotations(wl_spec.obj), disruption
+    )
     return out
 
 
@@ -742,8 +771,30 @@ def _volcano_annotations(obj: Mapping[str, Any]) -> dict[str, str]:
     }
 
 
+def _template(
+    name: str, count: int, classes: set[str | None], disruption: Mapping[str, Any]
+) -> dict[str, Any]:
+    """A native pod-group template; it names a class only where all its gangs share one
+    (PodGroups made from it are ours and name their own: the template is what other readers,
+    KAI among them, see)."""
+    template: dict[str, Any] = {
+        "name": name,
+        "schedulingPolicy": {"gang": {"minCount": count}},
+        "disruptionMode": dict(disruption),
+    }
+    (only,) = classes if len(classes) == 1 else (None,)
+    if only:
+        template["priorityClassName"] = only
+    return template
+
+
 def _objects(
-    out: Plan, opted: str, queue: str, timeout: int, inherited: Mapping[str, str]
+    out: Plan,
+    opted: str,
+    queue: str,
+    timeout: int,
+    inherited: Mapping[str, str],
+    disruption: Mapping[str, Any],
 ) -> list[dict[str, Any]]:
     ref = out.workload
     objects: list[dict[str, Any]] = []
@@ -752,8 +803,10 @@ def _objects(
     in_templates = [g for g in native if not g.standalone]
     if in_templates:
         minimums: dict[str, int] = {}
+        classes: dict[str, set[str | None]] = {}
         for g in in_templates:
             minimums[g.template] = max(minimums.get(g.template, 0), g.min_count)
+            classes.setdefault(g.template, set()).add(g.priority_class)
         objects.append(
             {
                 "apiVersion": NATIVE_API,
@@ -767,7 +820,7 @@ def _objects(
                 "spec": {
                     "controllerRef": {"apiGroup": ref.group, "kind": ref.kind, "name": ref.name},
                     "podGroupTemplates": [
-                        {"name": name, "schedulingPolicy": {"gang": {"minCount": count}}}
+                        _template(name, count, classes[name], disruption)
                         for name, count in sorted(minimums.items())
                     ],
                 },
@@ -782,6 +835,7 @@ def _objects(
             if g.priority_class:
                 # the scheduler ranks and admits members by the group's priority (module doc)
                 spec["priorityClassName"] = g.priority_class
+            spec["disruptionMode"] = dict(disruption)
             objects.append(
                 {"apiVersion": NATIVE_API, "kind": "PodGroup", "metadata": meta, "spec": spec}
             )

@@ -28,6 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from workload_map.engine.owners import controller_ref
 from workload_map.engine.pods import Placement
 from workload_map.engine.resources import Totals, pod_request
 from workload_map.gangs.config import (
@@ -418,7 +419,7 @@ def reconcile(
             new_ref = (obj.get("spec") or {}).get("workloadRef")
             if old_ref != new_ref:
                 continue  # immutable: keep the old one while its pods run
-            if _class_changed(found, obj, referenced.get((key[0], key[2]), 0), out):
+            if _immutable_changed(found, obj, referenced.get((key[0], key[2]), 0), out):
                 continue  # deleted: made again with the members' class once gone
         patch = _spec_patch(found, obj)
         if patch is not None:
@@ -442,43 +443,57 @@ def reconcile(
     return out
 
 
-def _class_changed(
+def _immutable_changed(
     found: Mapping[str, Any], desired: Mapping[str, Any], members: int, out: Actions
 ) -> bool:
-    """Whether a native group that names another priority class than its members now run
-    with is deleted (True) rather than kept and reported (False).
+    """Whether a native group whose immutable ``priorityClassName`` or ``disruptionMode``
+    differs from what its members now need is deleted (True) rather than kept (False).
 
-    The class is immutable: a group no live pod references yet is deleted (and made again
-    with the class once gone); one with members is kept and reported, since deleting it
-    would leave them without the group they must join.
+    A group no live pod references yet is deleted (and made again once gone); one with members
+    is kept and reported, since deleting it would leave them without the group they must join.
+    A field the server did not keep (``disruptionMode`` absent) is not compared, so a server
+    without it never sees the group recreated over and over.
     """
-    want = (desired.get("spec") or {}).get("priorityClassName")
-    have = (found.get("spec") or {}).get("priorityClassName") or ""
-    if not want or have == want:
+    want, have = desired.get("spec") or {}, found.get("spec") or {}
+    changes = []
+    want_class, have_class = want.get("priorityClassName"), have.get("priorityClassName") or ""
+    if want_class and have_class != want_class:
+        changes.append(f"priority class {have_class or '(none)'} -> {want_class}")
+    want_mode, have_mode = want.get("disruptionMode"), have.get("disruptionMode")
+    if want_mode and have_mode is not None and have_mode != want_mode:
+        changes.append(f"disruption mode {_mode(have_mode)} -> {_mode(want_mode)}")
+    if not changes:
         return False
-    name = _meta(found).get("name")
+    name, what = _meta(found).get("name"), "; ".join(changes)
     if members == 0:
         out.delete.append(dict(found))
         out.decisions.append(
             Decision(
-                "PriorityClassChanged",
-                f"PodGroup {name} names priority class {have or '(none)'} and its members now "
-                f"run with {want}: the field is immutable and no pod joined the group yet, "
-                "so it is deleted and made again with the new class",
+                "ImmutableFieldChanged",
+                f"PodGroup {name}: {what}: the fields are immutable and no pod joined the "
+                "group yet, so it is deleted and made again",
             )
         )
     else:
         out.decisions.append(
             Decision(
-                "PriorityClassImmutable",
-                f"PodGroup {name} names priority class {have or '(none)'} and its members now "
-                f"run with {want}: the field is immutable and {members} pod(s) joined the "
-                "group, so it is kept; kube-scheduler binds no member whose priority differs "
-                "from the group's (recreate the workload to change its class)",
-                warning=True,
+                "ImmutableFieldKept",
+                f"PodGroup {name}: {what} wanted, but the fields are immutable and {members} "
+                "pod(s) joined the group, so it is kept as it is"
+                + (
+                    "; kube-scheduler binds no member whose priority differs from the group's "
+                    "(recreate the workload to change its class)"
+                    if want_class and have_class != want_class
+                    else ""
+                ),
+                warning=bool(want_class and have_class != want_class),
             )
         )
     return members == 0
+
+
+def _mode(value: object) -> str:
+    return ",".join(sorted(value)) if isinstance(value, Mapping) else str(value)
 
 
 def _resources_text(resources: tuple[dict[str, str], dict[str, str]] | None) -> str:
@@ -498,7 +513,5 @@ def _released(plan: Plan) -> bool:
 
 
 def _has_controller(pod: Mapping[str, Any]) -> bool:
-    refs = _meta(pod).get("ownerReferences")
-    return isinstance(refs, list) and any(
-        isinstance(r, Mapping) and r.get("controller") is True for r in refs
-    )
+    """Whether a controller recreates the pod once deleted (the engine's one owner rule)."""
+    return controller_ref(pod) is not None

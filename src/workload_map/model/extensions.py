@@ -35,6 +35,7 @@ from collections.abc import Mapping
 from dataclasses import field
 from typing import Any
 
+from workload_map import jq
 from workload_map.model.findings import ERROR, WARNING, Finding, FindingCode
 from workload_map.model.views import view
 
@@ -97,8 +98,6 @@ def _path(key: str) -> str:
 
 
 def _jq_findings(key: str, expr: str) -> list[Finding]:
-    from workload_map import jq
-
     try:
         jq.parse(expr)
         violations = jq.karta_violations(expr)

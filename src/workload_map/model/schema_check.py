@@ -14,6 +14,8 @@ import difflib
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from workload_map import jq
+from workload_map.jq import ast as jq_ast
 from workload_map.model.findings import ERROR, WARNING, Finding, FindingCode
 from workload_map.model.shape import iter_jq_fields
 from workload_map.model.types import GVK, Karta
@@ -72,9 +74,7 @@ def _synthetic(typ: str) -> _Loc:
 
 class _Interpreter:
     def __init__(self) -> None:
-        from workload_map.jq import ast
-
-        self.ast = ast
+        self.ast = jq_ast
         self.problems: list[_Problem] = []
 
     # -- helpers -------------------------------------------------------------------------------
@@ -452,8 +452,6 @@ def _dedupe(locs: Iterable[_Loc]) -> list[_Loc]:
 
 
 def _analyse(schema: Schema, expression: str) -> tuple[list[_Loc], list[_Problem]]:
-    from workload_map import jq
-
     tree = jq.parse(expression)
     interp = _Interpreter()
     outs = interp.run(tree, [_Loc(schema, "")])
@@ -577,8 +575,6 @@ def check_against_crd(karta: Karta, crd: Mapping[str, Any]) -> list[Finding]:
 
 
 def _check_paths(karta: Karta, schema: Schema, gvk: GVK) -> list[Finding]:
-    from workload_map import jq
-
     out: list[Finding] = []
     for field in iter_jq_fields(karta):
         if field.target != "workload":

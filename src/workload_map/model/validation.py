@@ -19,6 +19,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from workload_map import jq
 from workload_map.model.extensions import check as check_extensions
 from workload_map.model.findings import ERROR, WARNING, Finding, FindingCode
 from workload_map.model.labels import label_key_errors, label_value_errors
@@ -116,6 +117,7 @@ def _rule_findings(karta: Karta, crd: Mapping[str, Any] | None) -> list[Finding]
     findings += _warnings(karta, comps)
     findings += check_extensions(karta)  # the workload-map.run.ai/ gang annotations
     if crd is not None:
+        # start-up boundary: the CRD schema checks (and difflib) load only when a CRD is given
         from workload_map.model.schema_check import check_against_crd
 
         findings += check_against_crd(karta, crd)
@@ -388,8 +390,6 @@ def _verdict(expr: str) -> tuple[str, str, int | None, tuple[Any, ...]]:
     """What the jq rules say about one expression: ("ok", "", None, violations), ("parse",
     message, offset, ()) or ("deep", "", None, ()). Memoised by text: the same expressions
     recur across definitions, and parsing is most of validate's time."""
-    from workload_map import jq
-
     try:
         return "ok", "", None, tuple(jq.karta_violations(expr))
     except jq.JqError as exc:
@@ -428,8 +428,6 @@ def _jq_rules(karta: Karta) -> list[Finding]:
 
 def _action_rules(comps: list[tuple[str, Component]], jq_faults: set[str]) -> list[Finding]:
     """Suspend/resume actions must write a location and carry JSON text (else they always fail)."""
-    from workload_map import jq
-
     out: list[Finding] = []
     for path, comp in comps:
         if comp.suspend_definition is None:

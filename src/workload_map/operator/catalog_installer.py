@@ -11,8 +11,8 @@ import logging
 from typing import TYPE_CHECKING
 
 from workload_map.cluster.catalog_install import install
-from workload_map.cluster.errors import ApiError
 from workload_map.errors import WlmapError
+from workload_map.kube.errors import ApiError
 from workload_map.operator import controllers
 
 if TYPE_CHECKING:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workload_map.cluster.errors import ApiError, ClusterError, NotFound
+from workload_map.kube.errors import ApiError, ClusterError, NotFound
 from workload_map.operator.errors import ConfigError, OperatorError
 
 if TYPE_CHECKING:

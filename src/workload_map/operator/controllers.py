@@ -36,11 +36,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from prometheus_client import CollectorRegistry
+
 from workload_map.operator.errors import ConfigError
+from workload_map.operator.metrics import process_registry
 
 if TYPE_CHECKING:
-    from workload_map.cluster.api import Api
-    from workload_map.cluster.cache import Informer, InformerSet, Transform
+    from workload_map.kube.api import Api
+    from workload_map.kube.cache import Informer, InformerSet, Transform
     from workload_map.operator.events import EventRecorder
 
 __all__ = [
@@ -111,7 +114,8 @@ def flag_adders() -> list[Callable[[argparse.ArgumentParser], None]]:
 
 @dataclass
 class OperatorContext:
-    """What a controller gets: the API, shared caches, events, webhooks, health, leadership."""
+    """What a controller gets: the API, shared caches, events, webhooks, health, metrics,
+    leadership."""
 
     config: OperatorConfig
     api: Api
@@ -122,7 +126,9 @@ class OperatorContext:
     webhooks: dict[str, AdmissionHandler] = field(default_factory=dict)
     inline_webhooks: set[str] = field(default_factory=set)
     readiness: dict[str, Callable[[], bool]] = field(default_factory=dict)
-    metrics: list[Callable[[], str]] = field(default_factory=list)
+    #: the process's one metrics registry (``/metrics``): controllers register their own
+    #: ``prometheus_client`` counters, gauges and collectors here when they start
+    registry: CollectorRegistry = field(default_factory=process_registry)
     threads: list[threading.Thread] = field(default_factory=list)
 
     def informer(
@@ -160,10 +166,6 @@ class OperatorContext:
     def add_readiness(self, name: str, check: Callable[[], bool]) -> None:
         """``/readyz`` answers 200 only while every check returns True."""
         self.readiness[name] = check
-
-    def add_metrics(self, render: Callable[[], str]) -> None:
-        """Append Prometheus text exposition lines to ``/metrics``."""
-        self.metrics.append(render)
 
     def is_leader(self) -> bool:
         return self.leader.is_set()

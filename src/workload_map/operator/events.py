@@ -10,8 +10,8 @@ import datetime
 import logging
 from typing import Any
 
-from workload_map.cluster.api import Api
-from workload_map.cluster.errors import ClusterError
+from workload_map.kube.api import Api
+from workload_map.kube.errors import ClusterError
 
 __all__ = ["COMPONENT", "EventRecorder"]
 

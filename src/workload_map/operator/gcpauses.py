@@ -18,8 +18,13 @@ import gc
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
+
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from workload_map.operator.metrics import quantile_summary
 
 __all__ = ["READINESS", "GcPauses", "settle_when"]
 
@@ -27,7 +32,7 @@ METRIC = "workloadmap_operator_gc_pause_seconds"
 READINESS = "gc-settled"  # the readiness check that waits for the freeze
 
 
-class GcPauses:
+class GcPauses(Collector):
     """Times each collection (``gc.callbacks``); the last 10 000 per generation."""
 
     def __init__(self) -> None:
@@ -54,29 +59,26 @@ class GcPauses:
             else:
                 self.samples[int(info.get("generation", 0))].append(took)
 
-    def render(self) -> str:
-        lines = [
-            f"# HELP {METRIC} Cyclic garbage-collector pauses (every thread waits), per generation.",
-            f"# TYPE {METRIC} summary",
-        ]
-        for generation, samples in sorted(self.samples.items()):
-            values = sorted(samples)
-            label = f'generation="{generation}"'
-            for q in (0.5, 0.99, 1.0):
-                v = values[min(len(values) - 1, int(q * len(values)))] if values else 0.0
-                lines.append(f'{METRIC}{{{label},quantile="{q}"}} {v:.6f}')
-            lines.append(f"{METRIC}_sum{{{label}}} {sum(values):.6f}")
-            lines.append(f"{METRIC}_count{{{label}}} {len(values)}")
-        lines.append(
-            "# HELP workloadmap_operator_gc_freezes_total Objects frozen after cache sync."
+    def collect(self) -> Iterator[Metric]:
+        """The pauses per generation, the freezes and the settle collection (a collector of
+        the process's registry: ``registry.register(pauses)``)."""
+        yield quantile_summary(
+            METRIC,
+            "Cyclic garbage-collector pauses (every thread waits), per generation.",
+            ["generation"],
+            [((str(g),), list(s), sum(s), len(s)) for g, s in sorted(list(self.samples.items()))],
+            quantiles=(0.5, 0.99, 1.0),
         )
-        lines.append("# TYPE workloadmap_operator_gc_freezes_total counter")
-        lines.append(f"workloadmap_operator_gc_freezes_total {self.freezes}")
-        settle = "workloadmap_operator_gc_settle_seconds"
-        lines.append(f"# HELP {settle} The full collection before the freeze (before ready).")
-        lines.append(f"# TYPE {settle} gauge")
-        lines.append(f"{settle} {self.settle_seconds:.6f}")
-        return "\n".join(lines) + "\n"
+        yield CounterMetricFamily(
+            "workloadmap_operator_gc_freezes_total",
+            "Objects frozen after cache sync.",
+            value=self.freezes,
+        )
+        yield GaugeMetricFamily(
+            "workloadmap_operator_gc_settle_seconds",
+            "The full collection before the freeze (before ready).",
+            value=self.settle_seconds,
+        )
 
 
 def settle_when(

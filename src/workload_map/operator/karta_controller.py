@@ -13,9 +13,14 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
+from prometheus_client import Counter
+
+from workload_map import __version__
+from workload_map.catalog import catalog
 from workload_map.catalog.stamps import root_gvk
-from workload_map.cluster.errors import ApiError, ClusterError, Forbidden, NotFound
-from workload_map.cluster.workqueue import WorkQueue
+from workload_map.kube.discovery import discover
+from workload_map.kube.errors import ApiError, ClusterError, Forbidden, NotFound
+from workload_map.kube.workqueue import WorkQueue
 from workload_map.operator import controllers
 from workload_map.operator.karta_status import (
     ClusterTypes,
@@ -26,9 +31,10 @@ from workload_map.operator.karta_status import (
     merge_conditions,
     trim_crd,
 )
+from workload_map.operator.metrics import counter_value
 
 if TYPE_CHECKING:
-    from workload_map.cluster.cache import Informer
+    from workload_map.kube.cache import Informer
     from workload_map.operator.controllers import OperatorConfig, OperatorContext
 
 __all__ = ["CRDS_PATH", "KARTAS_PATH", "KartaController", "catalog_entry"]
@@ -46,8 +52,6 @@ def kartas_informer(ctx: OperatorContext) -> Informer:
 
 def catalog_entry(group: str, version: str, kind: str) -> tuple[str, dict[str, Any]] | None:
     """(name, document) of the built-in definition of exactly this GVK, if any."""
-    from workload_map.catalog import catalog
-
     karta = catalog.get(group, version, kind)
     if karta is None or not karta.name:
         return None
@@ -70,12 +74,32 @@ class KartaController:
         self._access: dict[tuple[str, str], tuple[float, bool | None, str]] = {}
         self._full_crds: dict[str, tuple[str, dict[str, Any]]] = {}
         self._lock = threading.Lock()
-        self.status_writes = 0
         self.label_writes = 0
-        self.conflicts = 0
-        self.reconciles = 0
-        self.evaluate_seconds = 0.0
-        self.write_seconds = 0.0
+        # registered in the process's registry when this replica starts the controller (a
+        # standby exports none of them)
+        self.status_writes_total = Counter(
+            "workloadmap_operator_karta_status_writes_total",
+            "Karta status writes.",
+            registry=None,
+        )
+        self.conflicts_total = Counter(
+            "workloadmap_operator_karta_conflicts_total",
+            "409 answers to Karta writes.",
+            registry=None,
+        )
+        self.reconciles_total = Counter(
+            "workloadmap_operator_karta_reconciles_total", "Karta reconciles.", registry=None
+        )
+        self.evaluate_seconds = Counter(
+            "workloadmap_operator_karta_evaluate_seconds_total",
+            "Time computing conditions.",
+            registry=None,
+        )
+        self.write_seconds = Counter(
+            "workloadmap_operator_karta_write_seconds_total",
+            "Time in label and status writes.",
+            registry=None,
+        )
         self.started_at = 0.0
 
     # -- lifecycle ------------------------------------------------------------------------
@@ -86,7 +110,8 @@ class KartaController:
         self.kartas = kartas_informer(ctx)
         self.crds = ctx.informer(CRDS_PATH, transform=trim_crd)
         self.queue = WorkQueue("karta", self.reconcile, workers=self.workers)
-        ctx.add_metrics(self._metrics)
+        for counter in self.counters():
+            ctx.registry.register(counter)
         ctx.spawn(self._run, "karta-controller")
 
     def stop(self) -> None:
@@ -112,8 +137,6 @@ class KartaController:
 
     def _discover(self) -> None:
         """Built-in kinds: served, listable and watchable, and not from a CRD."""
-        from workload_map.cluster.discovery import discover
-
         assert self.ctx is not None and self.crds is not None
         crd_kinds = {(c.group, c.kind) for c in self._crd_infos()}
         try:
@@ -236,11 +259,9 @@ class KartaController:
             return None
         began = time.perf_counter()
         types = self._types()
-        from workload_map import __version__
-
         result = evaluate(obj, types, catalog_lookup=catalog_entry, catalog_version=__version__)
-        self.evaluate_seconds += time.perf_counter() - began
-        self.reconciles += 1
+        self.evaluate_seconds.inc(time.perf_counter() - began)
+        self.reconciles_total.inc()
         api = self.ctx.api
         path = f"{KARTAS_PATH}/{name}"
         rv = meta.get("resourceVersion")
@@ -260,7 +281,7 @@ class KartaController:
                 stored = None
             else:
                 self.label_writes += 1
-            self.write_seconds += time.perf_counter() - wrote
+            self.write_seconds.inc(time.perf_counter() - wrote)
             if stored is not None:
                 rv = (stored.get("metadata") or {}).get("resourceVersion", rv)
         existing = (obj.get("status") or {}).get("conditions") or []
@@ -274,8 +295,8 @@ class KartaController:
                 )
             except ApiError as exc:
                 return self._write_failed(name, exc)
-            self.status_writes += 1
-            self.write_seconds += time.perf_counter() - wrote
+            self.status_writes_total.inc()
+            self.write_seconds.inc(time.perf_counter() - wrote)
             self._events(obj, existing, result.warnings)
         return 30.0 if types.crd_error else None
 
@@ -283,7 +304,7 @@ class KartaController:
         if isinstance(exc, NotFound):
             return None  # deleted meanwhile
         if exc.status == 409:
-            self.conflicts += 1
+            self.conflicts_total.inc()
             log.info("Karta %s changed while being reconciled; retrying", name)
             return 0.2
         if isinstance(exc, Forbidden):
@@ -309,25 +330,27 @@ class KartaController:
     def idle(self) -> bool:
         return self.queue is not None and self.queue.idle()
 
-    def _metrics(self) -> str:
-        lines = [
-            "# HELP workloadmap_operator_karta_status_writes_total Karta status writes.",
-            "# TYPE workloadmap_operator_karta_status_writes_total counter",
-            f"workloadmap_operator_karta_status_writes_total {self.status_writes}",
-            "# HELP workloadmap_operator_karta_conflicts_total 409 answers to Karta writes.",
-            "# TYPE workloadmap_operator_karta_conflicts_total counter",
-            f"workloadmap_operator_karta_conflicts_total {self.conflicts}",
-            "# HELP workloadmap_operator_karta_reconciles_total Karta reconciles.",
-            "# TYPE workloadmap_operator_karta_reconciles_total counter",
-            f"workloadmap_operator_karta_reconciles_total {self.reconciles}",
-            "# HELP workloadmap_operator_karta_evaluate_seconds_total Time computing conditions.",
-            "# TYPE workloadmap_operator_karta_evaluate_seconds_total counter",
-            f"workloadmap_operator_karta_evaluate_seconds_total {self.evaluate_seconds:.3f}",
-            "# HELP workloadmap_operator_karta_write_seconds_total Time in label and status writes.",
-            "# TYPE workloadmap_operator_karta_write_seconds_total counter",
-            f"workloadmap_operator_karta_write_seconds_total {self.write_seconds:.3f}",
-        ]
-        return "\n".join(lines) + "\n"
+    def counters(self) -> tuple[Counter, ...]:
+        """What :meth:`start` registers in the process's registry."""
+        return (
+            self.status_writes_total,
+            self.conflicts_total,
+            self.reconciles_total,
+            self.evaluate_seconds,
+            self.write_seconds,
+        )
+
+    @property
+    def status_writes(self) -> int:
+        return int(counter_value(self.status_writes_total))
+
+    @property
+    def conflicts(self) -> int:
+        return int(counter_value(self.conflicts_total))
+
+    @property
+    def reconciles(self) -> int:
+        return int(counter_value(self.reconciles_total))
 
 
 def _factory(config: OperatorConfig) -> KartaController | None:

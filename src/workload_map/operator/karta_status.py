@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workload_map.catalog.stamps import copy_stamp, derived_labels, root_gvk
+from workload_map.model import check_against_crd, load_karta_leniently
+from workload_map.operator.validation import findings_for
 
 __all__ = [
     "CONDITION_TYPES",
@@ -131,8 +133,6 @@ def evaluate(
     catalog_version: str = "",
 ) -> Evaluation:
     """Desired conditions (without times and generations) and labels of the Karta ``obj``."""
-    from workload_map.operator.validation import findings_for
-
     warnings: list[tuple[str, str, str, str]] = []
     conditions: list[dict[str, Any]] = []
     gvk = root_gvk(obj)
@@ -235,8 +235,6 @@ def _schema_condition(
     full = types.full_crd(crd.name) if types.full_crd is not None else None
     if full is None:
         return _cond(SCHEMA, "Unknown", "NoSchema", f"could not read CRD {crd.name}")
-    from workload_map.model import check_against_crd, load_karta_leniently
-
     try:
         loaded = load_karta_leniently(obj)
         karta = loaded.karta

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from workload_map.catalog.stamps import derived_labels, root_gvk
 from workload_map.operator import controllers
+from workload_map.operator.karta_controller import kartas_informer
+from workload_map.operator.validation import findings_for
 
 if TYPE_CHECKING:
     from workload_map.operator.controllers import OperatorConfig, OperatorContext
@@ -111,8 +113,6 @@ def validate_admission(
     managed labels; delete (and anything else) is always allowed. ``others`` lists the
     Kartas the cluster holds (the shared cache); ``index``, when given, answers the same
     question without listing them."""
-    from workload_map.operator.validation import findings_for
-
     operation = request.get("operation")
     if operation not in ("CREATE", "UPDATE"):
         return _allow()
@@ -167,8 +167,6 @@ class KartaWebhooks:
     needs_leader = False
 
     def start(self, ctx: OperatorContext) -> None:
-        from workload_map.operator.karta_controller import kartas_informer
-
         kartas = kartas_informer(ctx)
         index = GvkIndex()
         kartas.add_handler(index.on_event)

@@ -1,10 +1,9 @@
-# mypy: disable-error-code="no-untyped-call"
-"""Leader election on a ``coordination.k8s.io`` Lease, through ``kubernetes.leaderelection``.
+"""Leader election of the operator's replicas on a ``coordination.k8s.io`` Lease.
 
-The library acquires and renews; this module runs it in a thread, points its ``LeaseLock`` at
-the operator's ApiClient, and adds what it lacks: a release on graceful shutdown (the Lease's
-holder is cleared, so a standby replica takes over at its next retry instead of waiting out
-the lease), after which this replica's lock refuses to write again.
+The election itself is :class:`workload_map.kube.leader.LeaseElection` (the one request path);
+this module checks the operator's flags and runs it in a thread, with a release on graceful
+shutdown (the Lease's holder is cleared, so a standby replica takes over at its next retry
+instead of waiting out the lease), after which this replica never writes the Lease again.
 """
 
 from __future__ import annotations
@@ -12,10 +11,9 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from typing import Any
 
-from workload_map.cluster.api import Api
-from workload_map.cluster.errors import ClusterError
+from workload_map.kube.api import Api
+from workload_map.kube.leader import LeaseElection
 from workload_map.operator.errors import ConfigError
 
 __all__ = ["LeaderElector"]
@@ -43,41 +41,26 @@ class LeaderElector:
             raise ConfigError("--leader-elect-renew-deadline must exceed 1.2 x the retry period")
         if lease_duration <= renew_deadline:
             raise ConfigError("--leader-elect-lease-duration must exceed the renew deadline")
-        from kubernetes import client
-        from kubernetes.leaderelection import electionconfig, leaderelection
-        from kubernetes.leaderelection.resourcelock.leaselock import LeaseLock
-
-        class _Lock(LeaseLock):
-            released = False
-
-            def create(self, *args: Any, **kwargs: Any) -> bool:
-                return False if self.released else bool(super().create(*args, **kwargs))
-
-            def update(self, *args: Any, **kwargs: Any) -> bool:
-                return False if self.released else bool(super().update(*args, **kwargs))
-
         self.api = api
         self.name = name
         self.namespace = namespace
         self.identity = identity
-        self.lock = _Lock(name, namespace, identity)
-        self.lock.api_instance = client.CoordinationV1Api(api.client)
-        self._on_stopped = on_stopped
-        self.config = electionconfig.Config(
-            self.lock,
-            lease_duration=int(lease_duration),
-            renew_deadline=int(renew_deadline),
-            retry_period=int(retry_period),
-            onstarted_leading=on_started,
-            onstopped_leading=self._stopped,
+        self._election = LeaseElection(
+            api,
+            name=name,
+            namespace=namespace,
+            identity=identity,
+            lease_duration=lease_duration,
+            renew_deadline=renew_deadline,
+            retry_period=retry_period,
+            on_started=on_started,
+            on_stopped=on_stopped,
         )
-        self._election = leaderelection.LeaderElection(self.config)
-        self.leading = False
         self._thread: threading.Thread | None = None
 
-    def _stopped(self) -> None:
-        if not self.lock.released:
-            self._on_stopped()
+    @property
+    def leading(self) -> bool:
+        return self._election.leading
 
     def start(self) -> None:
         def run() -> None:
@@ -85,21 +68,12 @@ class LeaderElector:
                 self._election.run()
             except Exception:
                 log.exception("leader election failed")
-                self._stopped()
+                if not self._election.released:
+                    self._election.on_stopped()
 
         self._thread = threading.Thread(target=run, name="leader-election", daemon=True)
         self._thread.start()
 
     def release(self) -> None:
         """Stop renewing and clear the Lease holder if it is still us."""
-        self.lock.released = True
-        path = f"/apis/coordination.k8s.io/v1/namespaces/{self.namespace}/leases/{self.name}"
-        try:
-            lease = self.api.get(path)
-            if (lease.get("spec") or {}).get("holderIdentity") != self.identity:
-                return
-            lease["spec"]["holderIdentity"] = None
-            self.api.request("PUT", path, lease, timeout=5)
-            log.info("released the leader Lease %s/%s", self.namespace, self.name)
-        except ClusterError as exc:
-            log.warning("could not release the leader Lease: %s", exc)
+        self._election.release()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import importlib
 import json
 import logging
 import os
@@ -22,10 +23,30 @@ import time
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from workload_map.operator.server import TlsSource
+from prometheus_client import Gauge
+
+from workload_map import __version__
+from workload_map.errors import WlmapError
+from workload_map.kube.cache import InformerSet
+from workload_map.kube.connect_api import open_api
+from workload_map.kube.flags import add_connection_flags
+from workload_map.kube.options import connection_options
+from workload_map.operator import controllers
+from workload_map.operator.certs import (
+    CertIssuer,
+    CertSettings,
+    FileCertLoader,
+    SecretCertLoader,
+    parse_duration,
+)
+from workload_map.operator.controllers import OperatorConfig, OperatorContext
+from workload_map.operator.events import EventRecorder
+from workload_map.operator.gcpauses import READINESS, GcPauses, settle_when
+from workload_map.operator.leader import LeaderElector
+from workload_map.operator.plugins import PluginLoadError, load_plugins
+from workload_map.operator.server import Servers, TlsSource, parse_bind_address
 
 __all__ = ["build_parser", "entry", "main"]
 
@@ -35,21 +56,17 @@ _SA_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 
 
 def _load_builtin_controllers() -> list[str]:
-    """Importing registers them (the one registry is :mod:`workload_map.operator.controllers`);
-    the other rooms' controllers (gangs, metrics) are plug-ins found by entry point
+    """The operator's one lazy boundary: its built-in controllers register when imported (the
+    one registry is :mod:`workload_map.operator.controllers`), here at start rather than when
+    this module is imported (``wlmap`` imports it to parse flags, tests to drive it); the
+    other rooms' controllers (gangs, metrics) are plug-ins found by entry point
     (:mod:`workload_map.operator.plugins`): their names are returned."""
-    import importlib
-
-    from workload_map.operator.plugins import load_plugins
-
     for module in ("karta_controller", "karta_webhooks", "catalog_installer"):
         importlib.import_module(f"workload_map.operator.{module}")
     return load_plugins()
 
 
 def _duration(text: str) -> float:
-    from workload_map.operator.certs import parse_duration
-
     try:
         return parse_duration(text)
     except ValueError as exc:
@@ -70,40 +87,19 @@ def _gc_thresholds(text: str) -> tuple[int, int, int]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from workload_map.operator import controllers
-
     p = argparse.ArgumentParser(
         prog="wlmap operator",
         description="The workload-map operator: Karta controller, admission webhooks, and the "
         "controllers of other workload-map rooms that are enabled.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
-    p.add_argument(
-        "--kubeconfig",
-        help="kubeconfig file (default: $KUBECONFIG, ~/.kube/config, "
-        "else the in-cluster service account)",
-    )
-    p.add_argument("--context", help="kubeconfig context")
-    p.add_argument(
-        "--as",
-        dest="as_user",
-        metavar="USER",
-        help="impersonate this user (as kubectl; replaces the kubeconfig user's `as` fields)",
-    )
-    p.add_argument(
-        "--as-group",
-        dest="as_groups",
-        metavar="GROUP",
-        action="append",
-        default=[],
-        help="impersonate this group (repeatable)",
-    )
-    p.add_argument("--as-uid", dest="as_uid", metavar="UID", help="impersonate this UID")
-    p.add_argument(
-        "--namespace",
-        help="namespace of the operator's own objects (Lease, Secret); "
+    # kubectl's connection flags, the same set as every wlmap command's
+    add_connection_flags(
+        p,
+        namespace_help="namespace of the operator's own objects (Lease, Secret); "
         "default: $POD_NAMESPACE, else the service account's, else default",
     )
+    p.add_argument("--as-uid", dest="as_uid", metavar="UID", help="impersonate this UID")
     p.add_argument("--metrics-bind-address", default=":8080", help='metrics endpoint ("0" = off)')
     p.add_argument(
         "--health-probe-bind-address", default=":8081", help='/healthz and /readyz ("0" = off)'
@@ -209,26 +205,15 @@ class Operator:
     """One running operator process (also driven in-process by tests)."""
 
     def __init__(self, args: argparse.Namespace) -> None:
-        from workload_map.cluster.api import Api, Impersonation, load_configuration
-        from workload_map.cluster.cache import InformerSet
-        from workload_map.operator import controllers
-        from workload_map.operator.controllers import OperatorConfig, OperatorContext
-        from workload_map.operator.events import EventRecorder
-
         self.args = args
         namespace = _namespace(args.namespace)
         identity = f"{socket.gethostname()}_{uuid.uuid4().hex[:8]}"
         self.config = OperatorConfig(args=args, namespace=namespace, identity=identity)
-        impersonate = Impersonation(
-            user=getattr(args, "as_user", None),
-            groups=tuple(getattr(args, "as_groups", None) or ()),
-            uid=getattr(args, "as_uid", None),
-        )
-        self.api = Api(load_configuration(args.kubeconfig, args.context, impersonate=impersonate))
+        self.api = open_api(connection_options(args, os.environ))
         self.ctx = OperatorContext(
             config=self.config,
             api=self.api,
-            informers=InformerSet(self.api.client),
+            informers=InformerSet(self.api.transport()),
             events=EventRecorder(self.api, instance=identity),
         )
         self.controllers: list[Any] = []
@@ -247,14 +232,6 @@ class Operator:
             self._add_cert_components()
 
     def _add_cert_components(self) -> None:
-        from workload_map.operator.certs import (
-            CertIssuer,
-            CertSettings,
-            FileCertLoader,
-            SecretCertLoader,
-        )
-        from workload_map.operator.server import TlsSource
-
         args = self.args
         tls = self.tls = TlsSource()
         cert_dir = Path(args.webhook_cert_dir)
@@ -279,8 +256,6 @@ class Operator:
     # -- run ------------------------------------------------------------------------------
 
     def start(self) -> None:
-        from workload_map.operator.server import Servers, parse_bind_address
-
         args = self.args
         for c in self.controllers:
             if not c.needs_leader:
@@ -297,12 +272,15 @@ class Operator:
             tls=self.tls,
         )
         self.servers.start()
-        self.ctx.add_metrics(self._metrics)
-        from workload_map.operator.gcpauses import READINESS, GcPauses, settle_when
+        leader = Gauge(
+            "workloadmap_operator_leader", "1 while this replica is the leader.", registry=None
+        )
+        leader.set_function(lambda: 1 if self.ctx.is_leader() else 0)
+        self.ctx.registry.register(leader)
 
         # the collection before the freeze is itself a pause: the replica turns ready after it
         self.gc_pauses = GcPauses()
-        self.ctx.add_metrics(self.gc_pauses.render)
+        self.ctx.registry.register(self.gc_pauses)
         self.ctx.add_readiness(READINESS, lambda: self.gc_pauses.freezes > 0)
         servers = self.servers
         settle_when(
@@ -311,8 +289,6 @@ class Operator:
             self.gc_pauses,
         )
         if args.leader_elect:
-            from workload_map.operator.leader import LeaderElector
-
             self.elector = LeaderElector(
                 self.api,
                 name=args.leader_election_id,
@@ -345,16 +321,6 @@ class Operator:
         self.ctx.leader.clear()
         self.shutdown(exit_code=1)
 
-    def _metrics(self) -> str:
-        return (
-            "# HELP workloadmap_operator_leader 1 while this replica is the leader.\n"
-            "# TYPE workloadmap_operator_leader gauge\n"
-            f"workloadmap_operator_leader {1 if self.ctx.is_leader() else 0}\n"
-            "# HELP workloadmap_operator_admission_requests_total Admission requests served.\n"
-            "# TYPE workloadmap_operator_admission_requests_total counter\n"
-            f"workloadmap_operator_admission_requests_total {self.servers.admissions if self.servers else 0}\n"
-        )
-
     def shutdown(self, exit_code: int = 0) -> None:
         with self._lock:
             if self.ctx.stopping.is_set():
@@ -383,8 +349,6 @@ class Operator:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from workload_map.operator.plugins import PluginLoadError
-
     try:
         plugins = _load_builtin_controllers()
     except PluginLoadError as exc:  # before the flags: plug-ins add their own
@@ -393,8 +357,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
     if args.version:
-        from workload_map import __version__
-
         print(__version__)
         return 0
     _setup_logging(args.log_level, args.log_json)
@@ -405,7 +367,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     # caches hold many small dicts that live for the process's life: collect the young
     # generation less often, so admission answers are not held up by collector pauses
     gc.set_threshold(*args.gc_thresholds)
-    from workload_map.errors import WlmapError
 
     try:
         op = Operator(args)

@@ -5,10 +5,13 @@ A distribution (workload-map itself for its gang and metrics rooms, or anyone el
 controllers into ``wlmap operator`` by declaring an entry point in that group::
 
     [project.entry-points."workload_map.operator.controllers"]
-    gangs = "workload_map.gangs.operator"      # a module: importing it registers its controllers
-    mine = "my_pkg.operator:register"          # or a callable, called once with no arguments
+    gangs = "workload_map.gangs.operator:register"  # a callable, called once with no arguments
+    mine = "my_pkg.operator"                        # or a module: its ``register()`` is called
 
-Either way the plug-in registers with :mod:`workload_map.operator.controllers` (``register``,
+A module named without a function has its ``register`` called if it defines one (so an install
+whose metadata still names the module behaves as one naming ``module:register``); a module
+without one is taken to register on import, as older plug-ins do. workload-map's own plug-ins
+register nothing at import. Either way the plug-in registers with :mod:`workload_map.operator.controllers` (``register``,
 ``register_flags``), so the operator names no room and a new controller needs no edit here.
 The entry points are read (``importlib.metadata``) only when the operator starts, never when
 ``wlmap`` starts: scanning every installed distribution's metadata costs milliseconds that no
@@ -96,11 +99,15 @@ def load_plugins(entry_points: Iterable[EntryPoint] | None = None) -> list[str]:
             continue
         try:
             target = ep.load()
-            # a module registers on import; anything else is the plug-in's register function
-            if not isinstance(target, types.ModuleType):
-                if not callable(target):
-                    raise TypeError(f"{ep.value} is neither a module nor a callable")
-                target()
+            if isinstance(target, types.ModuleType):
+                # a module's register(), if it has one; else it registered on import
+                target = getattr(target, "register", None)
+                if target is None:
+                    loaded.append(ep.name)
+                    continue
+            if not callable(target):
+                raise TypeError(f"{ep.value} is neither a module nor a callable")
+            target()
         except Exception as exc:  # every failure is reported, named by its entry point
             failures.append(PluginFailure(ep.name, ep.value, _distribution(ep), exc))
             continue

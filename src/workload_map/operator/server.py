@@ -31,19 +31,23 @@ import struct
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 from aiohttp import web
+from prometheus_client import CONTENT_TYPE_PLAIN_0_0_4, generate_latest
+from prometheus_client.core import CounterMetricFamily, Metric
+from prometheus_client.registry import Collector
 
 from workload_map.operator.errors import ConfigError, OperatorError
+from workload_map.operator.metrics import quantile_summary
 
 if TYPE_CHECKING:
     from workload_map.operator.controllers import OperatorContext
 
-__all__ = ["Servers", "TlsSource", "parse_bind_address"]
+__all__ = ["Servers", "TlsSource", "admission_review", "parse_bind_address"]
 
 log = logging.getLogger("workload_map.operator.server")
 
@@ -197,17 +201,99 @@ def _decode(body: bytes) -> Any:
         return json.loads(body)
 
 
-def _summary_lines(name: str, labels: str, samples: deque[float]) -> list[str]:
-    values = sorted(samples)
-    sep = "," if labels else ""
-    out = []
-    for q in (0.5, 0.9, 0.99):
-        v = values[min(len(values) - 1, int(q * len(values)))]
-        out.append(f'{name}{{{labels}{sep}quantile="{q}"}} {v:.6f}')
-    tail = f"{{{labels}}}" if labels else ""
-    out.append(f"{name}_sum{tail} {sum(values):.6f}")
-    out.append(f"{name}_count{tail} {len(values)}")
-    return out
+def admission_review(review: Mapping[str, Any], answer: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``AdmissionReview`` answering ``review`` with an :data:`AdmissionHandler`'s
+    ``answer`` (``allowed``; maybe ``status``, ``warnings``, ``auditAnnotations`` and a JSON
+    Patch list as ``patch``): the one builder of every webhook's response."""
+    request = review["request"]
+    response: dict[str, Any] = {"uid": request["uid"], "allowed": bool(answer.get("allowed"))}
+    for key in ("status", "warnings", "auditAnnotations"):
+        if answer.get(key):
+            response[key] = answer[key]
+    if answer.get("patch"):
+        response["patchType"] = "JSONPatch"
+        response["patch"] = base64.b64encode(_ENCODER.encode(answer["patch"])).decode()
+    return {
+        "apiVersion": review.get("apiVersion", "admission.k8s.io/v1"),
+        "kind": "AdmissionReview",
+        "response": response,
+    }
+
+
+class _ServerMetrics(Collector):
+    """The servers' own families, read from what they record (in :class:`Servers`)."""
+
+    def __init__(self, servers: Servers) -> None:
+        self.servers = servers
+
+    def collect(self) -> Iterator[Metric]:
+        sv = self.servers
+        yield CounterMetricFamily(
+            "workloadmap_operator_admission_requests_total",
+            "Admission requests served.",
+            value=sv.admissions,
+        )
+        yield quantile_summary(
+            "workloadmap_operator_admission_duration_seconds",
+            "Time from receiving an admission request to answering it.",
+            ["path"],
+            [((p,), s, sum(s), len(s)) for p, s in sorted(list(sv.latencies.items()))],
+        )
+        if sv.stages:
+            yield quantile_summary(
+                "workloadmap_operator_webhook_request_seconds",
+                "Admission request stages: socket (in the kernel's receive queue before the first"
+                " read, jiffy steps), body (first bytes read -> body read), queued (first bytes"
+                " read -> handler), handler, write (answer encoded -> sent), total (first bytes"
+                " read -> last byte sent); quantiles of the last 10000, sum and count over the"
+                " process's life.",
+                ["path", "stage"],
+                [
+                    (key, samples, sv.stage_totals[key][0], sv.stage_totals[key][1])
+                    for key, samples in sorted(list(sv.stages.items()))
+                ],
+            )
+        if sv.handshake_times:
+            yield quantile_summary(
+                "workloadmap_operator_webhook_tls_handshake_seconds",
+                "New webhook connections: accepted -> TLS handshake done; quantiles of the last"
+                " 10000, sum and count over the process's life.",
+                [],
+                [((), sv.handshake_times, sv.handshake_total[0], sv.handshake_total[1])],
+            )
+        if sv.loop_lag:
+            lag = list(sv.loop_lag)
+            yield quantile_summary(
+                "workloadmap_operator_webhook_loop_lag_seconds",
+                "How late the webhook server's event loop runs a timer.",
+                [],
+                [((), lag, sum(lag), len(lag))],
+            )
+        if sv.tls is not None:
+            yield CounterMetricFamily(
+                "workloadmap_operator_webhook_tls_handshakes_total",
+                "TLS handshakes of the webhook server (new connections).",
+                value=sv.tls.handshakes,
+            )
+        yield from self._loop_thread_times()
+
+    def _loop_thread_times(self) -> Iterator[Metric]:
+        """The loop thread's time on a CPU and time runnable but waiting for one (Linux
+        schedstat, nanoseconds); nothing where /proc has no schedstat."""
+        try:
+            with open(f"/proc/self/task/{self.servers.loop_tid}/schedstat") as f:
+                running, waiting = (int(x) / 1e9 for x in f.read().split()[:2])
+        except (OSError, ValueError):
+            return
+        family = CounterMetricFamily(
+            "workloadmap_operator_webhook_loop_thread_seconds_total",
+            "The HTTP servers' loop thread: on a CPU (running) and runnable but waiting for a"
+            " CPU (waiting).",
+            labels=["state"],
+        )
+        family.add_metric(["running"], running)
+        family.add_metric(["waiting"], waiting)
+        yield family
 
 
 class Servers:
@@ -257,6 +343,7 @@ class Servers:
         #: the loop thread's kernel id: its /proc schedstat tells time on a CPU from time
         #: runnable but waiting for one (a lag the process itself cannot remove)
         self.loop_tid: int | None = None
+        ctx.registry.register(_ServerMetrics(self))
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -387,83 +474,13 @@ class Servers:
         )
 
     async def _metrics(self, _request: web.Request) -> web.Response:
-        parts = [self._latency_summary()]
-        if self.tls is not None:
-            name = "workloadmap_operator_webhook_tls_handshakes_total"
-            parts.append(
-                f"# HELP {name} TLS handshakes of the webhook server (new connections).\n"
-                f"# TYPE {name} counter\n{name} {self.tls.handshakes}\n"
-            )
-        parts.append(self._loop_thread_times())
-        for render in list(self.ctx.metrics):
-            try:
-                parts.append(render())
-            except Exception as exc:
-                log.warning("a metrics renderer failed: %s", exc)
-        return web.Response(text="".join(parts), content_type="text/plain")
-
-    def _loop_thread_times(self) -> str:
-        """The loop thread's time on a CPU and time runnable but waiting for one (Linux
-        schedstat, nanoseconds); empty where /proc has no schedstat."""
-        try:
-            with open(f"/proc/self/task/{self.loop_tid}/schedstat") as f:
-                running, waiting = (int(x) / 1e9 for x in f.read().split()[:2])
-        except (OSError, ValueError):
-            return ""
-        name = "workloadmap_operator_webhook_loop_thread_seconds_total"
-        return (
-            f"# HELP {name} The HTTP servers' loop thread: on a CPU (running) and runnable but"
-            " waiting for a CPU (waiting).\n"
-            f"# TYPE {name} counter\n"
-            f'{name}{{state="running"}} {running:.6f}\n'
-            f'{name}{{state="waiting"}} {waiting:.6f}\n'
+        # the process's registry: these servers' families and every controller's (the text
+        # format generate_latest writes, with the header prometheus_client's own server pairs
+        # it with)
+        return web.Response(
+            body=generate_latest(self.ctx.registry),
+            headers={"Content-Type": CONTENT_TYPE_PLAIN_0_0_4},
         )
-
-    def _latency_summary(self) -> str:
-        name = "workloadmap_operator_admission_duration_seconds"
-        lines = [
-            f"# HELP {name} Time from receiving an admission request to answering it.",
-            f"# TYPE {name} summary",
-        ]
-        for path, samples in sorted(self.latencies.items()):
-            lines += _summary_lines(name, f'path="{path}"', samples)
-        stage = "workloadmap_operator_webhook_request_seconds"
-        if self.stages:
-            lines += [
-                f"# HELP {stage} Admission request stages: socket (in the kernel's receive queue"
-                " before the first read, jiffy steps), body (first bytes read -> body read),"
-                " queued (first bytes read -> handler), handler, write (answer encoded -> sent),"
-                " total (first bytes read -> last"
-                " byte sent); quantiles of the last 10000, sum and count over the process's"
-                " life.",
-                f"# TYPE {stage} summary",
-            ]
-        for (path, step), samples in sorted(self.stages.items()):
-            labels = f'path="{path}",stage="{step}"'
-            total, count = self.stage_totals[(path, step)]
-            lines += _summary_lines(stage, labels, samples)[:-2]
-            lines += [
-                f"{stage}_sum{{{labels}}} {total:.6f}",
-                f"{stage}_count{{{labels}}} {count:.0f}",
-            ]
-        if self.handshake_times:
-            hs = "workloadmap_operator_webhook_tls_handshake_seconds"
-            lines += [
-                f"# HELP {hs} New webhook connections: accepted -> TLS handshake done; quantiles"
-                " of the last 10000, sum and count over the process's life.",
-                f"# TYPE {hs} summary",
-                *_summary_lines(hs, "", self.handshake_times)[:-2],
-                f"{hs}_sum {self.handshake_total[0]:.6f}",
-                f"{hs}_count {self.handshake_total[1]:.0f}",
-            ]
-        if self.loop_lag:
-            lag = "workloadmap_operator_webhook_loop_lag_seconds"
-            lines += [
-                f"# HELP {lag} How late the webhook server's event loop runs a timer.",
-                f"# TYPE {lag} summary",
-                *_summary_lines(lag, "", self.loop_lag),
-            ]
-        return "\n".join(lines) + "\n"
 
     def _stamp_middleware(self) -> Any:
         """Middleware: every request on the webhook server (a 404 too) takes its connection's
@@ -503,7 +520,8 @@ class Servers:
             try:
                 review = _decode(body)
                 req = review["request"]
-                uid = req["uid"]
+                if not isinstance(req, dict) or "uid" not in req:
+                    raise KeyError("request.uid")  # a review without one cannot be answered
             except (ValueError, KeyError, TypeError) as exc:
                 return web.Response(status=400, text=f"not an AdmissionReview: {exc}")
             loop = asyncio.get_running_loop()
@@ -522,18 +540,7 @@ class Servers:
             self.admissions += 1
             handled = time.perf_counter()
             self.latencies.setdefault(request.path, deque(maxlen=10_000)).append(handled - began)
-            response: dict[str, Any] = {"uid": uid, "allowed": bool(answer.get("allowed"))}
-            for key in ("status", "warnings", "auditAnnotations"):
-                if answer.get(key):
-                    response[key] = answer[key]
-            if answer.get("patch"):
-                response["patchType"] = "JSONPatch"
-                response["patch"] = base64.b64encode(_ENCODER.encode(answer["patch"])).decode()
-            out = {
-                "apiVersion": review.get("apiVersion", "admission.k8s.io/v1"),
-                "kind": "AdmissionReview",
-                "response": response,
-            }
+            out = admission_review(review, answer)
             reply = web.Response(body=_ENCODER.encode(out), content_type="application/json")
             encoded = time.perf_counter()
             # sent here rather than by aiohttp after return, so "total" ends at the last byte

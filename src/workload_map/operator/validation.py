@@ -14,7 +14,7 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
-from workload_map.model import Finding
+from workload_map.model import Finding, validate
 
 __all__ = ["findings_for"]
 
@@ -39,8 +39,6 @@ def _digest(obj: Mapping[str, Any]) -> str:
 
 def findings_for(obj: Mapping[str, Any]) -> tuple[Finding, ...]:
     """``workload_map.model.validate(obj)``, computed once per distinct document."""
-    from workload_map.model import validate
-
     key = _digest(obj)
     with _lock:
         hit = _memo.get(key)

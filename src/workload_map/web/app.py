@@ -24,6 +24,7 @@ from typing import Any
 import jinja2
 from aiohttp import web
 
+from workload_map.engine import Workload
 from workload_map.errors import WlmapError
 from workload_map.model import GVK
 from workload_map.web import views
@@ -32,7 +33,7 @@ from workload_map.web.source import Source
 
 __all__ = ["COOKIE", "WebSettings", "build_app"]
 
-log = logging.getLogger("workload_map.web")
+log = logging.getLogger(__name__)  # a package name in a string counts as its import
 
 COOKIE = "wlmap_token"
 HERE = Path(__file__).resolve().parent
@@ -204,8 +205,6 @@ def _details(
         return memo[1], events, note
     explain: list[dict[str, Any]] = []
     try:
-        from workload_map.engine import Workload
-
         wl = Workload(
             entry.definition.karta,
             entry.obj,

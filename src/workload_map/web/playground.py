@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from workload_map.catalog import catalog
+from workload_map.engine import Workload
 from workload_map.errors import WlmapError
+from workload_map.model import load_karta, validate
 from workload_map.model.load import KartaLoadError, parse_documents
 
 __all__ = ["MAX_INPUT", "evaluate"]
@@ -47,10 +50,6 @@ def _finding(f: Any) -> dict[str, Any]:
 
 def evaluate(workload: str, pods: str, karta: str) -> dict[str, Any]:
     """The describe view of the pasted workload, with the definition's findings."""
-    from workload_map.catalog import catalog
-    from workload_map.engine import Workload
-    from workload_map.model import load_karta, validate
-
     out: dict[str, Any] = {"view": None, "findings": [], "error": None, "definition": None}
     try:
         objects = _documents(workload, "workload")

@@ -9,14 +9,17 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Protocol
 
-from workload_map.cluster.feed import FeedProblem
+from workload_map.cluster.feed import FeedProblem, InventoryFeed
 from workload_map.cluster.inventory import Entry, Inventory
 from workload_map.errors import WlmapError
+from workload_map.kube.cache import InformerSet
+from workload_map.kube.connect_api import open_api
+from workload_map.kube.options import ConnectionOptions
 from workload_map.model.load import KartaLoadError, parse_documents
 
 __all__ = ["FileSource", "LiveSource", "Source", "SourceError", "load_documents"]
 
-log = logging.getLogger("workload_map.web")
+log = logging.getLogger(__name__)  # a package name in a string counts as its import
 
 _MAX_FILE = 16 * 2**20  # a bigger file is not a workload dump anyone means to serve
 
@@ -140,19 +143,19 @@ class LiveSource:
 
     def __init__(
         self,
-        kubeconfig: str | None = None,
+        connection: ConnectionOptions | str | None = None,
         context: str | None = None,
         *,
         namespaces: tuple[str, ...] = (),
         sync_timeout: float = 30.0,
     ) -> None:
-        from workload_map.cluster.api import Api, load_configuration
-        from workload_map.cluster.cache import InformerSet
-        from workload_map.cluster.feed import InventoryFeed
-
-        self.api = Api(load_configuration(kubeconfig, context), timeout=10.0)
-        self.server = str(self.api.configuration.host)
-        self._informers = InformerSet(self.api.client)
+        """``connection``: what ``wlmap serve``'s connection flags selected (or a kubeconfig
+        path, with ``context``)."""
+        if not isinstance(connection, ConnectionOptions):
+            connection = ConnectionOptions(kubeconfig=connection, context=context, timeout=10.0)
+        self.api = open_api(connection)
+        self.server = self.api.server
+        self._informers = InformerSet(self.api.transport())
         self._inventory = Inventory()
         self.feed = InventoryFeed(
             self._inventory, self.api.transport(), self._informers, namespaces=namespaces

@@ -10,6 +10,7 @@ from typing import Any
 
 from workload_map.cluster.feed import FeedProblem, ProblemCause
 from workload_map.cluster.inventory import Entry, Inventory
+from workload_map.engine.resources import add, pod_request
 from workload_map.model import SEVERITY_ORDER
 
 __all__ = [
@@ -199,8 +200,6 @@ def _quantity(value: float | int | None, unit: str) -> str:
 
 
 def _held(entry: Entry) -> dict[str, int] | None:
-    from workload_map.engine.resources import add, pod_request
-
     if entry.view is None:
         return None
     active = []

@@ -4,7 +4,7 @@ The ``kubernetes`` Python client has informers but no work queue (client-go's ``
 has no counterpart there), so this small one is written here: a key queued several times
 before a worker takes it is reconciled once, a key is never reconciled by two workers at once,
 and a failed key comes back after an exponential delay. It sits beside the watch caches
-(:mod:`workload_map.cluster.cache`) as shared controller machinery: the operator's Karta
+(:mod:`workload_map.kube.cache`) as shared controller machinery: the operator's Karta
 controller and the gang controller both drain one.
 """
 
@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 __all__ = ["WorkQueue"]
 
-log = logging.getLogger("workload_map.cluster.workqueue")
+log = logging.getLogger("workload_map.kube.workqueue")
 
 
 class WorkQueue:

@@ -9,19 +9,20 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from workload_map.cluster.discovery import APIResource, discover, version_priority
-from workload_map.cluster.errors import ApiError, Forbidden, NotFound
-from workload_map.cluster.kubeconfig import resolve
-from workload_map.cluster.options import ConnectionOptions
-from workload_map.cluster.transport import KubeTransport, Transport
+from workload_map.kube.discovery import APIResource, discover
+from workload_map.kube.errors import ApiError, Forbidden, NotFound
+from workload_map.kube.kubeconfig import resolve
+from workload_map.kube.options import ConnectionOptions
+from workload_map.kube.pager import pages
+from workload_map.kube.transport import KubeTransport, Transport
 
 __all__ = ["Cluster", "connect"]
 
 
 def connect(options: ConnectionOptions) -> Cluster:
     """A :class:`Cluster` for the kubeconfig/context/in-cluster config the options select."""
-    resolved = resolve(options)
-    return Cluster(KubeTransport(resolved, options))
+    # one connection per thread, and a server that did not answer is not asked again
+    return Cluster(KubeTransport(resolve(options), remember_unreachable=True))
 
 
 class Cluster:
@@ -61,9 +62,9 @@ class Cluster:
         return None
 
     def served_versions(self, group: str, kind: str) -> list[APIResource]:
-        """The served versions of a group/kind, preferred first then Kubernetes order."""
+        """The served versions of a group/kind, preferred first then in the server's order."""
         found = [r for r in self.resources() if r.group == group and r.kind == kind]
-        found.sort(key=lambda r: (not r.preferred, version_priority(r.version)))
+        found.sort(key=lambda r: not r.preferred)  # stable
         return found
 
     # reads -----------------------------------------------------------------------------------
@@ -93,31 +94,26 @@ class Cluster:
     ) -> Iterator[dict[str, Any]]:
         """Every object (``namespace=None``: all namespaces), fetched ``chunk_size`` at a time."""
         path = res.path(namespace if res.namespaced else None)
-        token: str | None = None
-        while True:
-            query: list[tuple[str, str]] = []
-            if label_selector:
-                query.append(("labelSelector", label_selector))
-            if chunk_size > 0:
-                query.append(("limit", str(chunk_size)))
-            if token:
-                query.append(("continue", token))
-            elif resource_version is not None:
-                query.append(("resourceVersion", resource_version))
-            try:
-                doc = self.transport.get(path, query)
-            except Forbidden as exc:
-                scope = f" in namespace {namespace}" if namespace and res.namespaced else ""
-                raise Forbidden(
-                    403,
-                    f"forbidden: cannot list {res.group_resource}{scope}{_why(exc)}",
-                    detail=exc.detail,
-                ) from exc
-            for item in doc.get("items") or []:
-                yield _as_object(item, res)
-            token = (doc.get("metadata") or {}).get("continue") or None
-            if not token or chunk_size <= 0:
-                return
+        query = [("labelSelector", label_selector)] if label_selector else []
+        listed = pages(
+            self.transport,
+            path,
+            query,
+            limit=chunk_size,
+            resource_version=resource_version,
+            what=res.group_resource,
+        )
+        try:
+            for doc in listed:
+                for item in doc.get("items") or []:
+                    yield _as_object(item, res)
+        except Forbidden as exc:
+            scope = f" in namespace {namespace}" if namespace and res.namespaced else ""
+            raise Forbidden(
+                403,
+                f"forbidden: cannot list {res.group_resource}{scope}{_why(exc)}",
+                detail=exc.detail,
+            ) from exc
 
     def get_cached(
         self, api_version: str, kind: str, name: str, namespace: str | None

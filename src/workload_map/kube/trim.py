@@ -2,7 +2,7 @@
 
 A :class:`Trim` is a tree of the fields some consumer reads (``ALL`` keeps a whole subtree; a
 list is trimmed item by item with the same subtree). Trims merge with ``|`` into the union of
-what each keeps, and :class:`~workload_map.cluster.cache.InformerSet` merges every trim
+what each keeps, and :class:`~workload_map.kube.cache.InformerSet` merges every trim
 registered for one path, so when the gang controller watches Jobs as owner-chain links
 (``trim_intermediate``) and the exporter watches them as workloads (``trim_workload``), both get
 the workload's fields instead of whichever registered first. Server bookkeeping no consumer

@@ -1,4 +1,4 @@
-"""Where the cluster is and who we are: kubeconfig (files, contexts) or in-cluster config.
+"""Where the cluster is and who we are: the one kubeconfig resolution of every process.
 
 kubectl's rules: ``--kubeconfig`` (one file, must exist) > ``$KUBECONFIG`` (a ``:``-separated
 list, merged: the first file to name a cluster, user or context wins, and the first non-empty
@@ -6,13 +6,13 @@ list, merged: the first file to name a cluster, user or context wins, and the fi
 in a file are relative to that file. The default namespace comes from the context (or the
 service account's namespace file), else ``default``.
 
-The common credentials (bearer token or token file, client certificate, basic auth, CA,
-``insecure-skip-tls-verify``, ``tls-server-name``, ``proxy-url``) are read here with PyYAML,
-because importing the official ``kubernetes`` package costs 0.6-1 s (see
-:mod:`workload_map.cluster.transport`). Users with an ``exec`` or ``auth-provider`` plugin are
-handed to ``kubernetes.config.load_kube_config`` (the client's supported loader), and what it
-produced (a token, certificate files) is read back from its ``Configuration``: those users pay
-the import, everyone else does not.
+Everything a request needs comes out as one :class:`ResolvedConfig`: the server, TLS material
+(CA, client certificate, ``insecure-skip-tls-verify``, ``tls-server-name``), ``proxy-url``,
+the credentials (bearer token or token file, basic auth, an ``exec`` plugin, an
+``auth-provider``; run by :mod:`workload_map.kube.auth`), impersonation (the user's ``as``,
+``as-groups``, ``as-uid``, ``as-user-extra``; the ``--as``/``--as-group`` flags replace them,
+as in kubectl) and the request timeout. The CLI, the operator, the exporter and the web view
+all resolve through :func:`resolve`, from the :class:`ConnectionOptions` their flags give.
 """
 
 from __future__ import annotations
@@ -24,10 +24,11 @@ from typing import Any
 
 import msgspec
 
-from workload_map.cluster.errors import ClusterError, NotConfigured
-from workload_map.cluster.options import ConnectionOptions
+from workload_map.kube.errors import ClusterError, NotConfigured
+from workload_map.kube.options import ConnectionOptions
 
 __all__ = [
+    "Impersonation",
     "ResolvedConfig",
     "kubeconfig_contexts",
     "kubeconfig_files",
@@ -35,8 +36,36 @@ __all__ = [
 ]
 
 
+class Impersonation(msgspec.Struct, frozen=True):
+    """Who the requests act as (kubectl's ``--as``/``--as-group``, or the kubeconfig user's
+    ``as``/``as-groups``/``as-uid``/``as-user-extra``)."""
+
+    user: str | None = None
+    groups: tuple[str, ...] = ()
+    uid: str | None = None
+    extra: tuple[tuple[str, str], ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.user or self.groups or self.uid or self.extra)
+
+    def headers(self) -> list[tuple[str, str]]:
+        """The ``Impersonate-*`` header lines; a group or an extra value is one line each (the
+        API server reads every line as one value, a comma is part of the value)."""
+        from urllib.parse import quote
+
+        out: list[tuple[str, str]] = []
+        if self.user:
+            out.append(("Impersonate-User", self.user))
+        if self.uid:
+            out.append(("Impersonate-Uid", self.uid))
+        out.extend(("Impersonate-Group", g) for g in self.groups)
+        out.extend((f"Impersonate-Extra-{quote(k, safe='')}", v) for k, v in self.extra)
+        return out
+
+
 class ResolvedConfig(msgspec.Struct, frozen=True):
-    """Everything a request needs: the server, TLS material and credentials."""
+    """Everything a request needs: the server, TLS material, credentials, impersonation and
+    the timeout."""
 
     server: str
     namespace: str
@@ -55,7 +84,12 @@ class ResolvedConfig(msgspec.Struct, frozen=True):
     insecure: bool = False
     tls_server_name: str | None = None
     proxy_url: str | None = None
-    via_client: bool = False  # credentials came from kubernetes.config (exec/auth-provider)
+    #: the user's ``exec`` plugin (run by kube.auth) and ``auth-provider`` (name and config)
+    exec_plugin: dict[str, Any] | None = None
+    auth_provider: dict[str, Any] | None = None
+    user_name: str | None = None
+    impersonation: Impersonation = Impersonation()
+    timeout: float | None = 30.0  # seconds per request; None: none
 
 
 def kubeconfig_files(options: ConnectionOptions) -> list[Path]:
@@ -123,9 +157,9 @@ class _Merged(msgspec.Struct):
 
 
 def _merge(files: list[Path]) -> _Merged:
-    from workload_map.model.yaml_import import import_yaml
-
-    yaml = import_yaml()
+    # PyYAML is imported here only when nothing did before (the CLI imports it the core's
+    # cheaper way first: workload_map.cluster.connect)
+    import yaml
 
     merged = _Merged(os.pathsep.join(str(f) for f in files))
     for path in files:
@@ -214,9 +248,13 @@ def _from_kubeconfig(files: list[Path], options: ConnectionOptions) -> ResolvedC
         "tls_server_name": cluster.get("tls-server-name") or None,
         "proxy_url": cluster.get("proxy-url") or None,
     }
-    if user.get("exec") or user.get("auth-provider"):
-        return _via_client(merged.source, name, common)
     who = f'kubeconfig {merged.source}: user "{user_name}"'
+    exec_plugin = user.get("exec") or None
+    if exec_plugin is not None and not isinstance(exec_plugin, dict):
+        raise NotConfigured(f"{who}: exec must be a mapping")
+    provider = user.get("auth-provider") or None
+    if provider is not None and not isinstance(provider, dict):
+        raise NotConfigured(f"{who}: auth-provider must be a mapping")
     return ResolvedConfig(
         **common,
         cert_file=_path(user.get("client-certificate"), user_file),
@@ -227,6 +265,44 @@ def _from_kubeconfig(files: list[Path], options: ConnectionOptions) -> ResolvedC
         token_file=_path(user.get("tokenFile"), user_file),
         username=str(user["username"]) if user.get("username") else None,
         password=str(user["password"]) if user.get("password") else None,
+        exec_plugin=_exec_paths(exec_plugin, user_file) if exec_plugin else None,
+        auth_provider=provider,
+        user_name=user_name or None,
+        impersonation=_impersonation(options, user, f"kubeconfig {merged.source}", user_name),
+        timeout=_timeout(options),
+    )
+
+
+def _timeout(options: ConnectionOptions) -> float | None:
+    return options.timeout if options.timeout else None  # 0: no timeout, as in kubectl
+
+
+def _exec_paths(plugin: dict[str, Any], base: Path) -> dict[str, Any]:
+    """A relative ``command`` with a slash is relative to the kubeconfig file (client-go)."""
+    command = str(plugin.get("command") or "")
+    if "/" in command and not Path(command).is_absolute():
+        return {**plugin, "command": str(base.parent / command)}
+    return plugin
+
+
+def _impersonation(
+    options: ConnectionOptions, user: dict[str, Any], where: str, user_name: str
+) -> Impersonation:
+    """The flags when given (they replace the kubeconfig's fields, as kubectl's do), else the
+    kubeconfig user's ``as`` fields."""
+    if options.impersonate_user or options.impersonate_groups or options.impersonate_uid:
+        return _flags(options)
+    groups = user.get("as-groups") or []
+    extra = user.get("as-user-extra") or {}
+    if not isinstance(groups, list) or not all(isinstance(g, str) for g in groups):
+        raise NotConfigured(f"{where}: users[{user_name}].as-groups must be strings")
+    if not isinstance(extra, dict):
+        raise NotConfigured(f"{where}: users[{user_name}].as-user-extra must be a map")
+    return Impersonation(
+        user=str(user["as"]) if user.get("as") else None,
+        groups=tuple(groups),
+        uid=str(user["as-uid"]) if user.get("as-uid") else None,
+        extra=tuple((str(k), str(v)) for k, vs in extra.items() for v in (vs or [])),
     )
 
 
@@ -244,34 +320,6 @@ def _b64(value: Any, where: str) -> bytes | None:
         return base64.b64decode(str(value), validate=False)
     except ValueError as exc:
         raise ClusterError(f"{where}: not valid base64 ({exc})") from exc
-
-
-def _via_client(source: str, context: str, common: dict[str, Any]) -> ResolvedConfig:
-    """Run the user's exec/auth-provider plugin through the official client's loader."""
-    from kubernetes import client, config
-    from kubernetes.config.config_exception import ConfigException
-
-    configuration = client.Configuration()
-    try:
-        config.load_kube_config(  # type: ignore[no-untyped-call]
-            config_file=source,
-            context=context,
-            client_configuration=configuration,
-            persist_config=False,
-        )
-    except (ConfigException, OSError, ValueError, TypeError) as exc:
-        raise ClusterError(f"kubeconfig {source}: {exc}") from exc
-    keys = getattr(configuration, "api_key", None) or {}
-    # v37 stores the bearer token under "BearerToken" (older releases: "authorization")
-    auth = str(keys.get("BearerToken") or keys.get("authorization") or "")
-    token = auth.removeprefix("Bearer ").strip() or None
-    return ResolvedConfig(
-        **{**common, "server": str(configuration.host or common["server"]).rstrip("/")},
-        cert_file=getattr(configuration, "cert_file", None) or None,
-        key_file=getattr(configuration, "key_file", None) or None,
-        token=token,
-        via_client=True,
-    )
 
 
 def _from_service_account(options: ConnectionOptions) -> ResolvedConfig:
@@ -294,4 +342,14 @@ def _from_service_account(options: ConnectionOptions) -> ResolvedConfig:
         source="in-cluster",
         ca_file=str(ca) if ca.is_file() else None,
         token_file=str(sa_dir / "token"),
+        impersonation=_flags(options),
+        timeout=_timeout(options),
+    )
+
+
+def _flags(options: ConnectionOptions) -> Impersonation:
+    return Impersonation(
+        user=options.impersonate_user,
+        groups=options.impersonate_groups,
+        uid=options.impersonate_uid,
     )

@@ -2,7 +2,8 @@
 
 Aggregated discovery (``/api`` + ``/apis`` as ``APIGroupDiscoveryList``, two requests) is tried
 first; older servers get the legacy walk over every group version. Versions keep the server's
-preference order, so the first served version of a group is its preferred one.
+preference order (the API server lists a group's versions in Kubernetes' version priority), so
+the first served version of a group is its preferred one and no version order is computed here.
 """
 
 from __future__ import annotations
@@ -12,11 +13,10 @@ from typing import Any
 
 import msgspec
 
-from workload_map.catalog.registry import version_priority  # one Kubernetes version order
-from workload_map.cluster.errors import ApiError
-from workload_map.cluster.transport import Transport
+from workload_map.kube.errors import ApiError
+from workload_map.kube.transport import Transport
 
-__all__ = ["APIResource", "discover", "match_type", "version_priority"]
+__all__ = ["APIResource", "discover", "match_type"]
 
 _AGGREGATED = (
     "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,"
@@ -109,7 +109,7 @@ def _legacy(transport: Transport, core: Any) -> list[APIResource]:
         name = str(group_doc.get("name") or "")
         preferred = (group_doc.get("preferredVersion") or {}).get("version")
         versions = [str(v.get("version")) for v in group_doc.get("versions") or []]
-        versions.sort(key=lambda v: (v != preferred, version_priority(v)))
+        versions.sort(key=lambda v: v != preferred)  # stable: then the server's order
         for version in versions:
             out.extend(_legacy_list(transport, name, version, preferred=version == preferred))
     return out

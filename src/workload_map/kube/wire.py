@@ -1,12 +1,13 @@
-"""HTTP/1.1 GETs over one kept-alive socket: the small part of HTTP the transport speaks.
+"""HTTP/1.1 requests over one kept-alive socket: the small part of HTTP the transport speaks.
 
-Why not a library: the Kubernetes clients cost 0.6-2 s of import (see
-:mod:`workload_map.cluster.transport`), and even the standard library's ``http.client`` costs
-about as much as ``ssl`` itself, because it parses headers with the ``email`` package. What the
-API server's answers to a GET need is small and fixed: a status line, headers, and a body framed
-by ``Content-Length``, ``Transfer-Encoding: chunked`` or the end of the connection; plus a
-``CONNECT`` tunnel for ``proxy-url``. Nothing here retries or follows redirects (the API server
-does not redirect GETs); timeouts are the socket's, set by the caller.
+Why not a library: the Kubernetes clients cost 0.6-2 s of import, and even the standard
+library's ``http.client`` costs about as much as ``ssl`` itself, because it parses headers with
+the ``email`` package (measured in docs/kube.md). What the API server's answers need is small
+and fixed: a status line, headers, and a body framed by ``Content-Length``,
+``Transfer-Encoding: chunked`` or the end of the connection; plus a ``CONNECT`` tunnel for
+``proxy-url``. Request bodies are sent whole with a ``Content-Length``. Nothing here retries or
+follows redirects (the API server does not redirect); timeouts are the socket's, set by the
+caller.
 """
 
 from __future__ import annotations
@@ -187,14 +188,20 @@ class Connection:
         if self.sock is not None:
             self.sock.settimeout(timeout)
 
-    def get(self, target: str, headers: list[tuple[str, str]]) -> Response:
-        """Send ``GET target`` and read the response head (the body is the caller's to read)."""
+    def request(
+        self, method: str, target: str, headers: list[tuple[str, str]], body: bytes | None = None
+    ) -> Response:
+        """Send ``method target`` (with ``body``) and read the response head (the body is the
+        caller's to read)."""
         if self.sock is None:
             self.connect()
         assert self.sock is not None and self._file is not None
-        lines = [f"GET {target} HTTP/1.1", f"Host: {self.authority}"]
+        lines = [f"{method} {target} HTTP/1.1", f"Host: {self.authority}"]
         lines.extend(f"{k}: {v}" for k, v in headers)
-        self.sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
+        if body is not None or method in ("POST", "PUT", "PATCH"):
+            lines.append(f"Content-Length: {len(body or b'')}")
+        data = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+        self.sock.sendall(data + body if body else data)
         version, status, head = _head(self._file)
         while 100 <= status < 200:  # interim answers carry no body
             version, status, head = _head(self._file)

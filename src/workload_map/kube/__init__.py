@@ -1,0 +1,71 @@
+"""Kubernetes I/O: configuration, requests, paging, watches and watch caches.
+
+The one way the project reaches a Kubernetes API server. It imports nothing of the project but
+the error root (:mod:`workload_map.errors`): services over it (definitions, ownership,
+inventory) live in :mod:`workload_map.cluster`. Nothing here imports a Kubernetes client
+package at import time; the names below load their module on first use, so a command that
+needs only :class:`ConnectionOptions` skips the rest.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+from workload_map.kube import errors as _errors
+
+if TYPE_CHECKING:
+    from workload_map.kube.api import Api
+    from workload_map.kube.client import Cluster, connect
+    from workload_map.kube.errors import (
+        ApiError,
+        ClusterError,
+        Forbidden,
+        NotConfigured,
+        NotFound,
+        Unauthorized,
+        Unreachable,
+    )
+    from workload_map.kube.kubeconfig import Impersonation, ResolvedConfig, resolve
+    from workload_map.kube.options import ConnectionOptions
+    from workload_map.kube.transport import KubeTransport
+
+__all__ = [
+    "Api",
+    "ApiError",
+    "Cluster",
+    "ClusterError",
+    "ConnectionOptions",
+    "Forbidden",
+    "Impersonation",
+    "KubeTransport",
+    "NotConfigured",
+    "NotFound",
+    "ResolvedConfig",
+    "Unauthorized",
+    "Unreachable",
+    "connect",
+    "resolve",
+]
+
+_HOMES = {
+    "Api": "api",
+    "Impersonation": "kubeconfig",
+    "ResolvedConfig": "kubeconfig",
+    "resolve": "kubeconfig",
+    "KubeTransport": "transport",
+    "Cluster": "client",
+    "connect": "client",
+    "ConnectionOptions": "options",
+    # the error classes (errors.py is small and offline commands load it anyway)
+    **{name: "errors" for name in _errors.__all__ if name[0].isupper()},
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value

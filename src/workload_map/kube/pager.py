@@ -1,0 +1,76 @@
+"""The one pager: a collection read ``limit`` objects at a time with ``continue`` tokens.
+
+Every list of the project goes through :func:`pages` (the command line's lists, the cluster's
+Kartas, the catalog installer, the watch caches' initial lists), so a cluster of 100k pods is
+never one response. An expired ``continue`` token is the API server's 410 Gone, raised as
+:class:`~workload_map.kube.errors.Gone` for the caller to list again from the start.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any, Protocol
+
+from workload_map.kube.errors import ApiError, relabel
+
+__all__ = ["PAGE_SIZE", "Reader", "list_all", "pages"]
+
+
+class Reader(Protocol):
+    """What a pager reads through (any :class:`~workload_map.kube.transport.Transport`)."""
+
+    def get(
+        self, path: str, query: Sequence[tuple[str, str]] = (), *, accept: str | None = None
+    ) -> Any: ...
+
+
+PAGE_SIZE = 500
+
+
+def pages(
+    source: Reader,
+    path: str,
+    query: Sequence[tuple[str, str]] = (),
+    *,
+    limit: int = PAGE_SIZE,
+    resource_version: str | None = None,
+    what: str | None = None,
+) -> Iterator[dict[str, Any]]:
+    """Each page (a ``List`` document) of the collection at ``path``; ``limit`` <= 0 reads it
+    in one request. ``what`` names the collection in errors (default: the path)."""
+    token: str | None = None
+    while True:
+        page = list(query)
+        if limit > 0:
+            page.append(("limit", str(limit)))
+        if token:
+            page.append(("continue", token))
+        elif resource_version is not None:
+            page.append(("resourceVersion", resource_version))
+        try:
+            doc = source.get(path, page)
+        except ApiError as exc:
+            raise relabel(exc, what or path, "LIST") from exc
+        if not isinstance(doc, dict):
+            return
+        yield doc
+        token = (doc.get("metadata") or {}).get("continue") or None
+        if not token or limit <= 0:
+            return
+
+
+def list_all(
+    source: Reader,
+    path: str,
+    query: Sequence[tuple[str, str]] = (),
+    *,
+    limit: int = PAGE_SIZE,
+    what: str | None = None,
+) -> tuple[list[dict[str, Any]], str | None]:
+    """Every object of the collection and the list's resourceVersion (to watch from)."""
+    items: list[dict[str, Any]] = []
+    version: str | None = None
+    for doc in pages(source, path, query, limit=limit, what=what):
+        items.extend(i for i in doc.get("items") or [] if isinstance(i, dict))
+        version = (doc.get("metadata") or {}).get("resourceVersion") or version
+    return items, version
