@@ -204,15 +204,20 @@ def paced(items: Iterable[Any], n: int, ctx: Ctx) -> Iterable[Any]:
     spent at once, a long one as it is consumed (every ``_TICKS`` elements), so that a body
     that yields nothing or never ticks (``.[] | select(.a)``) still looks at the clock while it
     works through a million elements, not only before."""
-    if n <= _TICKS:
+    if n <= PACE:
         ctx.ticks -= n
         if ctx.ticks <= 0:
             ctx.check()
         return items
-    return _paced(items, ctx)
+    return paced_long(items, ctx)
 
 
-def _paced(items: Iterable[Any], ctx: Ctx) -> Iterator[Any]:
+#: elements a container may have to be spent at once before it is iterated (``paced``)
+PACE = _TICKS
+
+
+def paced_long(items: Iterable[Any], ctx: Ctx) -> Iterator[Any]:
+    """``paced`` for more than ``PACE`` elements (hot paths test the length inline)."""
     since = 0
     for x in items:
         since += 1

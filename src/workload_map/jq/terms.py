@@ -14,6 +14,7 @@ from workload_map.jq.calls import native_call
 from workload_map.jq.closures import (
     IDENTITY,
     KEYED,
+    PACE,
     Code,
     Env,
     One,
@@ -28,6 +29,7 @@ from workload_map.jq.closures import (
     from_one,
     invalid_path,
     paced,
+    paced_long,
 )
 from workload_map.jq.combinators import (
     comma_code,
@@ -72,7 +74,15 @@ def _optional_iterate(base: One, guarded: Code) -> Code:
             items = t.values() if len(t) <= 1 else [t[k] for k in sorted(t)]
         else:
             return ()
-        return paced(items, len(t), env[0])  # the consumer runs once per element
+        # paced(), inlined for the common short container: the consumer runs once per element
+        ctx = env[0]
+        n = len(t)
+        if n > PACE:
+            return paced_long(items, ctx)
+        ctx.ticks -= n
+        if ctx.ticks <= 0:
+            ctx.check()
+        return items
 
     return Code(run, None, guarded.paths)
 
@@ -313,7 +323,15 @@ class TermCompiler(PatternCompiler):
                 except JqError as e:
                     annotate(e, offset)
                     raise
-                return paced(it, len(t), env[0])  # the body runs once per element
+                # paced(), inlined for the common short container: the body runs per element
+                ctx = env[0]
+                n = len(t)
+                if n > PACE:
+                    return paced_long(it, ctx)
+                ctx.ticks -= n
+                if ctx.ticks <= 0:
+                    ctx.check()
+                return it
 
             run: Run = run1
         else:
