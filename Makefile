@@ -42,11 +42,16 @@ tools: gojq apiserver helm prometheus monitoring-crds chromium
 deploy: helm  ## regenerate deploy/workload-map.yaml from charts/workload-map
 	bash hack/render-deploy.sh
 
-test: venv tools lint  ## lint, then every test, the real API server ones included
-	$(PY) -m pytest
+# hack/run-tests.py: the unit tier in parallel processes (pytest-xdist; PYTEST_WORKERS, default
+# one per core), then the integration tier in one process; each prints pytest's summary, a last
+# line adds them up, and either failing fails the run. PYTEST_ARGS go to both tiers.
+PYTEST_ARGS ?=
 
-unit: venv  ## the fast tests only
-	$(PY) -m pytest -m "not integration"
+test: venv tools lint  ## lint, then every test, the real API server ones included
+	$(PY) hack/run-tests.py $(PYTEST_ARGS)
+
+unit: venv  ## the fast tests only (no API server), in parallel processes
+	$(PY) hack/run-tests.py --tier unit $(PYTEST_ARGS)
 
 lint: venv $(CLONES_STAMP)
 	$(VENV)/bin/ruff check src tests benchmarks

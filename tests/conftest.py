@@ -13,6 +13,7 @@ import signal
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -85,6 +86,24 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # under pytest-xdist each worker collects, and all must reorder alike: the controller
+    # resolves the order (a shuffle's seed drawn once) and hands it to them
+    given = getattr(config, "workerinput", {}).get(_ORDER_INPUT)
+    order = given or str(config.getoption("--test-order") or os.environ.get("WLMAP_TEST_ORDER", ""))
+    if order:
+        config.stash[_ORDER_KEY] = _resolved(order)
+    _scale_jq_clock(config)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """pytest-xdist's hook on the controller, once per worker it starts."""
+    used = node.config.stash.get(_ORDER_KEY, None)
+    if used:
+        node.workerinput[_ORDER_INPUT] = used
+
+
+def _scale_jq_clock(config: pytest.Config) -> None:
     text = str(config.getoption("--jq-clock-scale") or os.environ.get("WLMAP_JQ_CLOCK_SCALE", ""))
     if not text:
         return
@@ -103,20 +122,12 @@ def pytest_configure(config: pytest.Config) -> None:
     program.clock = scaled  # type: ignore[attr-defined]
 
 
-def _reordered(items: list[pytest.Item], order: str) -> tuple[list[pytest.Item], str]:
-    """``items`` reversed or shuffled module by module (a module's tests stay together, so
-    module-scoped control planes start once); the order actually used, to replay it."""
+def _resolved(order: str) -> str:
+    """``order`` checked, a shuffle given its seed (drawn when absent): the order to replay."""
     import random
 
-    modules: dict[str, list[pytest.Item]] = {}
-    for item in items:
-        modules.setdefault(str(item.path), []).append(item)
-    groups = list(modules.values())
     if order == "reverse":
-        groups.reverse()
-        for group in groups:
-            group.reverse()
-        return [i for g in groups for i in g], "reverse"
+        return order
     name, _, seed_text = order.partition(":")
     if name != "shuffle":
         raise pytest.UsageError(f"--test-order: expected reverse or shuffle[:SEED], got {order!r}")
@@ -124,24 +135,53 @@ def _reordered(items: list[pytest.Item], order: str) -> tuple[list[pytest.Item],
         seed = int(seed_text) if seed_text else random.SystemRandom().randrange(10**6)
     except ValueError:
         raise pytest.UsageError(f"--test-order: the seed must be an integer: {order!r}") from None
-    rng = random.Random(seed)
+    return f"shuffle:{seed}"
+
+
+def _reordered(items: list[pytest.Item], order: str) -> tuple[list[pytest.Item], str]:
+    """``items`` reversed or shuffled module by module (a module's tests stay together, so
+    module-scoped control planes start once); the order actually used, to replay it."""
+    import random
+
+    used = _resolved(order)
+    modules: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        modules.setdefault(str(item.path), []).append(item)
+    groups = list(modules.values())
+    if used == "reverse":
+        groups.reverse()
+        for group in groups:
+            group.reverse()
+        return [i for g in groups for i in g], used
+    rng = random.Random(int(used.partition(":")[2]))
     rng.shuffle(groups)
     for group in groups:
         rng.shuffle(group)
-    return [i for g in groups for i in g], f"shuffle:{seed}"
+    return [i for g in groups for i in g], used
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    order = str(config.getoption("--test-order") or os.environ.get("WLMAP_TEST_ORDER", ""))
-    if order:
-        items[:], used = _reordered(items, order)
-        config.stash[_ORDER_KEY] = used
-        reporter = config.pluginmanager.get_plugin("terminalreporter")
-        if reporter is not None:  # at the start too: a run killed early still says its order
-            reporter.write_line(f"test order: {used}")
+    used = config.stash.get(_ORDER_KEY, None)
+    if used:
+        items[:], _ = _reordered(items, used)
 
 
 _ORDER_KEY = pytest.StashKey[str]()
+_ORDER_INPUT = "wlmap_test_order"
+
+
+def _xdist_worker(config: pytest.Config) -> bool:
+    """Whether this process is one of pytest-xdist's workers (the controller reports)."""
+    return hasattr(config, "workerinput")
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    used = session.config.stash.get(_ORDER_KEY, None)
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if used and reporter is not None and not _xdist_worker(session.config):
+        # at the start too: a run killed early still says its order
+        reporter.write_line(f"test order: {used}")
 
 
 def pytest_terminal_summary(

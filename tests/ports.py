@@ -9,10 +9,15 @@ are picked below that range, where only an explicit bind can land, at random (tw
 one machine rarely meet) and never twice in one process (a probed port is closed again, so the
 kernel could hand the same one to the next probe). The kernel offers nothing that does this:
 a listening socket cannot be handed to a child that parses a ``--port`` flag.
+
+Under pytest-xdist (``make unit`` runs the unit tier in parallel processes) each worker draws
+from its own share of the range (every Nth port, N the number of workers), so two workers of a
+run never probe, hand out and race for the same port.
 """
 
 from __future__ import annotations
 
+import os
 import random
 import socket
 import threading
@@ -35,12 +40,24 @@ def _ephemeral_range() -> tuple[int, int]:
     return low, high
 
 
+def _worker_share() -> tuple[int, int]:
+    """This process's index among pytest-xdist's workers and their number; (0, 1) otherwise."""
+    name = os.environ.get("PYTEST_XDIST_WORKER", "")
+    try:
+        count = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+        index = int(name[2:]) if name.startswith("gw") else 0
+    except ValueError:
+        return 0, 1
+    return (index, count) if 0 <= index < count else (0, 1)
+
+
 def _candidates() -> range:
     low, high = _ephemeral_range()
+    index, count = _worker_share()
     if low - _LOWEST >= 2000:
-        return range(_LOWEST, low)
+        return range(_LOWEST + index, low, count)
     if 65535 - high >= 2000:
-        return range(high + 1, 65536)
+        return range(high + 1 + index, 65536, count)
     return range(0)  # the ephemeral range covers (almost) everything: let the kernel choose
 
 

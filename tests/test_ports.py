@@ -38,3 +38,15 @@ def test_without_room_below_the_range_the_kernel_picks(monkeypatch: pytest.Monke
     assert len(ports._candidates()) == 0
     first, second = ports.free_port(), ports.free_port()
     assert first != second and first > 0
+
+
+def test_parallel_workers_draw_from_disjoint_shares(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ports, "_ephemeral_range", lambda: (32768, 60999))
+    shares = []
+    for index in range(3):
+        monkeypatch.setenv("PYTEST_XDIST_WORKER", f"gw{index}")
+        monkeypatch.setenv("PYTEST_XDIST_WORKER_COUNT", "3")
+        shares.append(set(ports._candidates()))
+    assert not (shares[0] & shares[1]) and not (shares[1] & shares[2])
+    assert not (shares[0] & shares[2])
+    assert set().union(*shares) == set(range(ports._LOWEST, 32768))

@@ -1,4 +1,7 @@
-"""--test-order: modules and their tests reversed or shuffled (replayable), modules kept whole."""
+"""--test-order: modules and their tests reversed or shuffled (replayable), modules kept whole.
+
+That every pytest-xdist worker reorders alike (one seed, drawn by the controller) is checked
+end to end by ``test_run_tests.py``'s run of `make test`'s runner."""
 
 from __future__ import annotations
 

@@ -47,10 +47,40 @@ def read_text(path: Path) -> str:
         return fh.read()
 
 
+def _cache_dir() -> Path:
+    return Path(os.environ.get("WLMAP_CACHE", Path.home() / ".cache" / "workload-map"))
+
+
+def _write_aside(path: Path, text: str) -> None:
+    """``text`` into ``path`` whole: written aside, then renamed, so that a parallel worker
+    (pytest -n) or another clone's run reading the same key sees the whole file or none."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f"{path.name}.{os.getpid()}.partial")
+    partial.write_text(text)
+    partial.replace(path)
+
+
 def read_yaml_docs(path: Path, text: str | None = None, *, plain: bool = True) -> list[Any]:
+    """The documents of a YAML file. Plain ones (JSON values) are cached as JSON by the text's
+    hash: test_gangs.py parametrizes over every upstream object at collection, and parsing the
+    YAML cost each process (every xdist worker) seconds of CPU before its first test."""
     text = read_text(path) if text is None else text
+    cached: Path | None = None
+    if plain:
+        digest = hashlib.sha256(text.encode()).hexdigest()
+        cached = _cache_dir() / "test-yaml" / f"{digest}.json"
+        try:
+            out: list[Any] = json.loads(cached.read_text())
+            return out
+        except (OSError, ValueError):
+            pass
     docs = [d for d in yaml.load_all(text, Loader=_LOADER) if d is not None]
-    return [_plain(d) for d in docs] if plain else docs
+    if not plain:
+        return docs
+    out = [_plain(d) for d in docs]
+    if cached is not None:
+        _write_aside(cached, json.dumps(out))
+    return out
 
 
 def iter_objects(
@@ -95,8 +125,7 @@ def realworld_dir(shared_dir: Path) -> Path:
 
 def _cached_crds(root: Path) -> list[tuple[str, dict[str, Any]]]:
     """The CRDs under ``root``; parsed YAML is cached as JSON (parsing the big CRDs is slow)."""
-    cache = Path(os.environ.get("WLMAP_CACHE", Path.home() / ".cache" / "workload-map"))
-    cache = cache / "test-crds"
+    cache = _cache_dir() / "test-crds"
     out: list[tuple[str, dict[str, Any]]] = []
     for path in sorted(root.rglob("*.yaml")) + sorted(root.rglob("*.yaml.gz")):
         rel = path.relative_to(root).as_posix()
@@ -119,8 +148,7 @@ def _cached_crds(root: Path) -> list[tuple[str, dict[str, Any]]]:
                     ]
                 except yaml.YAMLError:
                     docs = []
-            cache.mkdir(parents=True, exist_ok=True)
-            cached.write_text(json.dumps(docs))
+            _write_aside(cached, json.dumps(docs))
         out.extend((rel, d) for d in docs)
     return out
 

@@ -250,3 +250,25 @@ def test_a_bad_request_timeout_is_a_usage_error_before_or_after(wlmap: Any) -> N
     ):
         result = wlmap(argv)
         assert result.code == 2 and "invalid --request-timeout 'soon'" in result.err
+
+
+def test_the_operator_entry_point_takes_the_same_flags(tmp_path: Path, home: Path) -> None:
+    """``workload-map-operator`` (``python -m workload_map.operator``) is ``wlmap operator``."""
+    missing = str(tmp_path / "missing.yaml")
+    done = subprocess.run(
+        [sys.executable, "-m", "workload_map.operator", "--kubeconfig", missing],
+        capture_output=True,
+        text=True,
+        env={
+            "HOME": str(home),
+            "PATH": "/usr/bin:/bin",
+            "PYTHONPATH": str(ROOT / "src"),
+            "WLMAP_OPERATOR_SKIP_PLUGINS": "gangs,metrics",
+        },
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 1 and "missing.yaml" in done.stderr, done.stderr
+    no_traceback(done.stderr)
+    code, output = run_process(["operator", "--context", "a", "--context", "b"], {}, home)
+    assert code == 2 and "--context given more than once" in output, output

@@ -4,6 +4,7 @@ not one per object, and says so once (issue 12 item 3)."""
 from __future__ import annotations
 
 import copy
+import itertools
 import json
 
 import pytest
@@ -22,6 +23,16 @@ def test_slow_expression_hits_its_deadline_once(wlmap, monkeypatch: pytest.Monke
     monkeypatch.setattr(
         jq_program, "DEFAULT_LIMITS", dataclasses.replace(jq_program.DEFAULT_LIMITS, timeout=0.05)
     )
+    # an injected jq clock: each look at it is a millisecond of CPU, so the 0.05 s deadline is
+    # 50 looks (one per 512 evaluation steps or per costly step): SLOW reaches it by the work it
+    # counts, on a machine of any speed and under any load; the other expressions look a few times
+    looks = itertools.count()
+
+    def clock() -> float:
+        return next(looks) * 0.001
+
+    monkeypatch.setattr(jq_closures, "clock", clock)
+    monkeypatch.setattr(jq_program, "clock", clock)
     karta = yaml.safe_load(
         wlmap(["definitions", "jobset-x-k8s-io-jobset-v1alpha2", "-o", "yaml"]).out
     )

@@ -134,3 +134,21 @@ def test_live_helpers_cache_fetches_and_find_the_top_owner() -> None:
     assert top_owner(WL, fetch).kind == "JobSet"
     stranger = _obj("Pod", "s", "us", ("batch/v1", "Job", "k", "u-k"))
     assert not is_owned_by(stranger, WL, fetch, cache=cache)
+
+
+def test_walk_chain_reads_owners_from_a_dict_by_uid_as_from_a_fetch() -> None:
+    job = _obj(
+        "Job", "j", "u-j", ("jobset.x-k8s.io/v1alpha2", "JobSet", "train", "u-train"), "batch/v1"
+    )
+    pod = _obj("Pod", "p", "u-p", ("batch/v1", "Job", "j", "u-j"))
+    by_uid = {"u-j": job, "u-train": WL}
+    chain = walk_chain(pod, by_uid)
+    assert [r.name for r in chain.refs] == ["j", "train"] and chain.end == "top"
+    assert chain == walk_chain(pod, lambda r: by_uid.get(r.uid or ""))
+    cache: dict[OwnerRef, Any] = {}
+    assert walk_chain(pod, by_uid, cache=cache) == chain and len(cache) == 2
+    # a namesake of another uid is not the owner: the chain breaks there
+    renamed = {"u-j": {**job, "metadata": {**job["metadata"], "uid": "u-j2"}}}
+    broken = walk_chain(pod, lambda r: renamed["u-j"])
+    assert broken.broken and broken.missing is not None and broken.missing.name == "j"
+    assert not broken.owners

@@ -35,14 +35,17 @@ def test_restart_keeps_data_and_address_and_scheduling_resumes(
         {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "kept"}, "data": {"a": "1"}},
         namespace,
     )
-    old_pid = next(p.popen.pid for p in plane.procs if p.name == "kube-apiserver")
+    old = next(p.popen for p in plane.procs if p.name == "kube-apiserver")
     server = module_kube.server
 
-    away = module_kube.restart_apiserver()
+    # returns once the new server is ready; past the configured start timeout
+    # (WLMAP_TEST_START_TIMEOUT) it raises: the bound comes from the configuration, and what is
+    # asserted is the order (the old process gone before the new one serves), not the seconds
+    module_kube.restart_apiserver()
 
     new_pid = next(p.popen.pid for p in plane.procs if p.name == "kube-apiserver")
-    assert new_pid != old_pid and module_kube.server == server
-    assert away < plane.start_timeout
+    assert new_pid != old.pid and module_kube.server == server
+    assert old.poll() is not None
     after = module_kube.get("v1", "ConfigMap", "kept", namespace)
     assert after["metadata"]["uid"] == before["metadata"]["uid"]
     assert after["data"] == {"a": "1"}

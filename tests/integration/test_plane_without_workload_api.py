@@ -6,13 +6,11 @@ and the pods of a would-be gang are scheduled one by one.
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from kubernetes.client.exceptions import ApiException
 
 from .harness import WORKLOAD_API, FakeNodes, Kube
-from .test_scheduling import GPU_NODE, bound, pod, wait_for
+from .test_scheduling import GPU_NODE, bound, found_unschedulable, pod, wait_for
 
 
 def test_workload_api_is_not_served(kube_without_generic_workload: Kube) -> None:
@@ -40,5 +38,12 @@ def test_pods_of_a_would_be_gang_bind_one_by_one(
         lambda: (lambda b: b if len(b) == 3 else None)(bound(kube, namespace, names)),
         timeout=60,
     )
-    time.sleep(2)
+    # the fourth is found unschedulable (waited for, not slept on: the scheduler looked) and
+    # the three stay where they were placed one by one
+    [left] = set(names) - set(placed)
+    wait_for(
+        "the fourth pod to be unschedulable",
+        lambda: found_unschedulable(kube, namespace, left),
+        timeout=60,
+    )
     assert len(bound(kube, namespace, names)) == 3 == len(set(placed.values()))

@@ -123,6 +123,16 @@ def test_a_pod_too_big_for_every_node_stays_unbound(
     assert bound(scheduler, namespace, ["greedy"]) == {}
 
 
+def found_unschedulable(kube: Kube, namespace: str, name: str) -> bool:
+    conditions = (kube.get("v1", "Pod", name, namespace).get("status") or {}).get("conditions")
+    return any(
+        c["type"] == "PodScheduled"
+        and c["status"] == "False"
+        and c.get("reason") == "Unschedulable"
+        for c in conditions or []
+    )
+
+
 def test_a_gang_with_room_for_one_pod_fewer_waits_then_binds_whole(
     scheduler: Kube, namespace: str, fake_nodes: FakeNodes
 ) -> None:
@@ -134,8 +144,14 @@ def test_a_gang_with_room_for_one_pod_fewer_waits_then_binds_whole(
         created = scheduler.apply(pod(name, gpus=8, group="train-workers"), namespace)
         # The API server keeps the field only with GenericWorkload on.
         assert created["spec"]["schedulingGroup"] == {"podGroupName": "train-workers"}
-    time.sleep(8)  # ample for a 4-pod cycle; pods placed one by one would be bound by now
-    assert bound(scheduler, namespace, names) == {}
+    # the scheduler's verdict on the whole gang, waited for (not a sleep: on a loaded machine a
+    # sleep may end before the scheduler looked, and the check below would pass unexamined)
+    wait_for(
+        "the scheduler to find the gang unschedulable",
+        lambda: all(found_unschedulable(scheduler, namespace, name) for name in names),
+        timeout=60,
+    )
+    assert bound(scheduler, namespace, names) == {}  # none placed alone
 
     fake_nodes.add(1, GPU_NODE)
     placed = wait_for(

@@ -60,3 +60,29 @@ def test_failures_count_towards_backoff_and_a_success_resets() -> None:
     source.get = lambda *a, **k: {"metadata": {"resourceVersion": "5"}, "items": []}  # type: ignore[method-assign]
     informer._list()
     assert informer._backoff.failures == 0 and informer.last_error is None and informer.synced
+
+
+def test_watches_that_end_at_once_back_off_instead_of_spinning() -> None:
+    class Quiet:
+        def __init__(self) -> None:
+            self.watches = 0
+
+        def get(self, *args: Any, **kwargs: Any) -> Any:
+            return {"metadata": {"resourceVersion": "5"}, "items": []}
+
+        def stream(self, *args: Any, **kwargs: Any) -> Any:
+            self.watches += 1
+            return iter(())  # the server ends the watch before any event
+
+    source = Quiet()
+    informer = Informer(source, "/api/v1/configmaps")
+    waits: list[float] = []
+
+    def wait(timeout: float) -> bool:
+        waits.append(timeout)
+        return len(waits) >= 4
+
+    informer.stopping.wait = wait  # type: ignore[method-assign]
+    informer._run()
+    assert informer.lists == 1 and source.watches == 4  # listed once, then only watched
+    assert all(w > 0 for w in waits) and informer._backoff.failures == 4

@@ -15,9 +15,8 @@ import yaml
 from workload_map.kube.api import Api
 from workload_map.kube.client import connect
 from workload_map.kube.errors import NotConfigured
-from workload_map.kube.flags import connection_options
 from workload_map.kube.kubeconfig import resolve
-from workload_map.kube.options import ConnectionOptions
+from workload_map.kube.options import ConnectionOptions, connection_options
 from workload_map.operator.main import build_parser
 
 

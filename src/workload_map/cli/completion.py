@@ -12,7 +12,12 @@ import argparse
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from workload_map.catalog.definitions import Definitions
+from workload_map.cli import config, definitions_cmd, describe_cmd, get_cmd
 from workload_map.cli.exits import OK, UsageError
+from workload_map.cli.get_cmd import PHASES
+from workload_map.cli.live_targets import resolve_type
+from workload_map.kube.kubeconfig import kubeconfig_contexts
 
 if TYPE_CHECKING:
     from workload_map.cli.context import Context
@@ -146,8 +151,6 @@ def _candidates(words: list[str], ctx: Context, parser: argparse.ArgumentParser)
     if previous == "--context":
         return _contexts(ctx)
     if previous == "--phase":
-        from workload_map.cli.get_cmd import PHASES
-
         return list(PHASES)
     if current.startswith("-"):
         return _flags(sub_parser)
@@ -188,7 +191,6 @@ def _workload_words(command: str, positionals: list[str], current: str, ctx: Con
 
 def _outputs(command: str | None) -> tuple[str, ...]:
     """The formats ``-o`` accepts for ``command`` (validate takes none)."""
-    from workload_map.cli import config, definitions_cmd, describe_cmd, get_cmd
 
     by_command: dict[str | None, tuple[str, ...]] = {
         "describe": describe_cmd.OUTPUTS,
@@ -245,8 +247,6 @@ def _namespaces(cluster: Any) -> list[str]:
 
 
 def _names(cluster: Any, type_token: str) -> list[str]:
-    from workload_map.catalog.definitions import Definitions
-    from workload_map.cli.targets import resolve_type
 
     target = resolve_type(type_token, cluster, Definitions.builtin())
     ns = cluster.namespace if target.resource.namespaced else None
@@ -257,8 +257,6 @@ def _names(cluster: Any, type_token: str) -> list[str]:
 
 def _contexts(ctx: Context) -> list[str]:
     try:
-        from workload_map.kube.kubeconfig import kubeconfig_contexts
-
         return sorted(kubeconfig_contexts(ctx.connection))
     except Exception:
         return []

@@ -14,6 +14,8 @@ from pathlib import Path
 import msgspec
 
 from workload_map.cli.exits import UsageError
+from workload_map.cli.printers import is_template_output
+from workload_map.model.yaml_import import import_yaml
 
 __all__ = ["OUTPUTS", "Settings", "default_config_paths", "load_settings", "parse_request_timeout"]
 
@@ -93,7 +95,6 @@ def load_settings(
 
 
 def _check_output(value: object, where: str) -> str:
-    from workload_map.cli.printers import is_template_output
 
     if isinstance(value, str) and is_template_output(value):
         return value  # jsonpath=…, custom-columns=…: parsed by the command that prints
@@ -103,7 +104,6 @@ def _check_output(value: object, where: str) -> str:
 
 
 def _read(path: str) -> dict[str, object]:
-    from workload_map.model.yaml_import import import_yaml
 
     yaml = import_yaml()
 

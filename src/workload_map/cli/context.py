@@ -6,21 +6,28 @@ package), and warnings are held back and printed after the main output, as the r
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 import msgspec
 
-from workload_map.cli.config import Settings
+from workload_map.catalog.definitions import Definitions
+from workload_map.cli.config import Settings, load_settings
 from workload_map.cli.exits import UsageError
-from workload_map.cli.render import Styler
+from workload_map.cli.render import Styler, wants_color
+from workload_map.cli.workload_view import engine_errors
+from workload_map.engine.structure import prepare
+from workload_map.kube.errors import ClusterError, NotConfigured
+from workload_map.kube.options import connection_options
 
 if TYPE_CHECKING:
-    from workload_map.catalog.definitions import Definitions
+    from types import ModuleType
+
     from workload_map.kube import Cluster, ConnectionOptions
 
-__all__ = ["Context"]
+__all__ = ["Context", "for_command"]
 
 # what a user who may not list the cluster's Kartas sees on every command (can be turned off)
 _KARTA_NOTICES = (
@@ -36,7 +43,8 @@ class Context(msgspec.Struct):
     environ: Mapping[str, str]
     settings: Settings
     connection: ConnectionOptions
-    connect: Callable[[ConnectionOptions], Cluster]
+    #: the cluster client; None: the real one (see :meth:`cluster`)
+    connect: Callable[[ConnectionOptions], Cluster] | None
     style: Styler
     err_style: Styler
     #: every ``--context`` given, before and after the subcommand (the multi-cluster issue
@@ -87,8 +95,6 @@ class Context(msgspec.Struct):
         used = self._definitions.used if self._definitions is not None else []
         if not used:
             return []
-        from workload_map.cli.workload_view import engine_errors
-        from workload_map.engine.structure import prepare
 
         broken: tuple[type[BaseException], ...] = (*engine_errors(), RecursionError)
         out: list[tuple[str, str]] = []
@@ -111,6 +117,8 @@ class Context(msgspec.Struct):
         """The connected cluster (raises :class:`~workload_map.cluster.ClusterError`)."""
         if self._cluster is None:
             self.check_kubeconfig()
+            if self.connect is None:
+                self.connect = _cluster_services().connection.connect
             self._cluster = self.connect(self.connection)
         return self._cluster
 
@@ -123,7 +131,6 @@ class Context(msgspec.Struct):
 
     def optional_cluster(self, *, explicit_only: bool = False) -> Cluster | None:
         """The cluster when one is configured, else None (silently, like the reference)."""
-        from workload_map.kube.errors import ClusterError, NotConfigured
 
         if explicit_only and not self.connection.explicit:
             return None
@@ -139,13 +146,9 @@ class Context(msgspec.Struct):
         """Catalog definitions merged with ``cluster``'s Kartas (warnings collected)."""
         if self._definitions is None:
             if cluster is None:  # offline: the core's catalog, no cluster code
-                from workload_map.catalog.definitions import Definitions
-
                 self._definitions = Definitions.builtin()
             else:
-                from workload_map.cluster import definitions
-
-                self._definitions = definitions.load(cluster)
+                self._definitions = _cluster_services().definitions.load(cluster)
         return self._definitions
 
     @property
@@ -156,3 +159,66 @@ class Context(msgspec.Struct):
         if self._definitions is None:
             return False
         return self._definitions.degraded or bool(self._timed_out())
+
+
+def for_command(
+    name: str,
+    args: argparse.Namespace,
+    streams: tuple[IO[str], IO[str], IO[str]],
+    env: Mapping[str, str],
+    err_style: Styler,
+    connect: Callable[[ConnectionOptions], Cluster] | None,
+    *,
+    several_contexts: bool,
+    shared_output: bool,
+) -> Context:
+    """The context ``wlmap NAME`` runs in, from its parsed flags: the settings, and the
+    connection with the command's ``--context`` policy (contexts given before and after the
+    subcommand count together). ``connect``: the cluster client (None: the real one, loaded
+    on first use)."""
+    stdin, stdout, stderr = streams
+    output = getattr(args, "output", None)
+    settings = load_settings(getattr(args, "config", None), output if shared_output else None, env)
+    contexts = (
+        *(getattr(args, "contexts_before", None) or ()),
+        *(getattr(args, "contexts", None) or ()),
+    )
+    all_contexts = bool(getattr(args, "all_contexts", False))
+    if not several_contexts:
+        if len(contexts) > 1:
+            raise UsageError(
+                f"--context given more than once ({', '.join(contexts)}): "
+                f"`wlmap {name}` talks to one cluster"
+            )
+        if all_contexts:
+            raise UsageError(f"`wlmap {name}` does not take --all-contexts: name one --context")
+    try:
+        options = connection_options(args, env, contexts=contexts)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    return Context(
+        stdin=stdin,
+        stdout=stdout,
+        stderr=stderr,
+        environ=env,
+        settings=settings,
+        connection=options,
+        contexts=contexts,
+        all_contexts=all_contexts,
+        own_output=None if shared_output else output,
+        connect=connect,
+        style=Styler(wants_color(stdout, env)),
+        err_style=err_style,
+    )
+
+
+def _cluster_services() -> ModuleType:
+    """The connection boundary, the one lazy import besides the command table's: the cluster
+    client (sockets, TLS, the kubeconfig reader) and the services over it load when a command
+    first talks to a cluster, so an offline command (``describe -f``, ``validate``,
+    ``verify``, ``definitions`` without a cluster) enters no cluster code
+    (tests/cli/test_startup.py)."""
+    import workload_map.cluster.connection
+    import workload_map.cluster.definitions
+
+    return workload_map.cluster

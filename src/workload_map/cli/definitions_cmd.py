@@ -11,6 +11,11 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from workload_map.cli.exits import ERROR, NO_DEFINITION, OK, CliError, UsageError
+from workload_map.cli.outputs import DefinitionsList, InvalidKarta, KartaObject
+from workload_map.cli.render import dump_document, format_table
+from workload_map.cli.suggest import did_you_mean
+from workload_map.cli.targets import definition_kind_match
+from workload_map.model.views import to_json
 
 if TYPE_CHECKING:
     from workload_map.catalog.definitions import Definition
@@ -39,8 +44,6 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         if found is None and broken is not None:
             return _show_broken(broken, fmt, ctx)
         if found is None:
-            from workload_map.cli.suggest import did_you_mean
-
             # names are long slugs: offer kinds too ("jobst" → "jobset")
             words = [d.name for d in definitions.all()] + [k.lower() for k in definitions.kinds()]
             raise CliError(
@@ -49,8 +52,6 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
                 hint=did_you_mean(args.name, words) or "list them with: wlmap definitions",
             )
         if fmt in ("json", "yaml"):
-            from workload_map.cli.render import dump_document
-
             ctx.stdout.write(dump_document(_clean(found.source), fmt))
         elif fmt == "name":
             ctx.stdout.write(f"karta.run.ai/{found.name}\n")
@@ -81,10 +82,6 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     for name, problem in invalid:
         ctx.warn(f'cluster Karta "{name}" is invalid: {problem}')
     if fmt in ("json", "yaml"):
-        from workload_map.cli.outputs import DefinitionsList, InvalidKarta, KartaObject
-        from workload_map.cli.render import dump_document
-        from workload_map.model.views import to_json
-
         doc = DefinitionsList(
             items=tuple(KartaObject(_clean(d.source)) for d in items),
             count=len(items),
@@ -96,7 +93,6 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         for d in items:
             ctx.stdout.write(f"karta.run.ai/{d.name}\n")
         return OK
-    from workload_map.cli.render import format_table
 
     rows = [
         [
@@ -139,8 +135,6 @@ def _gvk_parts(text: str | None) -> tuple[str, str]:
 def _show_broken(broken: Any, fmt: str, ctx: Context) -> int:
     """A cluster Karta that does not load: what it is and why (exit 1)."""
     if fmt in ("json", "yaml"):
-        from workload_map.cli.render import dump_document
-
         ctx.stdout.write(
             dump_document(_clean(broken.raw or {"metadata": {"name": broken.name}}), fmt)
         )
@@ -161,7 +155,6 @@ _CORE_ALIASES = {"core": "", "v1": ""}
 
 def _by_kind(word: str, definitions: Any) -> Definition | None:
     """``wlmap definitions raycluster``: a kind (or plural) naming exactly one definition."""
-    from workload_map.cli.targets import definition_kind_match
 
     found = definition_kind_match(word, definitions)
     if len(found) > 1:

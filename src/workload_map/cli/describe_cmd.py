@@ -1,4 +1,5 @@
-"""``wlmap describe``: one workload's components, pods, gangs and resources, live or offline.
+"""``wlmap describe -f``: one workload's components, pods, gangs and resources, from files; and
+the view both forms print (:func:`show`; the live form is :mod:`~workload_map.cli.describe_live`).
 
 Live: GET the object, list its namespace's pods and keep those whose controller chain reaches
 it. Offline (``-f``): the object from a file, candidate pods from ``--pods``, the definition from
@@ -14,16 +15,24 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from workload_map.catalog.definitions import AmbiguousDefinition, Definition, gvk_text
+from workload_map.catalog.resolution import resolve_gvk
+from workload_map.cli.describe_view import RenderOptions, render_describe
 from workload_map.cli.exits import (
     ERROR,
     NO_DEFINITION,
-    NOT_FOUND,
     OK,
     USAGE,
     CliError,
     UsageError,
 )
-from workload_map.cli.targets import no_definition_error, parse_target, resolve_type
+from workload_map.cli.file_workload import Selector, names_with_gvk, pick_workload
+from workload_map.cli.manifests import read_manifests, read_single, source_label
+from workload_map.cli.render import dump_document
+from workload_map.cli.targets import no_definition_error
+from workload_map.cli.workload_view import describe_view, engine_errors, view_name
+from workload_map.errors import WlmapError
+from workload_map.model import Karta, load_karta
 
 if TYPE_CHECKING:
     from workload_map.catalog.definitions import Definition
@@ -32,12 +41,12 @@ if TYPE_CHECKING:
     from workload_map.cli.manifests import Manifest
     from workload_map.model import GVK
 
-__all__ = ["OUTPUTS", "run"]
+__all__ = ["OUTPUTS", "Found", "check_kind", "definition_from_file", "run", "show"]
 
 OUTPUTS = ("table", "json", "yaml", "name")
 
 
-class _Found(msgspec.Struct, frozen=True):
+class Found(msgspec.Struct, frozen=True):
     """The workload to describe, its candidate pods and its definition; ``age`` (live) for the
     table, ``where`` (the file and document of ``-f``) for messages."""
 
@@ -49,20 +58,14 @@ class _Found(msgspec.Struct, frozen=True):
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
+    """``wlmap describe -f FILE`` (the command table's module for describe with ``-f``: it
+    enters no cluster code unless a cluster is named for its Kartas)."""
     fmt = ctx.output_for(OUTPUTS, "describe")
-    words = list(args.target)
-    if args.file is None and args.definition is None and len(words) == 1 and "/" not in words[0]:
-        from workload_map.cli.describe_many import describe_type, names_a_type
+    return show(args, ctx, _offline(args, ctx), fmt)
 
-        if names_a_type(words[0], ctx):  # kubectl's `describe TYPE`: all of them
-            return describe_type(words[0], args, ctx, fmt)
-    if args.file is not None:
-        found = _offline(args, ctx)
-    else:
-        if args.pods is not None:
-            raise UsageError("--pods only applies with -f FILE; live pods come from the cluster")
-        found = _live(args, ctx)
-    from workload_map.cli.workload_view import describe_view
+
+def show(args: argparse.Namespace, ctx: Context, found: Found, fmt: str) -> int:
+    """Print the view of ``found`` (live or from a file) in ``fmt``."""
 
     obj, pods, definition, age = found.obj, found.pods, found.definition, found.age
     view = describe_view(
@@ -75,16 +78,11 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     )
     _warn_problems(view, ctx)
     if fmt == "name":
-        from workload_map.cli.workload_view import view_name
-
         ctx.stdout.write(view_name(view) + "\n")
         return OK
     if fmt in ("json", "yaml"):
-        from workload_map.cli.render import dump_document
-
         ctx.stdout.write(dump_document(view, fmt))
         return OK
-    from workload_map.cli.describe_view import RenderOptions, render_describe
 
     explanation = view.pop("explain", None) if args.explain else None
     opts = RenderOptions(
@@ -103,7 +101,7 @@ def _webhook_decisions(
     """Per pod name, what the gang webhook would set at its creation (as if opted in)."""
     if not pods:
         return {}
-    from workload_map.cli.workload_view import engine_errors
+    # lazy: the gang room (~25 ms of imports) only for --explain
     from workload_map.gangs import pod_decisions
 
     candidates: list[Mapping[str, Any]] = [p for p in pods if p.get("kind") == "Pod"]
@@ -151,8 +149,6 @@ def _explain_text(explanation: Any, webhook: dict[str, dict[str, Any]] | None = 
     if isinstance(explanation, str):
         return "".join(f"  {line}\n" for line in explanation.rstrip("\n").splitlines())
     if not isinstance(explanation, list) or not all(isinstance(e, dict) for e in explanation):
-        from workload_map.cli.render import dump_document
-
         text = dump_document(explanation, "yaml")
         return "".join(f"  {line}\n" for line in text.rstrip("\n").splitlines())
     lines: list[str] = []
@@ -187,18 +183,16 @@ def _explain_text(explanation: Any, webhook: dict[str, dict[str, Any]] | None = 
     return "\n".join(lines) + "\n"
 
 
-def _offline(args: argparse.Namespace, ctx: Context) -> _Found:
+def _offline(args: argparse.Namespace, ctx: Context) -> Found:
     """The workload of ``-f`` (picked among the file's objects), its candidate pods and its
     definition: ``--definition``, else the one resolver's answer for its GVK."""
-    from workload_map.cli.file_workload import Selector, names_with_gvk, pick_workload
-    from workload_map.cli.manifests import read_manifests, source_label
 
     if args.file == "-" and (args.pods == "-" or args.definition == "-"):
         raise UsageError("only one of -f, --pods and --definition can read stdin (-)")
     selector = Selector.from_words(list(args.target))
     label = source_label(args.file)
     manifests = read_manifests(args.file, ctx.stdin)
-    override = _definition_from_file(args.definition, ctx) if args.definition else None
+    override = definition_from_file(args.definition, ctx) if args.definition else None
     found: dict[GVK, Resolution | None] = {}
 
     def resolution(gvk: GVK) -> Resolution | None:
@@ -219,7 +213,6 @@ def _offline(args: argparse.Namespace, ctx: Context) -> _Found:
     except CliError as exc:
         if override is None or override.gvk is None or exc.code != NO_DEFINITION:
             raise
-        from workload_map.catalog.definitions import gvk_text
 
         raise CliError(
             f"--definition {args.definition} describes {gvk_text(override.gvk)}, and no object "
@@ -234,11 +227,11 @@ def _offline(args: argparse.Namespace, ctx: Context) -> _Found:
         pods = [m.obj for m in read_manifests(args.pods, ctx.stdin)]
         pods += [m.obj for m in others if m.obj.get("kind") != "Pod"]
     if override is not None:
-        _check_kind(override, args.definition, chosen.gvk, chosen.label)
-        return _Found(obj, pods, override, where=str(chosen.source))
+        check_kind(override, args.definition, chosen.gvk, chosen.label)
+        return Found(obj, pods, override, where=str(chosen.source))
     gvk = chosen.gvk
     assert gvk is not None  # checked() insists on apiVersion and kind
-    return _Found(obj, pods, _definition_for(gvk, resolution(gvk), ctx), where=str(chosen.source))
+    return Found(obj, pods, _definition_for(gvk, resolution(gvk), ctx), where=str(chosen.source))
 
 
 def _with_namespace(obj: dict[str, Any], ctx: Context, label: str) -> dict[str, Any]:
@@ -266,9 +259,8 @@ def _written_for(definition: Definition, gvk: GVK) -> bool:
     return root is None or root.group_kind == gvk.group_kind
 
 
-def _check_kind(definition: Definition, path: str, gvk: GVK | None, what: str) -> None:
+def check_kind(definition: Definition, path: str, gvk: GVK | None, what: str) -> None:
     """A definition from ``--definition`` must be written for the object's group and kind."""
-    from workload_map.catalog.definitions import gvk_text
 
     root = definition.gvk
     if root is None or gvk is None or _written_for(definition, gvk):
@@ -280,11 +272,7 @@ def _check_kind(definition: Definition, path: str, gvk: GVK | None, what: str) -
     )
 
 
-def _definition_from_file(path: str, ctx: Context) -> Definition:
-    from workload_map.catalog.definitions import Definition
-    from workload_map.cli.manifests import read_single
-    from workload_map.errors import WlmapError
-    from workload_map.model import Karta, load_karta
+def definition_from_file(path: str, ctx: Context) -> Definition:
 
     doc = read_single(path, ctx.stdin).obj
     try:
@@ -301,8 +289,6 @@ def _resolve(wanted: GVK, ctx: Context) -> Resolution | None:
     """The one resolver's answer for an object of ``wanted`` read from a file: the cluster's
     Kartas first when a cluster is named explicitly (``--context``/``--kubeconfig``), then the
     catalog."""
-    from workload_map.catalog.definitions import AmbiguousDefinition
-    from workload_map.catalog.resolution import resolve_gvk
 
     definitions = ctx.definitions(ctx.optional_cluster(explicit_only=True))
     try:
@@ -324,99 +310,3 @@ def _definition_for(gvk: GVK, found: Resolution | None, ctx: Context) -> Definit
     if found.note:
         ctx.warn(found.note)
     return found.definition
-
-
-def _live(args: argparse.Namespace, ctx: Context) -> _Found:
-    from workload_map.cli.humanize import age
-    from workload_map.cluster.ownership import find_pods
-    from workload_map.kube.errors import ClusterError, Forbidden, NotFound
-    from workload_map.model import GVK
-
-    type_token, name = parse_target(list(args.target), "describe")
-    if type_token is None:
-        raise UsageError(
-            "describe needs a workload: give it as TYPE/NAME or as TYPE NAME, or -f FILE",
-            hint="e.g. wlmap describe jobset/train -n ml",
-        )
-    from workload_map.cli.describe_many import names_a_type
-
-    if name is None and names_a_type(type_token):
-        raise _missing_name(type_token)  # before any cluster access: a plain usage error
-    cluster = ctx.cluster()
-    try:
-        definitions = ctx.definitions(cluster)
-        if name is None:
-            return _bare_name(type_token, args, ctx, cluster, definitions)
-        if args.definition is not None:
-            override = _definition_from_file(args.definition, ctx)
-            target_res = resolve_type(type_token, cluster, _only(definitions, override))
-            definition = override
-            res = target_res.resource
-            _check_kind(
-                override,
-                args.definition,
-                GVK(res.group, res.version, res.kind),
-                f"{type_token}/{name}",
-            )
-        else:
-            target = resolve_type(type_token, cluster, definitions, warn=ctx.warn)
-            res, definition = target.resource, target.definition
-        namespace = cluster.namespace if res.namespaced else None
-        try:
-            obj = cluster.get(res, name, namespace)
-        except NotFound as exc:
-            raise CliError(
-                str(exc),
-                NOT_FOUND,
-                hint=f"list them with: wlmap get {type_token}"
-                + (f" -n {namespace}" if namespace else ""),
-            ) from exc
-        try:
-            pods = find_pods(cluster, obj)
-        except Forbidden as exc:
-            ctx.warn(f"{exc}; showing the workload without its pods")
-            pods = None  # unknown (shown as such), not none: 0 would be a lie
-    except ClusterError as exc:
-        raise CliError(str(exc), ERROR) from exc
-    return _Found(obj, pods, definition, age((obj.get("metadata") or {}).get("creationTimestamp")))
-
-
-def _missing_name(type_token: str) -> UsageError:
-    return UsageError(
-        f"describe {type_token}: the NAME is missing; give it as TYPE/NAME or as TYPE NAME",
-        hint=f"e.g. wlmap describe {type_token}/NAME (list them with wlmap get {type_token})",
-    )
-
-
-def _bare_name(
-    word: str, args: argparse.Namespace, ctx: Context, cluster: Any, definitions: Any
-) -> _Found:
-    """``describe WORD``: a TYPE without NAME (usage error) or a bare workload name."""
-    from workload_map.cli.humanize import age
-    from workload_map.cli.targets import ambiguous_name_error, find_by_name
-    from workload_map.cluster.ownership import find_pods
-    from workload_map.kube.discovery import match_type
-
-    if match_type(word, cluster.resources()) or definitions.by_root_kind(word):
-        raise _missing_name(word)
-    found = find_by_name(word, cluster, definitions)
-    if not found:
-        where = f"namespace {cluster.namespace}" if cluster.namespace else "the cluster"
-        raise CliError(
-            f'no workload named "{word}" found in {where} (looked through every covered type)',
-            NOT_FOUND,
-            hint=f"if {word} is a TYPE, give the NAME too: wlmap describe {word}/NAME; "
-            "list workloads with: wlmap get --all-types",
-        )
-    if len(found) > 1:
-        raise ambiguous_name_error(word, found, "describe")
-    target, obj = found[0]
-    pods = find_pods(cluster, obj)
-    created = (obj.get("metadata") or {}).get("creationTimestamp")
-    return _Found(obj, pods, target.definition, age(created))
-
-
-def _only(definitions: Any, override: Definition) -> Any:
-    from workload_map.catalog.definitions import Definitions
-
-    return Definitions([override, *[d for d in definitions.all() if d.gvk != override.gvk]])

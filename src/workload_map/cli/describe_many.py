@@ -12,7 +12,18 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
+from workload_map.catalog.definitions import Definitions
+from workload_map.cli.describe_view import RenderOptions, render_describe
 from workload_map.cli.exits import ERROR, OK, CliError
+from workload_map.cli.humanize import age
+from workload_map.cli.live_targets import resolve_type
+from workload_map.cli.manifests import describe_object
+from workload_map.cli.render import dump_document
+from workload_map.cli.targets import definition_kind_match
+from workload_map.cli.workload_view import describe_view, view_name
+from workload_map.cluster.ownership import pods_by_owner
+from workload_map.kube.discovery import match_type
+from workload_map.kube.errors import ClusterError, Forbidden
 
 if TYPE_CHECKING:
     from workload_map.catalog.definitions import Definition
@@ -25,15 +36,11 @@ __all__ = ["describe_type", "names_a_type"]
 def names_a_type(token: str, ctx: Context | None = None) -> bool:
     """Whether a bare word is a covered type (kind, plural, ``kind.version.group``): in the
     catalog, else (with ``ctx``) served by the cluster and covered by one of its Kartas."""
-    from workload_map.catalog.definitions import Definitions
-    from workload_map.cli.targets import definition_kind_match
 
     if definition_kind_match(token, Definitions.builtin()):
         return True
     if ctx is None:
         return False
-    from workload_map.kube.discovery import match_type
-    from workload_map.kube.errors import ClusterError
 
     try:
         cluster = ctx.cluster()
@@ -46,8 +53,6 @@ def names_a_type(token: str, ctx: Context | None = None) -> bool:
 
 def describe_type(token: str, args: argparse.Namespace, ctx: Context, fmt: str) -> int:
     """Describe every workload of ``token`` in the namespace (``-A``: in all of them)."""
-    from workload_map.cli.targets import resolve_type
-    from workload_map.kube.errors import ClusterError, Forbidden
 
     cluster = ctx.cluster()
     all_namespaces = bool(getattr(args, "all_namespaces", False))
@@ -81,8 +86,6 @@ def describe_type(token: str, args: argparse.Namespace, ctx: Context, fmt: str) 
     )
     views = [_view(o, pods, target.definition, ctx) for o in objs]
     if fmt in ("json", "yaml"):
-        from workload_map.cli.render import dump_document
-
         ctx.stdout.write(dump_document({"items": views, "count": len(views)}, fmt))
         return OK
     if not views:
@@ -90,12 +93,8 @@ def describe_type(token: str, args: argparse.Namespace, ctx: Context, fmt: str) 
         ctx.stderr.write(f"No workloads found {where}.\n")
         return OK
     if fmt == "name":
-        from workload_map.cli.workload_view import view_name
-
         ctx.stdout.write("".join(view_name(v) + "\n" for v in views))
         return OK
-    from workload_map.cli.describe_view import RenderOptions, render_describe
-    from workload_map.cli.humanize import age
 
     for index, (obj, view) in enumerate(zip(objs, views, strict=True)):
         opts = RenderOptions(
@@ -111,8 +110,6 @@ def describe_type(token: str, args: argparse.Namespace, ctx: Context, fmt: str) 
 
 
 def _pod_index(ctx: Context, cluster: Any, namespace: str | None) -> PodIndex | None:
-    from workload_map.cluster.ownership import pods_by_owner
-    from workload_map.kube.errors import Forbidden
 
     try:
         return pods_by_owner(cluster, namespace)
@@ -127,8 +124,6 @@ def _view(
     definition: Definition,
     ctx: Context,
 ) -> dict[str, Any]:
-    from workload_map.cli.manifests import describe_object
-    from workload_map.cli.workload_view import describe_view
 
     view = describe_view(obj, None if pods is None else pods.pods_of(obj), definition)
     label = describe_object(obj)

@@ -18,6 +18,7 @@ __all__ = [
     "OK",
     "USAGE",
     "CliError",
+    "JsonPathError",
     "UsageError",
 ]
 
@@ -45,6 +46,12 @@ class CliError(WlmapError):
         self.code = code
         self.hint = hint
         self.payload = payload
+
+
+class JsonPathError(WlmapError):
+    """A template that does not parse, or fails on the data (the message names the template).
+    Here, not in :mod:`~workload_map.cli.jsonpath`, so that a command can catch it without
+    importing the template engine it may not need."""
 
 
 class UsageError(CliError):

@@ -14,6 +14,8 @@ import msgspec
 
 from workload_map.cli.exits import NO_DEFINITION, CliError, UsageError
 from workload_map.cli.manifests import Manifest
+from workload_map.cli.targets import parse_target
+from workload_map.kube.shortnames import short_names
 
 __all__ = ["Selector", "names", "names_with_gvk", "pick_workload"]
 
@@ -27,7 +29,6 @@ class Selector(msgspec.Struct, frozen=True):
 
     @classmethod
     def from_words(cls, words: list[str]) -> Selector | None:
-        from workload_map.cli.targets import parse_target
 
         type_token, name = parse_target(words, "describe -f FILE")
         if type_token is None:
@@ -59,8 +60,6 @@ def _type_matches(token: str, manifest: Manifest) -> bool:
     head, _, rest = token.partition(".")
     kind_l = kind.lower()
     if head not in (kind_l, kind_l + "s", kind_l + "es"):
-        from workload_map.kube.shortnames import short_names
-
         if head not in short_names(group, kind):  # po, deploy, lws... as discovery says
             return False
     return rest in ("", group.lower(), f"{version.lower()}.{group.lower()}".rstrip("."))

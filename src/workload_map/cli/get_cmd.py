@@ -21,8 +21,27 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from workload_map.cli.exits import ERROR, NOT_FOUND, OK, CliError, UsageError
-from workload_map.cli.targets import NotInstalled, Target, resolve_type
+from workload_map.cli.exits import ERROR, NOT_FOUND, OK, CliError, JsonPathError, UsageError
+from workload_map.cli.get_rows import Row
+from workload_map.cli.get_watch import follow
+from workload_map.cli.humanize import age
+from workload_map.cli.live_targets import (
+    ambiguous_name_error,
+    covered_targets,
+    find_by_name,
+    resolve_type,
+)
+from workload_map.cli.outputs import GetItem, GetMetadata
+from workload_map.cli.printers import OutputSpec, is_template_output, parse_output, tab_layout
+from workload_map.cli.render import dump_document, format_table
+from workload_map.cli.suggest import did_you_mean
+from workload_map.cli.targets import NotInstalled, Target
+from workload_map.cli.workload_view import DescribeFailed, describe_view, view_name
+from workload_map.cluster.ownership import find_pods, owning_workload, pods_by_owner
+from workload_map.engine.describe import PodCounts
+from workload_map.kube.errors import ClusterError, Forbidden, NotFound
+from workload_map.kube.watch import list_version
+from workload_map.model.views import to_json
 
 if TYPE_CHECKING:
     from workload_map.catalog.definitions import Definitions
@@ -58,8 +77,6 @@ def _phases(values: list[str]) -> set[str]:
             if not word:
                 continue
             if word.lower() not in by_lower:
-                from workload_map.cli.suggest import did_you_mean  # difflib: only for a miss
-
                 raise UsageError(
                     f'--phase: unknown phase "{word}" (valid: {", ".join(PHASES)})',
                     hint=did_you_mean(word, PHASES),
@@ -135,22 +152,6 @@ class Progress:
             self.stream.flush()
 
 
-class Row(msgspec.Struct):
-    view: dict[str, Any]
-    type_label: str
-    created: str
-    obj: dict[str, Any] | None = None
-
-    @property
-    def sort_key(self) -> tuple[str, str, str]:
-        return (str(self.view.get("namespace") or ""), str(self.view["name"]), self.type_label)
-
-    @property
-    def key(self) -> str:
-        meta = self.view.get("metadata") or {}
-        return str(meta.get("uid") or f"{self.type_label}/{self.sort_key}")
-
-
 class _Options(msgspec.Struct):
     """What shapes the output, gathered once from the flags."""
 
@@ -177,7 +178,6 @@ def _label_columns(values: list[str]) -> list[str]:
 
 
 def _output_spec(ctx: Context) -> OutputSpec:
-    from workload_map.cli.printers import OutputSpec, is_template_output, parse_output
 
     if is_template_output(ctx.settings.output):
         return parse_output(ctx.settings.output)
@@ -187,7 +187,8 @@ def _output_spec(ctx: Context) -> OutputSpec:
 def _sort_template(text: str | None) -> Any:
     if not text:
         return None
-    from workload_map.cli.jsonpath import JsonPathError, compile_template, relaxed_expression
+    # lazy: JSONPath templates only where -o or --sort-by asks for them (~8 ms of imports)
+    from workload_map.cli.jsonpath import compile_template, relaxed_expression
 
     try:
         return compile_template(relaxed_expression(text))
@@ -227,7 +228,6 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         )
     if watching and sum(len(r.names) for r in requests) > 1:
         raise UsageError("watch follows one workload or a whole type, not several names")
-    from workload_map.kube.errors import ClusterError
 
     try:
         return _run(args, ctx, spec, phases, requests, watching)
@@ -243,7 +243,6 @@ def _run(
     requests: list[Request],
     watching: bool,
 ) -> int:
-    from workload_map.kube.errors import Forbidden, NotFound
 
     cluster = ctx.cluster()
     definitions = ctx.definitions(cluster)
@@ -278,8 +277,6 @@ def _run(
     labels = _type_labels(targets)
     version = ""
     if watching:  # taken before listing, so no change between the list and the watch is lost
-        from workload_map.kube.watch import list_version
-
         res = targets[0].resource
         name = requests[0].names[0] if requests[0].names else None
         version = list_version(
@@ -323,8 +320,6 @@ def _run(
     if missing:
         raise CliError("; ".join(missing), NOT_FOUND)
     if watching:
-        from workload_map.cli.get_watch import follow
-
         name = requests[0].names[0] if requests[0].names else None
         return follow(
             ctx, cluster, targets[0], namespace, name, args, opts, rows, _Hooks(), version
@@ -380,8 +375,6 @@ _PODS_UNKNOWN: Any = object()
 def _pod_index(
     ctx: Context, cluster: Cluster, namespace: str | None, chunk_size: int
 ) -> PodIndex | None:
-    from workload_map.cluster.ownership import pods_by_owner
-    from workload_map.kube.errors import Forbidden
 
     try:
         return pods_by_owner(cluster, namespace, chunk_size=chunk_size)
@@ -474,9 +467,6 @@ def _row(
     or None to find them now."""
     meta = obj.get("metadata") or {}
     if pods is None:
-        from workload_map.cluster.ownership import find_pods
-        from workload_map.kube.errors import Forbidden
-
         try:
             pod_list: list[dict[str, Any]] | None = find_pods(cluster, obj)
         except Forbidden:
@@ -488,7 +478,6 @@ def _row(
     else:
         pod_list = pods.pods_of(obj)
     d = target.definition
-    from workload_map.cli.workload_view import DescribeFailed, describe_view
 
     try:
         view = describe_view(obj, pod_list, d)
@@ -497,9 +486,6 @@ def _row(
         return None
     counts = view.get("pods") or {}
     labels = meta.get("labels")
-    from workload_map.cli.outputs import GetItem, GetMetadata
-    from workload_map.engine.describe import PodCounts
-    from workload_map.model.views import to_json
 
     item = GetItem(
         name=meta.get("name"),
@@ -533,9 +519,6 @@ def _all_types(
     definitions: Definitions,
     namespace: str | None,
 ) -> list[Row]:
-    from workload_map.cli.targets import covered_targets
-    from workload_map.cluster.ownership import owning_workload
-    from workload_map.kube.errors import Forbidden, NotFound
 
     covered = {(d.gvk.group, d.gvk.kind) for d in definitions.all() if d.gvk is not None}
     kind_groups: dict[str, set[str]] = {}
@@ -616,7 +599,6 @@ def _bare_name(
     opts: _Options,
 ) -> int:
     """``wlmap get NAME``: find NAME among every covered type in the namespace."""
-    from workload_map.cli.targets import ambiguous_name_error, find_by_name
 
     found = find_by_name(word, cluster, definitions)
     if not found:
@@ -652,7 +634,6 @@ def _sorted(rows: list[Row], opts: _Options) -> list[Row]:
     rows = sorted(rows, key=lambda r: r.sort_key)
     if opts.sort_by is None:
         return rows
-    from workload_map.cli.jsonpath import JsonPathError
 
     def key(row: Row) -> tuple[int, Any]:
         try:
@@ -673,6 +654,7 @@ def _sorted(rows: list[Row], opts: _Options) -> list[Row]:
             return (2, value)
         if isinstance(value, str):
             return (3, value)
+        # lazy: JSONPath templates only where -o asks for them (~8 ms of imports)
         from workload_map.cli.jsonpath import go_json
 
         return (4, go_json(value))
@@ -703,7 +685,6 @@ def _labels_text(labels: dict[str, Any]) -> str:
 
 
 def _cells(row: Row, ctx: Context, opts: _Options) -> list[str]:
-    from workload_map.cli.humanize import age
 
     if opts.spec.kind == "custom-columns":
         return opts.spec.column_cells(row.view)
@@ -730,7 +711,6 @@ def _cells(row: Row, ctx: Context, opts: _Options) -> list[str]:
 def _print(
     rows: list[Row], ctx: Context, opts: _Options, *, single: bool, quiet_empty: bool = False
 ) -> int:
-    from workload_map.cli.render import dump_document
 
     rows = _sorted([r for r in rows if _keep(r, opts)], opts)
     kind = opts.spec.kind
@@ -742,8 +722,6 @@ def _print(
         ctx.stdout.write(dump_document(doc, kind))
         return OK
     if kind == "jsonpath":
-        from workload_map.cli.jsonpath import JsonPathError
-
         try:
             ctx.stdout.write(opts.spec.render_object(doc))
         except JsonPathError as exc:
@@ -755,8 +733,6 @@ def _print(
             ctx.stderr.write(f"No workloads found {where}.\n")
         return OK
     if kind == "name":
-        from workload_map.cli.workload_view import view_name
-
         for r in rows:
             ctx.stdout.write(view_name(r.view) + "\n")
         return OK
@@ -767,9 +743,6 @@ def _print(
 
 def _table(rows: list[Row], ctx: Context, opts: _Options) -> list[str]:
     if opts.spec.kind == "custom-columns":  # only templates evaluate JSONPath (and import it)
-        from workload_map.cli.jsonpath import JsonPathError
-        from workload_map.cli.printers import tab_layout
-
         try:
             body = [_cells(r, ctx, opts) for r in rows]
         except JsonPathError as exc:
@@ -777,7 +750,6 @@ def _table(rows: list[Row], ctx: Context, opts: _Options) -> list[str]:
         return tab_layout(([] if opts.no_headers else [_headers(opts)]) + body)
     body = [_cells(r, ctx, opts) for r in rows]
     header = [] if opts.no_headers else [_headers(opts)]
-    from workload_map.cli.render import format_table
 
     lines = format_table(header[0] if header else [""] * len(body[0]), body)
     return lines if header else lines[1:]

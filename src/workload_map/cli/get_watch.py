@@ -16,10 +16,15 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from workload_map.cli.exits import OK
+from workload_map.cli.render import dump_document, visible_len
+from workload_map.cli.workload_view import view_name
+from workload_map.cluster.ownership import claims, owner_chain
+from workload_map.kube.errors import ApiError
+from workload_map.kube.watch import WatchEvent, WatchExpired, list_version, watch
 
 if TYPE_CHECKING:
     from workload_map.cli.context import Context
-    from workload_map.cli.get_cmd import Row
+    from workload_map.cli.get_rows import Row
     from workload_map.cli.targets import Target
     from workload_map.cluster.ownership import Chain
     from workload_map.kube.client import Cluster
@@ -51,7 +56,6 @@ class _Screen:
         return self.opts.spec.kind in ("table", "wide", "custom-columns")
 
     def _grow(self, lines: list[list[str]]) -> None:
-        from workload_map.cli.render import visible_len
 
         for cells in lines:
             for i, cell in enumerate(cells):
@@ -60,7 +64,6 @@ class _Screen:
                 self.widths[i] = max(self.widths[i], visible_len(cell))
 
     def _line(self, cells: list[str]) -> str:
-        from workload_map.cli.render import visible_len
 
         gap = 3
         out = []
@@ -73,7 +76,6 @@ class _Screen:
         return (" " * gap).join(out).rstrip()
 
     def _text(self, row: Row) -> str:
-        from workload_map.cli.render import dump_document
 
         kind = self.opts.spec.kind
         if self.tabular:
@@ -81,8 +83,6 @@ class _Screen:
         if kind in ("json", "yaml"):
             return dump_document(row.view, kind)
         if kind == "name":
-            from workload_map.cli.workload_view import view_name
-
             return view_name(row.view) + "\n"
         return str(self.opts.spec.render_object(row.view))
 
@@ -139,13 +139,11 @@ class _Follower:
     # -- pods ----------------------------------------------------------------------------------
     def _chain(self, pod: dict[str, Any]) -> Chain:
         """The pod's controller chain (stops at a workload we follow)."""
-        from workload_map.cluster.ownership import owner_chain
 
         return owner_chain(self.cluster, pod, stop=self.objs)
 
     def _claimants(self, pod: dict[str, Any], chain: Chain) -> list[dict[str, Any]]:
         """The followed workloads the pod belongs to (``get``'s rule: cluster.ownership.claims)."""
-        from workload_map.cluster.ownership import claims
 
         return [w for w in self.objs.values() if claims(w, pod, chain)]
 
@@ -155,14 +153,11 @@ class _Follower:
         workload = self.objs.get(uid)
         if workload is None:
             return [p for key, p in self.pods.items() if uid in self.chains[key].uids]
-        from workload_map.cluster.ownership import claims
 
         return [p for key, p in self.pods.items() if claims(workload, p, self.chains[key])]
 
     def start_pods(self, selector_ns: str | None) -> str | None:
         """List the pods once (the cache), return the version to watch from; None if denied."""
-        from workload_map.kube.errors import ApiError
-        from workload_map.kube.watch import list_version
 
         res = self.cluster.resource_for("v1", "Pod")
         if res is None:
@@ -182,7 +177,6 @@ class _Follower:
 
     # -- the loop ------------------------------------------------------------------------------
     def pump(self, kind: str, res: Any, ns: str | None, version: str, **selectors: Any) -> None:
-        from workload_map.kube.watch import WatchExpired, list_version, watch
 
         try:
             while True:
@@ -200,7 +194,6 @@ class _Follower:
             self.events.put(("error", exc))
 
     def relist(self, kind: str, res: Any, ns: str | None, selectors: dict[str, Any]) -> None:
-        from workload_map.kube.watch import WatchEvent
 
         wanted = str(selectors.get("field_selector") or "").removeprefix("metadata.name=")
         for obj in self.cluster.iter_list(res, ns, label_selector=selectors.get("label_selector")):

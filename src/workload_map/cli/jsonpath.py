@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from workload_map.errors import WlmapError
+from workload_map.cli.exits import JsonPathError
 
 __all__ = [
     "JsonPathError",
@@ -29,10 +29,6 @@ __all__ = [
     "go_text",
     "relaxed_expression",
 ]
-
-
-class JsonPathError(WlmapError):
-    """A template that does not parse, or fails on the data (the message names the template)."""
 
 
 # --- nodes -------------------------------------------------------------------------------------

@@ -5,9 +5,9 @@ several clusters. Every command takes kubectl's connection flags
 (:mod:`workload_map.kube.flags`) before or after its name.
 
 Start-up is most of what a command costs (benchmarks/live_bench.py, docs/cli.md), so the
-table's import of the command's module is the one lazy boundary of each command (plus the
-cluster client, loaded when a command first talks to a cluster): ``wlmap --help`` loads no
-command, and only the named command's parser is built; the official ``kubernetes`` package
+table's import of the command's module (with the context it runs in) is the one lazy boundary
+of each command (:func:`_load`): ``wlmap --help`` loads no command, and only the named
+command's parser is built; the official ``kubernetes`` package
 stays off every path but exec/auth-provider users' and the processes'. The process ends with
 :func:`exit_now` (no interpreter teardown) and runs with a higher first GC threshold.
 ``main(argv, stdin, stdout, stderr)`` is the one error boundary: it never exits the process and
@@ -18,7 +18,6 @@ the exit code of INTERFACES.md.
 from __future__ import annotations
 
 import argparse
-import importlib
 import io
 import os
 import sys
@@ -26,17 +25,11 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import IO, TYPE_CHECKING, Any, NamedTuple, NoReturn
 
 from workload_map import __version__
-from workload_map.cli.config import load_settings
-from workload_map.cli.context import Context
 from workload_map.cli.exits import ERROR, OK, CliError, UsageError
 from workload_map.cli.render import Styler, dump_document, wants_color
 from workload_map.cli.suggest import did_you_mean
 from workload_map.errors import WlmapError
-from workload_map.kube.flags import (
-    CONNECTION_VALUE_FLAGS,
-    add_connection_flags,
-    connection_options,
-)
+from workload_map.kube.flags import CONNECTION_VALUE_FLAGS, add_connection_flags
 
 if TYPE_CHECKING:
     from workload_map.kube import Cluster, ConnectionOptions
@@ -59,13 +52,18 @@ class Command(NamedTuple):
     shared_output: bool = True
     #: the module's function for kind "run"
     function: str = "run"
+    #: the module instead of ``module`` when the command reads files (``-f``): an offline
+    #: command loads no cluster code
+    file_module: str | None = None
 
 
 _INSTALL, _UNINSTALL = "definitions install", "definitions uninstall"
 
 #: every command: what ``wlmap NAME`` loads and how it runs
 TABLE: dict[str, Command] = {
-    "describe": Command("workload_map.cli.describe_cmd"),
+    "describe": Command(
+        "workload_map.cli.describe_live", file_module="workload_map.cli.describe_cmd"
+    ),
     "get": Command("workload_map.cli.get_cmd", several_contexts=True),
     "definitions": Command("workload_map.cli.definitions_cmd"),
     _INSTALL: Command("workload_map.cli.definitions_install", shared_output=False),
@@ -84,6 +82,7 @@ TABLE: dict[str, Command] = {
 COMMANDS = ("describe", "get", "definitions", "validate", "verify", "jq", "completion", "crd")
 _VISIBLE = (*COMMANDS, "serve", "exporter", "operator")
 _VALUE_FLAGS = CONNECTION_VALUE_FLAGS | {"-o", "--output", "--config"}
+_CONTEXT = "workload_map.cli.context"
 
 _DESCRIPTION = "Workload-aware views of any Kubernetes workload type, from Karta definitions."
 _EPILOG = """examples:
@@ -563,8 +562,17 @@ def main(
         if command is None or name is None:
             parser.print_help()
             return OK
-        ctx = _context(name, command, args, stdin, stdout, stderr, env, err_style, connect)
-        module = _load(command)
+        module, context = _load(command, args)
+        ctx = context.for_command(
+            name,
+            args,
+            (stdin, stdout, stderr),
+            env,
+            err_style,
+            connect,
+            several_contexts=command.several_contexts,
+            shared_output=command.shared_output,
+        )
         if name == "__complete":  # completion reads the command tree it completes
             return int(module.complete(args.words, ctx, lambda: build_parser(stdout, prog)))
         code = int(getattr(module, command.function)(args, ctx))
@@ -613,11 +621,22 @@ def _command_name(argv: Sequence[str], first: tuple[int, str] | None) -> str | N
     return word
 
 
-def _load(command: Command) -> Any:
-    """The one lazy import of each command: its module, when that command runs. Start-up is
-    most of what a command costs, so nothing of another command's needs is imported
+def _load(command: Command, args: argparse.Namespace) -> tuple[Any, Any]:
+    """The one lazy boundary of each command: its module, and the :mod:`context
+    <workload_map.cli.context>` a parsed command runs in (settings, the connection, the cluster
+    client on first use), imported when that command runs. Start-up is most of what a command
+    costs, so ``wlmap --help`` imports neither, and no command imports another's needs
     (tests/cli/test_startup.py pins the module sets)."""
-    return importlib.import_module(command.module)
+    reads_files = command.file_module is not None and getattr(args, "file", None) is not None
+    name = command.file_module if reads_files and command.file_module else command.module
+    return _import(name), _import(_CONTEXT)
+
+
+def _import(name: str) -> Any:
+    """The module ``name``, through the import statement's machinery (``__import__``), not
+    ``importlib.import_module``: ``python -X importtime`` reports only the former, and the
+    start-up test reads which modules a command loads from it."""
+    return __import__(name, fromlist=["__name__"])
 
 
 def _run_own_parser(
@@ -628,7 +647,7 @@ def _run_own_parser(
     --kubeconfig F operator`` is ``wlmap operator --kubeconfig F``); ``jq``'s words are its
     own. argparse ends the process on a usage error or ``--help``: its code is returned."""
     rest = argv[index + 1 :]
-    module = _load(command)
+    module = _import(command.module)  # _load's boundary: no context needed
     try:
         if command.kind == "raw":
             return int(module.main(rest, *streams))
@@ -642,64 +661,6 @@ def _print_error(stderr: IO[str], style: Any, message: str, hint: str | None) ->
     stderr.write(f"{style('error:', 'red', 'bold')} {message}\n")
     if hint:
         stderr.write(f"{hint}\n")
-
-
-def _context(
-    name: str,
-    command: Command,
-    args: argparse.Namespace,
-    stdin: IO[str],
-    stdout: IO[str],
-    stderr: IO[str],
-    env: dict[str, str],
-    err_style: Any,
-    connect: Callable[[ConnectionOptions], Cluster] | None,
-) -> Context:
-    output = getattr(args, "output", None)
-    settings = load_settings(
-        getattr(args, "config", None), output if command.shared_output else None, env
-    )
-    contexts = (
-        *(getattr(args, "contexts_before", None) or ()),
-        *(getattr(args, "contexts", None) or ()),
-    )
-    all_contexts = bool(getattr(args, "all_contexts", False))
-    if not command.several_contexts:
-        if len(contexts) > 1:
-            raise UsageError(
-                f"--context given more than once ({', '.join(contexts)}): "
-                f"`wlmap {name}` talks to one cluster"
-            )
-        if all_contexts:
-            raise UsageError(f"`wlmap {name}` does not take --all-contexts: name one --context")
-    try:
-        options = connection_options(args, env, contexts=contexts)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
-    return Context(
-        stdin=stdin,
-        stdout=stdout,
-        stderr=stderr,
-        environ=env,
-        settings=settings,
-        connection=options,
-        contexts=contexts,
-        all_contexts=all_contexts,
-        own_output=None if command.shared_output else output,
-        connect=connect if connect is not None else _connect,
-        style=Styler(wants_color(stdout, env)),
-        err_style=err_style,
-    )
-
-
-def _connect(options: ConnectionOptions) -> Cluster:
-    """The real read-only client (``wlmap get``'s), connected when a command first talks to a
-    cluster: the second lazy import here, on purpose. An offline command (``describe -f``,
-    ``validate``, ``verify``, ``definitions`` without a cluster) never loads the client, its
-    sockets and TLS (tests/cli/test_startup.py)."""
-    from workload_map.cluster.connection import connect
-
-    return connect(options)
 
 
 def kubectl_complete() -> None:

@@ -14,8 +14,11 @@ from typing import IO, Any
 
 import msgspec
 
+from workload_map.catalog.definitions import gvk_text
 from workload_map.cli.exits import UsageError
+from workload_map.engine.owners import controller_ref
 from workload_map.model import GVK
+from workload_map.model.load import KartaLoadError, parse_documents
 
 __all__ = [
     "Manifest",
@@ -68,7 +71,6 @@ class Manifest(msgspec.Struct, frozen=True):
     @property
     def gvk_text(self) -> str:
         """``group/version, Kind=kind`` for messages (``?`` without apiVersion and kind)."""
-        from workload_map.catalog.definitions import gvk_text
 
         return gvk_text(self.gvk) if self.gvk is not None else "?"
 
@@ -77,7 +79,6 @@ class Manifest(msgspec.Struct, frozen=True):
         """Whether another object controls it (a part of a workload, not a workload): the
         engine's one owner rule (only ``controller: true`` names a controller)."""
         # the engine loads here, when describe -f picks its workload, not for every reader
-        from workload_map.engine.owners import controller_ref
 
         return controller_ref(self.obj) is not None
 
@@ -124,7 +125,6 @@ def source_label(path: str) -> str:
 def _documents(text: str, path: str) -> list[Any]:
     """The file's documents, parsed as Karta files are (model.load: YAML streams, JSON values
     one after another, ``List`` objects expanded, timestamps kept as text)."""
-    from workload_map.model.load import KartaLoadError, parse_documents
 
     label = source_label(path)
     try:

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from workload_map.engine.describe import PodCounts
+from workload_map.model.crd import crd_manifest
 from workload_map.model.views import json_field, view
 
 __all__ = [
@@ -73,7 +74,6 @@ class KartaObject(dict[str, Any]):
 
     @classmethod
     def __json_schema__(cls) -> dict[str, Any]:
-        from workload_map.model.crd import crd_manifest
 
         spec = crd_manifest()["spec"]
         version = spec["versions"][0]

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from workload_map.cli.exits import UsageError
+from workload_map.cli.exits import JsonPathError, UsageError
 
 if TYPE_CHECKING:  # the template engine loads only when a template is used (fast start-up)
     from workload_map.cli.jsonpath import Template
@@ -53,6 +53,7 @@ class OutputSpec(msgspec.Struct):
 
     def column_cells(self, obj: Any) -> list[str]:
         """kubectl's custom-columns cells: every result joined by commas, ``<none>`` if none."""
+        # lazy: JSONPath only where a template is printed (~8 ms of imports)
         from workload_map.cli.jsonpath import go_sprint
 
         cells = []
@@ -78,7 +79,8 @@ def _read_file(path: str, flag: str) -> str:
 
 def parse_output(value: str) -> OutputSpec:
     """Parse an ``-o`` value; template errors are usage errors naming the template."""
-    from workload_map.cli.jsonpath import JsonPathError, compile_template
+    # lazy: JSONPath only where a template is printed (~8 ms of imports)
+    from workload_map.cli.jsonpath import compile_template
 
     kind, eq, rest = value.partition("=")
     if not eq or kind not in TEMPLATE_KINDS:
@@ -96,6 +98,7 @@ def parse_output(value: str) -> OutputSpec:
 
 
 def _columns(text: str, *, from_file: bool) -> list[tuple[str, Template]]:
+    # lazy: JSONPath only where a template is printed (~8 ms of imports)
     from workload_map.cli.jsonpath import compile_template, relaxed_expression
 
     if from_file:

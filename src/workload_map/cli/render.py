@@ -10,6 +10,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import IO, Any
 
+from workload_map.model.yaml_import import import_yaml
+
 __all__ = ["Styler", "dump_document", "format_table", "visible_len", "wants_color"]
 
 
@@ -57,7 +59,6 @@ def dump_document(value: Any, fmt: str) -> str:
     """``value`` as a JSON (2-space indent) or YAML document, newline-terminated."""
     if fmt == "json":
         return json.dumps(value, indent=2, ensure_ascii=False, default=_json_default) + "\n"
-    from workload_map.model.yaml_import import import_yaml
 
     yaml = import_yaml()
 

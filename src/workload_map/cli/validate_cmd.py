@@ -16,6 +16,14 @@ from typing import IO, Any
 from workload_map.cli.context import Context
 from workload_map.cli.exits import UsageError
 from workload_map.cli.manifests import read_text
+from workload_map.model import validate_loaded
+from workload_map.model.findings import Finding, FindingCode
+from workload_map.model.load import (
+    KartaLoadError,
+    LenientLoad,
+    parse_documents,
+    read_karta_document,
+)
 
 __all__ = ["run"]
 
@@ -87,14 +95,6 @@ def run(
     stderr: IO[str],
 ) -> int:
     """Validate the Karta definition(s) at ``path`` (``-`` for stdin); return the exit code."""
-    from workload_map.model import validate_loaded
-    from workload_map.model.findings import Finding, FindingCode
-    from workload_map.model.load import (
-        KartaLoadError,
-        LenientLoad,
-        parse_documents,
-        read_karta_document,
-    )
 
     name = path
     try:

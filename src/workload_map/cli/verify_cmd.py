@@ -18,7 +18,17 @@ import argparse
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from workload_map.catalog.definitions import Definition
 from workload_map.cli.exits import ERROR, OK, CliError
+from workload_map.cli.file_workload import names
+from workload_map.cli.manifests import read_manifests, read_single, read_text
+from workload_map.cli.outputs import PredictedComponent, PredictedGang, Prediction
+from workload_map.cli.render import dump_document
+from workload_map.cli.workload_view import DescribeFailed, engine_errors, read_workload
+from workload_map.errors import WlmapError
+from workload_map.model import Karta, load_karta, validate
+from workload_map.model.views import to_json
+from workload_map.model.yaml_import import import_yaml
 
 if TYPE_CHECKING:
     from workload_map.cli.context import Context
@@ -52,8 +62,6 @@ class _Checked:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
-    from workload_map.cli.file_workload import names
-    from workload_map.cli.manifests import read_manifests
 
     karta, def_name = _load_definition(args.definition, ctx)
     root = karta.root_gvk
@@ -84,8 +92,6 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         checked.warnings = _warnings(karta, wl, view)
         actual = expected_of(view, wl)
         if args.dump:
-            from workload_map.cli.render import dump_document
-
             if len(workloads) > 1:
                 ctx.stdout.write(f"# {checked.label}\n")
             ctx.stdout.write(dump_document(actual, "yaml"))
@@ -106,9 +112,6 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def _load_definition(path: str, ctx: Context) -> tuple[Karta, str]:
-    from workload_map.cli.manifests import read_single
-    from workload_map.errors import WlmapError
-    from workload_map.model import Karta, load_karta, validate
 
     try:
         doc = read_single(path, ctx.stdin).obj
@@ -134,8 +137,6 @@ def _load_definition(path: str, ctx: Context) -> tuple[Karta, str]:
 def _describe(
     karta: Karta, obj: dict[str, Any], name: str, path: str
 ) -> tuple[dict[str, Any], Workload]:
-    from workload_map.catalog.definitions import Definition
-    from workload_map.cli.workload_view import DescribeFailed, read_workload
 
     try:
         wl, view = read_workload(obj, None, Definition(karta, name, "file"), file_mode=True)
@@ -154,7 +155,6 @@ def _warnings(karta: Karta, wl: Workload, view: dict[str, Any]) -> list[str]:
         out.append("status unresolved: no status mapping matches the object (phase Undefined)")
     for message in view.get("errors") or []:
         out.append(str(message))
-    from workload_map.cli.workload_view import engine_errors
 
     for comp in karta.components():
         try:
@@ -216,9 +216,6 @@ def _num(value: Any) -> int:
 def expected_of(view: dict[str, Any], wl: Any) -> dict[str, Any]:
     """What the definition implies for the object, in the ``--predict`` file's format
     (:class:`~workload_map.cli.outputs.Prediction`, schemas/verify-dump.schema.json)."""
-    from workload_map.cli.outputs import PredictedComponent, PredictedGang, Prediction
-    from workload_map.cli.workload_view import engine_errors
-    from workload_map.model.views import to_json
 
     nodes = _nodes(list(view.get("components") or []))
     components: dict[str, PredictedComponent] = {}
@@ -259,11 +256,8 @@ def expected_of(view: dict[str, Any], wl: Any) -> dict[str, Any]:
 
 
 def _load_expected(path: str, ctx: Context) -> dict[str, Any]:
-    from workload_map.model.yaml_import import import_yaml
 
     yaml = import_yaml()
-
-    from workload_map.cli.manifests import read_text
 
     try:
         text = read_text(path, ctx.stdin)

@@ -13,6 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 from workload_map.cli.exits import ERROR, CliError
 from workload_map.cli.manifests import describe_object
+from workload_map.engine import Workload
+from workload_map.errors import WlmapError
+from workload_map.jq.errors import JqError
 
 if TYPE_CHECKING:
     from workload_map.catalog.definitions import Definition
@@ -24,8 +27,6 @@ __all__ = ["DescribeFailed", "describe_view", "engine_errors", "read_workload", 
 def engine_errors() -> tuple[type[Exception], ...]:
     """What evaluating a definition on an object may raise as a known failure (imported on
     first use: the jq package is a good part of a command's start-up)."""
-    from workload_map.errors import WlmapError
-    from workload_map.jq.errors import JqError
 
     return (WlmapError, JqError)
 
@@ -54,7 +55,6 @@ def read_workload(
 ) -> tuple[Workload, dict[str, Any]]:
     """The engine's ``Workload`` for ``obj`` and its describe view (a fresh dict); ``where``
     (the file and document it was read from) goes into the error message."""
-    from workload_map.engine import Workload
 
     try:
         workload = Workload(

@@ -29,7 +29,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workload_map.catalog.definitions import Definition
-from workload_map.engine.owners import OwnerRef, controller_ref, label_verdict, walk_chain
+from workload_map.engine.owners import (
+    MISSING,
+    controller_ref,
+    label_verdict,
+    walk_chain,
+)
 from workload_map.errors import WlmapError
 from workload_map.kube.trim import trim_workload
 from workload_map.model import GVK
@@ -173,6 +178,8 @@ class Inventory:
         self._by_gvk: dict[GVK, Definition] = {}
         self._workloads: dict[str, _Slot] = {}
         self._links: dict[str, dict[str, Any]] = {}
+        #: every object a chain may pass, workloads and links, by uid (what walk_chain reads)
+        self._owners: dict[str, Mapping[str, Any]] = {}
         self._pods: dict[str, dict[str, Any]] = {}
         self._pod_owner: dict[str, str] = {}  # pod uid → nearest workload uid
         # indexes that keep every change local: pod uid → (path, owners, missing uid);
@@ -246,16 +253,21 @@ class Inventory:
             if event == DELETED:
                 if old is not None:
                     del self._workloads[uid]
+                    if uid in self._links:  # (workloads win while both hold the uid)
+                        self._owners[uid] = self._links[uid]
+                    else:
+                        self._owners.pop(uid, None)
                     self._ns_workloads.get(namespace, set()).discard(uid)
                     self._relink(self._through.pop(uid, set()))
             elif old is None:
-                self._workloads[uid] = _Slot(trim_workload(obj), gvk)
+                self._workloads[uid] = slot = _Slot(trim_workload(obj), gvk)
+                self._owners[uid] = slot.obj
                 self._ns_workloads.setdefault(namespace, set()).add(uid)
                 # pods waiting for this owner, and orphans its labels may claim
                 self._relink(self._waiting.pop(uid, set()) | self._orphans.get(namespace, set()))
             else:
                 moved = _controller_uid(old.obj) != _controller_uid(obj)
-                old.obj = trim_workload(obj)
+                old.obj = self._owners[uid] = trim_workload(obj)
                 _invalidate(old)
                 if moved:
                     self._relink(set(self._through.get(uid, ())))
@@ -271,9 +283,13 @@ class Inventory:
                 if before is None:
                     return
                 del self._links[uid]
+                if uid not in self._workloads:
+                    self._owners.pop(uid, None)
                 self._relink(self._through.pop(uid, set()))
             else:
                 self._links[uid] = obj
+                if uid not in self._workloads:
+                    self._owners[uid] = obj
                 if before is None:
                     self._relink(self._waiting.pop(uid, set()))
                 elif _controller_uid(before) != _controller_uid(obj):
@@ -338,28 +354,22 @@ class Inventory:
 
     # -- owner chains ---------------------------------------------------------------------
 
-    def _owner(self, ref: OwnerRef) -> Mapping[str, Any] | None:
-        """An owner the caches hold, by uid (what a live reference always has)."""
-        if ref.uid is None:
-            return None
-        slot = self._workloads.get(ref.uid)
-        return slot.obj if slot is not None else self._links.get(ref.uid)
-
     def _path(self, obj: Mapping[str, Any]) -> tuple[list[str], str | None]:
         """Every uid up the controller chain of ``obj`` that the caches hold (the engine's one
         owner rule, :func:`~workload_map.engine.owners.walk_chain`), and the uid where the chain
         left them (None when it ended at an object without a controller, a cycle or the depth
         limit; ``""`` for a reference without a uid)."""
-        chain = walk_chain(obj, self._owner)
-        path = [str(ref.uid) for ref in chain.refs[: len(chain.owners)]]
-        missing = chain.missing
-        return path, None if missing is None else (missing.uid or "")
+        chain = walk_chain(obj, self._owners)
+        refs = chain.refs
+        if chain.end != MISSING:
+            return [str(ref.uid) for ref in refs], None
+        return [str(ref.uid) for ref in refs[:-1]], refs[-1].uid or ""
 
     def _top_level(self, obj: Mapping[str, Any]) -> bool:
         """Whether no covered workload is up the controller chain of ``obj``: none the caches
         hold, and the reference where the chain left them (if it did) names no covered kind
         (that owner is hidden from us, or gone and its dependents about to be collected)."""
-        chain = walk_chain(obj, self._owner)
+        chain = walk_chain(obj, self._owners)
         for ref in chain.refs[: len(chain.owners)]:
             slot = self._workloads.get(str(ref.uid))
             if slot is not None and slot.gvk in self._by_gvk:

@@ -201,7 +201,9 @@ def group_of(api_version: str) -> str:
 
 def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     meta = obj.get("metadata")
-    return meta if isinstance(meta, Mapping) else {}
+    # type() first: isinstance against the Mapping ABC costs several times more per call,
+    # and chains are walked per pod of a cluster
+    return meta if type(meta) is dict or isinstance(meta, Mapping) else {}
 
 
 def controller_ref(obj: Mapping[str, Any]) -> OwnerRef | None:
@@ -213,19 +215,31 @@ def controller_ref(obj: Mapping[str, Any]) -> OwnerRef | None:
     are. The API server admits at most one flagged reference; a file with several counts the
     first.
     """
-    refs = _meta(obj).get("ownerReferences")
+    return _controller(_meta(obj))
+
+
+def _controller(meta: Mapping[str, Any]) -> OwnerRef | None:
+    """:func:`controller_ref` of an object's ``metadata``."""
+    refs = meta.get("ownerReferences")
     if type(refs) is not list:
         return None
     for chosen in refs:
-        if isinstance(chosen, Mapping) and chosen.get("controller") is True:
-            namespace = _meta(obj).get("namespace")
-            uid = chosen.get("uid")
+        if (type(chosen) is dict or isinstance(chosen, Mapping)) and chosen.get(
+            "controller"
+        ) is True:
+            # inlined and positional: this runs per link of every pod's chain
+            api_version, kind, name = (
+                chosen.get("apiVersion"),
+                chosen.get("kind"),
+                chosen.get("name"),
+            )
+            uid, namespace = chosen.get("uid"), meta.get("namespace")
             return OwnerRef(
-                api_version=str(chosen.get("apiVersion") or ""),
-                kind=str(chosen.get("kind") or ""),
-                name=str(chosen.get("name") or ""),
-                uid=uid if isinstance(uid, str) and uid else None,
-                namespace=namespace if isinstance(namespace, str) else None,
+                api_version if type(api_version) is str else str(api_version or ""),
+                kind if type(kind) is str else str(kind or ""),
+                name if type(name) is str else str(name or ""),
+                uid if type(uid) is str and uid else None,
+                namespace if type(namespace) is str else None,
             )
     return None
 
@@ -294,12 +308,12 @@ def is_owner(ref: OwnerRef, found: Mapping[str, Any] | None) -> bool:
     if ref.uid is None:
         return True
     uid = _meta(found).get("uid")
-    return not isinstance(uid, str) or not uid or uid == ref.uid
+    return type(uid) is not str or not uid or uid == ref.uid
 
 
 def walk_chain(
     obj: Mapping[str, Any],
-    fetch: Callable[[OwnerRef], Mapping[str, Any] | None],
+    fetch: Callable[[OwnerRef], Mapping[str, Any] | None] | dict[str, Any],
     *,
     until: Callable[[OwnerRef], bool] | None = None,
     max_depth: int = MAX_DEPTH,
@@ -307,7 +321,8 @@ def walk_chain(
 ) -> OwnerChain:
     """``obj``'s controller chain (:func:`controller_ref` upwards), read through ``fetch``.
 
-    ``fetch`` returns the owner object, or None when it is unknown or unreadable; an object of
+    ``fetch`` returns the owner object, or None when it is unknown or unreadable (or is a dict
+    of the owners at hand by uid, as a watch cache keeps them); an object of
     another uid than the reference's is not the owner (:func:`is_owner`). The walk ends at an
     object without a controller (``top``), at an owner it cannot read (``missing``: that
     reference is kept as the chain's last), at a controller already on the chain (``cycle``:
@@ -316,53 +331,80 @@ def walk_chain(
     (``stopped``, without reading that owner: the caller knows enough). Pass the same
     ``cache`` dict for many objects to fetch each owner once (misses included).
     """
+    by_uid: dict[str, Any] | None = None  # looked up inline: no call per link
+    read: Callable[[OwnerRef], Mapping[str, Any] | None] | None = None
+    if isinstance(fetch, dict):
+        by_uid = fetch
+    else:
+        read = fetch
     if cache is not None:
-        raw_fetch = fetch
+        raw_fetch = read if read is not None else _by_uid(by_uid or {})
+        by_uid = None
 
-        def fetch(ref: OwnerRef) -> Mapping[str, Any] | None:
+        def read(ref: OwnerRef) -> Mapping[str, Any] | None:
             if ref not in cache:
                 cache[ref] = raw_fetch(ref)
             return cache[ref]
 
     refs: list[OwnerRef] = []
     owners: list[Mapping[str, Any]] = []
-    me = _self_ref(obj)
-    # an owner is on the chain already when its uid is, or, for a reference without a uid,
-    # its (group, kind, name)
-    seen: set[tuple[str, ...]] = {_identity(me), ("name", me.group, me.kind, me.name)}
-    current = obj
+    # an owner is on the chain already when its uid is (the object's own included), or, for
+    # a reference without a uid, when the object or a reference has its (group, kind, name)
+    meta: Any = obj.get("metadata")
+    if type(meta) is not dict and not isinstance(meta, Mapping):
+        meta = {}
+    # a list: chains are a few links long, where a list's scan beats building a set
+    uids: list[Any] = [meta.get("uid")]
     end = TOP
     while True:
-        ref = controller_ref(current)
+        ref = _controller(meta)
         if ref is None:
             break
-        key = _identity(ref)
-        if key in seen:
+        if (ref.uid in uids) if ref.uid is not None else _named(ref, obj, refs):
             end = CYCLE
             break
         if len(refs) >= max_depth:
             end = DEPTH
             break
-        seen.add(key)
         if ref.uid is not None:
-            seen.add(("name", ref.group, ref.kind, ref.name))
+            uids.append(ref.uid)
         refs.append(ref)
         if until is not None and until(ref):
             end = STOPPED
             break
-        found = fetch(ref)
-        if found is None or not is_owner(ref, found):
+        if read is None:
+            found = by_uid.get(ref.uid) if by_uid is not None and ref.uid is not None else None
+        else:
+            found = read(ref)
+        if found is None:
             end = MISSING
             break
+        meta = found.get("metadata")
+        if type(meta) is not dict and not isinstance(meta, Mapping):
+            meta = {}
+        if ref.uid is not None:  # an object of the owner's name and another uid: a namesake
+            uid = meta.get("uid")
+            if type(uid) is str and uid and uid != ref.uid:
+                end = MISSING
+                break
         owners.append(found)
-        current = found
-    return OwnerChain(refs=tuple(refs), owners=tuple(owners), end=end)
+    return OwnerChain(tuple(refs), tuple(owners), end)
 
 
-def _identity(ref: OwnerRef) -> tuple[str, ...]:
-    if ref.uid is not None:
-        return ("uid", ref.uid)
-    return ("name", ref.group, ref.kind, ref.name)
+def _by_uid(owners: dict[str, Any]) -> Callable[[OwnerRef], Mapping[str, Any] | None]:
+    def read(ref: OwnerRef) -> Mapping[str, Any] | None:
+        return owners.get(ref.uid) if ref.uid is not None else None
+
+    return read
+
+
+def _named(ref: OwnerRef, obj: Mapping[str, Any], refs: list[OwnerRef]) -> bool:
+    """Whether a reference without a uid names ``obj`` or an owner already on the chain."""
+    key = (ref.group, ref.kind, ref.name)
+    me = _self_ref(obj)
+    return (me.group, me.kind, me.name) == key or any(
+        (r.group, r.kind, r.name) == key for r in refs
+    )
 
 
 def top_owner(

@@ -21,7 +21,8 @@ from workload_map.exporter.service import ExporterService
 from workload_map.exporter.settings import add_flags, settings_from
 from workload_map.kube.cache import InformerSet
 from workload_map.kube.connect_api import open_api
-from workload_map.kube.flags import add_connection_flags, connection_options
+from workload_map.kube.flags import add_connection_flags
+from workload_map.kube.options import connection_options
 
 __all__ = ["build_parser", "main"]
 
@@ -46,7 +47,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
     try:
-        options = connection_options(args, os.environ, default_timeout=None)
+        options = connection_options(args, os.environ)
     except ValueError as exc:
         parser.error(str(exc))
     if args.namespace and not args.metrics_namespaces:

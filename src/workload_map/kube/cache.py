@@ -234,7 +234,7 @@ class Informer:
             try:
                 if self._version is None or self._relist.is_set():
                     self._list()
-                self._watch_once()
+                seen = self._watch_once()
             except (WatchExpired, Gone) as exc:
                 log.debug("watch of %s: %s; listing again", self.path, exc)
                 self.expired += 1
@@ -245,7 +245,10 @@ class Informer:
                 self._failed(exc)
                 log.debug("watch of %s: %s", self.path, exc)
             else:
-                self._backoff.failures = 0
+                # a watch the server ended before any event (not even a bookmark) counts as a
+                # failure, so an answer that ends at once never makes this loop spin
+                quiet = not seen and not self._relist.is_set() and not self.stopping.is_set()
+                self._backoff.failures = self._backoff.failures + 1 if quiet else 0
 
     def _failed(self, exc: Exception) -> None:
         self._backoff.failures += 1
@@ -285,7 +288,9 @@ class Informer:
             version = (doc.get("metadata") or {}).get("resourceVersion") or version
         return items, version
 
-    def _watch_once(self) -> None:
+    def _watch_once(self) -> int:
+        """Watch until the server ends it (or a relist or stop is asked for); the number of
+        events seen, bookmarks included."""
         # the server ends each watch after watch_timeout (±10% so replicas do not reconnect
         # in step); the read timeout notices a connection that died without closing
         server_timeout = int(self.watch_timeout * (0.9 + random.random() / 5))
@@ -300,16 +305,19 @@ class Informer:
             api_version=self.api_version,
         )
         self._watch = watch
+        seen = 0
         if self.stopping.is_set() or self._relist.is_set():
-            return
+            return seen
         try:
             for event in watch.events(resume=False, bookmarks=True):
+                seen += 1
                 self._version = watch.resource_version
                 if self.stopping.is_set() or self._relist.is_set():
-                    return
+                    return seen
                 if event.type == "BOOKMARK":
                     continue
                 self._apply(event.type, event.object)
+            return seen
         finally:
             self._watch = None
             if watch.resource_version:

@@ -3,13 +3,14 @@
 ``wlmap`` (every subcommand, before or after the subcommand's name), ``wlmap serve``,
 ``wlmap exporter``, ``wlmap operator`` and the ``workload-map-operator`` entry point add the
 same flags with :func:`add_connection_flags` and turn them into one
-:class:`~workload_map.kube.options.ConnectionOptions` with :func:`connection_options`; which
+:class:`~workload_map.kube.options.ConnectionOptions` with
+:func:`~workload_map.kube.options.connection_options`; which
 kubeconfig applies (``--kubeconfig``, then ``$KUBECONFIG``, then ``~/.kube/config``, then the
 in-cluster service account, as kubectl) is decided by
 :func:`workload_map.kube.kubeconfig.resolve` alone. It lives in the I/O layer, beside
 the options it builds, because the operator's own entry point may not import the command line's
-modules (tests/test_rooms.py); apart from the options it imports only the standard library:
-every command builds its parser, offline ones too. The read-write client the processes open
+modules (tests/test_rooms.py); it imports only the standard library (not even the options'
+msgspec): ``wlmap --help`` builds a parser, and nothing more. The read-write client the processes open
 from the options: :func:`workload_map.kube.connect_api.open_api`.
 """
 
@@ -17,17 +18,9 @@ from __future__ import annotations
 
 import argparse
 import re
-from collections.abc import Mapping
 from typing import Any
 
-from workload_map.kube.options import ConnectionOptions
-
-__all__ = [
-    "CONNECTION_VALUE_FLAGS",
-    "add_connection_flags",
-    "connection_options",
-    "parse_timeout",
-]
+__all__ = ["CONNECTION_VALUE_FLAGS", "add_connection_flags", "parse_timeout"]
 
 #: the connection flags that take a value (a scan for the subcommand's name skips their values)
 CONNECTION_VALUE_FLAGS = frozenset(
@@ -151,31 +144,4 @@ def add_connection_flags(
         metavar="DURATION",
         default=default(None),
         help="per-request timeout: seconds or a duration such as 5s, 1m (0 = none; default 30s)",
-    )
-
-
-def connection_options(
-    args: argparse.Namespace,
-    environ: Mapping[str, str],
-    *,
-    default_timeout: float | None = 30.0,
-    contexts: tuple[str, ...] | None = None,
-) -> ConnectionOptions:
-    """The connection the flags in ``args`` select (one context: the first of ``contexts``,
-    default the parsed ``--context``). Raises ``ValueError`` for a bad ``--request-timeout``."""
-    if contexts is None:
-        contexts = tuple(getattr(args, "contexts", None) or ())
-    namespace = getattr(args, "namespace", None)
-    if isinstance(namespace, list):  # a repeatable -n: the first is the default namespace
-        namespace = namespace[0] if namespace else None
-    timeout_text = getattr(args, "request_timeout", None)
-    return ConnectionOptions(
-        kubeconfig=getattr(args, "kubeconfig", None),
-        context=contexts[0] if contexts else None,
-        namespace=namespace,
-        impersonate_user=getattr(args, "as_user", None),
-        impersonate_groups=tuple(getattr(args, "as_groups", None) or ()),
-        impersonate_uid=getattr(args, "as_uid", None),
-        timeout=default_timeout if timeout_text is None else parse_timeout(str(timeout_text)),
-        environ=environ,
     )

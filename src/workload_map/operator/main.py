@@ -31,7 +31,8 @@ from workload_map import __version__
 from workload_map.errors import WlmapError
 from workload_map.kube.cache import InformerSet
 from workload_map.kube.connect_api import open_api
-from workload_map.kube.flags import add_connection_flags, connection_options
+from workload_map.kube.flags import add_connection_flags
+from workload_map.kube.options import connection_options
 from workload_map.operator import controllers
 from workload_map.operator.certs import (
     CertIssuer,
@@ -208,7 +209,7 @@ class Operator:
         namespace = _namespace(args.namespace)
         identity = f"{socket.gethostname()}_{uuid.uuid4().hex[:8]}"
         self.config = OperatorConfig(args=args, namespace=namespace, identity=identity)
-        self.api = open_api(connection_options(args, os.environ, default_timeout=None))
+        self.api = open_api(connection_options(args, os.environ))
         self.ctx = OperatorContext(
             config=self.config,
             api=self.api,

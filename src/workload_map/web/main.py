@@ -15,7 +15,8 @@ from pathlib import Path
 from aiohttp import web
 
 from workload_map.errors import WlmapError
-from workload_map.kube.flags import add_connection_flags, connection_options
+from workload_map.kube.flags import add_connection_flags
+from workload_map.kube.options import connection_options
 from workload_map.web.app import WebSettings, build_app
 from workload_map.web.source import FileSource, LiveSource, Source
 

@@ -1,0 +1,132 @@
+"""`make test`'s pytest runs: the unit tier in parallel processes, then the integration tier.
+
+The unit tier (``-m "not integration"``: no API server) runs under pytest-xdist, one worker per
+core, each test file kept whole on one worker (``--dist loadfile``: module-scoped fixtures such
+as the browser start once, and ``--test-order`` keeps its meaning). The integration tier runs
+after it in one process, serially: it starts real control planes (one per session, more per
+module) that parallel workers would multiply on a 2-core machine.
+
+Both tiers always run and both print pytest's summary; the exit code is non-zero when either
+failed (pytest's 5, no test collected, only when neither tier ran a test). A last plain line
+adds the two up: ``total: N passed, N failed, N skipped``.
+
+    python hack/run-tests.py [--tier all|unit|integration] [--workers auto|N] [pytest args...]
+
+Extra arguments go to both tiers (``--test-order=shuffle:7``, ``--jq-clock-scale=10``; the
+``WLMAP_TEST_ORDER`` and ``WLMAP_JQ_CLOCK_SCALE`` variables work too).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["main"]
+
+_COUNT = re.compile(
+    r"(\d+) (passed|failed|errors?|skipped|xfailed|xpassed|deselected|warnings?|rerun)\b"
+)
+_SUMMARY = re.compile(r"^=*\s*((?:\d+ \w+(?:, )?)+|no tests ran)(?: in [\d.]+s.*)?\s*=*$")
+_NOT_MARKED = "not integration"
+#: every test marked ``integration`` lives here (tests/integration/conftest.py marks them)
+INTEGRATION = "tests/integration"
+
+
+@dataclass
+class Tier:
+    name: str
+    args: list[str]
+    code: int = -1
+    summary: str = ""
+    counts: Counter[str] = field(default_factory=Counter)
+
+
+def _summary(tail: str) -> tuple[str, Counter[str]]:
+    """pytest's closing line in ``tail`` (the last output of a run) and its counts."""
+    for line in reversed(tail.splitlines()):
+        text = re.sub(r"\x1b\[[0-9;]*m", "", line).strip()
+        if " in " in text and _SUMMARY.match(text):
+            counts: Counter[str] = Counter()
+            for number, word in _COUNT.findall(text):
+                counts[word.rstrip("s") if word.startswith(("error", "warning")) else word] += int(
+                    number
+                )
+            return text.strip("= "), counts
+    return "", Counter()
+
+
+def _run(tier: Tier) -> None:
+    """Runs one tier, passing its output through as it comes; keeps the tail for the summary."""
+    command = [sys.executable, "-m", "pytest", *tier.args]
+    print(f"run-tests: {tier.name} tier: {' '.join(command[1:])}", flush=True)
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE)
+    assert proc.stdout is not None
+    tail = b""
+    out = sys.stdout.buffer
+    try:
+        while chunk := os.read(proc.stdout.fileno(), 65536):
+            out.write(chunk)
+            out.flush()
+            tail = (tail + chunk)[-65536:]
+        tier.code = proc.wait()
+    except KeyboardInterrupt:  # Ctrl-C reached pytest too (one process group): let it finish
+        tier.code = proc.wait()
+        raise
+    tier.summary, tier.counts = _summary(tail.decode(errors="replace"))
+
+
+def _exit_code(tiers: list[Tier]) -> int:
+    failed = [t.code for t in tiers if t.code not in (0, 5)]
+    if failed:
+        return failed[0]
+    return 5 if all(t.code == 5 for t in tiers) else 0
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tier", choices=["all", "unit", "integration"], default="all")
+    parser.add_argument("--workers", default=os.environ.get("PYTEST_WORKERS", "auto"))
+    options, extra = parser.parse_known_args(argv)
+    color = (
+        ["--color=yes"] if sys.stdout.isatty() and not any("--color" in a for a in extra) else []
+    )
+    parallel: list[str] = []
+    if options.workers not in ("0", "1") and importlib.util.find_spec("xdist") is not None:
+        parallel = ["-n", options.workers, "--dist", "loadfile"]
+    elif options.workers not in ("0", "1"):
+        print("run-tests: pytest-xdist is not installed: the unit tier runs in one process")
+    # without paths of the caller's, each tier collects only its own folders: collecting (and
+    # so importing) the other tier's modules costs every process seconds of CPU for nothing
+    # (tests/test_run_tests.py checks that integration tests live in tests/integration alone)
+    own = not any(Path(a.split("::")[0]).exists() for a in extra if not a.startswith("-"))
+    tiers = []
+    if options.tier in ("all", "unit"):
+        ignore = [f"--ignore={INTEGRATION}"] if own else []
+        tiers.append(Tier("unit", ["-m", _NOT_MARKED, *ignore, *parallel, *color, *extra]))
+    if options.tier in ("all", "integration"):
+        folder = [INTEGRATION] if own else []
+        tiers.append(Tier("integration", ["-m", "integration", *color, *extra, *folder]))
+    try:
+        for tier in tiers:
+            _run(tier)
+    except KeyboardInterrupt:
+        return 2
+    if len(tiers) > 1:
+        for tier in tiers:
+            print(f"run-tests: {tier.name} tier: exit {tier.code}: {tier.summary or 'no summary'}")
+        total = sum((t.counts for t in tiers), Counter())
+        failed = total["failed"] + total["error"]
+        if all(t.summary for t in tiers):
+            print(f"total: {total['passed']} passed, {failed} failed, {total['skipped']} skipped")
+    return _exit_code(tiers)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
