@@ -1,5 +1,8 @@
 """The jq deadline counts the evaluating thread's CPU time, not wall time.
 
+No test here reads the machine's time: the thread clock is injected (``thread_time``) or the
+deadline runs on the work-counting clock (``workclock``).
+
 A descheduled evaluation (a loaded machine, another thread holding the GIL) must not be charged
 for the wait, nor for a full garbage collection of the whole process, while work past the
 budget still stops; the deep-stack retry, which evaluates on
@@ -15,78 +18,82 @@ from typing import Any
 
 import pytest
 
+from tests.jq.workclock import WorkClock
 from workload_map import jq
-from workload_map.jq import cpuclock
+from workload_map.jq import closures, cpuclock
 
 
-def _busy_gil_holder(stop: threading.Event) -> None:
-    while not stop.is_set():
-        sum(range(5_000_000))  # one C call: holds the GIL for tens of milliseconds at a time
+class _FakeThreadTime:
+    """An injected ``cpuclock.thread_time``: CPU seconds pass when a test says."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
 
 
-# Each test below gives its evaluation a budget many times the CPU it needs (the work is a few
-# milliseconds to 0.1 s), so that a slower machine or a garbage collection charged to the thread
-# cannot trip it: what they check is that the *wait* is not charged.
+@pytest.fixture
+def thread_time(monkeypatch: pytest.MonkeyPatch) -> _FakeThreadTime:
+    fake = _FakeThreadTime()
+    monkeypatch.setattr(cpuclock, "thread_time", fake)
+    return fake
+
+
+def test_the_deadline_reads_the_threads_cpu_clock(thread_time: _FakeThreadTime) -> None:
+    # the clock is the evaluating thread's CPU time (time.thread_time): a thread that waits
+    # (a sleep, a loaded machine, another thread holding the GIL) is not charged, by definition
+    before = cpuclock.clock()
+    thread_time.now += 1.5
+    assert cpuclock.clock() - before == 1.5
+    # and an evaluation's deadline is read through the engine's one clock seam
+    assert closures.Ctx(1.0, 10).remaining() is not None
 
 
 def test_waiting_is_not_charged() -> None:
-    # `debug` calls the stderr hook: sleeping there is wall time without CPU time, then the
-    # program does enough work to look at the clock many times
+    # `debug` calls the stderr hook: three sleeps there (1.2 s of wall time) against a budget
+    # of 1.0 s, then enough work to look at the clock many times; no deadline error
     prog = jq.compile("[range(3) | debug] | [range(20000)] | length")
-    waited = time.monotonic()
     out = prog.all(None, limits=jq.Limits(timeout=1.0), stderr=lambda _t: time.sleep(0.4))
     assert out == [20000]
-    assert time.monotonic() - waited >= 1.2  # more than the whole budget went by
 
 
-def test_another_thread_holding_the_gil_is_not_charged() -> None:
-    stop = threading.Event()
-    holder = threading.Thread(target=_busy_gil_holder, args=(stop,), daemon=True)
-    holder.start()
+def test_full_collections_are_not_charged(thread_time: _FakeThreadTime) -> None:
+    # a full collection walks the whole process: it is owed to everything else the process
+    # holds, not to the evaluation that happened to trigger it. The injected thread clock
+    # advances 5 s during each collection; the deadline clock sees none of a full one and
+    # all of a young one
+    slow: list[int] = []  # the generation of the next explicit collection, to be slowed
+
+    def slow_collection(phase: str, info: dict[str, int]) -> None:
+        # only the collections the test asks for: an automatic one may run at any time
+        if phase == "start" and slow and info.get("generation") == slow[0]:
+            slow.pop()
+            thread_time.now += 5.0
+
+    gc.callbacks.append(slow_collection)  # after cpuclock's: it sees the start first
     try:
-        prog = jq.compile("[range(100000)] | length")
-        started_wall, started_cpu = time.monotonic(), time.thread_time()
-        out = prog.all(None, limits=jq.Limits(timeout=0.5))
-        wall, cpu = time.monotonic() - started_wall, time.thread_time() - started_cpu
+        before = cpuclock.clock()
+        slow.append(2)
+        gc.collect()
+        assert cpuclock.clock() - before == 0.0
+        before = cpuclock.clock()
+        slow.append(0)
+        gc.collect(0)
+        assert cpuclock.clock() - before == 5.0
+        # and an evaluation whose full collections took 8 x 5 s does not hit its 1 s deadline
+        prog = jq.compile("[range(8) | debug] | [range(20000)] | length")
+        out = prog.all(None, limits=jq.Limits(timeout=1.0), stderr=lambda _t: gc.collect())
+        assert out == [20000]
     finally:
-        stop.set()
-        holder.join()
-    assert out == [100000]
-    # the holder keeps the GIL for most of the time (wall is about 25x CPU here), so the
-    # evaluation ran past its budget on the wall clock without a deadline error
-    assert cpu < 0.5 < wall
+        gc.callbacks.remove(slow_collection)
 
 
-def test_full_collections_are_not_charged() -> None:
-    # a full collection walks the whole process (here a million tracked lists, tens of ms each
-    # time): it is owed to everything else the process holds, not to the evaluation that
-    # happened to trigger it
-    heap = [[] for _ in range(1_000_000)]
-    started = time.thread_time()
-    gc.collect()
-    # the budget is two collections' worth (on any machine's speed) plus 0.1 s for the work
-    # itself (about 0.02 s); the hook runs eight collections
-    budget = 2 * (time.thread_time() - started) + 0.1
-    prog = jq.compile("[range(8) | debug] | [range(20000)] | length")
-    started = time.thread_time()
-    out = prog.all(None, limits=jq.Limits(timeout=budget), stderr=lambda _t: gc.collect())
-    spent = time.thread_time() - started
-    assert out == [20000]
-    assert spent > budget  # the collections alone took more CPU than the whole budget
-    before_clock, before_cpu = cpuclock.clock(), time.thread_time()
-    gc.collect()
-    gc.collect(0)  # a young collection: cheap, and charged
-    taken, cpu = cpuclock.clock() - before_clock, time.thread_time() - before_cpu
-    assert taken < cpu / 2
-    assert len(heap) == 1_000_000
-
-
-def test_work_past_the_budget_still_stops() -> None:
+def test_work_past_the_budget_still_stops(work_clock: WorkClock) -> None:
     prog = jq.compile("[range(100000000)] | length")
-    started = time.thread_time()
-    with pytest.raises(jq.JqDeadlineError):
-        prog.all(None, limits=jq.Limits(timeout=0.05))
-    assert time.thread_time() - started < 1.0
+    with work_clock.measure() as run, pytest.raises(jq.JqDeadlineError):
+        prog.all(None, limits=jq.Limits(timeout=work_clock.seconds(50_000)))
+    assert run.events < 2 * 50_000
 
 
 def _deep(n: int) -> Any:
@@ -96,7 +103,9 @@ def _deep(n: int) -> Any:
     return v
 
 
-def test_deep_stack_retry_carries_the_remaining_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_deep_stack_retry_carries_the_remaining_budget(
+    monkeypatch: pytest.MonkeyPatch, work_clock: WorkClock
+) -> None:
     # a jq recursion 3000 deep overflows the Python stack: the evaluation is retried on a
     # deep-stack thread (its own CPU clock), where the rest of the same budget must apply
     from workload_map.jq import program
@@ -111,12 +120,14 @@ def test_deep_stack_retry_carries_the_remaining_budget(monkeypatch: pytest.Monke
     monkeypatch.setattr(program, "run_deep", spy)
     deep = _deep(3000)
     walk = 'def f: if type == "array" then (.[0] | f) + 0 else %s end; f'  # no tail call
-    roomy = jq.Limits(timeout=5.0, max_depth=100_000)  # the evaluation itself takes ~0.05 s
-    assert jq.compile(walk % ".").all(deep, limits=roomy) == [0]
-    limits = jq.Limits(timeout=0.3, max_depth=100_000)
+    roomy = jq.Limits(timeout=None, max_depth=100_000)
+    with work_clock.measure() as whole:
+        assert jq.compile(walk % ".").all(deep, limits=roomy) == [0]
     assert retries
-    started = time.process_time()  # the deep thread's CPU included
-    with pytest.raises(jq.JqDeadlineError):
+    # the deadline leaves room for the walk, not for the spin at its bottom
+    deadline = 2 * whole.events
+    limits = jq.Limits(timeout=work_clock.seconds(deadline), max_depth=100_000)
+    with work_clock.measure() as run, pytest.raises(jq.JqDeadlineError):
         jq.compile(walk % "[range(100000000)] | length").all(deep, limits=limits)
     assert len(retries) == 2
-    assert time.process_time() - started < 3.0
+    assert run.events < 2 * deadline

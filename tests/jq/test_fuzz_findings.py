@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import io
 import json
-import time
 from typing import Any
 
 import pytest
 
 from tests.jq.gojq_oracle import require_gojq, run_gojq
+from tests.jq.workclock import WorkClock
 from workload_map import jq
 from workload_map.cli.jq_cli import main
 
@@ -100,36 +100,35 @@ def test_input_filename_of_stdin_agrees_with_gojq(args: list[str]) -> None:
         ("try error(.) catch length", "wide"),
     ],
 )
-def test_single_steps_are_cheap(program: str, value: Any) -> None:
+def test_single_steps_are_cheap(program: str, value: Any, work_clock: WorkClock) -> None:
     if value == "deep":
         value = 0
         for _ in range(3000):
             value = {"a": [value]}
     elif value == "wide":
         value = [list(range(3_000_000))]
-    # these took 5 s to 3 min before previews were bounded (gojq: under 0.2 s); CPU time of
-    # this thread, so a loaded machine (wall time 2-4x) does not count
-    started = time.thread_time()
-    jq.compile(program).all(value, limits=jq.Limits(timeout=20.0))
-    assert time.thread_time() - started < 8.0
+    # these took 5 s to 3 min before previews were bounded (gojq: under 0.2 s): counted in
+    # profile events (workclock), the work is bounded, whatever the machine
+    with work_clock.measure() as run:
+        jq.compile(program).all(value, limits=jq.Limits(timeout=None))
+    assert run.events < 10_000_000  # building [range(300000)] alone is about 5 million
 
 
-def test_type_error_on_a_huge_value_is_fast_and_small() -> None:
+def test_type_error_on_a_huge_value_is_fast_and_small(work_clock: WorkClock) -> None:
     big = list(range(3_000_000))
-    started = time.thread_time()
-    with pytest.raises(jq.JqRuntimeError) as info:
+    with work_clock.measure() as run, pytest.raises(jq.JqRuntimeError) as info:
         jq.compile(".a").all(big)
-    assert time.thread_time() - started < 0.5
+    assert run.events < 10_000  # the preview reads what it shows, not the 3 million
     assert str(info.value) == "expected an object but got: array ([0,1,2,3,4,5,6,7,8,9,10,1 ...])"
 
 
-def test_deadline_stops_doubling_text() -> None:
-    started = time.thread_time()
-    with pytest.raises(jq.JqLimitError):
+def test_deadline_stops_doubling_text(work_clock: WorkClock) -> None:
+    # each tojson doubles the text: the string cap (or the deadline) ends it long before 40
+    with work_clock.measure() as run, pytest.raises(jq.JqLimitError):
         jq.compile('[limit(40; "x" | recurse(tojson))] | length').all(
             None, limits=jq.Limits(timeout=0.3)
         )
-    assert time.thread_time() - started < 2.0
+    assert run.events < 2 * 300_000
 
 
 def test_orders_too_large_to_evaluate_are_a_limit_error() -> None:
@@ -164,16 +163,17 @@ OVERRUNS: list[tuple[str, str]] = [
 
 
 @pytest.mark.parametrize(("program", "shape"), OVERRUNS)
-def test_deadline_is_looked_at_inside_every_expensive_step(program: str, shape: str) -> None:
+def test_deadline_is_looked_at_inside_every_expensive_step(
+    program: str, shape: str, work_clock: WorkClock
+) -> None:
     # before, under a 0.05 s deadline: 0.3 s to 114 s of CPU (`.[] as $x | .[] | .b?` ran
-    # to its end); now under 0.05 s. Each program takes seconds in full, so the deadline hits
+    # to its end). Each program takes far longer in full, so the deadline hits; on the work
+    # clock (0.05 s: 50 000 profile events) it stops within twice its deadline
     value = list(range(3000)) if shape == "wide" else _fuzz_deep(300)
     prog = jq.compile(program)
-    started = time.thread_time()
-    with pytest.raises(jq.JqDeadlineError):
+    with work_clock.measure() as run, pytest.raises(jq.JqDeadlineError):
         prog.all(value, limits=jq.Limits(max_results=None, timeout=0.05))
-    # CPU time, so that a loaded machine does not count; 5x the deadline leaves room
-    assert time.thread_time() - started < 0.25
+    assert run.events < 2 * 50_000
 
 
 @pytest.mark.gojq

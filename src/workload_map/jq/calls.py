@@ -15,6 +15,7 @@ from workload_map.jq.closures import (
     Path,
     TailCall,
     annotate,
+    charge,
     costly,
     from_one,
     run_tail,
@@ -176,7 +177,16 @@ def at_call_site(code: Code, offset: int) -> Code:
     return Code(run, None, paths)
 
 
+def takes_meter(fn: Callable[..., Any]) -> bool:
+    """Whether a native counts its own work as it goes: it takes the evaluation's context as
+    its keyword argument ``meter`` (``meter.Meter``: serialisers, sorts, formats)."""
+    kw = getattr(fn, "__kwdefaults__", None)
+    return isinstance(kw, dict) and "meter" in kw
+
+
 def native_call(fn: Callable[..., Any], args: list[Code], offset: int, stream: bool) -> Code:
+    if takes_meter(fn):
+        return _metered_call(fn, args, offset, stream)
     n = len(args)
     if n == 0:
         if stream:
@@ -201,10 +211,13 @@ def native_call(fn: Callable[..., Any], args: list[Code], offset: int, stream: b
                 raise
             # costly() inlined: `length`, `type`, `keys` of small values are the common case
             tv = type(v)
-            if ((tv is list or tv is dict) and len(v) > BIG_CONTAINER) or (
-                type(out) is str and len(out) > BIG_TEXT
+            to = type(out)
+            if (
+                ((tv is list or tv is dict) and len(v) > BIG_CONTAINER)
+                or (to is str and len(out) > BIG_TEXT)
+                or ((to is list or to is dict) and len(out) > BIG_CONTAINER)
             ):
-                env[0].check()
+                charge(env[0], v, out)
             return out
 
         return from_one(one0)
@@ -223,7 +236,7 @@ def native_call(fn: Callable[..., Any], args: list[Code], offset: int, stream: b
                         annotate(e, offset)
                         raise
                     if costly(v, out):
-                        env[0].check()
+                        charge(env[0], v, out)
                     return out
 
                 return from_one(one_c)
@@ -235,7 +248,7 @@ def native_call(fn: Callable[..., Any], args: list[Code], offset: int, stream: b
                     annotate(e, offset)
                     raise
                 if costly(v, out):
-                    env[0].check()
+                    charge(env[0], v, out)
                 return out
 
             return from_one(one1)
@@ -249,7 +262,7 @@ def native_call(fn: Callable[..., Any], args: list[Code], offset: int, stream: b
                 annotate(e, offset)
                 raise
             if costly(v, out):
-                env[0].check()
+                charge(env[0], v, out)
             return out
 
         return from_one(one_n)
@@ -277,10 +290,66 @@ def native_call(fn: Callable[..., Any], args: list[Code], offset: int, stream: b
                 else:
                     out = fn(v, *vals)
                     if costly(v, out):
-                        ctx.check()
+                        charge(ctx, v, out)
                     else:
                         tick(ctx)
                     yield out
+        except JqError as e:
+            annotate(e, offset)
+            raise
+
+    return Code(run)
+
+
+def _metered_call(fn: Callable[..., Any], args: list[Code], offset: int, stream: bool) -> Code:
+    """``native_call`` of a native that counts its own work on the evaluation's context."""
+    if not stream and not args:
+
+        def one0(v: Any, env: Env) -> Any:
+            try:
+                return fn(v, meter=env[0])
+            except JqError as e:
+                annotate(e, offset)
+                raise
+
+        return from_one(one0)
+    if not stream and all(a.one is not None for a in args):
+        ones = [a.one for a in args]
+
+        def one_n(v: Any, env: Env) -> Any:
+            try:
+                vals = [o(v, env) for o in reversed(ones)]  # type: ignore[misc]
+                vals.reverse()
+                return fn(v, *vals, meter=env[0])
+            except JqError as e:
+                annotate(e, offset)
+                raise
+
+        return from_one(one_n)
+
+    def combos(v: Any, env: Env) -> Iterator[list[Any]]:
+        # gojq evaluates the last argument in the outermost loop
+        def rec(i: int) -> Iterator[list[Any]]:
+            if i < 0:
+                yield []
+                return
+            for x in args[i].run(v, env):
+                for rest in rec(i - 1):
+                    yield [*rest, x]
+
+        return rec(len(args) - 1)
+
+    def run(v: Any, env: Env) -> Iterator[Any]:
+        ctx = env[0]
+        try:
+            for vals in combos(v, env):
+                if stream:
+                    for x in fn(v, *vals, meter=ctx):
+                        tick(ctx)
+                        yield x
+                else:
+                    tick(ctx)
+                    yield fn(v, *vals, meter=ctx)
         except JqError as e:
             annotate(e, offset)
             raise

@@ -20,6 +20,7 @@ from workload_map.jq.errors import (
     JqLimitError,
     JqRuntimeError,
 )
+from workload_map.jq.meter import CHARS_PER_UNIT, ELEMENTS_PER_UNIT
 
 Env = tuple[Any, ...]
 Path = tuple[Any, ...]
@@ -70,6 +71,13 @@ class Ctx:
         if self.deadline is not None and clock() > self.deadline:
             raise JqDeadlineError(self.timeout if self.timeout is not None else 0.0)
 
+    def spend(self, units: int) -> None:
+        """Count ``units`` of work done inside one step (``meter.Meter``: a long serialisation,
+        sort or walk reports its work as it goes, so that the clock is looked at in time)."""
+        self.ticks -= units
+        if self.ticks <= 0:
+            self.check()
+
     def remaining(self) -> float | None:
         """CPU seconds left before the deadline, on the calling thread's clock."""
         return None if self.deadline is None else self.deadline - clock()
@@ -85,18 +93,38 @@ class Ctx:
         return self.env
 
 
-BIG_TEXT = 1 << 16
+BIG_TEXT = 1 << 13
 BIG_CONTAINER = 256
 
 
 def costly(v: Any, out: Any) -> bool:
     """Whether a native step was as costly as many small ones (a sort of a large array, a
-    text of a large value): the deadline is looked at after such a step, not only every few
-    hundred calls (`.[] | unique_by(f)` over 2000 elements, `recurse(tojson)`)."""
+    text of a large value): such a step is charged its work (``charge``), not one step, so
+    that a few hundred of them do not run between two looks at the clock
+    (`.[] | unique_by(f)` over 2000 elements, `recurse(tojson)`)."""
     tv = type(v)
     if (tv is list or tv is dict) and len(v) > BIG_CONTAINER:
         return True
-    return type(out) is str and len(out) > BIG_TEXT
+    to = type(out)
+    if to is str:
+        return len(out) > BIG_TEXT
+    return (to is list or to is dict) and len(out) > BIG_CONTAINER
+
+
+def charge(ctx: Ctx, v: Any, out: Any) -> None:
+    """Count a costly native step (``costly``) in proportion to the sizes it read and wrote:
+    ``ELEMENTS_PER_UNIT`` elements or ``CHARS_PER_UNIT`` characters a unit (a step that did
+    more than that between two spends counts its work itself: ``meter.Meter``)."""
+    units = 1
+    tv = type(v)
+    if tv is list or tv is dict:
+        units += len(v) // ELEMENTS_PER_UNIT
+    to = type(out)
+    if to is str:
+        units += len(out) // CHARS_PER_UNIT
+    elif to is list or to is dict:
+        units += len(out) // ELEMENTS_PER_UNIT
+    ctx.spend(units)
 
 
 def _collected(ctx: Ctx, n: int) -> None:
@@ -123,20 +151,16 @@ def collect(outputs: Iterable[Any], ctx: Ctx) -> list[Any]:
 def collect_each(run: Run, items: Iterable[Any], env: Env, size: int) -> list[Any]:
     """``collect`` of ``run``'s outputs for each of the ``size`` ``items`` in turn (``map(f)``)
     as two plain loops: no generator or chain between ``f`` and the array; the items count
-    against the deadline first (``spend``, inlined)."""
+    against the deadline as they are taken (``paced``)."""
     out: list[Any] = []
     append = out.append
-    ctx = env[0]
-    ctx.ticks -= size
-    if ctx.ticks <= 0:
-        ctx.check()
     n = 0
-    for x in items:
+    for x in paced(items, size, env[0]):
         for y in run(x, env):
             append(y)
             n += 1
             if n & 1023 == 0:
-                _collected(ctx, n)
+                _collected(env[0], n)
     return out
 
 
@@ -173,6 +197,30 @@ def spend(ctx: Ctx, steps: int) -> None:
     ctx.ticks -= steps
     if ctx.ticks <= 0:
         ctx.check()
+
+
+def paced(items: Iterable[Any], n: int, ctx: Ctx) -> Iterable[Any]:
+    """The ``n`` elements of a container, each a step for whatever runs on it: a short one is
+    spent at once, a long one as it is consumed (every ``_TICKS`` elements), so that a body
+    that yields nothing or never ticks (``.[] | select(.a)``) still looks at the clock while it
+    works through a million elements, not only before."""
+    if n <= _TICKS:
+        ctx.ticks -= n
+        if ctx.ticks <= 0:
+            ctx.check()
+        return items
+    return _paced(items, ctx)
+
+
+def _paced(items: Iterable[Any], ctx: Ctx) -> Iterator[Any]:
+    since = 0
+    for x in items:
+        since += 1
+        if since >= _TICKS:
+            ctx.spend(since)
+            since = 0
+        yield x
+    ctx.spend(since)
 
 
 def catchable(e: JqRuntimeError) -> bool:

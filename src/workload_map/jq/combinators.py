@@ -34,8 +34,8 @@ from workload_map.jq.errors import JqError, JqRuntimeError
 _CONTAINERS = (list, dict)
 
 
-def missing_format(name: str) -> Callable[[Any], Any]:
-    def fail(v: Any) -> Any:
+def missing_format(name: str) -> Callable[..., Any]:
+    def fail(v: Any, *, meter: Any = None) -> Any:
         raise JqRuntimeError(f"format not defined: {name}")
 
     return fail

@@ -23,6 +23,8 @@ from collections.abc import Iterator
 from decimal import Context, Decimal
 from typing import Any
 
+from workload_map.jq.meter import ELEMENTS_PER_UNIT, SPAN, Meter, sort_metered
+
 __all__ = [
     "MAX_DEPTH",
     "JsonDecodeError",
@@ -165,17 +167,22 @@ def dumps(
     *,
     tab: bool = False,
     ascii: bool = False,
+    meter: Meter | None = None,
 ) -> str:
     """`v` as gojq prints it: `indent=None` compact, else `indent` spaces (or a tab) per level.
 
     `ascii=True` escapes every non-ASCII character (`\\u00e9`, pairs above U+FFFF); a lone
-    surrogate in a string prints as `\\ufffd` either way.
+    surrogate in a string prints as `\\ufffd` either way. With a `meter` (compact text inside
+    an evaluation: `tojson`, `tostring`, interpolation) the work is counted as it goes and no
+    single C call encodes more than `_SPLIT` elements.
     """
     if ascii:
         plain = dumps(v, indent, tab=tab)
         return plain if plain.isascii() else _NON_ASCII.sub(_escape_non_ascii, plain)
     t = type(v)
     if t is str:
+        if meter is not None and len(v) > _LONG_TEXT:
+            meter.spend(len(v) // _CHARS_PER_UNIT)
         out = _scalar(v)
         return _SPECIAL_CHARS.sub(_fix_specials, out)
     if t is not list and t is not dict:
@@ -187,8 +194,15 @@ def dumps(
         unit = " " * indent
     else:
         unit = None
-    text = None
+    if meter is not None and unit is None:
+        return _dumps_metered(v, meter)
     size, floats = _size_and_floats(v) if unit is None or unit == "  " else (0, True)
+    return _encode(v, unit, size, floats, None)
+
+
+def _encode(v: Any, unit: str | None, size: int, floats: bool, meter: Meter | None) -> str:
+    """The text of container `v` given its element count and whether it holds floats."""
+    text = None
     # A large value goes to orjson, compact or with gojq's default indent of 2; a small one
     # without floats compact to the stdlib's C encoder (no import to pay). Both print what
     # gojq prints but DEL, fixed below, and the floats orjson writes its own way (orjson gets
@@ -202,8 +216,30 @@ def dumps(
         except (ValueError, RecursionError):  # huge integers, very deep values
             text = None
     if text is None:
-        text = _encode_container(v, unit)
+        text = _encode_container(v, unit, meter)
     # an ASCII text (a flag CPython keeps) can only hold DEL of the special characters
+    if "\x7f" in text if text.isascii() else _SPECIAL_CHARS.search(text) is not None:
+        text = _SPECIAL_CHARS.sub(_fix_specials, text)
+    return text
+
+
+#: elements the metered encoder hands to one C call at most (about 0.1 s of the slowest
+#: encoding, floats through orjson's fragments): a larger container is written node by node
+_SPLIT = 200_000
+#: characters of a string from which writing it is counted as work
+_LONG_TEXT = 4096
+#: characters the C string escaper writes per unit of work
+_CHARS_PER_UNIT = 1024
+
+
+def _dumps_metered(v: Any, meter: Meter) -> str:
+    size, floats = _size_and_floats(v, meter, _SPLIT)
+    if size <= _SPLIT:
+        meter.spend(size // ELEMENTS_PER_UNIT)
+        return _encode(v, None, size, floats, meter)
+    # too large for one C call between two looks at the clock: node by node, each run of
+    # scalars at C speed
+    text = _encode_container(v, None, meter)
     if "\x7f" in text if text.isascii() else _SPECIAL_CHARS.search(text) is not None:
         text = _SPECIAL_CHARS.sub(_fix_specials, text)
     return text
@@ -294,20 +330,32 @@ def _with_fragments(root: Any, fragment: Any) -> Any:
     return fix(root, 1)
 
 
-def _size_and_floats(v: Any) -> tuple[int, bool]:
+def _size_and_floats(
+    v: Any, meter: Meter | None = None, stop: int | None = None
+) -> tuple[int, bool]:
     """How many elements `v` (a container) holds, and whether a float (which needs gojq's
     number format) occurs anywhere in it: small containers are walked, the element types of
     large ones collected at C speed. Once a float is seen and the count reaches
-    _ORJSON_FROM, the walk stops (the count is then a lower bound: all the caller asks)."""
+    _ORJSON_FROM, the walk stops (the count is then a lower bound: all the caller asks);
+    with `stop`, it stops once the count passes `stop` (a lower bound again), and the walk is
+    counted on `meter`."""
     stack = [v]
     pop, push = stack.pop, stack.append
     size = 0
     floats = False
+    pending = 0
     while stack:
         x = pop()
         items = x.values() if type(x) is dict else x
         size += len(items)
-        if floats and size >= _ORJSON_FROM:
+        if meter is not None:
+            pending += 1 + len(items) // ELEMENTS_PER_UNIT
+            if pending >= SPAN:
+                meter.spend(pending)
+                pending = 0
+            if stop is not None and size > stop:
+                break
+        elif floats and size >= _ORJSON_FROM:
             break
         if len(items) > 16:
             kinds = set(map(type, items))
@@ -322,11 +370,14 @@ def _size_and_floats(v: Any) -> tuple[int, bool]:
                 push(y)
             elif t is float or t is LiteralNumber:
                 floats = True
+    if meter is not None:
+        meter.spend(pending)
     return size, floats
 
 
-def _encode_container(root: Any, unit: str | None) -> str:
+def _encode_container(root: Any, unit: str | None, meter: Meter | None = None) -> str:
     out: list[str] = []
+    written = 0  # values written since the last spend on `meter`
     append = out.append
     key_sep = ": " if unit is not None else ":"
     encode_key = _encode_str
@@ -334,12 +385,20 @@ def _encode_container(root: Any, unit: str | None) -> str:
     stack: list[list[Any]] = []
 
     def open_container(c: Any) -> None:
+        if meter is not None and len(c) > 64:
+            flat = _flat_text(c, meter)
+            if flat is not None:
+                append(flat)
+                return
         if type(c) is dict:
             if not c:
                 append("{}")
                 return
             append("{")
-            items = [(k, c[k]) for k in sorted(c)] if len(c) > 1 else list(c.items())
+            if meter is not None and len(c) > 1:
+                items = [(k, c[k]) for k in sort_metered(list(c), None, meter)]
+            else:
+                items = [(k, c[k]) for k in sorted(c)] if len(c) > 1 else list(c.items())
             stack.append([iter(items), True, 0, "}"])
         else:
             if not c:
@@ -362,6 +421,10 @@ def _encode_container(root: Any, unit: str | None) -> str:
         if frame[2]:
             append(",")
         frame[2] += 1
+        written += 1
+        if written >= SPAN and meter is not None:
+            meter.spend(written)
+            written = 0
         if unit is not None:
             append("\n" + unit * len(stack))
         if frame[1]:
@@ -374,6 +437,33 @@ def _encode_container(root: Any, unit: str | None) -> str:
         else:
             append(_scalar(item))
     return "".join(out)
+
+
+_FLAT_KINDS = frozenset({str, int, bool, type(None)})
+
+
+def _flat_text(c: Any, meter: Meter) -> str | None:
+    """The compact text of a container of strings, integers, booleans and nulls only, through
+    the C encoder in slices of at most `_SPLIT` elements (a spend before each); None for other
+    containers and for integers the C encoder refuses (beyond Python's digit limit)."""
+    items = c.values() if type(c) is dict else c
+    if not _FLAT_KINDS.issuperset(map(type, items)):
+        return None
+    n = len(c)
+    pieces = []
+    try:
+        if type(c) is dict:
+            keys = sort_metered(list(c), None, meter)
+            for i in range(0, n, _SPLIT):
+                meter.spend(min(n - i, _SPLIT) // ELEMENTS_PER_UNIT)
+                pieces.append(_C_COMPACT({k: c[k] for k in keys[i : i + _SPLIT]})[1:-1])
+            return "{" + ",".join(pieces) + "}"
+        for i in range(0, n, _SPLIT):
+            meter.spend(min(n - i, _SPLIT) // ELEMENTS_PER_UNIT)
+            pieces.append(_C_COMPACT(c[i : i + _SPLIT])[1:-1])
+    except ValueError:
+        return None
+    return "[" + ",".join(pieces) + "]"
 
 
 def _smallest_keys(c: dict[str, Any], n: int) -> list[str]:

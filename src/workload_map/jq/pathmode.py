@@ -17,7 +17,8 @@ from workload_map.jq.closures import (
     annotate,
     depth_first,
     invalid_iter_path,
-    spend,
+    paced,
+    tick,
 )
 from workload_map.jq.errors import JqError
 
@@ -72,8 +73,8 @@ def recurse_children_run(v: Any, env: Env) -> Iterator[Any]:
     def expand(x: Any) -> Iterator[Any] | None:
         tx = type(x)
         if tx is list or tx is dict:
-            spend(ctx, len(x) + 1)  # each child is a step, scalars included
-            return iterate(x)
+            tick(ctx)
+            return iter(paced(iterate(x), len(x), ctx))  # each child a step, scalars included
         return None
 
     return depth_first(v, expand, _MAX_VALUE_DEPTH, "value too deep")
@@ -86,10 +87,10 @@ def recurse_children_paths(v: Any, p: Path | None, env: Env) -> Iterator[tuple[A
         x, xp = item
         tx = type(x)
         if tx is list or tx is dict:
-            spend(ctx, len(x) + 1)
+            tick(ctx)
             if xp is None:
                 raise invalid_iter_path(x)
-            return _child_paths(x, xp)
+            return iter(paced(_child_paths(x, xp), len(x), ctx))
         return None
 
     return depth_first((v, p), expand, _MAX_VALUE_DEPTH, "value too deep")

@@ -31,7 +31,7 @@ from workload_map.jq.closures import (
     collect_each,
     from_one,
     invalid_path,
-    spend,
+    paced,
     tick,
 )
 from workload_map.jq.dispatch import CompilerCore
@@ -133,8 +133,7 @@ def _sp_map(c: CompilerCore, args: list[Code], node: ast.Call) -> Code:
             except JqError as e:
                 annotate(e, offset)
                 raise
-            spend(env[0], len(v))
-            return [f1(x, env) for x in items]
+            return [f1(x, env) for x in paced(items, len(v), env[0])]
 
         return from_one(one1)
     f_run = f.run
@@ -301,8 +300,7 @@ def _any_all(is_any: bool, gen: Code | None, cond: Code | None) -> Code:
         if gen is not None:
             items = gen.run(v, env)
         else:
-            items = iterate(v)
-            spend(env[0], len(v))
+            items = paced(iterate(v), len(v), env[0])
         if c1 is not None:
             for x in items:
                 y = c1(x, env)

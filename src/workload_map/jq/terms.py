@@ -21,12 +21,13 @@ from workload_map.jq.closures import (
     Run,
     Scope,
     annotate,
+    charge,
     collect,
     const_code,
     costly,
     from_one,
     invalid_path,
-    spend,
+    paced,
 )
 from workload_map.jq.combinators import (
     comma_code,
@@ -71,11 +72,7 @@ def _optional_iterate(base: One, guarded: Code) -> Code:
             items = t.values() if len(t) <= 1 else [t[k] for k in sorted(t)]
         else:
             return ()
-        ctx = env[0]
-        ctx.ticks -= len(t)  # inlined spend(): the consumer runs once per element
-        if ctx.ticks <= 0:
-            ctx.check()
-        return items
+        return paced(items, len(t), env[0])  # the consumer runs once per element
 
     return Code(run, None, guarded.paths)
 
@@ -120,7 +117,10 @@ class TermCompiler(PatternCompiler):
             ones = [p if isinstance(p, str) else p.one for p in parts]
 
             def one(v: Any, env: Env) -> Any:
-                vals = [x if isinstance(x, str) else fmt(x(v, env)) for x in reversed(ones)]
+                meter = env[0]  # the text of a large value counts its work as it goes
+                vals = [
+                    x if isinstance(x, str) else fmt(x(v, env), meter=meter) for x in reversed(ones)
+                ]
                 vals.reverse()
                 return "".join(vals)
 
@@ -139,7 +139,7 @@ class TermCompiler(PatternCompiler):
                         yield rest
                     return
                 for x in part.run(v, env):
-                    s = fmt(x)
+                    s = fmt(x, meter=env[0])
                     for rest in rec(i - 1):
                         rest.append(s)
                         yield rest
@@ -201,7 +201,7 @@ class TermCompiler(PatternCompiler):
                     annotate(e, offset)
                     raise
                 if type(k) is list and costly(t, out):
-                    env[0].check()  # `.[$array]` searches the whole input
+                    charge(env[0], t, out)  # `.[$array]` searches the whole input
                 return out
 
             def paths1(v: Any, p: Path | None, env: Env) -> Iterator[tuple[Any, Path | None]]:
@@ -313,11 +313,7 @@ class TermCompiler(PatternCompiler):
                 except JqError as e:
                     annotate(e, offset)
                     raise
-                ctx = env[0]
-                ctx.ticks -= len(t)  # inlined spend(): the body runs once per element
-                if ctx.ticks <= 0:
-                    ctx.check()
-                return it
+                return paced(it, len(t), env[0])  # the body runs once per element
 
             run: Run = run1
         else:
@@ -331,8 +327,7 @@ class TermCompiler(PatternCompiler):
                     except JqError as e:
                         annotate(e, offset)
                         raise
-                    spend(ctx, len(t))
-                    yield from it
+                    yield from paced(it, len(t), ctx)
 
             run = run_many
 

@@ -12,6 +12,7 @@ from workload_map.jq import encoding, values
 from workload_map.jq.builtins.conversions import wrap_error
 from workload_map.jq.builtins.marks import builtin
 from workload_map.jq.errors import JqLimitError, JqRuntimeError
+from workload_map.jq.meter import ELEMENTS_PER_UNIT, SPAN, Meter, sort_metered
 from workload_map.jq.values import (
     LiteralNumber,
     compare,
@@ -23,7 +24,7 @@ from workload_map.jq.values import (
     type_error_preview,
 )
 
-__all__ = ["sort_values"]
+__all__: list[str] = []
 
 
 def _values_of(v: Any) -> list[Any] | None:
@@ -59,10 +60,10 @@ def f_abs(v: Any) -> Any:
 
 
 @builtin("keys", 0)
-def f_keys(v: Any) -> Any:
+def f_keys(v: Any, *, meter: Meter | None = None) -> Any:
     t = type(v)
     if t is dict:
-        return sorted(v)
+        return sort_metered(list(v), None, meter)
     if t is list:
         return list(range(len(v)))
     raise type_error("keys", v)
@@ -234,12 +235,81 @@ def f_flatten(v: Any, *args: Any) -> Any:
     return out
 
 
-def sort_values(xs: list[Any]) -> list[Any]:
-    """Stable sort in jq order."""
-    return sorted(xs, key=functools.cmp_to_key(compare))
+def _counting_compare(meter: Meter | None) -> Any:
+    """jq's ``compare``, counting each comparison (and the top-level size of a container
+    operand) on ``meter`` as it goes: a sort by ``compare`` is one C call of n log n of them."""
+    if meter is None:
+        return compare
+    pending = 0
+
+    def counted(a: Any, b: Any) -> int:
+        nonlocal pending
+        pending += 1
+        ta = type(a)
+        if ta is list or ta is dict:
+            pending += len(a) // ELEMENTS_PER_UNIT
+        if pending >= SPAN:
+            meter.spend(pending)
+            pending = 0
+        return compare(a, b)
+
+    return counted
 
 
-def _sort_items(name: str, v: Any, keys: Any) -> list[tuple[Any, Any]]:
+_NATIVE = ({int}, {str})
+
+
+def _native_keys(keys: list[Any]) -> list[Any] | None:
+    """Keys Python orders as jq does, to sort at C speed: all integers (not booleans) or all
+    strings, bare or each alone in an array (``sort_by(f)``'s ``[f]``); else None."""
+    kinds = set(map(type, keys))
+    if kinds in _NATIVE:
+        return keys
+    if kinds == {list} and set(map(len, keys)) == {1}:
+        firsts = [k[0] for k in keys]
+        if set(map(type, firsts)) in _NATIVE:
+            return firsts
+    return None
+
+
+def _sorted_order(keys: list[Any], meter: Meter | None) -> list[int]:
+    """The indexes of ``keys`` in jq's order of the keys (stable)."""
+    native = _native_keys(keys)
+    if native is not None:
+        return sort_metered(list(range(len(keys))), native.__getitem__, meter)
+    cmp = functools.cmp_to_key(_counting_compare(meter))
+    return sorted(range(len(keys)), key=lambda i: cmp(keys[i]))
+
+
+def _equal_runs(keys: list[Any], order: list[int], meter: Meter | None) -> Iterator[list[int]]:
+    """The indexes of ``order`` grouped by equal keys (``group_by``, ``unique_by``)."""
+    native = _native_keys(keys)
+    same = _counting_compare(meter)
+    run: list[int] = []
+    last: Any = None
+    seen = 0
+    for i in order:
+        if native is not None:
+            key = native[i]
+            differs = key != last
+            seen += 1
+            if seen >= SPAN and meter is not None:
+                meter.spend(seen)
+                seen = 0
+        else:
+            key = keys[i]
+            differs = bool(run) and same(last, key) != 0
+        if run and differs:
+            yield run
+            run = []
+        if not run:
+            last = key
+        run.append(i)
+    if run:
+        yield run
+
+
+def _checked(name: str, v: Any, keys: Any) -> None:
     if type(v) is not list:
         if name.endswith("_by"):
             raise type_error(name, v, keys)
@@ -248,97 +318,85 @@ def _sort_items(name: str, v: Any, keys: Any) -> list[tuple[Any, Any]]:
         raise type_error(name, v, keys)
     if len(v) != len(keys):
         raise wrap_error(name, v, "length mismatch", keys)
-    pairs = list(zip(v, keys, strict=True))
-    cmp = functools.cmp_to_key(compare)
-    pairs.sort(key=lambda p: cmp(p[1]))
-    return pairs
 
 
 @builtin("sort", 0)
-def f_sort(v: Any) -> Any:
+def f_sort(v: Any, *, meter: Meter | None = None) -> Any:
     if type(v) is not list:
         raise type_error("sort", v)
-    return sort_values(v)
+    return [v[i] for i in _sorted_order(v, meter)]
 
 
 @builtin("_sort_by", 1)
-def f_sort_by(v: Any, keys: Any) -> Any:
-    return [p[0] for p in _sort_items("sort_by", v, keys)]
+def f_sort_by(v: Any, keys: Any, *, meter: Meter | None = None) -> Any:
+    _checked("sort_by", v, keys)
+    return [v[i] for i in _sorted_order(keys, meter)]
 
 
 @builtin("_group_by", 1)
-def f_group_by(v: Any, keys: Any) -> Any:
-    out: list[Any] = []
-    last: Any = None
-    for i, (value, key) in enumerate(_sort_items("group_by", v, keys)):
-        if i == 0 or compare(last, key) != 0:
-            out.append([value])
-            last = key
-        else:
-            out[-1].append(value)
-    return out
+def f_group_by(v: Any, keys: Any, *, meter: Meter | None = None) -> Any:
+    _checked("group_by", v, keys)
+    order = _sorted_order(keys, meter)
+    return [[v[i] for i in run] for run in _equal_runs(keys, order, meter)]
 
 
-def _unique_by(name: str, v: Any, keys: Any) -> Any:
-    out: list[Any] = []
-    last: Any = None
-    for i, (value, key) in enumerate(_sort_items(name, v, keys)):
-        if i == 0 or compare(last, key) != 0:
-            out.append(value)
-            last = key
-    return out
+def _unique_by(name: str, v: Any, keys: Any, meter: Meter | None) -> Any:
+    _checked(name, v, keys)
+    order = _sorted_order(keys, meter)
+    return [v[run[0]] for run in _equal_runs(keys, order, meter)]
 
 
 @builtin("unique", 0)
-def f_unique(v: Any) -> Any:
-    return _unique_by("unique", v, v)
+def f_unique(v: Any, *, meter: Meter | None = None) -> Any:
+    return _unique_by("unique", v, v, meter)
 
 
 @builtin("_unique_by", 1)
-def f_unique_by(v: Any, keys: Any) -> Any:
-    return _unique_by("unique_by", v, keys)
+def f_unique_by(v: Any, keys: Any, *, meter: Meter | None = None) -> Any:
+    return _unique_by("unique_by", v, keys, meter)
 
 
-def _min_max(vs: list[Any], xs: list[Any], is_min: bool) -> Any:
+def _min_max(vs: list[Any], xs: list[Any], is_min: bool, meter: Meter | None = None) -> Any:
     if not vs:
         return None
+    cmp = _counting_compare(meter)
     j, x = 0, xs[0]
     for i in range(1, len(xs)):
-        if (compare(x, xs[i]) > 0) == is_min:
+        if (cmp(x, xs[i]) > 0) == is_min:
             j, x = i, xs[i]
     return vs[j]
 
 
 @builtin("min", 0)
-def f_min(v: Any) -> Any:
+def f_min(v: Any, *, meter: Meter | None = None) -> Any:
     if type(v) is not list:
         raise type_error("min", v)
-    return _min_max(v, v, True)
+    return _min_max(v, v, True, meter)
 
 
 @builtin("max", 0)
-def f_max(v: Any) -> Any:
+def f_max(v: Any, *, meter: Meter | None = None) -> Any:
     if type(v) is not list:
         raise type_error("max", v)
-    return _min_max(v, v, False)
+    return _min_max(v, v, False, meter)
 
 
-def _min_max_by(name: str, v: Any, keys: Any, is_min: bool) -> Any:
+def _min_max_by(name: str, v: Any, keys: Any, is_min: bool, meter: Meter | None) -> Any:
     if type(v) is not list or type(keys) is not list:
         raise type_error(name, v, keys)
     if len(v) != len(keys):
         raise wrap_error(name, v, "length mismatch", keys)
-    return _min_max(v, keys, is_min)
+    return _min_max(v, keys, is_min, meter)
 
 
 @builtin("_min_by", 1)
-def f_min_by(v: Any, keys: Any) -> Any:
-    return _min_max_by("min_by", v, keys, True)
+def f_min_by(v: Any, keys: Any, *, meter: Meter | None = None) -> Any:
+    return _min_max_by("min_by", v, keys, True, meter)
 
 
 @builtin("_max_by", 1)
-def f_max_by(v: Any, keys: Any) -> Any:
-    return _min_max_by("max_by", v, keys, False)
+def f_max_by(v: Any, keys: Any, *, meter: Meter | None = None) -> Any:
+    return _min_max_by("max_by", v, keys, False, meter)
 
 
 @builtin("join", 1)

@@ -9,6 +9,7 @@ from typing import Any
 from workload_map.jq import encoding, values
 from workload_map.jq.builtins.marks import builtin
 from workload_map.jq.errors import JqRuntimeError
+from workload_map.jq.meter import Meter
 from workload_map.jq.values import (
     is_number,
     preview,
@@ -88,21 +89,21 @@ def f_tonumber(v: Any) -> Any:
 
 
 @builtin("tostring", 0)
-def f_tostring(v: Any) -> Any:
+def f_tostring(v: Any, *, meter: Meter | None = None) -> Any:
     if type(v) is str:
         return v
-    return values.capped_text("tostring", encoding.dumps(v, None))
+    return values.capped_text("tostring", encoding.dumps(v, None, meter=meter))
 
 
 @builtin("tojson", 0)
-def f_tojson(v: Any) -> Any:
+def f_tojson(v: Any, *, meter: Meter | None = None) -> Any:
     if type(v) is str and 2 * len(v) > values.MAX_STRING_BYTES:
         # refuse before building: the text of a string is at least its length plus escapes
         values.capped_text(
             "tojson",
             v if len(v) + v.count('"') + v.count("\\") + 2 > values.MAX_STRING_BYTES else "",
         )
-    return values.capped_text("tojson", encoding.dumps(v, None))
+    return values.capped_text("tojson", encoding.dumps(v, None, meter=meter))
 
 
 @builtin("fromjson", 0)

@@ -16,6 +16,7 @@ from typing import Any
 from workload_map.jq import encoding
 from workload_map.jq.builtins.marks import builtin
 from workload_map.jq.errors import JqRuntimeError
+from workload_map.jq.meter import CHARS_PER_UNIT, SPAN, Meter, text_slices
 from workload_map.jq.values import (
     capped_text,
     preview,
@@ -42,38 +43,41 @@ def utf8(s: str) -> bytes:
     return utf8_bytes(s)
 
 
-def _text(v: Any) -> str:
-    return v if type(v) is str else encoding.dumps(v, None)
+def _text(v: Any, meter: Meter | None) -> str:
+    return v if type(v) is str else encoding.dumps(v, None, meter=meter)
 
 
-def f_text(v: Any) -> Any:
-    return _text(v)
+def f_text(v: Any, meter: Meter | None) -> Any:
+    return _text(v, meter)
 
 
-def f_json(v: Any) -> Any:
-    return encoding.dumps(v, None)
+def f_json(v: Any, meter: Meter | None) -> Any:
+    return encoding.dumps(v, None, meter=meter)
 
 
 _HTML = str.maketrans({"<": "&lt;", ">": "&gt;", "&": "&amp;", "'": "&apos;", '"': "&quot;"})
 
 
-def f_html(v: Any) -> Any:
-    return _text(v).translate(_HTML)
+def f_html(v: Any, meter: Meter | None) -> Any:
+    return "".join(p.translate(_HTML) for p in text_slices(_text(v, meter), meter))
 
 
-def f_uri(v: Any) -> Any:
-    return urllib.parse.quote(utf8(_text(v)), safe="-_.~")
+def f_uri(v: Any, meter: Meter | None) -> Any:
+    quote = urllib.parse.quote
+    return "".join(quote(utf8(p), safe="-_.~") for p in text_slices(_text(v, meter), meter))
 
 
 def _is_hex(c: str) -> bool:
     return c in "0123456789abcdefABCDEF"
 
 
-def f_urid(v: Any) -> Any:
-    s = _text(v)
+def f_urid(v: Any, meter: Meter | None) -> Any:
+    s = _text(v, meter)
     out = bytearray()
     i, n = 0, len(s)
     while i < n:
+        if meter is not None and i and not i & _CHARS_PER_SPEND - 1:
+            meter.spend(SPAN)
         c = s[i]
         if c == "%":
             if i + 2 >= n or not (_is_hex(s[i + 1]) and _is_hex(s[i + 2])):
@@ -90,17 +94,21 @@ def f_urid(v: Any) -> Any:
     return decode_bytes(bytes(out))
 
 
-def _row(name: str, v: Any, sep: str, escape: Callable[[str], str]) -> str:
+def _row(name: str, v: Any, sep: str, escape: Callable[[str], str], meter: Meter | None) -> str:
     if type(v) is not list:
         raise type_error("@" + name, v)
     parts: list[str] = []
     for x in v:
+        if meter is not None and parts and not len(parts) % SPAN:
+            meter.spend(SPAN)
         tx = type(x)
         if tx is list or tx is dict:
             raise JqRuntimeError(
                 f"@{name} cannot format an array including: {type_error_preview(x)}"
             )
         if tx is str:
+            if meter is not None and len(x) > SPAN:
+                meter.spend(len(x) // CHARS_PER_UNIT)
             parts.append(escape(x))
             continue
         s = encoding.dumps(x, None)
@@ -113,32 +121,43 @@ _TSV = str.maketrans({"\t": "\\t", "\r": "\\r", "\n": "\\n", "\\": "\\\\", "\x00
 _SH = str.maketrans({"'": "'\\''", "\x00": "\\0"})
 
 
-def f_csv(v: Any) -> Any:
-    return _row("csv", v, ",", lambda s: '"' + s.translate(_CSV) + '"')
+def f_csv(v: Any, meter: Meter | None) -> Any:
+    return _row("csv", v, ",", lambda s: '"' + s.translate(_CSV) + '"', meter)
 
 
-def f_tsv(v: Any) -> Any:
-    return _row("tsv", v, "\t", lambda s: s.translate(_TSV))
+def f_tsv(v: Any, meter: Meter | None) -> Any:
+    return _row("tsv", v, "\t", lambda s: s.translate(_TSV), meter)
 
 
-def f_sh(v: Any) -> Any:
+def f_sh(v: Any, meter: Meter | None) -> Any:
     if type(v) is not list:
         v = [v]
-    return _row("sh", v, " ", lambda s: "'" + s.translate(_SH) + "'")
+    return _row("sh", v, " ", lambda s: "'" + s.translate(_SH) + "'", meter)
 
+
+#: characters a per-character Python loop handles between two spends of SPAN units
+_CHARS_PER_SPEND = 1024
 
 _B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 _B64_INDEX = {c: i for i, c in enumerate(_B64)}
 
 
-def f_base64(v: Any) -> Any:
+def f_base64(v: Any, meter: Meter | None) -> Any:
     import base64
 
-    return base64.b64encode(utf8(_text(v))).decode("ascii")
+    data = utf8(_text(v, meter))
+    step = 3 * SPAN * CHARS_PER_UNIT  # whole 3-byte groups: the slices' texts join up
+    if meter is None or len(data) <= step:
+        return base64.b64encode(data).decode("ascii")
+    out = []
+    for i in range(0, len(data), step):
+        meter.spend(3 * SPAN)
+        out.append(base64.b64encode(data[i : i + step]).decode("ascii"))
+    return "".join(out)
 
 
-def f_base64d(v: Any) -> Any:
-    s = _text(v)
+def f_base64d(v: Any, meter: Meter | None) -> Any:
+    s = _text(v, meter)
     pad = s.find("=")
     if pad >= 0:
         s = s[:pad]
@@ -147,6 +166,8 @@ def f_base64d(v: Any) -> Any:
     count = 0
     quantum_start = 0
     for i, c in enumerate(s):
+        if meter is not None and i and not i & _CHARS_PER_SPEND - 1:
+            meter.spend(SPAN)
         if c in "\r\n":
             continue
         d = _B64_INDEX.get(c)
@@ -176,15 +197,16 @@ def f_base64d(v: Any) -> Any:
 
 #: every format by its name (`@csv`): `format/1` finds them here, not in the registry (which
 #: names this module, so importing it back would close a circle)
-_BY_NAME: dict[str, Callable[[Any], Any]] = {}
+_BY_NAME: dict[str, Callable[..., Any]] = {}
 
 
-def _capped(name: str, fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
+def _capped(name: str, fn: Callable[[Any, Meter | None], Any]) -> Callable[..., Any]:
     """`fn` refusing a result over MAX_STRING_BYTES: escaping grows text by a constant factor,
-    so a loop of formats must not grow it without bound."""
+    so a loop of formats must not grow it without bound. A format is called with the
+    evaluation's meter (its text and escaping count their work as they go)."""
 
-    def capped(v: Any) -> Any:
-        return capped_text(name, fn(v))
+    def capped(v: Any, *, meter: Meter | None = None) -> Any:
+        return capped_text(name, fn(v, meter))
 
     capped.__name__ = fn.__name__
     _BY_NAME[name] = capped
@@ -208,16 +230,16 @@ _FORMATS = (
 )
 
 
-def format_value(name: str, v: Any) -> Any:
+def format_value(name: str, v: Any, meter: Meter | None = None) -> Any:
     """Apply `@name` (with the `@`) to `v`; `format not defined: @name` for unknown names."""
     fn = _BY_NAME.get(name)
     if fn is None:
         raise JqRuntimeError(f"format not defined: {name}")
-    return fn(v)
+    return fn(v, meter=meter)
 
 
 @builtin("format", 1)
-def f_format(v: Any, name: Any) -> Any:
+def f_format(v: Any, name: Any, *, meter: Meter | None = None) -> Any:
     if type(name) is not str:
         raise type_error("format", name)
-    return format_value("@" + name, v)
+    return format_value("@" + name, v, meter)
