@@ -109,6 +109,8 @@ def test_the_watcher_keeps_a_trimmed_informer_of_priority_classes(
     }
     _eventually(lambda: dict(runtime.config.priority_values) == {"batch-high": 500, "low": 1})
     assert _min_resources(runtime.config) == BY_CLASS
+    # the watcher registered the room's metrics in the operator's registry (/metrics)
+    assert rig.ctx.registry.get_sample_value("workloadmap_gangs_priority_classes") == 2
     # a watch event lowers the class: the fill order follows
     stream = _eventually(lambda: client.watches.get(PRIORITY_CLASSES))[-1]
     stream.events.put({"type": "MODIFIED", "object": _class("batch-high", -5, rv="11")})

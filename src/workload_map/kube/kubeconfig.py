@@ -7,7 +7,9 @@ in a file are relative to that file. The default namespace comes from the contex
 service account's namespace file), else ``default``.
 
 Everything a request needs comes out as one :class:`ResolvedConfig`: the server, TLS material
-(CA, client certificate, ``insecure-skip-tls-verify``, ``tls-server-name``), ``proxy-url``,
+(CA, client certificate, ``insecure-skip-tls-verify``, ``tls-server-name``), the proxy
+(``proxy-url``, else ``HTTPS_PROXY``/``HTTP_PROXY`` minus ``NO_PROXY``, as Go's clients read
+them; loopback servers never go through one),
 the credentials (bearer token or token file, basic auth, an ``exec`` plugin, an
 ``auth-provider``; run by :mod:`workload_map.kube.auth`), impersonation (the user's ``as``,
 ``as-groups``, ``as-uid``, ``as-user-extra``; the ``--as``/``--as-group`` flags replace them,
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import base64
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +33,7 @@ from workload_map.kube.options import ConnectionOptions
 __all__ = [
     "Impersonation",
     "ResolvedConfig",
+    "env_proxy",
     "kubeconfig_contexts",
     "kubeconfig_files",
     "resolve",
@@ -246,7 +250,7 @@ def _from_kubeconfig(files: list[Path], options: ConnectionOptions) -> ResolvedC
         ),
         "insecure": bool(cluster.get("insecure-skip-tls-verify")),
         "tls_server_name": cluster.get("tls-server-name") or None,
-        "proxy_url": cluster.get("proxy-url") or None,
+        "proxy_url": cluster.get("proxy-url") or env_proxy(server, options.environ),
     }
     who = f'kubeconfig {merged.source}: user "{user_name}"'
     exec_plugin = user.get("exec") or None
@@ -271,6 +275,47 @@ def _from_kubeconfig(files: list[Path], options: ConnectionOptions) -> ResolvedC
         impersonation=_impersonation(options, user, f"kubeconfig {merged.source}", user_name),
         timeout=_timeout(options),
     )
+
+
+def env_proxy(server: str, environ: Mapping[str, str]) -> str | None:
+    """The proxy the environment names for ``server`` (Go's ``ProxyFromEnvironment``):
+    ``HTTPS_PROXY`` for https servers, ``HTTP_PROXY`` for http ones (lower-case names too),
+    unless ``NO_PROXY`` lists the host (``*``, a host, a domain suffix, an IP or a CIDR
+    range); loopback hosts never use a proxy."""
+    https = server.startswith("https:")
+    names = ("HTTPS_PROXY", "https_proxy") if https else ("HTTP_PROXY", "http_proxy")
+    proxy = next((environ[n] for n in names if environ.get(n)), "")
+    if not proxy:
+        return None  # the usual case: nothing more is imported
+    import ipaddress
+    from urllib.parse import urlsplit
+
+    host = (urlsplit(server).hostname or "").lower()
+    if not host or host == "localhost":
+        return None
+    try:
+        address: ipaddress.IPv4Address | ipaddress.IPv6Address | None = ipaddress.ip_address(host)
+    except ValueError:
+        address = None
+    if address is not None and address.is_loopback:
+        return None
+    for entry in (environ.get("NO_PROXY") or environ.get("no_proxy") or "").split(","):
+        entry = entry.strip().lower()
+        if not entry:
+            continue
+        if entry == "*":
+            return None
+        if address is not None and "/" in entry:
+            try:
+                if address in ipaddress.ip_network(entry, strict=False):
+                    return None
+            except ValueError:
+                pass
+            continue
+        name = entry.rsplit(":", 1)[0] if entry.count(":") == 1 else entry  # host:port
+        if host == name.lstrip(".") or host.endswith("." + name.lstrip(".")):
+            return None
+    return proxy if "://" in proxy else f"http://{proxy}"
 
 
 def _timeout(options: ConnectionOptions) -> float | None:
@@ -335,8 +380,10 @@ def _from_service_account(options: ConnectionOptions) -> ResolvedConfig:
             namespace = (sa_dir / "namespace").read_text().strip() or "default"
         except OSError:
             namespace = "default"
+    server = f"https://{host}:{port or '443'}"
     return ResolvedConfig(
-        server=f"https://{host}:{port or '443'}",
+        server=server,
+        proxy_url=env_proxy(server, env),
         namespace=namespace,
         context=None,
         source="in-cluster",
