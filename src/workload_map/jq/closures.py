@@ -209,23 +209,23 @@ def paced(items: Iterable[Any], n: int, ctx: Ctx) -> Iterable[Any]:
         if ctx.ticks <= 0:
             ctx.check()
         return items
-    return paced_long(items, ctx)
+    return paced_long(items, n, ctx)
 
 
 #: elements a container may have to be spent at once before it is iterated (``paced``)
 PACE = _TICKS
 
 
-def paced_long(items: Iterable[Any], ctx: Ctx) -> Iterator[Any]:
-    """``paced`` for more than ``PACE`` elements (hot paths test the length inline)."""
-    since = 0
-    for x in items:
-        since += 1
-        if since >= _TICKS:
-            ctx.spend(since)
-            since = 0
-        yield x
-    ctx.spend(since)
+def paced_long(items: Iterable[Any], n: int, ctx: Ctx) -> Iterator[Any]:
+    """``paced`` for more than ``PACE`` elements (hot paths test the length inline): the
+    elements in runs of ``PACE``, each run spent as it starts, iterated at C speed."""
+    return itertools.chain.from_iterable(_runs(iter(items), n, ctx))
+
+
+def _runs(it: Iterator[Any], n: int, ctx: Ctx) -> Iterator[Iterator[Any]]:
+    for _ in range(0, n, PACE):
+        ctx.spend(PACE)
+        yield itertools.islice(it, PACE)
 
 
 def catchable(e: JqRuntimeError) -> bool:

@@ -235,7 +235,8 @@ _CHARS_PER_UNIT = 1024
 def _dumps_metered(v: Any, meter: Meter) -> str:
     size, floats = _size_and_floats(v, meter, _SPLIT)
     if size <= _SPLIT:
-        meter.spend(size // ELEMENTS_PER_UNIT)
+        if size > SPAN:
+            meter.spend(size // ELEMENTS_PER_UNIT)
         return _encode(v, None, size, floats, meter)
     # too large for one C call between two looks at the clock: node by node, each run of
     # scalars at C speed
@@ -370,7 +371,7 @@ def _size_and_floats(
                 push(y)
             elif t is float or t is LiteralNumber:
                 floats = True
-    if meter is not None:
+    if meter is not None and pending >= 16:  # a small value's walk is part of its step
         meter.spend(pending)
     return size, floats
 

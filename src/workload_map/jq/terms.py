@@ -78,7 +78,7 @@ def _optional_iterate(base: One, guarded: Code) -> Code:
         ctx = env[0]
         n = len(t)
         if n > PACE:
-            return paced_long(items, ctx)
+            return paced_long(items, n, ctx)
         ctx.ticks -= n
         if ctx.ticks <= 0:
             ctx.check()
@@ -327,7 +327,7 @@ class TermCompiler(PatternCompiler):
                 ctx = env[0]
                 n = len(t)
                 if n > PACE:
-                    return paced_long(it, ctx)
+                    return paced_long(it, n, ctx)
                 ctx.ticks -= n
                 if ctx.ticks <= 0:
                     ctx.check()
