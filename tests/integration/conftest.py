@@ -12,6 +12,8 @@
   test uses one, else ``kube``), its pods force-deleted and the namespace deleted afterwards.
 - ``fake_nodes`` (function): a ``FakeNodes`` on the same cluster; ``fake_nodes.add(n, capacity)``
   / ``remove(name)``; its nodes are deleted afterwards.
+- ``kubelet`` (function): a stand-in for the kubelet that completes the deletion of terminating
+  pods bound to fake nodes (preemption, deletes), which no real kubelet would finish here.
 
 Every test in this folder is marked ``integration``. Missing binaries make the tests FAIL with
 build instructions: these tests are part of the suite, never silently skipped.
@@ -25,6 +27,7 @@ from pathlib import Path
 import pytest
 
 from .harness import FakeNodes, HarnessError, Kube, open_kube
+from .kubelet import FakeKubelet
 
 HERE = Path(__file__).resolve().parent
 
@@ -129,6 +132,20 @@ def fake_nodes(request: pytest.FixtureRequest) -> Iterator[FakeNodes]:
         yield nodes
     finally:
         nodes.remove_all()
+
+
+@pytest.fixture
+def kubelet(request: pytest.FixtureRequest) -> Iterator[FakeKubelet]:
+    """The kubelet's part in pod deletion for fake nodes: terminating pods bound to them are
+    deleted with grace 0, as a kubelet does once their containers stop (``kubelet.py``)."""
+    cluster = _cluster_of(request)
+    if cluster.plane is None:
+        pytest.skip("the stand-in kubelet serves the local control plane's fake nodes")
+    stand_in = FakeKubelet(cluster).start()
+    try:
+        yield stand_in
+    finally:
+        stand_in.stop()
 
 
 @pytest.hookimpl(wrapper=True)
