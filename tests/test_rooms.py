@@ -260,3 +260,136 @@ def test_the_rules_refuse_what_they_should() -> None:
     assert allowed("web", "workload_map.kube.api")
     assert allowed("web", "workload_map.cluster.inventory")
     assert allowed("cluster", "workload_map.catalog.stamps")
+
+
+# -- circles and lazy imports, over the whole package ----------------------------------------
+
+
+def circles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in sorted(edges):
+        if root in index:
+            continue
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        work = [(root, iter(sorted(edges.get(root, ()))))]
+        while work:
+            node, targets = work[-1]
+            step = next(targets, None)
+            if step is not None:
+                if step not in index:
+                    index[step] = low[step] = len(index)
+                    stack.append(step)
+                    on_stack.add(step)
+                    work.append((step, iter(sorted(edges.get(step, ())))))
+                elif step in on_stack:
+                    low[node] = min(low[node], index[step])
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return sorted(found)
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module -> the package's modules it imports, every import counted as above."""
+    graph: dict[str, set[str]] = {}
+    for imp in package_imports():
+        if imp.importer != imp.target:
+            graph.setdefault(imp.importer, set()).add(imp.target)
+    return graph
+
+
+def function_local_imports() -> list[Import]:
+    """Every import of the package inside a function body (relative ones resolved)."""
+    modules = all_modules()
+    out: list[Import] = []
+    for name, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        is_package = path.name == "__init__.py"
+        for func in ast.walk(tree):
+            if not isinstance(func, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            for node in func.body:
+                for inner in ast.walk(node):
+                    if not isinstance(inner, ast.Import | ast.ImportFrom):
+                        continue
+                    text = ast.unparse(inner)
+                    out.extend(
+                        Import(i.importer, i.target, inner.lineno)
+                        for i in imports_in(text, name, is_package=is_package, known=set(modules))
+                        if i.target == PACKAGE or i.target.startswith(f"{PACKAGE}.")
+                    )
+    # a nested function's imports are found once per enclosing function: count each line once
+    return sorted({(i.importer, i.target, i.line): i for i in out}.values(), key=str)
+
+
+#: (module, imported module) -> why it is imported inside a function: each a start-up
+#: boundary (a command or process loads it only when it needs it), measured with -X importtime
+LAZY: dict[tuple[str, str], str] = {
+    ("workload_map.cli.context", "workload_map.cluster.connection"): (
+        "the connection boundary: the cluster client and its services load when a command "
+        "first talks to a cluster (offline commands enter no cluster code)"
+    ),
+    ("workload_map.cli.context", "workload_map.cluster.definitions"): (
+        "the same boundary, the same function"
+    ),
+    ("workload_map.cli.describe_cmd", "workload_map.gangs"): (
+        "the gang room (~25 ms of imports), describe --explain only"
+    ),
+    ("workload_map.cli.get_cmd", "workload_map.cli.jsonpath"): (
+        "JSONPath (~8 ms), -o jsonpath/custom-columns and --sort-by only"
+    ),
+    ("workload_map.cli.printers", "workload_map.cli.jsonpath"): (
+        "JSONPath (~8 ms), templates only"
+    ),
+    ("workload_map.engine.structure", "workload_map.model"): (
+        "model.validation loads only when a definition is prepared with validate=True"
+    ),
+    ("workload_map.catalog.definitions", "workload_map.model"): (
+        "model.validation loads only when the cluster holds Kartas"
+    ),
+    ("workload_map.model.validation", "workload_map.model.schema_check"): (
+        "the CRD schema checks (and difflib) load only when a CRD is given"
+    ),
+    ("workload_map.jq.builtins.registry", "workload_map.jq.builtins.index"): (
+        "the registry is built on the first lookup, not at import"
+    ),
+}
+
+
+def test_no_import_circle_anywhere() -> None:
+    graph = import_graph()
+    assert len(graph) > 100  # the scan sees the package
+    assert circles(graph) == []
+
+
+def test_the_circle_finder_finds_circles() -> None:
+    assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert circles({"a": {"b"}, "b": {"a"}, "c": {"d"}, "d": {"c"}}) == [["a", "b"], ["c", "d"]]
+    assert circles({"a": {"b"}, "b": set()}) == []
+
+
+def test_imports_sit_at_the_top_of_files_but_at_documented_boundaries() -> None:
+    found = function_local_imports()
+    stray = [where(i) for i in found if (i.importer, i.target) not in LAZY]
+    assert not stray, "\n".join(stray)
+    stale = sorted(set(LAZY) - {(i.importer, i.target) for i in found})
+    assert not stale, f"no longer lazy, drop from LAZY: {stale}"

@@ -1,17 +1,15 @@
-"""The command line's imports: which modules a command loads, no circle, and where the lazy
-boundaries are.
+"""The command line's imports: which modules a command loads.
 
 Module sets are read from ``python -X importtime -m workload_map.cli …`` (what the interpreter
 itself reports, never seconds): ``wlmap --help`` loads the command table and nothing of any
 command; ``wlmap get`` loads its own modules and the cluster client, and none of another
-command's. Every import of the project's own modules in ``cli/`` is at the top of its file but
-the documented boundaries in :data:`LAZY`: the command table's (``cli.main._load``, which loads
-a command's module by name) and the few listed with their reason.
+command's. No import circle and imports at the top of files (but the documented start-up
+boundaries, the command table's ``cli.main._load`` among them) are checked for the whole package
+in ``tests/test_rooms.py``.
 """
 
 from __future__ import annotations
 
-import ast
 import subprocess
 import sys
 from pathlib import Path
@@ -20,24 +18,9 @@ import pytest
 
 from tests.cli.fake_cluster import JOBSET, FakeAPI, obj
 from tests.cli.http_fake import serve, write_kubeconfig
-from tests.test_rooms import package_imports
 
 ROOT = Path(__file__).resolve().parents[2]
 CLI = ROOT / "src" / "workload_map" / "cli"
-
-#: (file, imported module) -> why it is imported inside a function
-LAZY = {
-    ("context.py", "workload_map.cluster.connection"): (
-        "the connection boundary: the cluster client and its services load when a command "
-        "first talks to a cluster (offline commands enter no cluster code)"
-    ),
-    ("context.py", "workload_map.cluster.definitions"): "the same boundary, the same function",
-    ("describe_cmd.py", "workload_map.gangs"): "the gang room (~25 ms of imports), --explain only",
-    ("get_cmd.py", "workload_map.cli.jsonpath"): "JSONPath (~8 ms), -o/--sort-by templates only",
-    ("printers.py", "workload_map.cli.jsonpath"): "JSONPath (~8 ms), templates only",
-}
-#: the jq command's module follows the jq package's public API (engineer JQ's)
-_NOT_OURS = {"jq_cli.py"}
 
 
 def importtime(args: list[str], home: Path) -> tuple[set[str], str]:
@@ -136,63 +119,6 @@ def test_describe_file_loads_no_cluster_code(tmp_path: Path) -> None:
         "workload_map.kube.transport",
     )
     assert loaded(modules, (*never, "ssl", "socket")) == []
-
-
-def test_no_import_circle_in_the_command_line() -> None:
-    """Every import counts, ``TYPE_CHECKING`` ones and module names in strings included (as
-    tests/test_rooms.py counts them)."""
-    graph: dict[str, set[str]] = {}
-    for imp in package_imports():
-        if imp.importer.startswith("workload_map.cli") and imp.target.startswith(
-            "workload_map.cli"
-        ):
-            graph.setdefault(imp.importer, set()).add(imp.target)
-    circles = []
-    for start in sorted(graph):
-        stack = [(start, [start])]
-        seen: set[str] = set()
-        while stack:
-            node, path = stack.pop()
-            for nxt in graph.get(node, ()):
-                if nxt == start:
-                    circles.append(" -> ".join([*path, start]))
-                elif nxt not in seen:
-                    seen.add(nxt)
-                    stack.append((nxt, [*path, nxt]))
-    assert not circles, "\n".join(sorted(set(circles)))
-
-
-def _function_local_imports() -> list[tuple[str, str, int]]:
-    found = []
-    for path in sorted(CLI.glob("*.py")):
-        if path.name in _NOT_OURS:
-            continue
-        tree = ast.parse(path.read_text())
-        for func in ast.walk(tree):
-            if not isinstance(func, ast.FunctionDef | ast.AsyncFunctionDef):
-                continue
-            for node in ast.walk(func):
-                if isinstance(node, ast.ImportFrom) and node.level:
-                    found.append((path.name, f"(relative) {node.module}", node.lineno))
-                elif isinstance(node, ast.ImportFrom):
-                    module = node.module or ""
-                    if module.startswith("workload_map"):
-                        found.append((path.name, module, node.lineno))
-                elif isinstance(node, ast.Import):
-                    found.extend(
-                        (path.name, a.name, node.lineno)
-                        for a in node.names
-                        if a.name.startswith("workload_map")
-                    )
-    return found
-
-
-def test_imports_of_our_modules_are_at_the_top_but_the_documented_boundaries() -> None:
-    found = _function_local_imports()
-    unexplained = [f"{f}:{line} imports {m}" for f, m, line in found if (f, m) not in LAZY]
-    assert not unexplained, "\n".join(unexplained)
-    stale = sorted(set(LAZY) - {(f, m) for f, m, _ in found})
-    assert not stale, f"LAZY entries nothing needs any more: {stale}"
 
 
 @pytest.mark.parametrize("command", ["get", "describe", "verify", "definitions", "completion"])

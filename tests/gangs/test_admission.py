@@ -6,7 +6,6 @@ import base64
 import copy
 import json
 import threading
-import time
 from typing import Any
 
 import pytest
@@ -46,9 +45,22 @@ def apply_patch(pod: dict[str, Any], ops: list[dict[str, Any]]) -> dict[str, Any
     return out
 
 
-def cache_with(*objects: dict[str, Any]) -> ObjectCache:
+class StepClock:
+    """A clock that moves ``step`` seconds at each look and never otherwise: the cache's waits
+    measured in looks, the same on any machine under any load."""
+
+    def __init__(self, step: float) -> None:
+        self.step = step
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        self.now += self.step
+        return self.now
+
+
+def cache_with(*objects: dict[str, Any], clock: StepClock | None = None) -> ObjectCache:
     """The objects, and their namespaces as the namespace watch would hold them."""
-    cache = ObjectCache()
+    cache = ObjectCache(clock=clock) if clock is not None else ObjectCache()
     for ns in {str((o.get("metadata") or {}).get("namespace")) for o in objects} - {"None"}:
         if not any(o["kind"] == "Namespace" and o["metadata"]["name"] == ns for o in objects):
             cache.upsert({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
@@ -117,8 +129,9 @@ def test_a_just_created_owner_is_waited_for() -> None:
     jobset, _ = example("jobset")
     jobset = opted(jobset)
     jobs, pods = jobset_chain(jobset)
-    cache = cache_with(jobset)
-    # a budget far beyond the test's own pace: waking before it proves the arrival woke the wait
+    # a second per look at the clock, a budget of 60: the wait looks a handful of times, so
+    # ending within the budget proves the arrival woke it (a budget spent is 60 looks or more)
+    cache = cache_with(jobset, clock=StepClock(1.0))
     admitter = PodAdmitter(cache, miss_wait=60.0)
     waiting = threading.Event()
     wait_for = cache.wait_for
@@ -140,6 +153,7 @@ def test_a_just_created_owner_is_waited_for() -> None:
     decision = admitter.decide(pods[0])
     thread.join()
     assert waiting.is_set() and not decision.cache_miss
+    # waited (by the test's clock) and ended by the arrival, not by the budget
     assert decision.scheduling_group and 0 < decision.waited_seconds < 60.0
 
 
@@ -147,11 +161,13 @@ def test_the_wait_is_bounded_and_the_pod_admitted_unchanged() -> None:
     jobset, _ = example("jobset")
     jobset = opted(jobset)
     jobs, pods = jobset_chain(jobset)
-    admitter = PodAdmitter(cache_with(jobset), miss_wait=0.2)
+    # 0.1 s per look: the 0.2 s budget is spent after two looks (one real wait of at most 0.1 s)
+    clock = StepClock(0.1)
+    admitter = PodAdmitter(cache_with(jobset, clock=clock), miss_wait=0.2)
     decision = admitter.decide(pods[0])
-    # the whole budget was spent, then the pod was let through (a wait that ignored its budget
-    # would never return: the test's timeout catches that, no wall-clock bound needed)
-    assert decision.waited_seconds >= 0.2
+    # the whole budget was spent by the test's clock, then the pod was let through (a wait
+    # that ignored its budget would never return: the test's timeout catches that)
+    assert decision.waited_seconds >= 0.2 and clock.now >= 0.2
     assert decision.cache_miss and "not in the cache" in decision.reason
     assert json_patch(pods[0], decision) == []
     # an owner of the same name but another uid (deleted and recreated) is not taken
@@ -328,12 +344,20 @@ def test_a_just_created_namespace_is_waited_for() -> None:
     cache = ObjectCache()
     for obj in (trim_workload(jobset), *(trim_owner(j) for j in jobs)):
         cache.upsert(obj)
-    # a budget no loaded machine outruns: the namespace arrives within it, before or during
+    # a budget no loaded machine outruns: the namespace arrives while the admitter waits
     admitter = PodAdmitter(cache, miss_wait=60.0)
     ns = jobset["metadata"]["namespace"]
+    waiting = threading.Event()
+    wait_for = cache.wait_for
+
+    def entered(*args: Any, **kwargs: Any) -> Any:
+        waiting.set()
+        return wait_for(*args, **kwargs)
+
+    cache.wait_for = entered  # type: ignore[method-assign]
 
     def late() -> None:
-        time.sleep(0.2)
+        waiting.wait(30)  # the admitter has found no namespace and waits for it
         cache.upsert(
             {
                 "apiVersion": "v1",

@@ -8,10 +8,14 @@
 - ``kube_without_generic_workload`` (module): the same binaries with ``GenericWorkload`` off.
 - ``kube_with_controllers`` (module): a private plane that also runs the in-tree Job,
   ReplicaSet, Deployment and StatefulSet controllers (tests create only the workload).
+- ``kube_with_gates`` (module): a private plane with the module's ``PLANE_OPTIONS`` (more
+  feature gates, more API versions served, the workload controllers).
 - ``namespace`` (function): a fresh namespace on the test's cluster (the module plane when the
   test uses one, else ``kube``), its pods force-deleted and the namespace deleted afterwards.
 - ``fake_nodes`` (function): a ``FakeNodes`` on the same cluster; ``fake_nodes.add(n, capacity)``
   / ``remove(name)``; its nodes are deleted afterwards.
+- ``kubelet`` (function): a stand-in for the kubelet that completes the deletion of terminating
+  pods bound to fake nodes (preemption, deletes), which no real kubelet would finish here.
 
 Every test in this folder is marked ``integration``. Missing binaries make the tests FAIL with
 build instructions: these tests are part of the suite, never silently skipped.
@@ -21,10 +25,12 @@ from __future__ import annotations
 
 from collections.abc import Generator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from .harness import FakeNodes, HarnessError, Kube, open_kube
+from .kubelet import FakeKubelet
 
 HERE = Path(__file__).resolve().parent
 
@@ -66,7 +72,7 @@ def scheduler(kube: Kube) -> Iterator[Kube]:
         kube.plane.stop_scheduler()
 
 
-def _private_plane(**options: bool) -> Iterator[Kube]:
+def _private_plane(**options: Any) -> Iterator[Kube]:
     try:
         cluster = open_kube(external_ok=False, **options)
     except HarnessError as err:
@@ -96,7 +102,20 @@ def kube_with_controllers() -> Iterator[Kube]:
     yield from _private_plane(scheduler=True, workload_controllers=True)
 
 
-_PRIVATE_PLANES = ("module_kube", "kube_without_generic_workload", "kube_with_controllers")
+@pytest.fixture(scope="module")
+def kube_with_gates(request: pytest.FixtureRequest) -> Iterator[Kube]:
+    """A plane of this module's own with the module's ``PLANE_OPTIONS`` (a dict of
+    ``open_kube`` options: ``extra_gates``, ``extra_apis``, ``workload_controllers``)."""
+    options = dict(getattr(request.module, "PLANE_OPTIONS", {}))
+    yield from _private_plane(scheduler=True, **options)
+
+
+_PRIVATE_PLANES = (
+    "module_kube",
+    "kube_without_generic_workload",
+    "kube_with_controllers",
+    "kube_with_gates",
+)
 
 
 def _cluster_of(request: pytest.FixtureRequest) -> Kube:
@@ -129,6 +148,20 @@ def fake_nodes(request: pytest.FixtureRequest) -> Iterator[FakeNodes]:
         yield nodes
     finally:
         nodes.remove_all()
+
+
+@pytest.fixture
+def kubelet(request: pytest.FixtureRequest) -> Iterator[FakeKubelet]:
+    """The kubelet's part in pod deletion for fake nodes: terminating pods bound to them are
+    deleted with grace 0, as a kubelet does once their containers stop (``kubelet.py``)."""
+    cluster = _cluster_of(request)
+    if cluster.plane is None:
+        pytest.skip("the stand-in kubelet serves the local control plane's fake nodes")
+    stand_in = FakeKubelet(cluster).start()
+    try:
+        yield stand_in
+    finally:
+        stand_in.stop()
 
 
 @pytest.hookimpl(wrapper=True)

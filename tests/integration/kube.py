@@ -457,6 +457,8 @@ def open_kube(
     controller_manager: bool = True,
     scheduler: bool = False,
     workload_controllers: bool = False,
+    extra_gates: tuple[str, ...] = (),
+    extra_apis: tuple[str, ...] = (),
     external_ok: bool = True,
 ) -> Kube:
     """The cluster for a test session: WLMAP_TEST_KUBECONFIG's, else a fresh local plane.
@@ -464,7 +466,8 @@ def open_kube(
     The local plane runs etcd, kube-apiserver and (``controller_manager``) the controller-
     manager; ``scheduler`` also starts kube-scheduler. ``generic_workload=False`` leaves the
     workload-aware scheduling API off; ``workload_controllers`` adds the in-tree Job,
-    ReplicaSet, Deployment and StatefulSet controllers. ``external_ok=False`` always starts a local plane
+    ReplicaSet, Deployment and StatefulSet controllers; ``extra_gates`` turns more feature gates
+    on in every component and ``extra_apis`` serves more API versions. ``external_ok=False`` always starts a local plane
     (tests that restart or reconfigure it)."""
     external = os.environ.get("WLMAP_TEST_KUBECONFIG")
     if external and external_ok:
@@ -484,6 +487,8 @@ def open_kube(
         scheduler=scheduler,
         generic_workload=generic_workload,
         workload_controllers=workload_controllers,
+        extra_gates=extra_gates,
+        extra_apis=extra_apis,
     )
     plane.start()
     try:

@@ -339,6 +339,10 @@ class LocalControlPlane:
     scheduler: bool = False
     generic_workload: bool = True
     workload_controllers: bool = False
+    #: more feature gates for every component (``("WorkloadWithJob",)``: on), and more API
+    #: versions served (``("scheduling.k8s.io/v1alpha3",)``)
+    extra_gates: tuple[str, ...] = ()
+    extra_apis: tuple[str, ...] = ()
     procs: list[_Proc] = field(default_factory=list)
     kubeconfig: Path | None = None
     server: str = ""
@@ -351,7 +355,9 @@ class LocalControlPlane:
 
     @property
     def feature_gates(self) -> str:
-        return f"GenericWorkload={'true' if self.generic_workload else 'false'}"
+        gates = [f"GenericWorkload={'true' if self.generic_workload else 'false'}"]
+        gates += [g if "=" in g else f"{g}=true" for g in self.extra_gates]
+        return ",".join(gates)
 
     def start(self) -> LocalControlPlane:
         _install_sigterm_handler()
@@ -400,7 +406,8 @@ class LocalControlPlane:
         self.server = f"https://127.0.0.1:{api_port}"
         certdir = self.workdir / "apiserver-certs"
         certdir.mkdir(exist_ok=True)
-        workload_api = [f"--runtime-config={WORKLOAD_API}=true"] if self.generic_workload else []
+        apis = ([WORKLOAD_API] if self.generic_workload else []) + list(self.extra_apis)
+        workload_api = [f"--runtime-config={','.join(f'{a}=true' for a in apis)}"] if apis else []
         self._apiserver_argv = [
             str(self.apiserver_bin),
             f"--etcd-servers={etcd_url}",

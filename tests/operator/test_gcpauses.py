@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gc
 import threading
-import time
 
 from prometheus_client import CollectorRegistry
 
@@ -18,15 +17,28 @@ def _registry(pauses: GcPauses) -> CollectorRegistry:
     return registry
 
 
+class StepClock:
+    """Moves one second at each look, never otherwise: a collection timed by it (a look at its
+    start, one at its stop) takes exactly one second, whatever the machine's speed."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        self.now += 1.0
+        return self.now
+
+
 def test_collections_are_timed_per_generation() -> None:
-    pauses = GcPauses()
+    pauses = GcPauses(clock=StepClock())
     try:
         gc.collect(0)
         gc.collect(2)
     finally:
         pauses.close()
     assert len(pauses.samples[0]) >= 1 and len(pauses.samples[2]) >= 1
-    assert all(s >= 0 for s in pauses.samples[2])
+    # each pause from its own start to its own stop: one step of the clock, per generation
+    assert set(pauses.samples[0]) == set(pauses.samples[2]) == {1.0}
     scraped = _registry(pauses)
     count = scraped.get_sample_value(f"{METRIC}_count", {"generation": "2"})
     assert count == len(pauses.samples[2])
@@ -38,13 +50,24 @@ def test_collections_are_timed_per_generation() -> None:
 def test_freezes_once_when_ready_and_not_before() -> None:
     ready = threading.Event()
     stopping = threading.Event()
-    pauses = GcPauses()
+    polled = threading.Event()
+    polls: list[bool] = []
+
+    def is_ready() -> bool:
+        polls.append(ready.is_set())
+        if len(polls) >= 2:
+            polled.set()
+        return polls[-1]
+
+    pauses = GcPauses(clock=StepClock())
     before = gc.get_freeze_count()
     try:
-        thread = settle_when(ready.is_set, stopping, pauses)
-        time.sleep(0.7)
+        thread = settle_when(is_ready, stopping, pauses)
+        # the settler has looked twice and found the caches not synced (waited for, not a
+        # sleep: a sleep can end on a loaded machine before the settler looked at all)
+        assert polled.wait(60) and polls[:2] == [False, False]
         # no freeze yet: a freeze would add every live object; the count may still drop, as
-        # objects the test suite froze earlier are freed (CI saw 12 fewer in these 0.7 s)
+        # objects the test suite froze earlier are freed (CI saw 12 fewer in 0.7 s)
         assert pauses.freezes == 0 and gc.get_freeze_count() <= before
         keep = [{"cached": [i]} for i in range(1000)]  # long-lived objects, like a cache
         ready.set()
@@ -56,8 +79,11 @@ def test_freezes_once_when_ready_and_not_before() -> None:
         assert gc.get_freeze_count() >= before + len(keep)
         scraped = _registry(pauses)
         assert scraped.get_sample_value("workloadmap_operator_gc_freezes_total") == 1
-        # the settle collection is timed apart from the pauses requests can meet
-        assert pauses.settle_seconds > 0 and not pauses.settling
+        # the settle collection is timed apart from the pauses requests can meet: at least
+        # the full collection (one step of the clock; another thread's young collection in
+        # that moment counts to it too)
+        assert pauses.settle_seconds >= 1.0 and not pauses.settling
+        assert pauses.settle_seconds == int(pauses.settle_seconds)  # whole collections
         settle = scraped.get_sample_value("workloadmap_operator_gc_settle_seconds")
         assert settle == pauses.settle_seconds
     finally:
@@ -70,7 +96,7 @@ def test_stopping_ends_the_wait() -> None:
     stopping = threading.Event()
     thread = settle_when(lambda: False, stopping)
     stopping.set()
-    thread.join(5)
+    thread.join(60)  # a bound for a hang, not a speed target: the thread ends at the event
     assert not thread.is_alive()
 
 

@@ -16,7 +16,22 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+from workload_map import jq
 from workload_map.errors import WlmapError
+from workload_map.jq import (
+    INPUT_FILENAME,
+    JqCompileError,
+    JqHaltError,
+    JqLimitError,
+    JqParseError,
+    JqRuntimeError,
+    JsonDecodeError,
+    decode_bytes,
+    dumps,
+    iter_values,
+    loads,
+    valid_text,
+)
 
 PROG = "wlmap"
 _VAR_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
@@ -259,8 +274,6 @@ class _Runner:
         self.stderr.write(f"{PROG}: {message}\n")
 
     def write(self, value: Any) -> None:
-        from workload_map.jq import dumps, valid_text
-
         o = self.opts
         if (o.raw or o.join or o.raw0) and type(value) is str:
             if o.raw0 and "\x00" in value:
@@ -308,8 +321,6 @@ def go_quote(s: str) -> str:
 
 def _read_file(name: str, stdin: IO[str] | IO[bytes] | None) -> str:
     """A file's text (`-` is stdin); OSError carries gojq's `open NAME: reason` text."""
-    from workload_map.jq import decode_bytes
-
     if name == "-" and stdin is not None:
         data = stdin.read()
         return decode_bytes(data) if isinstance(data, bytes) else data
@@ -342,8 +353,6 @@ def _sources(
 
 def _values(opts: Options, name: str, text: str) -> Iterator[tuple[Any, str]]:
     """(value, "") per input value of one source, or (None, error display) where it fails."""
-    from workload_map.jq import JsonDecodeError, iter_values, valid_text
-
     text = valid_text(text)  # a text stdin may hold undecodable bytes as lone surrogates
     if opts.raw_input:
         lines = text.split("\n")
@@ -423,16 +432,6 @@ def main(
 
 
 def _run(opts: Options, runner: _Runner, stdin: IO[str] | IO[bytes] | None) -> int:
-    from workload_map import jq
-    from workload_map.jq import (
-        INPUT_FILENAME,
-        JqCompileError,
-        JqParseError,
-        JsonDecodeError,
-        loads,
-        valid_text,
-    )
-
     if opts.indent is not None:
         if opts.indent > 9:
             runner.error(f"too many indentation count: {opts.indent}")
@@ -529,9 +528,6 @@ def _evaluate(
     variables: dict[str, Any],
 ) -> int:
     """Run the program on every input; the exit code as gojq's."""
-    from workload_map import jq
-    from workload_map.jq import INPUT_FILENAME, JqHaltError, JqLimitError, JqRuntimeError
-
     exit_code = 0
     limits = _unlimited(jq)
     for value, problem, filename in values:
@@ -566,8 +562,6 @@ def _evaluate(
 
 
 def _report_halt(runner: _Runner, e: Any) -> None:
-    from workload_map.jq import dumps
-
     value = getattr(e, "value", None)
     if value is None:
         return

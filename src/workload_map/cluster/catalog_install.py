@@ -17,6 +17,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from workload_map import __version__
+from workload_map.catalog import catalog
 from workload_map.catalog.stamps import (
     CATALOG_DIGEST_ANNOTATION,
     CATALOG_VERSION_ANNOTATION,
@@ -65,8 +67,6 @@ class InstallResult:
 
 def installable(names: Iterable[str] = (), *, all_: bool = False) -> list[dict[str, Any]]:
     """The catalog objects to apply, with labels and catalog annotations."""
-    from workload_map import __version__
-    from workload_map.catalog import catalog
 
     objects = {o["metadata"]["name"]: o for o in catalog.as_cluster_objects()}
     wanted = sorted(objects) if all_ else list(dict.fromkeys(names))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from workload_map.kube.client import connect as kube_connect
 from workload_map.model.yaml_import import import_yaml
 
 if TYPE_CHECKING:
@@ -23,6 +24,5 @@ __all__ = ["connect"]
 def connect(options: ConnectionOptions) -> Cluster:
     """A read client for the kubeconfig/context/in-cluster config the options select."""
     import_yaml()
-    from workload_map.kube.client import connect as kube_connect
 
     return kube_connect(options)

@@ -28,7 +28,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from workload_map.catalog import catalog as builtin
 from workload_map.catalog.definitions import Definition
+from workload_map.engine import Workload
 from workload_map.engine.owners import (
     MISSING,
     controller_ref,
@@ -37,7 +39,7 @@ from workload_map.engine.owners import (
 )
 from workload_map.errors import WlmapError
 from workload_map.kube.trim import trim_workload
-from workload_map.model import GVK
+from workload_map.model import GVK, load_karta, validate
 
 __all__ = ["Entry", "Inventory", "NamespaceFilter", "watched_kinds"]
 
@@ -169,8 +171,6 @@ class Inventory:
         self._evaluate = evaluate or _describe
         self._catalog: dict[GVK, Definition] = {}
         if catalog:
-            from workload_map.catalog import catalog as builtin
-
             for karta in builtin.list():
                 if karta.root_gvk is not None:
                     self._catalog[karta.root_gvk] = Definition(karta, karta.name or "", "catalog")
@@ -577,8 +577,6 @@ def _first_error(view: Mapping[str, Any]) -> str | None:
 
 
 def _load(obj: Mapping[str, Any], name: str) -> tuple[Definition | None, str | None]:
-    from workload_map.model import load_karta, validate
-
     item = {"apiVersion": "run.ai/v1alpha1", "kind": "Karta", **obj}
     try:
         karta = load_karta(item)
@@ -595,8 +593,6 @@ def _load(obj: Mapping[str, Any], name: str) -> tuple[Definition | None, str | N
 def _describe(
     definition: Definition, obj: dict[str, Any], pods: list[dict[str, Any]]
 ) -> dict[str, Any]:
-    from workload_map.engine import Workload
-
     wl = Workload(
         definition.karta,
         obj,

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Protocol
 from workload_map.kube.auth import ClientCertificate
 from workload_map.kube.errors import ClusterError
 from workload_map.kube.kubeconfig import ResolvedConfig
+from workload_map.kube.wire import Connection
 
 if TYPE_CHECKING:
     import ssl
@@ -128,8 +129,6 @@ class _Connections:
         self._ssl_lock = threading.Lock()
 
     def open(self, timeout: float | None) -> Connection:
-        from workload_map.kube.wire import Connection
-
         return Connection(
             self.host,
             self.port,

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from workload_map.kube.auth import Credentials
 from workload_map.kube.errors import ApiError, ClusterError, Unreachable, api_error
 from workload_map.kube.kubeconfig import Impersonation, ResolvedConfig
+from workload_map.kube.senders import PooledSender, WireSender, cause
 
 if TYPE_CHECKING:
     from workload_map.kube.senders import Reply, Sender
@@ -114,8 +115,6 @@ class KubeTransport:
         self.impersonation: Impersonation = resolved.impersonation
         self.credentials = credentials or Credentials(resolved)
         if sender is None:
-            from workload_map.kube.senders import PooledSender, WireSender
-
             certificate = self.credentials.client_certificate
             sender = (
                 PooledSender(resolved, certificate, max_idle=pool_size)
@@ -378,6 +377,4 @@ def _decode(line: bytes, path: str) -> Any:
 
 
 def _cause(exc: BaseException) -> str:
-    from workload_map.kube.senders import cause
-
     return cause(exc)
