@@ -92,6 +92,10 @@ class GangConfig:
     #: the cluster's ``globalDefault`` PriorityClass (the lowest-valued one if several, as the
     #: Priority admission plugin picks): the class pods and pod groups naming none receive
     default_priority_class: str | None = None
+    #: the cluster runs ``WorkloadWithJob``: the in-tree Job controller makes the scheduling
+    #: objects of the Jobs it takes over (gangs/jobs.py), which are then left alone. Learned at
+    #: start (``--gang-workload-with-job``, its probe) and from the Job controller's Workloads
+    workload_with_job: bool = False
 
     def backend_for(self, scheduler_name: str | None) -> str | None:
         """The backend of a pod's ``spec.schedulerName`` (unset = the default scheduler)."""

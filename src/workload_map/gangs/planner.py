@@ -59,6 +59,7 @@ from workload_map.gangs.config import (
     VOLCANO_QUEUE_ANNOTATION,
     GangConfig,
 )
+from workload_map.gangs.jobs import taken_over
 from workload_map.gangs.naming import dns_label, dns_subdomain, label_value
 from workload_map.gangs.policy import left_alone, opt_in
 from workload_map.gangs.tasks import BUILTIN_PRIORITIES, plan_tasks
@@ -530,6 +531,13 @@ def plan(
         return out
     specs = pod_specs(wl_spec)
     alone = left_alone(wl_spec.obj, [s for _, s in specs], config)
+    if alone is not None and config.workload_with_job and alone == taken_over(wl_spec.obj):
+        # under WorkloadWithJob every root Job is the Job controller's: only the opted-in
+        # ones are reported (an event on every Job of the cluster would be noise)
+        quiet = opt_in(wl_spec.obj, namespace_labels, config)
+        if not quiet.enabled and not force:
+            out.reason = quiet.reason
+            return out
     if alone is not None:
         out.reason = f"left alone: {alone}"
         out.decisions.append(Decision("LeftAlone", out.reason))

@@ -38,6 +38,7 @@ from workload_map.gangs.config import (
     MANAGED_BY,
     VOLCANO_GROUP_ANNOTATION,
 )
+from workload_map.gangs.jobs import is_job_controllers
 from workload_map.gangs.naming import dns_subdomain, label_value
 from workload_map.gangs.planner import (
     COSCHEDULING_API,
@@ -270,13 +271,21 @@ def reconcile(
     ours = [o for o in existing if _ours(o)]
     if foreign_workload is not None:
         name = _meta(foreign_workload).get("name")
-        out.decisions.append(
-            Decision(
-                "LeftAlone",
-                f"Workload {name} made by another controller gangs this workload: ours removed",
+        removed = [dict(o) for o in ours if not _meta(o).get("deletionTimestamp")]
+        said = any(d.reason == "LeftAlone" for d in plan.decisions)
+        if removed or not said:  # a Job left alone for WorkloadWithJob is said once
+            out.decisions.append(
+                Decision(
+                    "LeftAlone",
+                    f"Workload {name} made by another controller gangs this workload: ours removed"
+                    + (
+                        " (the Job controller, WorkloadWithJob: its gang is spec.scheduling's)"
+                        if is_job_controllers(foreign_workload)
+                        else ""
+                    ),
+                )
             )
-        )
-        out.delete.extend(dict(o) for o in ours if not _meta(o).get("deletionTimestamp"))
+        out.delete.extend(removed)
         return out
     pod_list = [p for p in pods if _live(p)]
     # each pod's name and reference, read once (a resync reads them for every pod)

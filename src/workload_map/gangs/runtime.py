@@ -77,6 +77,8 @@ class GangRuntime:
         #: the pod webhook's admission handler (``webhook.admit``), served on every replica
         self.webhook = PodWebhook(self.admitter, self.metrics, self.native_served)
         self.generic_workload = ("unknown", "not probed yet")
+        #: how we know the cluster runs WorkloadWithJob ("": not known to)
+        self.workload_with_job = "--gang-workload-with-job=on" if config.workload_with_job else ""
         self.listeners: list[Callable[[str, dict[str, Any]], None]] = []
         self.watched: set[str] = set()
         self.scheduling_paths: dict[tuple[str, str], str] = {}
@@ -91,6 +93,17 @@ class GangRuntime:
         """The GenericWorkload probe's answer (``gangs.probe``), kept and exported."""
         self.generic_workload = (state, detail)
         self.metrics.set_generic_workload(state)
+
+    def learn_workload_with_job(self, detail: str) -> bool:
+        """The cluster runs ``WorkloadWithJob`` (``detail`` says how we know): Jobs the Job
+        controller takes over are left alone from now on (gangs/jobs.py). True if new."""
+        with self._classes_lock:
+            if self.config.workload_with_job:
+                return False
+            self.config = replace(self.config, workload_with_job=True)
+            self.admitter.config = self.config
+        self.workload_with_job = detail
+        return True
 
     def native_served(self) -> bool:
         """Whether ``scheduling.k8s.io/v1beta1`` PodGroups are served (unknown: assumed)."""

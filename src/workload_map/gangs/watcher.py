@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from workload_map.errors import WlmapError
 from workload_map.gangs.cache import trim_owner, trim_workload
 from workload_map.gangs.definitions import has_gangs
+from workload_map.gangs.jobs import probe_workload_with_job
 from workload_map.gangs.probe import probe_generic_workload
 from workload_map.gangs.runtime import (
     INTERMEDIATES,
@@ -72,6 +73,9 @@ class GangWatcher:
             api_version="scheduling.k8s.io/v1",
         )
         classes.add_handler(rt.on_priority_class)
+        # before any workload is cached: a Job the Job controller takes over must never see
+        # a plan made without knowing it (our objects would be written, then removed)
+        self._probe_workload_with_job()
         # workload kinds first: a kind that is both (a batch Job) is then listed once with the
         # workload's fields, not listed as a link and re-listed wider
         self.refresh_kinds()
@@ -169,6 +173,17 @@ class GangWatcher:
         self.runtime.set_generic_workload(state, detail)
         level = logging.INFO if state == "works" else logging.WARNING
         log.log(level, "GenericWorkload: %s (%s)", state, detail)
+
+    def _probe_workload_with_job(self) -> None:
+        assert self.ctx is not None
+        if getattr(self.cfg.args, "gang_workload_with_job", "auto") != "auto":
+            return
+        namespace = self.cfg.args.gang_probe_namespace or self.cfg.namespace or "default"
+        state, detail = probe_workload_with_job(self.ctx.api, namespace)
+        if state == "on":
+            self.runtime.learn_workload_with_job(detail)
+        level = logging.WARNING if state == "error" else logging.INFO
+        log.log(level, "WorkloadWithJob: %s (%s)", state, detail)
 
     def stop(self) -> None:
         self._stop.set()
