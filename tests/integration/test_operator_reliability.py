@@ -23,6 +23,8 @@ from cryptography import x509
 
 from tests.operator.live import (
     KARTAS,
+    LEASE_DURATION,
+    RETRY_PERIOD,
     OperatorProcess,
     api_for,
     ca_bundles,
@@ -130,20 +132,28 @@ def test_leader_hand_over_between_two_processes(
         _, text = standby.get(standby.metrics_port, "/metrics")
         assert "workloadmap_operator_karta_status_writes_total" not in text
 
-        # the leader dies without releasing: the standby takes over within the lease duration
+        # the leader dies without releasing: the standby takes over once the Lease has gone
+        # unrenewed for its duration. Its last renewal is the one seen now or a later one
         assert leader.proc is not None
+        alive = lease_spec(api, ns, lease)
         leader.proc.send_signal(signal.SIGKILL)
-        leader.proc.wait(10)
-        last_renew = lease_spec(api, ns, lease)["renewTime"]  # the dead leader's last renewal
+        leader.proc.wait(60)
+        dead = lease_spec(api, ns, lease)
+        # the dead leader's last renewal, unless the standby already took over (a slow read)
+        last_renew = (dead if dead["holderIdentity"] == holder_before else alive)["renewTime"]
+        # a bound derived from the configuration, many times what a hand-over needs: the
+        # order of events is asserted, not the seconds (issue 26)
         eventually(
-            lambda: standby.metric("workloadmap_operator_leader") == 1, 30, "standby elected"
+            lambda: standby.metric("workloadmap_operator_leader") == 1,
+            6 * (LEASE_DURATION + RETRY_PERIOD),
+            "standby elected",
         )
-        # measured on the Lease (the replicas' own timestamps), not by this test's polling: the
-        # new holder acquired it within lease duration (4 s) + retry period (1 s) + 3 s slack
         taken = lease_spec(api, ns, lease)
-        assert taken["holderIdentity"] != holder_before
-        took = (micro_time(taken["acquireTime"]) - micro_time(last_renew)).total_seconds()
-        assert took <= 4 + 1 + 3, f"hand-over took {took:.1f}s after the last renewal"
+        # the Lease changed hands once, to the standby, after the dead leader's last renewal
+        # (the replicas' own timestamps, not this test's polling)
+        assert taken["holderIdentity"] not in (holder_before, None, "")
+        assert taken["leaseTransitions"] == int(alive.get("leaseTransitions") or 0) + 1
+        assert micro_time(taken["acquireTime"]) > micro_time(last_renew)
         second = f"ho2-{token}"
         api.request("POST", KARTAS, widget_karta(second, f"ho2-{token}.example.com"))
         eventually(

@@ -44,6 +44,12 @@ def api_for(kubeconfig: Path | str) -> Api:
     return Api.connect(ConnectionOptions(kubeconfig=str(kubeconfig)))
 
 
+#: the leader election of an OperatorProcess (seconds): a standby takes an abandoned Lease
+#: once it has seen it unrenewed for LEASE_DURATION, trying every RETRY_PERIOD
+LEASE_DURATION = 4
+RETRY_PERIOD = 1
+
+
 def eventually(
     fn: Callable[[], T | None], timeout: float = 30.0, what: str | Callable[[], str] = ""
 ) -> T:
@@ -327,9 +333,9 @@ class OperatorProcess:
             args += [
                 "--leader-elect",
                 f"--leader-election-id={config_name}-lease",
-                "--leader-elect-lease-duration=4s",
+                f"--leader-elect-lease-duration={LEASE_DURATION}s",
                 "--leader-elect-renew-deadline=3s",
-                "--leader-elect-retry-period=1s",
+                f"--leader-elect-retry-period={RETRY_PERIOD}s",
             ]
         self.args = args + list(extra or [])
         self.proc: subprocess.Popen[bytes] | None = None
