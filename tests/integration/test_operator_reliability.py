@@ -32,6 +32,7 @@ from tests.operator.live import (
     delete,
     eventually,
     install_webhooks,
+    reconciled_again,
     remove_webhooks,
     widget_karta,
 )
@@ -284,6 +285,7 @@ def _relist_after_410(kube: Kube, api: Api, ns: str, client: Api) -> None:
         )
     gate = threading.Event()
     gate.set()
+    held = threading.Event()  # a watch came to the closed gate
     source = client.transport()
 
     class Gated:  # the request path, its watches held at the gate
@@ -291,6 +293,8 @@ def _relist_after_410(kube: Kube, api: Api, ns: str, client: Api) -> None:
             return source.get(path, query, **kw)
 
         def stream(self, path: str, query: Any = (), **kw: Any) -> Any:
+            if not gate.is_set():
+                held.set()
             gate.wait(60)
             return source.stream(path, query, **kw)
 
@@ -302,7 +306,9 @@ def _relist_after_410(kube: Kube, api: Api, ns: str, client: Api) -> None:
         watch = eventually(lambda: informer._watch, 30, "watching")
         gate.clear()
         watch.stop()  # drop the connection; the reconnect waits at the gate
-        time.sleep(0.5)
+        # the old watch is over and the reconnect held (waited for, not a sleep): the changes
+        # below reach the informer only through the reconnect, from a compacted revision
+        assert held.wait(60)
         # changes while disconnected, then compact etcd past the informer's resourceVersion
         for i in range(3, 6):
             api.request(
@@ -516,7 +522,9 @@ def test_missing_permissions_become_conditions_not_a_crash_loop(
         exists = condition(other, "CRDExists")
         assert (exists["status"], exists["reason"]) == ("Unknown", "CRDsNotReadable")
         assert "forbidden" in exists["message"].lower()
-        time.sleep(2)
+        # still running once it has met the refusals again (not after a sleep, which can end
+        # before the controller looked again)
+        reconciled_again(api, op, f"widgets-{token}")
         assert op.alive(), op.log_tail()
     finally:
         assert op.stop() == 0, op.log_tail()

@@ -14,6 +14,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -70,6 +71,20 @@ def eventually(
         time.sleep(0.2)
     described = what() if callable(what) else what
     raise AssertionError(f"timed out after {timeout}s waiting for {described or fn}: last {last!r}")
+
+
+def reconciled_again(api: Api, proc: OperatorProcess, name: str) -> None:
+    """Wait until ``proc``'s Karta controller has reconciled Karta ``name`` once more (a
+    change to its annotations is an update event; the reconcile counter moves past where it
+    was): what a "still up a while later" check waits for instead of a sleep, which a loaded
+    machine can end before the controller looked again."""
+    metric = "workloadmap_operator_karta_reconciles_total"
+    before = proc.metric(metric)
+    api.merge_patch(
+        f"{KARTAS}/{name}",
+        {"metadata": {"annotations": {"workload-map.run.ai/test-touch": uuid.uuid4().hex}}},
+    )
+    eventually(lambda: proc.metric(metric) > before, 60, f"another reconcile of {name}")
 
 
 @functools.cache
