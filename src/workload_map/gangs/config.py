@@ -92,6 +92,13 @@ class GangConfig:
     #: the cluster's ``globalDefault`` PriorityClass (the lowest-valued one if several, as the
     #: Priority admission plugin picks): the class pods and pod groups naming none receive
     default_priority_class: str | None = None
+    #: whether the API server keeps a native PodGroup's ``schedulingConstraints`` (the
+    #: ``TopologyAwareWorkloadScheduling`` probe, ``gangs.probe``): only then is a required
+    #: topology level written as a constraint (docs/gangs.md, "Topology")
+    native_topology: bool = False
+    #: KAI ``Topology`` objects by name, their levels as (nodeLabel, alias) pairs: the aliases
+    #: a required level may use (``gangs.topology``)
+    kai_topologies: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
 
     def backend_for(self, scheduler_name: str | None) -> str | None:
         """The backend of a pod's ``spec.schedulerName`` (unset = the default scheduler)."""

@@ -77,6 +77,7 @@ class GangRuntime:
         #: the pod webhook's admission handler (``webhook.admit``), served on every replica
         self.webhook = PodWebhook(self.admitter, self.metrics, self.native_served)
         self.generic_workload = ("unknown", "not probed yet")
+        self.topology = ("unknown", "not probed yet")
         self.listeners: list[Callable[[str, dict[str, Any]], None]] = []
         self.watched: set[str] = set()
         self.scheduling_paths: dict[tuple[str, str], str] = {}
@@ -91,6 +92,19 @@ class GangRuntime:
         """The GenericWorkload probe's answer (``gangs.probe``), kept and exported."""
         self.generic_workload = (state, detail)
         self.metrics.set_generic_workload(state)
+
+    def set_topology(self, state: str, detail: str) -> None:
+        """The TopologyAwareWorkloadScheduling probe's answer (``gangs.probe``): required
+        placement levels are written as constraints only where it works; a change replans
+        every workload."""
+        self.topology = (state, detail)
+        with self._classes_lock:
+            if self.config.native_topology == (state == "works"):
+                return
+            self.config = replace(self.config, native_topology=state == "works")
+            self.admitter.config = self.config
+        for listener in list(self.listeners):
+            listener("MODIFIED", {"kind": "TopologyProbe", "metadata": {"name": state}})
 
     def native_served(self) -> bool:
         """Whether ``scheduling.k8s.io/v1beta1`` PodGroups are served (unknown: assumed)."""
