@@ -129,7 +129,7 @@ class GangController:
             if event != "DELETED":
                 self._relink(obj)  # a leader pod owns its group's StatefulSet
             return
-        if kind in ("Karta", "PriorityClass"):
+        if kind in ("Karta", "PriorityClass", "TopologyProbe"):
             self.enqueue_all()
             return
         if kind == "Namespace":
@@ -318,7 +318,7 @@ class GangController:
         fingerprint = self._fingerprint(
             found,
             self.runtime.kartas.generation,
-            (config.priority_values, config.default_priority_class),
+            (config.priority_values, config.default_priority_class, config.native_topology),
         )
         if self._settled.get(key) == fingerprint:
             return None  # nothing changed since a reconcile that had nothing to do

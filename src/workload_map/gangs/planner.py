@@ -28,6 +28,8 @@ such a gang gets no object and its pods schedule one by one (event ``MixedPriori
 Disruption (native): a gang is one unit in preemption, ``disruptionMode: {all: {}}`` (the API's
 default is ``single``, which lets the scheduler preempt a subset of a running gang); the
 workload's annotation ``workload-map.run.ai/gang-disruption-mode: single`` asks for the API's.
+Topology (native): a required placement level becomes ``schedulingConstraints.topology`` where
+the API server keeps the field (:mod:`workload_map.gangs.topology`, :func:`_placement`).
 
 The backend of a gang is the one its pods' ``spec.schedulerName`` selects (the pods' when
 known, else their templates'); a gang whose members name different schedulers gets no object.
@@ -63,6 +65,7 @@ from workload_map.gangs.jobs import taken_over
 from workload_map.gangs.naming import dns_label, dns_subdomain, label_value
 from workload_map.gangs.policy import left_alone, opt_in
 from workload_map.gangs.tasks import BUILTIN_PRIORITIES, plan_tasks
+from workload_map.gangs.topology import constraints, placement
 from workload_map.model import Karta
 
 __all__ = [
@@ -152,9 +155,14 @@ class Gang:
     pod_requests: dict[tuple[str, str], dict[str, int]] = field(default_factory=dict)
     priority_class: str | None = None
     standalone: bool = False  # native: no workloadRef (see the module docstring)
+    #: native: the node-label key all members share a domain of (``schedulingConstraints``)
+    topology_key: str | None = None
+    #: the placement as stated and resolved (``gangs.topology.Placement``), for the decision
+    placement: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            **({"topologyKey": self.topology_key} if self.topology_key else {}),
             "name": self.name,
             "group": self.group,
             "definition": self.definition,
@@ -689,6 +697,7 @@ def plan(
                     task = split.task_of.get(where) if where is not None else None
                     if task is not None:
                         task_of_pod[pod] = task
+        topology_key, stated = _placement(group, wl_spec.obj, backend, config, out)
         out.gangs.append(
             Gang(
                 # coscheduling finds the group by the pods' label value: one name for both
@@ -709,6 +718,8 @@ def plan(
                 min_resources=min_resources,
                 pod_requests=pod_requests,
                 priority_class=priority,
+                topology_key=topology_key,
+                placement=stated,
             )
         )
     _native_layout(out, existing_templates)
@@ -764,6 +775,7 @@ def _decision(g: Gang, opted: str) -> dict[str, Any]:
         "keys": list(g.keys),
         "optIn": opted,
         **({"minTaskMember": dict(g.tasks)} if g.tasks else {}),
+        **({"topology": dict(g.placement)} if g.placement else {}),
     }
 
 
@@ -780,11 +792,15 @@ def _volcano_annotations(obj: Mapping[str, Any]) -> dict[str, str]:
 
 
 def _template(
-    name: str, count: int, classes: set[str | None], disruption: Mapping[str, Any]
+    name: str,
+    count: int,
+    classes: set[str | None],
+    disruption: Mapping[str, Any],
+    keys: set[str | None] | None = None,
 ) -> dict[str, Any]:
-    """A native pod-group template; it names a class only where all its gangs share one
-    (PodGroups made from it are ours and name their own: the template is what other readers,
-    KAI among them, see)."""
+    """A native pod-group template; it names a class (and a topology key) only where all its
+    gangs share one (PodGroups made from it are ours and name their own: the template is what
+    other readers, KAI among them, see)."""
     template: dict[str, Any] = {
         "name": name,
         "schedulingPolicy": {"gang": {"minCount": count}},
@@ -793,6 +809,9 @@ def _template(
     (only,) = classes if len(classes) == 1 else (None,)
     if only:
         template["priorityClassName"] = only
+    (key,) = keys if keys is not None and len(keys) == 1 else (None,)
+    if key:
+        template["schedulingConstraints"] = constraints([key])
     return template
 
 
@@ -812,9 +831,11 @@ def _objects(
     if in_templates:
         minimums: dict[str, int] = {}
         classes: dict[str, set[str | None]] = {}
+        keys: dict[str, set[str | None]] = {}
         for g in in_templates:
             minimums[g.template] = max(minimums.get(g.template, 0), g.min_count)
             classes.setdefault(g.template, set()).add(g.priority_class)
+            keys.setdefault(g.template, set()).add(g.topology_key)
         objects.append(
             {
                 "apiVersion": NATIVE_API,
@@ -828,7 +849,7 @@ def _objects(
                 "spec": {
                     "controllerRef": {"apiGroup": ref.group, "kind": ref.kind, "name": ref.name},
                     "podGroupTemplates": [
-                        _template(name, count, classes[name], disruption)
+                        _template(name, count, classes[name], disruption, keys[name])
                         for name, count in sorted(minimums.items())
                     ],
                 },
@@ -844,6 +865,9 @@ def _objects(
                 # the scheduler ranks and admits members by the group's priority (module doc)
                 spec["priorityClassName"] = g.priority_class
             spec["disruptionMode"] = dict(disruption)
+            if g.topology_key:
+                # immutable: a changed key recreates a group no pod joined (reconcile.py)
+                spec["schedulingConstraints"] = constraints([g.topology_key])
             objects.append(
                 {"apiVersion": NATIVE_API, "kind": "PodGroup", "metadata": meta, "spec": spec}
             )
@@ -867,3 +891,59 @@ def _objects(
                 {"apiVersion": VOLCANO_API, "kind": "PodGroup", "metadata": meta, "spec": spec}
             )
     return objects
+
+
+def _placement(
+    group: PodGroup, obj: Mapping[str, Any], backend: str, config: GangConfig, out: Plan
+) -> tuple[str | None, dict[str, Any] | None]:
+    """The gang's topology key for ``schedulingConstraints`` (None: none written) and its
+    placement for the decision annotation; every level not enforced is said in an event."""
+    for sub in group.sub_groups:
+        if sub.topology is not None:
+            out.decisions.append(
+                Decision(
+                    "SubGroupTopologyIgnored",
+                    f"pod group {group.name}: subgroup {sub.name} states its own placement, "
+                    "which needs composite pod groups; only the group's own placement applies",
+                )
+            )
+    found = placement(group.topology, _meta(obj).get("annotations") or {}, config.kai_topologies)
+    if found is None:
+        return None, None
+    if found.preferred:
+        out.decisions.append(
+            Decision(
+                "TopologyPreferred",
+                f"pod group {group.name}: preferred level {found.preferred} ({found.source}) is "
+                "kept in the decision annotation only: Kubernetes v1.37 has no preferred placement",
+            )
+        )
+    key = found.key
+    if found.required and key is None:
+        out.decisions.append(
+            Decision(
+                "TopologyUnresolved",
+                f"pod group {group.name}: required level {found.required} ({found.source}): "
+                f"{found.problem}; no placement constraint is written",
+                warning=True,
+            )
+        )
+    elif key is not None and (backend != NATIVE or not config.native_topology):
+        why = (
+            f"the {backend} backend's group has no placement field we write"
+            if backend != NATIVE
+            else "the API server does not keep schedulingConstraints "
+            "(TopologyAwareWorkloadScheduling off)"
+        )
+        out.decisions.append(
+            Decision(
+                "TopologyNotEnforced",
+                f"pod group {group.name}: required level {found.required} (key {key}) is not "
+                f"enforced: {why}",
+                warning=True,
+            )
+        )
+        key = None
+    note = found.to_dict()
+    note["enforced"] = key is not None
+    return key, note

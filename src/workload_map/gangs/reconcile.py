@@ -455,13 +455,16 @@ def reconcile(
 def _immutable_changed(
     found: Mapping[str, Any], desired: Mapping[str, Any], members: int, out: Actions
 ) -> bool:
-    """Whether a native group whose immutable ``priorityClassName`` or ``disruptionMode``
-    differs from what its members now need is deleted (True) rather than kept (False).
+    """Whether a native group whose immutable ``priorityClassName``, ``disruptionMode`` or
+    ``schedulingConstraints`` differs from what its members now need is deleted (True) rather
+    than kept (False).
 
     A group no live pod references yet is deleted (and made again once gone); one with members
     is kept and reported, since deleting it would leave them without the group they must join.
     A field the server did not keep (``disruptionMode`` absent) is not compared, so a server
-    without it never sees the group recreated over and over.
+    without it never sees the group recreated over and over. ``schedulingConstraints`` (a
+    topology level added, changed or removed) is compared both ways: the planner writes it only
+    where the probe saw the server keep it.
     """
     want, have = desired.get("spec") or {}, found.get("spec") or {}
     changes = []
@@ -471,6 +474,9 @@ def _immutable_changed(
     want_mode, have_mode = want.get("disruptionMode"), have.get("disruptionMode")
     if want_mode and have_mode is not None and have_mode != want_mode:
         changes.append(f"disruption mode {_mode(have_mode)} -> {_mode(want_mode)}")
+    want_topo, have_topo = _keys(want), _keys(have)
+    if want_topo != have_topo:
+        changes.append(f"topology {have_topo or '(none)'} -> {want_topo or '(none)'}")
     if not changes:
         return False
     name, what = _meta(found).get("name"), "; ".join(changes)
@@ -499,6 +505,15 @@ def _immutable_changed(
             )
         )
     return members == 0
+
+
+def _keys(spec: Mapping[str, Any]) -> str:
+    """The topology keys of a native group's ``schedulingConstraints``, joined ("": none)."""
+    held = spec.get("schedulingConstraints")
+    topology = held.get("topology") if isinstance(held, Mapping) else None
+    if not isinstance(topology, list):
+        return ""
+    return ",".join(str(t.get("key")) for t in topology if isinstance(t, Mapping))
 
 
 def _mode(value: object) -> str:

@@ -79,6 +79,7 @@ class GangRuntime:
         self.generic_workload = ("unknown", "not probed yet")
         #: how we know the cluster runs WorkloadWithJob ("": not known to)
         self.workload_with_job = "--gang-workload-with-job=on" if config.workload_with_job else ""
+        self.topology = ("unknown", "not probed yet")
         self.listeners: list[Callable[[str, dict[str, Any]], None]] = []
         self.watched: set[str] = set()
         self.scheduling_paths: dict[tuple[str, str], str] = {}
@@ -104,6 +105,19 @@ class GangRuntime:
             self.admitter.config = self.config
         self.workload_with_job = detail
         return True
+
+    def set_topology(self, state: str, detail: str) -> None:
+        """The TopologyAwareWorkloadScheduling probe's answer (``gangs.probe``): required
+        placement levels are written as constraints only where it works; a change replans
+        every workload."""
+        self.topology = (state, detail)
+        with self._classes_lock:
+            if self.config.native_topology == (state == "works"):
+                return
+            self.config = replace(self.config, native_topology=state == "works")
+            self.admitter.config = self.config
+        for listener in list(self.listeners):
+            listener("MODIFIED", {"kind": "TopologyProbe", "metadata": {"name": state}})
 
     def native_served(self) -> bool:
         """Whether ``scheduling.k8s.io/v1beta1`` PodGroups are served (unknown: assumed)."""

@@ -15,7 +15,7 @@ from workload_map.errors import WlmapError
 from workload_map.gangs.cache import trim_owner, trim_workload
 from workload_map.gangs.definitions import has_gangs
 from workload_map.gangs.jobs import probe_workload_with_job
-from workload_map.gangs.probe import probe_generic_workload
+from workload_map.gangs.probe import probe_generic_workload, probe_topology
 from workload_map.gangs.runtime import (
     INTERMEDIATES,
     PRIORITY_CLASSES,
@@ -173,6 +173,9 @@ class GangWatcher:
         self.runtime.set_generic_workload(state, detail)
         level = logging.INFO if state == "works" else logging.WARNING
         log.log(level, "GenericWorkload: %s (%s)", state, detail)
+        state, detail = probe_topology(self.ctx.api, namespace)
+        self.runtime.set_topology(state, detail)
+        log.info("TopologyAwareWorkloadScheduling (API server): %s (%s)", state, detail)
 
     def _probe_workload_with_job(self) -> None:
         assert self.ctx is not None

@@ -16,7 +16,9 @@ request's bytes already sat in the kernel's receive queue (Linux ``TCP_INFO``
 ``tcpi_last_data_recv``, in jiffies: 4 ms steps here, so only its mean is exact), the wait a
 busy or descheduled loop adds that no timer inside the process sees. The API server's own
 webhook histogram has buckets of 5/25/100/500 ms; these stages say where a slow answer was
-spent. aiohttp has no hook for "first byte read", hence the wrapper.
+spent. aiohttp has no hook for "first byte read", hence the wrapper. Every stage and the
+handshake read one clock, ``Servers(clock=...)`` (:func:`time.perf_counter` by default), so a
+test can move time as it says and check each stage exactly (issue 26).
 """
 
 from __future__ import annotations
@@ -78,25 +80,27 @@ class _Stamped(asyncio.Protocol):
         inner: asyncio.Protocol,
         stamps: dict[Any, tuple[float, float]],
         handshakes: Callable[[float], None] | None = None,
+        clock: Callable[[], float] = time.perf_counter,
     ) -> None:
         self.inner = inner
         self.stamps = stamps
         self.sock: Any = None
+        self.clock = clock
         # made when the loop accepts the connection; TLS calls connection_made once the
         # handshake is done: the gap is the handshake, with every wait for the loop in it
-        self.accepted = time.perf_counter()
+        self.accepted = clock()
         self.handshakes = handshakes
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         if self.handshakes is not None:
-            self.handshakes(time.perf_counter() - self.accepted)
+            self.handshakes(self.clock() - self.accepted)
         if _TCP_INFO is not None:
             self.sock = transport.get_extra_info("socket")
         self.inner.connection_made(transport)
 
     def data_received(self, data: bytes) -> None:
         if self.inner not in self.stamps:
-            self.stamps[self.inner] = (time.perf_counter(), self._in_kernel())
+            self.stamps[self.inner] = (self.clock(), self._in_kernel())
         self.inner.data_received(data)
 
     def _in_kernel(self) -> float:
@@ -307,8 +311,11 @@ class Servers:
         metrics: tuple[str, int] | None,
         webhook: tuple[str, int] | None,
         tls: TlsSource | None,
+        clock: Callable[[], float] = time.perf_counter,
     ) -> None:
         self.ctx = ctx
+        #: seconds, read for every request stage and handshake (see the module's docstring)
+        self.clock = clock
         self.health = health
         self.metrics = metrics
         self.webhook = webhook
@@ -439,7 +446,7 @@ class Servers:
         assert server is not None
         stamps = self._received
         listener = await asyncio.get_running_loop().create_server(
-            lambda: _Stamped(server(), stamps, self._handshake_done),
+            lambda: _Stamped(server(), stamps, self._handshake_done, self.clock),
             where[0],
             where[1],
             ssl=tls,
@@ -507,14 +514,16 @@ class Servers:
     def _admission(
         self, handler: Callable[[dict[str, Any]], dict[str, Any]], *, inline: bool = False
     ) -> Callable[[web.Request], Any]:
+        clock = self.clock
+
         async def serve(request: web.Request) -> web.Response:
-            began = time.perf_counter()
+            began = clock()
             try:
                 body = await request.read()
             finally:
                 # a stamp taken while the body was read belongs to this request, not the next
                 self._received.pop(request.protocol, None)
-            read = time.perf_counter()
+            read = clock()
             received = float(request.get(_RECEIVED, began))
             in_kernel = float(request.get(_IN_KERNEL, -1.0))
             try:
@@ -525,7 +534,7 @@ class Servers:
             except (ValueError, KeyError, TypeError) as exc:
                 return web.Response(status=400, text=f"not an AdmissionReview: {exc}")
             loop = asyncio.get_running_loop()
-            started = time.perf_counter()
+            started = clock()
             try:
                 if inline:
                     answer = handler(req)
@@ -538,16 +547,16 @@ class Servers:
                     "status": {"code": 500, "message": f"internal error: {exc}"},
                 }
             self.admissions += 1
-            handled = time.perf_counter()
+            handled = clock()
             self.latencies.setdefault(request.path, deque(maxlen=10_000)).append(handled - began)
             out = admission_review(review, answer)
             reply = web.Response(body=_ENCODER.encode(out), content_type="application/json")
-            encoded = time.perf_counter()
+            encoded = clock()
             # sent here rather than by aiohttp after return, so "total" ends at the last byte
             # (prepare and write_eof are no-ops the second time)
             await reply.prepare(request)
             await reply.write_eof()
-            sent = time.perf_counter()
+            sent = clock()
             stages = {
                 "body": read - received,
                 "queued": started - received,

@@ -423,7 +423,12 @@ def f_join(v: Any, sep: Any) -> Any:
             raise JqRuntimeError(
                 f"join cannot be applied to an array including: {type_error_preview(x)}"
             )
-    return values.capped_text("join", (sep if type(sep) is str else "").join(parts))
+    glue = sep if type(sep) is str else ""
+    if len(glue) * (len(parts) - 1) + sum(map(len, parts)) > values.MAX_STRING_BYTES:
+        # refused before building: a long separator between many parts (`join(join(@text))`)
+        # asked Python for tens of gigabytes, a MemoryError
+        raise JqLimitError(f"join: the result would exceed {values.MAX_STRING_BYTES} characters")
+    return values.capped_text("join", glue.join(parts))
 
 
 @builtin("transpose", 0)
