@@ -301,9 +301,9 @@ def test_the_runtime_follows_the_probe_and_replans() -> None:
     runtime.listeners.append(lambda event, obj: heard.append(str(obj.get("kind"))))
     runtime.set_topology("works", "kept")
     assert runtime.config.native_topology and runtime.admitter.config.native_topology
-    assert heard == ["TopologyProbe"]
+    assert heard == ["SchedulingProbe"]
     runtime.set_topology("works", "kept again")
-    assert heard == ["TopologyProbe"]  # no change, no replan
+    assert heard == ["SchedulingProbe"]  # no change, no replan
     runtime.set_topology("dropped", "gate off")
     assert not runtime.config.native_topology and runtime.topology[0] == "dropped"
     found: tuple[Any, ...] = (None, {"metadata": {"resourceVersion": "1"}}, [], {}, [], None)

@@ -103,6 +103,10 @@ class GangConfig:
     #: KAI ``Topology`` objects by name, their levels as (nodeLabel, alias) pairs: the aliases
     #: a required level may use (``gangs.topology``)
     kai_topologies: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
+    #: whether the cluster serves ``CompositePodGroup`` (v1alpha3) and keeps a Workload's
+    #: ``compositePodGroupTemplates`` (the composite probe, ``gangs.probe``): only then is a gang
+    #: with subgroups written as a composite group (docs/gangs.md, "Composite groups")
+    composite_groups: bool = False
 
     def backend_for(self, scheduler_name: str | None) -> str | None:
         """The backend of a pod's ``spec.schedulerName`` (unset = the default scheduler)."""

@@ -19,7 +19,7 @@ from workload_map.gangs.cache import group_of, key_of
 from workload_map.gangs.config import LABEL_MANAGED_BY, LABEL_WORKLOAD_UID, MANAGED_BY
 from workload_map.gangs.definitions import has_gangs
 from workload_map.gangs.jobs import foreign_group, is_job_controllers
-from workload_map.gangs.planner import Decision, Plan, plan, workload_ref
+from workload_map.gangs.planner import Decision, Plan, plan, template_names, workload_ref
 from workload_map.gangs.reconcile import Actions, object_path, reconcile
 from workload_map.gangs.runtime import FIELD_MANAGER, POD_DEBOUNCE, SCHEDULING_KINDS, GangRuntime
 from workload_map.kube.errors import ApiError, NotFound
@@ -129,7 +129,7 @@ class GangController:
             if event != "DELETED":
                 self._relink(obj)  # a leader pod owns its group's StatefulSet
             return
-        if kind in ("Karta", "PriorityClass", "TopologyProbe"):
+        if kind in ("Karta", "PriorityClass", "SchedulingProbe"):
             self.enqueue_all()
             return
         if kind == "Namespace":
@@ -318,7 +318,12 @@ class GangController:
         fingerprint = self._fingerprint(
             found,
             self.runtime.kartas.generation,
-            (config.priority_values, config.default_priority_class, config.native_topology),
+            (
+                config.priority_values,
+                config.default_priority_class,
+                config.native_topology,
+                config.composite_groups,
+            ),
         )
         if self._settled.get(key) == fingerprint:
             return None  # nothing changed since a reconcile that had nothing to do
@@ -338,7 +343,7 @@ class GangController:
             return None
         templates = next(
             (
-                [t.get("name") for t in (o.get("spec") or {}).get("podGroupTemplates") or []]
+                template_names(o)
                 for o in existing
                 if o.get("kind") == "Workload"
                 and not (o.get("metadata") or {}).get("deletionTimestamp")

@@ -63,7 +63,11 @@ __all__ = [
 LOWER_MINIMUM = "lower-minimum"
 DELETE_UNBOUND = "delete-unbound"
 
-_PLURAL = {"Workload": "workloads", "PodGroup": "podgroups"}
+_PLURAL = {
+    "Workload": "workloads",
+    "PodGroup": "podgroups",
+    "CompositePodGroup": "compositepodgroups",
+}
 
 
 def object_path(obj: Mapping[str, Any], *, collection: bool = False) -> str:
@@ -240,8 +244,8 @@ def _spec_patch(existing: Mapping[str, Any], desired: Mapping[str, Any]) -> dict
     new_note = (_meta(desired).get("annotations") or {}).get(ANNOTATION_DECISION)
     if old_note != new_note:
         patch["metadata"] = {"annotations": {ANNOTATION_DECISION: new_note}}
-    if desired["kind"] == "Workload":
-        return patch or None  # templates and controllerRef are immutable
+    if desired["kind"] in ("Workload", "CompositePodGroup"):
+        return patch or None  # templates, controllerRef and a composite's whole spec: immutable
     old, new = existing.get("spec") or {}, desired.get("spec") or {}
     if desired["apiVersion"] == NATIVE_API:
         if old.get("schedulingPolicy") != new.get("schedulingPolicy"):

@@ -18,7 +18,13 @@ from workload_map.gangs.cache import ObjectCache
 from workload_map.gangs.config import GangConfig
 from workload_map.gangs.definitions import KartaIndex
 from workload_map.gangs.metrics import GangMetrics
-from workload_map.gangs.planner import COSCHEDULING_API, NATIVE_API, VOLCANO_API, SpecMemo
+from workload_map.gangs.planner import (
+    COMPOSITE_API,
+    COSCHEDULING_API,
+    NATIVE_API,
+    VOLCANO_API,
+    SpecMemo,
+)
 from workload_map.gangs.webhook import PodWebhook
 from workload_map.kube.trim import ALL, Trim
 
@@ -44,6 +50,7 @@ INTERMEDIATES = (
 SCHEDULING_KINDS = (
     (NATIVE_API, "Workload"),
     (NATIVE_API, "PodGroup"),
+    (COMPOSITE_API, "CompositePodGroup"),
     (COSCHEDULING_API, "PodGroup"),
     (VOLCANO_API, "PodGroup"),
 )
@@ -80,6 +87,7 @@ class GangRuntime:
         #: how we know the cluster runs WorkloadWithJob ("": not known to)
         self.workload_with_job = "--gang-workload-with-job=on" if config.workload_with_job else ""
         self.topology = ("unknown", "not probed yet")
+        self.composite = ("unknown", "not probed yet")
         self.listeners: list[Callable[[str, dict[str, Any]], None]] = []
         self.watched: set[str] = set()
         self.scheduling_paths: dict[tuple[str, str], str] = {}
@@ -111,13 +119,25 @@ class GangRuntime:
         placement levels are written as constraints only where it works; a change replans
         every workload."""
         self.topology = (state, detail)
+        self._set_probed("native_topology", state == "works")
+
+    def set_composite(self, state: str, detail: str) -> None:
+        """The CompositePodGroup probe's answer (``gangs.probe``): gangs with subgroups are
+        written as composite groups only where it works; a change replans every workload."""
+        self.composite = (state, detail)
+        self._set_probed("composite_groups", state == "works")
+
+    def _set_probed(self, name: str, value: bool) -> None:
         with self._classes_lock:
-            if self.config.native_topology == (state == "works"):
+            if getattr(self.config, name) == value:
                 return
-            self.config = replace(self.config, native_topology=state == "works")
+            if name == "native_topology":
+                self.config = replace(self.config, native_topology=value)
+            else:
+                self.config = replace(self.config, composite_groups=value)
             self.admitter.config = self.config
         for listener in list(self.listeners):
-            listener("MODIFIED", {"kind": "TopologyProbe", "metadata": {"name": state}})
+            listener("MODIFIED", {"kind": "SchedulingProbe", "metadata": {"name": name}})
 
     def native_served(self) -> bool:
         """Whether ``scheduling.k8s.io/v1beta1`` PodGroups are served (unknown: assumed)."""

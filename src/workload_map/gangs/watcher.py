@@ -15,7 +15,7 @@ from workload_map.errors import WlmapError
 from workload_map.gangs.cache import trim_owner, trim_workload
 from workload_map.gangs.definitions import has_gangs
 from workload_map.gangs.jobs import probe_workload_with_job
-from workload_map.gangs.probe import probe_generic_workload, probe_topology
+from workload_map.gangs.probe import probe_composite, probe_generic_workload, probe_topology
 from workload_map.gangs.runtime import (
     INTERMEDIATES,
     PRIORITY_CLASSES,
@@ -176,6 +176,9 @@ class GangWatcher:
         state, detail = probe_topology(self.ctx.api, namespace)
         self.runtime.set_topology(state, detail)
         log.info("TopologyAwareWorkloadScheduling (API server): %s (%s)", state, detail)
+        state, detail = probe_composite(self.ctx.api, namespace)
+        self.runtime.set_composite(state, detail)
+        log.info("CompositePodGroup (API server): %s (%s)", state, detail)
 
     def _probe_workload_with_job(self) -> None:
         assert self.ctx is not None
