@@ -120,8 +120,8 @@ def template(pool: str, labels: dict[str, str] | None = None) -> Obj:
     return {"metadata": {"labels": dict(labels or {})}, "spec": pod_spec(pool)}
 
 
-def create(api: Api, path: str, obj: Obj) -> Obj:
-    return dict(api.request("POST", path, obj))
+def create(api: Api, path: str, obj: Obj, *, timeout: float | None = None) -> Obj:
+    return dict(api.request("POST", path, obj, timeout=timeout))
 
 
 def create_pod(
@@ -134,7 +134,11 @@ def create_pod(
     labels: dict[str, str] | None = None,
     annotations: dict[str, str] | None = None,
     pool: str,
+    timeout: float | None = None,
+    dry_run: bool = False,
 ) -> Obj:
+    """A pod of ``owner`` as its controller makes it; ``dry_run``: admitted (webhooks
+    included) and answered, never stored."""
     meta: Obj = {"ownerReferences": [ref(owner)], "labels": dict(labels or {})}
     if name:
         meta["name"] = name
@@ -143,7 +147,10 @@ def create_pod(
     if annotations:
         meta["annotations"] = dict(annotations)
     body = {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": pod_spec(pool)}
-    return create(api, f"/api/v1/namespaces/{ns}/pods", body)
+    path = f"/api/v1/namespaces/{ns}/pods"
+    if dry_run:
+        return dict(api.request("POST", path, body, query=[("dryRun", "All")], timeout=timeout))
+    return create(api, path, body, timeout=timeout)
 
 
 def _job(api: Api, ns: str, owner: Obj, name: str, labels: dict[str, str], pool: str) -> Obj:

@@ -5,7 +5,6 @@ webhook because the kinds were chosen before the Karta watch had listed anything
 from __future__ import annotations
 
 import threading
-import time
 from typing import Any
 
 import pytest
@@ -25,10 +24,13 @@ class _SlowKartaList(FakeApiClient):
     def __init__(self, objects: dict[str, list[dict[str, Any]]], release: threading.Event):
         super().__init__(objects)
         self.release = release
+        #: set once the Karta list has been asked for (and is held until ``release``)
+        self.listing = threading.Event()
 
     def get(self, path: str, query: Any = (), **kw: Any) -> Any:
         if path == KARTAS:
-            self.release.wait(10)
+            self.listing.set()
+            self.release.wait(60)  # a bound for a hang: the test releases it
         return super().get(path, query, **kw)
 
 
@@ -45,11 +47,14 @@ def test_first_readiness_waits_for_the_kinds_of_the_first_karta_list(
     served = [*_resources(), APIResource(custom.GROUP, "v1", custom.KIND, "partsets", "", True)]
     release = threading.Event()
     items = [_karta()] if kartas == "one" else []
-    rig = gang_watcher(_SlowKartaList({KARTAS: items, PARTSETS: []}, release), served)
+    client = _SlowKartaList({KARTAS: items, PARTSETS: []}, release)
+    rig = gang_watcher(client, served)
     runtime, watcher = rig.runtime, rig.watcher
     # the kinds were chosen before the Karta list came: nothing for PartSets yet
     assert PARTSETS not in runtime.watched
-    time.sleep(0.3)
+    # the Karta list asked for and held (waited for, not a sleep: a sleep can end before the
+    # watch asked, and the check below would pass unexamined)
+    assert client.listing.wait(60)
     assert not watcher.synced()  # the Karta watch has not listed
     release.set()
     _eventually(watcher.synced)

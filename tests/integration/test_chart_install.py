@@ -13,7 +13,6 @@ import base64
 import contextlib
 import copy
 import re
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,7 @@ import pytest
 import yaml
 from kubernetes.client.exceptions import ApiException
 
-from tests.operator.live import OperatorProcess, eventually, running
+from tests.operator.live import OperatorProcess, api_for, eventually, reconciled_again, running
 
 from .harness import Kube
 from .test_chart import CRD_FILE, DEPLOY_FILE, render
@@ -648,7 +647,13 @@ def test_a_removed_permission_is_a_condition_not_a_crash_loop(
                 or "403" in cond["message"]
                 or "forbidden" in cond["message"].lower()
             ), cond
-            time.sleep(3)  # still up, still ready, a while later
+            # still up, still ready, once it has met the refusal again (not after a sleep,
+            # which can end before the controller looked again)
+            admin = api_for(kube.kubeconfig)
+            try:
+                reconciled_again(admin, op, name)
+            finally:
+                admin.close()
             assert op.alive() and op.ready(), op.log_tail()
     finally:
         kube.delete("run.ai/v1alpha1", "Karta", name)

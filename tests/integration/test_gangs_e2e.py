@@ -10,7 +10,6 @@ which proves the gang came from us.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,6 +26,7 @@ from tests.gangs.e2e import (
     gang_operator,
     make_namespace,
     podgroups,
+    pods_in,
     token,
     wait,
 )
@@ -90,6 +90,19 @@ def _nodes(nodes: FakeNodes, pool: str, count: int) -> None:
         nodes.add(count, NODE, labels={NODE_LABEL: pool})
 
 
+def _unschedulable(api: Api, ns: str) -> int:
+    """How many of the namespace's pods the scheduler has tried and found no place for."""
+    return sum(
+        any(
+            c.get("type") == "PodScheduled"
+            and c.get("status") == "False"
+            and c.get("reason") == "Unschedulable"
+            for c in (p.get("status") or {}).get("conditions") or []
+        )
+        for p in pods_in(api, ns)
+    )
+
+
 def test_gangs_bind_all_or_nothing_for_every_kind(
     plane: Kube, api: Api, op: OperatorProcess, tok: str, module_kube: Kube, fake_nodes: FakeNodes
 ) -> None:
@@ -115,7 +128,14 @@ def test_gangs_bind_all_or_nothing_for_every_kind(
             for g in groups:
                 decision = json.loads(g["metadata"]["annotations"][ANNOTATION_DECISION])
                 assert decision["backend"] == "native" and decision["rule"]
-        time.sleep(12)  # the scheduler had every chance to bind what fits
+        # the scheduler's verdict on every pod, waited for (not a sleep: on a loaded machine a
+        # sleep may end before the scheduler looked, and the check below would pass unexamined)
+        for kind, (ns, _, _, pods) in cases.items():
+            wait(
+                f"the scheduler to find every {kind} pod unschedulable",
+                lambda ns=ns, n=len(pods): _unschedulable(api, ns) == n,  # noqa: B008
+                120,
+            )
         for kind, (ns, _, _, _) in cases.items():
             assert bound(api, ns) == [], kind
         for _ns, pool, gangs, _ in cases.values():
@@ -223,11 +243,19 @@ def test_scale_suspend_resume_and_delete_move_the_objects(
         delete(api, f"/api/v1/namespaces/{ns}")
 
 
-def _part_pod(api: Api, ns: str, owner: dict[str, Any], pool: str) -> dict[str, Any]:
+def _part_pod(
+    api: Api, ns: str, owner: dict[str, Any], pool: str, timeout: float | None = None
+) -> dict[str, Any]:
     from tests.gangs.e2e import create_pod
 
     return create_pod(
-        api, ns, owner, generate="parts-p0-", labels={"example.wlmap.io/part": "p0"}, pool=pool
+        api,
+        ns,
+        owner,
+        generate="parts-p0-",
+        labels={"example.wlmap.io/part": "p0"},
+        pool=pool,
+        timeout=timeout,
     )
 
 
@@ -308,7 +336,12 @@ def test_a_podgroup_deleted_by_hand_waits_on_its_finalizer_and_comes_back(
             lambda: [g for g in podgroups(api, ns) if g["metadata"].get("deletionTimestamp")],
         )
         assert held[0]["metadata"]["finalizers"]
-        time.sleep(3)
+        # the operator has reconciled the workload since and chose to wait (its event), not a
+        # sleep: on a loaded machine a sleep can end before the operator looked
+        wait(
+            "the operator's WaitingForDeletion",
+            lambda: _events(api, ns, "WaitingForDeletion"),
+        )
         assert [g["metadata"]["uid"] for g in podgroups(api, ns)] == [
             group["metadata"]["uid"]
         ]  # no duplicate
@@ -375,7 +408,8 @@ def test_a_member_that_missed_the_webhook_does_not_block_the_gang(
         broken["webhooks"][0]["clientConfig"]["url"] = (
             f"https://127.0.0.1:{silent.getsockname()[1]}/x"
         )
-        broken["webhooks"][0]["timeoutSeconds"] = 2
+        webhook_timeout = 2
+        broken["webhooks"][0]["timeoutSeconds"] = webhook_timeout
         api.request("PUT", config, broken)
         # the API server's webhook configuration cache catches up: waited for with dry runs
         # (a fixed sleep is a guess on a loaded machine: too short, and the member would join)
@@ -383,10 +417,13 @@ def test_a_member_that_missed_the_webhook_does_not_block_the_gang(
             "the broken webhook in force",
             lambda: "schedulingGroup" not in _part_pod_dry_run(api, ns, obj, pool)["spec"],
         )
-        start = time.monotonic()
-        missed = _part_pod(api, ns, obj, pool)
-        assert time.monotonic() - start < 10  # failurePolicy Ignore: created anyway
-        assert "schedulingGroup" not in missed["spec"]
+        # failurePolicy Ignore: the API server gives up on the webhook after its timeoutSeconds
+        # and creates the pod anyway. The request's own bound is many times that (a create
+        # held past it fails here); what is asserted is the pod, not the seconds (issue 26)
+        missed = _part_pod(api, ns, obj, pool, timeout=15 * webhook_timeout)
+        stored = api.get(f"/api/v1/namespaces/{ns}/pods/{missed['metadata']['name']}")
+        assert stored["metadata"]["uid"] == missed["metadata"]["uid"]
+        assert "schedulingGroup" not in missed["spec"] and "schedulingGroup" not in stored["spec"]
         for backend, other in others.items():
             assert _joined_to(_template_pod(api, ns, other), backend) is None, backend
         fixed = api.get(config)

@@ -62,9 +62,17 @@ def test_operator_restarted_mid_gang_duplicates_and_loses_nothing(
             op.start()
             op.wait_ready(120)
             wait("caches warm", lambda: op.metric("workloadmap_gangs_reconciles_total") >= 1, 60)
+            reconciles = op.metric("workloadmap_gangs_reconciles_total")
             last = part_pod(api, ns, obj, pool)
             assert last["spec"]["schedulingGroup"] == first[0]["spec"]["schedulingGroup"]
-            time.sleep(3)
+            # the restarted operator has reconciled since the last member came (waited for,
+            # not a sleep: a sleep can end before it looked, and the checks below would pass
+            # unexamined)
+            wait(
+                "a reconcile after the last member",
+                lambda: op.metric("workloadmap_gangs_reconciles_total") > reconciles,
+                60,
+            )
             groups = podgroups(api, ns)
             assert [g["metadata"]["uid"] for g in groups] == [group["metadata"]["uid"]]
             assert min_counts(api, ns) == [3]
@@ -263,7 +271,23 @@ def test_delete_unbound_mode_deletes_a_member_that_missed_the_webhook(
             # at that moment: the label is taken off, then put back)
             path = f"/api/v1/namespaces/{ns}"
             api.merge_patch(path, {"metadata": {"labels": {"wlmap-gangs-test": None}}})
-            time.sleep(2)
+            # the API server's namespace cache catches up: waited for with dry runs (a fixed
+            # sleep is a guess on a loaded machine: too short, and the member would join)
+            wait(
+                "the namespace out of the webhook's selector",
+                lambda: (
+                    "schedulingGroup"
+                    not in create_pod(
+                        api,
+                        ns,
+                        obj,
+                        generate="parts-p0-",
+                        labels={"example.wlmap.io/part": "p0"},
+                        pool=pool,
+                        dry_run=True,
+                    )["spec"]
+                ),
+            )
             missed = create_pod(
                 api,
                 ns,

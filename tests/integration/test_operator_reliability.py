@@ -23,6 +23,8 @@ from cryptography import x509
 
 from tests.operator.live import (
     KARTAS,
+    LEASE_DURATION,
+    RETRY_PERIOD,
     OperatorProcess,
     api_for,
     ca_bundles,
@@ -30,6 +32,7 @@ from tests.operator.live import (
     delete,
     eventually,
     install_webhooks,
+    reconciled_again,
     remove_webhooks,
     widget_karta,
 )
@@ -130,20 +133,28 @@ def test_leader_hand_over_between_two_processes(
         _, text = standby.get(standby.metrics_port, "/metrics")
         assert "workloadmap_operator_karta_status_writes_total" not in text
 
-        # the leader dies without releasing: the standby takes over within the lease duration
+        # the leader dies without releasing: the standby takes over once the Lease has gone
+        # unrenewed for its duration. Its last renewal is the one seen now or a later one
         assert leader.proc is not None
+        alive = lease_spec(api, ns, lease)
         leader.proc.send_signal(signal.SIGKILL)
-        leader.proc.wait(10)
-        last_renew = lease_spec(api, ns, lease)["renewTime"]  # the dead leader's last renewal
+        leader.proc.wait(60)
+        dead = lease_spec(api, ns, lease)
+        # the dead leader's last renewal, unless the standby already took over (a slow read)
+        last_renew = (dead if dead["holderIdentity"] == holder_before else alive)["renewTime"]
+        # a bound derived from the configuration, many times what a hand-over needs: the
+        # order of events is asserted, not the seconds (issue 26)
         eventually(
-            lambda: standby.metric("workloadmap_operator_leader") == 1, 30, "standby elected"
+            lambda: standby.metric("workloadmap_operator_leader") == 1,
+            6 * (LEASE_DURATION + RETRY_PERIOD),
+            "standby elected",
         )
-        # measured on the Lease (the replicas' own timestamps), not by this test's polling: the
-        # new holder acquired it within lease duration (4 s) + retry period (1 s) + 3 s slack
         taken = lease_spec(api, ns, lease)
-        assert taken["holderIdentity"] != holder_before
-        took = (micro_time(taken["acquireTime"]) - micro_time(last_renew)).total_seconds()
-        assert took <= 4 + 1 + 3, f"hand-over took {took:.1f}s after the last renewal"
+        # the Lease changed hands once, to the standby, after the dead leader's last renewal
+        # (the replicas' own timestamps, not this test's polling)
+        assert taken["holderIdentity"] not in (holder_before, None, "")
+        assert taken["leaseTransitions"] == int(alive.get("leaseTransitions") or 0) + 1
+        assert micro_time(taken["acquireTime"]) > micro_time(last_renew)
         second = f"ho2-{token}"
         api.request("POST", KARTAS, widget_karta(second, f"ho2-{token}.example.com"))
         eventually(
@@ -274,6 +285,7 @@ def _relist_after_410(kube: Kube, api: Api, ns: str, client: Api) -> None:
         )
     gate = threading.Event()
     gate.set()
+    held = threading.Event()  # a watch came to the closed gate
     source = client.transport()
 
     class Gated:  # the request path, its watches held at the gate
@@ -281,6 +293,8 @@ def _relist_after_410(kube: Kube, api: Api, ns: str, client: Api) -> None:
             return source.get(path, query, **kw)
 
         def stream(self, path: str, query: Any = (), **kw: Any) -> Any:
+            if not gate.is_set():
+                held.set()
             gate.wait(60)
             return source.stream(path, query, **kw)
 
@@ -292,7 +306,9 @@ def _relist_after_410(kube: Kube, api: Api, ns: str, client: Api) -> None:
         watch = eventually(lambda: informer._watch, 30, "watching")
         gate.clear()
         watch.stop()  # drop the connection; the reconnect waits at the gate
-        time.sleep(0.5)
+        # the old watch is over and the reconnect held (waited for, not a sleep): the changes
+        # below reach the informer only through the reconnect, from a compacted revision
+        assert held.wait(60)
         # changes while disconnected, then compact etcd past the informer's resourceVersion
         for i in range(3, 6):
             api.request(
@@ -506,7 +522,9 @@ def test_missing_permissions_become_conditions_not_a_crash_loop(
         exists = condition(other, "CRDExists")
         assert (exists["status"], exists["reason"]) == ("Unknown", "CRDsNotReadable")
         assert "forbidden" in exists["message"].lower()
-        time.sleep(2)
+        # still running once it has met the refusals again (not after a sleep, which can end
+        # before the controller looked again)
+        reconciled_again(api, op, f"widgets-{token}")
         assert op.alive(), op.log_tail()
     finally:
         assert op.stop() == 0, op.log_tail()

@@ -14,6 +14,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -44,6 +45,12 @@ def api_for(kubeconfig: Path | str) -> Api:
     return Api.connect(ConnectionOptions(kubeconfig=str(kubeconfig)))
 
 
+#: the leader election of an OperatorProcess (seconds): a standby takes an abandoned Lease
+#: once it has seen it unrenewed for LEASE_DURATION, trying every RETRY_PERIOD
+LEASE_DURATION = 4
+RETRY_PERIOD = 1
+
+
 def eventually(
     fn: Callable[[], T | None], timeout: float = 30.0, what: str | Callable[[], str] = ""
 ) -> T:
@@ -64,6 +71,20 @@ def eventually(
         time.sleep(0.2)
     described = what() if callable(what) else what
     raise AssertionError(f"timed out after {timeout}s waiting for {described or fn}: last {last!r}")
+
+
+def reconciled_again(api: Api, proc: OperatorProcess, name: str) -> None:
+    """Wait until ``proc``'s Karta controller has reconciled Karta ``name`` once more (a
+    change to its annotations is an update event; the reconcile counter moves past where it
+    was): what a "still up a while later" check waits for instead of a sleep, which a loaded
+    machine can end before the controller looked again."""
+    metric = "workloadmap_operator_karta_reconciles_total"
+    before = proc.metric(metric)
+    api.merge_patch(
+        f"{KARTAS}/{name}",
+        {"metadata": {"annotations": {"workload-map.run.ai/test-touch": uuid.uuid4().hex}}},
+    )
+    eventually(lambda: proc.metric(metric) > before, 60, f"another reconcile of {name}")
 
 
 @functools.cache
@@ -327,9 +348,9 @@ class OperatorProcess:
             args += [
                 "--leader-elect",
                 f"--leader-election-id={config_name}-lease",
-                "--leader-elect-lease-duration=4s",
+                f"--leader-elect-lease-duration={LEASE_DURATION}s",
                 "--leader-elect-renew-deadline=3s",
-                "--leader-elect-retry-period=1s",
+                f"--leader-elect-retry-period={RETRY_PERIOD}s",
             ]
         self.args = args + list(extra or [])
         self.proc: subprocess.Popen[bytes] | None = None

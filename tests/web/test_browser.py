@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 import shutil
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -163,6 +162,7 @@ def test_screenshots_match_the_goldens(
 ) -> None:
     page.goto(site[0] + path)
     page.wait_for_load_state("networkidle")
-    time.sleep(0.2)  # fonts settle
+    # the fonts loaded (the document's own promise, not a sleep that a loaded machine outruns)
+    assert page.evaluate("document.fonts.ready.then(() => document.fonts.status)") == "loaded"
     png = page.screenshot(full_page=False)
     compare_screenshot(png, GOLDEN / f"{name}.png", update_golden)

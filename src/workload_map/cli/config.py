@@ -15,6 +15,7 @@ import msgspec
 
 from workload_map.cli.exits import UsageError
 from workload_map.cli.printers import is_template_output
+from workload_map.kube.flags import parse_timeout
 from workload_map.model.yaml_import import import_yaml
 
 __all__ = ["OUTPUTS", "Settings", "default_config_paths", "load_settings", "parse_request_timeout"]
@@ -130,25 +131,10 @@ def _read(path: str) -> dict[str, object]:
     return {str(k): v for k, v in data.items()}
 
 
-_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
-
-
 def parse_request_timeout(text: str) -> float | None:
-    """kubectl's ``--request-timeout``: seconds (``30``, ``2.5``) or a Go duration (``5s``,
-    ``1m30s``, ``500ms``); ``0`` means no timeout (None). Raises :class:`UsageError`."""
-    import re
-
-    value = text.strip()
+    """kubectl's ``--request-timeout`` (:func:`workload_map.kube.flags.parse_timeout`: seconds
+    or a Go duration, ``0`` no timeout); raises :class:`UsageError`."""
     try:
-        seconds = float(value)
-    except ValueError:
-        parts = re.findall(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)", value)
-        if not parts or "".join(n + u for n, u in parts) != value:
-            raise UsageError(
-                f"invalid --request-timeout {text!r}: expected seconds (30, 2.5) or a "
-                "duration (5s, 1m, 500ms); 0 means no timeout"
-            ) from None
-        seconds = sum(float(n) * _UNITS[u] for n, u in parts)
-    if seconds != seconds or seconds < 0 or seconds == float("inf"):
-        raise UsageError(f"invalid --request-timeout {text!r}: must be a finite, non-negative time")
-    return seconds or None
+        return parse_timeout(text)
+    except ValueError as err:
+        raise UsageError(str(err)) from None
