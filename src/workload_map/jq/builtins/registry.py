@@ -9,6 +9,10 @@ A builtin is registered in exactly one way, whatever it is:
   ``fn(compiler, argument codes, call node)`` returning a ``Code`` (closures, the interpreter);
 * or a definition in ``builtin.jq`` (kind ``"jq"``), compiled by the compiler on its first call.
 
+A value or stream native whose work can be long (serialising, sorting) declares a keyword-only
+``meter`` parameter: a call in a program then passes the evaluation's context, on which it
+counts its work as it goes (``workload_map.jq.meter``); a direct Python call passes none.
+
 ``effect`` names the workload-map safety rule a call breaks (``environment``, ``input``,
 ``halt``, ``logging``, ``unbounded-loop``): ``jq.safety`` refuses by this mark, not by its own list.
 
