@@ -84,3 +84,16 @@ def partset(name: str, replicas: list[int], namespace: str = "default") -> dict[
         "metadata": {"name": name, "namespace": namespace},
         "spec": spec,
     }
+
+
+def karta_subgroups(parts: int = 2, name: str = "partsets-example-wlmap-io") -> dict[str, Any]:
+    """:func:`karta` in the v2 form: one ``podGroup`` whose subgroups are the parts (a gang
+    of gangs: its minimum is the sum of theirs)."""
+    out = karta(parts, name)
+    out["spec"]["optimizationInstructions"]["gangScheduling"] = {
+        "podGroup": {
+            "name": "parts",
+            "subGroups": [{"componentName": f"p{i}"} for i in range(parts)],
+        }
+    }
+    return out

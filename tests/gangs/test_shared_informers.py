@@ -304,6 +304,9 @@ class _FakeApi:
     def get(self, path: str, **kw: Any) -> Any:
         raise NotFound(404, f"{path} not found")
 
+    def request(self, method: str, path: str, *args: Any, **kw: Any) -> Any:
+        raise NotFound(404, f"{path} not found")  # the start-up probes' dry runs
+
 
 @pytest.mark.parametrize("gangs_first", [True, False])
 def test_gang_watcher_and_exporter_feed_share_one_informer_set(

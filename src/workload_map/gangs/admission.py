@@ -17,6 +17,7 @@ blocks a pod.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,6 +27,7 @@ from workload_map.engine.owners import OwnerRef, is_owner, walk_chain
 from workload_map.errors import WlmapError
 from workload_map.gangs.cache import ObjectCache, group_of
 from workload_map.gangs.config import (
+    ANNOTATION_DECISION,
     ANNOTATION_GANG,
     COSCHEDULING,
     COSCHEDULING_LABEL,
@@ -39,6 +41,7 @@ from workload_map.gangs.config import (
     GangConfig,
 )
 from workload_map.gangs.definitions import KartaIndex
+from workload_map.gangs.jobs import foreign_group
 from workload_map.gangs.naming import label_value
 from workload_map.gangs.planner import SpecMemo, WorkloadRef, plan, workload_ref
 from workload_map.model import Karta
@@ -246,6 +249,11 @@ class PodAdmitter:
         placement = placements[0]
         if not the_plan.handled:
             decision.reason = the_plan.reason
+            if self.config.workload_with_job and any(
+                d.reason == "LeftAlone" for d in the_plan.decisions
+            ):
+                # the Job controller's pod (WorkloadWithJob): nothing of ours, the reason only
+                _note_left_alone(decision, pod, the_plan.reason)
             return decision
         if placement.attributed:
             decision.component, decision.instance = placement.component, placement.instance
@@ -266,6 +274,16 @@ class PodAdmitter:
         if gang.backend == NATIVE:
             if spec.get("schedulingGroup") is not None:
                 decision.reason = "the pod already sets spec.schedulingGroup: left as is"
+                stamped = foreign_group(workload, [pod])
+                if stamped is not None:
+                    # a Job the Job controller took over before we knew the cluster runs
+                    # WorkloadWithJob: its group is not ours, the annotation says so
+                    _note_left_alone(
+                        decision,
+                        pod,
+                        f"left alone: the pod arrived with the Job controller's pod group {stamped} "
+                        "(WorkloadWithJob)",
+                    )
                 return decision
             decision.scheduling_group = gang.name
         elif gang.backend == COSCHEDULING:
@@ -281,6 +299,15 @@ class PodAdmitter:
             f"joins {gang.backend} gang {gang.name} (minimum {gang.min_count}: {gang.rule})"
         )
         return decision
+
+
+def _note_left_alone(decision: PodDecision, pod: Mapping[str, Any], reason: str) -> None:
+    """The decision annotation on a pod of a Job the Job controller groups (WorkloadWithJob):
+    no object of ours says why nothing of ours applies, so the pod does."""
+    group = ((pod.get("spec") or {}).get("schedulingGroup") or {}).get("podGroupName")
+    note = {"leftAlone": reason, "podGroup": group, "gate": "WorkloadWithJob"}
+    decision.reason = reason
+    decision.annotations[ANNOTATION_DECISION] = json.dumps(note, sort_keys=True)
 
 
 def _named(pod: Mapping[str, Any], namespace: str) -> dict[str, Any]:

@@ -92,6 +92,10 @@ class GangConfig:
     #: the cluster's ``globalDefault`` PriorityClass (the lowest-valued one if several, as the
     #: Priority admission plugin picks): the class pods and pod groups naming none receive
     default_priority_class: str | None = None
+    #: the cluster runs ``WorkloadWithJob``: the in-tree Job controller makes the scheduling
+    #: objects of the Jobs it takes over (gangs/jobs.py), which are then left alone. Learned at
+    #: start (``--gang-workload-with-job``, its probe) and from the Job controller's Workloads
+    workload_with_job: bool = False
     #: whether the API server keeps a native PodGroup's ``schedulingConstraints`` (the
     #: ``TopologyAwareWorkloadScheduling`` probe, ``gangs.probe``): only then is a required
     #: topology level written as a constraint (docs/gangs.md, "Topology")
@@ -99,6 +103,10 @@ class GangConfig:
     #: KAI ``Topology`` objects by name, their levels as (nodeLabel, alias) pairs: the aliases
     #: a required level may use (``gangs.topology``)
     kai_topologies: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
+    #: whether the cluster serves ``CompositePodGroup`` (v1alpha3) and keeps a Workload's
+    #: ``compositePodGroupTemplates`` (the composite probe, ``gangs.probe``): only then is a gang
+    #: with subgroups written as a composite group (docs/gangs.md, "Composite groups")
+    composite_groups: bool = False
 
     def backend_for(self, scheduler_name: str | None) -> str | None:
         """The backend of a pod's ``spec.schedulerName`` (unset = the default scheduler)."""

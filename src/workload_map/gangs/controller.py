@@ -18,7 +18,8 @@ from workload_map.errors import WlmapError
 from workload_map.gangs.cache import group_of, key_of
 from workload_map.gangs.config import LABEL_MANAGED_BY, LABEL_WORKLOAD_UID, MANAGED_BY
 from workload_map.gangs.definitions import has_gangs
-from workload_map.gangs.planner import Decision, Plan, plan, workload_ref
+from workload_map.gangs.jobs import foreign_group, is_job_controllers
+from workload_map.gangs.planner import Decision, Plan, plan, template_names, workload_ref
 from workload_map.gangs.reconcile import Actions, object_path, reconcile
 from workload_map.gangs.runtime import FIELD_MANAGER, POD_DEBOUNCE, SCHEDULING_KINDS, GangRuntime
 from workload_map.kube.errors import ApiError, NotFound
@@ -128,7 +129,7 @@ class GangController:
             if event != "DELETED":
                 self._relink(obj)  # a leader pod owns its group's StatefulSet
             return
-        if kind in ("Karta", "PriorityClass", "TopologyProbe"):
+        if kind in ("Karta", "PriorityClass", "SchedulingProbe"):
             self.enqueue_all()
             return
         if kind == "Namespace":
@@ -185,6 +186,8 @@ class GangController:
                 self._enqueue(key)
             return
         if obj.get("kind") == "Workload":
+            if event != "DELETED" and is_job_controllers(obj):
+                self._learn(f"the Job controller made Workload {meta.get('name')}")
             ref = (obj.get("spec") or {}).get("controllerRef") or {}
             fkey = (
                 str(meta.get("namespace")),
@@ -198,6 +201,15 @@ class GangController:
                 else:
                     self._foreign[fkey] = obj
             self._enqueue(f"{fkey[1]}|{fkey[2]}|{fkey[0]}|{fkey[3]}")
+
+    def _learn(self, detail: str) -> None:
+        """The Job controller runs ``WorkloadWithJob``: replan every workload, so the Jobs it
+        takes over are left alone (``--gang-workload-with-job=auto`` only)."""
+        if str(getattr(self.cfg.args, "gang_workload_with_job", "auto")) != "auto":
+            return
+        if self.runtime.learn_workload_with_job(detail):
+            log.info("gangs: WorkloadWithJob on (%s)", detail)
+            self.enqueue_all()
 
     def _enqueue(self, key: str) -> None:
         if self.queue is not None:
@@ -306,11 +318,13 @@ class GangController:
         fingerprint = self._fingerprint(
             found,
             self.runtime.kartas.generation,
-            (config.priority_values, config.default_priority_class, config.native_topology),
+            # every setting the cluster feeds (classes, probes, KAI Topologies) replans
+            config,
         )
         if self._settled.get(key) == fingerprint:
             return None  # nothing changed since a reconcile that had nothing to do
         karta, workload, pods, labels, existing, foreign = found
+        name = str((workload.get("metadata") or {}).get("name"))
         rt = self.runtime
         if karta is None:
             gone = Plan(
@@ -325,7 +339,7 @@ class GangController:
             return None
         templates = next(
             (
-                [t.get("name") for t in (o.get("spec") or {}).get("podGroupTemplates") or []]
+                template_names(o)
                 for o in existing
                 if o.get("kind") == "Workload"
                 and not (o.get("metadata") or {}).get("deletionTimestamp")
@@ -341,6 +355,24 @@ class GangController:
             existing_templates=templates,
             memo=rt.memo,
         )
+        stamped = foreign_group(workload, pods) if foreign is None and the_plan.handled else None
+        if stamped is not None:
+            # the Job controller took the Job over (WorkloadWithJob) before we knew it runs
+            # the gate: its pods joined its group, ours can never be joined
+            self._learn(f"the Job controller stamped pod group {stamped} on Job {name}'s pods")
+            the_plan = Plan(
+                workload=workload_ref(workload),
+                handled=False,
+                reason="left alone: the Job controller's pod group",
+            )
+            the_plan.decisions.append(
+                Decision(
+                    "LeftAlone",
+                    f"left alone: its pods arrived with the Job controller's pod group {stamped} "
+                    "(WorkloadWithJob): ours removed, its gang is spec.scheduling's",
+                )
+            )
+            pods = []  # none of them joins ours: nothing of ours is kept for them
         actions = reconcile(the_plan, pods, existing, mode=self.mode, foreign_workload=foreign)
         self._drop_unserved(actions)
         rt.metrics.reconciles.inc()

@@ -52,6 +52,13 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
         default="",
         help="namespace of the GenericWorkload dry-run probe (default: the operator's)",
     )
+    g.add_argument(
+        "--gang-workload-with-job",
+        choices=("auto", "on", "off"),
+        default="auto",
+        help="whether the Job controller makes Jobs' Workloads and PodGroups (WorkloadWithJob): "
+        "auto probes the API server at start and learns from the Job controller's Workloads",
+    )
 
 
 def config_from_args(args: argparse.Namespace, operator_namespace: str = "") -> GangConfig:
@@ -67,4 +74,5 @@ def config_from_args(args: argparse.Namespace, operator_namespace: str = "") -> 
         schedule_timeout_seconds=int(args.gang_schedule_timeout_seconds),
         volcano_queue=str(args.gang_volcano_queue),
         excluded_namespaces=frozenset(excluded),
+        workload_with_job=getattr(args, "gang_workload_with_job", "auto") == "on",
     )

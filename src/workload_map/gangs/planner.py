@@ -30,6 +30,9 @@ default is ``single``, which lets the scheduler preempt a subset of a running ga
 workload's annotation ``workload-map.run.ai/gang-disruption-mode: single`` asks for the API's.
 Topology (native): a required placement level becomes ``schedulingConstraints.topology`` where
 the API server keeps the field (:mod:`workload_map.gangs.topology`, :func:`_placement`).
+Composite (native): a gang whose subgroups make up its minimum becomes one ``CompositePodGroup``
+(``minGroupCount`` = its subgroups) with a child PodGroup per subgroup, where the cluster serves
+them (:func:`_composites`); the Workload then holds ``compositePodGroupTemplates`` only.
 
 The backend of a gang is the one its pods' ``spec.schedulerName`` selects (the pods' when
 known, else their templates'); a gang whose members name different schedulers gets no object.
@@ -61,6 +64,7 @@ from workload_map.gangs.config import (
     VOLCANO_QUEUE_ANNOTATION,
     GangConfig,
 )
+from workload_map.gangs.jobs import taken_over
 from workload_map.gangs.naming import dns_label, dns_subdomain, label_value
 from workload_map.gangs.policy import left_alone, opt_in
 from workload_map.gangs.tasks import BUILTIN_PRIORITIES, plan_tasks
@@ -68,10 +72,12 @@ from workload_map.gangs.topology import constraints, placement
 from workload_map.model import Karta
 
 __all__ = [
+    "COMPOSITE_API",
     "COSCHEDULING_API",
     "MAX_TEMPLATES",
     "NATIVE_API",
     "VOLCANO_API",
+    "Composite",
     "Decision",
     "Gang",
     "Plan",
@@ -81,11 +87,14 @@ __all__ = [
     "owned_metadata",
     "plan",
     "pod_specs",
+    "template_names",
     "workload_object_name",
     "workload_ref",
 ]
 
 NATIVE_API = "scheduling.k8s.io/v1beta1"
+#: ``CompositePodGroup`` is served at v1alpha3 only in v1.37
+COMPOSITE_API = "scheduling.k8s.io/v1alpha3"
 COSCHEDULING_API = "scheduling.x-k8s.io/v1alpha1"
 VOLCANO_API = "scheduling.volcano.sh/v1beta1"
 #: ``WorkloadMaxPodGroupTemplates`` in k8s.io/api scheduling/v1beta1
@@ -158,6 +167,8 @@ class Gang:
     topology_key: str | None = None
     #: the placement as stated and resolved (``gangs.topology.Placement``), for the decision
     placement: dict[str, Any] | None = None
+    #: native: the CompositePodGroup this gang is a child of (one of its subgroups)
+    parent: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -179,6 +190,22 @@ class Gang:
 
 
 @dataclass
+class Composite:
+    """One native composite group: a gang whose subgroups are its child PodGroups."""
+
+    name: str
+    group: str
+    definition: str
+    template: str
+    min_groups: int
+    rule: str
+    children: tuple[str, ...]
+    priority_class: str | None = None
+    topology_key: str | None = None
+    placement: dict[str, Any] | None = None
+
+
+@dataclass
 class Plan:
     """What a workload should have: handled or not (and why), its gangs and their objects."""
 
@@ -188,6 +215,8 @@ class Plan:
     gangs: list[Gang] = field(default_factory=list)
     objects: list[dict[str, Any]] = field(default_factory=list)
     decisions: list[Decision] = field(default_factory=list)
+    #: native composite groups (their children are in ``gangs``)
+    composites: list[Composite] = field(default_factory=list)
     #: the engine's view of the workload and the pods planned with (placements, for the webhook)
     view: Workload | None = field(default=None, repr=False, compare=False)
 
@@ -206,6 +235,7 @@ class Plan:
             "gangs": [g.to_dict() for g in self.gangs],
             "objects": self.objects,
             "decisions": [d.to_dict() for d in self.decisions],
+            **({"composites": [c.name for c in self.composites]} if self.composites else {}),
         }
 
 
@@ -538,6 +568,13 @@ def plan(
         return out
     specs = pod_specs(wl_spec)
     alone = left_alone(wl_spec.obj, [s for _, s in specs], config)
+    if alone is not None and config.workload_with_job and alone == taken_over(wl_spec.obj):
+        # under WorkloadWithJob every root Job is the Job controller's: only the opted-in
+        # ones are reported (an event on every Job of the cluster would be noise)
+        quiet = opt_in(wl_spec.obj, namespace_labels, config)
+        if not quiet.enabled and not force:
+            out.reason = quiet.reason
+            return out
     if alone is not None:
         out.reason = f"left alone: {alone}"
         out.decisions.append(Decision("LeftAlone", out.reason))
@@ -714,6 +751,7 @@ def plan(
                 placement=stated,
             )
         )
+    _composites(out, groups, config, existing_templates, wl_spec.karta, {c for c, _ in specs})
     _native_layout(out, existing_templates)
     disruption = (
         _disruption(wl_spec.obj, out) if any(g.backend == NATIVE for g in out.gangs) else {}
@@ -726,7 +764,8 @@ def plan(
 
 def _native_layout(out: Plan, existing: Sequence[str] | None) -> None:
     """Mark native gangs standalone where no template can hold them (see the docstring)."""
-    native = [g for g in out.gangs if g.backend == NATIVE]
+    # a composite's children always hold their templates (_composites checked them)
+    native = [g for g in out.gangs if g.backend == NATIVE and g.parent is None]
     templates = sorted({g.template for g in native})
     if len(templates) > MAX_TEMPLATES:
         out.decisions.append(
@@ -820,7 +859,9 @@ def _objects(
     native = [g for g in out.gangs if g.backend == NATIVE]
     workload_name = workload_object_name(ref)
     in_templates = [g for g in native if not g.standalone]
-    if in_templates:
+    if out.composites:
+        objects.extend(_composite_objects(out, opted, workload_name, disruption))
+    elif in_templates:
         minimums: dict[str, int] = {}
         classes: dict[str, set[str | None]] = {}
         keys: dict[str, set[str | None]] = {}
@@ -851,6 +892,8 @@ def _objects(
         meta = owned_metadata(ref, g.name, _decision(g, opted), {})
         if g.backend == NATIVE:
             spec: dict[str, Any] = {"schedulingPolicy": {"gang": {"minCount": g.min_count}}}
+            if g.parent is not None:
+                spec["parentCompositePodGroupName"] = g.parent
             if not g.standalone:
                 spec["workloadRef"] = {"workloadName": workload_name, "templateName": g.template}
             if g.priority_class:
@@ -890,7 +933,7 @@ def _placement(
 ) -> tuple[str | None, dict[str, Any] | None]:
     """The gang's topology key for ``schedulingConstraints`` (None: none written) and its
     placement for the decision annotation; every level not enforced is said in an event."""
-    for sub in group.sub_groups:
+    for sub in group.sub_groups if not config.composite_groups else ():
         if sub.topology is not None:
             out.decisions.append(
                 Decision(
@@ -939,3 +982,181 @@ def _placement(
     note = found.to_dict()
     note["enforced"] = key is not None
     return key, note
+
+
+def template_names(workload: Mapping[str, Any]) -> list[str]:
+    """Every template name of a native Workload: its pod-group templates, its composite
+    templates and the pod-group templates nested in them (all immutable)."""
+    spec = workload.get("spec") or {}
+    names = [str(t.get("name")) for t in spec.get("podGroupTemplates") or []]
+    for composite in spec.get("compositePodGroupTemplates") or []:
+        names.append(str(composite.get("name")))
+        names.extend(str(t.get("name")) for t in composite.get("podGroupTemplates") or [])
+    return names
+
+
+def _composites(
+    out: Plan,
+    groups: Mapping[str, PodGroup],
+    config: GangConfig,
+    existing: Sequence[str] | None,
+    karta: Karta,
+    with_pods: set[str],
+) -> None:
+    """Turn each native gang whose subgroups make up its minimum into a composite group: the
+    gang's name and template go to a ``CompositePodGroup`` (gang ``minGroupCount`` = its
+    subgroups), each subgroup becomes a child PodGroup its pods join. Only where the cluster
+    serves composites, for 2 to 8 subgroups (the API's templates per level; depth 2 of 4), and
+    where an existing Workload already holds those templates (they cannot be added), and
+    where every component with pods is in a subgroup (``with_pods``: decided from the spec, so
+    the webhook, planning one pod, and the controller agree)."""
+    if not config.composite_groups:
+        return
+    kept: list[Gang] = []
+    for gang in out.gangs:
+        group = groups.get(gang.group)
+        subs = [s for s in group.sub_groups if s.min_member > 0] if group is not None else []
+        if (
+            group is None
+            or gang.backend != NATIVE
+            or not 2 <= len(subs) <= MAX_TEMPLATES
+            or any(s.error is not None for s in group.sub_groups)
+            # a stated minimum, or members outside every subgroup: not a sum of gangs
+            or sum(s.min_member for s in subs) != gang.min_count
+            or not with_pods <= _covered(karta, group)
+        ):
+            kept.append(gang)
+            continue
+        children: list[Gang] = []
+        for sub in subs:
+            found = placement(sub.topology, {}, config.kai_topologies)
+            key = found.key if found is not None and config.native_topology else None
+            note = {**found.to_dict(), "enforced": key is not None} if found else None
+            children.append(
+                Gang(
+                    name=dns_subdomain(f"{gang.name}-{sub.name}"),
+                    group=gang.group,
+                    definition=gang.definition,
+                    template=dns_label(f"{gang.template}-{sub.name}"),
+                    backend=NATIVE,
+                    scheduler=gang.scheduler,
+                    min_count=sub.min_member,
+                    rule=f"subgroup {sub.name}: {sub.rule}",
+                    keys=gang.keys,
+                    pods=tuple(sorted(sub.pods)),
+                    # one class per hierarchy: the gang's
+                    priority_class=gang.priority_class,
+                    topology_key=key,
+                    placement=note,
+                    parent=gang.name,
+                )
+            )
+        wanted = [gang.template, *(c.template for c in children)]
+        if existing is not None and not set(wanted) <= set(existing):
+            out.decisions.append(
+                Decision(
+                    "TemplatesImmutable",
+                    f"pod group {gang.name}: the existing Workload has no composite template "
+                    f"{gang.template} and its templates cannot change: one PodGroup as before",
+                )
+            )
+            kept.append(gang)
+            continue
+        out.composites.append(
+            Composite(
+                name=gang.name,
+                group=gang.group,
+                definition=gang.definition,
+                template=gang.template,
+                min_groups=len(children),
+                rule=gang.rule,
+                children=tuple(c.name for c in children),
+                priority_class=gang.priority_class,
+                topology_key=gang.topology_key,
+                placement=gang.placement,
+            )
+        )
+        kept.extend(children)
+    if out.composites:
+        # a Workload holds either pod-group or composite templates: other gangs go standalone
+        for g in kept:
+            if g.backend == NATIVE and g.parent is None:
+                g.standalone = True
+    out.gangs = kept
+
+
+def _composite_objects(
+    out: Plan, opted: str, workload_name: str, disruption: Mapping[str, Any]
+) -> list[dict[str, Any]]:
+    """The Workload of composite templates and one ``CompositePodGroup`` per composite."""
+    ref = out.workload
+    templates: list[dict[str, Any]] = []
+    objects: list[dict[str, Any]] = []
+    for c in out.composites:
+        children = [g for g in out.gangs if g.parent == c.name]
+        template: dict[str, Any] = {
+            "name": c.template,
+            "schedulingPolicy": {"gang": {"minGroupCount": c.min_groups}},
+            "disruptionMode": dict(disruption),
+            "podGroupTemplates": [
+                _template(g.template, g.min_count, {g.priority_class}, disruption, {g.topology_key})
+                for g in children
+            ],
+        }
+        spec: dict[str, Any] = {
+            "workloadRef": {"workloadName": workload_name, "templateName": c.template},
+            "schedulingPolicy": {"gang": {"minGroupCount": c.min_groups}},
+            "disruptionMode": dict(disruption),
+        }
+        if c.priority_class:
+            template["priorityClassName"] = spec["priorityClassName"] = c.priority_class
+        if c.topology_key:
+            template["schedulingConstraints"] = spec["schedulingConstraints"] = constraints(
+                [c.topology_key]
+            )
+        templates.append(template)
+        decision = {
+            "backend": NATIVE,
+            "group": c.group,
+            "definition": c.definition,
+            "minGroupCount": c.min_groups,
+            "children": list(c.children),
+            "rule": c.rule,
+            "optIn": opted,
+            **({"topology": dict(c.placement)} if c.placement else {}),
+        }
+        objects.append(
+            {
+                "apiVersion": COMPOSITE_API,
+                "kind": "CompositePodGroup",
+                "metadata": owned_metadata(ref, c.name, decision, {}),
+                "spec": spec,
+            }
+        )
+    workload = {
+        "apiVersion": NATIVE_API,
+        "kind": "Workload",
+        "metadata": owned_metadata(
+            ref,
+            workload_name,
+            {
+                "compositeTemplates": {c.template: c.min_groups for c in out.composites},
+                "optIn": opted,
+            },
+            {},
+        ),
+        "spec": {
+            "controllerRef": {"apiGroup": ref.group, "kind": ref.kind, "name": ref.name},
+            "compositePodGroupTemplates": templates,
+        },
+    }
+    return [workload, *objects]
+
+
+def _covered(karta: Karta, group: PodGroup) -> set[str]:
+    """The components a group's subgroups hold (each subgroup's component and those below)."""
+    names: set[str] = set()
+    for sub in group.sub_groups:
+        names.add(sub.name)
+        names.update(c.name for c in karta.iter_descendants(sub.name))
+    return names

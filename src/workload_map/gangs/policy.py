@@ -10,7 +10,8 @@ object alone, so the planner, the webhook and ``describe`` agree without a clust
   be told apart from the object: opt such a workload out with the annotation);
 - Spark applications with ``spec.batchScheduler``;
 - KubeRay objects labelled ``ray.io/scheduler-name`` or ``ray.io/gang-scheduling-enabled``;
-- ``batch/v1`` Jobs with ``spec.scheduling`` (the ``WorkloadWithJob`` Job controller);
+- ``batch/v1`` Jobs with ``spec.scheduling`` (the ``WorkloadWithJob`` Job controller), and
+  where the cluster runs that gate every Job the Job controller takes over (gangs/jobs.py);
 - any workload whose pod templates already set ``spec.schedulingGroup``.
 """
 
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from workload_map.gangs.config import ANNOTATION_GANG, LABEL_NAMESPACE_OPT_IN, GangConfig
+from workload_map.gangs.jobs import taken_over
 
 __all__ = ["OptIn", "left_alone", "opt_in"]
 
@@ -97,6 +99,11 @@ def left_alone(
         for label in _RAY_LABELS:
             if label in labels:
                 return f"KubeRay's batch-scheduler integration creates PodGroups (label {label})"
+    if config.workload_with_job:
+        # checked before the rest: the reason names what the Job controller does
+        why = taken_over(obj)
+        if why is not None:
+            return why
     if group == "batch" and kind == "Job" and spec.get("scheduling") is not None:
         return "the Job controller creates Workload and PodGroup (spec.scheduling, WorkloadWithJob)"
     return None

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from workload_map.kube.errors import ClusterError, NotFound
+from workload_map.kube.errors import ApiError, ClusterError, NotFound
 
-__all__ = ["TOPOLOGY_PROBE_KEY", "probe_generic_workload", "probe_topology"]
+__all__ = ["TOPOLOGY_PROBE_KEY", "probe_composite", "probe_generic_workload", "probe_topology"]
 
 #: the key the topology probe asks for (any label key: a dry run places nothing)
 TOPOLOGY_PROBE_KEY = "kubernetes.io/hostname"
@@ -105,3 +105,52 @@ def probe_topology(api: Any, namespace: str) -> tuple[str, str]:
         "dropped",
         "the API server dropped spec.schedulingConstraints (TopologyAwareWorkloadScheduling off)",
     )
+
+
+def probe_composite(api: Any, namespace: str) -> tuple[str, str]:
+    """Whether the cluster takes composite groups: (state, detail). ``absent``: no
+    ``scheduling.k8s.io/v1alpha3`` ``compositepodgroups`` served; else a dry-run Workload of
+    ``compositePodGroupTemplates`` only, which the API server refuses (not strips) with the
+    ``CompositePodGroup`` gate off (``dropped``), or keeps (``works``); ``error``."""
+    try:
+        found = api.get("/apis/scheduling.k8s.io/v1alpha3")
+    except NotFound:
+        return "absent", "scheduling.k8s.io/v1alpha3 is not served"
+    except ClusterError as err:
+        return "error", f"discovery failed: {err}"
+    names = {r.get("name") for r in (found or {}).get("resources") or [] if isinstance(r, dict)}
+    if "compositepodgroups" not in names:
+        return "absent", "scheduling.k8s.io/v1alpha3 serves no compositepodgroups"
+    wanted = [
+        {
+            "name": "probe",
+            "schedulingPolicy": {"gang": {"minGroupCount": 1}},
+            "podGroupTemplates": [{"name": "child", "schedulingPolicy": {"gang": {"minCount": 1}}}],
+        }
+    ]
+    workload = {
+        "apiVersion": "scheduling.k8s.io/v1beta1",
+        "kind": "Workload",
+        "metadata": {"generateName": "wlmap-composite-probe-", "namespace": namespace},
+        "spec": {"compositePodGroupTemplates": wanted},
+    }
+    try:
+        answer = api.request(
+            "POST",
+            f"/apis/scheduling.k8s.io/v1beta1/namespaces/{namespace}/workloads",
+            workload,
+            query=[("dryRun", "All")],
+        )
+    except ApiError as err:
+        if err.status in (400, 422):
+            return (
+                "dropped",
+                f"a composite-only Workload was refused (CompositePodGroup off): {err}",
+            )
+        return "error", f"dry-run Workload create failed: {err}"
+    except ClusterError as err:
+        return "error", f"dry-run Workload create failed: {err}"
+    kept = ((answer or {}).get("spec") or {}).get("compositePodGroupTemplates")
+    if isinstance(kept, list) and [t.get("name") for t in kept] == ["probe"]:
+        return "works", "a dry-run Workload kept spec.compositePodGroupTemplates"
+    return "dropped", "the API server dropped spec.compositePodGroupTemplates"

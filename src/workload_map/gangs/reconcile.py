@@ -38,6 +38,7 @@ from workload_map.gangs.config import (
     MANAGED_BY,
     VOLCANO_GROUP_ANNOTATION,
 )
+from workload_map.gangs.jobs import is_job_controllers
 from workload_map.gangs.naming import dns_subdomain, label_value
 from workload_map.gangs.planner import (
     COSCHEDULING_API,
@@ -62,7 +63,11 @@ __all__ = [
 LOWER_MINIMUM = "lower-minimum"
 DELETE_UNBOUND = "delete-unbound"
 
-_PLURAL = {"Workload": "workloads", "PodGroup": "podgroups"}
+_PLURAL = {
+    "Workload": "workloads",
+    "PodGroup": "podgroups",
+    "CompositePodGroup": "compositepodgroups",
+}
 
 
 def object_path(obj: Mapping[str, Any], *, collection: bool = False) -> str:
@@ -239,8 +244,8 @@ def _spec_patch(existing: Mapping[str, Any], desired: Mapping[str, Any]) -> dict
     new_note = (_meta(desired).get("annotations") or {}).get(ANNOTATION_DECISION)
     if old_note != new_note:
         patch["metadata"] = {"annotations": {ANNOTATION_DECISION: new_note}}
-    if desired["kind"] == "Workload":
-        return patch or None  # templates and controllerRef are immutable
+    if desired["kind"] in ("Workload", "CompositePodGroup"):
+        return patch or None  # templates, controllerRef and a composite's whole spec: immutable
     old, new = existing.get("spec") or {}, desired.get("spec") or {}
     if desired["apiVersion"] == NATIVE_API:
         if old.get("schedulingPolicy") != new.get("schedulingPolicy"):
@@ -270,13 +275,21 @@ def reconcile(
     ours = [o for o in existing if _ours(o)]
     if foreign_workload is not None:
         name = _meta(foreign_workload).get("name")
-        out.decisions.append(
-            Decision(
-                "LeftAlone",
-                f"Workload {name} made by another controller gangs this workload: ours removed",
+        removed = [dict(o) for o in ours if not _meta(o).get("deletionTimestamp")]
+        said = any(d.reason == "LeftAlone" for d in plan.decisions)
+        if removed or not said:  # a Job left alone for WorkloadWithJob is said once
+            out.decisions.append(
+                Decision(
+                    "LeftAlone",
+                    f"Workload {name} made by another controller gangs this workload: ours removed"
+                    + (
+                        " (the Job controller, WorkloadWithJob: its gang is spec.scheduling's)"
+                        if is_job_controllers(foreign_workload)
+                        else ""
+                    ),
+                )
             )
-        )
-        out.delete.extend(dict(o) for o in ours if not _meta(o).get("deletionTimestamp"))
+        out.delete.extend(removed)
         return out
     pod_list = [p for p in pods if _live(p)]
     # each pod's name and reference, read once (a resync reads them for every pod)

@@ -18,7 +18,14 @@ from workload_map.gangs.cache import ObjectCache
 from workload_map.gangs.config import GangConfig
 from workload_map.gangs.definitions import KartaIndex
 from workload_map.gangs.metrics import GangMetrics
-from workload_map.gangs.planner import COSCHEDULING_API, NATIVE_API, VOLCANO_API, SpecMemo
+from workload_map.gangs.planner import (
+    COMPOSITE_API,
+    COSCHEDULING_API,
+    NATIVE_API,
+    VOLCANO_API,
+    SpecMemo,
+)
+from workload_map.gangs.topology import kai_levels
 from workload_map.gangs.webhook import PodWebhook
 from workload_map.kube.trim import ALL, Trim
 
@@ -44,6 +51,7 @@ INTERMEDIATES = (
 SCHEDULING_KINDS = (
     (NATIVE_API, "Workload"),
     (NATIVE_API, "PodGroup"),
+    (COMPOSITE_API, "CompositePodGroup"),
     (COSCHEDULING_API, "PodGroup"),
     (VOLCANO_API, "PodGroup"),
 )
@@ -77,7 +85,12 @@ class GangRuntime:
         #: the pod webhook's admission handler (``webhook.admit``), served on every replica
         self.webhook = PodWebhook(self.admitter, self.metrics, self.native_served)
         self.generic_workload = ("unknown", "not probed yet")
+        #: how we know the cluster runs WorkloadWithJob ("": not known to)
+        self.workload_with_job = "--gang-workload-with-job=on" if config.workload_with_job else ""
         self.topology = ("unknown", "not probed yet")
+        self.composite = ("unknown", "not probed yet")
+        #: KAI Topology objects seen by their watch, by name
+        self._topologies: dict[str, dict[str, Any]] = {}
         self.listeners: list[Callable[[str, dict[str, Any]], None]] = []
         self.watched: set[str] = set()
         self.scheduling_paths: dict[tuple[str, str], str] = {}
@@ -93,18 +106,60 @@ class GangRuntime:
         self.generic_workload = (state, detail)
         self.metrics.set_generic_workload(state)
 
+    def learn_workload_with_job(self, detail: str) -> bool:
+        """The cluster runs ``WorkloadWithJob`` (``detail`` says how we know): Jobs the Job
+        controller takes over are left alone from now on (gangs/jobs.py). True if new."""
+        with self._classes_lock:
+            if self.config.workload_with_job:
+                return False
+            self.config = replace(self.config, workload_with_job=True)
+            self.admitter.config = self.config
+        self.workload_with_job = detail
+        return True
+
     def set_topology(self, state: str, detail: str) -> None:
         """The TopologyAwareWorkloadScheduling probe's answer (``gangs.probe``): required
         placement levels are written as constraints only where it works; a change replans
         every workload."""
         self.topology = (state, detail)
+        self._set_probed("native_topology", state == "works")
+
+    def set_composite(self, state: str, detail: str) -> None:
+        """The CompositePodGroup probe's answer (``gangs.probe``): gangs with subgroups are
+        written as composite groups only where it works; a change replans every workload."""
+        self.composite = (state, detail)
+        self._set_probed("composite_groups", state == "works")
+
+    def on_kai_topology(self, event: str, obj: dict[str, Any]) -> None:
+        """Keep KAI ``Topology`` levels (``GangConfig.kai_topologies``: the aliases a required
+        placement level may use); a change replans every workload."""
+        name = (obj.get("metadata") or {}).get("name")
+        if not isinstance(name, str):
+            return
         with self._classes_lock:
-            if self.config.native_topology == (state == "works"):
+            if event == "DELETED":
+                self._topologies.pop(name, None)
+            else:
+                self._topologies[name] = obj
+            levels = kai_levels(list(self._topologies.values()))
+            if levels == self.config.kai_topologies:
                 return
-            self.config = replace(self.config, native_topology=state == "works")
+            self.config = replace(self.config, kai_topologies=levels)
             self.admitter.config = self.config
         for listener in list(self.listeners):
-            listener("MODIFIED", {"kind": "TopologyProbe", "metadata": {"name": state}})
+            listener("MODIFIED", {"kind": "SchedulingProbe", "metadata": {"name": name}})
+
+    def _set_probed(self, name: str, value: bool) -> None:
+        with self._classes_lock:
+            if getattr(self.config, name) == value:
+                return
+            if name == "native_topology":
+                self.config = replace(self.config, native_topology=value)
+            else:
+                self.config = replace(self.config, composite_groups=value)
+            self.admitter.config = self.config
+        for listener in list(self.listeners):
+            listener("MODIFIED", {"kind": "SchedulingProbe", "metadata": {"name": name}})
 
     def native_served(self) -> bool:
         """Whether ``scheduling.k8s.io/v1beta1`` PodGroups are served (unknown: assumed)."""

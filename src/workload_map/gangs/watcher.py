@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 from workload_map.errors import WlmapError
 from workload_map.gangs.cache import trim_owner, trim_workload
 from workload_map.gangs.definitions import has_gangs
-from workload_map.gangs.probe import probe_generic_workload, probe_topology
+from workload_map.gangs.jobs import probe_workload_with_job
+from workload_map.gangs.probe import probe_composite, probe_generic_workload, probe_topology
 from workload_map.gangs.runtime import (
     INTERMEDIATES,
     PRIORITY_CLASSES,
@@ -22,6 +23,7 @@ from workload_map.gangs.runtime import (
     TRIM_PRIORITY_CLASS,
     GangRuntime,
 )
+from workload_map.gangs.topology import KAI_TOPOLOGY_API
 from workload_map.gangs.webhook import WEBHOOK_PATH
 from workload_map.kube.discovery import discover
 from workload_map.kube.trim import trim_pod
@@ -72,6 +74,9 @@ class GangWatcher:
             api_version="scheduling.k8s.io/v1",
         )
         classes.add_handler(rt.on_priority_class)
+        # before any workload is cached: a Job the Job controller takes over must never see
+        # a plan made without knowing it (our objects would be written, then removed)
+        self._probe_workload_with_job()
         # workload kinds first: a kind that is both (a batch Job) is then listed once with the
         # workload's fields, not listed as a link and re-listed wider
         self.refresh_kinds()
@@ -125,6 +130,12 @@ class GangWatcher:
             res = served.get((api, kind))
             if res is not None:
                 rt.scheduling_paths[(api, kind)] = res.path()
+        # KAI's Topology objects, where served: the aliases of placement levels (gangs.topology)
+        kai = served.get((KAI_TOPOLOGY_API, "Topology"))
+        if kai is not None and kai.path() not in rt.watched:
+            rt.watched.add(kai.path())
+            topologies = ctx.informer(kai.path(), kind="Topology", api_version=KAI_TOPOLOGY_API)
+            topologies.add_handler(rt.on_kai_topology)
         wanted: dict[str, tuple[str, str, Callable[[dict[str, Any]], dict[str, Any]]]] = {}
         for karta in rt.kartas.kartas():
             gvk = karta.root_gvk
@@ -172,6 +183,20 @@ class GangWatcher:
         state, detail = probe_topology(self.ctx.api, namespace)
         self.runtime.set_topology(state, detail)
         log.info("TopologyAwareWorkloadScheduling (API server): %s (%s)", state, detail)
+        state, detail = probe_composite(self.ctx.api, namespace)
+        self.runtime.set_composite(state, detail)
+        log.info("CompositePodGroup (API server): %s (%s)", state, detail)
+
+    def _probe_workload_with_job(self) -> None:
+        assert self.ctx is not None
+        if getattr(self.cfg.args, "gang_workload_with_job", "auto") != "auto":
+            return
+        namespace = self.cfg.args.gang_probe_namespace or self.cfg.namespace or "default"
+        state, detail = probe_workload_with_job(self.ctx.api, namespace)
+        if state == "on":
+            self.runtime.learn_workload_with_job(detail)
+        level = logging.WARNING if state == "error" else logging.INFO
+        log.log(level, "WorkloadWithJob: %s (%s)", state, detail)
 
     def stop(self) -> None:
         self._stop.set()

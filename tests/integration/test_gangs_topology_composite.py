@@ -1,0 +1,178 @@
+"""Composite groups end to end: a gang of two gangs binds both or neither.
+
+``CompositePodGroup`` (alpha in v1.37.2; needs ``GenericWorkload`` and
+``TopologyAwareWorkloadScheduling``) on every component and ``scheduling.k8s.io/v1alpha3``
+served. A custom kind's Karta states one ``podGroup`` whose two subgroups are its parts: the
+operator writes a Workload of ``compositePodGroupTemplates``, a ``CompositePodGroup`` with
+``minGroupCount: 2`` and a child PodGroup per part. The test creates the workload and its Jobs
+as the kind's controller would; the in-tree Job controller makes the pods. "Stays unbound" is
+observed: the test waits for the scheduler's ``FailedScheduling`` and then checks nothing is
+bound.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.gangs import custom
+from tests.gangs.e2e import (
+    NODE,
+    NODE_LABEL,
+    PARTSET_CRD,
+    bound,
+    create,
+    gang_operator,
+    make_namespace,
+    pod_spec,
+    podgroups,
+    pods_in,
+    ref,
+    token,
+    wait,
+)
+from tests.operator.live import KARTAS, OperatorProcess, api_for, delete
+from workload_map.kube.api import Api
+from workload_map.kube.errors import ApiError
+
+from .harness import FakeNodes, Kube
+
+ROOT = Path(__file__).resolve().parents[2]
+COMPOSITES = "/apis/scheduling.k8s.io/v1alpha3/namespaces/{ns}/compositepodgroups"
+Obj = dict[str, Any]
+
+pytestmark = pytest.mark.integration
+
+PLANE_OPTIONS = {
+    "extra_gates": ("TopologyAwareWorkloadScheduling", "CompositePodGroup"),
+    "extra_apis": ("scheduling.k8s.io/v1alpha3",),
+    "workload_controllers": True,
+}
+
+
+@pytest.fixture(scope="module")
+def plane(kube_with_gates: Kube) -> Kube:
+    kube_with_gates.install_crd(ROOT / "deploy/crds/kartas.run.ai.yaml")
+    kube_with_gates.install_crd(PARTSET_CRD)
+    return kube_with_gates
+
+
+@pytest.fixture(scope="module")
+def api(plane: Kube) -> Iterator[Api]:
+    client = api_for(plane.kubeconfig)
+    yield client
+    client.close()
+
+
+@pytest.fixture(scope="module")
+def tok() -> str:
+    return token()
+
+
+@pytest.fixture(scope="module")
+def op(
+    plane: Kube, api: Api, tok: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[OperatorProcess]:
+    karta = custom.karta_subgroups(2)
+    delete(api, f"{KARTAS}/{karta['metadata']['name']}")
+    api.request("POST", KARTAS, karta)  # before the operator: its first list brings it
+    ns = make_namespace(api, tok, opted_in=False)
+    with gang_operator(api, plane.kubeconfig, ns, tmp_path_factory.mktemp("gangs"), tok) as proc:
+        wait(
+            "the operator's composite probe",
+            lambda: "CompositePodGroup (API server): works" in proc.log.read_text(errors="replace"),
+        )
+        yield proc
+    delete(api, f"/api/v1/namespaces/{ns}")
+    delete(api, f"{KARTAS}/{karta['metadata']['name']}")
+
+
+def _composites(api: Api, ns: str) -> list[Obj]:
+    try:
+        return list(api.get(COMPOSITES.format(ns=ns)).get("items") or [])
+    except ApiError:
+        return []
+
+
+def _failed_scheduling(api: Api, ns: str) -> set[str]:
+    items = api.get(f"/api/v1/namespaces/{ns}/events").get("items") or []
+    return {
+        str(e["involvedObject"]["name"])
+        for e in items
+        if e.get("reason") == "FailedScheduling" and e["involvedObject"].get("kind") == "Pod"
+    }
+
+
+def _partset_with_jobs(api: Api, ns: str, pool: str, sizes: list[int]) -> float:
+    """The PartSet and, as its controller would make them, one Job per part (the Job
+    controller makes the pods); returns when the workload was created."""
+    body = custom.partset("parts", sizes, namespace=ns)
+    for i in range(len(sizes)):
+        body["spec"][f"p{i}"]["template"]["spec"] = pod_spec(pool)
+    partset = create(api, f"/apis/{custom.GROUP}/v1/namespaces/{ns}/partsets", body)
+    created = time.monotonic()
+    for i, size in enumerate(sizes):
+        labels = {"example.wlmap.io/part": f"p{i}"}
+        create(
+            api,
+            f"/apis/batch/v1/namespaces/{ns}/jobs",
+            {
+                "apiVersion": "batch/v1",
+                "kind": "Job",
+                "metadata": {
+                    "name": f"parts-p{i}",
+                    "labels": labels,
+                    "ownerReferences": [ref(partset)],
+                },
+                "spec": {
+                    "parallelism": size,
+                    "completions": size,
+                    "backoffLimit": 0,
+                    "template": {
+                        "metadata": {"labels": labels},
+                        "spec": {**pod_spec(pool), "restartPolicy": "Never"},
+                    },
+                },
+            },
+        )
+    return created
+
+
+def test_a_composite_of_two_gangs_binds_both_or_neither(
+    plane: Kube, api: Api, op: OperatorProcess, tok: str, fake_nodes: FakeNodes
+) -> None:
+    ns = make_namespace(api, tok)
+    pool = f"{tok}-composite"
+    fake_nodes.add(2, NODE, labels={NODE_LABEL: pool})  # room for one child of two pods
+    created = _partset_with_jobs(api, ns, pool, [2, 2])
+    (composite,) = wait("the CompositePodGroup", lambda: _composites(api, ns))
+    assert composite["spec"]["schedulingPolicy"] == {"gang": {"minGroupCount": 2}}
+    children = wait(
+        "two child PodGroups", lambda: len(podgroups(api, ns)) == 2 and podgroups(api, ns)
+    )
+    name = composite["metadata"]["name"]
+    assert {c["spec"]["parentCompositePodGroupName"] for c in children} == {name}
+    assert sorted(c["spec"]["schedulingPolicy"]["gang"]["minCount"] for c in children) == [2, 2]
+    (workload,) = api.get(f"/apis/scheduling.k8s.io/v1beta1/namespaces/{ns}/workloads")["items"]
+    assert workload["spec"]["compositePodGroupTemplates"]
+    assert not workload["spec"].get("podGroupTemplates")
+    wait("4 pods from the Job controller", lambda: len(pods_in(api, ns)) == 4)
+    pods = pods_in(api, ns)
+    assert {p["spec"]["schedulingGroup"]["podGroupName"] for p in pods} == {
+        c["metadata"]["name"] for c in children
+    }
+    # only one child fits: the scheduler tried and bound nothing
+    wait("the scheduler's FailedScheduling for the gang", lambda: _failed_scheduling(api, ns))
+    assert bound(api, ns) == []
+    start = time.monotonic()
+    fake_nodes.add(2, NODE, labels={NODE_LABEL: pool})  # both fit
+    wait("both children bound", lambda: len(bound(api, ns)) == 4, timeout=120)
+    done = time.monotonic()
+    print(
+        f"composite of 2 gangs of 2 (minGroupCount 2): unbound with room for one child; bound "
+        f"{done - start:.2f} s after the room was added ({done - created:.2f} s after creation)"
+    )
