@@ -310,3 +310,22 @@ def test_the_runtime_follows_the_probe_and_replans() -> None:
     assert GangController._fingerprint(found, 1, ((), None, True)) != (
         GangController._fingerprint(found, 1, ((), None, False))
     )
+
+
+def test_the_runtime_keeps_kai_topologies_for_aliases() -> None:
+    runtime = GangRuntime(GangConfig(native_topology=True), miss_wait=0.0)
+    heard: list[str] = []
+    runtime.listeners.append(lambda event, obj: heard.append(str(obj.get("kind"))))
+    runtime.on_kai_topology("ADDED", NETWORK)
+    assert runtime.config.kai_topologies == kai_levels([NETWORK])
+    assert runtime.admitter.config.kai_topologies == runtime.config.kai_topologies
+    assert heard == ["SchedulingProbe"]
+    runtime.on_kai_topology("MODIFIED", copy.deepcopy(NETWORK))  # unchanged levels: no replan
+    assert heard == ["SchedulingProbe"]
+    jobset = _jobset({ANNOTATION_KAI_TOPOLOGY: "network", ANNOTATION_KAI_REQUIRED: "rack"})
+    (group,) = _groups(plan(karta_of(jobset), jobset, config=runtime.config))
+    assert group["spec"]["schedulingConstraints"]["topology"] == [
+        {"key": "accelerator.nvidia.com/rack"}
+    ]
+    runtime.on_kai_topology("DELETED", NETWORK)
+    assert runtime.config.kai_topologies == ()

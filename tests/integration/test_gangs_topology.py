@@ -44,9 +44,49 @@ pytestmark = pytest.mark.integration
 PLANE_OPTIONS = {"extra_gates": ("TopologyAwareWorkloadScheduling",), "workload_controllers": True}
 
 
+#: a stand-in for KAI's Topology CRD (its group, version and kind; the schema left open)
+KAI_TOPOLOGY_CRD: Obj = {
+    "apiVersion": "apiextensions.k8s.io/v1",
+    "kind": "CustomResourceDefinition",
+    "metadata": {"name": "topologies.kai.scheduler"},
+    "spec": {
+        "group": "kai.scheduler",
+        "scope": "Cluster",
+        "names": {"plural": "topologies", "singular": "topology", "kind": "Topology"},
+        "versions": [
+            {
+                "name": "v1alpha1",
+                "served": True,
+                "storage": True,
+                "schema": {
+                    "openAPIV3Schema": {
+                        "type": "object",
+                        "x-kubernetes-preserve-unknown-fields": True,
+                    }
+                },
+            }
+        ],
+    },
+}
+#: KAI's Topology with an alias per level, as in ../shared/realworld/podgroup-gang-scheduling/
+#: kai-topology-aliases.yaml, on our rack label
+KAI_TOPOLOGY: Obj = {
+    "apiVersion": "kai.scheduler/v1alpha1",
+    "kind": "Topology",
+    "metadata": {"name": "wlmap-racks"},
+    "spec": {
+        "levels": [
+            {"nodeLabel": RACK, "alias": "rack"},
+            {"nodeLabel": "kubernetes.io/hostname", "alias": "node"},
+        ]
+    },
+}
+
+
 @pytest.fixture(scope="module")
 def plane(kube_with_gates: Kube) -> Kube:
     kube_with_gates.install_crd(ROOT / "deploy/crds/kartas.run.ai.yaml")
+    kube_with_gates.install_crd(KAI_TOPOLOGY_CRD)
     return kube_with_gates
 
 
@@ -66,6 +106,10 @@ def tok() -> str:
 def op(
     plane: Kube, api: Api, tok: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[OperatorProcess]:
+    topologies = "/apis/kai.scheduler/v1alpha1/topologies"
+    delete(api, f"{topologies}/wlmap-racks")
+    # before the operator: its first list of Topologies has it when the workloads come
+    api.request("POST", topologies, KAI_TOPOLOGY)
     ns = make_namespace(api, tok, opted_in=False)
     with gang_operator(api, plane.kubeconfig, ns, tmp_path_factory.mktemp("gangs"), tok) as proc:
         # the probe's answer decides whether constraints are written: the workloads come after
@@ -80,12 +124,15 @@ def op(
     delete(api, f"/api/v1/namespaces/{ns}")
 
 
-def _indexed_job(api: Api, ns: str, pool: str, size: int, *, rack_level: bool) -> float:
+def _indexed_job(
+    api: Api, ns: str, pool: str, size: int, *, rack_level: bool, level: str = RACK
+) -> float:
     """An Indexed Job of ``size`` pods stating its gang minimum (and, with ``rack_level``, the
-    rack as KAI's required placement), as a user writes it; returns when it was created."""
+    rack as KAI's required placement: ``level`` of Topology wlmap-racks), as a user writes it;
+    returns when it was created."""
     annotations = {"kai.scheduler/batch-min-member": str(size)}
     if rack_level:
-        annotations |= {ANNOTATION_KAI_TOPOLOGY: "racks", ANNOTATION_KAI_REQUIRED: RACK}
+        annotations |= {ANNOTATION_KAI_TOPOLOGY: "wlmap-racks", ANNOTATION_KAI_REQUIRED: level}
     body = {
         "apiVersion": "batch/v1",
         "kind": "Job",
@@ -166,3 +213,19 @@ def test_the_same_gang_without_a_level_binds_across_racks(
         f"gang of 4 without a level: bound across racks {time.monotonic() - created:.2f} s "
         "after the Job's creation"
     )
+
+
+def test_a_kai_alias_resolves_through_the_topology_object(
+    plane: Kube, api: Api, op: OperatorProcess, tok: str, fake_nodes: FakeNodes
+) -> None:
+    """``kai.scheduler/topology-required-placement: rack`` names the level by its alias in
+    KAI's Topology object, which the operator watches: the constraint is the label key."""
+    ns = make_namespace(api, tok)
+    pool = f"{tok}-alias"
+    _rack(fake_nodes, pool, "a", 2)
+    _rack(fake_nodes, pool, "b", 4)
+    _indexed_job(api, ns, pool, 4, rack_level=True, level="rack")
+    (group,) = wait("the PodGroup", lambda: podgroups(api, ns))
+    assert group["spec"]["schedulingConstraints"] == {"topology": [{"key": RACK}]}
+    wait("the whole gang bound", lambda: len(bound(api, ns)) == 4, timeout=120)
+    assert _racks(api, ns) == {"b"}

@@ -318,12 +318,8 @@ class GangController:
         fingerprint = self._fingerprint(
             found,
             self.runtime.kartas.generation,
-            (
-                config.priority_values,
-                config.default_priority_class,
-                config.native_topology,
-                config.composite_groups,
-            ),
+            # every setting the cluster feeds (classes, probes, KAI Topologies) replans
+            config,
         )
         if self._settled.get(key) == fingerprint:
             return None  # nothing changed since a reconcile that had nothing to do

@@ -25,6 +25,7 @@ from workload_map.gangs.planner import (
     VOLCANO_API,
     SpecMemo,
 )
+from workload_map.gangs.topology import kai_levels
 from workload_map.gangs.webhook import PodWebhook
 from workload_map.kube.trim import ALL, Trim
 
@@ -88,6 +89,8 @@ class GangRuntime:
         self.workload_with_job = "--gang-workload-with-job=on" if config.workload_with_job else ""
         self.topology = ("unknown", "not probed yet")
         self.composite = ("unknown", "not probed yet")
+        #: KAI Topology objects seen by their watch, by name
+        self._topologies: dict[str, dict[str, Any]] = {}
         self.listeners: list[Callable[[str, dict[str, Any]], None]] = []
         self.watched: set[str] = set()
         self.scheduling_paths: dict[tuple[str, str], str] = {}
@@ -126,6 +129,25 @@ class GangRuntime:
         written as composite groups only where it works; a change replans every workload."""
         self.composite = (state, detail)
         self._set_probed("composite_groups", state == "works")
+
+    def on_kai_topology(self, event: str, obj: dict[str, Any]) -> None:
+        """Keep KAI ``Topology`` levels (``GangConfig.kai_topologies``: the aliases a required
+        placement level may use); a change replans every workload."""
+        name = (obj.get("metadata") or {}).get("name")
+        if not isinstance(name, str):
+            return
+        with self._classes_lock:
+            if event == "DELETED":
+                self._topologies.pop(name, None)
+            else:
+                self._topologies[name] = obj
+            levels = kai_levels(list(self._topologies.values()))
+            if levels == self.config.kai_topologies:
+                return
+            self.config = replace(self.config, kai_topologies=levels)
+            self.admitter.config = self.config
+        for listener in list(self.listeners):
+            listener("MODIFIED", {"kind": "SchedulingProbe", "metadata": {"name": name}})
 
     def _set_probed(self, name: str, value: bool) -> None:
         with self._classes_lock:

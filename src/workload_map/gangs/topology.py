@@ -28,6 +28,7 @@ __all__ = [
     "ANNOTATION_KAI_PREFERRED",
     "ANNOTATION_KAI_REQUIRED",
     "ANNOTATION_KAI_TOPOLOGY",
+    "KAI_TOPOLOGY_API",
     "Placement",
     "TopologyLevels",
     "constraints",
@@ -36,6 +37,8 @@ __all__ = [
     "resolve",
 ]
 
+#: KAI's ``Topology`` (cluster-scoped): the levels and aliases a placement level names
+KAI_TOPOLOGY_API = "kai.scheduler/v1alpha1"
 ANNOTATION_KAI_TOPOLOGY = "kai.scheduler/topology"
 ANNOTATION_KAI_REQUIRED = "kai.scheduler/topology-required-placement"
 ANNOTATION_KAI_PREFERRED = "kai.scheduler/topology-preferred-placement"

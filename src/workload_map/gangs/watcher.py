@@ -23,6 +23,7 @@ from workload_map.gangs.runtime import (
     TRIM_PRIORITY_CLASS,
     GangRuntime,
 )
+from workload_map.gangs.topology import KAI_TOPOLOGY_API
 from workload_map.gangs.webhook import WEBHOOK_PATH
 from workload_map.kube.discovery import discover
 from workload_map.kube.trim import trim_pod
@@ -129,6 +130,12 @@ class GangWatcher:
             res = served.get((api, kind))
             if res is not None:
                 rt.scheduling_paths[(api, kind)] = res.path()
+        # KAI's Topology objects, where served: the aliases of placement levels (gangs.topology)
+        kai = served.get((KAI_TOPOLOGY_API, "Topology"))
+        if kai is not None and kai.path() not in rt.watched:
+            rt.watched.add(kai.path())
+            topologies = ctx.informer(kai.path(), kind="Topology", api_version=KAI_TOPOLOGY_API)
+            topologies.add_handler(rt.on_kai_topology)
         wanted: dict[str, tuple[str, str, Callable[[dict[str, Any]], dict[str, Any]]]] = {}
         for karta in rt.kartas.kartas():
             gvk = karta.root_gvk
