@@ -233,3 +233,16 @@ def test_the_composite_probe() -> None:
     runtime = GangRuntime(GangConfig(), miss_wait=0.0)
     runtime.set_composite("works", "kept")
     assert runtime.config.composite_groups and runtime.admitter.config.composite_groups
+
+
+def test_a_component_outside_every_subgroup_keeps_one_group_for_every_pod() -> None:
+    """Decided from the spec: the webhook (one pod) and the controller (all) agree."""
+    doc = custom.karta_subgroups(3)
+    group = doc["spec"]["optimizationInstructions"]["gangScheduling"]["podGroup"]
+    group["subGroups"] = group["subGroups"][:2]  # p2 in no subgroup
+    karta = load_karta(doc)
+    obj = _partset([2, 2, 1])
+    pods = _pods(obj)
+    assert "CompositePodGroup" not in _kinds(plan(karta, obj, pods, config=ON))
+    for pod in pods:
+        assert "CompositePodGroup" not in _kinds(plan(karta, obj, [pod], config=ON))

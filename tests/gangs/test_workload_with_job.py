@@ -18,7 +18,10 @@ from typing import Any
 
 import pytest
 
+from tests.gangs.conftest import StartWatch
+from tests.gangs.test_shared_informers import FakeApiClient
 from workload_map.gangs import plan
+from workload_map.gangs import watcher as watcher_module
 from workload_map.gangs.admission import PodAdmitter, json_patch
 from workload_map.gangs.cache import ObjectCache
 from workload_map.gangs.config import (
@@ -412,3 +415,36 @@ def test_the_probe_is_a_dry_run_that_the_field_survives(answer: Any, state: str)
         [("dryRun", "All")],
     )
     assert body["spec"]["scheduling"] == {"schedulingPolicy": {"gang": {"minCount": 1}}}
+
+
+# -- the watcher: the probe before any workload is cached ----------------------------------------
+@pytest.mark.parametrize(("state", "known"), [("on", True), ("off", False), ("error", False)])
+def test_the_watcher_probes_before_it_caches_a_workload(
+    monkeypatch: pytest.MonkeyPatch, gang_watcher: StartWatch, state: str, known: bool
+) -> None:
+    cached: list[bool] = []
+
+    def probe(api: Any, namespace: str) -> tuple[str, str]:
+        cached.append(len(list(runtime.cache)) == 0)
+        assert namespace == "wlmap"
+        return state, "probed"
+
+    monkeypatch.setattr(watcher_module, "probe_workload_with_job", probe)
+    rig = gang_watcher(FakeApiClient({}), begin=False)
+    runtime = rig.runtime
+    rig.watcher.start(rig.ctx)
+    assert cached == [True]  # once, with nothing cached yet
+    assert runtime.config.workload_with_job is known
+    assert runtime.admitter.config.workload_with_job is known
+
+
+def test_a_fixed_flag_is_not_probed(
+    monkeypatch: pytest.MonkeyPatch, gang_watcher: StartWatch
+) -> None:
+    monkeypatch.setattr(
+        watcher_module, "probe_workload_with_job", lambda api, ns: pytest.fail("probed")
+    )
+    rig = gang_watcher(FakeApiClient({}), begin=False)
+    rig.ctx.config.args.gang_workload_with_job = "off"
+    rig.watcher.start(rig.ctx)
+    assert not rig.runtime.config.workload_with_job

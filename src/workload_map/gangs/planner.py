@@ -751,7 +751,7 @@ def plan(
                 placement=stated,
             )
         )
-    _composites(out, groups, config, existing_templates)
+    _composites(out, groups, config, existing_templates, wl_spec.karta, {c for c, _ in specs})
     _native_layout(out, existing_templates)
     disruption = (
         _disruption(wl_spec.obj, out) if any(g.backend == NATIVE for g in out.gangs) else {}
@@ -1000,12 +1000,16 @@ def _composites(
     groups: Mapping[str, PodGroup],
     config: GangConfig,
     existing: Sequence[str] | None,
+    karta: Karta,
+    with_pods: set[str],
 ) -> None:
     """Turn each native gang whose subgroups make up its minimum into a composite group: the
     gang's name and template go to a ``CompositePodGroup`` (gang ``minGroupCount`` = its
     subgroups), each subgroup becomes a child PodGroup its pods join. Only where the cluster
     serves composites, for 2 to 8 subgroups (the API's templates per level; depth 2 of 4), and
-    where an existing Workload already holds those templates (they cannot be added)."""
+    where an existing Workload already holds those templates (they cannot be added), and
+    where every component with pods is in a subgroup (``with_pods``: decided from the spec, so
+    the webhook, planning one pod, and the controller agree)."""
     if not config.composite_groups:
         return
     kept: list[Gang] = []
@@ -1019,7 +1023,7 @@ def _composites(
             or any(s.error is not None for s in group.sub_groups)
             # a stated minimum, or members outside every subgroup: not a sum of gangs
             or sum(s.min_member for s in subs) != gang.min_count
-            or set(group.pods) != {p for s in subs for p in s.pods}
+            or not with_pods <= _covered(karta, group)
         ):
             kept.append(gang)
             continue
@@ -1147,3 +1151,12 @@ def _composite_objects(
         },
     }
     return [workload, *objects]
+
+
+def _covered(karta: Karta, group: PodGroup) -> set[str]:
+    """The components a group's subgroups hold (each subgroup's component and those below)."""
+    names: set[str] = set()
+    for sub in group.sub_groups:
+        names.add(sub.name)
+        names.update(c.name for c in karta.iter_descendants(sub.name))
+    return names
