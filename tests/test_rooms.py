@@ -10,7 +10,10 @@ each room (``cli``, ``operator``, ``gangs``, ``exporter``, ``web``) imports the 
 :data:`ALLOWED`, each with its reason. Every import counts: at module level, inside
 functions, under ``TYPE_CHECKING``, relative ones, and a string constant that names a module of
 the package (how a module would be loaded with ``importlib``). The operator names no room: it
-finds the rooms' controllers through entry points (``operator/plugins.py``).
+finds the rooms' controllers through entry points (``operator/plugins.py``). Of the core and the
+two layers, other rooms import only the package roots and the modules in :data:`PUBLIC`; every
+other module is private to its room. No import circle anywhere, and imports of the package sit
+at the top of files but the start-up boundaries in :data:`LAZY`.
 """
 
 from __future__ import annotations
@@ -185,6 +188,74 @@ def test_the_allowed_targets_are_public() -> None:
             if isinstance(t, ast.Name)
         }
         assert "__all__" in names, f"{target} is allowed to other rooms but has no __all__"
+
+
+#: the modules of the core and of the two layers that another room may import, with the
+#: package itself (its ``__init__``, the public API): the rest of each is private to its room
+PUBLIC: dict[str, frozenset[str]] = {
+    "catalog": frozenset({"definitions", "registry", "resolution", "stamps"}),
+    "engine": frozenset(
+        {
+            "describe",
+            "gangs",
+            "objects",
+            "owners",
+            "pods",
+            "quantities",
+            "resources",
+            "schemas",
+            "structure",
+        }
+    ),
+    "jq": frozenset({"ast", "errors"}),
+    "model": frozenset({"crd", "extensions", "findings", "load", "views", "yaml_import"}),
+    "kube": frozenset(
+        {
+            "api",
+            "cache",
+            "client",
+            "connect_api",
+            "discovery",
+            "errors",
+            "flags",
+            "kubeconfig",
+            "leader",
+            "options",
+            "pager",
+            "shortnames",
+            "transport",
+            "trim",
+            "watch",
+            "workqueue",
+        }
+    ),
+    "cluster": frozenset(
+        {"catalog_install", "connection", "definitions", "feed", "inventory", "ownership"}
+    ),
+}
+
+
+def public(target: str) -> bool:
+    """Whether another room may import ``target`` (a package root, or a listed module)."""
+    parts = target.split(".")
+    room = room_of(target)
+    if room not in PUBLIC or len(parts) <= 2:
+        return True
+    return parts[2] in PUBLIC[room]
+
+
+def test_other_rooms_import_only_public_modules() -> None:
+    bad = [
+        where(i)
+        for i in package_imports()
+        if room_of(i.importer) not in (room_of(i.target), "") and not public(i.target)
+    ]
+    assert not bad, "\n".join(bad)
+    assert not public("workload_map.kube.wire") and not public("workload_map.jq.compiler")
+    assert public("workload_map.kube.api") and public("workload_map.jq")
+    modules = {m.split(".")[2] for m in all_modules() if m.count(".") >= 2}
+    for room, names in PUBLIC.items():
+        assert names <= modules, f"{room}: PUBLIC names modules that do not exist"
 
 
 KNOWN = {
