@@ -90,11 +90,15 @@ def installed(workdir: Path, wheel: Path) -> Path:
             pytest.fail(f"{tool} (util-linux) is needed to run the image check", pytrace=False)
     venv = workdir / "venv"
     subprocess.run([_interpreter(), "-m", "venv", str(venv)], check=True, timeout=300)
+    # nothing of the caller's environment may make pip think the project is installed already
+    # (a PYTHONPATH naming a source tree with its egg-info: pip then installs no entry points)
+    clean = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
     install = subprocess.run(
         [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", str(wheel)],
         capture_output=True,
         text=True,
         timeout=900,
+        env=clean,
     )
     assert install.returncode == 0, install.stderr[-3000:]
     return venv / "bin"
