@@ -15,7 +15,7 @@ from workload_map.cli.exits import ERROR, CliError
 from workload_map.cli.manifests import describe_object
 from workload_map.engine import Workload
 from workload_map.errors import WlmapError
-from workload_map.jq.errors import JqError
+from workload_map.jq import JqError
 
 if TYPE_CHECKING:
     from workload_map.catalog.definitions import Definition
