@@ -63,7 +63,6 @@ def test_help_loads_the_command_table_and_no_command(tmp_path: Path) -> None:
         "workload_map.cli.render",
         "workload_map.cli.suggest",
         "workload_map.kube",
-        "workload_map.kube.errors",
         "workload_map.kube.flags",
         "workload_map.model",
         "workload_map.model.yaml_import",  # a function that imports PyYAML when called

@@ -12,8 +12,6 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from workload_map.kube import errors as _errors
-
 if TYPE_CHECKING:
     from workload_map.kube.api import Api
     from workload_map.kube.client import Cluster, connect
@@ -57,8 +55,24 @@ _HOMES = {
     "Cluster": "client",
     "connect": "client",
     "ConnectionOptions": "options",
-    # the error classes (errors.py is small and offline commands load it anyway)
-    **{name: "errors" for name in _errors.__all__ if name[0].isupper()},
+    # the error classes, named here so that importing the package (kube.flags for --help)
+    # loads no module of it (tests/test_public_api.py checks every name resolves)
+    **dict.fromkeys(
+        (
+            "ApiError",
+            "ClusterError",
+            "Conflict",
+            "Forbidden",
+            "Gone",
+            "Invalid",
+            "NotConfigured",
+            "NotFound",
+            "TooManyRequests",
+            "Unauthorized",
+            "Unreachable",
+        ),
+        "errors",
+    ),
 }
 
 

@@ -184,9 +184,8 @@ def _setup_logging(level: str, as_json: bool) -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
-    if level != "debug":  # the client libraries are chatty at info
-        for name in ("leaderelection", "kubernetes", "urllib3", "aiohttp.access"):
-            logging.getLogger(name).setLevel(logging.WARNING)
+    if level != "debug":  # aiohttp logs every request at info
+        logging.getLogger("aiohttp.access").setLevel(logging.WARNING)
 
 
 def _namespace(flag: str | None) -> str:
@@ -337,8 +336,6 @@ class Operator:
             self.elector.release()
         if self.servers is not None:
             self.servers.stop()
-        # closing the watch connections makes the library log each one as an error
-        logging.getLogger("kubernetes.informer.informer").setLevel(logging.CRITICAL)
         self.ctx.informers.stop()
         self.done.set()
 
