@@ -49,6 +49,28 @@ def test_serve_files_prints_an_address_that_opens() -> None:
     assert proc.returncode == 0
 
 
+def test_a_sigterm_right_after_the_address_stops_it_cleanly() -> None:
+    """The signal handlers are in place before the address is printed: a supervisor that stops
+    the server as soon as it is up gets a clean exit, not a death by the signal."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "workload_map.cli", "serve", "-f", str(EXAMPLES), "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
+    try:
+        assert proc.stdout is not None
+        assert "wlmap serve: open" in proc.stdout.readline()
+        proc.terminate()
+        proc.wait(60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(20)
+    assert proc.returncode == 0
+
+
 def test_serve_a_missing_folder_is_a_clear_error() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "workload_map.cli", "serve", "-f", "/nonexistent/dir"],

@@ -55,6 +55,13 @@ def build_parser(prog: str = "wlmap serve") -> argparse.ArgumentParser:
 
 
 async def _serve(args: argparse.Namespace) -> int:
+    # handlers first: a stop asked for while the source connects or the site starts (a
+    # supervisor's SIGTERM right after the URL is printed) ends the server cleanly, not the
+    # process by the signal's default action
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
     source: Source
     if args.filename is not None:
         source = FileSource(args.filename)
@@ -73,10 +80,6 @@ async def _serve(args: argparse.Namespace) -> int:
     print(f"wlmap serve: open {url}", flush=True)
     if args.open:
         webbrowser.open(url)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
     await stop.wait()
     await runner.cleanup()
     source.close()
