@@ -99,7 +99,9 @@ def main(argv: list[str]) -> int:
     )
     parallel: list[str] = []
     if options.workers not in ("0", "1") and importlib.util.find_spec("xdist") is not None:
-        parallel = ["-n", options.workers, "--dist", "loadfile"]
+        # a worker that crashes (a segfault) fails the tier at once: replacing it has been seen
+        # to stall xdist's controller, which would hang the run until CI's limit
+        parallel = ["-n", options.workers, "--dist", "loadfile", "--max-worker-restart=0"]
     elif options.workers not in ("0", "1"):
         print("run-tests: pytest-xdist is not installed: the unit tier runs in one process")
     # without paths of the caller's, each tier collects only its own folders: collecting (and
