@@ -461,6 +461,17 @@ def bound(api: Api, ns: str) -> list[str]:
     return sorted(p["metadata"]["name"] for p in pods_in(api, ns) if p["spec"].get("nodeName"))
 
 
+def failed_scheduling(api: Api, ns: str) -> set[str]:
+    """The pods of ``ns`` the scheduler reported it could not place (it tried: "stays unbound"
+    is then observed, not timed)."""
+    items = api.get(f"/api/v1/namespaces/{ns}/events").get("items") or []
+    return {
+        str(e["involvedObject"]["name"])
+        for e in items
+        if e.get("reason") == "FailedScheduling" and e["involvedObject"].get("kind") == "Pod"
+    }
+
+
 def podgroups(api: Api, ns: str) -> list[Obj]:
     try:
         return list(

@@ -14,6 +14,8 @@
   test uses one, else ``kube``), its pods force-deleted and the namespace deleted afterwards.
 - ``fake_nodes`` (function): a ``FakeNodes`` on the same cluster; ``fake_nodes.add(n, capacity)``
   / ``remove(name)``; its nodes are deleted afterwards.
+- ``api``, ``tok`` (module): a client of the module's own ``plane`` fixture and a token for its
+  namespaces (the gang modules define ``plane``; the others define their own ``api``).
 - ``kubelet`` (function): a stand-in for the kubelet that completes the deletion of terminating
   pods bound to fake nodes (preemption, deletes), which no real kubelet would finish here.
 
@@ -28,6 +30,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.gangs.e2e import token
+from tests.operator.live import api_for
+from workload_map.kube.api import Api
 
 from .harness import FakeNodes, HarnessError, Kube, open_kube
 from .kubelet import FakeKubelet
@@ -148,6 +154,20 @@ def fake_nodes(request: pytest.FixtureRequest) -> Iterator[FakeNodes]:
         yield nodes
     finally:
         nodes.remove_all()
+
+
+@pytest.fixture(scope="module")
+def api(plane: Kube) -> Iterator[Api]:
+    """A client of the module's ``plane`` fixture (the gang modules' plane with its CRDs)."""
+    client = api_for(plane.kubeconfig)
+    yield client
+    client.close()
+
+
+@pytest.fixture(scope="module")
+def tok() -> str:
+    """The module's token: its namespaces and webhook configuration carry it."""
+    return token()
 
 
 @pytest.fixture

@@ -25,16 +25,16 @@ from tests.gangs.e2e import (
     NODE_LABEL,
     bound,
     create,
+    failed_scheduling,
     gang_operator,
     make_namespace,
     pod_spec,
     podgroups,
     pods_in,
     ref,
-    token,
     wait,
 )
-from tests.operator.live import OperatorProcess, api_for, delete
+from tests.operator.live import OperatorProcess, delete
 from workload_map.kube.api import Api
 
 from .harness import FakeNodes, Kube
@@ -51,18 +51,6 @@ pytestmark = pytest.mark.integration
 def plane(kube_with_controllers: Kube) -> Kube:
     kube_with_controllers.install_crd(ROOT / "deploy/crds/kartas.run.ai.yaml")
     return kube_with_controllers
-
-
-@pytest.fixture(scope="module")
-def api(plane: Kube) -> Iterator[Api]:
-    client = api_for(plane.kubeconfig)
-    yield client
-    client.close()
-
-
-@pytest.fixture(scope="module")
-def tok() -> str:
-    return token()
 
 
 @pytest.fixture(scope="module")
@@ -122,16 +110,6 @@ def _indexed_job(
     return dict(api.request("POST", f"/apis/batch/v1/namespaces/{ns}/jobs", body))
 
 
-def _failed_scheduling(api: Api, ns: str) -> set[str]:
-    """The pods the scheduler reported it could not place."""
-    items = api.get(f"/api/v1/namespaces/{ns}/events").get("items") or []
-    return {
-        str(e["involvedObject"]["name"])
-        for e in items
-        if e.get("reason") == "FailedScheduling" and e["involvedObject"].get("kind") == "Pod"
-    }
-
-
 def _messages(api: Api, ns: str, reason: str) -> list[str]:
     items = api.get(f"/api/v1/namespaces/{ns}/events").get("items") or []
     return [str(e.get("message")) for e in items if e.get("reason") == reason]
@@ -151,7 +129,7 @@ def _held_then_bound(
     pods = pods_in(api, ns)
     assert all(p["spec"].get("schedulingGroup") for p in pods), [p["metadata"] for p in pods]
     # the scheduler tried the gang and found no room for all: nothing is bound
-    wait("the scheduler's FailedScheduling for the gang", lambda: _failed_scheduling(api, ns))
+    wait("the scheduler's FailedScheduling for the gang", lambda: failed_scheduling(api, ns))
     assert bound(api, ns) == []
     start = time.monotonic()
     _nodes(fake_nodes, pool, 1)
@@ -354,7 +332,7 @@ def test_a_single_pod_of_middling_priority_does_not_preempt_a_higher_gang(
     }
     create(api, f"/api/v1/namespaces/{single_ns}/pods", single)
     # the scheduler tried it, preemption included (PostFilter runs before the event)
-    wait("the single pod's FailedScheduling", lambda: _failed_scheduling(api, single_ns))
+    wait("the single pod's FailedScheduling", lambda: failed_scheduling(api, single_ns))
     (pod,) = pods_in(api, single_ns)
     assert not pod["spec"].get("nodeName") and not pod["status"].get("nominatedNodeName")
     assert {p["metadata"]["uid"] for p in pods_in(api, gang_ns)} == members

@@ -21,15 +21,15 @@ from tests.gangs.e2e import (
     NODE,
     NODE_LABEL,
     bound,
+    failed_scheduling,
     gang_operator,
     make_namespace,
     pod_spec,
     podgroups,
     pods_in,
-    token,
     wait,
 )
-from tests.operator.live import OperatorProcess, api_for, delete
+from tests.operator.live import OperatorProcess, delete
 from workload_map.gangs.topology import ANNOTATION_KAI_REQUIRED, ANNOTATION_KAI_TOPOLOGY
 from workload_map.kube.api import Api
 
@@ -91,18 +91,6 @@ def plane(kube_with_gates: Kube) -> Kube:
 
 
 @pytest.fixture(scope="module")
-def api(plane: Kube) -> Iterator[Api]:
-    client = api_for(plane.kubeconfig)
-    yield client
-    client.close()
-
-
-@pytest.fixture(scope="module")
-def tok() -> str:
-    return token()
-
-
-@pytest.fixture(scope="module")
 def op(
     plane: Kube, api: Api, tok: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[OperatorProcess]:
@@ -149,15 +137,6 @@ def _indexed_job(
     return time.monotonic()
 
 
-def _failed_scheduling(api: Api, ns: str) -> set[str]:
-    items = api.get(f"/api/v1/namespaces/{ns}/events").get("items") or []
-    return {
-        str(e["involvedObject"]["name"])
-        for e in items
-        if e.get("reason") == "FailedScheduling" and e["involvedObject"].get("kind") == "Pod"
-    }
-
-
 def _racks(api: Api, ns: str) -> set[str]:
     """The racks of the nodes the namespace's pods are bound to."""
     nodes = {p["spec"]["nodeName"] for p in pods_in(api, ns) if p["spec"].get("nodeName")}
@@ -183,7 +162,7 @@ def test_a_gang_binds_within_one_rack_or_not_at_all(
     assert group["spec"]["schedulingPolicy"] == {"gang": {"minCount": 4}}
     wait("4 pods from the Job controller", lambda: len(pods_in(api, ns)) == 4)
     assert all(p["spec"].get("schedulingGroup") for p in pods_in(api, ns))
-    wait("the scheduler's FailedScheduling for the gang", lambda: _failed_scheduling(api, ns))
+    wait("the scheduler's FailedScheduling for the gang", lambda: failed_scheduling(api, ns))
     assert bound(api, ns) == []  # it fits only across two racks: nothing binds
     start = time.monotonic()
     _rack(fake_nodes, pool, "b", 2)  # rack b now holds the whole gang

@@ -26,16 +26,16 @@ from tests.gangs.e2e import (
     PARTSET_CRD,
     bound,
     create,
+    failed_scheduling,
     gang_operator,
     make_namespace,
     pod_spec,
     podgroups,
     pods_in,
     ref,
-    token,
     wait,
 )
-from tests.operator.live import KARTAS, OperatorProcess, api_for, delete
+from tests.operator.live import KARTAS, OperatorProcess, delete
 from workload_map.kube.api import Api
 from workload_map.kube.errors import ApiError
 
@@ -62,18 +62,6 @@ def plane(kube_with_gates: Kube) -> Kube:
 
 
 @pytest.fixture(scope="module")
-def api(plane: Kube) -> Iterator[Api]:
-    client = api_for(plane.kubeconfig)
-    yield client
-    client.close()
-
-
-@pytest.fixture(scope="module")
-def tok() -> str:
-    return token()
-
-
-@pytest.fixture(scope="module")
 def op(
     plane: Kube, api: Api, tok: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[OperatorProcess]:
@@ -96,15 +84,6 @@ def _composites(api: Api, ns: str) -> list[Obj]:
         return list(api.get(COMPOSITES.format(ns=ns)).get("items") or [])
     except ApiError:
         return []
-
-
-def _failed_scheduling(api: Api, ns: str) -> set[str]:
-    items = api.get(f"/api/v1/namespaces/{ns}/events").get("items") or []
-    return {
-        str(e["involvedObject"]["name"])
-        for e in items
-        if e.get("reason") == "FailedScheduling" and e["involvedObject"].get("kind") == "Pod"
-    }
 
 
 def _partset_with_jobs(api: Api, ns: str, pool: str, sizes: list[int]) -> float:
@@ -166,7 +145,7 @@ def test_a_composite_of_two_gangs_binds_both_or_neither(
         c["metadata"]["name"] for c in children
     }
     # only one child fits: the scheduler tried and bound nothing
-    wait("the scheduler's FailedScheduling for the gang", lambda: _failed_scheduling(api, ns))
+    wait("the scheduler's FailedScheduling for the gang", lambda: failed_scheduling(api, ns))
     assert bound(api, ns) == []
     start = time.monotonic()
     fake_nodes.add(2, NODE, labels={NODE_LABEL: pool})  # both fit

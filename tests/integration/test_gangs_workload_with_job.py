@@ -25,15 +25,15 @@ from tests.gangs.e2e import (
     NODE,
     NODE_LABEL,
     bound,
+    failed_scheduling,
     gang_operator,
     make_namespace,
     pod_spec,
     podgroups,
     pods_in,
-    token,
     wait,
 )
-from tests.operator.live import OperatorProcess, api_for, delete
+from tests.operator.live import OperatorProcess, delete
 from workload_map.gangs.config import ANNOTATION_DECISION, LABEL_MANAGED_BY
 from workload_map.kube.api import Api
 from workload_map.operator.events import COMPONENT
@@ -54,18 +54,6 @@ pytestmark = pytest.mark.integration
 def plane(kube_with_gates: Kube) -> Kube:
     kube_with_gates.install_crd(ROOT / "deploy/crds/kartas.run.ai.yaml")
     return kube_with_gates
-
-
-@pytest.fixture(scope="module")
-def api(plane: Kube) -> Iterator[Api]:
-    client = api_for(plane.kubeconfig)
-    yield client
-    client.close()
-
-
-@pytest.fixture(scope="module")
-def tok() -> str:
-    return token()
 
 
 @pytest.fixture(scope="module")
@@ -117,14 +105,6 @@ def _ours(api: Api, ns: str, reason: str) -> list[str]:
     ]
 
 
-def _failed_scheduling(api: Api, ns: str) -> set[str]:
-    return {
-        str(e["involvedObject"]["name"])
-        for e in _events(api, ns)
-        if e.get("reason") == "FailedScheduling" and e["involvedObject"].get("kind") == "Pod"
-    }
-
-
 def _scheduling_objects(api: Api, ns: str) -> tuple[list[Obj], list[Obj]]:
     workloads = list(api.get(WORKLOADS.format(ns=ns)).get("items") or [])
     return workloads, podgroups(api, ns)
@@ -170,7 +150,7 @@ def test_a_job_with_a_gang_in_spec_scheduling_binds_all_or_nothing(
     wait("our LeftAlone event", lambda: _ours(api, ns, "LeftAlone"))
     assert any("spec.scheduling" in m for m in _ours(api, ns, "LeftAlone"))
     # held while one node short
-    wait("the scheduler's FailedScheduling for the gang", lambda: _failed_scheduling(api, ns))
+    wait("the scheduler's FailedScheduling for the gang", lambda: failed_scheduling(api, ns))
     assert bound(api, ns) == []
     start = time.monotonic()
     _nodes(fake_nodes, pool, 1)
