@@ -89,12 +89,15 @@ class Cluster:
         namespace: str | None,
         *,
         label_selector: str | None = None,
+        field_selector: str | None = None,
         chunk_size: int = 500,
         resource_version: str | None = None,
     ) -> Iterator[dict[str, Any]]:
         """Every object (``namespace=None``: all namespaces), fetched ``chunk_size`` at a time."""
         path = res.path(namespace if res.namespaced else None)
         query = [("labelSelector", label_selector)] if label_selector else []
+        if field_selector:
+            query.append(("fieldSelector", field_selector))
         listed = pages(
             self.transport,
             path,
