@@ -58,6 +58,13 @@ class GetItem:
         "stuck", description="why the workload is stuck (Unschedulable pods, a short gang)"
     )
     metadata: GetMetadata = json_field("metadata")
+    cluster: str | None = json_field(
+        "cluster",
+        omit="none",
+        default=None,
+        description="the kubeconfig context it was read through (several --context or "
+        "--all-contexts only)",
+    )
 
 
 @view
