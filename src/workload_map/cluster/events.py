@@ -29,7 +29,7 @@ from workload_map.engine.events import EventsView, events_view
 from workload_map.errors import WlmapError
 from workload_map.kube.client import Cluster
 
-__all__ = ["workload_events"]
+__all__ = ["EventReader", "workload_events"]
 
 #: at most this many events are read per list (the newest are what describe shows)
 LIST_LIMIT = 500
@@ -82,41 +82,80 @@ class _Members:
         return self.root_uid in chain.uids
 
 
+class EventReader:
+    """The event lists of one command, each read once.
+
+    Per workload it asks the server for that workload's events and, once per namespace, for
+    the namespace's warnings (both narrowed by field selectors). ``whole_namespaces`` (``describe
+    TYPE``, many workloads of a namespace) reads each namespace's events once, every type, and
+    picks the workloads' own from it: one request per namespace instead of one per workload.
+    A list the server refuses becomes a note.
+    """
+
+    def __init__(self, cluster: Cluster, *, whole_namespaces: bool = False) -> None:
+        self.cluster = cluster
+        self.whole_namespaces = whole_namespaces
+        self.res = cluster.resource_for("v1", "Event")
+        self._lists: dict[tuple[str | None, str], tuple[list[dict[str, Any]], list[str]]] = {}
+
+    def _listed(
+        self, namespace: str | None, selector: str
+    ) -> tuple[list[dict[str, Any]], list[str]]:
+        key = (namespace, selector)
+        if key not in self._lists:
+            out: list[dict[str, Any]] = []
+            notes: list[str] = []
+            assert self.res is not None
+            try:
+                for event in self.cluster.iter_list(
+                    self.res, namespace, field_selector=selector or None
+                ):
+                    out.append(event)
+                    if len(out) >= LIST_LIMIT:
+                        what = f" of {selector}" if selector else ""
+                        notes.append(f"only the first {LIST_LIMIT} events{what} were read")
+                        break
+            except WlmapError as exc:
+                notes.append(f"events could not be read: {exc}")
+            self._lists[key] = (out, notes)
+        return self._lists[key]
+
+    def own(self, namespace: str | None, uid: str) -> tuple[list[dict[str, Any]], list[str]]:
+        if self.whole_namespaces:
+            events, notes = self._listed(namespace, "")
+            return [e for e in events if _involved(e).get("uid") == uid], notes
+        return self._listed(namespace, f"involvedObject.uid={uid}")
+
+    def warnings(self, namespace: str | None) -> tuple[list[dict[str, Any]], list[str]]:
+        if self.whole_namespaces:
+            events, notes = self._listed(namespace, "")
+            return [e for e in events if e.get("type") == "Warning"], notes
+        return self._listed(namespace, "type=Warning")
+
+
 def workload_events(
     cluster: Cluster,
     workload: dict[str, Any],
     pods: Iterable[dict[str, Any]] | None,
     *,
     gang_pods: Collection[str] = (),
+    reader: EventReader | None = None,
 ) -> EventsView:
     """The events section of ``workload``'s describe view (see the module doc).
 
     ``pods``: the workload's pods (None when they could not be read); ``gang_pods``: the names
-    of those in its gangs. A list the server refuses becomes the view's note, not an error.
+    of those in its gangs; ``reader``: the command's shared :class:`EventReader` (default: one
+    for this workload). A list the server refuses becomes the view's note, not an error.
     """
+    reader = reader or EventReader(cluster)
     uid = str(_meta(workload).get("uid") or "")
     namespace = _meta(workload).get("namespace")
     namespace = namespace if isinstance(namespace, str) and namespace else None
-    res = cluster.resource_for("v1", "Event")
-    if res is None or not uid:
+    if reader.res is None or not uid:
         return events_view((), (), note="this cluster serves no events")
-    notes: list[str] = []
-
-    def listed(selector: str) -> list[dict[str, Any]]:
-        try:
-            out = []
-            for event in cluster.iter_list(res, namespace, field_selector=selector):
-                out.append(event)
-                if len(out) >= LIST_LIMIT:
-                    notes.append(f"only the first {LIST_LIMIT} events of {selector} were read")
-                    break
-            return out
-        except WlmapError as exc:
-            notes.append(f"events could not be read: {exc}")
-            return []
-
-    own = listed(f"involvedObject.uid={uid}")
-    warnings = listed("type=Warning")
+    own, notes = reader.own(namespace, uid)
+    warnings, more = reader.warnings(namespace)
     members = _Members(cluster, uid, pods or ())
     theirs = [e for e in warnings if members(_involved(e), namespace)]
-    return events_view(own, theirs, gang_pods=gang_pods, note="; ".join(notes) or None)
+    note = "; ".join(dict.fromkeys([*notes, *more])) or None
+    return events_view(own, theirs, gang_pods=gang_pods, note=note)
