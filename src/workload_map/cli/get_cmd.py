@@ -40,6 +40,7 @@ from workload_map.cli.workload_view import DescribeFailed, describe_view, view_n
 from workload_map.cluster.ownership import find_pods, owning_workload, pods_by_owner
 from workload_map.engine.describe import PodCounts
 from workload_map.kube.errors import ClusterError, Forbidden, NotFound
+from workload_map.kube.kubeconfig import kubeconfig_contexts
 from workload_map.kube.watch import list_version
 from workload_map.model.views import to_json
 
@@ -211,8 +212,6 @@ def _contexts(ctx: Context) -> list[str]:
     ``--all-contexts`` every context of the kubeconfig."""
     if not ctx.all_contexts:
         return list(dict.fromkeys(ctx.contexts))
-    from workload_map.kube.kubeconfig import kubeconfig_contexts
-
     ctx.check_kubeconfig()
     names = kubeconfig_contexts(ctx.connection)
     if not names:
