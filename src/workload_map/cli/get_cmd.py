@@ -496,8 +496,16 @@ def _row(
         definition=d.name,
         origin=d.origin,
         phases=tuple(view.get("phases") or ["Undefined"]),
-        pods=PodCounts(counts.get("desired", 0), counts.get("current"), counts.get("ready")),
+        pods=PodCounts(
+            counts.get("desired", 0),
+            counts.get("current"),
+            counts.get("ready"),
+            counts.get("pending"),
+            counts.get("held"),
+        ),
         gpus=(view.get("resources") or {}).get("gpus", 0),
+        gpus_pending=(view.get("pendingResources") or {}).get("gpus"),
+        gpus_held=(view.get("heldResources") or {}).get("gpus"),
         stuck=stuck_reason(dict(view)),
         # kubectl habits (custom-columns=NAME:.metadata.name, --sort-by, --show-labels)
         metadata=GetMetadata(
@@ -671,11 +679,15 @@ def _headers(opts: _Options) -> list[str]:
         headers.append("TYPE")
     headers += ["PHASE", "PODS", "GPUS", "AGE"]
     if kind == "wide":
-        headers += ["DEFINITION", "ORIGIN", "STUCK"]
+        headers += ["PENDING", "HELD", "GPUS-PENDING", "GPUS-HELD", "DEFINITION", "ORIGIN", "STUCK"]
     headers += [key.rpartition("/")[2].upper() for key in opts.label_columns]
     if opts.show_labels:
         headers.append("LABELS")
     return headers
+
+
+def _count(value: Any) -> str:
+    return "-" if value is None else str(value)
 
 
 def _labels_text(labels: dict[str, Any]) -> str:
@@ -700,6 +712,9 @@ def _cells(row: Row, ctx: Context, opts: _Options) -> list[str]:
         age(v["createdAt"]),
     ]
     if opts.spec.kind == "wide":
+        # the shared vocabulary (engine/summary.py): GPUS is what the spec requests
+        cells += [_count(v["pods"].get(k)) for k in ("pending", "held")]
+        cells += [_count(v.get(k)) for k in ("gpusPending", "gpusHeld")]
         cells += [str(v["definition"]), str(v["origin"]), str(v.get("stuck") or "-")]
     labels = (v.get("metadata") or {}).get("labels") or {}
     cells += [str(labels.get(key, "")) for key in opts.label_columns]
