@@ -288,3 +288,37 @@ def test_no_query_when_the_selector_does_not_select_the_template() -> None:
         "template": {"metadata": {"labels": {"app": "api"}}},
     }
     assert pod_query(obj("apps/v1", "Deployment", "web", NS, spec=spec)) is None
+
+
+def test_the_shared_index_reads_owners_by_kind_not_one_by_one() -> None:
+    """``get TYPE -A``: the Jobs of many JobSets in one metadata-only list, the listed JobSets
+    from the cluster's cache (no request)."""
+    api = FakeAPI(namespace=NS).serve(JOBSET)
+    jobsets = [_jobset(f"js-{i}") for i in range(20)]
+    jobs = [_job(f"js-{i}-w-0", js) for i, js in enumerate(jobsets)]
+    api.add(*jobsets, *jobs, *(pod(f"{j['metadata']['name']}-0", j, namespace=NS) for j in jobs))
+    cluster = Cluster(api)
+    for js in jobsets:
+        cluster.remember(js)
+    index = pods_by_owner(cluster, None)
+    assert all(len(index.pods_of(js)) == 1 for js in jobsets)
+    assert len([p for p, _, _ in api.calls if "/jobs/" in p]) == ownership.GETS_BEFORE_LIST
+    assert [p for p, _, _ in api.calls if p.endswith("/jobs")] == ["/apis/batch/v1/jobs"]
+    assert not [p for p, _, _ in api.calls if "/jobsets" in p]
+
+
+def test_the_shared_index_lists_again_when_its_continue_token_expired() -> None:
+    api = FakeAPI(namespace=NS)
+    api.add(*(pod(f"p-{i}", None, namespace=NS) for i in range(5)))
+    real_get = api.get
+    expired = []
+
+    def get(path: str, query: Any = (), *, accept: str | None = None) -> Any:
+        if dict(query).get("continue") and not expired:
+            expired.append(path)
+            return api._fail(410, "The provided continue parameter is too old", path)
+        return real_get(path, query, accept=accept)
+
+    api.get = get  # type: ignore[method-assign]
+    index = pods_by_owner(Cluster(api), NS, chunk_size=2)
+    assert len(index) == 5 and expired

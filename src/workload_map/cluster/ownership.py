@@ -22,7 +22,7 @@ from workload_map.engine.owners import (
     walk_chain,
 )
 from workload_map.kube.client import Cluster
-from workload_map.kube.errors import ApiError, NotFound
+from workload_map.kube.errors import ApiError, Gone, NotFound
 
 if TYPE_CHECKING:
     from workload_map.model import Karta
@@ -217,39 +217,45 @@ def selects(selector: Any, labels: Mapping[str, Any]) -> bool:
 
 
 class _Owners:
-    """Owner-chain links of one namespace: a GET each (through the cluster's cache of fetched
-    objects) for the first :data:`GETS_BEFORE_LIST` of a kind, then that kind's metadata-only
-    list, read once. A kind that may not be listed stays one GET per owner."""
+    """Owner-chain links of one namespace (None: of all): what the cluster has already read
+    (the listed workloads), else a GET each (cached on the cluster) for the first
+    :data:`GETS_BEFORE_LIST` of a kind, then that kind's metadata-only list, read once. A kind
+    that may not be listed stays one GET per owner."""
 
     def __init__(self, cluster: Cluster, namespace: str | None) -> None:
         self.cluster = cluster
         self.namespace = namespace
         self._gets: dict[tuple[str, str], int] = {}
-        self._lists: dict[tuple[str, str], dict[str, dict[str, Any]] | None] = {}
+        self._lists: dict[tuple[str, str], dict[tuple[str, str], dict[str, Any]] | None] = {}
 
     def __call__(self, ref: OwnerRef) -> dict[str, Any] | None:
+        namespace = self.namespace if self.namespace is not None else ref.namespace
+        cluster = self.cluster
+        if cluster.has_cached(ref.api_version, ref.kind, ref.name, namespace):
+            return cluster.get_cached(ref.api_version, ref.kind, ref.name, namespace)
         kind = (ref.api_version, ref.kind)
+        key = (namespace or "", ref.name)
         listed = self._lists.get(kind)
         if listed is not None:
-            return listed.get(ref.name)
+            return listed.get(key)
         if kind not in self._lists and self._gets.get(kind, 0) >= GETS_BEFORE_LIST:
             listed = self._list(kind)
             if listed is not None:
-                return listed.get(ref.name)
+                return listed.get(key)
         self._gets[kind] = self._gets.get(kind, 0) + 1
-        return self.cluster.get_cached(ref.api_version, ref.kind, ref.name, self.namespace)
+        return cluster.get_cached(ref.api_version, ref.kind, ref.name, namespace)
 
-    def _list(self, kind: tuple[str, str]) -> dict[str, dict[str, Any]] | None:
+    def _list(self, kind: tuple[str, str]) -> dict[tuple[str, str], dict[str, Any]] | None:
         res = self.cluster.resource_for(*kind)
-        found: dict[str, dict[str, Any]] | None = None
+        found: dict[tuple[str, str], dict[str, Any]] | None = None
         if res is not None:
             try:
-                found = {
-                    str(o["metadata"].get("name")): o
-                    for o in self.cluster.iter_list(
-                        res, self.namespace, resource_version="0", metadata_only=True
-                    )
-                }
+                found = {}
+                for o in self.cluster.iter_list(
+                    res, self.namespace, resource_version="0", metadata_only=True
+                ):
+                    meta = o["metadata"]
+                    found[(str(meta.get("namespace") or ""), str(meta.get("name")))] = o
             except ApiError:
                 found = None  # may not list it: a GET per owner, as before
         self._lists[kind] = found
@@ -427,11 +433,22 @@ def _ref_dict(ref: OwnerRef) -> dict[str, Any]:
 
 def pods_by_owner(cluster: Cluster, namespace: str | None, *, chunk_size: int = 500) -> PodIndex:
     """Every pod of ``namespace`` (None: all) indexed by its controller chain, so many
-    workloads share one pod list (``index.pods_of(workload)``)."""
-    index = PodIndex()
+    workloads share one pod list (``index.pods_of(workload)``). Owners are read as
+    :class:`_Owners` reads them (the Jobs of 10k JobSets: one metadata-only list, not 20k
+    GETs); a list that outlives its continue token is read again once."""
     pods_res = cluster.resource_for("v1", "Pod")
     if pods_res is None:
-        return index
-    for pod in cluster.iter_list(pods_res, namespace, chunk_size=chunk_size):
-        index.add(pod, owner_chain(cluster, pod))
+        return PodIndex()
+    owners = _Owners(cluster, namespace)
+    for attempt in (1, 2):
+        index = PodIndex()
+        try:
+            for pod in cluster.iter_list(pods_res, namespace, chunk_size=chunk_size):
+                index.add(pod, walk_chain(pod, owners))
+        except Gone:
+            # the list outlived its continue token (the API server compacted meanwhile)
+            if attempt == 2:
+                raise
+            continue
+        break
     return index

@@ -157,6 +157,10 @@ class Cluster:
         self._objects[key] = obj
         return obj
 
+    def has_cached(self, api_version: str, kind: str, name: str, namespace: str | None) -> bool:
+        """Whether :meth:`get_cached` answers this reference without a request."""
+        return (api_version, kind, namespace or "", name) in self._objects
+
     def remember(self, obj: dict[str, Any]) -> None:
         """Seed the owner cache with an object already fetched (e.g. from a list)."""
         meta = obj.get("metadata") or {}
