@@ -428,6 +428,12 @@ LAZY: dict[tuple[str, str], str] = {
     ("workload_map.cli.describe_cmd", "workload_map.gangs"): (
         "the gang room (~25 ms of imports), describe --explain only"
     ),
+    ("workload_map.cli.get_cmd", "workload_map.cli.get_watch"): (
+        "the watch loop (with kube.watch and queue, ~3 ms), get -w/--watch-only only"
+    ),
+    ("workload_map.cli.get_cmd", "workload_map.kube.watch"): (
+        "the same boundary: the resource version a watch starts from"
+    ),
     ("workload_map.cli.get_cmd", "workload_map.cli.jsonpath"): (
         "JSONPath (~8 ms), -o jsonpath/custom-columns and --sort-by only"
     ),

@@ -184,6 +184,9 @@ class FakeAPI:
         watch then stays open; the workloads' one ends in an interrupt once the pods' events are
         out, as when the user stops ``wlmap get -w``."""
         self.streams.append((path, dict(query)))
+        aborted = threading.Event()
+        if opened is not None:  # the watch's stop() ends the open pods' stream below
+            opened(_Stream(aborted))
         pods = path.endswith("/pods")
         if pods:
             events, self.pod_events = self.pod_events, []
@@ -204,7 +207,9 @@ class FakeAPI:
             yield copy.deepcopy(event)
         if pods:
             self._pods_drained.set()
-            threading.Event().wait(10)  # open, like a real watch; the command ends first
+            # open, like a real watch, until the command's end stops it (the bound: a watch
+            # nobody stops still ends, as the server ends every watch)
+            aborted.wait(60)
             return
         if not any(f.endswith("/pods") for f in self.forbidden):  # else no pods' watch opens
             self._pods_drained.wait(5)
@@ -222,6 +227,16 @@ class FakeAPI:
         if options.namespace:
             self.namespace = options.namespace
         return Cluster(self)
+
+
+class _Stream:
+    """The open response a watch can abort from another thread."""
+
+    def __init__(self, aborted: threading.Event) -> None:
+        self._aborted = aborted
+
+    def abort(self) -> None:
+        self._aborted.set()
 
 
 def obj(

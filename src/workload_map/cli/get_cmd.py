@@ -23,7 +23,6 @@ import msgspec
 
 from workload_map.cli.exits import ERROR, NOT_FOUND, OK, CliError, JsonPathError, UsageError
 from workload_map.cli.get_rows import Row
-from workload_map.cli.get_watch import follow
 from workload_map.cli.humanize import age
 from workload_map.cli.live_targets import (
     ambiguous_name_error,
@@ -40,7 +39,6 @@ from workload_map.cli.workload_view import DescribeFailed, describe_view, view_n
 from workload_map.cluster.ownership import find_pods, owning_workload, pods_by_owner
 from workload_map.engine.describe import PodCounts
 from workload_map.kube.errors import ClusterError, Forbidden, NotFound
-from workload_map.kube.watch import list_version
 from workload_map.model.views import to_json
 
 if TYPE_CHECKING:
@@ -277,6 +275,8 @@ def _run(
     labels = _type_labels(targets)
     version = ""
     if watching:  # taken before listing, so no change between the list and the watch is lost
+        from workload_map.kube.watch import list_version
+
         res = targets[0].resource
         name = requests[0].names[0] if requests[0].names else None
         version = list_version(
@@ -320,6 +320,8 @@ def _run(
     if missing:
         raise CliError("; ".join(missing), NOT_FOUND)
     if watching:
+        from workload_map.cli.get_watch import follow
+
         name = requests[0].names[0] if requests[0].names else None
         return follow(
             ctx, cluster, targets[0], namespace, name, args, opts, rows, _Hooks(), version
