@@ -21,6 +21,7 @@ MODULES = [
     "engine_bench",
     "cli_bench",
     "live_bench",
+    "fleet_bench",
     "clients_bench",
     "reference_bench",
     "operator_bench",
