@@ -13,7 +13,9 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from workload_map.cluster.inventory import Inventory, NamespaceFilter
+from workload_map.engine.summary import Tally, WorkloadSummary
 from workload_map.exporter import PHASES, ExporterHealth, LabelPolicy, WorkloadCollector
+from workload_map.exporter import collector as collector_module
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -23,14 +25,20 @@ FAMILIES = {
     "workloadmap_exporter_last_sync_timestamp_seconds",
     "workloadmap_exporter_watch_restarts",
     "workloadmap_exporter_leader",
+    "workloadmap_exporter_synced",
     "workloadmap_exporter_evaluation_errors",
     "workloadmap_definition_info",
     "workloadmap_definition_ready",
     "workloadmap_workload_info",
     "workloadmap_pod_workload_info",
     "workloadmap_workload_phase",
+    "workloadmap_workload_phase_since_timestamp_seconds",
+    "workloadmap_workload_generation",
+    "workloadmap_workload_observed_generation",
     "workloadmap_workload_pods",
     "workloadmap_component_pods",
+    "workloadmap_workload_resources",
+    "workloadmap_component_resources",
     "workloadmap_workload_resource_requests",
     "workloadmap_component_resource_requests",
     "workloadmap_gang_min_members",
@@ -73,6 +81,13 @@ def one(text: str, name: str, **labels: str) -> float:
     found = [v for ls, v in samples(text, name) if all(ls.get(k) == v2 for k, v2 in labels.items())]
     assert len(found) == 1, f"{name} {labels}: {found}"
     return found[0]
+
+
+@pytest.fixture(autouse=True)
+def fixed_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Phases first seen by the exporter carry the collector's clock: a fixed one here, so the
+    expositions (and the golden) do not depend on when the test runs."""
+    monkeypatch.setattr(collector_module, "CLOCK", lambda: 1767225600.0)
 
 
 @pytest.fixture
@@ -349,6 +364,26 @@ def test_followers_export_health_only(jobset_inventory: Inventory) -> None:
     assert not samples(text, "workloadmap_pod_workload_info")
 
 
+def test_before_the_first_evaluation_only_the_exporters_own_series(
+    jobset_inventory: Inventory,
+) -> None:
+    """A restart: until the caches synced and every workload was evaluated, a scrape gets the
+    exporter's own series with synced 0, never a fleet of missing workloads (issue 25 item 2)."""
+    health = ExporterHealth(last_sync=None, synced=False)
+    collector = WorkloadCollector(jobset_inventory, health=health)
+    text = exposition(collector)
+    assert one(text, "workloadmap_exporter_synced") == 0
+    assert one(text, "workloadmap_exporter_leader") == 1
+    names = {s.name for f in text_string_to_metric_families(text) for s in f.samples}
+    assert all(n.startswith("workloadmap_exporter_") for n in names), names
+    assert collector.exposition().decode() == text  # the fast path says the same
+    health.synced = True
+    text = exposition(collector)
+    assert one(text, "workloadmap_exporter_synced") == 1
+    assert samples(text, "workloadmap_workload_info")
+    assert collector.exposition().decode() == text
+
+
 def test_pod_with_broken_chain_joins_by_operator_labels(jobset_inventory: Inventory) -> None:
     entry = next(e for e in jobset_inventory.entries() if e.gvk.kind == "JobSet")
     orphan = dict(entry.pods[0])
@@ -464,11 +499,12 @@ def test_watches_are_not_blocked_while_views_are_evaluated() -> None:
     started = threading.Event()
     calls: list[int] = []
 
-    def slow(definition: Any, obj: dict[str, Any], pods: list[dict[str, Any]]) -> dict[str, Any]:
+    def slow(definition: Any, obj: dict[str, Any], pods: list[dict[str, Any]]) -> WorkloadSummary:
         calls.append(len(pods))
         started.set()
         assert release.wait(60)
-        return {"phases": ["Running"], "pods": {"desired": 1, "current": len(pods), "ready": 0}}
+        tally = Tally(1, len(pods), 0, 0, len(pods), {}, {}, {})
+        return WorkloadSummary(("Running",), None, tally, (), (), ())
 
     objects = documents(EXAMPLES / "jobset/jobset.yaml", EXAMPLES / "jobset/pods.yaml")
     inventory = Inventory(evaluate=slow)

@@ -83,7 +83,7 @@ class Context(msgspec.Struct):
         if message not in self.warnings:
             self.warnings.append(message)
 
-    def flush_warnings(self) -> None:
+    def flush_warnings(self, prefix: str = "") -> None:
         if self._definitions is not None:  # warnings noted while resolving (stand-ins)
             for message in self._definitions.warnings:
                 self.warn(message)
@@ -95,7 +95,7 @@ class Context(msgspec.Struct):
             if message.startswith(_ONCE_PER_CLUSTER) and not self.verbose:
                 if self._said_before(message):
                     continue
-            self.stderr.write(f"{self.err_style('warning:', 'yellow')} {message}\n")
+            self.stderr.write(f"{self.err_style('warning:', 'yellow')} {prefix}{message}\n")
         self.warnings.clear()
 
     def _said_before(self, message: str) -> bool:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import urllib.parse
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from workload_map.cluster.feed import FeedProblem, ProblemCause
 from workload_map.cluster.inventory import Entry, Inventory
-from workload_map.engine.resources import add, pod_request
+from workload_map.engine.resources import GPU
 from workload_map.model import SEVERITY_ORDER
 
 __all__ = [
@@ -33,10 +34,12 @@ PODS_PER_INSTANCE = 8  # the reference's cap per graph node, then "+N more"
 PAGE_SIZE = 100
 
 
-def workload_path(entry: Entry) -> str:
+def workload_path(entry: Entry, cluster: str = "") -> str:
+    """The workload page's path (``?cluster=`` names its cluster when several are served)."""
     group = entry.gvk.group or "core"
     ns = entry.namespace or "_"
-    return f"/workloads/{group}/{entry.gvk.version}/{entry.gvk.kind}/{ns}/{entry.name}"
+    path = f"/workloads/{group}/{entry.gvk.version}/{entry.gvk.kind}/{ns}/{entry.name}"
+    return f"{path}?{urllib.parse.urlencode({'cluster': cluster})}" if cluster else path
 
 
 def age(timestamp: Any, now: dt.datetime) -> str:
@@ -57,8 +60,16 @@ def age(timestamp: Any, now: dt.datetime) -> str:
 def _phases(view: Mapping[str, Any] | None) -> list[str]:
     if view is None:
         return []
-    matched = set(view.get("phases") or ())
+    return _ordered(view.get("phases") or ())
+
+
+def _ordered(phases: Iterable[str]) -> list[str]:
+    matched = set(phases)
     return [p for p in PHASE_ORDER if p in matched]
+
+
+def _get(totals: Mapping[str, int] | None, name: str) -> int | None:
+    return None if totals is None else totals.get(name, 0)
 
 
 @dataclass(frozen=True)
@@ -67,13 +78,17 @@ class Row:
     phases: list[str]
     ready: int | None
     desired: int | None
-    gpus: int | None
+    gpus: int | None  # requested by the spec
     age: str
     path: str
+    gpus_held: int | None = None  # requested by pods on a node, not finished
+    gpus_pending: int | None = None  # requested by active pods on no node
+    cluster: str = ""  # its context's name when several clusters are served
 
 
 @dataclass(frozen=True)
 class Filters:
+    cluster: str = ""
     namespace: str = ""
     kind: str = ""
     phase: str = ""
@@ -90,6 +105,7 @@ class Filters:
             page = 1
         sort = query.get("sort", "namespace")
         return cls(
+            cluster=query.get("cluster", "").strip(),
             namespace=query.get("namespace", "").strip(),
             kind=query.get("kind", "").strip(),
             phase=query.get("phase", "").strip(),
@@ -104,6 +120,7 @@ def _sort_key(name: str) -> Any:
     def key(r: Row) -> Any:
         e = r.entry
         return {
+            "cluster": (r.cluster, e.namespace, e.name),
             "name": (e.name, e.namespace),
             "kind": (e.gvk.kind, e.namespace, e.name),
             "namespace": (e.namespace, e.name),
@@ -116,7 +133,7 @@ def _sort_key(name: str) -> Any:
     return key
 
 
-_SORTS = ("name", "kind", "namespace", "phase", "pods", "gpus", "age")
+_SORTS = ("cluster", "name", "kind", "namespace", "phase", "pods", "gpus", "age")
 
 
 @dataclass(frozen=True)
@@ -127,36 +144,54 @@ class Listing:
     filters: Filters
     namespaces: list[str]
     kinds: list[str]
+    #: the clusters served, by context name (empty with one cluster: no Cluster column)
+    clusters: list[str] = dataclasses.field(default_factory=list)
 
 
 def rows(inventory: Inventory, filters: Filters, now: dt.datetime) -> Listing:
     """Top-level workloads, filtered, sorted and paged."""
-    everything = [e for e in inventory.entries() if e.top_level]
-    namespaces = sorted({e.namespace for e in everything})
-    kinds = sorted({e.gvk.kind for e in everything})
+    return cluster_rows({"": inventory}, filters, now)
+
+
+def cluster_rows(
+    inventories: Mapping[str, Inventory], filters: Filters, now: dt.datetime
+) -> Listing:
+    """:func:`rows` over several clusters (by context name; one named "" has no column)."""
+    everything = [
+        (cluster, e)
+        for cluster, inventory in inventories.items()
+        for e in inventory.entries()
+        if e.top_level
+    ]
+    namespaces = sorted({e.namespace for _, e in everything})
+    kinds = sorted({e.gvk.kind for _, e in everything})
     out: list[Row] = []
     needle = filters.text.lower()
-    for e in everything:
+    for cluster, e in everything:
+        if filters.cluster and cluster != filters.cluster:
+            continue
         if filters.namespace and e.namespace != filters.namespace:
             continue
         if filters.kind and e.gvk.kind != filters.kind:
             continue
-        phases = _phases(e.view)
+        phases = _ordered(e.phases)
         if filters.phase and filters.phase not in phases:
             continue
         if needle and needle not in f"{e.namespace}/{e.name} {e.gvk.kind}".lower():
             continue
-        pods = (e.view or {}).get("pods") or {}
-        resources = (e.view or {}).get("resources") or {}
+        t = e.summary.totals if e.summary is not None else None
         out.append(
             Row(
                 e,
                 phases,
-                pods.get("ready"),
-                pods.get("desired"),
-                resources.get("gpus") if e.view is not None else None,
+                t.ready if t is not None else None,
+                t.desired if t is not None else None,
+                t.requested.get(GPU, 0) if t is not None else None,
                 "",  # filled for the shown page only
                 "",
+                gpus_held=_get(t.held_requests, GPU) if t is not None else None,
+                gpus_pending=_get(t.pending_requests, GPU) if t is not None else None,
+                cluster=cluster,
             )
         )
     out.sort(key=_sort_key(filters.sort), reverse=filters.descending)
@@ -166,17 +201,21 @@ def rows(inventory: Inventory, filters: Filters, now: dt.datetime) -> Listing:
         dataclasses.replace(
             r,
             age=age((r.entry.obj.get("metadata") or {}).get("creationTimestamp"), now),
-            path=workload_path(r.entry),
+            path=workload_path(r.entry, r.cluster),
         )
         for r in out[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
     ]
-    return Listing(shown, len(out), pages, filters, namespaces, kinds)
+    clusters = [c for c in inventories if c]
+    return Listing(shown, len(out), pages, filters, namespaces, kinds, clusters)
 
 
 @dataclass(frozen=True)
 class Vital:
+    """One tile: what the spec requests, what pods wait for (pending), what pods hold."""
+
     label: str
-    desired: str
+    requested: str
+    pending: str
     held: str
 
 
@@ -199,48 +238,32 @@ def _quantity(value: float | int | None, unit: str) -> str:
     return f"{value:g}"
 
 
-def _held(entry: Entry) -> dict[str, int] | None:
-    if entry.view is None:
-        return None
-    active = []
-    for pod in entry.pods:
-        meta = pod.get("metadata") or {}
-        phase = (pod.get("status") or {}).get("phase")
-        if not meta.get("deletionTimestamp") and phase not in ("Succeeded", "Failed"):
-            active.append(pod_request(pod.get("spec")))
-    return add(*active)
-
-
 def vitals(entry: Entry) -> Vitals:
-    """Pods, GPUs, CPU and memory: what the spec asks for vs what active pods hold."""
-    view = entry.view or {}
-    pods = view.get("pods") or {}
-    res = view.get("resources") if entry.view is not None else None
-    held = _held(entry)
+    """Pods, GPUs, CPU and memory in the shared vocabulary (engine/summary.py): requested by the
+    spec's desired pods, pending (active pods on no node), held (pods on a node, not finished)."""
+    t = entry.summary.totals if entry.summary is not None else None
 
-    def pick(key: str) -> Any:
-        return None if res is None else res.get(key)
-
-    def got(key: str) -> Any:
-        return None if held is None else held.get(key, 0)
-
-    def count(value: Any) -> str:
+    def count(value: int | None) -> str:
         return "n/a" if value is None else str(value)
 
+    def amounts(name: str, unit: str) -> tuple[str, str, str]:
+        if t is None:
+            return "n/a", "n/a", "n/a"
+        return (
+            _quantity(t.requested.get(name, 0), unit),
+            _quantity(_get(t.pending_requests, name), unit),
+            _quantity(_get(t.held_requests, name), unit),
+        )
+
+    pods = (
+        ("n/a", "n/a", "n/a") if t is None else (count(t.desired), count(t.pending), count(t.held))
+    )
     return Vitals(
         [
-            Vital(
-                "Pods ready / current",
-                count(pods.get("desired")),
-                f"{count(pods.get('ready'))} / {count(pods.get('current'))}",
-            ),
-            Vital("GPUs", count(pick("gpus")), count(got("nvidia.com/gpu"))),
-            Vital(
-                "CPU (cores)", _quantity(pick("cpuMillis"), "cores"), _quantity(got("cpu"), "cores")
-            ),
-            Vital(
-                "Memory", _quantity(pick("memoryBytes"), "bytes"), _quantity(got("memory"), "bytes")
-            ),
+            Vital("Pods", *pods),
+            Vital("GPUs", *amounts(GPU, "units")),
+            Vital("CPU (cores)", *amounts("cpu", "cores")),
+            Vital("Memory", *amounts("memory", "bytes")),
         ]
     )
 
