@@ -202,13 +202,17 @@ PUBLIC: dict[str, frozenset[str]] = {
             "owners",
             "pods",
             "quantities",
+            "references",  # resolving a definition's references: every consumer's resolver
             "resources",
             "schemas",
             "structure",
         }
     ),
     "jq": frozenset({"ast"}),
-    "model": frozenset({"crd", "extensions", "findings", "load", "views", "yaml_import"}),
+    # references: the rules of a definition's references (names, order, kinds never read)
+    "model": frozenset(
+        {"crd", "extensions", "findings", "load", "references", "views", "yaml_import"}
+    ),
     "kube": frozenset(
         {
             "api",
@@ -229,8 +233,17 @@ PUBLIC: dict[str, frozenset[str]] = {
             "workqueue",
         }
     ),
+    # references: the live resolver of a definition's references (CLI, web view)
     "cluster": frozenset(
-        {"catalog_install", "connection", "definitions", "feed", "inventory", "ownership"}
+        {
+            "catalog_install",
+            "connection",
+            "definitions",
+            "feed",
+            "inventory",
+            "ownership",
+            "references",
+        }
     ),
 }
 

@@ -22,6 +22,7 @@ from workload_map.engine.errors import EngineError
 from workload_map.engine.extract import NO_SCALE, ExtractedInstance, Extractor, implied_replicas
 from workload_map.engine.gangs import GangAssignment, PodGroup, PodGroupResult, with_minimums
 from workload_map.engine.pods import Placement
+from workload_map.engine.references import ReferenceView
 from workload_map.engine.resources import ResourceSummary, instance_request
 from workload_map.engine.status import UNDEFINED, Condition, Status
 from workload_map.engine.structure import Structure
@@ -334,6 +335,8 @@ class DescribeView:
     status: StatusView | None = json_field("status", omit="none", default=None)
     #: per pod how it was placed and grouped (``describe --explain``)
     explain: tuple[Explanation, ...] | None = json_field("explain", omit="none", default=None)
+    #: what each of the definition's references resolved to (none: the key is left out)
+    references: tuple[ReferenceView, ...] = json_field("references", omit="falsy", default=())
 
 
 def _pod_request(pod: Mapping[str, Any]) -> res.Totals:
@@ -586,6 +589,11 @@ def describe(wl: Described, *, explain: bool = False) -> DescribeView:
     groups = wl.gangs.groups
     for problem in wl.extractor.problems:
         builder.error(problem)
+    # a record of precomputed values may carry no references (getattr: the protocol's optional)
+    resolution = getattr(wl, "resolution", None)
+    reference_views = resolution.views if resolution is not None else ()
+    for problem in resolution.problems if resolution is not None else ():
+        builder.error(problem)
     pods_known = wl.pods is not None
     return DescribeView(
         api_version=_text(obj.get("apiVersion")),
@@ -613,6 +621,7 @@ def describe(wl: Described, *, explain: bool = False) -> DescribeView:
         else None,
         status=StatusView(status.phase, status.conditions) if status is not None else None,
         explain=explanations(wl) if explain else None,
+        references=tuple(reference_views),
     )
 
 
