@@ -129,8 +129,8 @@ catalog.as_cluster_objects()                              # Karta objects for `k
 ## TrainJob and its runtime (cross-resource references)
 
 A TrainJob's pods are defined by the `(Cluster)TrainingRuntime` its `runtimeRef` names (a JobSet
-template plus an ML policy). The catalog definition reads the runtime through a reference (the
-Karta authors' docs, "References"): `runtime`, a `lookup` of the kind `.spec.runtimeRef.kind`
+template plus an ML policy). The catalog definition reads the runtime through a reference
+([docs/karta-authors.md](karta-authors.md#references)): `runtime`, a `lookup` of the kind `.spec.runtimeRef.kind`
 names (`ClusterTrainingRuntime` by default, cluster-scoped; `TrainingRuntime` in the TrainJob's
 namespace) and the name `.spec.runtimeRef.name`, bound as `$runtime`. With it the definition
 describes one `replicatedjob` instance per replicated job of the runtime, initializers included:
@@ -147,8 +147,8 @@ runtime missing or unreadable in the cluster) `$runtime` is null: the definition
 what the TrainJob itself says (`node` x `numNodes`, 1 when unset, with its resources and image),
 and the missing runtime is reported (`references` and `errors` of `describe -o json`, a warning on
 the command line). Consumers that do not know references (KAI's Karta fallback, the reference
-library) refuse the definition's paths ("variable not defined: $runtime"); see the Karta
-authors' docs for how they treat such a definition.
+library) refuse the definition's paths ("variable not defined: $runtime"); see
+[docs/karta-authors.md](karta-authors.md#references) for how they treat such a definition.
 
 ## Definitions
 """
