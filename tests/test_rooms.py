@@ -197,6 +197,9 @@ PUBLIC: dict[str, frozenset[str]] = {
     "engine": frozenset(
         {
             "describe",
+            # the describe view's events section: its types and its order (cluster/events
+            # reads the events, the CLI prints them)
+            "events",
             "gangs",
             "objects",
             "owners",
@@ -242,6 +245,8 @@ PUBLIC: dict[str, frozenset[str]] = {
             "catalog_install",
             "connection",
             "definitions",
+            # the events of one live workload, for describe
+            "events",
             "feed",
             "inventory",
             "ownership",
@@ -440,6 +445,12 @@ LAZY: dict[tuple[str, str], str] = {
     ),
     ("workload_map.cli.describe_cmd", "workload_map.gangs"): (
         "the gang room (~25 ms of imports), describe --explain only"
+    ),
+    ("workload_map.cli.get_cmd", "workload_map.cli.get_watch"): (
+        "the watch loop (with kube.watch and queue, ~3 ms), get -w/--watch-only only"
+    ),
+    ("workload_map.cli.get_cmd", "workload_map.kube.watch"): (
+        "the same boundary: the resource version a watch starts from"
     ),
     ("workload_map.cli.get_cmd", "workload_map.cli.jsonpath"): (
         "JSONPath (~8 ms), -o jsonpath/custom-columns and --sort-by only"
