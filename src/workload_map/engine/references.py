@@ -287,10 +287,13 @@ def resolve_references(
             continue
         value, found, problem = _bind(ref, request, answer)
         bindings[ref.name] = value
+        namespace = request.namespace
+        if isinstance(value, Mapping):  # what was read says where it lives (cluster-scoped: none)
+            namespace = _object_key(value)[0] or None
         views[ref.name] = ReferenceView(
             ref.name,
             kind,
-            request.namespace,
+            namespace,
             request.object_name,
             found,
             problem or None,
