@@ -206,6 +206,14 @@ def _add_globals(
         help="wlmap config file (default: $WLMAP_CONFIG, $KARTA_CONFIG, "
         "~/.config/wlmap/config.yaml, ~/.karta/config.yaml)",
     )
+    g.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        default=argparse.SUPPRESS if suppress else False,
+        help="say every notice each time (the missing Karta CRD is otherwise said once per "
+        "cluster)",
+    )
 
 
 def _int_at_least_zero(text: str) -> int:
@@ -463,7 +471,15 @@ def build_parser(
         i.add_argument("verb", choices=(verb,), metavar=verb)
         i.add_argument("names", nargs="*", metavar="NAME", help="built-in definition names")
         i.add_argument(
-            "--all", dest="all_definitions", action="store_true", help="every built-in definition"
+            "--all",
+            dest="all_definitions",
+            action="store_true",
+            help="every built-in definition"
+            + (
+                " whose kind the cluster serves (the others are listed)"
+                if verb == "install"
+                else ""
+            ),
         )
         i.add_argument("--dry-run", action="store_true", help="ask the server, change nothing")
         if verb == "install":
@@ -472,6 +488,12 @@ def build_parser(
                 action="store_true",
                 help="take over a Karta of the same name that is not a catalog copy (never "
                 "deletes another Karta of the same type)",
+            )
+            i.add_argument(
+                "--include-unserved",
+                action="store_true",
+                help="with --all, also the definitions of kinds the cluster does not serve "
+                "(each then says CRDNotFound until its CRD is installed)",
             )
         _add_globals(i, suppress=True)
 
