@@ -235,13 +235,13 @@ def gang_round(
         bind_timeout,
     )
     seconds = time.monotonic() - start
+    wait(f"{name}: {size} pods of the short gang", lambda: len(pods_in(api, short_ns)) == size)
     for ns in (short_ns, room_ns):
         pods = pods_in(api, ns)
         assert len(pods) == size, [p["metadata"]["name"] for p in pods]
         groups = {mark(p) for p in pods}
         assert len(groups) == 1 and None not in groups, (name, ns, groups)
     # the scheduler tried the short gang and found no room for all: nothing is bound
-    wait(f"{name}: {size} pods of the short gang", lambda: len(pods_in(api, short_ns)) == size)
     wait(
         f"{name}: FailedScheduling for the short gang",
         lambda: failed_scheduling(api, short_ns),
