@@ -205,6 +205,9 @@ PUBLIC: dict[str, frozenset[str]] = {
             "resources",
             "schemas",
             "structure",
+            # the shared evaluation (issue 21 item 4): the exporter, the web view and the
+            # gang controller read one workload summary instead of each building describe
+            "summary",
         }
     ),
     "jq": frozenset({"ast"}),

@@ -24,6 +24,8 @@ from tests.conftest import SHARED
 HERE = Path(__file__).resolve().parent
 FIXTURES = HERE / "fixtures"
 GOLDEN = HERE / "golden"
+#: upstream CRDs of catalog kinds that ../shared/realworld lacks (sources in its SOURCES.md)
+UPSTREAM = HERE / "upstream"
 
 
 def _plain(value: Any) -> Any:

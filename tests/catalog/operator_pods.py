@@ -442,6 +442,17 @@ def _vm_gang(obj: Obj) -> list[int]:
     return [1] if _vm_pods(obj) else []
 
 
+def _devworkspace_pods(obj: Obj) -> list[Obj]:
+    """The DevWorkspace operator's Deployment of one pod while started, none while stopped."""
+    if (obj.get("spec") or {}).get("started") is not True:
+        return []
+    return _single_pod("controller.devfile.io/devworkspace_name", "-7d9f8c-abcde")(obj)
+
+
+def _devworkspace_gang(obj: Obj) -> list[int]:
+    return [1] if _devworkspace_pods(obj) else []
+
+
 def _llmisvc_pods(obj: Obj) -> list[Obj]:
     """KServe: a Deployment of `replicas` pods, or with `worker` a LeaderWorkerSet of
     `replicas` groups of `parallelism.pipeline` pods (leader + workers)."""
@@ -557,6 +568,7 @@ OPERATORS: dict[str, tuple[PodMaker, GangRule]] = {
     "VirtualMachineInstance": (_single_pod("kubevirt.io/domain", "-launcher"), _one_gang),
     "VirtualMachine": (_vm_pods, _vm_gang),
     "NIMCache": (_single_pod(None, "-job"), _one_gang),
+    "DevWorkspace": (_devworkspace_pods, _devworkspace_gang),
     "TrainJob": (_trainjob_pods, _trainjob_gang),
     "AppWrapper": (_appwrapper_pods, _appwrapper_gang),
     "LLMInferenceService": (_llmisvc_pods, _llmisvc_gang),

@@ -66,6 +66,9 @@ REQUIRED = [
     ("scheduling.x-k8s.io", "v1alpha1", "PodGroup"),
     ("scheduling.volcano.sh", "v1beta1", "PodGroup"),
     ("kueue.x-k8s.io", "v1beta2", "Workload"),
+    ("scheduling.run.ai", "v2alpha2", "PodGroup"),
+    ("kubeflow.org", "v1beta1", "ScheduledWorkflow"),
+    ("workspace.devfile.io", "v1alpha2", "DevWorkspace"),
 ]
 
 

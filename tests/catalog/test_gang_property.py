@@ -297,6 +297,18 @@ STRATEGIES: dict[str, st.SearchStrategy[Obj]] = {
         "kubevirt.io/v1", "VirtualMachine", {"runStrategy": "Always", "template": {"spec": {}}}
     ),
     "NIMCache": _single("apps.nvidia.com/v1alpha1", "NIMCache", {"source": {}}),
+    "DevWorkspace": st.builds(
+        lambda started: {
+            "apiVersion": "workspace.devfile.io/v1alpha2",
+            "kind": "DevWorkspace",
+            "metadata": _META,
+            "spec": {
+                "started": started,
+                "template": {"components": [{"name": "tools", "container": {"image": "i"}}]},
+            },
+        },
+        st.booleans(),
+    ),
     "TrainJob": _trainjob(),
     "AppWrapper": _appwrapper(),
     "LLMInferenceService": _llmisvc(),

@@ -134,6 +134,34 @@ def test_hand_written_objects_with_status(name: str, expected: list[str]) -> Non
     assert _phases(objects[0]) == expected
 
 
+# Fixtures of several objects: the phases per object name.
+OURS_BY_NAME: dict[str, dict[str, list[str]]] = {
+    "podgroup-kai.yaml": {
+        "pg-train-running": ["Running"],  # resources allocated to its bound pods
+        "pg-train-waiting": ["Initializing"],  # nothing allocated, unschedulable on its pool
+        "pg-elastic": ["Running", "Degraded"],  # placed in part, the rest unschedulable
+    },
+    "scheduledworkflow.yaml": {
+        "nightly-train": ["Running"],  # Enabled, last run succeeded
+        "weekly-eval": ["Suspended"],  # enabled: false
+        "hourly-ingest": ["Running", "Degraded"],  # scheduling; the latest finished run failed
+        "new-schedule": ["Initializing"],  # enabled, no condition recorded yet
+    },
+    "devworkspace.yaml": {
+        "ml-dev": ["Running"],
+        "stopped-dev": ["Suspended"],  # started: false, phase Stopped
+    },
+}
+
+
+@pytest.mark.parametrize(("name", "expected"), sorted(OURS_BY_NAME.items()))
+def test_hand_written_objects_with_status_by_name(
+    name: str, expected: dict[str, list[str]]
+) -> None:
+    got = {o["metadata"]["name"]: _phases(o) for o in objects_in(FIXTURES / name)}
+    assert got == expected
+
+
 def _with_status(obj: dict[str, Any], status: dict[str, Any], **spec: Any) -> dict[str, Any]:
     return {**obj, "spec": {**obj.get("spec", {}), **spec}, "status": status}
 

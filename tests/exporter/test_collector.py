@@ -13,6 +13,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from workload_map.cluster.inventory import Inventory, NamespaceFilter
+from workload_map.engine.summary import Tally, WorkloadSummary
 from workload_map.exporter import PHASES, ExporterHealth, LabelPolicy, WorkloadCollector
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -31,6 +32,8 @@ FAMILIES = {
     "workloadmap_workload_phase",
     "workloadmap_workload_pods",
     "workloadmap_component_pods",
+    "workloadmap_workload_resources",
+    "workloadmap_component_resources",
     "workloadmap_workload_resource_requests",
     "workloadmap_component_resource_requests",
     "workloadmap_gang_min_members",
@@ -464,11 +467,12 @@ def test_watches_are_not_blocked_while_views_are_evaluated() -> None:
     started = threading.Event()
     calls: list[int] = []
 
-    def slow(definition: Any, obj: dict[str, Any], pods: list[dict[str, Any]]) -> dict[str, Any]:
+    def slow(definition: Any, obj: dict[str, Any], pods: list[dict[str, Any]]) -> WorkloadSummary:
         calls.append(len(pods))
         started.set()
         assert release.wait(60)
-        return {"phases": ["Running"], "pods": {"desired": 1, "current": len(pods), "ready": 0}}
+        tally = Tally(1, len(pods), 0, 0, len(pods), {}, {}, {})
+        return WorkloadSummary(("Running",), None, tally, (), (), ())
 
     objects = documents(EXAMPLES / "jobset/jobset.yaml", EXAMPLES / "jobset/pods.yaml")
     inventory = Inventory(evaluate=slow)

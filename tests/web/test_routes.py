@@ -49,7 +49,7 @@ def test_workload_page_has_tree_gangs_vitals_and_raw_object(http: Http) -> None:
     assert "<svg" in body and "llm-pretrain-workers-0-0-m4d9s" in body
     assert "pg-5f1c2a7e-0000-4000-8000-000000000001-jobset" in body  # the gang
     assert "short of the minimum" in body  # one member Pending, not bound
-    assert "Pods ready / current" in body and "GPUs" in body
+    assert "requested" in body and "pending" in body and "held" in body and "GPUs" in body
     assert "&#34;replicatedJobs&#34;" in body or "&quot;replicatedJobs&quot;" in body
     assert "How each pod was placed" in body
 

@@ -142,6 +142,11 @@ PEERS: dict[str, Peers] = {
         "master + workers (elastic: + `minReplicas` workers); " + _KUBEFLOW_WHY,
         differs="elastic jobs: master + minReplicas workers where KAI takes minReplicas as the whole minimum (the same without a master); no master/worker subgroups; a minAvailable above the pods is capped",
     ),
+    "kubeflow-org-scheduledworkflow-v1beta1": Peers(
+        "no plugin (each run is an Argo Workflow: skip-top-owner grouper)",
+        "none",
+        "each run is a Workflow with its own scheduling; the schedule holds no pods",
+    ),
     "kubeflow-org-tfjob-v1": Peers(
         "tensorflow grouper: `minAvailable`, else every replica", _KUBEFLOW_OP, _KUBEFLOW_WHY
     ),
@@ -207,6 +212,11 @@ PEERS: dict[str, Peers] = {
     "scheduling-volcano-sh-podgroup-v1beta1": Peers(
         "not a pod owner", "Volcano: `spec.minMember`", "the group states its own minimum"
     ),
+    "scheduling-run-ai-podgroup-v2alpha2": Peers(
+        "the group itself: `spec.minMember` (or `minSubGroup` over `subGroups`)",
+        "KAI pod-grouper: creates it for the top owner",
+        "the group states its own minimum",
+    ),
     "scheduling-x-k8s-io-podgroup-v1alpha1": Peers(
         "not a pod owner", "coscheduling: `spec.minMember`", "the group states its own minimum"
     ),
@@ -258,6 +268,11 @@ PEERS: dict[str, Peers] = {
         "Trainer: JobSet (Workload API planned)",
         "every node of the job starts together",
         differs="KAI has no TrainJob plugin (its Karta fallback would use this definition)",
+    ),
+    "workspace-devfile-io-devworkspace-v1alpha2": Peers(
+        "no plugin (its Deployment: a group of 1 per pod)",
+        "DevWorkspace operator: one Deployment of one pod",
+        _ONE_POD,
     ),
     "workload-codeflare-dev-appwrapper-v1beta2": Peers(
         "no plugin (the wrapped objects' plugins)",

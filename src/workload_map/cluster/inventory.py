@@ -1,8 +1,9 @@
-"""Every workload a definition covers, its pods and its describe view, kept current from watches.
+"""Every workload a definition covers, its pods and its evaluation, kept current from watches.
 
 The exporter and the web view both need the same thing: for every workload of every kind that a
 definition (cluster Karta, else the built-in catalog) covers, the pods that belong to it and the
-engine's view of the two. Watch caches feed this inventory through ``apply_*``; readers get
+engine's shared evaluation of the two (:mod:`workload_map.engine.summary`; the whole describe
+view only for the entries a reader opens). Watch caches feed this inventory through ``apply_*``; readers get
 :class:`Entry` objects. Nothing here calls the API: :func:`watched_resources` says what to watch
 and :mod:`workload_map.kube.cache` does the watching.
 
@@ -14,10 +15,10 @@ labels it contradicts. A workload owned by another covered workload (a RayCluste
 gets its pods too, and is marked ``top_level=False`` so that sums over top-level workloads count
 each pod once.
 
-Views are memoised per (definition, workload resourceVersion, pods' resourceVersions): a change
+Summaries are memoised per (definition, workload resourceVersion, pods' resourceVersions): a change
 marks only the workloads whose pods or objects changed, so a scrape of 10k workloads costs the
 few that changed since the last one. An evaluation that fails is recorded on its entry
-(``error``), counted per definition and logged once; every other workload still has its view.
+(``error``), counted per definition and logged once; every other workload still has its summary.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from workload_map.engine.owners import (
     label_verdict,
     walk_chain,
 )
+from workload_map.engine.summary import WorkloadSummary, summarize
 from workload_map.errors import WlmapError
 from workload_map.kube.trim import trim_workload
 from workload_map.model import GVK, load_karta, validate
@@ -63,7 +65,12 @@ class NamespaceFilter:
 
 @dataclass(frozen=True)
 class Entry:
-    """One workload as the inventory sees it."""
+    """One workload as the inventory sees it.
+
+    ``summary`` is the shared evaluation (:mod:`workload_map.engine.summary`: phases, counts,
+    requested/pending/held, gangs), computed for every workload when the inventory is read;
+    ``view``, the whole describe JSON, is built only when a reader asks for it (a workload's
+    page), then kept with the entry."""
 
     uid: str
     obj: dict[str, Any]
@@ -71,8 +78,9 @@ class Entry:
     definition: Definition
     top_level: bool
     pods: tuple[dict[str, Any], ...]
-    view: dict[str, Any] | None  # the describe JSON; None when the evaluation failed
-    error: str | None = None  # why the view is missing or incomplete
+    summary: WorkloadSummary | None  # None when the evaluation failed (or was not asked)
+    error: str | None = None  # why the summary is missing or incomplete
+    _view: list[dict[str, Any] | None] = field(default_factory=list, compare=False, repr=False)
 
     @property
     def namespace(self) -> str:
@@ -81,6 +89,24 @@ class Entry:
     @property
     def name(self) -> str:
         return str((self.obj.get("metadata") or {}).get("name") or "")
+
+    @property
+    def phases(self) -> tuple[str, ...]:
+        return self.summary.phases if self.summary is not None else ()
+
+    @property
+    def view(self) -> dict[str, Any] | None:
+        """The describe JSON (``wlmap describe -o json``), built on first use; None when the
+        workload cannot be evaluated."""
+        if not self._view:
+            try:
+                self._view.append(_describe(self.definition, self.obj, list(self.pods)))
+            except WlmapError:
+                self._view.append(None)
+            except Exception:  # an engine bug must cost one page, not the server
+                log.debug("describe failed", exc_info=True)
+                self._view.append(None)
+        return self._view[0]
 
 
 @dataclass
@@ -155,7 +181,7 @@ class Inventory:
 
     ``catalog`` seeds the built-in definitions (a cluster Karta of the same root GVK replaces
     one); ``namespaces`` filters what is kept; ``evaluate`` turns (definition, workload, pods)
-    into the describe view (the engine's, by default).
+    into the shared evaluation (:func:`~workload_map.engine.summary.summarize`, by default).
     """
 
     def __init__(
@@ -163,12 +189,12 @@ class Inventory:
         *,
         catalog: bool = True,
         namespaces: NamespaceFilter | None = None,
-        evaluate: Callable[[Definition, dict[str, Any], list[dict[str, Any]]], dict[str, Any]]
+        evaluate: Callable[[Definition, dict[str, Any], list[dict[str, Any]]], WorkloadSummary]
         | None = None,
     ) -> None:
         self._lock = threading.RLock()
         self._keep = namespaces or NamespaceFilter()
-        self._evaluate = evaluate or _describe
+        self._evaluate = evaluate or _summarize
         self._catalog: dict[GVK, Definition] = {}
         if catalog:
             for karta in builtin.list():
@@ -445,13 +471,13 @@ class Inventory:
     # -- reading --------------------------------------------------------------------------
 
     def entries(self, *, owned_views: bool = False) -> list[Entry]:
-        """Every covered workload, sorted by namespace, kind and name, views computed.
+        """Every covered workload, sorted by namespace, kind and name, summaries computed.
 
-        Stale views are evaluated outside the lock, so watches keep feeding the inventory
+        Stale summaries are evaluated outside the lock, so watches keep feeding the inventory
         while a first scrape or page computes thousands of them. A workload owned by another
-        covered one (the Jobs of a JobSet) is counted through its owner, so its own view is
+        covered one (the Jobs of a JobSet) is counted through its owner, so its own summary is
         only computed with ``owned_views`` (or by :meth:`entry`); without, its entry has
-        ``view=None`` and no error."""
+        ``summary=None`` and no error."""
         with self._lock:
             ready, jobs = self._collect(list(self._workloads), owned_views=owned_views)
         out = ready + [e for e in map(self._finish, jobs) if e is not None]
@@ -504,7 +530,7 @@ class Inventory:
             if definition is None:
                 continue
             if slot.entry is not None and slot.entry.definition is definition:
-                if slot.entry.view is not None or slot.entry.error or not owned_views:
+                if slot.entry.summary is not None or slot.entry.error or not owned_views:
                     ready.append(slot.entry)
                     continue
             pods = tuple(self._pods[p] for p in sorted(slot.pods) if p in self._pods)
@@ -521,23 +547,23 @@ class Inventory:
 
     def _finish(self, job: _Job) -> Entry:
         """Evaluate (no lock held), then memoise unless the slot changed meanwhile."""
-        view: dict[str, Any] | None = None
+        summary: WorkloadSummary | None = None
         error: str | None = None
         try:
-            view = self._evaluate(job.definition, job.obj, list(job.pods))
-            error = _first_error(view)
+            summary = self._evaluate(job.definition, job.obj, list(job.pods))
+            error = summary.error
         except WlmapError as exc:
             error = str(exc)
         except Exception as exc:  # an engine bug must cost one workload, not the scrape
             error = f"internal error: {type(exc).__name__}: {exc}"
             log.debug("evaluation failed", exc_info=True)
         entry = Entry(
-            job.uid, job.obj, job.gvk, job.definition, job.top_level, job.pods, view, error
+            job.uid, job.obj, job.gvk, job.definition, job.top_level, job.pods, summary, error
         )
         with self._lock:
             current = self._workloads.get(job.uid) is job.slot and job.slot.version == job.version
             stored = job.slot.entry
-            placeholder = stored is not None and stored.view is None and stored.error is None
+            placeholder = stored is not None and stored.summary is None and stored.error is None
             if not current or (stored is not None and not placeholder):
                 return entry  # stale inputs, or another reader stored it first
             job.slot.entry = entry
@@ -563,19 +589,6 @@ def _invalidate(slot: _Slot) -> None:
     slot.version += 1
 
 
-def _first_error(view: Mapping[str, Any]) -> str | None:
-    """The first evaluation error the engine recorded inside a view (a component whose
-    expression failed keeps an ``error`` and counts nothing)."""
-    stack = list(view.get("components") or ())
-    while stack:
-        node = stack.pop(0)
-        if isinstance(node, Mapping):
-            if node.get("error"):
-                return str(node["error"])
-            stack.extend(node.get("children") or ())
-    return None
-
-
 def _load(obj: Mapping[str, Any], name: str) -> tuple[Definition | None, str | None]:
     item = {"apiVersion": "run.ai/v1alpha1", "kind": "Karta", **obj}
     try:
@@ -590,10 +603,8 @@ def _load(obj: Mapping[str, Any], name: str) -> tuple[Definition | None, str | N
     return Definition(karta, name, "cluster", dict(item)), None
 
 
-def _describe(
-    definition: Definition, obj: dict[str, Any], pods: list[dict[str, Any]]
-) -> dict[str, Any]:
-    wl = Workload(
+def _workload(definition: Definition, obj: dict[str, Any], pods: list[dict[str, Any]]) -> Workload:
+    return Workload(
         definition.karta,
         obj,
         pods=pods,
@@ -602,4 +613,15 @@ def _describe(
         validate=False,
         file_mode=False,
     )
-    return wl.describe()
+
+
+def _summarize(
+    definition: Definition, obj: dict[str, Any], pods: list[dict[str, Any]]
+) -> WorkloadSummary:
+    return summarize(_workload(definition, obj, pods))
+
+
+def _describe(
+    definition: Definition, obj: dict[str, Any], pods: list[dict[str, Any]]
+) -> dict[str, Any]:
+    return _workload(definition, obj, pods).describe()

@@ -27,6 +27,7 @@ from workload_map.engine.owners import partition_pods
 from workload_map.engine.pods import Placement, attribute, attribute_all, pod_name
 from workload_map.engine.status import UNDEFINED, Status, evaluate_status
 from workload_map.engine.structure import Structure, load_definition, prepare
+from workload_map.engine.summary import WorkloadSummary, summarize
 from workload_map.engine.tree import WorkloadTree, build_tree
 from workload_map.model import Karta
 from workload_map.model.views import to_json
@@ -205,6 +206,14 @@ class Workload:
             list(status.matched) if status else None,
             self.placements if self.pods is not None else None,
         )
+
+    def summary(self) -> WorkloadSummary:
+        """The shared evaluation: phases, pod counts, requested/pending/held, gangs (no tree)."""
+        return self._summary
+
+    @cached_property
+    def _summary(self) -> WorkloadSummary:
+        return summarize(self)
 
     def view(self, *, explain: bool = False) -> DescribeView:
         """The typed describe view (``explain``: with how each pod was placed and grouped)."""

@@ -16,7 +16,7 @@ scrape, which alone would cost seconds for half a million series.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,7 +29,7 @@ from prometheus_client.core import (
 from prometheus_client.utils import floatToGoString
 
 from workload_map.cluster.inventory import Entry, Inventory
-from workload_map.engine.resources import add, pod_request, summarize
+from workload_map.engine.summary import Tally
 from workload_map.model import SEVERITY_ORDER
 
 __all__ = [
@@ -39,13 +39,14 @@ __all__ = [
     "Family",
     "LabelPolicy",
     "WorkloadCollector",
+    "base_units",
     "label_name",
 ]
 
 #: every generic phase, most severe first (one phase series each)
 PHASES = SEVERITY_ORDER
 _WORKLOAD = ("namespace", "workload", "kind", "group")
-_STATES = ("desired", "current", "ready")
+_STATES = ("desired", "current", "ready", "pending", "held")
 
 
 @dataclass(frozen=True)
@@ -155,24 +156,45 @@ PHASE = _f(
 PODS = _f(
     "workloadmap_workload_pods",
     "gauge",
-    "Pods of the workload: desired by the spec, current (active) and ready.",
+    "Pods of the workload: desired by the spec, current (active), ready, pending (active, on "
+    "no node) and held (on a node, not finished; terminating included).",
     *_WORKLOAD,
     "state",
 )
 COMPONENT_PODS = _f(
     "workloadmap_component_pods",
     "gauge",
-    "Pods of one component instance: desired, current (active) and ready.",
+    "Pods of one component instance: desired, current, ready, pending and held.",
     *_WORKLOAD,
     "component",
     "instance",
     "state",
 )
+RESOURCES = _f(
+    "workloadmap_workload_resources",
+    "gauge",
+    "Resources by state: requested by the spec's desired pods, pending (requested by active pods "
+    "on no node), held (requested by pods on a node, not finished) (cpu in cores, memory in "
+    "bytes, extended resources in units).",
+    *_WORKLOAD,
+    "resource",
+    "state",
+)
+COMPONENT_RESOURCES = _f(
+    "workloadmap_component_resources",
+    "gauge",
+    "Resources by state per component instance (same units and states).",
+    *_WORKLOAD,
+    "component",
+    "instance",
+    "resource",
+    "state",
+)
 REQUESTS = _f(
     "workloadmap_workload_resource_requests",
     "gauge",
-    "Resources requested: source=spec by the desired pods, source=pods by active pods (cpu in "
-    "cores, memory in bytes, extended resources in units).",
+    "Deprecated (workloadmap_workload_resources): source=spec by the desired pods, source=pods "
+    "by active pods, bound or not (cpu in cores, memory in bytes, extended resources in units).",
     *_WORKLOAD,
     "resource",
     "source",
@@ -180,7 +202,8 @@ REQUESTS = _f(
 COMPONENT_REQUESTS = _f(
     "workloadmap_component_resource_requests",
     "gauge",
-    "Resources requested per component instance (same units and sources).",
+    "Deprecated (workloadmap_component_resources): per component instance (same units and "
+    "sources).",
     *_WORKLOAD,
     "component",
     "instance",
@@ -216,6 +239,8 @@ FAMILIES = (
     PHASE,
     PODS,
     COMPONENT_PODS,
+    RESOURCES,
+    COMPONENT_RESOURCES,
     REQUESTS,
     COMPONENT_REQUESTS,
     GANG_MIN,
@@ -254,12 +279,23 @@ class ExporterHealth:
         return self.watch_restarts + relists
 
 
+#: sample values as the client prints them, by value: counts repeat the same few numbers
+_NUMBERS: dict[float, str] = {}
+
+
 def _number(value: float) -> str:
     """A sample value as the client prints it (Go's float formatting)."""
-    return str(floatToGoString(value))  # type: ignore[no-untyped-call]
+    text = _NUMBERS.get(value)
+    if text is None:
+        text = str(floatToGoString(value))  # type: ignore[no-untyped-call]
+        if len(_NUMBERS) < 65536:
+            _NUMBERS[value] = text
+    return text
 
 
 def _escape(value: str) -> str:
+    if "\\" not in value and "\n" not in value and '"' not in value:
+        return value  # nearly every label value: nothing to escape
     return value.replace("\\", r"\\").replace("\n", r"\n").replace('"', r"\"")
 
 
@@ -270,13 +306,17 @@ class _Lines:
         self.prefix = family.exposed
         self.order = sorted(range(len(labels)), key=lambda i: labels[i])
         self.names = labels
+        # one %-format per family: the label names in the client's order (names are
+        # [a-zA-Z_][a-zA-Z0-9_]*, so they hold no %), the values filled in per row
+        inner = ",".join(f'{labels[i]}="%s"' for i in self.order)
+        self.template = f"{self.prefix}{{{inner}}} "
 
     def line(self, row: Row) -> str:
         values, value = row
         if not self.order:
             return f"{self.prefix} {_number(value)}\n"
-        inner = ",".join(f'{self.names[i]}="{_escape(values[i])}"' for i in self.order)
-        return f"{self.prefix}{{{inner}}} {_number(value)}\n"
+        shown = tuple(_escape(values[i]) for i in self.order)
+        return self.template % shown + _number(value) + "\n"
 
 
 @dataclass
@@ -422,116 +462,90 @@ class WorkloadCollector:
             *(str(obj_labels.get(k, "")) for k in self._copied),
         )
         rows[WORKLOAD.name].append((info, 1.0))
-        view = e.view
-        if view is None or not e.top_level:
+        summary = e.summary
+        if summary is None or not e.top_level:
             # an owned workload (the Jobs of a JobSet) is counted through its top-level one
             return rows
-        matched = set(view.get("phases") or ())
+        matched = set(summary.phases)
         rows[PHASE.name] = [((*wl, p), 1.0 if p in matched else 0.0) for p in PHASES]
         if e.error is not None:
             return rows  # counts of a half-evaluated workload would mislead: error counted
-        counts = view.get("pods") or {}
-        for state in _STATES:
-            value = counts.get(state)
-            if isinstance(value, int):
-                rows[PODS.name].append(((*wl, state), float(value)))
-        by_name = {
-            str((p.get("metadata") or {}).get("name")): p for p in e.pods if isinstance(p, dict)
-        }
-        requests = rows[REQUESTS.name]
-        requests += [((*wl, r, "spec"), v) for r, v in _resources(view.get("resources"))]
-        requests += [((*wl, r, "pods"), v) for r, v in _held(e.pods)]
-        placed: dict[str, tuple[str, str, str]] = {}
-        for node in _nodes(view.get("components") or ()):
-            component = str(node.get("component") or node.get("name") or "")
-            instance = str(node.get("instance") or "")
-            replica = node.get("replica")
-            for pod in node.get("pods") or ():
-                if isinstance(pod, Mapping) and pod.get("name"):
-                    placed[str(pod["name"])] = (
-                        component,
-                        instance,
-                        "" if replica is None else str(replica),
-                    )
-            if replica is not None:
-                continue  # a replica's node repeats a share of its parent's counts
-            replicas = node.get("replicas") or {}
-            key = (*wl, component, instance)
-            for state in _STATES:
-                value = replicas.get(state)
-                if isinstance(value, int):
-                    rows[COMPONENT_PODS.name].append(((*key, state), float(value)))
-            comp = rows[COMPONENT_REQUESTS.name]
-            comp += [((*key, r, "spec"), v) for r, v in _resources(node.get("resources"))]
-            comp += [((*key, r, "pods"), v) for r, v in _held(_subtree_pods(node, by_name))]
-        groups: dict[str, str] = {}
-        for group in view.get("podGroups") or ():
-            name = str(group.get("name") or "")
-            members = [str(m) for m in group.get("pods") or ()]
-            for m in members:
-                groups.setdefault(m, name)
-            if isinstance(group.get("minMember"), int):
-                rows[GANG_MIN.name].append(((*wl, name), float(group["minMember"])))
-            active = [by_name[m] for m in members if m in by_name and _active(by_name[m])]
-            scheduled = sum(1 for p in active if _scheduled(p))
-            rows[GANG_PODS.name].append(((*wl, name, "total"), float(len(active))))
-            rows[GANG_PODS.name].append(((*wl, name, "scheduled"), float(scheduled)))
-        for name, pod in sorted(by_name.items()):
-            component, instance, replica = placed.get(name, ("", "", ""))
-            uid = str((pod.get("metadata") or {}).get("uid") or "")
-            pod_row = (e.namespace, name, uid, e.name, e.gvk.kind, component, instance, replica)
-            rows[POD.name].append(((*pod_row, groups.get(name, "")), 1.0))
+        _tally_rows(rows, PODS, RESOURCES, REQUESTS, wl, summary.totals)
+        for c in summary.components:
+            key = (*wl, c.component, c.instance)
+            _tally_rows(rows, COMPONENT_PODS, COMPONENT_RESOURCES, COMPONENT_REQUESTS, key, c.tally)
+        gang_min, gang_pods = rows[GANG_MIN.name], rows[GANG_PODS.name]
+        for g in summary.gangs:
+            gang_min.append(((*wl, g.name), float(g.min_member)))
+            gang_pods.append(((*wl, g.name, "total"), float(g.current)))
+            gang_pods.append(((*wl, g.name, "scheduled"), float(g.scheduled)))
+        pod_rows = rows[POD.name]
+        ns, name, kind = e.namespace, e.name, e.gvk.kind
+        for p in summary.pods:
+            pod_rows.append(
+                (
+                    (
+                        ns,
+                        p.name,
+                        p.uid,
+                        name,
+                        kind,
+                        p.component,
+                        p.instance,
+                        p.replica,
+                        p.pod_group,
+                    ),
+                    1.0,
+                )
+            )
         return rows
 
 
-def _nodes(nodes: Iterable[Any]) -> Iterator[Mapping[str, Any]]:
-    for node in nodes:
-        if isinstance(node, Mapping):
-            yield node
-            yield from _nodes(node.get("children") or ())
+def _tally_rows(
+    rows: dict[str, list[Row]],
+    pods: Family,
+    resources: Family,
+    deprecated: Family,
+    key: tuple[str, ...],
+    tally: Tally,
+) -> None:
+    out = rows[pods.name]
+    for state, value in (
+        ("desired", tally.desired),
+        ("current", tally.current),
+        ("ready", tally.ready),
+        ("pending", tally.pending),
+        ("held", tally.held),
+    ):
+        if value is not None:
+            out.append(((*key, state), float(value)))
+    by_state = rows[resources.name]
+    for state, totals in tally.by_state().items():
+        if totals is not None:
+            by_state += [((*key, r, state), v) for r, v in base_units(totals)]
+    old = rows[deprecated.name]
+    old += [((*key, r, "spec"), v) for r, v in base_units(tally.requested)]
+    if tally.current_requests is not None:
+        old += [((*key, r, "pods"), v) for r, v in base_units(tally.current_requests)]
 
 
-def _subtree_pods(
-    node: Mapping[str, Any], by_name: Mapping[str, dict[str, Any]]
-) -> list[dict[str, Any]]:
-    names = [str(p.get("name")) for n in _nodes([node]) for p in n.get("pods") or ()]
-    return [by_name[n] for n in dict.fromkeys(names) if n in by_name]
+def base_units(totals: Mapping[str, int]) -> list[tuple[str, float]]:
+    """Engine totals in Prometheus base units, by resource name: cpu in cores, memory in bytes,
+    extended resources (names with a domain) in units; zeros left out."""
+    out: list[tuple[str, float]] = []
+    for name, value in totals.items():
+        if not value:
+            continue
+        if name == "cpu":
+            out.append((name, value / 1000.0))
+        elif name == "memory" or (_extended(name)):
+            out.append((name, float(value)))
+    out.sort()
+    return out
 
 
-def _resources(summary: Any) -> list[tuple[str, float]]:
-    """describe's resources summary in Prometheus base units, by resource name."""
-    if not isinstance(summary, Mapping):
-        return []
-    out: dict[str, float] = {}
-    if summary.get("cpuMillis"):
-        out["cpu"] = float(summary["cpuMillis"]) / 1000.0
-    if summary.get("memoryBytes"):
-        out["memory"] = float(summary["memoryBytes"])
-    by_resource = summary.get("byResource")
-    if isinstance(by_resource, Mapping):
-        out.update((str(n), float(v)) for n, v in by_resource.items() if v)
-    if summary.get("gpus") and "nvidia.com/gpu" not in out:
-        out["nvidia.com/gpu"] = float(summary["gpus"])
-    return sorted(out.items())
-
-
-def _active(pod: Mapping[str, Any]) -> bool:
-    meta = pod.get("metadata") or {}
-    status = pod.get("status") or {}
-    if isinstance(meta, Mapping) and meta.get("deletionTimestamp"):
-        return False
-    return not (isinstance(status, Mapping) and status.get("phase") in ("Succeeded", "Failed"))
-
-
-def _scheduled(pod: Mapping[str, Any]) -> bool:
-    spec = pod.get("spec") or {}
-    return isinstance(spec, Mapping) and bool(spec.get("nodeName"))
-
-
-def _held(pods: Iterable[Mapping[str, Any]]) -> list[tuple[str, float]]:
-    """What active pods request, by the scheduler's rule, in base units."""
-    total = add(*(pod_request(p.get("spec")) for p in pods if _active(p)))
-    return _resources(summarize(total))
+def _extended(name: str) -> bool:
+    return "/" in name and not name.startswith("kubernetes.io/")
 
 
 def _operator_ready(raw: Mapping[str, Any] | None) -> bool:

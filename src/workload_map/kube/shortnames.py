@@ -57,6 +57,8 @@ SHORT_NAMES: dict[tuple[str, str], tuple[str, ...]] = {
     ("serving.kserve.io", "LLMInferenceService"): ("llmisvc",),
     ("nvidia.com", "DynamoGraphDeployment"): ("dgd",),
     ("nvidia.com", "DynamoComponentDeployment"): ("dcd",),
+    ("kubeflow.org", "ScheduledWorkflow"): ("swf",),
+    ("workspace.devfile.io", "DevWorkspace"): ("dw",),
 }
 
 

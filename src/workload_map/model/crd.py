@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from workload_map.model.shape import FREE, INT, SHAPES, STR, STRMAP, ListOf
+from workload_map.model.shape import BOOL, FREE, INT, SHAPES, STR, STRMAP, ListOf
 from workload_map.model.types import GROUP, KIND, VERSION, KartaCondition, KartaSpec, KartaStatus
 from workload_map.model.yaml_import import import_yaml
 
@@ -52,6 +52,8 @@ def _field_schema(cls: type, f: Any) -> dict[str, Any]:
         node = {"type": "string"}
     elif typ == INT:
         node = {"type": "integer"}
+    elif typ == BOOL:
+        node = {"type": "boolean"}
     elif typ == FREE:
         node = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
     elif typ == STRMAP:

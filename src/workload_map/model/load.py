@@ -25,7 +25,16 @@ from typing import Any
 
 from workload_map.errors import WlmapError
 from workload_map.model.findings import FindingCode
-from workload_map.model.shape import FREE, INT, LENIENT_REQUIRED, SHAPES, STR, STRMAP, ListOf
+from workload_map.model.shape import (
+    BOOL,
+    FREE,
+    INT,
+    LENIENT_REQUIRED,
+    SHAPES,
+    STR,
+    STRMAP,
+    ListOf,
+)
 from workload_map.model.types import API_VERSION, GROUP, KIND, Karta, KartaSpec, KartaStatus
 from workload_map.model.views import json_type, view
 from workload_map.model.yaml_import import import_yaml
@@ -451,6 +460,11 @@ def _convert(typ: Any, value: Any, path: str, problems: list[LoadProblem]) -> An
             return value
         problems.append(_wrong_type(path, "integer", value))
         return None
+    if typ == BOOL:
+        if isinstance(value, bool):
+            return value
+        problems.append(_wrong_type(path, "boolean", value))
+        return None
     if typ == FREE:
         if isinstance(value, dict):
             return dict(value)
@@ -490,6 +504,8 @@ def _placeholder(typ: Any) -> Any:
         return ""
     if typ == INT:
         return 0
+    if typ == BOOL:
+        return False
     if typ in (FREE, STRMAP):
         return {}
     if isinstance(typ, ListOf):
@@ -552,7 +568,7 @@ def _convert_object(cls: type, value: Any, path: str, problems: list[LoadProblem
 
 
 def _dump_value(typ: Any, value: Any) -> Any:
-    if typ in (STR, INT):
+    if typ in (STR, INT, BOOL):
         return value
     if typ in (FREE, STRMAP):
         return dict(value)

@@ -15,6 +15,7 @@ from workload_map.model import types as t
 from workload_map.model.views import view
 
 __all__ = [
+    "BOOL",
     "FREE",
     "INT",
     "POD_EVALUATED",
@@ -29,10 +30,11 @@ __all__ = [
     "jq_field_keys",
 ]
 
-Scalar = Literal["string", "integer", "object-free", "string-map"]
+Scalar = Literal["string", "integer", "boolean", "object-free", "string-map"]
 
 STR: Scalar = "string"
 INT: Scalar = "integer"
+BOOL: Scalar = "boolean"
 FREE: Scalar = "object-free"
 STRMAP: Scalar = "string-map"
 
@@ -393,6 +395,96 @@ _COMPONENT = Shape(
     ),
 )
 
+_KINDS_DOC = (
+    "The kinds the reference may name (a consumer watches and is granted read on these); "
+    "the first is the default."
+)
+_REFERENCE_LOOKUP = Shape(
+    t.ReferenceLookup,
+    "One object, read by name.",
+    (
+        _f("kinds", "kinds", ListOf(t.GVK, "atomic"), _KINDS_DOC, required=True, min_items=1),
+        _jq(
+            "kindPath",
+            "kind_path",
+            "jq path on the workload to the kind to read, one of kinds (null: the first).",
+        ),
+        _jq(
+            "namePath", "name_path", "jq path on the workload to the object's name.", required=True
+        ),
+        _jq(
+            "namespacePath",
+            "namespace_path",
+            "jq path on the workload to the object's namespace (default: the workload's).",
+        ),
+        _f(
+            "clusterScoped",
+            "cluster_scoped",
+            BOOL,
+            "The kind is cluster-scoped (default: as the API server or the object says).",
+        ),
+    ),
+)
+
+_REFERENCE_LIST = Shape(
+    t.ReferenceList,
+    "Every object of a kind whose labels match.",
+    (
+        _f("kinds", "kinds", ListOf(t.GVK, "atomic"), _KINDS_DOC, required=True, min_items=1),
+        _jq(
+            "kindPath",
+            "kind_path",
+            "jq path on the workload to the kind to list, one of kinds (null: the first).",
+        ),
+        _jq(
+            "namespacePath",
+            "namespace_path",
+            "jq path on the workload to the namespace to list (default: the workload's).",
+        ),
+        _f(
+            "clusterScoped",
+            "cluster_scoped",
+            BOOL,
+            "List across the cluster (the kind is cluster-scoped).",
+        ),
+        _f("matchLabels", "match_labels", STRMAP, "Labels every listed object carries."),
+        _jq(
+            "matchLabelsPath",
+            "match_labels_path",
+            "jq path on the workload to a map of labels every listed object carries.",
+        ),
+    ),
+)
+
+_REFERENCE = Shape(
+    t.Reference,
+    "Another object the definition reads, bound as the jq variable $<name> in the workload's "
+    "paths (never in pod-selector paths).",
+    (
+        _f("name", "name", STR, "The variable name (without $).", required=True, min_length=1),
+        _f("lookup", "lookup", t.ReferenceLookup, "Read one object by name."),
+        _f("list", "list", t.ReferenceList, "List objects by label selector."),
+        _f(
+            "optional",
+            "optional",
+            BOOL,
+            "A missing object is expected (no finding); $<name> is then null (or []).",
+        ),
+        _f(
+            "allowConfigMap",
+            "allow_config_map",
+            BOOL,
+            "Allow the reference to read a ConfigMap (Secrets are never readable).",
+        ),
+    ),
+    cel=(
+        (
+            "has(self.lookup) != has(self.list)",
+            "exactly one of lookup or list must be set",
+        ),
+    ),
+)
+
 _STRUCTURE = Shape(
     t.StructureDefinition,
     "The component tree of the workload.",
@@ -415,6 +507,13 @@ _STRUCTURE = Shape(
             "additional_child_kinds",
             ListOf(t.GVK, "map", ("kind",)),
             "Other kinds the workload creates.",
+        ),
+        _f(
+            "references",
+            "references",
+            ListOf(t.Reference, "map", ("name",)),
+            "Other objects the definition reads, each bound as $<name> (a workload-map "
+            "extension; consumers that do not know it ignore the field).",
         ),
     ),
 )
@@ -621,6 +720,9 @@ SHAPES: dict[type, Shape] = {
         _SUSPEND,
         _COMPONENT,
         _STRUCTURE,
+        _REFERENCE_LOOKUP,
+        _REFERENCE_LIST,
+        _REFERENCE,
         _TOPOLOGY,
         _SUBGROUP,
         _POD_GROUP,

@@ -259,10 +259,53 @@ class Component:
 
 
 @view
+class ReferenceLookup:
+    """One object read by name: its kind (one of ``kinds``, chosen by ``kind_path``), its name
+    and namespace (jq paths on the workload; the namespace defaults to the workload's)."""
+
+    name_path: str
+    kinds: tuple[GVK, ...] = ()
+    kind_path: str | None = None
+    namespace_path: str | None = None
+    cluster_scoped: bool | None = None
+
+
+@view
+class ReferenceList:
+    """Every object of a kind whose labels match (``match_labels`` and/or the map a jq path on
+    the workload yields), in a namespace (default the workload's) or cluster-wide."""
+
+    kinds: tuple[GVK, ...] = ()
+    kind_path: str | None = None
+    namespace_path: str | None = None
+    cluster_scoped: bool | None = None
+    match_labels: dict[str, str] | None = None
+    match_labels_path: str | None = None
+
+
+@view
+class Reference:
+    """Another object a definition reads, bound as ``$<name>`` in the workload's paths: the
+    object (``lookup``; null when absent) or an array of objects (``list``)."""
+
+    name: str
+    lookup: ReferenceLookup | None = None
+    list: ReferenceList | None = None
+    optional: bool | None = None
+    allow_config_map: bool | None = None
+
+    @property
+    def target(self) -> ReferenceLookup | ReferenceList | None:
+        """The lookup or the list (whichever is set; the lookup when both are)."""
+        return self.lookup if self.lookup is not None else self.list
+
+
+@view
 class StructureDefinition:
     root_component: Component
     child_components: tuple[Component, ...] = ()
     additional_child_kinds: tuple[GVK, ...] = ()
+    references: tuple[Reference, ...] = ()
 
 
 @view

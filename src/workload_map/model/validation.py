@@ -24,6 +24,7 @@ from workload_map.model.extensions import check as check_extensions
 from workload_map.model.findings import ERROR, WARNING, Finding, FindingCode
 from workload_map.model.labels import label_key_errors, label_value_errors
 from workload_map.model.load import LenientLoad, load_karta_leniently
+from workload_map.model.references import check as check_references
 from workload_map.model.shape import iter_jq_fields
 from workload_map.model.types import Component, Karta, StatusMappings, StatusMatcher
 
@@ -113,6 +114,7 @@ def _rule_findings(karta: Karta, crd: Mapping[str, Any] | None) -> list[Finding]
         findings += _cycles(karta, comps)
     findings += _gang_rules(karta)
     findings += _jq_rules(karta)
+    findings += check_references(karta)  # references and the $variables paths use
     findings += _action_rules(comps, {f.path for f in findings if f.code.startswith("jq-")})
     findings += _warnings(karta, comps)
     findings += check_extensions(karta)  # the workload-map.run.ai/ gang annotations

@@ -10,7 +10,7 @@ from typing import Any
 
 from workload_map.cluster.feed import FeedProblem, ProblemCause
 from workload_map.cluster.inventory import Entry, Inventory
-from workload_map.engine.resources import add, pod_request
+from workload_map.engine.resources import GPU
 from workload_map.model import SEVERITY_ORDER
 
 __all__ = [
@@ -57,8 +57,16 @@ def age(timestamp: Any, now: dt.datetime) -> str:
 def _phases(view: Mapping[str, Any] | None) -> list[str]:
     if view is None:
         return []
-    matched = set(view.get("phases") or ())
+    return _ordered(view.get("phases") or ())
+
+
+def _ordered(phases: Iterable[str]) -> list[str]:
+    matched = set(phases)
     return [p for p in PHASE_ORDER if p in matched]
+
+
+def _get(totals: Mapping[str, int] | None, name: str) -> int | None:
+    return None if totals is None else totals.get(name, 0)
 
 
 @dataclass(frozen=True)
@@ -67,9 +75,11 @@ class Row:
     phases: list[str]
     ready: int | None
     desired: int | None
-    gpus: int | None
+    gpus: int | None  # requested by the spec
     age: str
     path: str
+    gpus_held: int | None = None  # requested by pods on a node, not finished
+    gpus_pending: int | None = None  # requested by active pods on no node
 
 
 @dataclass(frozen=True)
@@ -141,22 +151,23 @@ def rows(inventory: Inventory, filters: Filters, now: dt.datetime) -> Listing:
             continue
         if filters.kind and e.gvk.kind != filters.kind:
             continue
-        phases = _phases(e.view)
+        phases = _ordered(e.phases)
         if filters.phase and filters.phase not in phases:
             continue
         if needle and needle not in f"{e.namespace}/{e.name} {e.gvk.kind}".lower():
             continue
-        pods = (e.view or {}).get("pods") or {}
-        resources = (e.view or {}).get("resources") or {}
+        t = e.summary.totals if e.summary is not None else None
         out.append(
             Row(
                 e,
                 phases,
-                pods.get("ready"),
-                pods.get("desired"),
-                resources.get("gpus") if e.view is not None else None,
+                t.ready if t is not None else None,
+                t.desired if t is not None else None,
+                t.requested.get(GPU, 0) if t is not None else None,
                 "",  # filled for the shown page only
                 "",
+                gpus_held=_get(t.held_requests, GPU) if t is not None else None,
+                gpus_pending=_get(t.pending_requests, GPU) if t is not None else None,
             )
         )
     out.sort(key=_sort_key(filters.sort), reverse=filters.descending)
@@ -175,8 +186,11 @@ def rows(inventory: Inventory, filters: Filters, now: dt.datetime) -> Listing:
 
 @dataclass(frozen=True)
 class Vital:
+    """One tile: what the spec requests, what pods wait for (pending), what pods hold."""
+
     label: str
-    desired: str
+    requested: str
+    pending: str
     held: str
 
 
@@ -199,48 +213,32 @@ def _quantity(value: float | int | None, unit: str) -> str:
     return f"{value:g}"
 
 
-def _held(entry: Entry) -> dict[str, int] | None:
-    if entry.view is None:
-        return None
-    active = []
-    for pod in entry.pods:
-        meta = pod.get("metadata") or {}
-        phase = (pod.get("status") or {}).get("phase")
-        if not meta.get("deletionTimestamp") and phase not in ("Succeeded", "Failed"):
-            active.append(pod_request(pod.get("spec")))
-    return add(*active)
-
-
 def vitals(entry: Entry) -> Vitals:
-    """Pods, GPUs, CPU and memory: what the spec asks for vs what active pods hold."""
-    view = entry.view or {}
-    pods = view.get("pods") or {}
-    res = view.get("resources") if entry.view is not None else None
-    held = _held(entry)
+    """Pods, GPUs, CPU and memory in the shared vocabulary (engine/summary.py): requested by the
+    spec's desired pods, pending (active pods on no node), held (pods on a node, not finished)."""
+    t = entry.summary.totals if entry.summary is not None else None
 
-    def pick(key: str) -> Any:
-        return None if res is None else res.get(key)
-
-    def got(key: str) -> Any:
-        return None if held is None else held.get(key, 0)
-
-    def count(value: Any) -> str:
+    def count(value: int | None) -> str:
         return "n/a" if value is None else str(value)
 
+    def amounts(name: str, unit: str) -> tuple[str, str, str]:
+        if t is None:
+            return "n/a", "n/a", "n/a"
+        return (
+            _quantity(t.requested.get(name, 0), unit),
+            _quantity(_get(t.pending_requests, name), unit),
+            _quantity(_get(t.held_requests, name), unit),
+        )
+
+    pods = (
+        ("n/a", "n/a", "n/a") if t is None else (count(t.desired), count(t.pending), count(t.held))
+    )
     return Vitals(
         [
-            Vital(
-                "Pods ready / current",
-                count(pods.get("desired")),
-                f"{count(pods.get('ready'))} / {count(pods.get('current'))}",
-            ),
-            Vital("GPUs", count(pick("gpus")), count(got("nvidia.com/gpu"))),
-            Vital(
-                "CPU (cores)", _quantity(pick("cpuMillis"), "cores"), _quantity(got("cpu"), "cores")
-            ),
-            Vital(
-                "Memory", _quantity(pick("memoryBytes"), "bytes"), _quantity(got("memory"), "bytes")
-            ),
+            Vital("Pods", *pods),
+            Vital("GPUs", *amounts(GPU, "units")),
+            Vital("CPU (cores)", *amounts("cpu", "cores")),
+            Vital("Memory", *amounts("memory", "bytes")),
         ]
     )
 

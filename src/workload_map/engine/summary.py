@@ -1,0 +1,338 @@
+"""The shared evaluation: per workload, the numbers every consumer reads, without the tree.
+
+The exporter, the web view's list and vitals, ``describe`` and ``get -o wide`` all need the same
+few facts of a workload: its phases, pod counts, what its pods request and hold, and its gangs.
+Building the whole describe view (``describe.py``) for that costs a tree of typed nodes and a
+formatted entry per pod; :func:`summarize` computes only the numbers, from the facts a
+:class:`~workload_map.engine.describe.Described` provides (placements, extractor, status,
+gangs), each pod read once. ``describe`` takes its counts from here too, so every consumer
+reports the same numbers with the same words.
+
+The vocabulary (issue 25):
+
+* **requested**: what the pods the spec desires will ask, by the scheduler's effective-request
+  rule (``desired`` pods times one pod's request, per instance);
+* **pending**: pods that are active (not finished, not being deleted) and bound to no node, and
+  what they request;
+* **held**: pods bound to a node and not finished, and what they request. A terminating pod
+  still bound is held (the scheduler still accounts for it) but is not *current*.
+
+``current`` and ``ready`` keep kubectl's and the Job controller's meaning (active pods, and those
+Ready among them). Counts and held/pending totals are ``None`` when no pods are known (a file).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from workload_map.engine import resources as res
+from workload_map.engine.errors import EngineError
+from workload_map.engine.extract import Extractor
+from workload_map.engine.gangs import PodGroupResult
+from workload_map.engine.pods import ACTIVE, TERMINATING, Placement
+from workload_map.engine.status import UNDEFINED, Status
+from workload_map.engine.structure import Structure
+
+__all__ = [
+    "STATES",
+    "ComponentTally",
+    "GangTally",
+    "PodFacts",
+    "PodPlace",
+    "Summarized",
+    "Tally",
+    "WorkloadSummary",
+    "pod_facts",
+    "sum_tallies",
+    "summarize",
+]
+
+#: the resource states, in the order every consumer shows them
+STATES = ("requested", "pending", "held")
+
+
+class Summarized(Protocol):
+    """What :func:`summarize` reads of one workload (``Workload`` provides it)."""
+
+    @property
+    def obj(self) -> Mapping[str, Any]: ...
+    @property
+    def structure(self) -> Structure: ...
+    @property
+    def extractor(self) -> Extractor: ...
+    @property
+    def pods(self) -> Sequence[Mapping[str, Any]] | None: ...
+    @property
+    def candidate_pods(self) -> Sequence[Mapping[str, Any]]: ...
+    @property
+    def placements(self) -> Sequence[Placement]: ...
+    @property
+    def gangs(self) -> PodGroupResult: ...
+    def status(self) -> Status | None: ...
+    def phases(self) -> list[str]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class PodFacts:
+    """One pod, read once: its state and what it asks of the scheduler."""
+
+    active: bool  # counted as current (not finished, not terminating)
+    ready: bool  # active and its Ready condition True
+    bound: bool  # spec.nodeName set
+    held: bool  # bound and not finished (terminating included)
+    request: Mapping[str, int]
+
+    @property
+    def pending(self) -> bool:
+        return self.active and not self.bound
+
+
+@dataclass(frozen=True, slots=True)
+class Tally:
+    """Pods and resources of a workload, a component instance or a namespace.
+
+    ``requested`` is the spec's (``desired`` pods); ``pending_requests`` and ``held_requests``
+    are the pods', ``None`` when no pods are known, like the pod counts."""
+
+    desired: int
+    current: int | None
+    ready: int | None
+    pending: int | None
+    held: int | None
+    requested: Mapping[str, int]
+    pending_requests: Mapping[str, int] | None
+    held_requests: Mapping[str, int] | None
+    #: what the current (active) pods request, bound or not: the exporter's deprecated
+    #: ``source="pods"`` series (it is neither pending nor held)
+    current_requests: Mapping[str, int] | None = None
+
+    def by_state(self) -> dict[str, Mapping[str, int] | None]:
+        """Resources by state (:data:`STATES`)."""
+        return {
+            "requested": self.requested,
+            "pending": self.pending_requests,
+            "held": self.held_requests,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ComponentTally:
+    """One pod-bearing component instance (``instance`` ``""`` for a single instance)."""
+
+    component: str
+    instance: str
+    tally: Tally
+
+
+@dataclass(frozen=True, slots=True)
+class GangTally:
+    """One top-level pod group: its minimum, its members, the active ones and the bound ones."""
+
+    name: str
+    min_member: int
+    members: tuple[str, ...]
+    current: int
+    scheduled: int
+
+
+@dataclass(frozen=True, slots=True)
+class PodPlace:
+    """Where one known pod sits (empty strings where nothing placed it)."""
+
+    name: str
+    uid: str
+    component: str
+    instance: str
+    replica: str
+    pod_group: str
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadSummary:
+    """The shared evaluation of one workload (see the module doc)."""
+
+    phases: tuple[str, ...]
+    #: the first evaluation error of a component (its counts would mislead), else None
+    error: str | None
+    totals: Tally
+    components: tuple[ComponentTally, ...]
+    gangs: tuple[GangTally, ...]
+    #: every known pod of the workload, by name
+    pods: tuple[PodPlace, ...]
+
+
+def _request(pod: Mapping[str, Any]) -> Mapping[str, int]:
+    try:
+        return res.pod_request(pod.get("spec"))
+    except EngineError:
+        return {}  # a pod with an unreadable quantity requests nothing we can count
+
+
+def _ready(pod: Mapping[str, Any]) -> bool:
+    status = pod.get("status")
+    conds = status.get("conditions") if type(status) is dict else None
+    if type(conds) is not list:
+        return False
+    for c in conds:
+        if type(c) is dict and c.get("type") == "Ready" and c.get("status") == "True":
+            return True
+    return False
+
+
+def pod_facts(pod: Mapping[str, Any], state: str) -> PodFacts:
+    """The facts of one pod whose :func:`~workload_map.engine.pods.pod_state` is ``state``."""
+    spec = pod.get("spec")
+    bound = type(spec) is dict and bool(spec.get("nodeName"))
+    active = state == ACTIVE
+    return PodFacts(
+        active=active,
+        ready=active and _ready(pod),
+        bound=bound,
+        held=bound and state in (ACTIVE, TERMINATING),
+        request=_request(pod),
+    )
+
+
+def _tally(desired: int, requested: Mapping[str, int], facts: Iterable[PodFacts] | None) -> Tally:
+    if facts is None:
+        return Tally(desired, None, None, None, None, requested, None, None)
+    current = ready = pending = held = 0
+    pending_req: dict[str, int] = {}
+    held_req: dict[str, int] = {}
+    current_req: dict[str, int] = {}
+    for f in facts:
+        if f.active:
+            current += 1
+            for name, value in f.request.items():
+                current_req[name] = current_req.get(name, 0) + value
+            if f.ready:
+                ready += 1
+            if not f.bound:
+                pending += 1
+                for name, value in f.request.items():
+                    pending_req[name] = pending_req.get(name, 0) + value
+        if f.held:
+            held += 1
+            for name, value in f.request.items():
+                held_req[name] = held_req.get(name, 0) + value
+    return Tally(
+        desired, current, ready, pending, held, requested, pending_req, held_req, current_req
+    )
+
+
+def sum_tallies(tallies: Iterable[Tally]) -> Tally:
+    """The sum of many (a namespace's workloads); pod counts stay None only if all are."""
+    desired = 0
+    counts: list[int | None] = [None, None, None, None]
+    requested: dict[str, int] = {}
+    pending: dict[str, int] | None = None
+    held: dict[str, int] | None = None
+    active: dict[str, int] | None = None
+    for t in tallies:
+        desired += t.desired
+        for i, value in enumerate((t.current, t.ready, t.pending, t.held)):
+            if value is not None:
+                counts[i] = (counts[i] or 0) + value
+        requested = res.add(requested, t.requested)
+        if t.pending_requests is not None:
+            pending = res.add(pending or {}, t.pending_requests)
+        if t.held_requests is not None:
+            held = res.add(held or {}, t.held_requests)
+        if t.current_requests is not None:
+            active = res.add(active or {}, t.current_requests)
+    current, ready, pending_pods, held_pods = counts
+    return Tally(desired, current, ready, pending_pods, held_pods, requested, pending, held, active)
+
+
+def _name(pod: Mapping[str, Any]) -> tuple[str, str]:
+    meta = pod.get("metadata")
+    if type(meta) is not dict:
+        return "", ""
+    return str(meta.get("name") or ""), str(meta.get("uid") or "")
+
+
+def summarize(wl: Summarized) -> WorkloadSummary:
+    """The shared evaluation of ``wl`` (see the module doc)."""
+    pods_known = wl.pods is not None
+    errors: list[str] = []
+    try:
+        status = wl.status()
+        phases = tuple(wl.phases()) if status is not None else (UNDEFINED,)
+    except EngineError:
+        phases = (UNDEFINED,)
+    # every attributed pod once: its facts, under its component instance
+    facts_of: dict[tuple[str, str], list[PodFacts]] = {}
+    every: list[PodFacts] = []
+    placed: dict[str, tuple[str, str, str]] = {}
+    facts_by_name: dict[str, PodFacts] = {}
+    for pod, p in zip(wl.candidate_pods, wl.placements, strict=True):
+        if not p.attributed or p.component is None:
+            continue
+        facts = pod_facts(pod, p.state)
+        every.append(facts)
+        facts_by_name[p.pod] = facts
+        instance = p.instance or ""
+        facts_of.setdefault((p.component, instance), []).append(facts)
+        placed[p.pod] = (p.component, instance, "" if p.replica is None else p.replica)
+    components: list[ComponentTally] = []
+    desired = 0
+    requested: dict[str, int] = {}
+    for name in wl.structure.pod_bearing:
+        try:
+            instances = wl.extractor.instances(name)
+        except EngineError as err:
+            errors.append(str(err))
+            continue
+        for instance_id, inst in sorted(instances.items()):
+            count = inst.desired_pods()
+            try:
+                asked = res.scaled(res.instance_request(inst), count)
+            except EngineError as err:
+                errors.append(f"component '{name}': {err}")
+                asked = {}
+            mine = facts_of.get((name, instance_id))
+            if not inst.describes_pods and not mine:
+                continue  # an instance the object leaves out, and no pods of it
+            desired += count
+            requested = res.add(requested, asked)
+            components.append(
+                ComponentTally(
+                    name, instance_id, _tally(count, asked, (mine or []) if pods_known else None)
+                )
+            )
+    groups: dict[str, str] = {}
+    gangs: list[GangTally] = []
+    for group in wl.gangs.groups:
+        for m in group.pods:
+            groups.setdefault(m, group.name)
+        members = [facts_by_name[m] for m in group.pods if m in facts_by_name]
+        active = [f for f in members if f.active]
+        gangs.append(
+            GangTally(
+                group.name,
+                group.min_member,
+                tuple(group.pods),
+                len(active),
+                sum(1 for f in active if f.bound),
+            )
+        )
+    places: list[PodPlace] = []
+    for pod in wl.pods or ():
+        if not isinstance(pod, Mapping) or pod.get("kind", "Pod") != "Pod":
+            continue
+        name, uid = _name(pod)
+        if not name:
+            continue
+        component, instance, replica = placed.get(name, ("", "", ""))
+        places.append(PodPlace(name, uid, component, instance, replica, groups.get(name, "")))
+    places.sort(key=lambda p: p.name)
+    return WorkloadSummary(
+        phases=phases,
+        error=errors[0] if errors else None,
+        totals=_tally(desired, requested, every if pods_known else None),
+        components=tuple(components),
+        gangs=tuple(gangs),
+        pods=tuple(places),
+    )
