@@ -19,7 +19,11 @@
 # there and its CRDs are; a second run is then a no-op. Several tools are built one after the
 # other (never at once: Go builds are CPU-bound), each timed ("built in N s").
 #
-# Usage: build-operators.sh [kuberay|training-operator|scheduler-plugins ...] (default: all)
+# Usage: build-operators.sh [--download-only] [kuberay|training-operator|scheduler-plugins ...]
+# (default: all three). `--download-only` resolves each pending tool's module graph into
+# GOMODCACHE (`go mod tidy` in a scratch wrapper) and compiles nothing, without the build lock:
+# a cold CI run can fetch while the CPU-bound Kubernetes build runs (the module cache has its
+# own locking), so that the build steps later only compile.
 # Environment: WLMAP_CACHE (cache root), WLMAP_KUBERAY_VERSION, WLMAP_TRAINING_OPERATOR_VERSION,
 # WLMAP_SCHEDULER_PLUGINS_VERSION (defaults below), WLMAP_BUILD_JOBS (default 1 on shared
 # development machines, all cores when CI=true).
@@ -42,6 +46,8 @@ for v in "$KUBERAY_VERSION" "$TRAINING_OPERATOR_VERSION" "$SCHEDULER_PLUGINS_VER
     [[ "$v" =~ ^v[0-9]+\.[0-9]+\.[0-9]+$ ]] || die "a version must look like v1.5.0, got '$v'"
 done
 
+DOWNLOAD_ONLY=false
+if [[ "${1:-}" == --download-only ]]; then DOWNLOAD_ONLY=true; shift; fi
 TOOLS=("$@")
 [[ ${#TOOLS[@]} -gt 0 ]] || TOOLS=(kuberay training-operator scheduler-plugins)
 
@@ -82,12 +88,6 @@ run 'make operators' again."
 
 mkdir -p "$BIN" "$CACHE/src" "$CACHE/crds"
 cd "$CACHE/src"  # outside any Go module of the caller
-# One build at a time per cache dir, and never beside another build of this script.
-exec 9>"$CACHE/.build-operators.lock"
-flock 9
-
-export GOTOOLCHAIN="${GOTOOLCHAIN:-local}" CGO_ENABLED=0 GOFLAGS="-buildvcs=false" GOMAXPROCS="$JOBS"
-GO=(nice -n 10 go)
 
 # The module's directory in the module cache (downloaded if needed).
 module_dir() {
@@ -114,19 +114,32 @@ wrap_scheduler_plugins() {
     go mod edit "${args[@]}"
 }
 
-build_tool() {
-    local tool="$1" binary module pkg version crddir src dir start=$SECONDS
+# The tool's wrapper module in $2, tidied (which downloads its module graph); with $3 = true
+# the scratch directory is removed afterwards (--download-only).
+wrap() {
+    local tool="$1" dir="$2" scratch="${3:-false}" binary module pkg version crddir src
     read -r binary module pkg version crddir <<<"$(spec "$tool")"
     src="$(module_dir "$module" "$version")"
-    dir="$CACHE/src/$tool-$version"
     rm -rf "$dir" && mkdir -p "$dir"
     (
         cd "$dir"
         go mod init "${tool//-/}build.local" >/dev/null 2>&1
         go mod edit "-require=$module@$version" "-tool=$pkg"
-        [[ "$tool" == scheduler-plugins ]] && wrap_scheduler_plugins "$src" "$dir"
+        if [[ "$tool" == scheduler-plugins ]]; then wrap_scheduler_plugins "$src" "$dir"; fi
         log "$tool: go mod tidy (downloads the module graph; first time only)"
-        "${GO[@]}" mod tidy
+        nice -n 10 go mod tidy
+    )
+    if [[ "$scratch" == true ]]; then rm -rf "$dir"; fi
+}
+
+build_tool() {
+    local tool="$1" binary module pkg version crddir src dir start=$SECONDS
+    read -r binary module pkg version crddir <<<"$(spec "$tool")"
+    src="$(module_dir "$module" "$version")"
+    dir="$CACHE/src/$tool-$version"
+    wrap "$tool" "$dir"
+    (
+        cd "$dir"
         log "$tool: building $pkg@$version with -p $JOBS"
         "${GO[@]}" build -p "$JOBS" -trimpath -ldflags "-s -w" -o "$BIN/.$binary.tmp" "$pkg"
     )
@@ -141,6 +154,22 @@ build_tool() {
     echo "$module@$version" >"$BIN/$binary.version"
     log "$tool: $binary $version built in $((SECONDS - start)) s; CRDs in $CACHE/crds/$tool-$version"
 }
+
+if [[ "$DOWNLOAD_ONLY" == true ]]; then
+    export GOTOOLCHAIN="${GOTOOLCHAIN:-local}" GOFLAGS="-buildvcs=false" GOMAXPROCS="$JOBS"
+    for tool in "${pending[@]}"; do
+        start=$SECONDS
+        wrap "$tool" "$(mktemp -d "$CACHE/src/.$tool-download.XXXXXX")" true
+        log "$tool: modules downloaded in $((SECONDS - start)) s"
+    done
+    exit 0
+fi
+# One build at a time per cache dir, and never beside another build of this script.
+exec 9>"$CACHE/.build-operators.lock"
+flock 9
+
+export GOTOOLCHAIN="${GOTOOLCHAIN:-local}" CGO_ENABLED=0 GOFLAGS="-buildvcs=false" GOMAXPROCS="$JOBS"
+GO=(nice -n 10 go)
 
 for tool in "${pending[@]}"; do
     read -r binary module _ version _ <<<"$(spec "$tool")"

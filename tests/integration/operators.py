@@ -130,7 +130,7 @@ def kuberay(
     path, _ = binary("kuberay")
     plane = _plane(kube)
     for crd in crds("kuberay"):  # RayCluster, RayJob, RayService: all three, or it stops
-        kube.install_crd(crd)
+        kube.install_crd(crd, timeout=plane.start_timeout)
     assert plane.kubeconfig is not None
     probe = free_port()
     argv = [
@@ -170,7 +170,7 @@ def training_operator(kube: Kube, *schemes: str) -> Iterator[_Proc]:
     schemes = schemes or ("pytorchjob",)
     for crd in crds("training-operator"):
         if any(f"_{s}s." in crd.name for s in schemes):
-            kube.install_crd(crd)
+            kube.install_crd(crd, timeout=plane.start_timeout)
     assert plane.kubeconfig is not None
     _create(kube, "/api/v1/namespaces", {"metadata": {"name": TRAINING_NAMESPACE}})
     _create(
@@ -245,7 +245,7 @@ def coscheduling_scheduler(kube: Kube, *, permit_wait: int = 10) -> Iterator[_Pr
     path, _ = binary("scheduler-plugins")
     plane = _plane(kube)
     for crd in crds("scheduler-plugins"):
-        kube.install_crd(crd)
+        kube.install_crd(crd, timeout=plane.start_timeout)
     assert plane.kubeconfig is not None
     config = {
         "apiVersion": "kubescheduler.config.k8s.io/v1",

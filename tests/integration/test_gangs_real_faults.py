@@ -54,7 +54,9 @@ SIZE = 6
 WEBHOOK_TIMEOUT = 2
 PLANE_OPTIONS = {"workload_controllers": True}
 
-pytestmark = pytest.mark.integration
+# a hang guard, not a speed target: the operators' CRDs (KubeRay's are 3 MB) and processes
+# take minutes to install and start on a loaded machine, inside the first test's limit
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
 
 
 class AdmissionProxy:

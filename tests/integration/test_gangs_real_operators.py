@@ -37,7 +37,9 @@ from .harness import FakeNodes, Kube
 
 ROOT = Path(__file__).resolve().parents[2]
 
-pytestmark = pytest.mark.integration
+# a hang guard, not a speed target: the operators' CRDs (KubeRay's are 3 MB) and processes
+# take minutes to install and start on a loaded machine, inside the first test's limit
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
 
 
 @pytest.fixture(scope="module")
