@@ -21,12 +21,14 @@ MODULES = [
     "engine_bench",
     "cli_bench",
     "live_bench",
+    "fleet_bench",
     "clients_bench",
     "reference_bench",
     "operator_bench",
     "gangs_bench",
     "exporter_bench",
     "web_bench",
+    "fleet_eval_bench",
 ]
 
 

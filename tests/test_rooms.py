@@ -197,6 +197,9 @@ PUBLIC: dict[str, frozenset[str]] = {
     "engine": frozenset(
         {
             "describe",
+            # the describe view's events section: its types and its order (cluster/events
+            # reads the events, the CLI prints them)
+            "events",
             "gangs",
             "objects",
             "owners",
@@ -233,7 +236,16 @@ PUBLIC: dict[str, frozenset[str]] = {
         }
     ),
     "cluster": frozenset(
-        {"catalog_install", "connection", "definitions", "feed", "inventory", "ownership"}
+        {
+            "catalog_install",
+            "connection",
+            "definitions",
+            # the events of one live workload, for describe
+            "events",
+            "feed",
+            "inventory",
+            "ownership",
+        }
     ),
 }
 
@@ -427,6 +439,12 @@ LAZY: dict[tuple[str, str], str] = {
     ),
     ("workload_map.cli.describe_cmd", "workload_map.gangs"): (
         "the gang room (~25 ms of imports), describe --explain only"
+    ),
+    ("workload_map.cli.get_cmd", "workload_map.cli.get_watch"): (
+        "the watch loop (with kube.watch and queue, ~3 ms), get -w/--watch-only only"
+    ),
+    ("workload_map.cli.get_cmd", "workload_map.kube.watch"): (
+        "the same boundary: the resource version a watch starts from"
     ),
     ("workload_map.cli.get_cmd", "workload_map.cli.jsonpath"): (
         "JSONPath (~8 ms), -o jsonpath/custom-columns and --sort-by only"

@@ -46,6 +46,7 @@ KARTA = Res("run.ai", "v1alpha1", "Karta", "kartas", namespaced=False, short_nam
 FLINK = Res("flink.apache.org", "v1beta1", "FlinkDeployment", "flinkdeployments")
 KNATIVE = Res("serving.knative.dev", "v1", "Service", "services", short_names=("ksvc",))
 CORE_SERVICE = Res("", "v1", "Service", "services", short_names=("svc",))
+EVENT = Res("", "v1", "Event", "events", short_names=("ev",))
 
 
 @dataclass
@@ -60,6 +61,8 @@ class FakeAPI:
     context: str | None = "fake"
     server: str = "https://fake.invalid"
     requests: list[str] = field(default_factory=list)
+    #: every request: (path, query, accept) - what a test counts reads by
+    calls: list[tuple[str, dict[str, str], str | None]] = field(default_factory=list)
     # watch events {"type", "object"} served once by stream(); then the "user" presses Ctrl-C
     events: list[dict[str, Any]] = field(default_factory=list)
     streams: list[tuple[str, dict[str, str]]] = field(default_factory=list)
@@ -79,6 +82,7 @@ class FakeAPI:
         self, path: str, query: Sequence[tuple[str, str]] = (), *, accept: str | None = None
     ) -> Any:
         self.requests.append(path)
+        self.calls.append((path, dict(query), accept))
         if self.unreachable:
             raise Unreachable(f"cannot reach the cluster at {self.server}: connection refused")
         for prefix in self.forbidden:
@@ -142,20 +146,23 @@ class FakeAPI:
             and o.get("kind") == res.kind
             and (namespace is None or (o.get("metadata") or {}).get("namespace") == namespace)
         ]
+        partial = accept is not None and accept.startswith("application/json;as=PartialObject")
         if name is not None:
             for o in items:
                 if o["metadata"]["name"] == name:
+                    if partial:
+                        return _partial(o)
                     return copy.deepcopy(o)
             return self._fail(404, f'{plural}.{group} "{name}" not found', path)
         params = dict(query)
         selector = params.get("labelSelector")
         if selector:
-            wanted = dict(term.split("=", 1) for term in selector.split(","))
-            items = [
-                o
-                for o in items
-                if all((o["metadata"].get("labels") or {}).get(k) == v for k, v in wanted.items())
-            ]
+            items = [o for o in items if matches(selector, o["metadata"].get("labels") or {})]
+        fields = params.get("fieldSelector")
+        if fields:  # equality terms on dotted paths (involvedObject.uid=..., type=Warning)
+            for term in fields.split(","):
+                key, _, value = term.partition("=")
+                items = [o for o in items if _dotted(o, key) == value]
         items.sort(key=lambda o: (o["metadata"].get("namespace") or "", o["metadata"]["name"]))
         start = int(params.get("continue") or 0)
         limit = int(params.get("limit") or 0)
@@ -165,6 +172,13 @@ class FakeAPI:
             for o in items[start:end]
         ]
         meta = {"continue": str(end)} if end < len(items) else {}
+        if partial:
+            return {
+                "kind": "PartialObjectMetadataList",
+                "apiVersion": "meta.k8s.io/v1",
+                "metadata": meta,
+                "items": [_partial(o) for o in items[start:end]],
+            }
         return {
             "kind": f"{res.kind}List",
             "apiVersion": res.api_version,
@@ -184,6 +198,9 @@ class FakeAPI:
         watch then stays open; the workloads' one ends in an interrupt once the pods' events are
         out, as when the user stops ``wlmap get -w``."""
         self.streams.append((path, dict(query)))
+        aborted = threading.Event()
+        if opened is not None:  # the watch's stop() ends the open pods' stream below
+            opened(_Stream(aborted))
         pods = path.endswith("/pods")
         if pods:
             events, self.pod_events = self.pod_events, []
@@ -204,7 +221,9 @@ class FakeAPI:
             yield copy.deepcopy(event)
         if pods:
             self._pods_drained.set()
-            threading.Event().wait(10)  # open, like a real watch; the command ends first
+            # open, like a real watch, until the command's end stops it (the bound: a watch
+            # nobody stops still ends, as the server ends every watch)
+            aborted.wait(60)
             return
         if not any(f.endswith("/pods") for f in self.forbidden):  # else no pods' watch opens
             self._pods_drained.wait(5)
@@ -222,6 +241,112 @@ class FakeAPI:
         if options.namespace:
             self.namespace = options.namespace
         return Cluster(self)
+
+
+def _dotted(o: Any, path: str) -> Any:
+    for part in path.split("."):
+        o = o.get(part) if isinstance(o, dict) else None
+    return "" if o is None else str(o)
+
+
+def event(
+    involved: dict[str, Any],
+    reason: str,
+    message: str,
+    *,
+    type: str = "Warning",
+    count: int = 1,
+    first: str = "2026-11-01T00:00:00Z",
+    last: str = "2026-11-01T00:00:00Z",
+    component: str = "default-scheduler",
+    name: str | None = None,
+) -> dict[str, Any]:
+    """A core v1 Event about ``involved`` (an object made by :func:`obj` or :func:`pod`)."""
+    meta = involved["metadata"]
+    return {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {
+            "name": name or f"{meta['name']}.{reason.lower()}",
+            "namespace": meta.get("namespace") or "default",
+            "uid": f"uid-event-{meta['name']}-{reason}",
+        },
+        "involvedObject": {
+            "apiVersion": involved["apiVersion"],
+            "kind": involved["kind"],
+            "name": meta["name"],
+            "namespace": meta.get("namespace"),
+            "uid": meta["uid"],
+        },
+        "type": type,
+        "reason": reason,
+        "message": message,
+        "count": count,
+        "firstTimestamp": first,
+        "lastTimestamp": last,
+        "source": {"component": component},
+    }
+
+
+def _partial(o: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "kind": "PartialObjectMetadata",
+        "apiVersion": "meta.k8s.io/v1",
+        "metadata": copy.deepcopy(o.get("metadata") or {}),
+    }
+
+
+def _terms(selector: str) -> list[str]:
+    """A label selector's terms (commas inside ``in (...)`` do not split)."""
+    out: list[str] = []
+    depth, current = 0, ""
+    for ch in selector:
+        depth += ch == "("
+        depth -= ch == ")"
+        if ch == "," and depth == 0:
+            out.append(current.strip())
+            current = ""
+        else:
+            current += ch
+    if current.strip():
+        out.append(current.strip())
+    return out
+
+
+def matches(selector: str, labels: dict[str, str]) -> bool:
+    """The API server's label selector grammar: ``k=v``, ``k==v``, ``k!=v``, ``k``, ``!k``,
+    ``k in (a,b)``, ``k notin (a,b)``."""
+    for term in _terms(selector):
+        if " notin " in term or " in " in term:
+            key, op, rest = term.partition(" notin " if " notin " in term else " in ")
+            values = {v.strip() for v in rest.strip().strip("()").split(",")}
+            inside = labels.get(key.strip()) in values
+            if (op == " in " and not inside) or (op == " notin " and inside):
+                return False
+        elif "!=" in term:
+            key, _, value = term.partition("!=")
+            if labels.get(key) == value:
+                return False
+        elif "=" in term:
+            key, _, value = term.replace("==", "=").partition("=")
+            if labels.get(key) != value:
+                return False
+        elif term.startswith("!"):
+            if term[1:] in labels:
+                return False
+        elif term not in labels:
+            return False
+    return True
+
+
+class _Stream:
+    """The open response a watch can abort from another thread."""
+
+    def __init__(self, aborted: threading.Event) -> None:
+        self._aborted = aborted
+
+    def abort(self) -> None:
+        self._aborted.set()
 
 
 def obj(

@@ -15,7 +15,7 @@ def test_get_pods_counts_a_ready_bare_pod_as_ready(wlmap) -> None:
     r = wlmap(["get", "pods", "-o", "json"], api=api)
     assert r.code == 0, r.err
     counts = {i["name"]: i["pods"] for i in json.loads(r.out)["items"]}
-    assert counts["solo"] == {"desired": 1, "current": 1, "ready": 1}
+    assert counts["solo"] == {"desired": 1, "current": 1, "ready": 1, "pending": 0, "held": 1}
     assert counts["sleepy"]["current"] == 1 and counts["sleepy"]["ready"] == 0
     table = wlmap(["get", "pods"], api=api)
     row = next(line.split() for line in table.out.splitlines() if line.startswith("solo"))
@@ -37,7 +37,7 @@ def test_forbidden_pod_list_shows_unknown_not_zero(wlmap) -> None:
     spec = {"replicatedJobs": [{"name": "w", "replicas": 2, "template": template}]}
     api.add(obj("jobset.x-k8s.io/v1alpha2", "JobSet", "train", "ml", spec=spec))
     api.forbidden.add("/api/v1/namespaces/ml/pods")
-    unknown = {"desired": 2, "current": None, "ready": None}
+    unknown = {"desired": 2, "current": None, "ready": None, "pending": None, "held": None}
     listed = wlmap(["get", "--all-types", "-o", "json"], api=api)
     assert [i["pods"] for i in json.loads(listed.out)["items"]] == [unknown]
     described = wlmap(["describe", "jobset/train", "-o", "json"], api=api)

@@ -71,7 +71,7 @@ def test_yaml_equals_json(wlmap) -> None:
 
 def test_jobset_example_facts(wlmap) -> None:
     view = json.loads(wlmap(["describe", *_args("jobset"), "-o", "json"]).out)
-    assert view["pods"] == {"desired": 5, "current": 5, "ready": 3}
+    assert view["pods"] == {"desired": 5, "current": 5, "ready": 3, "pending": 1, "held": 4}
     assert view["resources"]["gpus"] == 32
     assert [p if isinstance(p, str) else p["name"] for p in view["unattributedPods"]] == [
         "eval-sweep-eval-0-0-zz9kq"
@@ -284,7 +284,13 @@ def test_live_describe(wlmap) -> None:
         r = wlmap(["describe", *target, "-n", "ml", "-o", "json"], api=api)
         assert r.code == 0, r.err
         view = json.loads(r.out)
-        assert view["pods"] == {"desired": 2, "current": 2, "ready": 1}
+        assert view["pods"] == {
+            "desired": 2,
+            "current": 2,
+            "ready": 1,
+            "pending": 1,
+            "held": 1,
+        }
         assert view["fileMode"] is False
     r = wlmap(["describe", "jobset/train", "-n", "ml"], api=api)
     assert r.code == 0

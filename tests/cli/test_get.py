@@ -115,7 +115,13 @@ def test_get_wide_json_yaml_name(wlmap) -> None:
     assert "ORIGIN" in wide.out and "catalog" in wide.out
     doc = json.loads(wlmap(["get", "jobsets", "-o", "json"], api=api).out)
     assert doc["count"] == 2 and doc["items"][0]["name"] == "new"
-    assert doc["items"][0]["pods"] == {"desired": 2, "current": 2, "ready": 1}
+    assert doc["items"][0]["pods"] == {
+        "desired": 2,
+        "current": 2,
+        "ready": 1,
+        "pending": 0,
+        "held": 2,
+    }
     assert yaml.safe_load(wlmap(["get", "jobsets", "-o", "yaml"], api=api).out) == doc
     names = wlmap(["get", "jobsets", "-o", "name"], api=api).out
     assert names == "jobset.jobset.x-k8s.io/new\njobset.jobset.x-k8s.io/old\n"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+import threading
 
 import yaml
 
@@ -217,6 +218,18 @@ def test_watch_follows_pods_too(wlmap) -> None:
         ["new", "Running", "2/2"],
     ]
     assert any(path == "/api/v1/namespaces/ml/pods" for path, _ in api.streams)
+
+
+def test_watch_leaves_no_pump_running(wlmap) -> None:
+    """The command's end stops both watches' threads (the pods' stream stays open until then):
+    an in-process run leaves no thread reading a watch behind."""
+    api = _api()
+    api.events = [_modified(api, "old", conditions=[{"type": "Failed", "status": "True"}])]
+    before = set(threading.enumerate())
+    r = wlmap(["get", "jobsets", "-w"], api=api)
+    assert r.code == 130, r.err
+    assert any(path.endswith("/pods") for path, _ in api.streams)  # the pods' watch was open
+    assert [t.name for t in set(threading.enumerate()) - before] == []
 
 
 def test_watch_only_and_formats(wlmap) -> None:

@@ -87,7 +87,6 @@ def test_get_loads_its_modules_and_no_other_commands(tmp_path: Path) -> None:
         "workload_map.cli.context",  # and the context it runs in
         "workload_map.cli.config",
         "workload_map.cli.get_rows",
-        "workload_map.cli.get_watch",
         "workload_map.cli.humanize",
         "workload_map.cli.live_targets",
         "workload_map.cli.targets",
@@ -103,6 +102,9 @@ def test_get_loads_its_modules_and_no_other_commands(tmp_path: Path) -> None:
         "difflib",
         "workload_map.gangs",
         "workload_map.model.validation",
+        # the watch loop: get -w/--watch-only only
+        "workload_map.cli.get_watch",
+        "workload_map.kube.watch",
     )
     assert loaded(modules, never) == []
 

@@ -45,11 +45,19 @@ def _nodes(d: dict[str, Any]) -> dict[str, dict[str, Any]]:
 def test_shape_is_the_interface(name: str) -> None:
     d = workload(name).describe()
     assert TOP_KEYS <= set(d)
-    assert set(d["pods"]) == {"desired", "current", "ready"}
+    assert set(d["pods"]) == {"desired", "current", "ready", "pending", "held"}
     assert {"gpus", "cpuMillis", "memoryBytes", "byResource"} <= set(d["resources"])
     for node in _nodes(d).values():
         assert NODE_KEYS <= set(node)
-        assert set(node["replicas"]) == {"desired", "current", "ready", "min", "max"}
+        assert set(node["replicas"]) == {
+            "desired",
+            "current",
+            "ready",
+            "min",
+            "max",
+            "pending",
+            "held",
+        }
         for pod in node["pods"]:
             assert {"name", "phase", "ready", "node", "gpus"} <= set(pod)
     for group in d["podGroups"]:
@@ -61,7 +69,13 @@ def test_file_mode_has_null_counts_and_same_desired(name: str) -> None:
     live = workload(name).describe()
     offline = workload(name, with_pods=False).describe()
     assert offline["fileMode"] is True and live["fileMode"] is False
-    assert offline["pods"] == {"desired": live["pods"]["desired"], "current": None, "ready": None}
+    assert offline["pods"] == {
+        "desired": live["pods"]["desired"],
+        "current": None,
+        "ready": None,
+        "pending": None,
+        "held": None,
+    }
     assert offline["resources"] == live["resources"]
     assert offline["unattributedPods"] == []
 
@@ -101,7 +115,7 @@ def test_array_of_jobs() -> None:
     )
     assert d["definition"] == {"name": "jg", "origin": "cluster"}
     assert d["phases"] == ["Running"]
-    assert d["pods"] == {"desired": 5, "current": 5, "ready": 4}
+    assert d["pods"] == {"desired": 5, "current": 5, "ready": 4, "pending": 1, "held": 4}
     # driver: max(init 2 CPU / 1Gi, main 500m + sidecar 100m) = 2 CPU, 1Gi
     # workers: 4 x (4 CPU + 250m overhead, 16Gi, 8 GPUs)
     assert d["resources"]["gpus"] == 32
@@ -113,7 +127,16 @@ def test_array_of_jobs() -> None:
     workers = nodes["workers"]
     assert workers["component"] == "job" and workers["instance"] == "workers"
     assert workers["kind"] == {"group": "batch", "version": "v1", "kind": "Job"}
-    assert workers["replicas"] == {"desired": 4, "current": 4, "ready": 3, "min": None, "max": None}
+    assert workers["replicas"] == {
+        "desired": 4,
+        "current": 4,
+        "ready": 3,
+        "min": None,
+        "max": None,
+        "pending": 1,
+        "held": 3,
+    }
+    assert workers["pendingResources"]["gpus"] == 8 and workers["heldResources"]["gpus"] == 24
     assert workers["resources"]["gpus"] == 32
     pending = next(p for p in workers["pods"] if p["name"] == "train-workers-1-1-ddddd")
     assert pending == {
@@ -140,7 +163,7 @@ def test_array_of_jobs() -> None:
 def test_map_of_services_with_replica_split() -> None:
     d = workload("reactor").describe()
     assert d["phases"] == ["Running", "Degraded"]
-    assert d["pods"] == {"desired": 6, "current": 5, "ready": 4}
+    assert d["pods"] == {"desired": 6, "current": 5, "ready": 4, "pending": 0, "held": 5}
     assert d["resources"]["byResource"] == {"amd.com/gpu": 1, "nvidia.com/gpu": 16}
     assert d["resources"]["cpuMillis"] == 1000 + 500 + 4 * 8000
     assert d["resources"]["memoryBytes"] == (1 + 2 + 4 * 64) * GI
@@ -153,6 +176,8 @@ def test_map_of_services_with_replica_split() -> None:
         "ready": 0,
         "min": 2,
         "max": 5,
+        "pending": 0,
+        "held": 0,
     }
     assert nodes["worker[1]"]["replicas"]["desired"] == 2
     assert nodes["worker[1]"]["replicas"]["ready"] == 1
@@ -167,7 +192,7 @@ def test_map_of_services_with_replica_split() -> None:
 
 def test_leader_worker_groups() -> None:
     d = workload("leaderworker").describe()
-    assert d["pods"] == {"desired": 6, "current": 5, "ready": 5}
+    assert d["pods"] == {"desired": 6, "current": 5, "ready": 5, "pending": 0, "held": 5}
     nodes = _nodes(d)
     assert list(nodes) == [
         "group[0]",
@@ -277,7 +302,7 @@ def test_pod_bearing_root_is_a_component_and_empty_groupings_are_dropped() -> No
     assert [n["name"] for n in d["components"]] == ["thing"]
     assert d["components"][0]["children"] == []
     assert d["components"][0]["replicas"]["desired"] == 3
-    assert d["pods"] == {"desired": 3, "current": 0, "ready": 0}
+    assert d["pods"] == {"desired": 3, "current": 0, "ready": 0, "pending": 0, "held": 0}
     assert d["phases"] == ["Undefined"]
 
 

@@ -460,6 +460,7 @@ def open_kube(
     extra_gates: tuple[str, ...] = (),
     extra_apis: tuple[str, ...] = (),
     external_ok: bool = True,
+    etcd_data_from: Path | None = None,
 ) -> Kube:
     """The cluster for a test session: WLMAP_TEST_KUBECONFIG's, else a fresh local plane.
 
@@ -468,7 +469,8 @@ def open_kube(
     workload-aware scheduling API off; ``workload_controllers`` adds the in-tree Job,
     ReplicaSet, Deployment and StatefulSet controllers; ``extra_gates`` turns more feature gates
     on in every component and ``extra_apis`` serves more API versions. ``external_ok=False`` always starts a local plane
-    (tests that restart or reconfigure it)."""
+    (tests that restart or reconfigure it); ``etcd_data_from`` starts the local plane from a
+    copy of a stopped plane's etcd data (``LocalControlPlane.etcd_data_from``)."""
     external = os.environ.get("WLMAP_TEST_KUBECONFIG")
     if external and external_ok:
         path = Path(external).expanduser()
@@ -489,6 +491,7 @@ def open_kube(
         workload_controllers=workload_controllers,
         extra_gates=extra_gates,
         extra_apis=extra_apis,
+        etcd_data_from=etcd_data_from,
     )
     plane.start()
     try:

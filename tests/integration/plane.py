@@ -343,7 +343,12 @@ class LocalControlPlane:
     #: versions served (``("scheduling.k8s.io/v1alpha3",)``)
     extra_gates: tuple[str, ...] = ()
     extra_apis: tuple[str, ...] = ()
+    #: an etcd data dir (of a stopped plane) to start from instead of an empty store: its
+    #: copy becomes this plane's, made a one-member cluster on the new ports (benchmarks keep a
+    #: fleet of objects this way; the certificates are new, the objects and their uids are not)
+    etcd_data_from: Path | None = None
     procs: list[_Proc] = field(default_factory=list)
+    etcd_url: str = ""
     kubeconfig: Path | None = None
     server: str = ""
     startup_seconds: float = 0.0
@@ -384,7 +389,13 @@ class LocalControlPlane:
         self._certs = certs = _certificates(self.workdir, ["127.0.0.1", "localhost"])
         data = self.workdir / "etcd-data"
         shutil.rmtree(data, ignore_errors=True)
+        seeded: list[str] = []
+        if self.etcd_data_from is not None:
+            shutil.copytree(self.etcd_data_from, data)
+            # the copy's member list names the old peer URL: start over as a lone member
+            seeded = ["--force-new-cluster"]
         etcd_url, peer_url = f"http://127.0.0.1:{etcd_port}", f"http://127.0.0.1:{peer_port}"
+        self.etcd_url = etcd_url
         etcd = _spawn(
             "etcd",
             [
@@ -397,6 +408,7 @@ class LocalControlPlane:
                 f"--initial-cluster=default={peer_url}",
                 "--unsafe-no-fsync=true",
                 "--log-level=warn",
+                *seeded,
             ],
             self.workdir / "etcd.log",
         )

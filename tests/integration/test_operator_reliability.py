@@ -390,6 +390,10 @@ def test_apiserver_restart_under_a_running_operator(
         kube.kubeconfig, ns, tmp_path / "op", webhook=False, config_name=f"rs-{token}"
     )
     op.start()
+
+    def karta_queue_idle() -> bool:
+        return op.metric("workloadmap_operator_karta_queue_pending") == 0
+
     try:
         op.wait_ready(60)
         for n in names:
@@ -399,7 +403,9 @@ def test_apiserver_restart_under_a_running_operator(
         eventually(
             lambda: op.metric("workloadmap_operator_karta_status_writes_total") >= len(names), 30
         )
-        time.sleep(1)
+        # every reconcile the creates and the operator's own writes caused is done: what is
+        # stored now is what the operator settled on (a later event finds nothing to write)
+        eventually(karta_queue_idle, 30, "the Karta queue idle")
         rvs = {n: api.get(f"{KARTAS}/{n}")["metadata"]["resourceVersion"] for n in names}
         writes = op.metric("workloadmap_operator_karta_status_writes_total")
 
@@ -416,7 +422,10 @@ def test_apiserver_restart_under_a_running_operator(
             60,
             "changed Karta reconciled",
         )
-        time.sleep(3)
+        # the watch's events come in order: with the change reconciled, whatever the restart
+        # brought (a resumed watch or a relist of all three) was queued before it; once the
+        # queue is idle again every one of them has been reconciled
+        eventually(karta_queue_idle, 30, "the Karta queue idle after the restart")
         # the unchanged ones got no status write
         for n in (names[0], names[2]):
             assert api.get(f"{KARTAS}/{n}")["metadata"]["resourceVersion"] == rvs[n]

@@ -11,6 +11,7 @@ import json
 import subprocess
 import sys
 import textwrap
+import threading
 
 import pytest
 
@@ -125,3 +126,106 @@ def test_deep_programs_are_parse_errors(report: dict[str, object], name: str) ->
     status, detail = results(report)[name]
     assert status == "parse"
     assert "too deep" in str(detail)
+
+
+# One thread holds a deep-stack evaluation open while the main thread recurses on its own
+# 8 MB stack. Before issue 26's fix the deep run raised the process-wide recursion limit to
+# 60 000, so the main thread's `path(f)` 20 000 levels deep ran past its C stack: a segfault
+# (exit -11), seen as a dead xdist worker in a loaded shuffled run.
+CONCURRENT_SCRIPT = textwrap.dedent(
+    """
+    import json, sys, threading
+    from workload_map import jq
+    from workload_map.jq.deep import run_deep
+
+    value = 1
+    for _ in range(20_000):
+        value = [value]
+    before = sys.getrecursionlimit()
+    inside, release = threading.Event(), threading.Event()
+    seen = {}
+
+    def held():
+        inside.set()
+        release.wait()
+        # the deep thread's own limit is raised: it recurses far past the process-wide one
+        def down(n):
+            return 0 if n == 0 else 1 + down(n - 1)
+        return down(20 * before)
+
+    def hold():
+        seen["deep"] = run_deep(held)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    inside.wait()
+    report = {"limit_during": sys.getrecursionlimit(), "limit_before": before}
+
+    def down(n):
+        return 0 if n == 0 else 1 + down(n - 1)
+
+    try:
+        down(20 * before)
+        report["main_plain"] = "no error"
+    except RecursionError:
+        report["main_plain"] = "RecursionError"
+    program = 'def f: if type == "array" then (.[0] | f) // null else . end; path(f) | length'
+    try:
+        out = jq.compile(program).all(value, limits=jq.Limits(1000, 600, 100_000))
+        report["main_jq"] = ["ok", out]
+    except jq.JqError as e:
+        report["main_jq"] = ["error", type(e).__name__, str(e)]
+    release.set()
+    holder.join()
+    report["deep"] = seen.get("deep")
+    report["limit_after"] = sys.getrecursionlimit()
+    print(json.dumps(report))
+    """
+)
+
+
+def test_a_deep_run_on_one_thread_leaves_every_other_threads_limit_alone() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-c", CONCURRENT_SCRIPT],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    # a crash is an exit by signal (-11), not a lost test run
+    assert proc.returncode == 0, f"exit {proc.returncode}: {proc.stderr[-2000:]}"
+    report = json.loads(proc.stdout)
+    before = report["limit_before"]
+    assert report["limit_during"] == report["limit_after"] == before
+    # the main thread keeps its own limit while the other thread is on its deep stack
+    assert report["main_plain"] == "RecursionError"
+    # too deep for the deep stack too: a clean limit error, the evaluation's only outcome
+    assert report["main_jq"] == [
+        "error",
+        "JqLimitError",
+        "maximum depth exceeded (recursion too deep)",
+    ]
+    assert report["deep"] == 20 * before
+
+
+def test_deep_runs_on_several_threads_at_once() -> None:
+    # the deep stacks no longer share a process-wide setting: they need not take turns
+    from workload_map.jq.deep import run_deep
+
+    inside = threading.Barrier(3, timeout=60)
+
+    def deep() -> int:
+        inside.wait()  # all three deep threads are running at once
+
+        def down(n: int) -> int:
+            return 0 if n == 0 else 1 + down(n - 1)
+
+        return down(10 * sys.getrecursionlimit())
+
+    results: list[int] = []
+    threads = [threading.Thread(target=lambda: results.append(run_deep(deep))) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not any(t.is_alive() for t in threads)
+    assert results == [10 * sys.getrecursionlimit()] * 3

@@ -132,3 +132,31 @@ def test_a_requeue_after_comes_back_when_due(monkeypatch: pytest.MonkeyPatch) ->
     finally:
         q.stop()
     assert calls[1] - calls[0] == pytest.approx(0.2)
+
+
+def test_pending_counts_queued_and_active_keys_and_is_zero_when_idle() -> None:
+    # the operator exports this count as its "idle" signal (karta_queue_pending)
+    release = threading.Event()
+    started: list[str] = []
+
+    def reconcile(key: str) -> None:
+        started.append(key)
+        release.wait(60)
+
+    q = WorkQueue("t", reconcile, workers=1)
+    assert q.pending() == 0 and q.idle()
+    q.add("a")
+    q.add("b")
+    q.add("b")  # deduplicated
+    assert q.pending() == 2
+    q.start()
+    try:
+        assert wait_until(lambda: started == ["a"])
+        q.add("a")  # again while active: still one pending key for it
+        assert q.pending() == 2 and not q.idle()
+        release.set()
+        assert wait_until(q.idle)
+        assert q.pending() == 0 and started == ["a", "b", "a"]
+    finally:
+        release.set()
+        q.stop()

@@ -41,6 +41,7 @@ FAMILIES = {
     ("workloadmap_operator_gc_settle_seconds", "gauge", ()),
     ("workloadmap_operator_karta_conflicts", "counter", ()),
     ("workloadmap_operator_karta_evaluate_seconds", "counter", ()),
+    ("workloadmap_operator_karta_queue_pending", "gauge", ()),
     ("workloadmap_operator_karta_reconciles", "counter", ()),
     ("workloadmap_operator_karta_status_writes", "counter", ()),
     ("workloadmap_operator_karta_write_seconds", "counter", ()),

@@ -121,7 +121,13 @@ def test_playground_evaluates_offline(http: Http) -> None:
     assert status == 200
     result = json.loads(body)
     assert result["error"] is None
-    assert result["view"]["pods"] == {"desired": 5, "current": 5, "ready": 3}
+    assert result["view"]["pods"] == {
+        "desired": 5,
+        "current": 5,
+        "ready": 3,
+        "pending": 1,
+        "held": 4,
+    }
     assert result["definition"]["origin"] == "catalog"
 
 

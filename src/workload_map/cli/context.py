@@ -77,7 +77,7 @@ class Context(msgspec.Struct):
         if message not in self.warnings:
             self.warnings.append(message)
 
-    def flush_warnings(self) -> None:
+    def flush_warnings(self, prefix: str = "") -> None:
         if self._definitions is not None:  # warnings noted while resolving (stand-ins)
             for message in self._definitions.warnings:
                 self.warn(message)
@@ -86,7 +86,7 @@ class Context(msgspec.Struct):
         for message in self.warnings:
             if not self.settings.cluster_karta_warning and message.startswith(_KARTA_NOTICES):
                 continue
-            self.stderr.write(f"{self.err_style('warning:', 'yellow')} {message}\n")
+            self.stderr.write(f"{self.err_style('warning:', 'yellow')} {prefix}{message}\n")
         self.warnings.clear()
 
     def _timed_out(self) -> list[tuple[str, str]]:

@@ -8,7 +8,7 @@ columns after the tree are aligned; long pod lists are cut with unhealthy pods k
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import msgspec
@@ -317,7 +317,8 @@ def render_describe(view: dict[str, Any], opts: RenderOptions) -> str:
         extra = "".join(f", {n} {what}" for what, n in states.items())
         lines.append(
             f"Pods: {_int(pods.get('ready'))}/{_int(pods.get('desired'))} ready, "
-            f"{_int(pods.get('current'))} active{extra}"
+            f"{_int(pods.get('current'))} active{extra}; "
+            f"{_int(pods.get('pending'))} pending, {_int(pods.get('held'))} held"
         )
     rows: list[list[str]] = []
     mem: list[int] = []
@@ -346,6 +347,9 @@ def render_describe(view: dict[str, Any], opts: RenderOptions) -> str:
     }
     if extended:
         lines.append("  other: " + ", ".join(f"{k}={v}" for k, v in sorted(extended.items())))
+    if pods.get("current") is not None:
+        lines.append("")
+        lines.extend("  " + line for line in _usage_lines(view, pods, total))
     groups = view.get("podGroups") or []
     if groups:
         lines.append("")
@@ -369,3 +373,26 @@ def render_describe(view: dict[str, Any], opts: RenderOptions) -> str:
         lines.append(style(f"Errors ({len(errors)}):", "red", "bold") + " what could not be read")
         lines.extend(f"  {message}" for message in errors)
     return "\n".join(lines) + "\n"
+
+
+def _usage_lines(
+    view: Mapping[str, Any], pods: Mapping[str, Any], requested: Mapping[str, Any]
+) -> list[str]:
+    """Requested, pending and held side by side (engine/summary.py's vocabulary): pods, GPUs,
+    CPU and memory, in the numbers the exporter and the web view show."""
+    pending = view.get("pendingResources") or {}
+    held = view.get("heldResources") or {}
+    sides = (requested, pending, held)
+    mem = memory_column([_int(s.get("memoryBytes")) for s in sides])
+    rows = [
+        [
+            "pods",
+            str(_int(pods.get("desired"))),
+            str(_int(pods.get("pending"))),
+            str(_int(pods.get("held"))),
+        ],
+        ["GPU", *(str(_int(s.get("gpus"))) for s in sides)],
+        ["CPU", *(cpu(_int(s.get("cpuMillis"))) for s in sides)],
+        ["MEMORY", *mem],
+    ]
+    return format_table(["USAGE", "REQUESTED", "PENDING", "HELD"], rows)

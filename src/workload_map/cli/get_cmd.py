@@ -23,7 +23,6 @@ import msgspec
 
 from workload_map.cli.exits import ERROR, NOT_FOUND, OK, CliError, JsonPathError, UsageError
 from workload_map.cli.get_rows import Row
-from workload_map.cli.get_watch import follow
 from workload_map.cli.humanize import age
 from workload_map.cli.live_targets import (
     ambiguous_name_error,
@@ -40,7 +39,7 @@ from workload_map.cli.workload_view import DescribeFailed, describe_view, view_n
 from workload_map.cluster.ownership import find_pods, owning_workload, pods_by_owner
 from workload_map.engine.describe import PodCounts
 from workload_map.kube.errors import ClusterError, Forbidden, NotFound
-from workload_map.kube.watch import list_version
+from workload_map.kube.kubeconfig import kubeconfig_contexts
 from workload_map.model.views import to_json
 
 if TYPE_CHECKING:
@@ -165,6 +164,10 @@ class _Options(msgspec.Struct):
     label_columns: list[str]
     sort_by: Any  # a jsonpath Template or None
     namespace: str | None
+    #: a CLUSTER column first (several contexts)
+    cluster_column: bool = False
+    #: rows go here instead of being printed (one cluster of several)
+    collect: list[Row] | None = None
 
 
 def _label_columns(values: list[str]) -> list[str]:
@@ -198,11 +201,66 @@ def _sort_template(text: str | None) -> Any:
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
     if len(ctx.contexts) > 1 or ctx.all_contexts:
-        # parsed and carried in ctx.contexts for the multi-cluster view; one cluster until then
-        raise UsageError(
-            "listing several contexts is not supported yet: name one --context",
-            hint="the contexts: kubectl config get-contexts",
+        return _many_clusters(args, ctx)
+    return _one_cluster(args, ctx)
+
+
+def _contexts(ctx: Context) -> list[str]:
+    """The contexts ``get`` lists: those named (in order, once each), or with
+    ``--all-contexts`` every context of the kubeconfig."""
+    if not ctx.all_contexts:
+        return list(dict.fromkeys(ctx.contexts))
+    ctx.check_kubeconfig()
+    names = kubeconfig_contexts(ctx.connection)
+    if not names:
+        raise CliError("--all-contexts: the kubeconfig has no contexts", ERROR)
+    return names
+
+
+def _many_clusters(args: argparse.Namespace, ctx: Context) -> int:
+    """``get`` over several contexts: each cluster through its own context (its server, its
+    credentials, its default namespace), the rows together with a CLUSTER column first. A
+    cluster that cannot be listed is a warning naming its context; the others are printed and
+    the command exits 1."""
+    if getattr(args, "watch", False) or getattr(args, "watch_only", False):
+        raise UsageError("watch follows one cluster: name one --context")
+    rows: list[Row] = []
+    failed: list[str] = []
+    for name in _contexts(ctx):
+        sub = msgspec.structs.replace(
+            ctx,
+            connection=msgspec.structs.replace(ctx.connection, context=name),
+            contexts=(name,),
+            all_contexts=False,
+            warnings=[],
+            _cluster=None,
+            _definitions=None,
         )
+        collected: list[Row] = []
+        try:
+            _one_cluster(args, sub, collect=collected)
+        except UsageError:
+            raise  # the same for every cluster
+        except (CliError, ClusterError) as exc:
+            failed.append(f"context {name}: {exc}")
+        sub.flush_warnings(prefix=f"context {name}: ")
+        for row in collected:
+            row.cluster = name
+            row.view = {"cluster": name, **row.view}
+        rows.extend(collected)
+    if failed and not rows:
+        raise CliError("; ".join(failed), ERROR)
+    for message in failed:
+        ctx.warn(message)
+    opts = _options(args, ctx, parse_requests(list(args.target)), None)
+    opts.cluster_column = True
+    code = _print(rows, ctx, opts, single=False)
+    return ERROR if failed else code
+
+
+def _one_cluster(
+    args: argparse.Namespace, ctx: Context, *, collect: list[Row] | None = None
+) -> int:
     spec = _output_spec(ctx)
     phases = _phases(args.phase)
     if args.chunk_size < 0:
@@ -230,26 +288,17 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         raise UsageError("watch follows one workload or a whole type, not several names")
 
     try:
-        return _run(args, ctx, spec, phases, requests, watching)
+        return _run(args, ctx, spec, phases, requests, watching, collect)
     except ClusterError as exc:
         raise CliError(str(exc), ERROR) from exc
 
 
-def _run(
-    args: argparse.Namespace,
-    ctx: Context,
-    spec: OutputSpec,
-    phases: set[str],
-    requests: list[Request],
-    watching: bool,
-) -> int:
-
-    cluster = ctx.cluster()
-    definitions = ctx.definitions(cluster)
-    namespace = None if args.all_namespaces else cluster.namespace
-    opts = _Options(
-        spec=spec,
-        phases=phases,
+def _options(
+    args: argparse.Namespace, ctx: Context, requests: list[Request], namespace: str | None
+) -> _Options:
+    return _Options(
+        spec=_output_spec(ctx),
+        phases=_phases(args.phase),
         stuck=bool(getattr(args, "stuck", False)),
         all_namespaces=bool(args.all_namespaces),
         show_type=bool(args.all_types) or len(requests) > 1,
@@ -259,6 +308,24 @@ def _run(
         sort_by=_sort_template(getattr(args, "sort_by", None)),
         namespace=namespace,
     )
+
+
+def _run(
+    args: argparse.Namespace,
+    ctx: Context,
+    spec: OutputSpec,
+    phases: set[str],
+    requests: list[Request],
+    watching: bool,
+    collect: list[Row] | None = None,
+) -> int:
+
+    cluster = ctx.cluster()
+    definitions = ctx.definitions(cluster)
+    namespace = None if args.all_namespaces else cluster.namespace
+    opts = _options(args, ctx, requests, namespace)
+    opts.spec, opts.phases = spec, phases
+    opts.collect = collect
     if args.all_types:
         return _print(
             _all_types(args, ctx, cluster, definitions, namespace), ctx, opts, single=False
@@ -277,6 +344,8 @@ def _run(
     labels = _type_labels(targets)
     version = ""
     if watching:  # taken before listing, so no change between the list and the watch is lost
+        from workload_map.kube.watch import list_version
+
         res = targets[0].resource
         name = requests[0].names[0] if requests[0].names else None
         version = list_version(
@@ -320,6 +389,8 @@ def _run(
     if missing:
         raise CliError("; ".join(missing), NOT_FOUND)
     if watching:
+        from workload_map.cli.get_watch import follow
+
         name = requests[0].names[0] if requests[0].names else None
         return follow(
             ctx, cluster, targets[0], namespace, name, args, opts, rows, _Hooks(), version
@@ -496,8 +567,16 @@ def _row(
         definition=d.name,
         origin=d.origin,
         phases=tuple(view.get("phases") or ["Undefined"]),
-        pods=PodCounts(counts.get("desired", 0), counts.get("current"), counts.get("ready")),
+        pods=PodCounts(
+            counts.get("desired", 0),
+            counts.get("current"),
+            counts.get("ready"),
+            counts.get("pending"),
+            counts.get("held"),
+        ),
         gpus=(view.get("resources") or {}).get("gpus", 0),
+        gpus_pending=(view.get("pendingResources") or {}).get("gpus"),
+        gpus_held=(view.get("heldResources") or {}).get("gpus"),
         stuck=stuck_reason(dict(view)),
         # kubectl habits (custom-columns=NAME:.metadata.name, --sort-by, --show-labels)
         metadata=GetMetadata(
@@ -666,16 +745,23 @@ def _headers(opts: _Options) -> list[str]:
     kind = opts.spec.kind
     if kind == "custom-columns":
         return opts.spec.column_headers()
-    headers = (["NAMESPACE"] if opts.all_namespaces else []) + ["NAME"]
+    headers = (["CLUSTER"] if opts.cluster_column else []) + (
+        ["NAMESPACE"] if opts.all_namespaces else []
+    )
+    headers.append("NAME")
     if opts.show_type:
         headers.append("TYPE")
     headers += ["PHASE", "PODS", "GPUS", "AGE"]
     if kind == "wide":
-        headers += ["DEFINITION", "ORIGIN", "STUCK"]
+        headers += ["PENDING", "HELD", "GPUS-PENDING", "GPUS-HELD", "DEFINITION", "ORIGIN", "STUCK"]
     headers += [key.rpartition("/")[2].upper() for key in opts.label_columns]
     if opts.show_labels:
         headers.append("LABELS")
     return headers
+
+
+def _count(value: Any) -> str:
+    return "-" if value is None else str(value)
 
 
 def _labels_text(labels: dict[str, Any]) -> str:
@@ -689,7 +775,9 @@ def _cells(row: Row, ctx: Context, opts: _Options) -> list[str]:
     if opts.spec.kind == "custom-columns":
         return opts.spec.column_cells(row.view)
     v = row.view
-    cells = [str(v.get("namespace") or "")] if opts.all_namespaces else []
+    cells = [row.cluster or ""] if opts.cluster_column else []
+    if opts.all_namespaces:
+        cells.append(str(v.get("namespace") or ""))
     cells.append(str(v["name"]))
     if opts.show_type:
         cells.append(row.type_label)
@@ -700,6 +788,9 @@ def _cells(row: Row, ctx: Context, opts: _Options) -> list[str]:
         age(v["createdAt"]),
     ]
     if opts.spec.kind == "wide":
+        # the shared vocabulary (engine/summary.py): GPUS is what the spec requests
+        cells += [_count(v["pods"].get(k)) for k in ("pending", "held")]
+        cells += [_count(v.get(k)) for k in ("gpusPending", "gpusHeld")]
         cells += [str(v["definition"]), str(v["origin"]), str(v.get("stuck") or "-")]
     labels = (v.get("metadata") or {}).get("labels") or {}
     cells += [str(labels.get(key, "")) for key in opts.label_columns]
@@ -712,6 +803,9 @@ def _print(
     rows: list[Row], ctx: Context, opts: _Options, *, single: bool, quiet_empty: bool = False
 ) -> int:
 
+    if opts.collect is not None:  # one cluster of several: printed together by the caller
+        opts.collect.extend(rows)
+        return OK
     rows = _sorted([r for r in rows if _keep(r, opts)], opts)
     kind = opts.spec.kind
     if single and len(rows) == 1:

@@ -20,7 +20,7 @@ from workload_map.cli.render import dump_document, visible_len
 from workload_map.cli.workload_view import view_name
 from workload_map.cluster.ownership import claims, owner_chain
 from workload_map.kube.errors import ApiError
-from workload_map.kube.watch import WatchEvent, WatchExpired, list_version, watch
+from workload_map.kube.watch import Watch, WatchEvent, WatchExpired, list_version, open_watch
 
 if TYPE_CHECKING:
     from workload_map.cli.context import Context
@@ -30,6 +30,9 @@ if TYPE_CHECKING:
     from workload_map.kube.client import Cluster
 
 __all__ = ["follow"]
+
+# how long the command's end waits for each stopped pump (an aborted read returns at once)
+_STOP_SECONDS = 10.0
 
 
 class _Screen:
@@ -135,6 +138,10 @@ class _Follower:
         self.pods: dict[str, dict[str, Any]] | None = None  # None: pods are not watched
         self.chains: dict[str, Chain] = {}
         self.events: queue.Queue[tuple[str, Any]] = queue.Queue()
+        # the open watches, so that the command's end stops the pump threads reading them
+        self._watches: list[Watch] = []
+        self._stopped = False
+        self._lock = threading.Lock()
 
     # -- pods ----------------------------------------------------------------------------------
     def _chain(self, pod: dict[str, Any]) -> Chain:
@@ -180,18 +187,45 @@ class _Follower:
 
         try:
             while True:
+                one = self._open_watch(res, ns, version, selectors)
                 try:
-                    for event in watch(
-                        self.cluster, res, ns, resource_version=version, **selectors
-                    ):
+                    for event in one.events():
                         self.events.put((kind, event))
                     return
                 except WatchExpired:
+                    if self._stopped:
+                        return
                     # the version is gone: take the current one and re-read what is there
                     version = list_version(self.cluster, res, ns, **selectors)
                     self.relist(kind, res, ns, selectors)
         except BaseException as exc:  # the main thread re-raises it (Ctrl-C in tests too)
             self.events.put(("error", exc))
+
+    def _open_watch(
+        self, res: Any, ns: str | None, version: str, selectors: dict[str, Any]
+    ) -> Watch:
+        one = open_watch(
+            self.cluster,
+            res,
+            ns,
+            resource_version=version,
+            label_selector=selectors.get("label_selector"),
+            field_selector=selectors.get("field_selector"),
+        )
+        with self._lock:
+            self._watches.append(one)
+            stopped = self._stopped
+        if stopped:  # the command ended before this pump got here: no stream opens
+            one.stop()
+        return one
+
+    def stop(self) -> None:
+        """End every watch: each pump's blocked read returns and its thread ends."""
+        with self._lock:
+            self._stopped = True
+            watches = list(self._watches)
+        for one in watches:
+            one.stop()
 
     def relist(self, kind: str, res: Any, ns: str | None, selectors: dict[str, Any]) -> None:
 
@@ -273,6 +307,7 @@ def follow(
             target=follower.pump,
             args=("workload", res, ns, version),
             kwargs={"label_selector": args.selector, "field_selector": field_selector},
+            name="wlmap-get-watch-workloads",
             daemon=True,
         )
     ]
@@ -282,10 +317,17 @@ def follow(
             threading.Thread(
                 target=follower.pump,
                 args=("pod", pods_res, ns if res.namespaced else None, pod_version),
+                name="wlmap-get-watch-pods",
                 daemon=True,
             )
         )
     for thread in threads:
         thread.start()
-    follower.run()
+    try:
+        follower.run()
+    finally:
+        # in-process callers (tests, embedders) outlive the command: leave no pump running
+        follower.stop()
+        for thread in threads:
+            thread.join(timeout=_STOP_SECONDS)
     return OK

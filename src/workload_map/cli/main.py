@@ -218,6 +218,16 @@ def _int_at_least_zero(text: str) -> int:
     return value
 
 
+def _flag_value(text: str) -> bool:
+    """A kubectl-style boolean flag value (``--show-events=false``)."""
+    value = {"true": True, "1": True, "t": True, "false": False, "0": False, "f": False}.get(
+        text.strip().lower()
+    )
+    if value is None:
+        raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
+    return value
+
+
 def program_name(argv0: str) -> str:
     """``kubectl wlmap`` when run as kubectl's plugin binary ``kubectl-wlmap``, else ``wlmap``."""
     return "kubectl wlmap" if os.path.basename(argv0).startswith("kubectl-") else "wlmap"
@@ -275,6 +285,16 @@ def build_parser(
         )
         d.add_argument(
             "--explain", action="store_true", help="show how each pod was attributed and grouped"
+        )
+        d.add_argument(
+            "--show-events",
+            type=_flag_value,
+            nargs="?",
+            const=True,
+            default=True,
+            metavar="true|false",
+            help="live: show the workload's events and its objects' warnings (default true; "
+            "--show-events=false leaves them out, as with kubectl)",
         )
         d.add_argument(
             "--pod-limit",

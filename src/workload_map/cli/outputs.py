@@ -53,11 +53,28 @@ class GetItem:
     origin: str = json_field("origin", description="catalog, cluster or file")
     phases: tuple[str, ...] = json_field("phases")
     pods: PodCounts = json_field("pods")
-    gpus: int = json_field("gpus")
+    gpus: int = json_field("gpus", description="requested by the pods the spec desires")
     stuck: str | None = json_field(
         "stuck", description="why the workload is stuck (Unschedulable pods, a short gang)"
     )
     metadata: GetMetadata = json_field("metadata")
+    gpus_pending: int | None = json_field(
+        "gpusPending",
+        default=None,
+        description="requested by pending pods (active, bound to no node); null without pods",
+    )
+    gpus_held: int | None = json_field(
+        "gpusHeld",
+        default=None,
+        description="requested by held pods (bound to a node, not finished); null without pods",
+    )
+    cluster: str | None = json_field(
+        "cluster",
+        omit="none",
+        default=None,
+        description="the kubeconfig context it was read through (several --context or "
+        "--all-contexts only)",
+    )
 
 
 @view

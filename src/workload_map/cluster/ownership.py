@@ -9,20 +9,39 @@ through the :class:`Cluster`, each fetched once and cached there.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container
-from typing import Any
+from collections.abc import Callable, Container, Mapping
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from workload_map.engine.owners import STOPPED, OwnerChain, OwnerRef, claims, walk_chain
+from workload_map.engine.owners import (
+    OWNER_LABELS,
+    STOPPED,
+    OwnerChain,
+    OwnerRef,
+    claims,
+    group_of,
+    walk_chain,
+)
 from workload_map.kube.client import Cluster
+from workload_map.kube.errors import ApiError, Gone, NotFound
+
+if TYPE_CHECKING:
+    from workload_map.model import Karta
 
 __all__ = [
+    "GETS_BEFORE_LIST",
+    "GETS_OF_MEMBERS",
     "Chain",
     "PodIndex",
+    "PodQuery",
     "claims",
     "find_pods",
     "owner_chain",
     "owning_workload",
+    "pod_path",
+    "pod_query",
     "pods_by_owner",
+    "selector_string",
+    "selects",
 ]
 
 #: an object's controller chain (the engine's :class:`~workload_map.engine.owners.OwnerChain`)
@@ -64,10 +83,194 @@ def owner_chain(
     )
 
 
+#: after this many owners of one kind and namespace read one GET at a time, the rest of that
+#: kind is read in one metadata-only list (a chain walk over a namespace's unlabelled pods
+#: needs many owners; a workload's own pods need two or three)
+GETS_BEFORE_LIST = 8
+#: members found in a metadata-only list are fetched one GET each up to this many; more are
+#: read in one list selected by the labels they all share
+GETS_OF_MEMBERS = 10
+
+
+class PodQuery(NamedTuple):
+    """How a workload's pods are asked for: pods matching ``selector`` are candidates (read in
+    full, then each checked by the owner rule); with ``complement``, the pods that lack the
+    identifying label (read as metadata only) are walked too, so a pod whose chain reaches the
+    workload counts without the label. ``source`` says where the selector comes from."""
+
+    selector: str
+    complement: str | None
+    source: str
+
+
+def pod_query(workload: Mapping[str, Any]) -> PodQuery | None:
+    """The label query that finds ``workload``'s pods without reading its namespace's, or None
+    (then a metadata-only list of the namespace is walked).
+
+    * The operator's owner labels (:data:`~workload_map.engine.owners.OWNER_LABELS`, the ones
+      the owner rule reads on a broken chain): its first name label equal to the workload's
+      name, and the pods without that label as the complement.
+    * Else the object's own ``.spec.selector`` when it is a label selector that selects its
+      ``.spec.template`` (the convention of Deployment, ReplicaSet, StatefulSet, DaemonSet and
+      Job: their controllers own only pods that match it and release any other).
+    """
+    group = group_of(str(workload.get("apiVersion") or ""))
+    meta = workload.get("metadata")
+    name = meta.get("name") if isinstance(meta, Mapping) else None
+    if not isinstance(name, str) or not name:
+        return None
+    rule = OWNER_LABELS.get((group, str(workload.get("kind") or "")))
+    if rule is not None and rule.name and _label_value_ok(name):
+        key = rule.name[0]
+        return PodQuery(f"{key}={name}", f"!{key}", f"owner label {key}")
+    spec = workload.get("spec")
+    if isinstance(spec, Mapping):
+        selector = selector_string(spec.get("selector"))
+        template = spec.get("template")
+        tmeta = template.get("metadata") if isinstance(template, Mapping) else None
+        labels = tmeta.get("labels") if isinstance(tmeta, Mapping) else None
+        if selector and isinstance(labels, Mapping) and selects(spec.get("selector"), labels):
+            return PodQuery(selector, None, ".spec.selector")
+    return None
+
+
+def pod_path(karta: Karta) -> str:
+    """Which way :func:`find_pods` reads the pods of a definition's kind, in words (for
+    docs/cli.md, which a test keeps equal to the catalog)."""
+    root = karta.root
+    gvk = root.kind
+    if gvk is None:
+        return "metadata"
+    if (gvk.group, gvk.kind) == ("", "Pod"):
+        return "itself"
+    rule = OWNER_LABELS.get((gvk.group, gvk.kind))
+    if rule is not None and rule.name:
+        return f"label `{rule.name[0]}`"
+    spec = root.spec_definition
+    if spec is not None and spec.pod_template_spec_path == ".spec.template":
+        return "`.spec.selector`"
+    return "metadata"
+
+
+def _label_value_ok(value: str) -> bool:
+    """Whether a name can be a label value (63 characters at most; object names may be 253)."""
+    return len(value) <= 63
+
+
+def selector_string(selector: Any) -> str | None:
+    """A ``LabelSelector`` (``matchLabels``, ``matchExpressions``) as a ``labelSelector`` query
+    value; None when it is not one, is empty (it would select everything) or cannot be said."""
+    if not isinstance(selector, Mapping):
+        return None
+    terms: list[str] = []
+    match = selector.get("matchLabels") or {}
+    if not isinstance(match, Mapping):
+        return None
+    for key, value in match.items():
+        if not isinstance(key, str) or not isinstance(value, str):
+            return None
+        terms.append(f"{key}={value}")
+    exprs = selector.get("matchExpressions") or []
+    if not isinstance(exprs, list):
+        return None
+    for expr in exprs:
+        if not isinstance(expr, Mapping):
+            return None
+        key, op, values = expr.get("key"), expr.get("operator"), expr.get("values") or []
+        if not isinstance(key, str) or not isinstance(values, list):
+            return None
+        if not all(isinstance(v, str) for v in values):
+            return None
+        if op == "In" and values:
+            terms.append(f"{key} in ({','.join(values)})")
+        elif op == "NotIn" and values:
+            terms.append(f"{key} notin ({','.join(values)})")
+        elif op == "Exists":
+            terms.append(key)
+        elif op == "DoesNotExist":
+            terms.append(f"!{key}")
+        else:
+            return None
+    return ",".join(terms) or None
+
+
+def selects(selector: Any, labels: Mapping[str, Any]) -> bool:
+    """Whether a ``LabelSelector`` matches ``labels`` (as the API server evaluates it)."""
+    if not isinstance(selector, Mapping):
+        return False
+    for key, value in (selector.get("matchLabels") or {}).items():
+        if labels.get(key) != value:
+            return False
+    for expr in selector.get("matchExpressions") or []:
+        key, op = expr.get("key"), expr.get("operator")
+        values = expr.get("values") or []
+        present = key in labels
+        if op == "In" and not (present and labels[key] in values):
+            return False
+        if op == "NotIn" and present and labels[key] in values:
+            return False
+        if op == "Exists" and not present:
+            return False
+        if op == "DoesNotExist" and present:
+            return False
+    return True
+
+
+class _Owners:
+    """Owner-chain links of one namespace (None: of all): what the cluster has already read
+    (the listed workloads), else a GET each (cached on the cluster) for the first
+    :data:`GETS_BEFORE_LIST` of a kind, then that kind's metadata-only list, read once. A kind
+    that may not be listed stays one GET per owner."""
+
+    def __init__(self, cluster: Cluster, namespace: str | None) -> None:
+        self.cluster = cluster
+        self.namespace = namespace
+        self._gets: dict[tuple[str, str], int] = {}
+        self._lists: dict[tuple[str, str], dict[tuple[str, str], dict[str, Any]] | None] = {}
+
+    def __call__(self, ref: OwnerRef) -> dict[str, Any] | None:
+        namespace = self.namespace if self.namespace is not None else ref.namespace
+        cluster = self.cluster
+        if cluster.has_cached(ref.api_version, ref.kind, ref.name, namespace):
+            return cluster.get_cached(ref.api_version, ref.kind, ref.name, namespace)
+        kind = (ref.api_version, ref.kind)
+        key = (namespace or "", ref.name)
+        listed = self._lists.get(kind)
+        if listed is not None:
+            return listed.get(key)
+        if kind not in self._lists and self._gets.get(kind, 0) >= GETS_BEFORE_LIST:
+            listed = self._list(kind)
+            if listed is not None:
+                return listed.get(key)
+        self._gets[kind] = self._gets.get(kind, 0) + 1
+        return cluster.get_cached(ref.api_version, ref.kind, ref.name, namespace)
+
+    def _list(self, kind: tuple[str, str]) -> dict[tuple[str, str], dict[str, Any]] | None:
+        res = self.cluster.resource_for(*kind)
+        found: dict[tuple[str, str], dict[str, Any]] | None = None
+        if res is not None:
+            try:
+                found = {}
+                for o in self.cluster.iter_list(
+                    res, self.namespace, resource_version="0", metadata_only=True
+                ):
+                    meta = o["metadata"]
+                    found[(str(meta.get("namespace") or ""), str(meta.get("name")))] = o
+            except ApiError:
+                found = None  # may not list it: a GET per owner, as before
+        self._lists[kind] = found
+        return found
+
+
 def find_pods(cluster: Cluster, workload: dict[str, Any]) -> list[dict[str, Any]]:
     """The pods whose controller chain reaches ``workload`` (a bare Pod is its own pod), and
     those whose chain breaks at a deleted owner while their operator's owner labels name
-    ``workload`` (:func:`claims`)."""
+    ``workload`` (:func:`claims`).
+
+    The namespace's pods are not all read: where :func:`pod_query` has a label query, the
+    matching pods are read and checked, plus (owner labels) the metadata of the pods without
+    the label; otherwise the metadata of every pod of the namespace is walked. Either way
+    only the members are read in full. Owners are read through :class:`_Owners`."""
     if workload.get("apiVersion") == "v1" and workload.get("kind") == "Pod":
         return [workload]
     root_uid = _uid(workload)
@@ -75,11 +278,86 @@ def find_pods(cluster: Cluster, workload: dict[str, Any]) -> list[dict[str, Any]
     pods_res = cluster.resource_for("v1", "Pod")
     if pods_res is None or not root_uid:
         return []
-    return [
-        pod
-        for pod in cluster.iter_list(pods_res, namespace, resource_version="0")
-        if claims(workload, pod, owner_chain(cluster, pod, namespace, stop=(root_uid,)))
+    owners = _Owners(cluster, namespace)
+
+    def member(pod: dict[str, Any]) -> bool:
+        chain = walk_chain(
+            pod, owners, until=lambda ref: ref.uid is not None and ref.uid == root_uid
+        )
+        return claims(workload, pod, chain)
+
+    query = pod_query(workload)
+    if query is not None:
+        found = [
+            pod
+            for pod in cluster.iter_list(
+                pods_res, namespace, label_selector=query.selector, resource_version="0"
+            )
+            if member(pod)
+        ]
+        if query.complement is None:
+            return found
+        walked = query.complement
+    else:
+        found, walked = [], None
+    metas = [
+        m
+        for m in cluster.iter_list(
+            pods_res, namespace, label_selector=walked, resource_version="0", metadata_only=True
+        )
+        if member(m)
     ]
+    if not metas:
+        return found
+    return _merge(found, _in_full(cluster, pods_res, namespace, metas))
+
+
+def _merge(first: list[dict[str, Any]], more: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Both lists' pods once each, ordered by name (as one list of the namespace gives them)."""
+    by_uid = {_uid(p): p for p in first}
+    for pod in more:
+        by_uid.setdefault(_uid(pod), pod)
+    return sorted(by_uid.values(), key=lambda p: str((p.get("metadata") or {}).get("name")))
+
+
+def _in_full(
+    cluster: Cluster, pods_res: Any, namespace: str | None, metas: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The whole pods of these metadata-only ones: a GET each when few, else one list selected
+    by the labels they share (then a GET for any it missed); a pod deleted meanwhile is gone."""
+    wanted = {_uid(m): m for m in metas}
+    out: list[dict[str, Any]] = []
+    if len(metas) > GETS_OF_MEMBERS:
+        shared = _shared_labels(metas)
+        if shared:
+            selector = ",".join(f"{k}={v}" for k, v in sorted(shared.items()))
+            for pod in cluster.iter_list(
+                pods_res, namespace, label_selector=selector, resource_version="0"
+            ):
+                if wanted.pop(_uid(pod), None) is not None:
+                    out.append(pod)
+    for meta in wanted.values():
+        name = str(meta["metadata"].get("name") or "")
+        try:
+            pod = cluster.get(pods_res, name, namespace)
+        except NotFound:
+            continue
+        if _uid(pod) == _uid(meta):  # not a namesake made since the list
+            out.append(pod)
+    return out
+
+
+def _shared_labels(objs: list[dict[str, Any]]) -> dict[str, str]:
+    shared: dict[str, str] | None = None
+    for obj in objs:
+        labels = (obj.get("metadata") or {}).get("labels")
+        items = {
+            k: v for k, v in (labels or {}).items() if isinstance(k, str) and isinstance(v, str)
+        }
+        shared = items if shared is None else {k: v for k, v in shared.items() if items.get(k) == v}
+        if not shared:
+            return {}
+    return shared or {}
 
 
 class PodIndex:
@@ -155,11 +433,22 @@ def _ref_dict(ref: OwnerRef) -> dict[str, Any]:
 
 def pods_by_owner(cluster: Cluster, namespace: str | None, *, chunk_size: int = 500) -> PodIndex:
     """Every pod of ``namespace`` (None: all) indexed by its controller chain, so many
-    workloads share one pod list (``index.pods_of(workload)``)."""
-    index = PodIndex()
+    workloads share one pod list (``index.pods_of(workload)``). Owners are read as
+    :class:`_Owners` reads them (the Jobs of 10k JobSets: one metadata-only list, not 20k
+    GETs); a list that outlives its continue token is read again once."""
     pods_res = cluster.resource_for("v1", "Pod")
     if pods_res is None:
-        return index
-    for pod in cluster.iter_list(pods_res, namespace, chunk_size=chunk_size):
-        index.add(pod, owner_chain(cluster, pod))
+        return PodIndex()
+    owners = _Owners(cluster, namespace)
+    for attempt in (1, 2):
+        index = PodIndex()
+        try:
+            for pod in cluster.iter_list(pods_res, namespace, chunk_size=chunk_size):
+                index.add(pod, walk_chain(pod, owners))
+        except Gone:
+            # the list outlived its continue token (the API server compacted meanwhile)
+            if attempt == 2:
+                raise
+            continue
+        break
     return index

@@ -19,12 +19,14 @@ from typing import Any, Protocol
 
 from workload_map.engine import resources as res
 from workload_map.engine.errors import EngineError
+from workload_map.engine.events import EventsView
 from workload_map.engine.extract import NO_SCALE, ExtractedInstance, Extractor, implied_replicas
 from workload_map.engine.gangs import GangAssignment, PodGroup, PodGroupResult, with_minimums
 from workload_map.engine.pods import Placement
 from workload_map.engine.resources import ResourceSummary, instance_request
 from workload_map.engine.status import UNDEFINED, Condition, Status
 from workload_map.engine.structure import Structure
+from workload_map.engine.summary import Tally, pod_facts, sum_tallies, summarize, tally_of
 from workload_map.model import GVK
 from workload_map.model.views import json_field, view
 
@@ -182,13 +184,23 @@ def scheduling_message(pod: Mapping[str, Any]) -> str | None:
 
 @view
 class ReplicaCounts:
-    """A component node's pods: desired by the spec, current and ready (null without pods)."""
+    """A component node's pods: desired by the spec, current and ready (null without pods);
+    pending (active, on no node) and held (on a node, not finished)."""
 
     desired: int = json_field("desired")
     current: int | None = json_field("current")
     ready: int | None = json_field("ready")
     min: int | None = json_field("min")
     max: int | None = json_field("max")
+    pending: int | None = json_field(
+        "pending", default=None, description="active pods bound to no node (null without pods)"
+    )
+    held: int | None = json_field(
+        "held",
+        default=None,
+        description="pods bound to a node and not finished, terminating ones included "
+        "(null without pods)",
+    )
 
 
 @view
@@ -231,11 +243,25 @@ class ComponentView:
     pods: tuple[PodEntry, ...] = json_field("pods")
     children: tuple[ComponentView, ...] = json_field("children")
     error: str | None = json_field("error", omit="none", default=None)
+    pending_resources: ResourceSummary | None = json_field(
+        "pendingResources",
+        omit="none",
+        default=None,
+        description="what the node's pending pods request (absent without pods)",
+    )
+    held_resources: ResourceSummary | None = json_field(
+        "heldResources",
+        omit="none",
+        default=None,
+        description="what the node's held pods request (absent without pods)",
+    )
     #: the replica key of a node split per replica (null: pods whose key could not be read)
     replica: str | None = json_field("replica", omit=_not_split, default=None)
     split: bool = dataclasses.field(default=False, repr=False)
     #: every resource the node's desired pods request (the summary keeps the named ones)
     totals: Mapping[str, int] = dataclasses.field(default_factory=dict, repr=False)
+    #: the node's pods in the shared vocabulary (None without pods), summed up the tree
+    tally: Tally | None = dataclasses.field(default=None, repr=False)
 
 
 @view
@@ -248,11 +274,21 @@ class DefinitionRef:
 
 @view
 class PodCounts:
-    """The workload's pods: desired by the spec, current (active) and ready; null without pods."""
+    """The workload's pods: desired by the spec, current (active) and ready; pending (active,
+    bound to no node) and held (bound to a node, not finished); null without pods."""
 
     desired: int = json_field("desired")
     current: int | None = json_field("current")
     ready: int | None = json_field("ready")
+    pending: int | None = json_field(
+        "pending", default=None, description="active pods bound to no node"
+    )
+    held: int | None = json_field(
+        "held",
+        default=None,
+        description="pods bound to a node and not finished (a terminating pod still bound "
+        "is held but not current)",
+    )
 
 
 @view
@@ -321,7 +357,9 @@ class DescribeView:
     file_mode: bool = json_field("fileMode", description="the object was read from a file")
     phases: tuple[str, ...] = json_field("phases")
     pods: PodCounts = json_field("pods")
-    resources: ResourceSummary = json_field("resources")
+    resources: ResourceSummary = json_field(
+        "resources", description="requested: what the pods the spec desires will ask"
+    )
     components: tuple[ComponentView, ...] = json_field("components")
     pod_groups: tuple[PodGroup, ...] = json_field("podGroups")
     unattributed_pods: tuple[str, ...] = json_field("unattributedPods")
@@ -329,11 +367,33 @@ class DescribeView:
     errors: tuple[str, ...] = json_field("errors")
     pod_group_notes: tuple[str, ...] = json_field("podGroupNotes", omit="falsy", default=())
     observed_resources: ResourceSummary | None = json_field(
-        "observedResources", omit="none", default=None
+        "observedResources",
+        omit="none",
+        default=None,
+        description="what the current (active) pods request, bound or not",
+    )
+    pending_resources: ResourceSummary | None = json_field(
+        "pendingResources",
+        omit="none",
+        default=None,
+        description="what the pending pods (active, bound to no node) request",
+    )
+    held_resources: ResourceSummary | None = json_field(
+        "heldResources",
+        omit="none",
+        default=None,
+        description="what the held pods (bound to a node, not finished) request",
     )
     status: StatusView | None = json_field("status", omit="none", default=None)
     #: per pod how it was placed and grouped (``describe --explain``)
     explain: tuple[Explanation, ...] | None = json_field("explain", omit="none", default=None)
+    #: the workload's events and its objects' warnings (live ``wlmap describe`` only; the CLI
+    #: adds them: the engine reads no cluster)
+    events: EventsView | None = json_field("events", omit="none", default=None)
+
+
+def _summary_of(totals: Mapping[str, int] | None) -> ResourceSummary | None:
+    return None if totals is None else ResourceSummary.of(totals)
 
 
 def _pod_request(pod: Mapping[str, Any]) -> res.Totals:
@@ -513,13 +573,17 @@ class _Builder:
                 return None  # an instance the object leaves out, and no pods of it
         current: int | None = None
         ready: int | None = None
+        mine: Tally | None = None
         if self.pods_known:
-            # current/ready count active pods only, as kubectl and the Job controller do
-            active = [pod for p, pod in pods if p.active]
-            current = len(active) + sum(c.replicas.current or 0 for c in children)
-            ready = sum(1 for pod in active if pod_is_ready(pod)) + sum(
-                c.replicas.ready or 0 for c in children
+            # the shared evaluation's rule (engine/summary.py): current/ready count active pods
+            # only, as kubectl and the Job controller do; pending and held as it defines them
+            mine = sum_tallies(
+                [
+                    tally_of(0, {}, [pod_facts(pod, p.state) for p, pod in pods]),
+                    *(c.tally for c in children if c.tally is not None),
+                ]
             )
+            current, ready = mine.current, mine.ready
         desired += sum(c.replicas.desired for c in children)
         totals = res.add(totals, *(c.totals for c in children))
         return ComponentView(
@@ -533,11 +597,16 @@ class _Builder:
                 ready,
                 scale.min_replicas if scale else None,
                 scale.max_replicas if scale else None,
+                mine.pending if mine is not None else None,
+                mine.held if mine is not None else None,
             ),
             resources=ResourceSummary.of(totals),
             pods=tuple(_pod_entry(pod, p) for p, pod in sorted(pods, key=lambda e: e[0].pod)),
             children=tuple(children),
             totals=totals,
+            pending_resources=_summary_of(mine.pending_requests if mine else None),
+            held_resources=_summary_of(mine.held_requests if mine else None),
+            tally=mine,
         )
 
 
@@ -570,11 +639,6 @@ def describe(wl: Described, *, explain: bool = False) -> DescribeView:
                 totals = res.add(totals, res.scaled(instance_request(inst), count))
             except EngineError as err:
                 builder.error(f"component '{name}': {err}")
-    attributed = [
-        (p, pod)
-        for p, pod in zip(wl.placements, wl.candidate_pods, strict=True)
-        if p.attributed and p.active  # finished and terminating pods are listed, not counted
-    ]
     status: Status | None
     try:
         status = wl.status()
@@ -586,7 +650,9 @@ def describe(wl: Described, *, explain: bool = False) -> DescribeView:
     groups = wl.gangs.groups
     for problem in wl.extractor.problems:
         builder.error(problem)
-    pods_known = wl.pods is not None
+    # the workload's numbers come from the shared evaluation, as the exporter's and the web
+    # view's do (one rule for requested, pending and held)
+    shared = summarize(wl).totals
     return DescribeView(
         api_version=_text(obj.get("apiVersion")),
         kind=_text(obj.get("kind")),
@@ -596,11 +662,7 @@ def describe(wl: Described, *, explain: bool = False) -> DescribeView:
         definition=DefinitionRef(wl.definition_name, wl.origin),
         file_mode=wl.file_mode,
         phases=tuple(phases),
-        pods=PodCounts(
-            desired,
-            len(attributed) if pods_known else None,
-            sum(1 for _, pod in attributed if pod_is_ready(pod)) if pods_known else None,
-        ),
+        pods=PodCounts(desired, shared.current, shared.ready, shared.pending, shared.held),
         resources=ResourceSummary.of(totals),
         components=tuple(nodes),
         pod_groups=groups,
@@ -608,9 +670,9 @@ def describe(wl: Described, *, explain: bool = False) -> DescribeView:
         unattributed_reasons=dict(unattributed),
         errors=tuple(builder.errors),
         pod_group_notes=(*wl.gangs.notes, *wl.gangs.ungrouped),
-        observed_resources=ResourceSummary.of(res.add(*(_pod_request(p) for _, p in attributed)))
-        if pods_known
-        else None,
+        observed_resources=_summary_of(shared.current_requests),
+        pending_resources=_summary_of(shared.pending_requests),
+        held_resources=_summary_of(shared.held_requests),
         status=StatusView(status.phase, status.conditions) if status is not None else None,
         explain=explanations(wl) if explain else None,
     )

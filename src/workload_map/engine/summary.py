@@ -47,6 +47,7 @@ __all__ = [
     "pod_facts",
     "sum_tallies",
     "summarize",
+    "tally_of",
 ]
 
 #: the resource states, in the order every consumer shows them
@@ -195,7 +196,9 @@ def pod_facts(pod: Mapping[str, Any], state: str) -> PodFacts:
     )
 
 
-def _tally(desired: int, requested: Mapping[str, int], facts: Iterable[PodFacts] | None) -> Tally:
+def tally_of(desired: int, requested: Mapping[str, int], facts: Iterable[PodFacts] | None) -> Tally:
+    """The tally of pods with these facts (None: no pods known), under a spec asking
+    ``requested`` of ``desired`` pods."""
     if facts is None:
         return Tally(desired, None, None, None, None, requested, None, None)
     current = ready = pending = held = 0
@@ -299,7 +302,7 @@ def summarize(wl: Summarized) -> WorkloadSummary:
             requested = res.add(requested, asked)
             components.append(
                 ComponentTally(
-                    name, instance_id, _tally(count, asked, (mine or []) if pods_known else None)
+                    name, instance_id, tally_of(count, asked, (mine or []) if pods_known else None)
                 )
             )
     groups: dict[str, str] = {}
@@ -331,7 +334,7 @@ def summarize(wl: Summarized) -> WorkloadSummary:
     return WorkloadSummary(
         phases=phases,
         error=errors[0] if errors else None,
-        totals=_tally(desired, requested, every if pods_known else None),
+        totals=tally_of(desired, requested, every if pods_known else None),
         components=tuple(components),
         gangs=tuple(gangs),
         pods=tuple(places),

@@ -13,7 +13,7 @@ from workload_map.kube.discovery import APIResource, discover
 from workload_map.kube.errors import ApiError, Forbidden, NotFound
 from workload_map.kube.kubeconfig import resolve
 from workload_map.kube.options import ConnectionOptions
-from workload_map.kube.pager import pages
+from workload_map.kube.pager import METADATA, METADATA_LIST, pages
 from workload_map.kube.transport import KubeTransport, Transport
 
 __all__ = ["Cluster", "connect"]
@@ -89,12 +89,20 @@ class Cluster:
         namespace: str | None,
         *,
         label_selector: str | None = None,
+        field_selector: str | None = None,
         chunk_size: int = 500,
         resource_version: str | None = None,
+        metadata_only: bool = False,
     ) -> Iterator[dict[str, Any]]:
-        """Every object (``namespace=None``: all namespaces), fetched ``chunk_size`` at a time."""
+        """Every object (``namespace=None``: all namespaces), fetched ``chunk_size`` at a time.
+
+        ``metadata_only``: each object as its ``apiVersion``, ``kind`` and ``metadata`` alone
+        (the server sends a ``PartialObjectMetadataList``; an old server's whole objects are cut
+        down to the same), for walking owner chains without decoding specs and statuses."""
         path = res.path(namespace if res.namespaced else None)
         query = [("labelSelector", label_selector)] if label_selector else []
+        if field_selector:
+            query.append(("fieldSelector", field_selector))
         listed = pages(
             self.transport,
             path,
@@ -102,11 +110,12 @@ class Cluster:
             limit=chunk_size,
             resource_version=resource_version,
             what=res.group_resource,
+            accept=METADATA_LIST if metadata_only else None,
         )
         try:
             for doc in listed:
                 for item in doc.get("items") or []:
-                    yield _as_object(item, res)
+                    yield _as_metadata(item, res) if metadata_only else _as_object(item, res)
         except Forbidden as exc:
             scope = f" in namespace {namespace}" if namespace and res.namespaced else ""
             raise Forbidden(
@@ -114,6 +123,24 @@ class Cluster:
                 f"forbidden: cannot list {res.group_resource}{scope}{_why(exc)}",
                 detail=exc.detail,
             ) from exc
+
+    def get_metadata(self, res: APIResource, name: str, namespace: str | None) -> dict[str, Any]:
+        """One object's ``apiVersion``, ``kind`` and ``metadata`` (``PartialObjectMetadata``);
+        errors as :meth:`get`."""
+        where = f" in namespace {namespace}" if res.namespaced and namespace else ""
+        try:
+            obj = self.transport.get(
+                res.path(namespace if res.namespaced else None, name), accept=METADATA
+            )
+        except NotFound as exc:
+            raise NotFound(404, f'{res.kind} "{name}" not found{where}', detail=exc.detail) from exc
+        except Forbidden as exc:
+            raise Forbidden(
+                403,
+                f'forbidden: cannot get {res.group_resource} "{name}"{where}',
+                detail=exc.detail,
+            ) from exc
+        return _as_metadata(obj, res)
 
     def get_cached(
         self, api_version: str, kind: str, name: str, namespace: str | None
@@ -133,6 +160,10 @@ class Cluster:
         self._objects[key] = obj
         return obj
 
+    def has_cached(self, api_version: str, kind: str, name: str, namespace: str | None) -> bool:
+        """Whether :meth:`get_cached` answers this reference without a request."""
+        return (api_version, kind, namespace or "", name) in self._objects
+
     def remember(self, obj: dict[str, Any]) -> None:
         """Seed the owner cache with an object already fetched (e.g. from a list)."""
         meta = obj.get("metadata") or {}
@@ -148,6 +179,17 @@ class Cluster:
 def _why(exc: Forbidden) -> str:
     """The server's own words (they name the user and the missing verb), when it gave any."""
     return f" ({exc.detail})" if exc.detail else ""
+
+
+def _as_metadata(obj: Any, res: APIResource) -> dict[str, Any]:
+    """A ``PartialObjectMetadata`` item (or a whole object) as the resource's kind with its
+    metadata only."""
+    meta = obj.get("metadata") if isinstance(obj, dict) else None
+    return {
+        "apiVersion": res.api_version,
+        "kind": res.kind,
+        "metadata": meta if isinstance(meta, dict) else {},
+    }
 
 
 def _as_object(obj: Any, res: APIResource) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 from workload_map.kube.errors import ApiError, relabel
 
-__all__ = ["PAGE_SIZE", "Reader", "list_all", "pages"]
+__all__ = ["METADATA", "METADATA_LIST", "PAGE_SIZE", "Reader", "list_all", "pages"]
 
 
 class Reader(Protocol):
@@ -26,6 +26,12 @@ class Reader(Protocol):
 
 PAGE_SIZE = 500
 
+#: ``Accept`` of a list of the objects' metadata only (``PartialObjectMetadataList``: names,
+#: uids, labels, owner references; a tenth of a pod's bytes), JSON when a server cannot
+METADATA_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
+#: ``Accept`` of one object's metadata only (``PartialObjectMetadata``)
+METADATA = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
+
 
 def pages(
     source: Reader,
@@ -35,9 +41,11 @@ def pages(
     limit: int = PAGE_SIZE,
     resource_version: str | None = None,
     what: str | None = None,
+    accept: str | None = None,
 ) -> Iterator[dict[str, Any]]:
     """Each page (a ``List`` document) of the collection at ``path``; ``limit`` <= 0 reads it
-    in one request. ``what`` names the collection in errors (default: the path)."""
+    in one request. ``what`` names the collection in errors (default: the path); ``accept``
+    asks for another representation (:data:`METADATA_LIST`: the objects' metadata only)."""
     token: str | None = None
     while True:
         page = list(query)
@@ -48,7 +56,9 @@ def pages(
         elif resource_version is not None:
             page.append(("resourceVersion", resource_version))
         try:
-            doc = source.get(path, page)
+            doc = (
+                source.get(path, page) if accept is None else source.get(path, page, accept=accept)
+            )
         except ApiError as exc:
             raise relabel(exc, what or path, "LIST") from exc
         if not isinstance(doc, dict):

@@ -31,6 +31,7 @@ __all__ = [
     "WatchEvent",
     "WatchExpired",
     "list_version",
+    "open_watch",
     "watch",
 ]
 
@@ -192,6 +193,33 @@ def list_version(
     return str((doc.get("metadata") or {}).get("resourceVersion") or "")
 
 
+def open_watch(
+    cluster: Cluster,
+    res: APIResource,
+    namespace: str | None,
+    *,
+    resource_version: str,
+    label_selector: str | None = None,
+    field_selector: str | None = None,
+    server_timeout: int = SERVER_TIMEOUT,
+) -> Watch:
+    """The :class:`Watch` of ``res`` from ``resource_version`` on: its ``events()``, and its
+    ``stop()`` for another thread to end a blocked read."""
+    source = cluster.transport
+    if getattr(source, "stream", None) is None:
+        raise ClusterError("this connection cannot watch (its transport has no stream)")
+    return Watch(
+        source,  # type: ignore[arg-type]
+        res.path(namespace if res.namespaced else None),
+        resource_version=resource_version,
+        label_selector=label_selector,
+        field_selector=field_selector,
+        server_timeout=server_timeout,
+        kind=res.kind,
+        api_version=res.api_version,
+    )
+
+
 def watch(
     cluster: Cluster,
     res: APIResource,
@@ -205,17 +233,13 @@ def watch(
 ) -> Iterator[WatchEvent]:
     """Events of ``res`` from ``resource_version`` on, until the caller stops (or ``resume``
     is False and the server ends the watch)."""
-    source = cluster.transport
-    if getattr(source, "stream", None) is None:
-        raise ClusterError("this connection cannot watch (its transport has no stream)")
-    one = Watch(
-        source,  # type: ignore[arg-type]
-        res.path(namespace if res.namespaced else None),
+    one = open_watch(
+        cluster,
+        res,
+        namespace,
         resource_version=resource_version,
         label_selector=label_selector,
         field_selector=field_selector,
         server_timeout=server_timeout,
-        kind=res.kind,
-        api_version=res.api_version,
     )
     return one.events(resume=resume)

@@ -78,10 +78,15 @@ class WorkQueue:
 
     def idle(self) -> bool:
         """Nothing queued, delayed-and-due or being worked on."""
+        return self.pending() == 0
+
+    def pending(self) -> int:
+        """Keys queued, delayed and due, or being worked on (queued again while worked on
+        included): 0 when :meth:`idle`. Delayed keys not yet due are not pending."""
         with self._cond:
             now = time.monotonic()
-            due = any(t <= now for t, _ in self._delayed)
-            return not self._ready and not self._active and not self._dirty and not due
+            due = {key for t, key in self._delayed if t <= now}
+            return len(set(self._ready) | self._active | self._dirty | due)
 
     def _next(self) -> str | None:
         with self._cond:

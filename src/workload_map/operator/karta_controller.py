@@ -13,7 +13,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from prometheus_client import Counter
+from prometheus_client import Counter, Gauge
 
 from workload_map import __version__
 from workload_map.catalog import catalog
@@ -100,6 +100,14 @@ class KartaController:
             "Time in label and status writes.",
             registry=None,
         )
+        # the observable "idle" signal (tests wait for it rather than sleep): 0 once every
+        # Karta event taken so far has been reconciled
+        self.queue_pending = Gauge(
+            "workloadmap_operator_karta_queue_pending",
+            "Karta keys queued, due or being reconciled (0: the controller is idle).",
+            registry=None,
+        )
+        self.queue_pending.set_function(self._pending)
         self.started_at = 0.0
 
     # -- lifecycle ------------------------------------------------------------------------
@@ -330,7 +338,10 @@ class KartaController:
     def idle(self) -> bool:
         return self.queue is not None and self.queue.idle()
 
-    def counters(self) -> tuple[Counter, ...]:
+    def _pending(self) -> float:
+        return float(self.queue.pending()) if self.queue is not None else 0.0
+
+    def counters(self) -> tuple[Counter | Gauge, ...]:
         """What :meth:`start` registers in the process's registry."""
         return (
             self.status_writes_total,
@@ -338,6 +349,7 @@ class KartaController:
             self.reconciles_total,
             self.evaluate_seconds,
             self.write_seconds,
+            self.queue_pending,
         )
 
     @property

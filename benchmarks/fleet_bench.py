@@ -1,0 +1,160 @@
+"""Live figures on a fleet, side by side with kubectl v1.37.2 (issue 21 items 1, 2 and 7).
+
+A fleet of JobSets (``fleet.open_fleet``: restored from the tool cache, else built and kept)
+is served by the harness API server; then each command runs as a fresh process, the tools
+interleaved so they share the machine's load:
+
+* ``describe jobset/js-7``: wlmap against kubectl's ``describe jobset js-7`` plus
+  ``get pods -l jobset.sigs.k8s.io/jobset-name=js-7`` (what a user runs instead), target
+  at most 1.5x;
+* ``get jobset js-7``: wlmap against kubectl's ``get jobset js-7`` plus the same ``get pods
+  -l``, target at most 1.5x;
+* ``get jobsets -A``: wlmap against ``kubectl get pods -A`` alone, target at most 1x.
+
+``WLMAP_BENCH_BEFORE=/path/to/src`` adds a column for another checkout's sources (the
+project as it was), run in the same interleaved loop. ``WLMAP_FLEETS`` picks the fleets
+(``1000x4x2,10000x4x2``: JobSets x pods per Job x Jobs per JobSet; default ``1000x4x2``),
+``WLMAP_FLEET_RUNS`` the samples per command (default 5). Each row gives the median and min
+wall time of the samples in ms and the ratio of the medians; the load average before and after.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+RUNS = int(os.environ.get("WLMAP_FLEET_RUNS", "5"))
+NAME_LABEL = "jobset.sigs.k8s.io/jobset-name"
+
+
+def _load() -> str:
+    return "/".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def _env(src: Path | None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("KUBECONFIG", "PYTHONPATH")}
+    env["HOME"] = tempfile.gettempdir()  # no user config, no user kubectl cache
+    if src is not None:
+        env["PYTHONPATH"] = str(src)
+    return env
+
+
+def _time(argv: list[str], env: dict[str, str]) -> tuple[float, int, str]:
+    started = time.perf_counter()
+    done = subprocess.run(argv, capture_output=True, text=True, check=False, env=env, cwd=ROOT)
+    return time.perf_counter() - started, done.returncode, done.stderr.strip()[-300:]
+
+
+def _cases(ns: str, name: str) -> list[tuple[str, list[list[str]], list[str], float]]:
+    """(case, kubectl commands summed, wlmap words, target ratio)."""
+    pods = ["get", "pods", "-n", ns, "-l", f"{NAME_LABEL}={name}"]
+    return [
+        (
+            f"describe jobset/{name}",
+            [["describe", "jobset", name, "-n", ns], pods],
+            ["describe", f"jobset/{name}", "-n", ns],
+            1.5,
+        ),
+        (
+            f"get jobset {name}",
+            [["get", "jobset", name, "-n", ns], pods],
+            ["get", "jobset", name, "-n", ns],
+            1.5,
+        ),
+        ("get jobsets -A", [["get", "pods", "-A"]], ["get", "jobsets", "-A"], 1.0),
+    ]
+
+
+def _ms(samples: list[float]) -> tuple[float, float]:
+    return round(statistics.median(samples) * 1000, 1), round(min(samples) * 1000, 1)
+
+
+def _measure(fleet: object, kubectl: str | None, before: Path | None) -> list[dict[str, object]]:
+    spec = fleet.spec  # type: ignore[attr-defined]
+    kc = str(fleet.kubeconfig)  # type: ignore[attr-defined]
+    ns, name = spec.namespace_of(7), spec.jobset_name(7)
+    tools: list[tuple[str, Path | None]] = [("after", ROOT / "src")]
+    if before is not None:
+        tools.insert(0, ("before", before))
+    wlmap = [sys.executable, "-m", "workload_map.cli", "--kubeconfig", kc]
+    rows: list[dict[str, object]] = []
+    for case, kwords, wwords, target in _cases(ns, name):
+        runs: list[tuple[str, list[list[str]], dict[str, str]]] = []
+        if kubectl:
+            runs.append(
+                ("kubectl", [[kubectl, "--kubeconfig", kc, *w] for w in kwords], _env(None))
+            )
+        for label, src in tools:
+            runs.append((label, [[*wlmap, *wwords]], _env(src)))
+        samples: dict[str, list[float]] = {label: [] for label, _, _ in runs}
+        errors: dict[str, str] = {}
+        for _, argvs, env in runs:  # warm: page cache, .pyc files, kubectl's discovery cache
+            for argv in argvs:
+                _time(argv, env)
+        load_before = _load()
+        for _ in range(RUNS):
+            for label, argvs, env in runs:
+                total = 0.0
+                for argv in argvs:
+                    elapsed, code, err = _time(argv, env)
+                    total += elapsed
+                    if code != 0:
+                        errors[label] = err.splitlines()[-1] if err else f"exit {code}"
+                samples[label].append(total)
+        row: dict[str, object] = {"fleet": f"{spec.jobsets}/{spec.pods}", "case": case}
+        kmed = _ms(samples["kubectl"])[0] if kubectl else None
+        for label in samples:
+            med, low = _ms(samples[label])
+            row[f"{label}_ms"] = f"{med} / {low}"
+            if kmed and label != "kubectl":
+                row[f"{label}_x"] = round(med / kmed, 2)
+        row["target_x"] = target
+        if kmed and "after_x" in row:
+            row["verdict"] = "ok" if float(str(row["after_x"])) <= target else "SLOW"
+        if errors:
+            row["verdict"] = "; ".join(f"{k}: {v}" for k, v in errors.items())[:160]
+        row["load"] = f"{load_before} -> {_load()}"
+        rows.append(row)
+    return rows
+
+
+def run() -> list[dict[str, object]]:
+    sys.path.insert(0, str(HERE))
+    from fleet import iter_specs, kept_build, open_fleet  # type: ignore[import-not-found]
+    from live_bench import kubectl as find_kubectl  # type: ignore[import-not-found]
+
+    sys.path.insert(0, str(ROOT))
+    from tests.integration.harness import HarnessError
+
+    kubectl = find_kubectl()
+    before_env = os.environ.get("WLMAP_BENCH_BEFORE")
+    before = Path(before_env) if before_env else None
+    rows: list[dict[str, object]] = []
+    for spec in iter_specs(os.environ.get("WLMAP_FLEETS", "1000x4x2")):
+        try:
+            fleet = open_fleet(spec, log=lambda line: print(line, flush=True))
+        except HarnessError as exc:
+            rows.append({"fleet": spec.describe(), "verdict": f"no API server: {exc}"[:160]})
+            continue
+        with fleet:
+            line = fleet.report.line()
+            built = kept_build(spec)
+            if built and not fleet.report.built:
+                line += f" (built once in {built.get('seconds', 0):.0f} s)"
+            rows.append({"fleet": line})
+            rows.extend(_measure(fleet, kubectl, before))
+    rows.append({"fleet": f"(ms: median / min of {RUNS} fresh processes; x: ratio to kubectl)"})
+    return rows
+
+
+if __name__ == "__main__":
+    from run import print_table  # type: ignore[import-not-found]
+
+    print_table(run())
