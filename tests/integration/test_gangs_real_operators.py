@@ -3,13 +3,12 @@
 - an Indexed Job stating its minimum (the in-tree Job controller),
 - a StatefulSet gang-scheduled through a cluster Karta of the test's (the in-tree StatefulSet
   controller): a kind whose gangs only a custom Karta defines,
-- a RayCluster (KubeRay's ``ray-operator``, built by ``make operators``),
-- a PyTorchJob (the Kubeflow training operator, built by ``make operators``).
+- a RayCluster (KubeRay's ``ray-operator``, built by ``make operators``).
 
 Each goes through ``tests.gangs.real.gang_round``: one node short, none binds; with room, all
 bind (the seconds from creation to the whole gang bound are printed: ``pytest -s``); not opted
-in, the pods bind one by one. KubeRay's and the training operator's tests skip, naming ``make
-operators``, where their binary is not built. The plane (with the in-tree workload controllers),
+in, the pods bind one by one. KubeRay's test skips, naming ``make operators``, where its binary
+is not built. The plane (with the in-tree workload controllers),
 our operator and the real operators are shared by the module."""
 
 from __future__ import annotations
@@ -24,7 +23,6 @@ from tests.gangs.real import (
     STATEFULSET_KARTA,
     gang_round,
     indexed_job,
-    pytorchjob,
     raycluster,
     statefulset,
     statefulset_karta,
@@ -66,12 +64,6 @@ def kuberay(plane: Kube) -> Iterator[None]:
         yield
 
 
-@pytest.fixture(scope="module")
-def training_operator(plane: Kube) -> Iterator[None]:
-    with operators.training_operator(plane, "pytorchjob"):
-        yield
-
-
 def test_an_indexed_job_with_a_stated_minimum(
     plane: Kube, api: Api, op: OperatorProcess, tok: str, fake_nodes: FakeNodes
 ) -> None:
@@ -93,16 +85,4 @@ def test_a_raycluster_made_by_kuberay(
     plane: Kube, api: Api, op: OperatorProcess, kuberay: None, tok: str, fake_nodes: FakeNodes
 ) -> None:
     result = gang_round("raycluster", api, fake_nodes, tok, raycluster, 3)
-    assert (result.short, result.after_node, result.room, result.plain) == (0, 3, 3, 2)
-
-
-def test_a_pytorchjob_made_by_the_training_operator(
-    plane: Kube,
-    api: Api,
-    op: OperatorProcess,
-    training_operator: None,
-    tok: str,
-    fake_nodes: FakeNodes,
-) -> None:
-    result = gang_round("pytorchjob", api, fake_nodes, tok, pytorchjob, 3)
     assert (result.short, result.after_node, result.room, result.plain) == (0, 3, 3, 2)
