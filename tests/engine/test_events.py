@@ -86,3 +86,20 @@ def test_times_and_counts_fall_back() -> None:
     assert event_time({}) is None
     assert event_count({"count": 0}) == 1 and event_count({"count": True}) == 1
     assert event_count({"deprecatedCount": 3}) == 3
+
+
+def test_refusals_of_generated_pods_are_one_line() -> None:
+    message = 'Error creating: pods "train-workers-1-{}" is forbidden: exceeded quota'
+    warnings = [
+        _ev(
+            "Job",
+            "train-workers-1",
+            "FailedCreate",
+            f"2026-01-01T00:0{i}:00Z",
+            message=message.format(suffix),
+        )
+        for i, suffix in enumerate(("dp6fn", "r5g9k", "x2x9p"))
+    ]
+    (line,) = events_view([], warnings).warnings
+    assert line.count == 3 and line.objects == ("train-workers-1",)
+    assert line.message == message.format("x2x9p")  # the newest one's words

@@ -132,7 +132,11 @@ def test_a_restart_under_prometheus_drops_or_zeroes_no_workload(
             )
             try:
                 p = Prometheus(prom_port)
-                p.wait(f'workloadmap_workload_info{{namespace="{ns}"}}', len(WORKLOADS), 120)
+                p.wait(
+                    f'workloadmap_workload_info{{namespace="{ns}", top_level="true"}}',
+                    len(WORKLOADS),
+                    120,
+                )
                 p.wait(f'workloadmap:namespace_gpus_held:sum{{namespace="{ns}"}}', 1, 120)
                 started = time.time()
                 time.sleep(3)  # a few scrapes before
@@ -167,7 +171,8 @@ def _check(p: Prometheus, ns: str, window: int, tmp_path: Path, readyz: set[int]
     down = {t for t, v in _samples(up).items() if v == 0}
     # the restart was seen: the target down, or serving while not synced
     assert down or not_synced, (sorted(_samples(up).items()), sorted(_samples(synced).items()))
-    infos = _raw(p, f'workloadmap_workload_info{{namespace="{ns}"}}', window)
+    # the top-level workloads (pods and the Deployment's ReplicaSet are covered kinds too)
+    infos = _raw(p, f'workloadmap_workload_info{{namespace="{ns}", top_level="true"}}', window)
     by_workload = {s["metric"]["workload"]: set(_samples(s)) for s in infos}
     assert set(by_workload) == WORKLOADS
     for name, stamps in by_workload.items():
@@ -197,8 +202,8 @@ def _check(p: Prometheus, ns: str, window: int, tmp_path: Path, readyz: set[int]
         series = {
             "up": sorted(_samples(up).items()),
             "workloadmap_exporter_synced": sorted(_samples(synced).items()),
-            "count(workloadmap_workload_info)": _range(
-                p, f'count(workloadmap_workload_info{{namespace="{ns}"}})', window
+            "count(workloadmap_workload_info{top_level=true})": _range(
+                p, f'count(workloadmap_workload_info{{namespace="{ns}", top_level="true"}})', window
             ),
             "workloadmap:namespace_gpus_held:sum": _range(
                 p, f'workloadmap:namespace_gpus_held:sum{{namespace="{ns}"}}', window

@@ -206,6 +206,14 @@ def _add_globals(
         help="wlmap config file (default: $WLMAP_CONFIG, $KARTA_CONFIG, "
         "~/.config/wlmap/config.yaml, ~/.karta/config.yaml)",
     )
+    g.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        default=argparse.SUPPRESS if suppress else False,
+        help="say every notice each time (the missing Karta CRD is otherwise said once per "
+        "cluster)",
+    )
 
 
 def _int_at_least_zero(text: str) -> int:
@@ -274,6 +282,13 @@ def build_parser(
             "or List; other objects link owner chains)",
         )
         d.add_argument("--definition", metavar="FILE", help="use the Karta in FILE")
+        d.add_argument(
+            "--ref",
+            action="append",
+            metavar="FILE",
+            help="with -f: objects the definition's references read (a TrainJob's runtime, "
+            "…); repeatable; the file's other objects count too",
+        )
         d.add_argument(
             "-A",
             "--all-namespaces",
@@ -426,6 +441,13 @@ def build_parser(
         )
         y.add_argument("--definition", required=True, metavar="FILE", help="the Karta to prove")
         y.add_argument("workloads", nargs="+", metavar="WORKLOAD_FILE", help="workload objects")
+        y.add_argument(
+            "--ref",
+            action="append",
+            metavar="FILE",
+            help="objects the definition's references read (repeatable; the workload files' "
+            "other objects count too)",
+        )
         y.add_argument("--predict", metavar="FILE", help="the expected prediction (docs/verify.md)")
         y.add_argument("--strict", action="store_true", help="warnings fail the run (exit 7)")
         y.add_argument(
@@ -449,7 +471,15 @@ def build_parser(
         i.add_argument("verb", choices=(verb,), metavar=verb)
         i.add_argument("names", nargs="*", metavar="NAME", help="built-in definition names")
         i.add_argument(
-            "--all", dest="all_definitions", action="store_true", help="every built-in definition"
+            "--all",
+            dest="all_definitions",
+            action="store_true",
+            help="every built-in definition"
+            + (
+                " whose kind the cluster serves (the others are listed)"
+                if verb == "install"
+                else ""
+            ),
         )
         i.add_argument("--dry-run", action="store_true", help="ask the server, change nothing")
         if verb == "install":
@@ -458,6 +488,12 @@ def build_parser(
                 action="store_true",
                 help="take over a Karta of the same name that is not a catalog copy (never "
                 "deletes another Karta of the same type)",
+            )
+            i.add_argument(
+                "--include-unserved",
+                action="store_true",
+                help="with --all, also the definitions of kinds the cluster does not serve "
+                "(each then says CRDNotFound until its CRD is installed)",
             )
         _add_globals(i, suppress=True)
 

@@ -17,6 +17,7 @@ one line, not fifty.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
@@ -157,6 +158,15 @@ def warning_rank(event: Mapping[str, Any], gang_pods: Collection[str]) -> str:
     return OTHER
 
 
+#: a generated object name in a message (``pods "train-workers-1-dp6fn"``): one line for the
+#: same refusal of every pod a controller tries, not one per random suffix
+_GENERATED = re.compile(r'"([a-z0-9]([-a-z0-9.]*[a-z0-9])?)-[a-z0-9]{5}"')
+
+
+def _message_key(message: str) -> str:
+    return _GENERATED.sub(r'"\1-*"', message)
+
+
 def _entry(event: Mapping[str, Any]) -> EventEntry:
     return EventEntry(
         type=_text(event.get("type")) or "Normal",
@@ -187,23 +197,26 @@ def events_view(
         ref = _involved(event)
         entry = _entry(event)
         rank = warning_rank(event, gang_pods)
-        key = (rank, entry.reason, _text(ref.get("kind")), entry.message)
-        group = groups.setdefault(key, {"objects": set(), "count": 0, "last": None})
+        key = (rank, entry.reason, _text(ref.get("kind")), _message_key(entry.message))
+        group = groups.setdefault(
+            key, {"objects": set(), "count": 0, "last": None, "message": entry.message}
+        )
         group["objects"].add(_text(ref.get("name")))
         group["count"] += entry.count
         if entry.last_time and (group["last"] is None or entry.last_time > group["last"]):
             group["last"] = entry.last_time
+            group["message"] = entry.message  # the newest one's own words
     summary = [
         WarningSummary(
             rank=rank,
             reason=reason,
             kind=kind,
-            message=message,
+            message=group["message"],
             objects=tuple(sorted(group["objects"])),
             count=group["count"],
             last_time=group["last"],
         )
-        for (rank, reason, kind, message), group in groups.items()
+        for (rank, reason, kind, _), group in groups.items()
     ]
     # by rank, then newest first (a stable sort on time, then on rank)
     summary.sort(key=lambda s: s.last_time or "", reverse=True)
