@@ -50,6 +50,9 @@ TRAINING_CERT_DIR = Path("/tmp/k8s-webhook-server/serving-certs")
 TRAINING_NAMESPACE = "kubeflow"
 TRAINING_SECRET = "training-operator-webhook-cert"
 TRAINING_WEBHOOK = "validator.training-operator.kubeflow.org"
+# KubeRay's CRDs are about 1 MB each: on a loaded machine the API server took over the start
+# timeout (120 s) to establish one, so each gets several (a bound, never a speed target)
+_CRD_WAITS = 4
 
 
 def binary(tool: str) -> tuple[Path, str]:
@@ -130,7 +133,7 @@ def kuberay(
     path, _ = binary("kuberay")
     plane = _plane(kube)
     for crd in crds("kuberay"):  # RayCluster, RayJob, RayService: all three, or it stops
-        kube.install_crd(crd, timeout=plane.start_timeout)
+        kube.install_crd(crd, timeout=_CRD_WAITS * plane.start_timeout)
     assert plane.kubeconfig is not None
     probe = free_port()
     argv = [
@@ -170,7 +173,7 @@ def training_operator(kube: Kube, *schemes: str) -> Iterator[_Proc]:
     schemes = schemes or ("pytorchjob",)
     for crd in crds("training-operator"):
         if any(f"_{s}s." in crd.name for s in schemes):
-            kube.install_crd(crd, timeout=plane.start_timeout)
+            kube.install_crd(crd, timeout=_CRD_WAITS * plane.start_timeout)
     assert plane.kubeconfig is not None
     _create(kube, "/api/v1/namespaces", {"metadata": {"name": TRAINING_NAMESPACE}})
     _create(
@@ -245,7 +248,7 @@ def coscheduling_scheduler(kube: Kube, *, permit_wait: int = 10) -> Iterator[_Pr
     path, _ = binary("scheduler-plugins")
     plane = _plane(kube)
     for crd in crds("scheduler-plugins"):
-        kube.install_crd(crd, timeout=plane.start_timeout)
+        kube.install_crd(crd, timeout=_CRD_WAITS * plane.start_timeout)
     assert plane.kubeconfig is not None
     config = {
         "apiVersion": "kubescheduler.config.k8s.io/v1",
