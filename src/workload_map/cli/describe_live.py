@@ -26,7 +26,6 @@ from workload_map.cli.humanize import age
 from workload_map.cli.live_targets import ambiguous_name_error, find_by_name, resolve_type
 from workload_map.cli.targets import parse_target
 from workload_map.cluster.ownership import find_pods
-from workload_map.kube.discovery import match_type
 from workload_map.kube.errors import ClusterError, Forbidden, NotFound
 from workload_map.model import GVK
 
@@ -110,7 +109,7 @@ def _bare_name(
 ) -> Found:
     """``describe WORD``: a TYPE without NAME (usage error) or a bare workload name."""
 
-    if match_type(word, cluster.resources()) or definitions.by_root_kind(word):
+    if cluster.match_type(word) or definitions.by_root_kind(word):
         raise _missing_name(word)
     found = find_by_name(word, cluster, definitions)
     if not found:
