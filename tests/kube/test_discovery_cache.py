@@ -180,3 +180,17 @@ def test_cache_dir_flag_reaches_the_options() -> None:
     assert connection_options(args, {}).cache_dir == "/somewhere"
     assert connection_options(parser.parse_args([]), {}).cache_dir is None
     assert "--cache-dir" in CONNECTION_VALUE_FLAGS
+
+
+def test_fresh_sweep_reads_the_server_once(tmp_path: Path) -> None:
+    """--all-types and bare names sweep every covered kind: a kind missing from the cache is
+    no miss there, so the sweep asks the server (once) instead of trusting the file."""
+    api = FakeAPI()
+    _cluster(api, tmp_path).resources()
+    api.serve(JOBSET)
+    cluster = _cluster(api, tmp_path)
+    api.requests.clear()
+    assert any(r.kind == "JobSet" for r in cluster.resources(fresh=True))
+    assert api.requests.count("/api") == 1
+    cluster.resources(fresh=True)
+    assert api.requests.count("/api") == 1

@@ -16,11 +16,10 @@ temporary file renamed over the old one, so a concurrent reader sees a whole fil
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
-import tempfile
 import time
+from binascii import crc32
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -73,7 +72,9 @@ class DiscoveryCache:
         ttl: float = TTL,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        digest = hashlib.sha256("\0".join((server, *trust)).encode()).hexdigest()[:16]
+        # crc32, not hashlib: hashlib (with OpenSSL's _hashlib) and tempfile would be most of
+        # what this module adds to a command's imports; the key only tells clusters apart
+        digest = f"{crc32(chr(0).join((server, *trust)).encode()):08x}"
         host = re.sub(r"[^A-Za-z0-9.-]+", "_", server.split("://", 1)[-1]).strip("_")[:64]
         self.path = root / "discovery" / f"{host or 'server'}-{digest}.json"
         self.server = server
@@ -96,22 +97,19 @@ class DiscoveryCache:
         """Write the file atomically (a temporary file renamed over it); errors are ignored:
         a read-only home only costs the next command its discovery requests."""
         doc = _File(_FORMAT, self.server, self.clock(), tuple(resources))
-        tmp: str | None = None
+        # one temporary name per process (two live processes never share a pid)
+        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o750)
-            fd, tmp = tempfile.mkstemp(prefix=".discovery-", dir=self.path.parent)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o640)
             with os.fdopen(fd, "wb") as out:
                 out.write(_ENCODER.encode(doc))
             os.replace(tmp, self.path)
-            tmp = None
         except OSError:
-            pass
-        finally:
-            if tmp is not None:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
+            try:
+                tmp.unlink()
+            except OSError:
+                pass
 
     def drop(self) -> None:
         """Forget the file (its answer was found stale)."""
