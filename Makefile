@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 CLONES_STAMP := $(VENV)/.clones-ok
 export WLMAP_CACHE ?= $(HOME)/.cache/workload-map
 
-.PHONY: venv tools gojq apiserver helm prometheus monitoring-crds chromium deploy test unit lint format demo bench fuzz crd clean
+.PHONY: venv tools gojq apiserver helm prometheus monitoring-crds chromium image-tools deploy test unit lint format demo bench fuzz crd clean image image-lock dist
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -37,7 +37,10 @@ monitoring-crds:  ## the Prometheus Operator's ServiceMonitor/PrometheusRule CRD
 chromium:  ## Debian's chromium + DejaVu fonts for the web view's browser tests (apt as root)
 	bash hack/install-chromium.sh
 
-tools: gojq apiserver helm prometheus monitoring-crds chromium
+image-tools:  ## Debian's skopeo (checks the image archive) and util-linux (the image test's sandbox)
+	bash hack/install-apt-packages.sh skopeo util-linux mount
+
+tools: gojq apiserver helm prometheus monitoring-crds chromium image-tools
 
 deploy: helm  ## regenerate deploy/workload-map.yaml from charts/workload-map
 	bash hack/render-deploy.sh
@@ -64,6 +67,18 @@ format: venv
 
 demo: venv
 	bash hack/demo.sh
+
+# The operator image as an OCI archive (dist/workload-map-operator-VERSION.oci.tar), built
+# without a container daemon from image/debian.lock and image/requirements.lock
+# (hack/build-image.py); `make image-lock` moves those pins to the current versions.
+image: venv
+	$(PY) hack/build-image.py
+
+image-lock: venv
+	$(PY) hack/lock-image.py
+
+dist: venv  ## wheel + sdist in dist/, twine check, installed into a clean venv and run
+	PY=$(PY) bash hack/dist.sh
 
 fuzz: venv  ## the jq grammar fuzzer, long round: no crash, no deadline overrun beyond 2x, bounded memory
 	$(PY) -m tests.jq.fuzz --count $${FUZZ_COUNT:-300000} --seed $${FUZZ_SEED:-1} --deadline 0.5 --factor 2

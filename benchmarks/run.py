@@ -28,6 +28,7 @@ MODULES = [
     "gangs_bench",
     "exporter_bench",
     "web_bench",
+    "fleet_eval_bench",
 ]
 
 

@@ -197,6 +197,9 @@ PUBLIC: dict[str, frozenset[str]] = {
     "engine": frozenset(
         {
             "describe",
+            # the describe view's events section: its types and its order (cluster/events
+            # reads the events, the CLI prints them)
+            "events",
             "gangs",
             "objects",
             "owners",
@@ -233,7 +236,16 @@ PUBLIC: dict[str, frozenset[str]] = {
         }
     ),
     "cluster": frozenset(
-        {"catalog_install", "connection", "definitions", "feed", "inventory", "ownership"}
+        {
+            "catalog_install",
+            "connection",
+            "definitions",
+            # the events of one live workload, for describe
+            "events",
+            "feed",
+            "inventory",
+            "ownership",
+        }
     ),
 }
 

@@ -46,6 +46,7 @@ KARTA = Res("run.ai", "v1alpha1", "Karta", "kartas", namespaced=False, short_nam
 FLINK = Res("flink.apache.org", "v1beta1", "FlinkDeployment", "flinkdeployments")
 KNATIVE = Res("serving.knative.dev", "v1", "Service", "services", short_names=("ksvc",))
 CORE_SERVICE = Res("", "v1", "Service", "services", short_names=("svc",))
+EVENT = Res("", "v1", "Event", "events", short_names=("ev",))
 
 
 @dataclass
@@ -157,6 +158,11 @@ class FakeAPI:
         selector = params.get("labelSelector")
         if selector:
             items = [o for o in items if matches(selector, o["metadata"].get("labels") or {})]
+        fields = params.get("fieldSelector")
+        if fields:  # equality terms on dotted paths (involvedObject.uid=..., type=Warning)
+            for term in fields.split(","):
+                key, _, value = term.partition("=")
+                items = [o for o in items if _dotted(o, key) == value]
         items.sort(key=lambda o: (o["metadata"].get("namespace") or "", o["metadata"]["name"]))
         start = int(params.get("continue") or 0)
         limit = int(params.get("limit") or 0)
@@ -235,6 +241,51 @@ class FakeAPI:
         if options.namespace:
             self.namespace = options.namespace
         return Cluster(self)
+
+
+def _dotted(o: Any, path: str) -> Any:
+    for part in path.split("."):
+        o = o.get(part) if isinstance(o, dict) else None
+    return "" if o is None else str(o)
+
+
+def event(
+    involved: dict[str, Any],
+    reason: str,
+    message: str,
+    *,
+    type: str = "Warning",
+    count: int = 1,
+    first: str = "2026-11-01T00:00:00Z",
+    last: str = "2026-11-01T00:00:00Z",
+    component: str = "default-scheduler",
+    name: str | None = None,
+) -> dict[str, Any]:
+    """A core v1 Event about ``involved`` (an object made by :func:`obj` or :func:`pod`)."""
+    meta = involved["metadata"]
+    return {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {
+            "name": name or f"{meta['name']}.{reason.lower()}",
+            "namespace": meta.get("namespace") or "default",
+            "uid": f"uid-event-{meta['name']}-{reason}",
+        },
+        "involvedObject": {
+            "apiVersion": involved["apiVersion"],
+            "kind": involved["kind"],
+            "name": meta["name"],
+            "namespace": meta.get("namespace"),
+            "uid": meta["uid"],
+        },
+        "type": type,
+        "reason": reason,
+        "message": message,
+        "count": count,
+        "firstTimestamp": first,
+        "lastTimestamp": last,
+        "source": {"component": component},
+    }
 
 
 def _partial(o: dict[str, Any]) -> dict[str, Any]:

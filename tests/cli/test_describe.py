@@ -296,7 +296,28 @@ def test_live_describe(wlmap) -> None:
     assert r.code == 0
     assert r.out.startswith("JobSet/train   namespace: ml   definition: ")
     assert "age: " in r.out.splitlines()[0]
+    # said by the first call on this cluster only; -v says it every time
+    assert "CRD is not installed" not in r.err
+    r = wlmap(["describe", "jobset/train", "-n", "ml", "-v"], api=api)
     assert "warning: the kartas.run.ai CRD is not installed" in r.err
+    assert "`wlmap crd apply`" in r.err
+
+
+def test_missing_crd_notice_once_per_machine_and_cluster(wlmap, home) -> None:
+    api = _jobset_api()
+    argv = ["get", "jobsets", "-n", "ml"]
+    first = wlmap(argv, api=api)
+    assert first.code == 0
+    assert first.err.count("the kartas.run.ai CRD is not installed") == 1, first.err
+    assert "`wlmap crd apply`" in first.err and "-v" in first.err
+    assert "CRD is not installed" not in wlmap(argv, api=api).err
+    assert "CRD is not installed" in wlmap([*argv, "--verbose"], api=api).err
+    # remembered under the user's cache directory: another one says it again
+    assert (
+        "CRD is not installed" in wlmap(argv, api=api, env={"XDG_CACHE_HOME": str(home / "c")}).err
+    )
+    markers = list((home / ".cache" / "workload-map" / "notices").iterdir())
+    assert len(markers) == 1
 
 
 def test_live_exit_codes(wlmap) -> None:

@@ -15,6 +15,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from workload_map.cluster.inventory import Inventory, NamespaceFilter
 from workload_map.engine.summary import Tally, WorkloadSummary
 from workload_map.exporter import PHASES, ExporterHealth, LabelPolicy, WorkloadCollector
+from workload_map.exporter import collector as collector_module
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -24,12 +25,16 @@ FAMILIES = {
     "workloadmap_exporter_last_sync_timestamp_seconds",
     "workloadmap_exporter_watch_restarts",
     "workloadmap_exporter_leader",
+    "workloadmap_exporter_synced",
     "workloadmap_exporter_evaluation_errors",
     "workloadmap_definition_info",
     "workloadmap_definition_ready",
     "workloadmap_workload_info",
     "workloadmap_pod_workload_info",
     "workloadmap_workload_phase",
+    "workloadmap_workload_phase_since_timestamp_seconds",
+    "workloadmap_workload_generation",
+    "workloadmap_workload_observed_generation",
     "workloadmap_workload_pods",
     "workloadmap_component_pods",
     "workloadmap_workload_resources",
@@ -76,6 +81,13 @@ def one(text: str, name: str, **labels: str) -> float:
     found = [v for ls, v in samples(text, name) if all(ls.get(k) == v2 for k, v2 in labels.items())]
     assert len(found) == 1, f"{name} {labels}: {found}"
     return found[0]
+
+
+@pytest.fixture(autouse=True)
+def fixed_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Phases first seen by the exporter carry the collector's clock: a fixed one here, so the
+    expositions (and the golden) do not depend on when the test runs."""
+    monkeypatch.setattr(collector_module, "CLOCK", lambda: 1767225600.0)
 
 
 @pytest.fixture
@@ -350,6 +362,26 @@ def test_followers_export_health_only(jobset_inventory: Inventory) -> None:
     assert one(text, "workloadmap_exporter_leader") == 0
     assert not samples(text, "workloadmap_workload_info")
     assert not samples(text, "workloadmap_pod_workload_info")
+
+
+def test_before_the_first_evaluation_only_the_exporters_own_series(
+    jobset_inventory: Inventory,
+) -> None:
+    """A restart: until the caches synced and every workload was evaluated, a scrape gets the
+    exporter's own series with synced 0, never a fleet of missing workloads (issue 25 item 2)."""
+    health = ExporterHealth(last_sync=None, synced=False)
+    collector = WorkloadCollector(jobset_inventory, health=health)
+    text = exposition(collector)
+    assert one(text, "workloadmap_exporter_synced") == 0
+    assert one(text, "workloadmap_exporter_leader") == 1
+    names = {s.name for f in text_string_to_metric_families(text) for s in f.samples}
+    assert all(n.startswith("workloadmap_exporter_") for n in names), names
+    assert collector.exposition().decode() == text  # the fast path says the same
+    health.synced = True
+    text = exposition(collector)
+    assert one(text, "workloadmap_exporter_synced") == 1
+    assert samples(text, "workloadmap_workload_info")
+    assert collector.exposition().decode() == text
 
 
 def test_pod_with_broken_chain_joins_by_operator_labels(jobset_inventory: Inventory) -> None:

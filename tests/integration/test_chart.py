@@ -23,6 +23,10 @@ CHART = ROOT / "charts" / "workload-map"
 CRD_FILE = ROOT / "deploy" / "crds" / "kartas.run.ai.yaml"
 DEPLOY_FILE = ROOT / "deploy" / "workload-map.yaml"
 HELM_VERSION = "v3.22.0"
+# the chart refuses the local name `make image` tags unless told where nodes get the image:
+# every render below names a registry, as a user's install does (tests of the refusal omit it)
+REGISTRY_IMAGE = "registry.example.com/workload-map-operator"
+IMAGE_VALUES = ("--set", f"image.repository={REGISTRY_IMAGE}")
 
 
 def helm_binary() -> Path:
@@ -42,7 +46,12 @@ def helm_binary() -> Path:
     )
 
 
-def helm(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+def helm(*args: str, check: bool = True, image: bool = True) -> subprocess.CompletedProcess[str]:
+    """``helm ARGS``; template/lint/install/upgrade name a registry image unless ``image`` is
+    False or the arguments set an image value themselves."""
+    if image and args and args[0] in ("template", "lint", "install", "upgrade"):
+        if not any(a.startswith("image.") for a in args):
+            args = (*args, *IMAGE_VALUES)
     run = subprocess.run(
         [str(helm_binary()), *args],
         capture_output=True,
@@ -107,7 +116,7 @@ def test_default_render_is_the_hardened_operator() -> None:
     assert sec["readOnlyRootFilesystem"] is True
     assert sec["allowPrivilegeEscalation"] is False
     assert sec["capabilities"]["drop"] == ["ALL"]
-    assert container["image"] == "ghcr.io/dsx-ai-factory/workload-map/operator:0.1.0"
+    assert container["image"] == f"{REGISTRY_IMAGE}:0.1.0"
     assert container["command"] == ["workload-map-operator"]
     args = container["args"]
     for flag in (
@@ -258,7 +267,8 @@ def test_bad_values_fail_naming_the_value() -> None:
     run = helm(
         "template", "x", str(CHART), "--set", "webhook.cert.provisionMode=sometimes", check=False
     )
-    assert run.returncode != 0 and "webhook.cert.provisionMode must be auto or manual" in run.stderr
+    # values.schema.json refuses it first, naming the value's path
+    assert run.returncode != 0 and "at '/webhook/cert/provisionMode'" in run.stderr, run.stderr
     run = helm(
         "template",
         "x",
@@ -273,7 +283,49 @@ def test_bad_values_fail_naming_the_value() -> None:
     )
     assert run.returncode != 0 and "needs webhook.cert.secretName" in run.stderr
     run = helm("template", "x", str(CHART), "--set", "webhook.labelPolicy=maybe", check=False)
-    assert run.returncode != 0 and "webhook.labelPolicy must be auto, true or false" in run.stderr
+    assert run.returncode != 0 and "at '/webhook/labelPolicy'" in run.stderr, run.stderr
+    for value, path in (
+        ("replicaCount=two", "/replicaCount"),
+        ("image.pullPolicy=Sometimes", "/image/pullPolicy"),
+        ("image.digest=latest", "/image/digest"),
+        ("image.pulPolicy=Never", "/image"),
+        ("gangScheduling.missedMemberMode=drop", "/gangScheduling/missedMemberMode"),
+        ("webhook.port=70000", "/webhook/port"),
+        ("logLevel=loud", "/logLevel"),
+    ):
+        run = helm("template", "x", str(CHART), "--set", value, check=False)
+        assert run.returncode != 0 and f"at '{path}'" in run.stderr, (value, run.stderr)
+
+
+def test_the_local_image_name_needs_a_registry_or_side_loading() -> None:
+    """The default repository is the name `make image` tags; no node can pull it."""
+    run = helm("template", "x", str(CHART), check=False, image=False)
+    assert run.returncode != 0
+    assert "--set image.repository=REGISTRY/workload-map-operator" in run.stderr, run.stderr
+    assert "--set image.pullPolicy=Never" in run.stderr
+    # side-loaded: the local name, never pulled (the CRD upgrade hook's Job too)
+    docs = render("image.pullPolicy=Never")
+    [container] = one(docs, "Deployment")["spec"]["template"]["spec"]["containers"]
+    assert container["image"] == "localhost/workload-map-operator:0.1.0"
+    assert container["imagePullPolicy"] == "Never"
+    hooks = helm("template", "x", str(CHART), "--set", "image.pullPolicy=Never").stdout
+    assert "image: localhost/workload-map-operator:0.1.0" in hooks
+    # pinned by digest: the digest replaces the tag everywhere
+    digest = "sha256:" + "ab" * 32
+    text = helm(
+        "template", "x", str(CHART), *IMAGE_VALUES, "--set", f"image.digest={digest}"
+    ).stdout
+    images = {line.split()[-1] for line in text.splitlines() if line.strip().startswith("image:")}
+    assert images == {f"{REGISTRY_IMAGE}@{digest}"}
+
+
+def test_helm_package_makes_the_chart_archive(tmp_path: Path) -> None:
+    helm("package", str(CHART), "--destination", str(tmp_path))
+    [archive] = tmp_path.glob("workload-map-*.tgz")
+    run = helm("template", "x", str(archive))
+    assert run.returncode == 0
+    shown = helm("show", "values", str(archive)).stdout
+    assert shown.strip() == (CHART / "values.yaml").read_text().strip()
 
 
 def test_workload_reader_covers_every_catalog_kind() -> None:

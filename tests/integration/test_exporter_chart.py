@@ -21,6 +21,9 @@ from tests.integration.test_chart import CHART, helm
 PROMETHEUS_OPERATOR = "v0.85.0"
 RULES = CHART / "files/workloadmap-rules.yaml"
 DASHBOARD = CHART / "files/workloadmap-dashboard.json"
+#: recorded for one more release under their old meaning (GPUs of active pods, bound or not);
+#: the dashboard reads their successors, workloadmap:{namespace,kind}_gpus:sum{state=...}
+DEPRECATED_RULES = {"workloadmap:namespace_gpus_held:sum", "workloadmap:kind_gpus_held:sum"}
 
 
 def monitoring_crds() -> Path:
@@ -106,5 +109,8 @@ def test_rendered_monitoring_objects_strict_decode(kube: Kube, namespace: str) -
         if "record" in r
     }
     used = {t["expr"] for p in board["panels"] for t in p["targets"]}
-    for record in recorded:
+    for record in recorded - DEPRECATED_RULES:
         assert any(record in expr for expr in used), f"{record} is on no dashboard panel"
+    # the deprecated rules stay recorded for one release (docs/metrics.md), off the dashboard
+    assert DEPRECATED_RULES <= recorded
+    assert not any(r in expr for r in DEPRECATED_RULES for expr in used)

@@ -19,7 +19,7 @@ import pytest
 from kubernetes.client.exceptions import ApiException
 
 from .harness import Kube
-from .test_chart import CHART, helm_binary
+from .test_chart import CHART, IMAGE_VALUES, helm_binary
 
 NS = "wlmap-release"
 RELEASE = "workload-map"
@@ -48,7 +48,7 @@ def test_install_upgrade_keeps_the_ca_bundle_and_uninstall_keeps_the_crd(
     module_kube: Kube, tmp_path: Path
 ) -> None:
     kube = module_kube
-    values = ["--set", "crdUpgrader.enabled=false"]
+    values = ["--set", "crdUpgrader.enabled=false", *IMAGE_VALUES]
     helm_on(kube, tmp_path, "install", RELEASE, str(CHART), "--create-namespace", *values)
     crd = kube.request(
         "GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/kartas.run.ai"

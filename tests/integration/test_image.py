@@ -1,7 +1,7 @@
-"""What the container image (Containerfile) does, checked without an image builder.
+"""`make dist` (hack/dist.sh) and what the wheel does once installed, as the image runs it.
 
-The wheel is built, installed into a clean virtual environment (a system interpreter, nothing
-from the development venv), and run the way the chart runs the pod: uid/gid 65532 with no
+The sdist and the wheel are built and checked by twine, the wheel is installed into a clean
+virtual environment (a system interpreter, nothing from the development venv), and run the way the chart runs the pod: uid/gid 65532 with no
 supplementary groups, no capabilities, and a read-only root file system (a private mount
 namespace whose ``/`` is remounted read-only). Entry points, packaged data (catalog, jq
 builtins) and the generated CRD must all work from there.
@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 import zipfile
 from collections.abc import Iterator
@@ -68,40 +69,45 @@ def workdir() -> Iterator[Path]:
 
 
 @pytest.fixture(scope="module")
-def wheel(workdir: Path) -> Path:
-    """The project's wheel, built the way the Containerfile's first stage builds it."""
-    dist = workdir / "dist"
+def dist(workdir: Path) -> Path:
+    """`make dist` (hack/dist.sh): sdist and wheel, twine check, the wheel installed into a
+    fresh venv of a system interpreter (one uid 65532 can run) and its entry points run."""
+    for tool in ("unshare", "setpriv", "mount"):
+        if shutil.which(tool) is None:
+            pytest.fail(f"{tool} (util-linux) is needed to run the image check", pytrace=False)
+    # nothing of the caller's environment may make pip think the project is installed already
+    # (a PYTHONPATH naming a source tree with its egg-info: pip then installs no entry points)
+    clean = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
     run = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(dist), str(ROOT)],
+        ["bash", str(ROOT / "hack/dist.sh"), str(workdir / "dist"), str(workdir / "venv")],
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=1500,
+        env={**clean, "PY": sys.executable, "WLMAP_DIST_PYTHON": _interpreter()},
     )
-    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-3000:]
+    assert "installed into a clean venv" in run.stdout, run.stdout
+    return workdir / "dist"
+
+
+@pytest.fixture(scope="module")
+def wheel(dist: Path) -> Path:
     [built] = dist.glob("workload_map-*.whl")
     return built
 
 
 @pytest.fixture(scope="module")
-def installed(workdir: Path, wheel: Path) -> Path:
-    """The wheel installed into a fresh venv of a system interpreter; its bin/ directory."""
-    for tool in ("unshare", "setpriv", "mount"):
-        if shutil.which(tool) is None:
-            pytest.fail(f"{tool} (util-linux) is needed to run the image check", pytrace=False)
-    venv = workdir / "venv"
-    subprocess.run([_interpreter(), "-m", "venv", str(venv)], check=True, timeout=300)
-    # nothing of the caller's environment may make pip think the project is installed already
-    # (a PYTHONPATH naming a source tree with its egg-info: pip then installs no entry points)
-    clean = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
-    install = subprocess.run(
-        [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", str(wheel)],
-        capture_output=True,
-        text=True,
-        timeout=900,
-        env=clean,
-    )
-    assert install.returncode == 0, install.stderr[-3000:]
-    return venv / "bin"
+def installed(dist: Path, workdir: Path) -> Path:
+    """The venv's bin/ directory."""
+    return workdir / "venv" / "bin"
+
+
+def test_sdist_carries_the_package_data(dist: Path) -> None:
+    [sdist] = dist.glob("workload_map-*.tar.gz")
+    with tarfile.open(sdist) as tar:
+        names = tar.getnames()
+    assert any(n.endswith("src/workload_map/catalog/data/bundle.jsonl") for n in names)
+    assert any(n.endswith("/pyproject.toml") for n in names)
 
 
 def as_nonroot_readonly(*argv: str) -> subprocess.CompletedProcess[str]:

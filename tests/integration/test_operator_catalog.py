@@ -14,16 +14,25 @@ from typing import Any
 
 import pytest
 
-from tests.operator.live import KARTAS, OperatorProcess, api_for, condition, delete, eventually
+from tests.operator.live import (
+    KARTAS,
+    OperatorProcess,
+    api_for,
+    condition,
+    delete,
+    eventually,
+    put_crd,
+)
 from workload_map.catalog import catalog
 from workload_map.catalog.stamps import (
     CATALOG_DIGEST_ANNOTATION,
     CATALOG_VERSION_ANNOTATION,
 )
 from workload_map.cli.main import main as wlmap
-from workload_map.cluster.catalog_install import FIELD_MANAGER
+from workload_map.cluster.catalog_install import FIELD_MANAGER, served_gvks
 from workload_map.kube.api import Api
 from workload_map.kube.errors import NotFound
+from workload_map.operator.catalog_installer import RECHECK_SECONDS
 
 from .harness import Kube
 from .test_operator import ensure_karta_crd
@@ -63,6 +72,53 @@ def root(obj: Any) -> tuple[Any, Any]:
 
 def results(text: str) -> dict[str, dict[str, Any]]:
     return {r["name"]: r for r in json.loads(text)}
+
+
+def milvus_crd() -> dict[str, Any]:
+    """The Milvus CRD's shape as far as serving it goes (any object accepted)."""
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "milvuses.milvus.io"},
+        "spec": {
+            "group": "milvus.io",
+            "scope": "Namespaced",
+            "names": {"plural": "milvuses", "singular": "milvus", "kind": "Milvus"},
+            "versions": [
+                {
+                    "name": "v1beta1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {
+                        "openAPIV3Schema": {
+                            "type": "object",
+                            "x-kubernetes-preserve-unknown-fields": True,
+                        }
+                    },
+                }
+            ],
+        },
+    }
+
+
+def test_install_all_skips_kinds_the_cluster_does_not_serve(
+    kube: Kube, api: Api, clean: None
+) -> None:
+    delete(api, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/milvuses.milvus.io")
+    eventually(lambda: ("milvus.io", "v1beta1", "Milvus") not in served_gvks(api), 60)
+    code, out, err = cli(kube, "install", "--all", "--dry-run")
+    assert code == 0, err
+    assert "batch-job-v1: created" in out or "batch-job-v1: unchanged" in out
+    assert f"{A}:" not in out
+    [summary] = [line for line in out.splitlines() if line.startswith("skipped ")]
+    assert "whose kind this cluster does not serve" in summary
+    assert f"{A} (Milvus.v1beta1.milvus.io)" in summary
+    assert "`wlmap definitions install NAME`" in out and "--include-unserved" in out
+    code, out, _ = cli(kube, "install", "--all", "--dry-run", "--include-unserved", "-o", "json")
+    assert code == 0 and results(out)[A]["action"] == "created"
+    # named explicitly: installed as asked, served or not
+    code, out, _ = cli(kube, "install", A, "--dry-run")
+    assert out.startswith(f"{A}: created")
 
 
 def test_install_update_stale_and_uninstall(kube: Kube, api: Api, clean: None) -> None:
@@ -161,20 +217,31 @@ def test_operator_installs_the_catalog_and_reports_stale_copies(
     op.start()
     try:
         op.wait_ready(60)
-        names = catalog.names()
-        eventually(
-            lambda: (
-                all(
-                    CATALOG_DIGEST_ANNOTATION in (k["metadata"].get("annotations") or {})
-                    for k in api.get(KARTAS)["items"]
-                    if k["metadata"]["name"] in names
-                )
-                and len({k["metadata"]["name"] for k in api.get(KARTAS)["items"]} & set(names))
-                >= len(names) - 5
-            ),
-            90,
-            "catalog installed",
-        )
+        names = set(catalog.names())
+        served = served_gvks(api)
+        wanted = {
+            o["metadata"]["name"]
+            for o in catalog.as_cluster_objects()
+            if (r := o["spec"]["structureDefinition"]["rootComponent"]["kind"])
+            and (r.get("group", ""), r["version"], r["kind"]) in served
+        }
+        assert "batch-job-v1" in wanted and A not in wanted
+
+        def copies() -> set[str]:
+            return {
+                k["metadata"]["name"]
+                for k in api.get(KARTAS)["items"]
+                if k["metadata"]["name"] in names
+                and CATALOG_DIGEST_ANNOTATION in (k["metadata"].get("annotations") or {})
+            }
+
+        # only the kinds this cluster serves: no CRDNotFound Karta for the others
+        eventually(lambda: wanted <= copies(), 90, "served kinds' definitions installed")
+        assert A not in copies()
+        # a catalog kind's CRD appears later: its definition follows (the leader rechecks
+        # discovery every RECHECK_SECONDS)
+        put_crd(api, milvus_crd())
+        eventually(lambda: A in copies(), 4 * RECHECK_SECONDS + 30, "Milvus definition installed")
         name = "batch-job-v1"
         obj = eventually(
             lambda: (
@@ -202,6 +269,7 @@ def test_operator_installs_the_catalog_and_reports_stale_copies(
         assert f"wlmap definitions install {name}" in stale["message"]
     finally:
         assert op.stop() == 0, op.log_tail()
+        delete(api, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/milvuses.milvus.io")
         out = io.StringIO()
         wlmap(
             ["definitions", "uninstall", "--all", f"--kubeconfig={kube.kubeconfig}"],

@@ -14,7 +14,8 @@ import yaml
 
 from tests.web.browser import VIEWPORT, browser, compare_screenshot, serving
 from tests.web.conftest import EXAMPLES, TOKEN
-from workload_map.web import FileSource
+from workload_map.kube import ConnectionOptions
+from workload_map.web import FileSource, MultiSource
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -166,3 +167,35 @@ def test_screenshots_match_the_goldens(
     assert page.evaluate("document.fonts.ready.then(() => document.fonts.status)") == "loaded"
     png = page.screenshot(full_page=False)
     compare_screenshot(png, GOLDEN / f"{name}.png", update_golden)
+
+
+def test_several_clusters_have_a_cluster_column_and_filter(chromium: Any) -> None:
+    """``wlmap serve --context prod --context lab``: the Cluster column, its filter and the link
+    to a workload's page in its own cluster (each cluster a folder here)."""
+    folders = {"prod": EXAMPLES / "jobset", "lab": EXAMPLES / "pytorchjob"}
+    source = MultiSource(
+        {name: ConnectionOptions(context=name) for name in folders},
+        opener=lambda options, _ns, _timeout: FileSource(
+            folders[str(options.context)], poll_seconds=0
+        ),
+    )
+    try:
+        with serving(source) as url:
+            context = chromium.new_context(viewport=VIEWPORT, reduced_motion="reduce")
+            page = context.new_page()
+            page.goto(f"{url}/?token={TOKEN}")
+            header = page.locator("table.workloads thead th").first
+            assert header.inner_text().strip() == "Cluster"
+            cells = page.locator("table.workloads tbody td.cluster")
+            assert sorted(cells.all_inner_texts()) == ["lab", "prod"]
+            page.get_by_label("Cluster").select_option("lab")
+            page.get_by_role("button", name="Filter").click()
+            page.wait_for_url("**cluster=lab**")
+            rows = page.locator("table.workloads tbody tr")
+            assert rows.count() == 1 and "resnet-ddp" in rows.inner_text()
+            page.get_by_role("link", name="resnet-ddp").click()
+            page.wait_for_url("**/resnet-ddp?cluster=lab")
+            assert "cluster lab" in page.locator("p.meta").inner_text()
+            context.close()
+    finally:
+        source.close()

@@ -38,8 +38,17 @@ app.kubernetes.io/part-of: workload-map
 {{- end -}}
 {{- end -}}
 
+{{- /* The local name `make image` tags is in no registry: a node can only run it side-loaded. */ -}}
 {{- define "workload-map.image" -}}
-{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
+{{- $image := .Values.image -}}
+{{- if and (eq $image.repository "localhost/workload-map-operator") (ne $image.pullPolicy "Never") -}}
+{{- fail "image.repository is localhost/workload-map-operator, the local name `make image` tags, which no registry serves. Push the image (skopeo copy oci-archive:dist/workload-map-operator-VERSION.oci.tar docker://REGISTRY/workload-map-operator:VERSION) and install with --set image.repository=REGISTRY/workload-map-operator, or load it into every node (kind load image-archive, ctr -n k8s.io images import) and install with --set image.pullPolicy=Never. See charts/workload-map/README.md." -}}
+{{- end -}}
+{{- if $image.digest -}}
+{{- printf "%s@%s" $image.repository $image.digest -}}
+{{- else -}}
+{{- printf "%s:%s" $image.repository (default .Chart.AppVersion $image.tag) -}}
+{{- end -}}
 {{- end -}}
 
 {{- define "workload-map.webhookService" -}}

@@ -7,6 +7,7 @@ package), and warnings are held back and printed after the main output, as the r
 from __future__ import annotations
 
 import argparse
+import hashlib
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
@@ -34,6 +35,9 @@ _KARTA_NOTICES = (
     "not allowed to list Karta definitions",
     "the kartas.run.ai CRD is not installed",
 )
+# a CLI-only user on a cluster without the CRD would see this on every call: it is said once per
+# machine and cluster (a marker under the user's cache directory), and always with -v
+_ONCE_PER_CLUSTER = "the kartas.run.ai CRD is not installed"
 
 
 class Context(msgspec.Struct):
@@ -53,6 +57,8 @@ class Context(msgspec.Struct):
     all_contexts: bool = False
     #: ``-o`` as given, for a command whose formats are its own (``definitions install``)
     own_output: str | None = None
+    #: -v: notices said once per cluster are said every time
+    verbose: bool = False
     warnings: list[str] = msgspec.field(default_factory=list)
     _cluster: Cluster | None = None
     _definitions: Definitions | None = None
@@ -77,7 +83,7 @@ class Context(msgspec.Struct):
         if message not in self.warnings:
             self.warnings.append(message)
 
-    def flush_warnings(self) -> None:
+    def flush_warnings(self, prefix: str = "") -> None:
         if self._definitions is not None:  # warnings noted while resolving (stand-ins)
             for message in self._definitions.warnings:
                 self.warn(message)
@@ -86,8 +92,29 @@ class Context(msgspec.Struct):
         for message in self.warnings:
             if not self.settings.cluster_karta_warning and message.startswith(_KARTA_NOTICES):
                 continue
-            self.stderr.write(f"{self.err_style('warning:', 'yellow')} {message}\n")
+            if message.startswith(_ONCE_PER_CLUSTER) and not self.verbose:
+                if self._said_before(message):
+                    continue
+            self.stderr.write(f"{self.err_style('warning:', 'yellow')} {prefix}{message}\n")
         self.warnings.clear()
+
+    def _said_before(self, message: str) -> bool:
+        """True when ``message`` was already shown for this cluster on this machine; else
+        remembers that it is shown now. An unwritable cache only means it is said again."""
+        server = str(getattr(self._cluster, "server", "")) if self._cluster is not None else ""
+        base = self.environ.get("XDG_CACHE_HOME") or str(
+            Path(self.environ.get("HOME") or Path.home()) / ".cache"
+        )
+        key = hashlib.sha256(f"{server}\n{message}".encode()).hexdigest()[:24]
+        marker = Path(base) / "workload-map" / "notices" / key
+        if marker.exists():
+            return True
+        try:
+            marker.parent.mkdir(parents=True, exist_ok=True)
+            marker.write_text(f"{server}\n{message}\n")
+        except OSError:
+            pass
+        return False
 
     def _timed_out(self) -> list[tuple[str, str]]:
         """(definition, expression) of every expression that ran past its deadline; the engine
@@ -206,6 +233,7 @@ def for_command(
         contexts=contexts,
         all_contexts=all_contexts,
         own_output=None if shared_output else output,
+        verbose=bool(getattr(args, "verbose", False)),
         connect=connect,
         style=Styler(wants_color(stdout, env)),
         err_style=err_style,

@@ -10,13 +10,15 @@ it. Offline (``-f``): the object from a file, candidate pods from ``--pods``, th
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from workload_map.catalog.definitions import AmbiguousDefinition, Definition, gvk_text
 from workload_map.catalog.resolution import resolve_gvk
+from workload_map.cli.describe_events import render_events
 from workload_map.cli.describe_view import RenderOptions, render_describe
 from workload_map.cli.exits import (
     ERROR,
@@ -33,28 +35,32 @@ from workload_map.cli.targets import no_definition_error
 from workload_map.cli.workload_view import describe_view, engine_errors, view_name
 from workload_map.errors import WlmapError
 from workload_map.model import Karta, load_karta
+from workload_map.model.views import to_json
 
 if TYPE_CHECKING:
     from workload_map.catalog.definitions import Definition
     from workload_map.catalog.resolution import Resolution
     from workload_map.cli.context import Context
     from workload_map.cli.manifests import Manifest
+    from workload_map.engine.events import EventsView
     from workload_map.model import GVK
 
-__all__ = ["OUTPUTS", "Found", "check_kind", "definition_from_file", "run", "show"]
+__all__ = ["OUTPUTS", "Found", "check_kind", "definition_from_file", "gang_pods", "run", "show"]
 
 OUTPUTS = ("table", "json", "yaml", "name")
 
 
 class Found(msgspec.Struct, frozen=True):
     """The workload to describe, its candidate pods and its definition; ``age`` (live) for the
-    table, ``where`` (the file and document of ``-f``) for messages."""
+    table, ``where`` (the file and document of ``-f``) for messages; ``events`` (live) reads
+    the events section given the names of the pods in the workload's gangs."""
 
     obj: dict[str, Any]
     pods: list[dict[str, Any]] | None
     definition: Definition
     age: str | None = None
     where: str | None = None
+    events: Callable[[frozenset[str]], EventsView] | None = None
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
@@ -80,6 +86,8 @@ def show(args: argparse.Namespace, ctx: Context, found: Found, fmt: str) -> int:
     if fmt == "name":
         ctx.stdout.write(view_name(view) + "\n")
         return OK
+    if found.events is not None and getattr(args, "show_events", True):
+        view["events"] = to_json(found.events(gang_pods(view)))
     if fmt in ("json", "yaml"):
         ctx.stdout.write(dump_document(view, fmt))
         return OK
@@ -92,7 +100,21 @@ def show(args: argparse.Namespace, ctx: Context, found: Found, fmt: str) -> int:
     if explanation is not None:
         webhook = _webhook_decisions(obj, pods, definition)
         ctx.stdout.write("\nExplain:\n" + _explain_text(explanation, webhook))
+    if isinstance(view.get("events"), dict):  # last, as kubectl describe prints them
+        ctx.stdout.write("\n" + render_events(view["events"], ctx.style, datetime.now(UTC)))
     return OK
+
+
+def gang_pods(view: Mapping[str, Any]) -> frozenset[str]:
+    """The names of the pods in the view's gangs (subgroups included)."""
+    names: set[str] = set()
+    stack = list(view.get("podGroups") or [])
+    while stack:
+        group = stack.pop()
+        if isinstance(group, Mapping):
+            names.update(str(p) for p in group.get("pods") or [])
+            stack.extend(group.get("subGroups") or [])
+    return frozenset(names)
 
 
 def _webhook_decisions(

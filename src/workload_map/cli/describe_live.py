@@ -25,6 +25,7 @@ from workload_map.cli.exits import ERROR, NOT_FOUND, CliError, UsageError
 from workload_map.cli.humanize import age
 from workload_map.cli.live_targets import ambiguous_name_error, find_by_name, resolve_type
 from workload_map.cli.targets import parse_target
+from workload_map.cluster.events import workload_events
 from workload_map.cluster.ownership import find_pods
 from workload_map.kube.errors import ClusterError, Forbidden, NotFound
 from workload_map.model import GVK
@@ -94,7 +95,13 @@ def _live(args: argparse.Namespace, ctx: Context) -> Found:
             pods = None  # unknown (shown as such), not none: 0 would be a lie
     except ClusterError as exc:
         raise CliError(str(exc), ERROR) from exc
-    return Found(obj, pods, definition, age((obj.get("metadata") or {}).get("creationTimestamp")))
+    created = (obj.get("metadata") or {}).get("creationTimestamp")
+    return Found(obj, pods, definition, age(created), events=_events(cluster, obj, pods))
+
+
+def _events(cluster: Any, obj: dict[str, Any], pods: list[dict[str, Any]] | None) -> Any:
+    """The events reader of :class:`Found` (read only when the section is shown)."""
+    return lambda gang: workload_events(cluster, obj, pods, gang_pods=gang)
 
 
 def _missing_name(type_token: str) -> UsageError:
@@ -125,7 +132,7 @@ def _bare_name(
     target, obj = found[0]
     pods = find_pods(cluster, obj)
     created = (obj.get("metadata") or {}).get("creationTimestamp")
-    return Found(obj, pods, target.definition, age(created))
+    return Found(obj, pods, target.definition, age(created), events=_events(cluster, obj, pods))
 
 
 def _only(definitions: Any, override: Definition) -> Any:

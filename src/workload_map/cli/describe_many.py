@@ -10,9 +10,12 @@ and each view is the same as ``describe TYPE/NAME`` prints; ``-o json|yaml`` giv
 from __future__ import annotations
 
 import argparse
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from workload_map.catalog.definitions import Definitions
+from workload_map.cli.describe_cmd import gang_pods
+from workload_map.cli.describe_events import render_events
 from workload_map.cli.describe_view import RenderOptions, render_describe
 from workload_map.cli.exits import ERROR, OK, CliError
 from workload_map.cli.humanize import age
@@ -21,8 +24,10 @@ from workload_map.cli.manifests import describe_object
 from workload_map.cli.render import dump_document
 from workload_map.cli.targets import definition_kind_match
 from workload_map.cli.workload_view import describe_view, view_name
+from workload_map.cluster.events import EventReader, workload_events
 from workload_map.cluster.ownership import pods_by_owner
 from workload_map.kube.errors import ClusterError, Forbidden
+from workload_map.model.views import to_json
 
 if TYPE_CHECKING:
     from workload_map.catalog.definitions import Definition
@@ -84,6 +89,18 @@ def describe_type(token: str, args: argparse.Namespace, ctx: Context, fmt: str) 
         )
     )
     views = [_view(o, pods, target.definition, ctx) for o in objs]
+    if getattr(args, "show_events", True) and fmt != "name":
+        # each namespace's events read once for all its workloads
+        reader = EventReader(cluster, whole_namespaces=True)
+        for obj, view in zip(objs, views, strict=True):
+            found = workload_events(
+                cluster,
+                obj,
+                None if pods is None else pods.pods_of(obj),
+                gang_pods=gang_pods(view),
+                reader=reader,
+            )
+            view["events"] = to_json(found)
     if fmt in ("json", "yaml"):
         ctx.stdout.write(dump_document({"items": views, "count": len(views)}, fmt))
         return OK
@@ -105,6 +122,8 @@ def describe_type(token: str, args: argparse.Namespace, ctx: Context, fmt: str) 
         if index:
             ctx.stdout.write("\n")
         ctx.stdout.write(render_describe(view, opts))
+        if isinstance(view.get("events"), dict):
+            ctx.stdout.write("\n" + render_events(view["events"], ctx.style, datetime.now(UTC)))
     return OK
 
 

@@ -39,6 +39,7 @@ from workload_map.cli.workload_view import DescribeFailed, describe_view, view_n
 from workload_map.cluster.ownership import find_pods, owning_workload, pods_by_owner
 from workload_map.engine.describe import PodCounts
 from workload_map.kube.errors import ClusterError, Forbidden, NotFound, NotServed
+from workload_map.kube.kubeconfig import kubeconfig_contexts
 from workload_map.model.views import to_json
 
 if TYPE_CHECKING:
@@ -163,6 +164,10 @@ class _Options(msgspec.Struct):
     label_columns: list[str]
     sort_by: Any  # a jsonpath Template or None
     namespace: str | None
+    #: a CLUSTER column first (several contexts)
+    cluster_column: bool = False
+    #: rows go here instead of being printed (one cluster of several)
+    collect: list[Row] | None = None
 
 
 def _label_columns(values: list[str]) -> list[str]:
@@ -196,11 +201,66 @@ def _sort_template(text: str | None) -> Any:
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
     if len(ctx.contexts) > 1 or ctx.all_contexts:
-        # parsed and carried in ctx.contexts for the multi-cluster view; one cluster until then
-        raise UsageError(
-            "listing several contexts is not supported yet: name one --context",
-            hint="the contexts: kubectl config get-contexts",
+        return _many_clusters(args, ctx)
+    return _one_cluster(args, ctx)
+
+
+def _contexts(ctx: Context) -> list[str]:
+    """The contexts ``get`` lists: those named (in order, once each), or with
+    ``--all-contexts`` every context of the kubeconfig."""
+    if not ctx.all_contexts:
+        return list(dict.fromkeys(ctx.contexts))
+    ctx.check_kubeconfig()
+    names = kubeconfig_contexts(ctx.connection)
+    if not names:
+        raise CliError("--all-contexts: the kubeconfig has no contexts", ERROR)
+    return names
+
+
+def _many_clusters(args: argparse.Namespace, ctx: Context) -> int:
+    """``get`` over several contexts: each cluster through its own context (its server, its
+    credentials, its default namespace), the rows together with a CLUSTER column first. A
+    cluster that cannot be listed is a warning naming its context; the others are printed and
+    the command exits 1."""
+    if getattr(args, "watch", False) or getattr(args, "watch_only", False):
+        raise UsageError("watch follows one cluster: name one --context")
+    rows: list[Row] = []
+    failed: list[str] = []
+    for name in _contexts(ctx):
+        sub = msgspec.structs.replace(
+            ctx,
+            connection=msgspec.structs.replace(ctx.connection, context=name),
+            contexts=(name,),
+            all_contexts=False,
+            warnings=[],
+            _cluster=None,
+            _definitions=None,
         )
+        collected: list[Row] = []
+        try:
+            _one_cluster(args, sub, collect=collected)
+        except UsageError:
+            raise  # the same for every cluster
+        except (CliError, ClusterError) as exc:
+            failed.append(f"context {name}: {exc}")
+        sub.flush_warnings(prefix=f"context {name}: ")
+        for row in collected:
+            row.cluster = name
+            row.view = {"cluster": name, **row.view}
+        rows.extend(collected)
+    if failed and not rows:
+        raise CliError("; ".join(failed), ERROR)
+    for message in failed:
+        ctx.warn(message)
+    opts = _options(args, ctx, parse_requests(list(args.target)), None)
+    opts.cluster_column = True
+    code = _print(rows, ctx, opts, single=False)
+    return ERROR if failed else code
+
+
+def _one_cluster(
+    args: argparse.Namespace, ctx: Context, *, collect: list[Row] | None = None
+) -> int:
     spec = _output_spec(ctx)
     phases = _phases(args.phase)
     if args.chunk_size < 0:
@@ -228,28 +288,19 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         raise UsageError("watch follows one workload or a whole type, not several names")
 
     try:
-        return _run(args, ctx, spec, phases, requests, watching)
+        return _run(args, ctx, spec, phases, requests, watching, collect)
     except NotServed as exc:  # a type removed since discovery was cached: as not installed
         raise CliError(str(exc), NOT_FOUND) from exc
     except ClusterError as exc:
         raise CliError(str(exc), ERROR) from exc
 
 
-def _run(
-    args: argparse.Namespace,
-    ctx: Context,
-    spec: OutputSpec,
-    phases: set[str],
-    requests: list[Request],
-    watching: bool,
-) -> int:
-
-    cluster = ctx.cluster()
-    definitions = ctx.definitions(cluster)
-    namespace = None if args.all_namespaces else cluster.namespace
-    opts = _Options(
-        spec=spec,
-        phases=phases,
+def _options(
+    args: argparse.Namespace, ctx: Context, requests: list[Request], namespace: str | None
+) -> _Options:
+    return _Options(
+        spec=_output_spec(ctx),
+        phases=_phases(args.phase),
         stuck=bool(getattr(args, "stuck", False)),
         all_namespaces=bool(args.all_namespaces),
         show_type=bool(args.all_types) or len(requests) > 1,
@@ -259,6 +310,24 @@ def _run(
         sort_by=_sort_template(getattr(args, "sort_by", None)),
         namespace=namespace,
     )
+
+
+def _run(
+    args: argparse.Namespace,
+    ctx: Context,
+    spec: OutputSpec,
+    phases: set[str],
+    requests: list[Request],
+    watching: bool,
+    collect: list[Row] | None = None,
+) -> int:
+
+    cluster = ctx.cluster()
+    definitions = ctx.definitions(cluster)
+    namespace = None if args.all_namespaces else cluster.namespace
+    opts = _options(args, ctx, requests, namespace)
+    opts.spec, opts.phases = spec, phases
+    opts.collect = collect
     if args.all_types:
         return _print(
             _all_types(args, ctx, cluster, definitions, namespace), ctx, opts, single=False
@@ -678,7 +747,10 @@ def _headers(opts: _Options) -> list[str]:
     kind = opts.spec.kind
     if kind == "custom-columns":
         return opts.spec.column_headers()
-    headers = (["NAMESPACE"] if opts.all_namespaces else []) + ["NAME"]
+    headers = (["CLUSTER"] if opts.cluster_column else []) + (
+        ["NAMESPACE"] if opts.all_namespaces else []
+    )
+    headers.append("NAME")
     if opts.show_type:
         headers.append("TYPE")
     headers += ["PHASE", "PODS", "GPUS", "AGE"]
@@ -705,7 +777,9 @@ def _cells(row: Row, ctx: Context, opts: _Options) -> list[str]:
     if opts.spec.kind == "custom-columns":
         return opts.spec.column_cells(row.view)
     v = row.view
-    cells = [str(v.get("namespace") or "")] if opts.all_namespaces else []
+    cells = [row.cluster or ""] if opts.cluster_column else []
+    if opts.all_namespaces:
+        cells.append(str(v.get("namespace") or ""))
     cells.append(str(v["name"]))
     if opts.show_type:
         cells.append(row.type_label)
@@ -731,6 +805,9 @@ def _print(
     rows: list[Row], ctx: Context, opts: _Options, *, single: bool, quiet_empty: bool = False
 ) -> int:
 
+    if opts.collect is not None:  # one cluster of several: printed together by the caller
+        opts.collect.extend(rows)
+        return OK
     rows = _sorted([r for r in rows if _keep(r, opts)], opts)
     kind = opts.spec.kind
     if single and len(rows) == 1:

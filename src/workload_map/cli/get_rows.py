@@ -15,10 +15,17 @@ class Row(msgspec.Struct):
     type_label: str
     created: str
     obj: dict[str, Any] | None = None
+    #: the kubeconfig context the row was read through (``get`` over several clusters)
+    cluster: str | None = None
 
     @property
-    def sort_key(self) -> tuple[str, str, str]:
-        return (str(self.view.get("namespace") or ""), str(self.view["name"]), self.type_label)
+    def sort_key(self) -> tuple[str, str, str, str]:
+        return (
+            self.cluster or "",
+            str(self.view.get("namespace") or ""),
+            str(self.view["name"]),
+            self.type_label,
+        )
 
     @property
     def key(self) -> str:

@@ -206,6 +206,14 @@ def _add_globals(
         help="wlmap config file (default: $WLMAP_CONFIG, $KARTA_CONFIG, "
         "~/.config/wlmap/config.yaml, ~/.karta/config.yaml)",
     )
+    g.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        default=argparse.SUPPRESS if suppress else False,
+        help="say every notice each time (the missing Karta CRD is otherwise said once per "
+        "cluster)",
+    )
 
 
 def _int_at_least_zero(text: str) -> int:
@@ -215,6 +223,16 @@ def _int_at_least_zero(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
     if value < 0:
         raise argparse.ArgumentTypeError(f"must not be negative, got {value}")
+    return value
+
+
+def _flag_value(text: str) -> bool:
+    """A kubectl-style boolean flag value (``--show-events=false``)."""
+    value = {"true": True, "1": True, "t": True, "false": False, "0": False, "f": False}.get(
+        text.strip().lower()
+    )
+    if value is None:
+        raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
     return value
 
 
@@ -275,6 +293,16 @@ def build_parser(
         )
         d.add_argument(
             "--explain", action="store_true", help="show how each pod was attributed and grouped"
+        )
+        d.add_argument(
+            "--show-events",
+            type=_flag_value,
+            nargs="?",
+            const=True,
+            default=True,
+            metavar="true|false",
+            help="live: show the workload's events and its objects' warnings (default true; "
+            "--show-events=false leaves them out, as with kubectl)",
         )
         d.add_argument(
             "--pod-limit",
@@ -429,7 +457,15 @@ def build_parser(
         i.add_argument("verb", choices=(verb,), metavar=verb)
         i.add_argument("names", nargs="*", metavar="NAME", help="built-in definition names")
         i.add_argument(
-            "--all", dest="all_definitions", action="store_true", help="every built-in definition"
+            "--all",
+            dest="all_definitions",
+            action="store_true",
+            help="every built-in definition"
+            + (
+                " whose kind the cluster serves (the others are listed)"
+                if verb == "install"
+                else ""
+            ),
         )
         i.add_argument("--dry-run", action="store_true", help="ask the server, change nothing")
         if verb == "install":
@@ -438,6 +474,12 @@ def build_parser(
                 action="store_true",
                 help="take over a Karta of the same name that is not a catalog copy (never "
                 "deletes another Karta of the same type)",
+            )
+            i.add_argument(
+                "--include-unserved",
+                action="store_true",
+                help="with --all, also the definitions of kinds the cluster does not serve "
+                "(each then says CRDNotFound until its CRD is installed)",
             )
         _add_globals(i, suppress=True)
 

@@ -68,6 +68,13 @@ class GetItem:
         default=None,
         description="requested by held pods (bound to a node, not finished); null without pods",
     )
+    cluster: str | None = json_field(
+        "cluster",
+        omit="none",
+        default=None,
+        description="the kubeconfig context it was read through (several --context or "
+        "--all-contexts only)",
+    )
 
 
 @view

@@ -28,6 +28,7 @@ from workload_map.catalog.stamps import (
     root_gvk,
 )
 from workload_map.errors import WlmapError
+from workload_map.kube.discovery import discover
 from workload_map.kube.errors import ApiError, NotFound
 from workload_map.kube.pager import list_all
 
@@ -40,6 +41,7 @@ __all__ = [
     "UnknownDefinition",
     "install",
     "installable",
+    "served_gvks",
     "uninstall",
 ]
 
@@ -54,7 +56,9 @@ class UnknownDefinition(WlmapError):
 @dataclass(frozen=True)
 class InstallResult:
     name: str
-    action: str  # created, updated, unchanged, skipped, deleted, absent, failed
+    # created, updated, unchanged, skipped, deleted, absent, failed; not-served: the cluster
+    # serves no such kind (installed later, once its CRD is there)
+    action: str
     detail: str = ""
 
     @property
@@ -89,6 +93,11 @@ def installable(names: Iterable[str] = (), *, all_: bool = False) -> list[dict[s
     return out
 
 
+def served_gvks(api: Api) -> set[tuple[str, str, str]]:
+    """(group, version, kind) of every resource the cluster serves (discovery)."""
+    return {(r.group, r.version, r.kind) for r in discover(api.transport())}
+
+
 def _list_kartas(api: Api) -> list[dict[str, Any]]:
     return list_all(api.transport(), KARTAS, what="kartas.run.ai")[0]
 
@@ -100,12 +109,28 @@ def install(
     all_: bool = False,
     dry_run: bool = False,
     force: bool = False,
+    served: set[tuple[str, str, str]] | None = None,
 ) -> list[InstallResult]:
-    """Apply the named (or all) built-in definitions; one result per definition."""
+    """Apply the named (or all) built-in definitions; one result per definition. ``served``
+    (from :func:`served_gvks`): only definitions of a kind the cluster serves are applied,
+    the others come back ``not-served`` (a Karta of a kind without its CRD only says
+    CRDNotFound until the CRD comes)."""
     wanted = installable(names, all_=all_)
+    results: list[InstallResult] = []
+    if served is not None:
+        kept = []
+        for obj in wanted:
+            gvk = root_gvk(obj)
+            if gvk is None or gvk in served:
+                kept.append(obj)
+                continue
+            group, version, kind = gvk
+            results.append(
+                InstallResult(obj["metadata"]["name"], "not-served", f"{kind}.{version}.{group}")
+            )
+        wanted = kept
     existing = _list_kartas(api)
     by_name = {k["metadata"]["name"]: k for k in existing}
-    results: list[InstallResult] = []
     for obj in wanted:
         name = obj["metadata"]["name"]
         gvk = root_gvk(obj)

@@ -34,7 +34,11 @@ def _cluster_kartas(cluster: Cluster, warnings: list[str], page_size: int) -> li
     try:
         items, _ = list_all(cluster.transport, KARTAS_PATH, limit=page_size)
     except NotFound:
-        warnings.append("the kartas.run.ai CRD is not installed; showing built-in definitions only")
+        warnings.append(
+            "the kartas.run.ai CRD is not installed; showing built-in definitions only "
+            "(to define your own types: `wlmap crd apply`; said once per cluster, -v says it "
+            "every time)"
+        )
         return []
     except Forbidden:
         warnings.append(

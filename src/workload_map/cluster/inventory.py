@@ -612,6 +612,7 @@ def _workload(definition: Definition, obj: dict[str, Any], pods: list[dict[str, 
         origin=definition.origin,
         validate=False,
         file_mode=False,
+        owned=True,  # linked here by the owner rule: not partitioned again
     )
 
 

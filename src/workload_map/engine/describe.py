@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 from workload_map.engine import resources as res
 from workload_map.engine.errors import EngineError
+from workload_map.engine.events import EventsView
 from workload_map.engine.extract import NO_SCALE, ExtractedInstance, Extractor, implied_replicas
 from workload_map.engine.gangs import GangAssignment, PodGroup, PodGroupResult, with_minimums
 from workload_map.engine.pods import Placement
@@ -386,6 +387,9 @@ class DescribeView:
     status: StatusView | None = json_field("status", omit="none", default=None)
     #: per pod how it was placed and grouped (``describe --explain``)
     explain: tuple[Explanation, ...] | None = json_field("explain", omit="none", default=None)
+    #: the workload's events and its objects' warnings (live ``wlmap describe`` only; the CLI
+    #: adds them: the engine reads no cluster)
+    events: EventsView | None = json_field("events", omit="none", default=None)
 
 
 def _summary_of(totals: Mapping[str, int] | None) -> ResourceSummary | None:

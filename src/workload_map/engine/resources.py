@@ -115,10 +115,63 @@ def _containers(spec: Mapping[str, Any], key: str) -> list[Any]:
     return value if type(value) is list or isinstance(value, list) else []
 
 
+#: pod requests by the containers' declared resources, for specs with nothing else that counts
+#: (no init containers, pod-level resources, overhead or claims): the pods of one template
+#: repeat the same few, and a fleet's 100k pods would otherwise sum each again
+_BY_CONTAINERS: dict[tuple[Any, ...], Totals] = {}
+_OTHER_KEYS = ("initContainers", "resources", "overhead", "resourceClaims")
+
+
+def _containers_key(spec: Mapping[str, Any]) -> tuple[Any, ...] | None:
+    """The declared resources of the containers, hashable; None when the spec has more that
+    counts, or values of unexpected types (then the request is computed in full)."""
+    for key in _OTHER_KEYS:
+        if key in spec:
+            return None
+    containers = spec.get("containers")
+    if type(containers) is not list:
+        return None
+    parts: list[Any] = []
+    for c in containers:
+        if type(c) is not dict:
+            return None
+        r = c.get("resources")
+        if r is None:
+            parts.append(None)
+            continue
+        if type(r) is not dict:
+            return None
+        limits, requests = r.get("limits"), r.get("requests")
+        parts.append(
+            (
+                tuple(limits.items()) if type(limits) is dict else limits,
+                tuple(requests.items()) if type(requests) is dict else requests,
+            )
+        )
+    return tuple(parts)
+
+
 def pod_request(spec: object) -> Totals:
     """The effective request of one pod with this PodSpec (scheduler rule, see module doc)."""
     if type(spec) is not dict and not isinstance(spec, Mapping):
         return {}
+    key = _containers_key(spec) if type(spec) is dict else None
+    if key is not None:
+        try:
+            found = _BY_CONTAINERS.get(key)
+        except TypeError:  # an unhashable value somewhere: no memo
+            key, found = None, None
+        if found is not None:
+            return dict(found)
+    total = _pod_request(spec)
+    if key is not None:
+        if len(_BY_CONTAINERS) > 4096:
+            _BY_CONTAINERS.clear()
+        _BY_CONTAINERS[key] = dict(total)
+    return total
+
+
+def _pod_request(spec: Mapping[str, Any]) -> Totals:
     regular = add(*(container_request(c) for c in _containers(spec, "containers")))
     sidecars: Totals = {}
     init_peak: Totals = {}

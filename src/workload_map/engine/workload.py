@@ -40,7 +40,9 @@ class Workload:
 
     ``pods`` may hold any objects of a ``--pods`` file: Pods are the candidates, other objects
     only link owner chains; a pod whose chain reaches a different top owner is left out.
-    ``pods=None`` means no pods are known (current/ready are null). ``file_mode`` tells whether
+    ``pods=None`` means no pods are known (current/ready are null). ``owned=True`` says the
+    caller has already decided these pods are the workload's (by the owner rule of
+    ``engine/owners.py``), so they are not partitioned again. ``file_mode`` tells whether
     the object came from a file rather than a live cluster; it defaults to ``pods is None``.
     A ``List`` among ``pods`` is unwrapped.
     """
@@ -55,6 +57,7 @@ class Workload:
         origin: str = "file",
         validate: bool = True,
         file_mode: bool | None = None,
+        owned: bool = False,
     ) -> None:
         self.karta = loaded = load_definition(karta)
         self.structure: Structure = prepare(loaded, validate=validate)
@@ -71,9 +74,14 @@ class Workload:
             # error naming the argument (engine/objects.py)
             items = plain_items(pods, what="pods")
             self.pods = items
-            candidates, excluded = partition_pods(self.obj, items)
-            self.candidate_pods = [c for c in candidates if isinstance(c, dict)]
-            self.excluded = [(pod_name(p), reason) for p, reason in excluded]
+            if owned:
+                # the caller applied the owner rule already (the inventory links pods through
+                # the same walk_chain and label_verdict): every pod given is a candidate
+                self.candidate_pods = [p for p in items if type(p) is dict]
+            else:
+                candidates, excluded = partition_pods(self.obj, items)
+                self.candidate_pods = [c for c in candidates if isinstance(c, dict)]
+                self.excluded = [(pod_name(p), reason) for p, reason in excluded]
 
     # -- basics -----------------------------------------------------------------------------
     @property

@@ -16,6 +16,7 @@ scrape, which alone would cost seconds for half a million series.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,6 +31,7 @@ from prometheus_client.utils import floatToGoString
 
 from workload_map.cluster.inventory import Entry, Inventory
 from workload_map.engine.summary import Tally
+from workload_map.exporter.phase_history import PhaseClock, generations, status_since
 from workload_map.model import SEVERITY_ORDER
 
 __all__ = [
@@ -97,6 +99,13 @@ LEADER = _f(
     "gauge",
     "1 on the replica that exports workload series, 0 on the others.",
 )
+SYNCED = _f(
+    "workloadmap_exporter_synced",
+    "gauge",
+    "1 once every watch cache has synced and every workload was evaluated once; 0 before "
+    "(a restart): no workload or definition series are served then, so a scrape in that "
+    "window records no workload as gone.",
+)
 ERRORS = _f(
     "workloadmap_exporter_evaluation_errors",
     "counter",
@@ -152,6 +161,28 @@ PHASE = _f(
     "1 for every generic phase the workload matches, 0 for the others.",
     *_WORKLOAD,
     "phase",
+)
+PHASE_SINCE = _f(
+    "workloadmap_workload_phase_since_timestamp_seconds",
+    "gauge",
+    "When the workload entered each of its current phases (Unix time): source=status from "
+    "its conditions' lastTransitionTime through the definition, source=exporter the time this "
+    "exporter first saw it in the phase (resets when the exporter restarts).",
+    *_WORKLOAD,
+    "phase",
+    "source",
+)
+GENERATION = _f(
+    "workloadmap_workload_generation",
+    "gauge",
+    "metadata.generation of the workload (where the kind has one).",
+    *_WORKLOAD,
+)
+OBSERVED_GENERATION = _f(
+    "workloadmap_workload_observed_generation",
+    "gauge",
+    "status.observedGeneration of the workload (where its controller writes one).",
+    *_WORKLOAD,
 )
 PODS = _f(
     "workloadmap_workload_pods",
@@ -231,12 +262,16 @@ FAMILIES = (
     SYNC,
     RESTARTS,
     LEADER,
+    SYNCED,
     ERRORS,
     DEFINITION,
     DEFINITION_READY,
     WORKLOAD,
     POD,
     PHASE,
+    PHASE_SINCE,
+    GENERATION,
+    OBSERVED_GENERATION,
     PODS,
     COMPONENT_PODS,
     RESOURCES,
@@ -246,9 +281,12 @@ FAMILIES = (
     GANG_MIN,
     GANG_PODS,
 )
-_PER_WORKLOAD = FAMILIES[6:]
+_PER_WORKLOAD = FAMILIES[7:]
 
 Row = tuple[tuple[str, ...], float]
+
+#: the default clock of the phases' first-seen times (Unix seconds)
+CLOCK: Callable[[], float] = time.time
 
 
 def label_name(key: str) -> str:
@@ -269,6 +307,9 @@ class ExporterHealth:
 
     last_sync: float | None = None
     watch_restarts: int = 0
+    #: True once the caches synced and the fleet was evaluated once (set by the service;
+    #: a collector made without a service is synced from the start)
+    synced: bool = True
     #: False on a replica that is not the leader: it exports its health only, so that two
     #: replicas never duplicate a workload series (duplicates break ``group_left`` joins)
     is_leader: Callable[[], bool] = lambda: True
@@ -335,9 +376,13 @@ class WorkloadCollector:
         *,
         health: ExporterHealth | None = None,
         labels: LabelPolicy | None = None,
+        now: Callable[[], float] | None = None,
     ) -> None:
+        """``now``: the clock of the phases' first-seen times (default :data:`CLOCK`, which
+        tests replace)."""
         self.inventory = inventory
         self.health = health or ExporterHealth()
+        self._phase_clock = PhaseClock(now if now is not None else CLOCK)
         self.labels = labels or LabelPolicy()
         self._copied = tuple(self.labels.workload_labels)
         self._workload_labels = WORKLOAD.labels + tuple(label_name(k) for k in self._copied)
@@ -383,16 +428,22 @@ class WorkloadCollector:
         """(family, rows) in exposition order; with ``lines``, the per-workload families are
         appended to it directly as memoised text and yielded with rows None."""
         leader = self.health.is_leader()
-        entries = self.inventory.entries() if leader else []  # evaluating counts errors
+        synced = self.health.synced
+        # before the first full evaluation no workload series: a scrape then would record
+        # the whole fleet as gone (absent() alerts, broken rates) while the caches fill
+        entries = self.inventory.entries() if leader and synced else []
         memos = [self._memoised(e) for e in entries]
         live = {m.entry.uid for m in memos}
         for uid in [u for u in self._memo if u not in live]:
             del self._memo[uid]
+        if leader and synced:
+            self._phase_clock.forget(live)
         yield SYNC, [((), self.health.last_sync)] if self.health.last_sync is not None else []
         yield RESTARTS, [((), float(self.health.restarts()))]
         yield LEADER, [((), 1.0 if leader else 0.0)]
+        yield SYNCED, [((), 1.0 if synced else 0.0)]
         yield ERRORS, [((n,), float(c)) for n, c in sorted(self.inventory.errors.items())]
-        if not leader:
+        if not leader or not synced:
             return
         yield from self._definition_rows()
         for family in _PER_WORKLOAD:
@@ -468,6 +519,19 @@ class WorkloadCollector:
             return rows
         matched = set(summary.phases)
         rows[PHASE.name] = [((*wl, p), 1.0 if p in matched else 0.0) for p in PHASES]
+        first_seen = self._phase_clock.seen(e.uid, matched)
+        for phase in (x for x in PHASES if x in matched):
+            since = status_since(e.definition.karta, e.obj, phase)
+            rows[PHASE_SINCE.name].append(
+                ((*wl, phase, "exporter"), first_seen[phase])
+                if since is None
+                else ((*wl, phase, "status"), since)
+            )
+        generation, observed = generations(e.obj)
+        if generation is not None:
+            rows[GENERATION.name].append((wl, generation))
+        if observed is not None:
+            rows[OBSERVED_GENERATION.name].append((wl, observed))
         if e.error is not None:
             return rows  # counts of a half-evaluated workload would mislead: error counted
         _tally_rows(rows, PODS, RESOURCES, REQUESTS, wl, summary.totals)

@@ -32,6 +32,9 @@ class WorkloadMetrics:
         self.service = ExporterService(
             self.settings, ctx.api.transport(), ctx, is_leader=ctx.is_leader
         ).start()
+        service = self.service
+        # not ready before the first full evaluation (no workload series are served then)
+        ctx.add_readiness("workload-metrics", lambda: service.ready)
 
     def stop(self) -> None:
         if self.service is not None:

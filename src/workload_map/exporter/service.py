@@ -59,13 +59,16 @@ class ExporterService:
             namespaces=settings.include_namespaces,
             rediscover_seconds=settings.rediscover_seconds,
         )
-        self.health = ExporterHealth(is_leader=is_leader)
+        # not synced until _sync has seen full caches and evaluated every workload once
+        self.health = ExporterHealth(is_leader=is_leader, synced=False)
         self.collector = WorkloadCollector(
             self.inventory,
             health=self.health,
             labels=LabelPolicy(settings.workload_labels),
         )
-        self._server = MetricsServer(self.collector.exposition, settings.host, settings.port)
+        self._server = MetricsServer(
+            self.collector.exposition, settings.host, settings.port, ready=lambda: self.ready
+        )
         self._stopping = threading.Event()
         self.port = settings.port
 
@@ -77,14 +80,22 @@ class ExporterService:
         return self
 
     def _sync(self) -> None:
-        """Record when the caches are complete; then warm the views so the first scrape is
-        cheap."""
+        """Record when the caches are complete; evaluate every workload once (which also
+        warms the views, so the first scrape is cheap); then, and only then, serve workload
+        series (``workloadmap_exporter_synced`` 1, ready)."""
         while not self._stopping.is_set():
             if self.feed.wait_synced(5.0):
                 self.health.last_sync = self.feed.last_sync
                 self.health.informers = self.feed.informers()
                 self.inventory.entries()
+                self.health.synced = True
+                log.info("caches synced and every workload evaluated: serving workload series")
                 return
+
+    @property
+    def ready(self) -> bool:
+        """Whether the exporter serves workload series (its readiness)."""
+        return self.health.synced
 
     def stop(self) -> None:
         self._stopping.set()
@@ -94,10 +105,20 @@ class ExporterService:
 
 class MetricsServer:
     """``GET /metrics`` (and ``/``) answering ``exposition()``, gzipped when asked, on an
-    aiohttp loop in a thread of its own; the exposition is built in a worker thread."""
+    aiohttp loop in a thread of its own; the exposition is built in a worker thread.
+    ``/readyz`` answers 503 until ``ready()`` (the caches synced and the fleet evaluated),
+    ``/healthz`` 200 while the server runs."""
 
-    def __init__(self, exposition: Callable[[], bytes], host: str, port: int) -> None:
+    def __init__(
+        self,
+        exposition: Callable[[], bytes],
+        host: str,
+        port: int,
+        *,
+        ready: Callable[[], bool] = lambda: True,
+    ) -> None:
         self.exposition = exposition
+        self.ready = ready
         self.host = host
         self.port = port
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -110,6 +131,8 @@ class MetricsServer:
         app = web.Application()
         app.router.add_get("/metrics", self._metrics)
         app.router.add_get("/", self._metrics)
+        app.router.add_get("/readyz", self._readyz)
+        app.router.add_get("/healthz", self._healthz)
         runner = web.AppRunner(app, access_log=None, handle_signals=False)
         try:
             loop.run_until_complete(runner.setup())
@@ -137,6 +160,14 @@ class MetricsServer:
         if gzipped:
             headers["Content-Encoding"] = "gzip"
         return web.Response(body=body, headers=headers)
+
+    async def _readyz(self, _request: web.Request) -> web.Response:
+        if self.ready():
+            return web.Response(text="ok\n")
+        return web.Response(status=503, text="caches not synced yet\n")
+
+    async def _healthz(self, _request: web.Request) -> web.Response:
+        return web.Response(text="ok\n")
 
     def _body(self, gzipped: bool) -> bytes:
         body = self.exposition()

@@ -157,6 +157,7 @@ class Cluster:
         namespace: str | None,
         *,
         label_selector: str | None = None,
+        field_selector: str | None = None,
         chunk_size: int = 500,
         resource_version: str | None = None,
         metadata_only: bool = False,
@@ -168,6 +169,8 @@ class Cluster:
         down to the same), for walking owner chains without decoding specs and statuses."""
         path = res.path(namespace if res.namespaced else None)
         query = [("labelSelector", label_selector)] if label_selector else []
+        if field_selector:
+            query.append(("fieldSelector", field_selector))
         listed = pages(
             self.transport,
             path,

@@ -6,9 +6,12 @@ accepts is one an API server and a label selector accept too.
 
 from __future__ import annotations
 
+import json
 import re
 
-__all__ = ["label_key_errors", "label_value_errors"]
+from workload_map.model.findings import ERROR, Finding, FindingCode
+
+__all__ = ["label_key_errors", "label_value_errors", "match_label_findings"]
 
 _NAME_FMT = r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
 _NAME_RE = re.compile(_NAME_FMT)
@@ -72,3 +75,31 @@ def label_value_errors(value: str) -> list[str]:
             f"validation is '({_NAME_FMT})?')"
         )
     return errors
+
+
+def match_label_findings(
+    path: str, key: str, value: str, component: str | None = None
+) -> list[Finding]:
+    """The INVALID_LABEL findings of one ``matchLabels`` entry at ``path`` (a component's
+    selector and a reference's list say the same)."""
+    out = [
+        Finding(
+            path,
+            FindingCode.INVALID_LABEL,
+            ERROR,
+            f"matchLabels key: Invalid value: {json.dumps(key)}: {why}",
+            component,
+        )
+        for why in label_key_errors(key)
+    ]
+    out.extend(
+        Finding(
+            path,
+            FindingCode.INVALID_LABEL,
+            ERROR,
+            f"matchLabels value: Invalid value: {json.dumps(value)}: {why}",
+            component,
+        )
+        for why in label_value_errors(value)
+    )
+    return out

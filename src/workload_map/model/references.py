@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 
 from workload_map import jq
 from workload_map.model.findings import ERROR, WARNING, Finding, FindingCode
-from workload_map.model.labels import label_key_errors, label_value_errors
+from workload_map.model.labels import match_label_findings
 from workload_map.model.shape import iter_jq_fields
 from workload_map.model.types import GVK, Karta, Reference
 
@@ -278,24 +278,7 @@ def _declaration_findings(karta: Karta) -> list[Finding]:
                 )
             for key, value in (ref.list.match_labels or {}).items():
                 kpath = f"{lpath}.matchLabels[{json.dumps(key)}]"
-                for why in label_key_errors(key):
-                    out.append(
-                        Finding(
-                            kpath,
-                            FindingCode.INVALID_LABEL,
-                            ERROR,
-                            f"matchLabels key: Invalid value: {json.dumps(key)}: {why}",
-                        )
-                    )
-                for why in label_value_errors(value):
-                    out.append(
-                        Finding(
-                            kpath,
-                            FindingCode.INVALID_LABEL,
-                            ERROR,
-                            f"matchLabels value: Invalid value: {json.dumps(value)}: {why}",
-                        )
-                    )
+                out.extend(match_label_findings(kpath, key, value))
         if ref.allow_config_map and not any(
             g.group == "" and g.kind == "ConfigMap"
             for g in (ref.target.kinds if ref.target is not None else ())

@@ -22,7 +22,7 @@ from typing import Any
 from workload_map import jq
 from workload_map.model.extensions import check as check_extensions
 from workload_map.model.findings import ERROR, WARNING, Finding, FindingCode
-from workload_map.model.labels import label_key_errors, label_value_errors
+from workload_map.model.labels import match_label_findings
 from workload_map.model.load import LenientLoad, load_karta_leniently
 from workload_map.model.references import check as check_references
 from workload_map.model.shape import iter_jq_fields
@@ -298,27 +298,7 @@ def _component_rules(path: str, comp: Component) -> list[Finding]:
             )
         for key in sorted(labels or {}):
             kpath = f"{spath}.matchLabels[{json.dumps(key)}]"
-            for why in label_key_errors(key):
-                out.append(
-                    Finding(
-                        kpath,
-                        FindingCode.INVALID_LABEL,
-                        ERROR,
-                        f"matchLabels key: Invalid value: {json.dumps(key)}: {why}",
-                        name,
-                    )
-                )
-            value = (labels or {})[key]
-            for why in label_value_errors(value):
-                out.append(
-                    Finding(
-                        kpath,
-                        FindingCode.INVALID_LABEL,
-                        ERROR,
-                        f"matchLabels value: Invalid value: {json.dumps(value)}: {why}",
-                        name,
-                    )
-                )
+            out.extend(match_label_findings(kpath, key, (labels or {})[key], name))
     return out
 
 

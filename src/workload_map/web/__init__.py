@@ -9,6 +9,6 @@ or, with ``-f DIR``, from files. See docs/web.md.
 from __future__ import annotations
 
 from workload_map.web.app import WebSettings, build_app
-from workload_map.web.source import FileSource, LiveSource, Source
+from workload_map.web.source import FileSource, LiveSource, MultiSource, Source
 
-__all__ = ["FileSource", "LiveSource", "Source", "WebSettings", "build_app"]
+__all__ = ["FileSource", "LiveSource", "MultiSource", "Source", "WebSettings", "build_app"]

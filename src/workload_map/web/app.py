@@ -136,7 +136,7 @@ def _page(
 async def _workloads(request: web.Request) -> web.Response:
     source = request.app[_SOURCE]
     filters = views.Filters.parse(request.query)
-    listing = await asyncio.to_thread(views.rows, source.inventory, filters, _now(request))
+    listing = await asyncio.to_thread(views.cluster_rows, source.clusters(), filters, _now(request))
     return _page(
         request,
         "workloads.html",
@@ -144,10 +144,9 @@ async def _workloads(request: web.Request) -> web.Response:
             "title": "Workloads",
             "listing": listing,
             "phases": views.PHASE_ORDER,
-            # a kind whose CRD is not installed is normal (the definitions page says so)
-            "problems": {
-                k: v.message for k, v in source.problems().items() if v.cause != "not-served"
-            },
+            # a kind whose CRD is not installed is normal (the definitions page says so);
+            # with several clusters, each cluster's problems apart
+            "problem_groups": _problem_groups(source, listing.clusters),
         },
     )
 
@@ -158,14 +157,22 @@ async def _workload(request: web.Request) -> web.Response:
     group = "" if m["group"] == "core" else m["group"]
     namespace = "" if m["namespace"] == "_" else m["namespace"]
     gvk = GVK(group, m["version"], m["kind"])
-    entry = await asyncio.to_thread(source.inventory.find, gvk, namespace, m["name"])
+    cluster = request.query.get("cluster", "")
+    inventory = _inventory(source, cluster)
+    entry = (
+        None
+        if inventory is None
+        else await asyncio.to_thread(inventory.find, gvk, namespace, m["name"])
+    )
     if entry is None:
         return _page(
             request,
             "error.html",
             {
                 "title": "Not found",
-                "message": f"No {gvk.kind} {namespace}/{m['name']} here "
+                "message": f"No {gvk.kind} {namespace}/{m['name']} here"
+                + (f" in cluster {cluster}" if cluster else "")
+                + " "
                 f"({gvk.api_version}): it does not exist, no definition covers it, or it is in "
                 "a namespace you cannot read.",
             },
@@ -178,6 +185,7 @@ async def _workload(request: web.Request) -> web.Response:
         {
             "title": f"{entry.gvk.kind} {entry.name}",
             "entry": entry,
+            "cluster": cluster,
             "phases": views._phases(entry.view),
             "vitals": views.vitals(entry),
             "graph": views.graph(entry),
@@ -224,10 +232,54 @@ def _details(
     return explain, events, note
 
 
+def _problem_groups(source: Source, clusters: list[str]) -> list[tuple[str, dict[str, str]]]:
+    """(cluster, {what: why}) for each cluster with problems ("" with one cluster)."""
+    groups: dict[str, dict[str, str]] = {}
+    for key, problem in source.problems().items():
+        if problem.cause == "not-served":
+            continue
+        cluster, _, what = key.partition(": ") if clusters else ("", "", key)
+        groups.setdefault(cluster, {})[what] = problem.message
+    return sorted(groups.items())
+
+
+def _inventory(source: Source, cluster: str) -> Any:
+    """The inventory of ``cluster`` ("" : the first, the only one with one cluster)."""
+    clusters = source.clusters()
+    if not cluster:
+        return next(iter(clusters.values()))
+    return clusters.get(cluster)
+
+
 async def _definitions(request: web.Request) -> web.Response:
     source = request.app[_SOURCE]
-    rows = await asyncio.to_thread(views.definition_rows, source.inventory, source.problems())
-    return _page(request, "definitions.html", {"title": "Definitions", "rows": rows})
+    clusters = [c for c in source.clusters() if c]
+    cluster = request.query.get("cluster", "") or (clusters[0] if clusters else "")
+    inventory = _inventory(source, cluster)
+    if inventory is None:
+        return _page(
+            request,
+            "error.html",
+            {"title": "Not found", "message": f"No cluster {cluster} is served."},
+            status=404,
+        )
+    problems = source.problems()
+    if cluster:  # that cluster's own, without its name in front
+        problems = {
+            k.removeprefix(f"{cluster}: "): v
+            for k, v in problems.items()
+            if k.startswith(f"{cluster}: ")
+        }
+    rows = await asyncio.to_thread(views.definition_rows, inventory, problems)
+    return _page(
+        request,
+        "definitions.html",
+        {"title": "Definitions", "rows": rows, "clusters": clusters, "cluster": cluster},
+    )
+
+
+def _generation(source: Source) -> int:
+    return sum(inventory.generation for inventory in source.clusters().values())
 
 
 async def _playground(request: web.Request) -> web.Response:
@@ -255,12 +307,12 @@ async def _events(request: web.Request) -> web.StreamResponse:
         headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
     )
     await response.prepare(request)
-    seen = source.inventory.generation
+    seen = _generation(source)
     await response.write(b"retry: 2000\n\n")
     try:
         while True:
             await asyncio.sleep(0.5)
-            current = source.inventory.generation
+            current = _generation(source)
             if current != seen:
                 seen = current
                 await response.write(f"event: change\ndata: {current}\n\n".encode())

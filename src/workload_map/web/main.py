@@ -12,13 +12,15 @@ import webbrowser
 from collections.abc import Sequence
 from pathlib import Path
 
+import msgspec
 from aiohttp import web
 
 from workload_map.errors import WlmapError
 from workload_map.kube.flags import add_connection_flags
+from workload_map.kube.kubeconfig import kubeconfig_contexts
 from workload_map.kube.options import connection_options
 from workload_map.web.app import WebSettings, build_app
-from workload_map.web.source import FileSource, LiveSource, Source
+from workload_map.web.source import FileSource, LiveSource, MultiSource, Source
 
 __all__ = ["build_parser", "main"]
 
@@ -65,6 +67,13 @@ async def _serve(args: argparse.Namespace) -> int:
     source: Source
     if args.filename is not None:
         source = FileSource(args.filename)
+    elif args.several is not None:
+        connections = {
+            name: msgspec.structs.replace(args.connection, context=name) for name in args.several
+        }
+        source = await asyncio.to_thread(
+            MultiSource, connections, namespaces=tuple(args.namespace or ())
+        )
     else:
         source = await asyncio.to_thread(
             LiveSource, args.connection, namespaces=tuple(args.namespace or ())
@@ -89,13 +98,25 @@ async def _serve(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
-    if len(args.contexts or ()) > 1 or args.all_contexts:
-        # parsed and carried for the multi-cluster view; one cluster is served until then
-        parser.error("serving several contexts is not supported yet: name one --context")
     try:
         args.connection = connection_options(args, os.environ, default_timeout=10.0)
     except ValueError as exc:
         parser.error(str(exc))
+    # several clusters: each context through its own connection (its credentials)
+    args.several = None
+    if len(set(args.contexts or ())) > 1 or args.all_contexts:
+        if args.filename is not None:
+            parser.error("-f serves files: it takes no --context")
+        try:
+            args.several = (
+                kubeconfig_contexts(args.connection)
+                if args.all_contexts
+                else list(dict.fromkeys(args.contexts))
+            )
+        except WlmapError as exc:
+            parser.error(str(exc))
+        if not args.several:
+            parser.error("--all-contexts: the kubeconfig has no contexts")
     logging.basicConfig(
         level=getattr(logging, args.log_level.upper()),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",

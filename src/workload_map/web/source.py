@@ -17,7 +17,14 @@ from workload_map.kube.connect_api import open_api
 from workload_map.kube.options import ConnectionOptions
 from workload_map.model.load import KartaLoadError, parse_documents
 
-__all__ = ["FileSource", "LiveSource", "Source", "SourceError", "load_documents"]
+__all__ = [
+    "FileSource",
+    "LiveSource",
+    "MultiSource",
+    "Source",
+    "SourceError",
+    "load_documents",
+]
 
 log = logging.getLogger(__name__)  # a package name in a string counts as its import
 
@@ -35,6 +42,10 @@ class Source(Protocol):
 
     @property
     def inventory(self) -> Inventory: ...
+
+    def clusters(self) -> dict[str, Inventory]:
+        """The inventory of each cluster by its context's name ("" for the only one)."""
+        ...
 
     def problems(self) -> dict[str, FeedProblem]: ...
 
@@ -125,6 +136,9 @@ class FileSource:
                 fresh.generation = self._inventory.generation + 1
                 self._inventory = fresh
 
+    def clusters(self) -> dict[str, Inventory]:
+        return {"": self._inventory}
+
     def problems(self) -> dict[str, FeedProblem]:
         return {f"file {i + 1}": FeedProblem(p, "error") for i, p in enumerate(self._problems)}
 
@@ -168,6 +182,9 @@ class LiveSource:
     def inventory(self) -> Inventory:
         return self._inventory
 
+    def clusters(self) -> dict[str, Inventory]:
+        return {"": self._inventory}
+
     def problems(self) -> dict[str, FeedProblem]:
         return self.feed.check()
 
@@ -194,3 +211,86 @@ class LiveSource:
         self.feed.stop()
         self._informers.stop()
         self.api.close()
+
+
+class MultiSource:
+    """Several clusters at once (``wlmap serve --context A --context B``, ``--all-contexts``):
+    a :class:`LiveSource` per context, each with its own connection and credentials, opened
+    side by side. A context that cannot be served is a problem of its own; the others serve."""
+
+    mode = "cluster"
+
+    def __init__(
+        self,
+        connections: dict[str, ConnectionOptions],
+        *,
+        namespaces: tuple[str, ...] = (),
+        sync_timeout: float = 30.0,
+        opener: Any = None,
+    ) -> None:
+        """``connections``: the options of each context, by its name. ``opener`` (tests):
+        makes a source from (options, namespaces, sync_timeout); default :class:`LiveSource`."""
+        open_one = opener or (
+            lambda options, ns, timeout: LiveSource(options, namespaces=ns, sync_timeout=timeout)
+        )
+        self._sources: dict[str, Source] = {}
+        self._failed: dict[str, str] = {}
+        results: dict[str, Any] = {}
+
+        def connect(name: str, options: ConnectionOptions) -> None:
+            try:
+                results[name] = open_one(options, namespaces, sync_timeout)
+            except WlmapError as exc:
+                results[name] = exc
+
+        threads = [
+            threading.Thread(target=connect, args=item, name=f"web-{item[0]}", daemon=True)
+            for item in connections.items()
+        ]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        for name in connections:  # in the order given
+            got = results.get(name)
+            if isinstance(got, WlmapError) or got is None:
+                self._failed[name] = str(got or "did not connect")
+                log.warning("context %s: %s", name, got)
+            else:
+                self._sources[name] = got
+        if not self._sources:
+            raise SourceError(
+                "no context could be served: "
+                + "; ".join(f"{n}: {why}" for n, why in self._failed.items())
+            )
+
+    @property
+    def inventory(self) -> Inventory:
+        """The first cluster's (what a page that shows one cluster reads by default)."""
+        return next(iter(self._sources.values())).inventory
+
+    def clusters(self) -> dict[str, Inventory]:
+        return {name: source.inventory for name, source in self._sources.items()}
+
+    def source_of(self, cluster: str) -> Source | None:
+        return self._sources.get(cluster)
+
+    def problems(self) -> dict[str, FeedProblem]:
+        """Each cluster's problems apart, named by its context."""
+        out = {
+            f"{name}: connection": FeedProblem(why, "error") for name, why in self._failed.items()
+        }
+        for name, source in self._sources.items():
+            out.update({f"{name}: {key}": p for key, p in source.problems().items()})
+        return out
+
+    def events(self, entry: Entry) -> tuple[list[dict[str, Any]], str | None]:
+        for source in self._sources.values():
+            found = source.inventory.find(entry.gvk, entry.namespace, entry.name)
+            if found is not None and found.uid == entry.uid:
+                return source.events(entry)
+        return [], "the workload's cluster is no longer served"
+
+    def close(self) -> None:
+        for source in self._sources.values():
+            source.close()

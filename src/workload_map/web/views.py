@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import urllib.parse
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,10 +34,12 @@ PODS_PER_INSTANCE = 8  # the reference's cap per graph node, then "+N more"
 PAGE_SIZE = 100
 
 
-def workload_path(entry: Entry) -> str:
+def workload_path(entry: Entry, cluster: str = "") -> str:
+    """The workload page's path (``?cluster=`` names its cluster when several are served)."""
     group = entry.gvk.group or "core"
     ns = entry.namespace or "_"
-    return f"/workloads/{group}/{entry.gvk.version}/{entry.gvk.kind}/{ns}/{entry.name}"
+    path = f"/workloads/{group}/{entry.gvk.version}/{entry.gvk.kind}/{ns}/{entry.name}"
+    return f"{path}?{urllib.parse.urlencode({'cluster': cluster})}" if cluster else path
 
 
 def age(timestamp: Any, now: dt.datetime) -> str:
@@ -80,10 +83,12 @@ class Row:
     path: str
     gpus_held: int | None = None  # requested by pods on a node, not finished
     gpus_pending: int | None = None  # requested by active pods on no node
+    cluster: str = ""  # its context's name when several clusters are served
 
 
 @dataclass(frozen=True)
 class Filters:
+    cluster: str = ""
     namespace: str = ""
     kind: str = ""
     phase: str = ""
@@ -100,6 +105,7 @@ class Filters:
             page = 1
         sort = query.get("sort", "namespace")
         return cls(
+            cluster=query.get("cluster", "").strip(),
             namespace=query.get("namespace", "").strip(),
             kind=query.get("kind", "").strip(),
             phase=query.get("phase", "").strip(),
@@ -114,6 +120,7 @@ def _sort_key(name: str) -> Any:
     def key(r: Row) -> Any:
         e = r.entry
         return {
+            "cluster": (r.cluster, e.namespace, e.name),
             "name": (e.name, e.namespace),
             "kind": (e.gvk.kind, e.namespace, e.name),
             "namespace": (e.namespace, e.name),
@@ -126,7 +133,7 @@ def _sort_key(name: str) -> Any:
     return key
 
 
-_SORTS = ("name", "kind", "namespace", "phase", "pods", "gpus", "age")
+_SORTS = ("cluster", "name", "kind", "namespace", "phase", "pods", "gpus", "age")
 
 
 @dataclass(frozen=True)
@@ -137,16 +144,32 @@ class Listing:
     filters: Filters
     namespaces: list[str]
     kinds: list[str]
+    #: the clusters served, by context name (empty with one cluster: no Cluster column)
+    clusters: list[str] = dataclasses.field(default_factory=list)
 
 
 def rows(inventory: Inventory, filters: Filters, now: dt.datetime) -> Listing:
     """Top-level workloads, filtered, sorted and paged."""
-    everything = [e for e in inventory.entries() if e.top_level]
-    namespaces = sorted({e.namespace for e in everything})
-    kinds = sorted({e.gvk.kind for e in everything})
+    return cluster_rows({"": inventory}, filters, now)
+
+
+def cluster_rows(
+    inventories: Mapping[str, Inventory], filters: Filters, now: dt.datetime
+) -> Listing:
+    """:func:`rows` over several clusters (by context name; one named "" has no column)."""
+    everything = [
+        (cluster, e)
+        for cluster, inventory in inventories.items()
+        for e in inventory.entries()
+        if e.top_level
+    ]
+    namespaces = sorted({e.namespace for _, e in everything})
+    kinds = sorted({e.gvk.kind for _, e in everything})
     out: list[Row] = []
     needle = filters.text.lower()
-    for e in everything:
+    for cluster, e in everything:
+        if filters.cluster and cluster != filters.cluster:
+            continue
         if filters.namespace and e.namespace != filters.namespace:
             continue
         if filters.kind and e.gvk.kind != filters.kind:
@@ -168,6 +191,7 @@ def rows(inventory: Inventory, filters: Filters, now: dt.datetime) -> Listing:
                 "",
                 gpus_held=_get(t.held_requests, GPU) if t is not None else None,
                 gpus_pending=_get(t.pending_requests, GPU) if t is not None else None,
+                cluster=cluster,
             )
         )
     out.sort(key=_sort_key(filters.sort), reverse=filters.descending)
@@ -177,11 +201,12 @@ def rows(inventory: Inventory, filters: Filters, now: dt.datetime) -> Listing:
         dataclasses.replace(
             r,
             age=age((r.entry.obj.get("metadata") or {}).get("creationTimestamp"), now),
-            path=workload_path(r.entry),
+            path=workload_path(r.entry, r.cluster),
         )
         for r in out[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
     ]
-    return Listing(shown, len(out), pages, filters, namespaces, kinds)
+    clusters = [c for c in inventories if c]
+    return Listing(shown, len(out), pages, filters, namespaces, kinds, clusters)
 
 
 @dataclass(frozen=True)
