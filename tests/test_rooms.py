@@ -205,6 +205,7 @@ PUBLIC: dict[str, frozenset[str]] = {
             "owners",
             "pods",
             "quantities",
+            "references",  # resolving a definition's references: every consumer's resolver
             "resources",
             "schemas",
             "structure",
@@ -214,7 +215,10 @@ PUBLIC: dict[str, frozenset[str]] = {
         }
     ),
     "jq": frozenset({"ast"}),
-    "model": frozenset({"crd", "extensions", "findings", "load", "views", "yaml_import"}),
+    # references: the rules of a definition's references (names, order, kinds never read)
+    "model": frozenset(
+        {"crd", "extensions", "findings", "load", "references", "views", "yaml_import"}
+    ),
     "kube": frozenset(
         {
             "api",
@@ -235,6 +239,7 @@ PUBLIC: dict[str, frozenset[str]] = {
             "workqueue",
         }
     ),
+    # references: the live resolver of a definition's references (CLI, web view)
     "cluster": frozenset(
         {
             "catalog_install",
@@ -245,6 +250,7 @@ PUBLIC: dict[str, frozenset[str]] = {
             "feed",
             "inventory",
             "ownership",
+            "references",
         }
     ),
 }

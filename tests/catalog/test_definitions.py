@@ -10,6 +10,7 @@ import yaml
 from workload_map import jq
 from workload_map.catalog import CHECKED_AGAINST_ANNOTATION, catalog, slug
 from workload_map.model import load_karta, validate
+from workload_map.model.references import SELECTOR_KEYS, reference_names
 from workload_map.model.shape import iter_jq_fields
 
 DATA = resources.files("workload_map.catalog").joinpath("data")
@@ -119,7 +120,9 @@ def test_every_expression_is_karta_safe_and_compiles(name: str) -> None:
     assert karta is not None
     for field in iter_jq_fields(karta):
         assert jq.karta_violations(field.expression) == [], field.path
-        jq.compile(field.expression)
+        # a path may use the definition's references ($runtime), never any other variable
+        selector = field.target == "pod" and field.key in SELECTOR_KEYS
+        jq.compile(field.expression, variables=() if selector else reference_names(karta))
 
 
 @pytest.mark.parametrize("name", catalog.names())

@@ -127,7 +127,10 @@ def _definitions(shared: Path | None) -> list[Definition]:
             if not isinstance(doc, dict) or doc.get("kind") not in ("Karta", "ResourceInterface"):
                 continue
             gvk = _root_gvk(doc)
-            if gvk is not None:
+            # a definition with references (our extension) binds $<name> variables the
+            # reference has no notion of: not comparable (docs/reference-differences.md)
+            structure = (doc.get("spec") or {}).get("structureDefinition") or {}
+            if gvk is not None and not structure.get("references"):
                 out.append(Definition(f"{prefix}:{path.stem}", doc, gvk))
     return out
 

@@ -269,3 +269,22 @@ def test_workload_access_condition_when_the_kind_cannot_be_watched() -> None:
     }
     # a type that is not served is not checked
     assert "WorkloadAccess" not in by_type(evaluate(JOBSET, types).conditions)
+
+
+def test_pruned_references_are_reported_not_evaluated() -> None:
+    """A Karta written with references, stored through a CRD that prunes them (the
+    reference's): its paths use $runtime and nothing binds it."""
+    from workload_map.catalog import catalog
+    from workload_map.model import dump_karta
+
+    doc = dump_karta(catalog.get("trainer.kubeflow.org", "v1alpha1", "TrainJob"))
+    assert doc["spec"]["structureDefinition"].pop("references")  # what the API server drops
+    crd = CrdInfo(
+        "trainjobs.trainer.kubeflow.org", "trainer.kubeflow.org", "TrainJob", ("v1alpha1",)
+    )
+    result = evaluate(doc, ClusterTypes(crds={("trainer.kubeflow.org", "TrainJob"): crd}))
+    v = by_type(result.conditions)["Validated"]
+    assert v["status"] == "False" and v["reason"] == "UnboundVariables"
+    assert "$runtime" in v["message"] and "pruned" in v["message"]
+    assert result.warnings[0][:3] == ("Validated", "UnboundVariables", "Validating")
+    assert by_type(result.conditions)["Ready"]["status"] == "False"

@@ -128,20 +128,27 @@ catalog.as_cluster_objects()                              # Karta objects for `k
 
 ## TrainJob and its runtime (cross-resource references)
 
-A TrainJob's pods are mostly defined by the `(Cluster)TrainingRuntime` its `runtimeRef` names (a
-JobSet template plus an ML policy). The catalog definition describes what the TrainJob itself
-holds: `numNodes` nodes (1 when unset, where the runtime's `mlPolicy.numNodes` would apply), the
-resources per node and the trainer image, status from its conditions and jobs, suspend through
-`spec.suspend`, and one gang of all nodes.
+A TrainJob's pods are defined by the `(Cluster)TrainingRuntime` its `runtimeRef` names (a JobSet
+template plus an ML policy). The catalog definition reads the runtime through a reference
+([docs/karta-authors.md](karta-authors.md#references)): `runtime`, a `lookup` of the kind `.spec.runtimeRef.kind`
+names (`ClusterTrainingRuntime` by default, cluster-scoped; `TrainingRuntime` in the TrainJob's
+namespace) and the name `.spec.runtimeRef.name`, bound as `$runtime`. With it the definition
+describes one `replicatedjob` instance per replicated job of the runtime, initializers included:
+the runtime's pod template with the TrainJob's overrides applied as Trainer applies them (the
+trainer step's `node` container gets `spec.trainer.image`, `command`, `args`, `env` and
+`resourcesPerNode`; `runtimePatches` add pod labels, annotations and pod-spec fields by job name),
+the `node` job scaled to `spec.trainer.numNodes`, else the runtime's `mlPolicy.numNodes` (less
+one where an MPI runtime runs its launcher as a node), every other job to replicas x
+parallelism; status from the TrainJob's conditions and jobs, suspend through `spec.suspend`, and
+one gang of every pod, as Trainer's coscheduling and Volcano plugins count them (`docs/gangs.md`).
 
-Design for reading the runtime too (reference issue #80; not implemented): a definition lists
-`references`, each `{name, apiVersion, kind, namePath, namespacePath?, clusterScoped?}` (for the
-TrainJob: `runtime` from `.spec.runtimeRef`, `kind` given by `.spec.runtimeRef.kind`). The
-consumer (CLI, operator, KAI) fetches the objects; the engine binds each as a jq variable
-(`$runtime`) in workload paths only, never in pod-selector paths, and treats a missing
-reference as null so paths fall back with `//`. The node template then reads
-`($runtime.spec.template.spec.replicatedJobs[] | select(.name == "node") | .template.spec.template)`
-and the node count `.spec.trainer.numNodes // $runtime.spec.mlPolicy.numNodes // 1`.
+Where the runtime is not at hand (`describe -f` without it in the file or a `--ref FILE`, a
+runtime missing or unreadable in the cluster) `$runtime` is null: the definition then describes
+what the TrainJob itself says (`node` x `numNodes`, 1 when unset, with its resources and image),
+and the missing runtime is reported (`references` and `errors` of `describe -o json`, a warning on
+the command line). Consumers that do not know references (KAI's Karta fallback, the reference
+library) refuse the definition's paths ("variable not defined: $runtime"); see
+[docs/karta-authors.md](karta-authors.md#references) for how they treat such a definition.
 
 ## Definitions
 """

@@ -265,8 +265,9 @@ PEERS: dict[str, Peers] = {
     "tekton-dev-taskrun-v1": Peers("default grouper: 1", "none", _ONE_POD),
     "trainer-kubeflow-org-trainjob-v1alpha1": Peers(
         "no plugin (its JobSet: every pod)",
-        "Trainer: JobSet (Workload API planned)",
-        "every node of the job starts together",
+        "Trainer coscheduling / Volcano plugins: every pod of every replicated job of the "
+        "runtime (initializers too)",
+        "every pod of the job, read from its runtime ($runtime), starts together",
         differs="KAI has no TrainJob plugin (its Karta fallback would use this definition)",
     ),
     "workspace-devfile-io-devworkspace-v1alpha2": Peers(

@@ -60,6 +60,8 @@ class Found(msgspec.Struct, frozen=True):
     definition: Definition
     age: str | None = None
     where: str | None = None
+    #: what the definition's references are read from: a resolver (live) or objects (files)
+    references: Any = None
     events: Callable[[frozenset[str]], EventsView] | None = None
 
 
@@ -81,6 +83,7 @@ def show(args: argparse.Namespace, ctx: Context, found: Found, fmt: str) -> int:
         explain=args.explain,
         file_mode=args.file is not None,
         where=found.where,
+        references=found.references,
     )
     _warn_problems(view, ctx)
     if fmt == "name":
@@ -248,12 +251,23 @@ def _offline(args: argparse.Namespace, ctx: Context) -> Found:
         # the file's other objects (owned Jobs, ReplicaSets, …) can link pods to the workload
         pods = [m.obj for m in read_manifests(args.pods, ctx.stdin)]
         pods += [m.obj for m in others if m.obj.get("kind") != "Pod"]
+    # a definition's references are read from the file's other objects and --ref files
+    refs = [m.obj for m in others] + reference_objects(getattr(args, "ref", None), ctx)
     if override is not None:
         check_kind(override, args.definition, chosen.gvk, chosen.label)
-        return Found(obj, pods, override, where=str(chosen.source))
+        return Found(obj, pods, override, where=str(chosen.source), references=refs)
     gvk = chosen.gvk
     assert gvk is not None  # checked() insists on apiVersion and kind
-    return Found(obj, pods, _definition_for(gvk, resolution(gvk), ctx), where=str(chosen.source))
+    definition = _definition_for(gvk, resolution(gvk), ctx)
+    return Found(obj, pods, definition, where=str(chosen.source), references=refs)
+
+
+def reference_objects(paths: list[str] | None, ctx: Context) -> list[dict[str, Any]]:
+    """Every object of the ``--ref`` files (the objects a definition's references read)."""
+    out: list[dict[str, Any]] = []
+    for path in paths or ():
+        out += [m.obj for m in read_manifests(path, ctx.stdin)]
+    return out
 
 
 def _with_namespace(obj: dict[str, Any], ctx: Context, label: str) -> dict[str, Any]:

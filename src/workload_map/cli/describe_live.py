@@ -27,6 +27,7 @@ from workload_map.cli.live_targets import ambiguous_name_error, find_by_name, re
 from workload_map.cli.targets import parse_target
 from workload_map.cluster.events import workload_events
 from workload_map.cluster.ownership import find_pods
+from workload_map.cluster.references import cluster_resolver
 from workload_map.kube.errors import ClusterError, Forbidden, NotFound
 from workload_map.model import GVK
 
@@ -96,7 +97,14 @@ def _live(args: argparse.Namespace, ctx: Context) -> Found:
     except ClusterError as exc:
         raise CliError(str(exc), ERROR) from exc
     created = (obj.get("metadata") or {}).get("creationTimestamp")
-    return Found(obj, pods, definition, age(created), events=_events(cluster, obj, pods))
+    return Found(
+        obj,
+        pods,
+        definition,
+        age(created),
+        events=_events(cluster, obj, pods),
+        references=cluster_resolver(cluster),
+    )
 
 
 def _events(cluster: Any, obj: dict[str, Any], pods: list[dict[str, Any]] | None) -> Any:
@@ -132,7 +140,14 @@ def _bare_name(
     target, obj = found[0]
     pods = find_pods(cluster, obj)
     created = (obj.get("metadata") or {}).get("creationTimestamp")
-    return Found(obj, pods, target.definition, age(created), events=_events(cluster, obj, pods))
+    return Found(
+        obj,
+        pods,
+        target.definition,
+        age(created),
+        events=_events(cluster, obj, pods),
+        references=cluster_resolver(cluster),
+    )
 
 
 def _only(definitions: Any, override: Definition) -> Any:

@@ -355,6 +355,26 @@ def render_describe(view: dict[str, Any], opts: RenderOptions) -> str:
         lines.append("")
         lines.append("Gangs:")
         lines.extend("  " + line for line in _pod_group_lines(groups, style))
+    references = [r for r in view.get("references") or [] if isinstance(r, dict)]
+    if references:
+        lines.append("")
+        lines.append("References:")
+        lines.extend(
+            "  " + line
+            for line in format_table(
+                ["NAME", "OBJECT", "FOUND"],
+                [
+                    [
+                        f"${r.get('name')}",
+                        _reference_object(r),
+                        str(r.get("found"))
+                        if not r.get("problem")
+                        else f"{r.get('found')} ({r.get('reason')})",
+                    ]
+                    for r in references
+                ],
+            )
+        )
     leftover = view.get("unattributedPods") or []
     reasons = view.get("unattributedReasons")
     reasons = reasons if isinstance(reasons, dict) else {}
@@ -373,6 +393,16 @@ def render_describe(view: dict[str, Any], opts: RenderOptions) -> str:
         lines.append(style(f"Errors ({len(errors)}):", "red", "bold") + " what could not be read")
         lines.extend(f"  {message}" for message in errors)
     return "\n".join(lines) + "\n"
+
+
+def _reference_object(ref: dict[str, Any]) -> str:
+    """``Kind/name`` (``in ns``) of a reference's view, ``<none>`` when nothing was asked."""
+    kind = str(ref.get("kind") or "").rpartition(" ")[2]
+    if not kind:
+        return "<none>"
+    name = ref.get("objectName")
+    where = f" in {ref['namespace']}" if ref.get("namespace") else ""
+    return (f"{kind}/{name}" if name else f"{kind} (list)") + where
 
 
 def _usage_lines(

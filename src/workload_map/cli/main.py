@@ -283,6 +283,13 @@ def build_parser(
         )
         d.add_argument("--definition", metavar="FILE", help="use the Karta in FILE")
         d.add_argument(
+            "--ref",
+            action="append",
+            metavar="FILE",
+            help="with -f: objects the definition's references read (a TrainJob's runtime, "
+            "…); repeatable; the file's other objects count too",
+        )
+        d.add_argument(
             "-A",
             "--all-namespaces",
             action="store_true",
@@ -434,6 +441,13 @@ def build_parser(
         )
         y.add_argument("--definition", required=True, metavar="FILE", help="the Karta to prove")
         y.add_argument("workloads", nargs="+", metavar="WORKLOAD_FILE", help="workload objects")
+        y.add_argument(
+            "--ref",
+            action="append",
+            metavar="FILE",
+            help="objects the definition's references read (repeatable; the workload files' "
+            "other objects count too)",
+        )
         y.add_argument("--predict", metavar="FILE", help="the expected prediction (docs/verify.md)")
         y.add_argument("--strict", action="store_true", help="warnings fail the run (exit 7)")
         y.add_argument(

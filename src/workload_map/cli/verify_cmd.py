@@ -66,11 +66,20 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     karta, def_name = _load_definition(args.definition, ctx)
     root = karta.root_gvk
     workloads: list[tuple[str, Manifest]] = []
+    # the objects a definition's references read: every document of the workload files (a
+    # TrainJob and its runtime in one file) and of the --ref files
+    pool: list[dict[str, Any]] = []
+    for path in getattr(args, "ref", None) or ():
+        try:
+            pool += [m.obj for m in read_manifests(path, ctx.stdin)]
+        except CliError as exc:
+            raise _LoadError(f"--ref {exc.message}") from exc
     for path in args.workloads:
         try:
             manifests = read_manifests(path, ctx.stdin)
         except CliError as exc:
             raise _LoadError(exc.message) from exc
+        pool += [m.obj for m in manifests]
         matching = [
             m
             for m in manifests
@@ -87,7 +96,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     results = []
     for path, manifest in workloads:
         obj, label = manifest.obj, manifest.label
-        view, wl = _describe(karta, obj, def_name, path)
+        view, wl = _describe(karta, obj, def_name, path, [o for o in pool if o is not obj])
         checked = _Checked(f"{label} ({path})")
         checked.warnings = _warnings(karta, wl, view)
         actual = expected_of(view, wl)
@@ -135,11 +144,13 @@ def _load_definition(path: str, ctx: Context) -> tuple[Karta, str]:
 
 
 def _describe(
-    karta: Karta, obj: dict[str, Any], name: str, path: str
+    karta: Karta, obj: dict[str, Any], name: str, path: str, refs: list[dict[str, Any]]
 ) -> tuple[dict[str, Any], Workload]:
 
     try:
-        wl, view = read_workload(obj, None, Definition(karta, name, "file"), file_mode=True)
+        wl, view = read_workload(
+            obj, None, Definition(karta, name, "file"), file_mode=True, references=refs
+        )
     except DescribeFailed as exc:
         raise _LoadError(f"{path}: {exc.message}") from exc
     return view, wl

@@ -52,6 +52,7 @@ def read_workload(
     file_mode: bool = False,
     explain: bool = False,
     where: str | None = None,
+    references: Any = None,
 ) -> tuple[Workload, dict[str, Any]]:
     """The engine's ``Workload`` for ``obj`` and its describe view (a fresh dict); ``where``
     (the file and document it was read from) goes into the error message."""
@@ -67,6 +68,8 @@ def read_workload(
             # findings): validating one again on each command costs ~10 ms of start-up
             validate=definition.origin != "catalog",
             file_mode=file_mode,
+            # a resolver or the objects at hand (the other documents of -f, --ref files)
+            references=references,
         )
         return workload, dict(workload.describe(explain=explain))
     except engine_errors() as exc:  # anything else is a bug: main() says so
@@ -82,9 +85,18 @@ def describe_view(
     file_mode: bool = False,
     explain: bool = False,
     where: str | None = None,
+    references: Any = None,
 ) -> dict[str, Any]:
     """The describe view of ``obj`` (what ``describe -o json`` prints)."""
-    found = read_workload(obj, pods, definition, file_mode=file_mode, explain=explain, where=where)
+    found = read_workload(
+        obj,
+        pods,
+        definition,
+        file_mode=file_mode,
+        explain=explain,
+        where=where,
+        references=references,
+    )
     return found[1]
 
 

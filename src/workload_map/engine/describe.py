@@ -23,6 +23,7 @@ from workload_map.engine.events import EventsView
 from workload_map.engine.extract import NO_SCALE, ExtractedInstance, Extractor, implied_replicas
 from workload_map.engine.gangs import GangAssignment, PodGroup, PodGroupResult, with_minimums
 from workload_map.engine.pods import Placement
+from workload_map.engine.references import ReferenceView
 from workload_map.engine.resources import ResourceSummary, instance_request
 from workload_map.engine.status import UNDEFINED, Condition, Status
 from workload_map.engine.structure import Structure
@@ -387,6 +388,8 @@ class DescribeView:
     status: StatusView | None = json_field("status", omit="none", default=None)
     #: per pod how it was placed and grouped (``describe --explain``)
     explain: tuple[Explanation, ...] | None = json_field("explain", omit="none", default=None)
+    #: what each of the definition's references resolved to (none: the key is left out)
+    references: tuple[ReferenceView, ...] = json_field("references", omit="falsy", default=())
     #: the workload's events and its objects' warnings (live ``wlmap describe`` only; the CLI
     #: adds them: the engine reads no cluster)
     events: EventsView | None = json_field("events", omit="none", default=None)
@@ -650,6 +653,11 @@ def describe(wl: Described, *, explain: bool = False) -> DescribeView:
     groups = wl.gangs.groups
     for problem in wl.extractor.problems:
         builder.error(problem)
+    # a record of precomputed values may carry no references (getattr: the protocol's optional)
+    resolution = getattr(wl, "resolution", None)
+    reference_views = resolution.views if resolution is not None else ()
+    for problem in resolution.problems if resolution is not None else ():
+        builder.error(problem)
     # the workload's numbers come from the shared evaluation, as the exporter's and the web
     # view's do (one rule for requested, pending and held)
     shared = summarize(wl).totals
@@ -675,6 +683,7 @@ def describe(wl: Described, *, explain: bool = False) -> DescribeView:
         held_resources=_summary_of(shared.held_requests),
         status=StatusView(status.phase, status.conditions) if status is not None else None,
         explain=explanations(wl) if explain else None,
+        references=tuple(reference_views),
     )
 
 

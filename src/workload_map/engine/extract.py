@@ -10,6 +10,7 @@ as in the reference.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -182,14 +183,15 @@ def _to_int(value: Any, what: str, index: int) -> int | None:
 class Extractor:
     """Extraction of every component of one object (results cached per component)."""
 
-    def __init__(self, structure: Structure, obj: Any):
+    def __init__(self, structure: Structure, obj: Any, bindings: Mapping[str, Any] | None = None):
         self.structure = structure
         self.obj = obj
         self._ids: dict[str, list[str]] = {}
         self._instances: dict[str, dict[str, ExtractedInstance]] = {}
         self._scales: dict[str, dict[str, Scale] | None] = {}
-        #: every expression evaluation of this workload (object and pods), memoised
-        self.run = Evaluations()
+        #: every expression evaluation of this workload (object and pods), memoised, with the
+        #: workload's resolved references bound as ``$name``
+        self.run = Evaluations(bindings)
         #: what was read but is invalid (a negative replica count), reported by ``describe``
         self.problems: list[str] = []
         self._id_sets: dict[str, frozenset[str]] = {}

@@ -167,7 +167,7 @@ def matches_type(structure: Structure, selector: ComponentTypeSelector | None, p
     if selector is None or (not selector.key_path and not selector.match_labels):
         return False
     if selector.key_path:
-        values = structure.eval(selector.key_path, pod)
+        values = structure.selectors.get(selector.key_path).evaluate(pod)
         if selector.value is None:
             if not any(v is not None for v in values):
                 return False
@@ -190,7 +190,7 @@ def type_matcher(
     """:func:`matches_type` for one selector, its expression looked up once."""
     if not selector.key_path and not selector.match_labels:
         return lambda pod, run: False
-    key = structure.expressions.get(selector.key_path) if selector.key_path else None
+    key = structure.selectors.get(selector.key_path) if selector.key_path else None
     walk = key.evaluate if key is not None and key.direct else None
     expected = selector.value
     labels = tuple(selector.match_labels.items()) if selector.match_labels else ()
@@ -258,7 +258,7 @@ class _Plan:
         for name, comp in structure.components.items():
             ids = comp.pod_selector.component_instance_selector if comp.pod_selector else None
             self.instance[name] = (
-                (ids.id_path, structure.expressions.get(ids.id_path))
+                (ids.id_path, structure.selectors.get(ids.id_path))
                 if ids is not None and ids.id_path
                 else None
             )
@@ -267,7 +267,7 @@ class _Plan:
                 owner = structure.components[owner_name]
                 replica = owner.pod_selector.replica_selector if owner.pod_selector else None
                 if replica is not None and replica.key_path:
-                    expression = structure.expressions.get(replica.key_path)
+                    expression = structure.selectors.get(replica.key_path)
                     self.replica[name] = (owner_name, replica.key_path, expression)
                     break
 

@@ -10,11 +10,12 @@ type surprise on the way, goes through the jq engine.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from workload_map import jq
 from workload_map.engine.errors import ExtractionError
+from workload_map.model.references import variables_used
 
 __all__ = [
     "Evaluations",
@@ -151,10 +152,22 @@ class Expression:
     ``located`` the same for ``PATH // LITERAL`` too (where the value is read from).
     """
 
-    __slots__ = ("_program", "direct", "evaluate", "located", "path", "text", "timed_out")
+    __slots__ = (
+        "_program",
+        "direct",
+        "evaluate",
+        "located",
+        "path",
+        "text",
+        "timed_out",
+        "variables",
+    )
 
-    def __init__(self, text: str):
+    def __init__(self, text: str, variables: Sequence[str] = ()):
         self.text = text
+        #: the definition's reference variables this expression uses (``$runtime``): bound per
+        #: workload by :meth:`bound`; :meth:`evaluate` binds them to null (nothing resolved)
+        self.variables: tuple[str, ...] = variables_used(text, variables) if variables else ()
         # set when an evaluation ran past the jq deadline: later ones fail at once, so a slow
         # definition costs one deadline per process (command), not one per object
         self.timed_out: ExtractionError | None = None
@@ -166,7 +179,7 @@ class Expression:
             tree = jq.parse(text)
         except jq.JqError:
             tree = None  # reported, with the expression, when it is evaluated
-        if tree is not None:
+        if tree is not None and not self.variables:
             self.path = self.located = jq.constant_path(tree)
             defaulted = jq.defaulted_path(tree) if self.path is None else None
             if defaulted is not None:
@@ -180,7 +193,7 @@ class Expression:
     def _compiled(self) -> jq.Program:
         if self._program is None:
             try:
-                self._program = jq.compile(self.text)
+                self._program = jq.compile(self.text, variables=self.variables)
             except jq.JqParseError as err:
                 raise ExtractionError(
                     f"failed to parse JQ expression '{self.text}': {err}"
@@ -191,12 +204,16 @@ class Expression:
                 ) from err
         return self._program
 
-    def _slow(self, value: Any) -> list[Any]:
+    def _slow(self, value: Any, bindings: Mapping[str, Any] | None = None) -> list[Any]:
         if self.timed_out is not None:
             raise self.timed_out
         program = self._program if self._program is not None else self._compiled()
         try:
-            found = program.all(value)
+            if self.variables:
+                given = bindings or {}
+                found = program.all(value, variables={n: given.get(n) for n in self.variables})
+            else:
+                found = program.all(value)
             return found if type(found) is list else list(found)
         except jq.JqDeadlineError as err:
             self.timed_out = ExtractionError(
@@ -213,6 +230,12 @@ class Expression:
         """Every output (the reference's ``Evaluate``)."""
         return self.evaluate(value)
 
+    def bound(self, value: Any, bindings: Mapping[str, Any] | None) -> list[Any]:
+        """Every output with the reference variables bound (an absent one is null)."""
+        if not self.variables:
+            return self.evaluate(value)
+        return self._slow(value, bindings)
+
     def paths(self, value: Any) -> list[list[str | int]]:
         """The locations the expression addresses (``path(expr)``); raises when computed."""
         program = self._compiled()
@@ -225,15 +248,21 @@ class Expression:
 
 
 class ExpressionCache:
-    """Expressions of one definition, compiled on first use."""
+    """Expressions of one definition, compiled on first use.
 
-    def __init__(self) -> None:
+    ``variables`` are the definition's reference names: an expression using one is compiled
+    with it declared (see :attr:`Expression.variables`). The pod-selector paths come from a
+    cache without them, so a reference never reaches a selector.
+    """
+
+    def __init__(self, variables: Sequence[str] = ()) -> None:
         self._items: dict[str, Expression] = {}
+        self.variables = tuple(variables)
 
     def get(self, text: str) -> Expression:
         found = self._items.get(text)
         if found is None:
-            found = self._items[text] = Expression(text)
+            found = self._items[text] = Expression(text, self.variables)
         return found
 
     def timed_out(self) -> list[str]:
@@ -262,10 +291,12 @@ class Evaluations:
     value itself, so an ``id`` is never reused for another value while the memo lives.
     """
 
-    __slots__ = ("_done",)
+    __slots__ = ("_done", "bindings")
 
-    def __init__(self) -> None:
+    def __init__(self, bindings: Mapping[str, Any] | None = None) -> None:
         self._done: dict[tuple[int, int], tuple[Any, list[Any] | None, ExtractionError | None]] = {}
+        #: the workload's resolved references (``$name`` -> object, list or null)
+        self.bindings = bindings
 
     def __call__(self, expression: Expression, value: Any) -> list[Any]:
         if expression.direct:
@@ -280,7 +311,11 @@ class Evaluations:
                 raise found[2]
             return found[1]  # type: ignore[return-value]
         try:
-            result = expression.evaluate(value)
+            result = (
+                expression.bound(value, self.bindings)
+                if expression.variables
+                else expression.evaluate(value)
+            )
         except ExtractionError as err:
             self._done[key] = (value, None, err)
             raise

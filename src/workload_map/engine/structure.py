@@ -15,6 +15,7 @@ from typing import Any
 from workload_map.engine.errors import InvalidDefinitionError
 from workload_map.engine.runner import ExpressionCache
 from workload_map.model import Component, Karta, load_karta
+from workload_map.model.references import reference_names
 
 __all__ = ["Structure", "load_definition", "prepare"]
 
@@ -31,6 +32,8 @@ class Structure:
     #: the components that describe pods (``Component.has_pod_definition``), in order
     pod_bearing: tuple[str, ...]
     expressions: ExpressionCache = field(default_factory=ExpressionCache)
+    #: the pod-selector paths: compiled without the reference variables (#80's rule)
+    selectors: ExpressionCache = field(default_factory=ExpressionCache)
     _ancestors: dict[str, list[str]] = field(default_factory=dict)
     _entries: dict[str, Any] = field(default_factory=dict)
     _subtrees: dict[str, list[str]] = field(default_factory=dict)
@@ -150,6 +153,7 @@ def prepare(karta: Karta, *, validate: bool = True) -> Structure:
         parent=parent,
         children=children,
         pod_bearing=tuple(c.name for c in comps if c.has_pod_definition),
+        expressions=ExpressionCache(reference_names(karta)),
     )
     _CACHE[key] = structure
     while len(_CACHE) > _CACHE_SIZE:

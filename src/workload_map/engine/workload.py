@@ -25,6 +25,12 @@ from workload_map.engine.objects import plain_items, to_plain, workload_object
 from workload_map.engine.once import cached_property
 from workload_map.engine.owners import partition_pods
 from workload_map.engine.pods import Placement, attribute, attribute_all, pod_name
+from workload_map.engine.references import (
+    Resolution,
+    Resolver,
+    objects_resolver,
+    resolve_references,
+)
 from workload_map.engine.status import UNDEFINED, Status, evaluate_status
 from workload_map.engine.structure import Structure, load_definition, prepare
 from workload_map.engine.summary import WorkloadSummary, summarize
@@ -57,12 +63,30 @@ class Workload:
         origin: str = "file",
         validate: bool = True,
         file_mode: bool | None = None,
+        references: Resolver | Iterable[Any] | Resolution | None = None,
         owned: bool = False,
     ) -> None:
         self.karta = loaded = load_definition(karta)
         self.structure: Structure = prepare(loaded, validate=validate)
         name = loaded.name  # a property: read once (a Workload is made per object listed)
         self.obj: dict[str, Any] = workload_object(obj, loaded.root_gvk, definition=name)
+        #: the definition's references for this object: ``references`` is a resolver
+        #: (a callable answering :class:`ReferenceRequest`), the objects at hand, or a
+        #: :class:`Resolution` already made; without it every reference is unresolved
+        self._references = references
+        if isinstance(references, Resolution):
+            self.resolution = references
+        elif not loaded.spec.structure_definition.references:
+            self.resolution = Resolution({})
+        else:
+            resolver = (
+                references
+                if references is None or callable(references)
+                else objects_resolver(plain_items(references, what="references"))
+            )
+            self.resolution = resolve_references(
+                loaded, self.obj, resolver, cache=self.structure.expressions
+            )
         self.definition_name = definition_name or name
         self.origin = origin
         self._file_mode = file_mode
@@ -105,7 +129,7 @@ class Workload:
 
     @cached_property
     def extractor(self) -> Extractor:
-        return Extractor(self.structure, self.obj)
+        return Extractor(self.structure, self.obj, self.resolution.bindings)
 
     def instance_ids(self, component: str) -> list[str]:
         return list(self.extractor.instance_ids(component))
@@ -293,4 +317,5 @@ class Workload:
             definition_name=self.definition_name,
             origin=self.origin,
             validate=False,
+            references=self._references,
         )

@@ -25,7 +25,7 @@ from typing import Any
 from workload_map.engine import EngineError, Workload
 from workload_map.engine.owners import OwnerRef, is_owner, walk_chain
 from workload_map.errors import WlmapError
-from workload_map.gangs.cache import ObjectCache, group_of
+from workload_map.gangs.cache import ObjectCache, cache_resolver, group_of
 from workload_map.gangs.config import (
     ANNOTATION_DECISION,
     ANNOTATION_GANG,
@@ -239,6 +239,7 @@ class PodAdmitter:
             namespace_labels=self._namespace_labels(namespace),
             config=self.config,
             memo=self.memo,
+            references=cache_resolver(self.cache),
         )
         # the plan's engine view holds the pod: its placement costs no second evaluation
         view = the_plan.view or Workload(karta, workload, pods=[named])

@@ -17,11 +17,22 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from workload_map.engine.references import ReferenceRequest, Resolver
+
 # the trims are the shared ones: one pod informer serves every controller of the process
 from workload_map.kube.trim import trim_intermediate as trim_owner
 from workload_map.kube.trim import trim_pod, trim_workload
 
-__all__ = ["Key", "ObjectCache", "group_of", "key_of", "trim_owner", "trim_pod", "trim_workload"]
+__all__ = [
+    "Key",
+    "ObjectCache",
+    "cache_resolver",
+    "group_of",
+    "key_of",
+    "trim_owner",
+    "trim_pod",
+    "trim_workload",
+]
 
 #: (API group, kind, namespace, name); cluster-scoped objects have namespace ""
 Key = tuple[str, str, str, str]
@@ -105,3 +116,28 @@ def _uid(obj: Mapping[str, Any]) -> str:
     meta = obj.get("metadata") or {}
     uid = meta.get("uid")
     return uid if isinstance(uid, str) else ""
+
+
+def cache_resolver(cache: ObjectCache) -> Resolver:
+    """A resolver of a definition's references over the watch cache (the referenced kinds
+    are watched: :meth:`~workload_map.gangs.watcher.GangWatcher.refresh_kinds`). A
+    cluster-scoped object is cached under namespace ``""``."""
+
+    def resolve(request: ReferenceRequest) -> Any:
+        group, kind = request.kind.group, request.kind.kind
+        if request.object_name is not None:
+            return cache.get(group, kind, request.namespace or "", request.object_name) or (
+                cache.get(group, kind, "", request.object_name)
+            )
+        wanted = request.match_labels or {}
+        found = []
+        for obj in cache.items_of(group, kind):
+            meta = obj.get("metadata") or {}
+            if request.namespace and meta.get("namespace") not in (None, "", request.namespace):
+                continue
+            labels = meta.get("labels") or {}
+            if all(labels.get(k) == v for k, v in wanted.items()):
+                found.append(obj)
+        return found
+
+    return resolve

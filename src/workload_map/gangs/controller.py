@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from workload_map.engine.owners import OwnerChain, OwnerRef, covered_owner, walk_chain
 from workload_map.errors import WlmapError
-from workload_map.gangs.cache import group_of, key_of
+from workload_map.gangs.cache import cache_resolver, group_of, key_of
 from workload_map.gangs.config import LABEL_MANAGED_BY, LABEL_WORKLOAD_UID, MANAGED_BY
 from workload_map.gangs.definitions import has_gangs
 from workload_map.gangs.jobs import foreign_group, is_job_controllers
@@ -130,6 +130,12 @@ class GangController:
                 self._relink(obj)  # a leader pod owns its group's StatefulSet
             return
         if kind in ("Karta", "PriorityClass", "SchedulingProbe"):
+            self.enqueue_all()
+            return
+        api_group = str(obj.get("apiVersion") or "").rpartition("/")[0]
+        if (api_group, kind) in self.runtime.referenced:
+            # an object definitions reference (a TrainJob's runtime): every workload replans,
+            # the reference generation in each fingerprint telling it something changed
             self.enqueue_all()
             return
         if kind == "Namespace":
@@ -290,7 +296,7 @@ class GangController:
 
     @staticmethod
     def _fingerprint(
-        found: tuple[Any, ...], generation: int, priorities: object = ()
+        found: tuple[Any, ...], generation: object, priorities: object = ()
     ) -> tuple[Any, ...]:
         karta, workload, pods, labels, existing, foreign = found
 
@@ -317,7 +323,7 @@ class GangController:
         config = self.runtime.config
         fingerprint = self._fingerprint(
             found,
-            self.runtime.kartas.generation,
+            (self.runtime.kartas.generation, self.runtime.references_generation),
             # every setting the cluster feeds (classes, probes, KAI Topologies) replans
             config,
         )
@@ -354,6 +360,7 @@ class GangController:
             config=rt.config,
             existing_templates=templates,
             memo=rt.memo,
+            references=cache_resolver(rt.cache),
         )
         stamped = foreign_group(workload, pods) if foreign is None and the_plan.handled else None
         if stamped is not None:

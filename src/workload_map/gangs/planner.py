@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workload_map.engine import EngineError, PodGroup, Workload
+from workload_map.engine.references import Resolver
 from workload_map.gangs.config import (
     ANNOTATION_DECISION,
     ANNOTATION_DISRUPTION,
@@ -500,7 +501,7 @@ class SpecMemo:
         self.hits = 0
         self.misses = 0
         self._lock = threading.Lock()
-        self._items: dict[tuple[str, str, str], tuple[Karta, list[PodGroup], list[str]]] = {}
+        self._items: dict[tuple[Any, ...], tuple[Karta, list[PodGroup], list[str]]] = {}
 
     def __len__(self) -> int:
         return len(self._items)
@@ -509,7 +510,13 @@ class SpecMemo:
         """The gangs the object implies without pods, and the engine's notes on them."""
         meta = _meta(wl.obj)
         uid, rv = meta.get("uid"), meta.get("resourceVersion")
-        key = (str(uid), str(rv), str(wl.definition_name)) if uid and rv and self.capacity else None
+        # the referenced objects' versions too: a runtime edited changes its TrainJobs' gangs
+        refs = _bound_versions(wl.resolution.bindings)
+        key = (
+            (str(uid), str(rv), str(wl.definition_name), refs)
+            if uid and rv and self.capacity
+            else None
+        )
         if key is not None:
             with self._lock:
                 found = self._items.pop(key, None)
@@ -517,7 +524,10 @@ class SpecMemo:
                     self._items[key] = found  # the most recently used goes last
                     self.hits += 1
                     return found[1], found[2]
-        implied = Workload(wl.karta, wl.obj, definition_name=wl.definition_name)
+        # the references already resolved for this plan (a runtime's template decides gangs)
+        implied = Workload(
+            wl.karta, wl.obj, definition_name=wl.definition_name, references=wl.resolution
+        )
         groups, notes = list(implied.pod_groups()), list(implied.gang_notes())
         if key is not None:
             with self._lock:
@@ -526,6 +536,20 @@ class SpecMemo:
                 while len(self._items) > self.capacity:
                     del self._items[next(iter(self._items))]
         return groups, notes
+
+
+def _bound_versions(bindings: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    """(name, resourceVersions) of a workload's bound references (a list: each object's)."""
+    out: list[tuple[str, str]] = []
+    for name, value in sorted(bindings.items()):
+        items = value if isinstance(value, list) else [value]
+        versions = ",".join(
+            str(_meta(o).get("resourceVersion") or _meta(o).get("name") or "")
+            for o in items
+            if isinstance(o, Mapping)
+        )
+        out.append((name, versions))
+    return tuple(out)
 
 
 #: no memory: every plan derives the implied groups again
@@ -548,18 +572,20 @@ def plan(
     existing_templates: Sequence[str] | None = None,
     force: bool = False,
     memo: SpecMemo | None = None,
+    references: Resolver | None = None,
 ) -> Plan:
     """The scheduling objects ``obj`` should have (see the module docstring for the rules).
 
     ``existing_templates``: the template names of the native Workload already in the cluster
     (they cannot change). ``force`` skips the opt-in check (``describe`` shows what would be
     done). ``memo`` keeps what depends on the object only, per version of it (the webhook
-    and the controller plan one workload many times).
+    and the controller plan one workload many times). ``references`` reads the objects the
+    definition references (a TrainJob's runtime: the watch cache's resolver in the cluster).
     """
     config = config or GangConfig()
     pod_list = [dict(p) for p in pods] if pods is not None else None
     # one engine view serves the spec-side questions too (they do not depend on the pods)
-    wl_spec = Workload(karta, dict(obj), pods=pod_list)
+    wl_spec = Workload(karta, dict(obj), pods=pod_list, references=references)
     ref = workload_ref(wl_spec.obj)
     out = Plan(workload=ref, handled=False, reason="", view=wl_spec)
     gang = wl_spec.karta.gang_scheduling

@@ -75,6 +75,10 @@ class GangRuntime:
     def __init__(self, config: GangConfig, *, miss_wait: float = 1.0) -> None:
         self.config = config
         self.cache = ObjectCache()
+        #: (group, kind) of the objects gang definitions reference, and a counter of their
+        #: changes (part of each plan's fingerprint: a runtime edited replans its TrainJobs)
+        self.referenced: set[tuple[str, str]] = set()
+        self.references_generation = 0
         self.kartas = KartaIndex()
         # the webhook and the leader plan the same workloads: one memo of spec-only results
         self.memo = SpecMemo()
@@ -171,6 +175,9 @@ class GangRuntime:
             self.cache.remove(obj)
         else:
             self.cache.upsert(obj)
+        group = str(obj.get("apiVersion") or "").rpartition("/")[0]
+        if (group, obj.get("kind")) in self.referenced:
+            self.references_generation += 1
         for listener in list(self.listeners):
             listener(event, obj)
 

@@ -11,6 +11,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from workload_map.engine.references import referenced_kinds
 from workload_map.errors import WlmapError
 from workload_map.gangs.cache import trim_owner, trim_workload
 from workload_map.gangs.definitions import has_gangs
@@ -34,6 +35,11 @@ if TYPE_CHECKING:
 __all__ = ["GangWatcher"]
 
 log = logging.getLogger("workload_map.gangs")
+
+
+def _whole(obj: dict[str, Any]) -> dict[str, Any]:
+    """A referenced object is kept whole: definitions read any of its fields."""
+    return obj
 
 
 class GangWatcher:
@@ -153,6 +159,21 @@ class GangWatcher:
                 link = served.get((ck.api_version, ck.kind))
                 if link is not None and link.path() not in wanted:
                     wanted[link.path()] = (link.api_version, link.kind, trim_owner)
+            # the objects its references read (a TrainJob's runtime), whole: their templates
+            # decide the gangs; a kind served at another version is watched at that one
+            for ref_kind in referenced_kinds(karta):
+                rt.referenced.add((ref_kind.group, ref_kind.kind))
+                found = served.get((ref_kind.api_version, ref_kind.kind)) or next(
+                    (
+                        r
+                        for r in resources
+                        if (r.group, r.kind) == (ref_kind.group, ref_kind.kind)
+                        and ("watch" in r.verbs or not r.verbs)
+                    ),
+                    None,
+                )
+                if found is not None and found.path() not in wanted:
+                    wanted[found.path()] = (found.api_version, found.kind, _whole)
         for path, (api_version, kind, transform) in sorted(wanted.items()):
             if path in rt.watched:
                 continue

@@ -30,6 +30,8 @@ __all__ = [
 
 
 VALIDATED = "Validated"
+#: the Validated reason of a definition whose paths use variables nothing binds
+UNBOUND_VARIABLES = "UnboundVariables"
 CRD_EXISTS = "CRDExists"
 READY = "Ready"
 SCHEMA = "SchemaCompatible"
@@ -146,6 +148,16 @@ def evaluate(
     errors = [f for f in findings or [] if f.is_error]
     if findings is None:
         validated = _cond(VALIDATED, "False", "ValidationFailed", error_text)
+    elif any(f.code == "unknown-variable" for f in errors):
+        # paths use $name variables nothing binds: written with references this cluster's
+        # Karta CRD does not keep (the reference's CRD prunes them), or a typo; evaluating
+        # them with nulls would describe every workload wrongly
+        text = (
+            f"{len(errors)} problem(s); paths use variables no reference binds (is "
+            "spec.structureDefinition.references pruned by a Karta CRD without it?):\n"
+            f"{_finding_lines(errors)}"
+        )
+        validated = _cond(VALIDATED, "False", UNBOUND_VARIABLES, text)
     elif errors:
         text = f"{len(errors)} problem(s):\n{_finding_lines(errors)}"
         validated = _cond(VALIDATED, "False", "ValidationFailed", text)
@@ -156,7 +168,7 @@ def evaluate(
             text += f"; {len(warn)} warning(s):\n{_finding_lines(warn)}"
         validated = _cond(VALIDATED, "True", "ValidationSucceeded", text)
     if validated["status"] == "False":
-        warnings.append((VALIDATED, "ValidationFailed", "Validating", validated["message"]))
+        warnings.append((VALIDATED, validated["reason"], "Validating", validated["message"]))
     conditions.append(validated)
 
     # CRDExists: a built-in type, or a CRD of the group/kind serving the version
