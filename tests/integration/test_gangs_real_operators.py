@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 # a hang guard, not a speed target: the operators' CRDs (KubeRay's are 3 MB) and processes
 # take minutes to install and start on a loaded machine, inside the first test's limit
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(1800)]
 
 
 @pytest.fixture(scope="module")
