@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 CLONES_STAMP := $(VENV)/.clones-ok
 export WLMAP_CACHE ?= $(HOME)/.cache/workload-map
 
-.PHONY: venv tools gojq apiserver helm prometheus monitoring-crds chromium image-tools deploy test unit lint format demo bench fuzz crd clean image image-lock dist
+.PHONY: venv tools gojq apiserver helm operators prometheus monitoring-crds chromium image-tools deploy test unit lint format demo bench fuzz crd clean image image-lock dist
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +28,12 @@ apiserver:  ## kube-apiserver, -controller-manager, -scheduler + etcd from their
 helm:  ## helm (helm.sh/helm/v3, pinned) from its Go module, for the chart tests
 	bash hack/build-helm.sh
 
+# the training operator and the scheduler-plugins scheduler build with
+# `bash hack/build-operators.sh training-operator scheduler-plugins`; they join this target (and
+# CI) once their end-to-end tests have run against a built binary
+operators:  ## KubeRay's ray-operator from its Go module, for the gang end-to-end tests
+	bash hack/build-operators.sh kuberay
+
 prometheus:  ## Debian's prometheus + promtool for the exporter's tests (apt as root; else says how)
 	bash hack/install-prometheus.sh
 
@@ -40,7 +46,7 @@ chromium:  ## Debian's chromium + DejaVu fonts for the web view's browser tests 
 image-tools:  ## Debian's skopeo (checks the image archive) and util-linux (the image test's sandbox)
 	bash hack/install-apt-packages.sh skopeo util-linux mount
 
-tools: gojq apiserver helm prometheus monitoring-crds chromium image-tools
+tools: gojq apiserver helm operators prometheus monitoring-crds chromium image-tools
 
 deploy: helm  ## regenerate deploy/workload-map.yaml from charts/workload-map
 	bash hack/render-deploy.sh

@@ -327,7 +327,8 @@ def test_get_and_describe(kube: Any, namespace: str, jobset_crd: None) -> None:
     code, out, err = wlmap(kube, "describe", "jobset/train", "-n", namespace, "-o", "json")
     assert code == 0, err
     view = json.loads(out)
-    assert view["pods"] == {"desired": 2, "current": 2, "ready": 1}
+    # both pods are bound (nodeName set) and running: held, none pending
+    assert view["pods"] == {"desired": 2, "current": 2, "ready": 1, "pending": 0, "held": 2}
     assert view["resources"]["gpus"] == 8
     assert view["fileMode"] is False
     code, out, err = wlmap(kube, "describe", "js", "train", "-n", namespace)
@@ -519,7 +520,7 @@ def test_deployment_pods_through_replicaset(kube: Any, namespace: str) -> None:
     code, out, err = wlmap(kube, "describe", "deploy/web", "-n", namespace, "-o", "json")
     assert code == 0, err
     view = json.loads(out)
-    assert view["pods"] == {"desired": 3, "current": 3, "ready": 2}
+    assert view["pods"] == {"desired": 3, "current": 3, "ready": 2, "pending": 0, "held": 3}
     assert view["resources"]["cpuMillis"] == 750
     code, out, err = wlmap(kube, "get", "--all-types", "-n", namespace, "-o", "json")
     assert code == 0, err

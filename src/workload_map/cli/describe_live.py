@@ -28,7 +28,6 @@ from workload_map.cli.targets import parse_target
 from workload_map.cluster.events import workload_events
 from workload_map.cluster.ownership import find_pods
 from workload_map.cluster.references import cluster_resolver
-from workload_map.kube.discovery import match_type
 from workload_map.kube.errors import ClusterError, Forbidden, NotFound
 from workload_map.model import GVK
 
@@ -125,7 +124,7 @@ def _bare_name(
 ) -> Found:
     """``describe WORD``: a TYPE without NAME (usage error) or a bare workload name."""
 
-    if match_type(word, cluster.resources()) or definitions.by_root_kind(word):
+    if cluster.match_type(word) or definitions.by_root_kind(word):
         raise _missing_name(word)
     found = find_by_name(word, cluster, definitions)
     if not found:

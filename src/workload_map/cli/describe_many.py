@@ -26,7 +26,6 @@ from workload_map.cli.targets import definition_kind_match
 from workload_map.cli.workload_view import describe_view, view_name
 from workload_map.cluster.events import EventReader, workload_events
 from workload_map.cluster.ownership import pods_by_owner
-from workload_map.kube.discovery import match_type
 from workload_map.kube.errors import ClusterError, Forbidden
 from workload_map.model.views import to_json
 
@@ -49,7 +48,7 @@ def names_a_type(token: str, ctx: Context | None = None) -> bool:
 
     try:
         cluster = ctx.cluster()
-        served = match_type(token, cluster.resources())
+        served = cluster.match_type(token)
         definitions = ctx.definitions(cluster)
     except ClusterError:
         return False  # the usual path reports the cluster problem

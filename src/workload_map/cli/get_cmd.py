@@ -38,7 +38,7 @@ from workload_map.cli.targets import NotInstalled, Target
 from workload_map.cli.workload_view import DescribeFailed, describe_view, view_name
 from workload_map.cluster.ownership import find_pods, owning_workload, pods_by_owner
 from workload_map.engine.describe import PodCounts
-from workload_map.kube.errors import ClusterError, Forbidden, NotFound
+from workload_map.kube.errors import ClusterError, Forbidden, NotFound, NotServed
 from workload_map.kube.kubeconfig import kubeconfig_contexts
 from workload_map.model.views import to_json
 
@@ -289,6 +289,8 @@ def _one_cluster(
 
     try:
         return _run(args, ctx, spec, phases, requests, watching, collect)
+    except NotServed as exc:  # a type removed since discovery was cached: as not installed
+        raise CliError(str(exc), NOT_FOUND) from exc
     except ClusterError as exc:
         raise CliError(str(exc), ERROR) from exc
 

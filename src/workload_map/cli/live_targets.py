@@ -19,7 +19,6 @@ from workload_map.cli.targets import (
     no_definition_error,
     type_candidates,
 )
-from workload_map.kube.discovery import match_type
 from workload_map.kube.errors import ApiError
 from workload_map.model import GVK
 
@@ -37,7 +36,7 @@ def resolve_type(
     """The served resource and definition a TYPE token means; raises :class:`CliError`
     (usage for ambiguity, 3 via :class:`NotInstalled`, 4 when nothing covers it)."""
 
-    matches = match_type(token, cluster.resources())
+    matches = cluster.match_type(token)
     if not matches:
         covered = definition_kind_match(token, definitions)
         if covered:
@@ -84,6 +83,9 @@ def _target(
 def covered_targets(cluster: Cluster, definitions: Definitions) -> list[Target]:
     """One served resource per covered group/kind (the version with an exact definition)."""
 
+    # Every covered kind the server serves: a kind missing from a disk-cached discovery may
+    # have been installed since, so this sweep reads discovery from the server (once).
+    cluster.resources(fresh=True)
     out = []
     seen: set[tuple[str, str]] = set()
     for d in definitions.all():

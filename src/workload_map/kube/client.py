@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from workload_map.kube.discovery import APIResource, discover
-from workload_map.kube.errors import ApiError, Forbidden, NotFound
+from workload_map.kube.discovery import APIResource, discover, match_type
+from workload_map.kube.discovery_cache import DiscoveryCache, cache_root
+from workload_map.kube.errors import ApiError, Forbidden, NotFound, NotServed
 from workload_map.kube.kubeconfig import resolve
 from workload_map.kube.options import ConnectionOptions
 from workload_map.kube.pager import METADATA, METADATA_LIST, pages
@@ -21,16 +22,32 @@ __all__ = ["Cluster", "connect"]
 
 def connect(options: ConnectionOptions) -> Cluster:
     """A :class:`Cluster` for the kubeconfig/context/in-cluster config the options select."""
+    resolved = resolve(options)
+    root = cache_root(options.cache_dir, options.environ)
+    cache = None
+    if root is not None:
+        trust = (
+            resolved.ca_file or "",
+            (resolved.ca_data or b"").hex(),
+            resolved.tls_server_name or "",
+            "insecure" if resolved.insecure else "",
+        )
+        cache = DiscoveryCache(root, resolved.server, trust)
     # one connection per thread, and a server that did not answer is not asked again
-    return Cluster(KubeTransport(resolve(options), remember_unreachable=True))
+    return Cluster(KubeTransport(resolved, remember_unreachable=True), discovery_cache=cache)
 
 
 class Cluster:
     """Read access to one cluster through a :class:`Transport`."""
 
-    def __init__(self, transport: Transport) -> None:
+    def __init__(
+        self, transport: Transport, *, discovery_cache: DiscoveryCache | None = None
+    ) -> None:
         self.transport = transport
         self._resources: list[APIResource] | None = None
+        self._discovery_cache = discovery_cache
+        #: whether ``_resources`` came from the disk cache (so may be stale)
+        self._from_disk = False
         self._objects: dict[tuple[str, str, str, str], dict[str, Any] | None] = {}
 
     @property
@@ -47,14 +64,64 @@ class Cluster:
         return self.transport.server
 
     # discovery -------------------------------------------------------------------------------
-    def resources(self) -> list[APIResource]:
-        """Every served resource (discovered once per Cluster)."""
+    def resources(self, *, fresh: bool = False) -> list[APIResource]:
+        """Every served resource (discovered once per Cluster; from the disk cache when it
+        holds a fresh answer for this server, unless ``fresh``: then from the server)."""
+        if fresh and self._from_disk:
+            self._discover()
+        if self._resources is None and fresh:
+            self._discover()
         if self._resources is None:
-            self._resources = discover(self.transport)
-        return self._resources
+            cache = self._discovery_cache
+            cached = cache.load() if cache is not None else None
+            if cached is not None:
+                self._resources, self._from_disk = cached, True
+            else:
+                self._discover()
+        return self._resources  # type: ignore[return-value]  # set by either branch
+
+    def rediscover(self) -> bool:
+        """Ask the server again when what :meth:`resources` holds came from the disk cache
+        (once per Cluster): True when it did, so a caller that missed a kind looks again."""
+        if not self._from_disk:
+            return False
+        self._discover()
+        return True
+
+    def _discover(self) -> None:
+        self._from_disk = False
+        self._resources = discover(self.transport)
+        if self._discovery_cache is not None:
+            self._discovery_cache.store(self._resources)
+
+    def _check_served(self, res: APIResource, exc: NotFound) -> None:
+        """After a 404 on a resource discovery came from the disk cache for: ask the server
+        again (once) and raise :class:`NotServed` when it no longer serves the resource."""
+        if self.rediscover() and res not in self.resources():
+            raise NotServed(
+                404,
+                f'the server has no resource type "{res.group_resource}" at version '
+                f"{res.version} any more",
+                detail=exc.detail,
+            ) from exc
+
+    def match_type(self, token: str) -> list[APIResource]:
+        """:func:`~workload_map.kube.discovery.match_type` over the served resources,
+        re-discovering once when a cached discovery knows no match (a CRD installed since)."""
+        found = match_type(token, self.resources())
+        if not found and self.rediscover():
+            found = match_type(token, self.resources())
+        return found
 
     def resource_for(self, api_version: str, kind: str) -> APIResource | None:
-        """The served resource of exactly this apiVersion and kind."""
+        """The served resource of exactly this apiVersion and kind (re-discovering once when
+        a cached discovery lacks it)."""
+        found = self._resource_for(api_version, kind)
+        if found is None and self.rediscover():
+            found = self._resource_for(api_version, kind)
+        return found
+
+    def _resource_for(self, api_version: str, kind: str) -> APIResource | None:
         group, _, version = api_version.rpartition("/")
         for res in self.resources():
             if res.group == group and res.version == version and res.kind == kind:
@@ -74,6 +141,7 @@ class Cluster:
         try:
             obj = self.transport.get(res.path(namespace if res.namespaced else None, name))
         except NotFound as exc:
+            self._check_served(res, exc)
             raise NotFound(404, f'{res.kind} "{name}" not found{where}', detail=exc.detail) from exc
         except Forbidden as exc:
             raise Forbidden(
@@ -116,6 +184,12 @@ class Cluster:
             for doc in listed:
                 for item in doc.get("items") or []:
                     yield _as_metadata(item, res) if metadata_only else _as_object(item, res)
+        except NotFound as exc:
+            # A collection is there even when empty: a 404 means the type is not served (any
+            # more). When that came from the disk cache, ask the server again, so this
+            # command's error and the next command see what it serves now.
+            self._check_served(res, exc)
+            raise
         except Forbidden as exc:
             scope = f" in namespace {namespace}" if namespace and res.namespaced else ""
             raise Forbidden(

@@ -20,6 +20,7 @@ __all__ = [
     "Invalid",
     "NotConfigured",
     "NotFound",
+    "NotServed",
     "TooManyRequests",
     "Unauthorized",
     "Unreachable",
@@ -60,6 +61,11 @@ class Forbidden(ApiError):
 
 class NotFound(ApiError):
     """404: no such object (or resource)."""
+
+
+class NotServed(NotFound):
+    """404 for a whole type: discovery remembered from an earlier command named a resource
+    the server no longer serves (asked again, it does not list it)."""
 
 
 class Conflict(ApiError):

@@ -24,7 +24,16 @@ __all__ = ["CONNECTION_VALUE_FLAGS", "add_connection_flags", "parse_timeout"]
 
 #: the connection flags that take a value (a scan for the subcommand's name skips their values)
 CONNECTION_VALUE_FLAGS = frozenset(
-    {"--kubeconfig", "--context", "--as", "--as-group", "--request-timeout", "-n", "--namespace"}
+    {
+        "--kubeconfig",
+        "--context",
+        "--as",
+        "--as-group",
+        "--request-timeout",
+        "--cache-dir",
+        "-n",
+        "--namespace",
+    }
 )
 
 _UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
@@ -138,6 +147,13 @@ def add_connection_flags(
         metavar="GROUP",
         default=default(None),
         help="impersonate this group (repeatable)",
+    )
+    parser.add_argument(
+        "--cache-dir",
+        metavar="DIR",
+        default=default(None),
+        help="where discovery is cached (default: $XDG_CACHE_HOME/workload-map or "
+        "~/.cache/workload-map; empty: no cache)",
     )
     parser.add_argument(
         "--request-timeout",

@@ -36,6 +36,8 @@ class ConnectionOptions(msgspec.Struct, frozen=True):
     environ: Mapping[str, str] = msgspec.field(default_factory=lambda: dict(os.environ))
     service_account_dir: Path = SERVICE_ACCOUNT_DIR
     impersonate_uid: str | None = None  # --as-uid (the operator's flag)
+    #: --cache-dir: where discovery is kept between commands ("" none; None the default)
+    cache_dir: str | None = None
 
     @property
     def explicit(self) -> bool:
@@ -69,4 +71,5 @@ def connection_options(
         impersonate_uid=getattr(args, "as_uid", None),
         timeout=default_timeout if timeout_text is None else parse_timeout(str(timeout_text)),
         environ=environ,
+        cache_dir=getattr(args, "cache_dir", None),
     )

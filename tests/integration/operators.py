@@ -1,0 +1,310 @@
+"""Real operators and a second scheduler beside the harness's control plane: KubeRay's
+``ray-operator``, the Kubeflow training operator and the scheduler-plugins scheduler with the
+Coscheduling plugin, built from their Go modules by ``hack/build-operators.sh`` (``make
+operators``) into the harness's cache, each run as a child process of the plane outside any
+cluster (``$KUBECONFIG``, leader election off, metrics, probes and webhooks on loopback ports).
+
+They are optional parts of the suite: a missing binary skips its tests with a reason that names
+``make operators``; ``make test``'s tool step builds them, so CI runs them. Each process joins the
+plane's process list: it is stopped with the plane, and its log is among the tails shown when a
+test fails."""
+
+from __future__ import annotations
+
+import base64
+import fcntl
+import os
+import ssl
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.ports import free_port
+
+from .kube import Kube
+from .plane import HarnessError, LocalControlPlane, _Proc, _spawn, cache_dir, tail
+
+BUILD_HINT = (
+    "build it once with `make operators` (hack/build-operators.sh, from its Go module; "
+    "`make test`'s tools step runs it)"
+)
+#: tool (as ``hack/build-operators.sh`` names it) -> its binary in the cache's ``bin/``
+BINARIES = {
+    "kuberay": "kuberay-operator",
+    "training-operator": "training-operator",
+    "scheduler-plugins": "scheduler-plugins",
+}
+#: the name pods give to be placed by the second scheduler (KubeRay's batch scheduler
+#: ``scheduler-plugins`` sets it, and it is our ``--gang-coscheduling-schedulers`` default)
+COSCHEDULING_SCHEDULER = "scheduler-plugins-scheduler"
+# The training operator's certificate rotator reads its serving certificate from this fixed
+# directory (in a cluster the kubelet mounts the Secret there); runs on one machine take turns.
+TRAINING_CERT_DIR = Path("/tmp/k8s-webhook-server/serving-certs")
+TRAINING_NAMESPACE = "kubeflow"
+TRAINING_SECRET = "training-operator-webhook-cert"
+TRAINING_WEBHOOK = "validator.training-operator.kubeflow.org"
+# KubeRay's CRDs are about 1 MB each: on a loaded machine the API server took over the start
+# timeout (120 s) to establish one, so each gets several (a bound, never a speed target)
+_CRD_WAITS = 4
+
+
+def binary(tool: str) -> tuple[Path, str]:
+    """The tool's binary and its version, or a skip naming ``make operators``."""
+    path = cache_dir() / "bin" / BINARIES[tool]
+    stamp = path.with_name(path.name + ".version")
+    if not (path.is_file() and os.access(path, os.X_OK) and stamp.is_file()):
+        pytest.skip(f"{tool} ({path}) is not built: {BUILD_HINT}")
+    version = stamp.read_text().split("@")[-1].strip()
+    return path, version
+
+
+def crds(tool: str) -> list[Path]:
+    """The CRD files the build copied from the tool's module."""
+    _, version = binary(tool)
+    folder = cache_dir() / "crds" / f"{tool}-{version}"
+    files = sorted(folder.glob("*.yaml"))
+    if not files:
+        pytest.skip(f"the CRDs of {tool} are not in {folder}: {BUILD_HINT}")
+    return files
+
+
+def _ok(url: str, ctx: ssl.SSLContext | None = None) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=2, context=ctx) as resp:
+            return int(resp.status) == 200
+    except (urllib.error.URLError, OSError, ValueError):
+        return False
+
+
+def _plane(kube: Kube) -> LocalControlPlane:
+    if kube.plane is None:
+        pytest.skip("the real operators run beside the local control plane only")
+    return kube.plane
+
+
+def _wait_ready(plane: LocalControlPlane, proc: _Proc, url: str, ctx: Any = None) -> None:
+    deadline = time.monotonic() + plane.start_timeout
+    while not _ok(url, ctx):
+        if not proc.running():
+            raise HarnessError(
+                f"{proc.name} exited with code {proc.popen.returncode} before {url} answered; "
+                f"last lines of {proc.log}:\n{tail(proc.log)}"
+            )
+        if time.monotonic() > deadline:
+            raise HarnessError(
+                f"{proc.name}: {url} not ready after {plane.start_timeout:.0f} s "
+                f"(WLMAP_TEST_START_TIMEOUT raises it); last lines of {proc.log}:\n{tail(proc.log)}"
+            )
+        time.sleep(0.2)
+
+
+def _spawn_env(name: str, argv: list[str], log: Path, env: dict[str, str]) -> _Proc:
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)  # _spawn passes the environment on; restored at once
+    try:
+        return _spawn(name, argv, log)
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def _stop(plane: LocalControlPlane, proc: _Proc) -> None:
+    proc.stop()
+    with suppress(ValueError):
+        plane.procs.remove(proc)
+
+
+@contextmanager
+def kuberay(
+    kube: Kube, *, batch_scheduler: str = "", namespaces: list[str] | None = None
+) -> Iterator[_Proc]:
+    """KubeRay's operator on ``kube`` (its CRDs installed first), ready once its manager
+    answers ``/readyz``; ``batch_scheduler`` as KubeRay's ``--batch-scheduler``."""
+    path, _ = binary("kuberay")
+    plane = _plane(kube)
+    for crd in crds("kuberay"):  # RayCluster, RayJob, RayService: all three, or it stops
+        kube.install_crd(crd, timeout=_CRD_WAITS * plane.start_timeout)
+    assert plane.kubeconfig is not None
+    probe = free_port()
+    argv = [
+        str(path),
+        f"--metrics-addr=127.0.0.1:{free_port()}",
+        f"--health-probe-bind-address=127.0.0.1:{probe}",
+        "--enable-leader-election=false",
+        "--log-stdout-encoder=console",
+    ]
+    if batch_scheduler:
+        argv.append(f"--batch-scheduler={batch_scheduler}")
+    if namespaces:
+        argv.append(f"--watch-namespace={','.join(namespaces)}")
+    name = "kuberay-operator" + (f"-{batch_scheduler}" if batch_scheduler else "")
+    proc = _spawn_env(
+        name, argv, plane.workdir / f"{name}.log", {"KUBECONFIG": str(plane.kubeconfig)}
+    )
+    plane.procs.append(proc)
+    try:
+        _wait_ready(plane, proc, f"http://127.0.0.1:{probe}/readyz")
+        yield proc
+    finally:
+        _stop(plane, proc)
+
+
+@contextmanager
+def training_operator(kube: Kube, *schemes: str) -> Iterator[_Proc]:
+    """The Kubeflow training operator on ``kube`` for ``schemes`` (default ``pytorchjob``).
+
+    Its certificate rotator blocks every controller until its Secret and its validating
+    configuration exist and the Secret's certificate is in ``TRAINING_CERT_DIR``: the Secret
+    and an empty configuration are created here, and the files copied once the rotator has
+    filled the Secret (what the kubelet's mount does in a cluster). No webhook of it is called:
+    the configuration lists none."""
+    path, _ = binary("training-operator")
+    plane = _plane(kube)
+    schemes = schemes or ("pytorchjob",)
+    for crd in crds("training-operator"):
+        if any(f"_{s}s." in crd.name for s in schemes):
+            kube.install_crd(crd, timeout=_CRD_WAITS * plane.start_timeout)
+    assert plane.kubeconfig is not None
+    _create(kube, "/api/v1/namespaces", {"metadata": {"name": TRAINING_NAMESPACE}})
+    _create(
+        kube,
+        f"/api/v1/namespaces/{TRAINING_NAMESPACE}/secrets",
+        {"metadata": {"name": TRAINING_SECRET}, "type": "Opaque"},
+    )
+    _create(
+        kube,
+        "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations",
+        {"metadata": {"name": TRAINING_WEBHOOK}, "webhooks": []},
+    )
+    TRAINING_CERT_DIR.mkdir(parents=True, exist_ok=True)
+    lock = (TRAINING_CERT_DIR.parent / ".wlmap-tests.lock").open("w")
+    fcntl.flock(lock, fcntl.LOCK_EX)  # one training operator per machine at a time
+    probe = free_port()
+    argv = [
+        str(path),
+        f"--metrics-bind-address=127.0.0.1:{free_port()}",
+        f"--health-probe-bind-address=127.0.0.1:{probe}",
+        f"--webhook-server-port={free_port()}",
+        *[f"--enable-scheme={s}" for s in schemes],
+    ]
+    env = {"KUBECONFIG": str(plane.kubeconfig), "MY_POD_NAMESPACE": TRAINING_NAMESPACE}
+    proc = _spawn_env("training-operator", argv, plane.workdir / "training-operator.log", env)
+    plane.procs.append(proc)
+    try:
+        _mount_certificate(kube, plane, proc)
+        _wait_ready(plane, proc, f"http://127.0.0.1:{probe}/readyz")
+        yield proc
+    finally:
+        _stop(plane, proc)
+        fcntl.flock(lock, fcntl.LOCK_UN)
+        lock.close()
+
+
+def _create(kube: Kube, path: str, body: dict[str, Any]) -> None:
+    """Create, or keep what is there (a second start on the same plane)."""
+    from kubernetes.client.exceptions import ApiException
+
+    try:
+        kube.request("POST", path, body)
+    except ApiException as err:
+        if err.status != 409:
+            raise
+
+
+def _mount_certificate(kube: Kube, plane: LocalControlPlane, proc: _Proc) -> None:
+    deadline = time.monotonic() + plane.start_timeout
+    path = f"/api/v1/namespaces/{TRAINING_NAMESPACE}/secrets/{TRAINING_SECRET}"
+    while True:
+        data = kube.request("GET", path).get("data") or {}
+        if data.get("tls.crt") and data.get("tls.key") and data.get("ca.crt"):
+            break
+        if not proc.running() or time.monotonic() > deadline:
+            raise HarnessError(
+                f"the training operator's rotator never filled {path}; last lines of "
+                f"{proc.log}:\n{tail(proc.log)}"
+            )
+        time.sleep(0.2)
+    for key in ("tls.crt", "tls.key", "ca.crt"):
+        target = TRAINING_CERT_DIR / key
+        target.with_suffix(".tmp").write_bytes(base64.b64decode(data[key]))
+        target.with_suffix(".tmp").replace(target)
+
+
+@contextmanager
+def coscheduling_scheduler(kube: Kube, *, permit_wait: int = 10) -> Iterator[_Proc]:
+    """The scheduler-plugins scheduler (v1.31 libraries) as a second scheduler named
+    ``COSCHEDULING_SCHEDULER``, with the Coscheduling plugin in its profile (queue sort
+    included, the defaults' disabled); the PodGroup CRD of its module installed first."""
+    path, _ = binary("scheduler-plugins")
+    plane = _plane(kube)
+    for crd in crds("scheduler-plugins"):
+        kube.install_crd(crd, timeout=_CRD_WAITS * plane.start_timeout)
+    assert plane.kubeconfig is not None
+    config = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "leaderElection": {"leaderElect": False},
+        "clientConnection": {"kubeconfig": str(plane.kubeconfig)},
+        "profiles": [
+            {
+                "schedulerName": COSCHEDULING_SCHEDULER,
+                "plugins": {
+                    "multiPoint": {"enabled": [{"name": "Coscheduling"}]},
+                    "queueSort": {
+                        "enabled": [{"name": "Coscheduling"}],
+                        "disabled": [{"name": "*"}],
+                    },
+                },
+                "pluginConfig": [
+                    {"name": "Coscheduling", "args": {"permitWaitingTimeSeconds": permit_wait}}
+                ],
+            }
+        ],
+    }
+    config_file = plane.workdir / "scheduler-plugins.yaml"
+    config_file.write_text(yaml.safe_dump(config))
+    certdir = plane.workdir / "scheduler-plugins-certs"
+    certdir.mkdir(exist_ok=True)
+    port = free_port()
+    argv = [
+        str(path),
+        f"--config={config_file}",
+        f"--authentication-kubeconfig={plane.kubeconfig}",
+        f"--authorization-kubeconfig={plane.kubeconfig}",
+        f"--cert-dir={certdir}",
+        "--bind-address=127.0.0.1",
+        f"--secure-port={port}",
+        "--v=1",
+    ]
+    proc = _spawn("scheduler-plugins", argv, plane.workdir / "scheduler-plugins.log")
+    plane.procs.append(proc)
+    insecure = ssl.create_default_context()
+    insecure.check_hostname = False
+    insecure.verify_mode = ssl.CERT_NONE  # its own throw-away certificate, on loopback
+    try:
+        _wait_ready(plane, proc, f"https://127.0.0.1:{port}/healthz", insecure)
+        yield proc
+    finally:
+        _stop(plane, proc)
+
+
+__all__ = [
+    "BINARIES",
+    "BUILD_HINT",
+    "COSCHEDULING_SCHEDULER",
+    "binary",
+    "coscheduling_scheduler",
+    "crds",
+    "kuberay",
+    "training_operator",
+]
