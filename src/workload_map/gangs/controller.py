@@ -13,13 +13,7 @@ import threading
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from workload_map.engine.owners import (
-    OwnerChain,
-    OwnerRef,
-    controller_ref,
-    covered_owner,
-    walk_chain,
-)
+from workload_map.engine.owners import OwnerChain, OwnerRef, covered_owner, walk_chain
 from workload_map.errors import WlmapError
 from workload_map.gangs.cache import cache_resolver, group_of, key_of
 from workload_map.gangs.config import LABEL_MANAGED_BY, LABEL_WORKLOAD_UID, MANAGED_BY
@@ -298,8 +292,6 @@ class GangController:
         """Whether an owner with gangs is up this workload's controller chain (a JobSet's
         Jobs, a RayJob's RayCluster, also when that owner is not cached yet): the top-most one's
         gangs count its pods (:meth:`workload_of`), so it gets none of its own."""
-        if controller_ref(workload) is None:
-            return False  # a top owner (most workloads): no chain to walk on every resync
         return covered_owner(self._chain(workload), self._has_gangs) is not None
 
     @staticmethod
