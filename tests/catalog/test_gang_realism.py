@@ -475,7 +475,8 @@ def test_indexed_job_with_retries_counts_active_pods_only() -> None:
         pod(2, "eeeee", "Running", ready=False),
     ]
     view = _view(job, pods)
-    assert view["pods"] == {"desired": 2, "current": 2, "ready": 1}
+    # the two active pods are on nodes: held; the finished ones hold nothing
+    assert view["pods"] == {"desired": 2, "current": 2, "ready": 1, "pending": 0, "held": 2}
     assert view["observedResources"]["gpus"] == 2  # only the active pods hold GPUs
     listed = {p["name"]: p for c in view["components"] for p in c["pods"]}
     assert len(listed) == 5  # finished pods are listed with their state
@@ -507,7 +508,8 @@ def test_terminating_pod_is_listed_but_not_current() -> None:
         _pod("api-5d8f7-ccccc", rs, labels, gpus=1, deleting=True),
     ]
     view = _view(deployment, [rs, *pods])
-    assert view["pods"] == {"desired": 2, "current": 2, "ready": 2}
+    # the terminating pod still bound is held (the scheduler accounts for it), not current
+    assert view["pods"] == {"desired": 2, "current": 2, "ready": 2, "pending": 0, "held": 3}
     assert view["observedResources"]["gpus"] == 2
     listed = {p["name"]: p for c in view["components"] for p in _all_pods(c)}
     assert listed["api-5d8f7-ccccc"]["state"] == "Terminating"
