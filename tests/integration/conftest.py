@@ -31,8 +31,8 @@ from typing import Any
 
 import pytest
 
-from tests.gangs.e2e import token
-from tests.operator.live import api_for
+from tests.gangs.e2e import gang_operator, make_namespace, token
+from tests.operator.live import OperatorProcess, api_for, delete
 from workload_map.kube.api import Api
 
 from .harness import FakeNodes, HarnessError, Kube, open_kube
@@ -168,6 +168,18 @@ def api(plane: Kube) -> Iterator[Api]:
 def tok() -> str:
     """The module's token: its namespaces and webhook configuration carry it."""
     return token()
+
+
+@pytest.fixture(scope="module")
+def op(
+    plane: Kube, api: Api, tok: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[OperatorProcess]:
+    """The gang operator over the module's ``plane`` (its own namespace, not opted in), for the
+    gang modules; a module that needs other flags defines its own ``op``."""
+    ns = make_namespace(api, tok, opted_in=False)
+    with gang_operator(api, plane.kubeconfig, ns, tmp_path_factory.mktemp("gangs"), tok) as proc:
+        yield proc
+    delete(api, f"/api/v1/namespaces/{ns}")
 
 
 @pytest.fixture

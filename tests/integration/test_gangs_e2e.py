@@ -23,7 +23,6 @@ from tests.gangs.e2e import (
     NODE_LABEL,
     PARTSET_CRD,
     bound,
-    gang_operator,
     make_namespace,
     podgroups,
     pods_in,
@@ -73,16 +72,6 @@ def api(plane: Kube) -> Iterator[Api]:
 @pytest.fixture(scope="module")
 def tok() -> str:
     return token()
-
-
-@pytest.fixture(scope="module")
-def op(
-    plane: Kube, api: Api, tok: str, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[OperatorProcess]:
-    ns = make_namespace(api, tok, opted_in=False)
-    with gang_operator(api, plane.kubeconfig, ns, tmp_path_factory.mktemp("gangs"), tok) as proc:
-        yield proc
-    delete(api, f"/api/v1/namespaces/{ns}")
 
 
 def _nodes(nodes: FakeNodes, pool: str, count: int) -> None:

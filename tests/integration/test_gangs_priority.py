@@ -14,7 +14,6 @@ gang's pods ``FailedScheduling`` (it tried and found no room) and then checks no
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +25,6 @@ from tests.gangs.e2e import (
     bound,
     create,
     failed_scheduling,
-    gang_operator,
     make_namespace,
     pod_spec,
     podgroups,
@@ -51,16 +49,6 @@ pytestmark = pytest.mark.integration
 def plane(kube_with_controllers: Kube) -> Kube:
     kube_with_controllers.install_crd(ROOT / "deploy/crds/kartas.run.ai.yaml")
     return kube_with_controllers
-
-
-@pytest.fixture(scope="module")
-def op(
-    plane: Kube, api: Api, tok: str, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[OperatorProcess]:
-    ns = make_namespace(api, tok, opted_in=False)
-    with gang_operator(api, plane.kubeconfig, ns, tmp_path_factory.mktemp("gangs"), tok) as proc:
-        yield proc
-    delete(api, f"/api/v1/namespaces/{ns}")
 
 
 def _priority_class(api: Api, name: str, value: int, *, default: bool = False) -> None:

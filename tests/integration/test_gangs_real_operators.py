@@ -18,7 +18,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.gangs.e2e import gang_operator, make_namespace
 from tests.gangs.real import (
     STATEFULSET_KARTA,
     gang_round,
@@ -27,7 +26,7 @@ from tests.gangs.real import (
     statefulset,
     statefulset_karta,
 )
-from tests.operator.live import KARTAS, OperatorProcess, delete
+from tests.operator.live import KARTAS, OperatorProcess
 from workload_map.kube.api import Api
 
 from . import operators
@@ -46,16 +45,6 @@ def plane(kube_with_controllers: Kube) -> Kube:
     # before our operator starts, so that its first sync knows it (no other StatefulSet here)
     kube_with_controllers.request("POST", KARTAS, statefulset_karta())
     return kube_with_controllers
-
-
-@pytest.fixture(scope="module")
-def op(
-    plane: Kube, api: Api, tok: str, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[OperatorProcess]:
-    ns = make_namespace(api, tok, opted_in=False)
-    with gang_operator(api, plane.kubeconfig, ns, tmp_path_factory.mktemp("gangs"), tok) as proc:
-        yield proc
-    delete(api, f"/api/v1/namespaces/{ns}")
 
 
 @pytest.fixture(scope="module")

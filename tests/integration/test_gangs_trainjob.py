@@ -10,7 +10,6 @@ with room added all do. Editing the runtime (4 nodes) replans the TrainJob's gan
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +22,6 @@ from tests.gangs.e2e import (
     bound,
     create,
     create_pod,
-    gang_operator,
     make_namespace,
     podgroups,
     pods_in,
@@ -53,16 +51,6 @@ def plane(module_kube: Kube, shared_dir: Path) -> Kube:
         module_kube.install_crd(shared_dir / "realworld" / rel)
     module_kube.install_crd(ROOT / "deploy/crds/kartas.run.ai.yaml")
     return module_kube
-
-
-@pytest.fixture(scope="module")
-def op(
-    plane: Kube, api: Api, tok: str, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[OperatorProcess]:
-    ns = make_namespace(api, tok, opted_in=False)
-    with gang_operator(api, plane.kubeconfig, ns, tmp_path_factory.mktemp("gangs"), tok) as proc:
-        yield proc
-    delete(api, f"/api/v1/namespaces/{ns}")
 
 
 def _runtime(name: str, pool: str, nodes: int) -> dict[str, Any]:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,14 +25,13 @@ from tests.gangs.e2e import (
     NODE_LABEL,
     bound,
     failed_scheduling,
-    gang_operator,
     make_namespace,
     pod_spec,
     podgroups,
     pods_in,
     wait,
 )
-from tests.operator.live import OperatorProcess, delete
+from tests.operator.live import OperatorProcess
 from workload_map.gangs.config import ANNOTATION_DECISION, LABEL_MANAGED_BY
 from workload_map.kube.api import Api
 from workload_map.operator.events import COMPONENT
@@ -54,16 +52,6 @@ pytestmark = pytest.mark.integration
 def plane(kube_with_gates: Kube) -> Kube:
     kube_with_gates.install_crd(ROOT / "deploy/crds/kartas.run.ai.yaml")
     return kube_with_gates
-
-
-@pytest.fixture(scope="module")
-def op(
-    plane: Kube, api: Api, tok: str, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[OperatorProcess]:
-    ns = make_namespace(api, tok, opted_in=False)
-    with gang_operator(api, plane.kubeconfig, ns, tmp_path_factory.mktemp("gangs"), tok) as proc:
-        yield proc
-    delete(api, f"/api/v1/namespaces/{ns}")
 
 
 def _job(api: Api, ns: str, pool: str, *, size: int, gang: bool) -> Obj:
