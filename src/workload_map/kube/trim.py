@@ -110,8 +110,11 @@ class _Shared:
             return _intern(value)
         return value
 
-    def shared(self, value: dict[str, Any] | list[Any]) -> tuple[Any, Any]:
-        """(the kept copy of a dict or list, its content; ``_UNSHARED`` when it is not kept)."""
+    def shared(self, value: dict[str, Any] | list[Any], keep: bool = True) -> tuple[Any, Any]:
+        """(the kept copy of a dict or list, its content; ``_UNSHARED`` when it is not kept).
+
+        ``keep=False``: a new dict or list of interned strings and shared children, itself
+        not looked up (an object's labels: mostly its own, as a pod's index or name labels)."""
         whole = len(value) <= _SHARE_UP_TO
         parts: list[Any]
         out: Any
@@ -162,7 +165,7 @@ class _Shared:
                         whole = False
                     else:
                         parts.append(part)
-        if not whole:
+        if not whole or not keep:
             return out, _UNSHARED
         return self.kept(out, tuple(parts))
 
@@ -202,11 +205,16 @@ SHARED = _Shared(1 << 17)
 
 
 def _compile(
-    tree: FieldTree, *, share: bool = True, unique: frozenset[str] = frozenset()
+    tree: FieldTree,
+    *,
+    share: bool = True,
+    unique: frozenset[str] = frozenset(),
+    own: bool = False,
 ) -> Callable[[Any], tuple[Any, Any]]:
     """A function giving (what ``tree`` keeps of a value, its content), the strings interned
     and subtrees shared (:class:`_Shared`) unless ``share`` is false: an object's top level
-    and metadata, whose own fields (``unique``, not interned either) make them unique."""
+    and metadata, whose own fields (``unique``, not interned either) make them unique.
+    ``own``: a whole subtree that is not looked up itself (:data:`_OWN`)."""
     shared = SHARED.shared
     kept = SHARED.kept
     if tree is ALL:
@@ -214,7 +222,7 @@ def _compile(
         def whole(value: Any) -> tuple[Any, Any]:
             kind = type(value)
             if kind is dict or kind is list:
-                return shared(value)
+                return shared(value, not own)
             if kind is str:
                 value = SHARED.scalar(value)
                 return value, value
@@ -229,6 +237,7 @@ def _compile(
                 sub,
                 share=share or k != "metadata",
                 unique=_UNIQUE if k == "metadata" and not share else frozenset(),
+                own=bool(unique) and k in _OWN,
             ),
         )
         for k, sub in tree.items()
@@ -279,6 +288,10 @@ def _compile(
 
 #: an object's own fields: unique to it, so not interned
 _UNIQUE = frozenset({"name", "uid", "resourceVersion"})
+#: metadata fields mostly unique as a whole (an index, a pod name, a hash among the labels):
+#: their strings are interned, the field itself is not looked up (a table entry per object
+#: would cost more than the sharing saves)
+_OWN = frozenset({"labels"})
 
 
 def _whole(obj: Any) -> Any:
@@ -286,10 +299,17 @@ def _whole(obj: Any) -> Any:
     if type(obj) is not dict and not isinstance(obj, Mapping):
         return obj
     tree = SHARED.tree
+
+    def own(value: Any) -> Any:
+        return SHARED.shared(value, False)[0] if type(value) in (dict, list) else tree(value)
+
     out = {}
     for key, value in obj.items():
         if key == "metadata" and (type(value) is dict or isinstance(value, Mapping)):
-            out[key] = {k: (v if k in _UNIQUE else tree(v)) for k, v in value.items()}
+            out[key] = {
+                k: (v if k in _UNIQUE else own(v) if k in _OWN else tree(v))
+                for k, v in value.items()
+            }
         else:
             out[key] = tree(value)
     return out
