@@ -37,6 +37,7 @@ from workload_map.cli.suggest import did_you_mean
 from workload_map.cli.targets import NotInstalled, Target
 from workload_map.cli.workload_view import DescribeFailed, describe_view, view_name
 from workload_map.cluster.ownership import find_pods, owning_workload, pods_by_owner
+from workload_map.cluster.references import run_resolver
 from workload_map.engine.describe import PodCounts
 from workload_map.kube.errors import ClusterError, Forbidden, NotFound, NotServed
 from workload_map.model.views import to_json
@@ -514,10 +515,17 @@ def _row(
     d = target.definition
 
     try:
-        view = describe_view(obj, pod_list, d)
+        # references (a TrainJob's runtime) read once per run, however many rows name them
+        view = describe_view(obj, pod_list, d, references=run_resolver(cluster))
     except DescribeFailed as exc:
         ctx.warn(f"could not resolve {exc.label}: {exc.cause}")
         return None
+    for ref in view.get("references") or ():
+        if ref.get("problem"):  # the row is still shown, with what the workload alone says
+            ctx.warn(
+                f"{obj.get('kind')} {_where(meta)}: reference '{ref.get('name')}': "
+                f"{ref['problem']}; shown with what the {obj.get('kind')} alone says"
+            )
     counts = view.get("pods") or {}
     labels = meta.get("labels")
 
@@ -552,6 +560,11 @@ def _row(
     )
     row_view = to_json(item)
     return Row(row_view, type_label, str(meta.get("creationTimestamp") or ""), obj)
+
+
+def _where(meta: dict[str, Any]) -> str:
+    namespace = meta.get("namespace")
+    return f"{namespace}/{meta.get('name')}" if namespace else str(meta.get("name"))
 
 
 def _all_types(
