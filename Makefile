@@ -62,14 +62,18 @@ test: venv tools lint  ## lint, then every test, the real API server ones includ
 unit: venv  ## the fast tests only (no API server), in parallel processes
 	$(PY) hack/run-tests.py --tier unit $(PYTEST_ARGS)
 
+# hack/localkube (the harness the integration tests and `make demo-cluster` share) is linted
+# with the package; the other hack/ scripts are one-off tools outside the checked paths
+LINT_PATHS := src tests benchmarks hack/__init__.py hack/localkube
+
 lint: venv $(CLONES_STAMP)
-	$(VENV)/bin/ruff check src tests benchmarks
-	$(VENV)/bin/ruff format --check src tests benchmarks
+	$(VENV)/bin/ruff check $(LINT_PATHS)
+	$(VENV)/bin/ruff format --check $(LINT_PATHS)
 	$(VENV)/bin/mypy
 
 format: venv
-	$(VENV)/bin/ruff format src tests benchmarks
-	$(VENV)/bin/ruff check --fix src tests benchmarks
+	$(VENV)/bin/ruff format $(LINT_PATHS)
+	$(VENV)/bin/ruff check --fix $(LINT_PATHS)
 
 demo: venv
 	bash hack/demo.sh

@@ -37,9 +37,9 @@ from workload_map.cli.suggest import did_you_mean
 from workload_map.cli.targets import NotInstalled, Target
 from workload_map.cli.workload_view import DescribeFailed, describe_view, view_name
 from workload_map.cluster.ownership import find_pods, owning_workload, pods_by_owner
+from workload_map.cluster.references import run_resolver
 from workload_map.engine.describe import PodCounts
 from workload_map.kube.errors import ClusterError, Forbidden, NotFound, NotServed
-from workload_map.kube.kubeconfig import kubeconfig_contexts
 from workload_map.model.views import to_json
 
 if TYPE_CHECKING:
@@ -205,53 +205,15 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     return _one_cluster(args, ctx)
 
 
-def _contexts(ctx: Context) -> list[str]:
-    """The contexts ``get`` lists: those named (in order, once each), or with
-    ``--all-contexts`` every context of the kubeconfig."""
-    if not ctx.all_contexts:
-        return list(dict.fromkeys(ctx.contexts))
-    ctx.check_kubeconfig()
-    names = kubeconfig_contexts(ctx.connection)
-    if not names:
-        raise CliError("--all-contexts: the kubeconfig has no contexts", ERROR)
-    return names
-
-
 def _many_clusters(args: argparse.Namespace, ctx: Context) -> int:
-    """``get`` over several contexts: each cluster through its own context (its server, its
-    credentials, its default namespace), the rows together with a CLUSTER column first. A
-    cluster that cannot be listed is a warning naming its context; the others are printed and
-    the command exits 1."""
-    if getattr(args, "watch", False) or getattr(args, "watch_only", False):
-        raise UsageError("watch follows one cluster: name one --context")
-    rows: list[Row] = []
-    failed: list[str] = []
-    for name in _contexts(ctx):
-        sub = msgspec.structs.replace(
-            ctx,
-            connection=msgspec.structs.replace(ctx.connection, context=name),
-            contexts=(name,),
-            all_contexts=False,
-            warnings=[],
-            _cluster=None,
-            _definitions=None,
-        )
-        collected: list[Row] = []
-        try:
-            _one_cluster(args, sub, collect=collected)
-        except UsageError:
-            raise  # the same for every cluster
-        except (CliError, ClusterError) as exc:
-            failed.append(f"context {name}: {exc}")
-        sub.flush_warnings(prefix=f"context {name}: ")
-        for row in collected:
-            row.cluster = name
-            row.view = {"cluster": name, **row.view}
-        rows.extend(collected)
-    if failed and not rows:
-        raise CliError("; ".join(failed), ERROR)
-    for message in failed:
-        ctx.warn(message)
+    """``get`` over several contexts: the rows of each (see :mod:`~workload_map.cli.get_clusters`)
+    together, with a CLUSTER column first; exit 1 when some cluster could not be listed."""
+    # lazy: the fan-out loads only when several contexts are named
+    from workload_map.cli.get_clusters import gather
+
+    rows, failed = gather(
+        args, ctx, lambda sub, collected: _one_cluster(args, sub, collect=collected)
+    )
     opts = _options(args, ctx, parse_requests(list(args.target)), None)
     opts.cluster_column = True
     code = _print(rows, ctx, opts, single=False)
@@ -553,10 +515,17 @@ def _row(
     d = target.definition
 
     try:
-        view = describe_view(obj, pod_list, d)
+        # references (a TrainJob's runtime) read once per run, however many rows name them
+        view = describe_view(obj, pod_list, d, references=run_resolver(cluster))
     except DescribeFailed as exc:
         ctx.warn(f"could not resolve {exc.label}: {exc.cause}")
         return None
+    for ref in view.get("references") or ():
+        if ref.get("problem"):  # the row is still shown, with what the workload alone says
+            ctx.warn(
+                f"{obj.get('kind')} {_where(meta)}: reference '{ref.get('name')}': "
+                f"{ref['problem']}; shown with what the {obj.get('kind')} alone says"
+            )
     counts = view.get("pods") or {}
     labels = meta.get("labels")
 
@@ -591,6 +560,11 @@ def _row(
     )
     row_view = to_json(item)
     return Row(row_view, type_label, str(meta.get("creationTimestamp") or ""), obj)
+
+
+def _where(meta: dict[str, Any]) -> str:
+    namespace = meta.get("namespace")
+    return f"{namespace}/{meta.get('name')}" if namespace else str(meta.get("name"))
 
 
 def _all_types(

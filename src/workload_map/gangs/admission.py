@@ -43,7 +43,8 @@ from workload_map.gangs.config import (
 from workload_map.gangs.definitions import KartaIndex
 from workload_map.gangs.jobs import foreign_group
 from workload_map.gangs.naming import label_value
-from workload_map.gangs.planner import SpecMemo, WorkloadRef, plan, workload_ref
+from workload_map.gangs.planner import SpecMemo, plan
+from workload_map.gangs.plans import WorkloadRef, workload_ref
 from workload_map.model import Karta
 
 __all__ = [

@@ -19,7 +19,9 @@ from workload_map.gangs.cache import cache_resolver, group_of, key_of
 from workload_map.gangs.config import LABEL_MANAGED_BY, LABEL_WORKLOAD_UID, MANAGED_BY
 from workload_map.gangs.definitions import has_gangs
 from workload_map.gangs.jobs import foreign_group, is_job_controllers
-from workload_map.gangs.planner import Decision, Plan, plan, template_names, workload_ref
+from workload_map.gangs.objects import template_names
+from workload_map.gangs.planner import plan
+from workload_map.gangs.plans import Decision, Plan, workload_ref
 from workload_map.gangs.reconcile import Actions, object_path, reconcile
 from workload_map.gangs.runtime import FIELD_MANAGER, POD_DEBOUNCE, SCHEDULING_KINDS, GangRuntime
 from workload_map.kube.errors import ApiError, NotFound
