@@ -36,7 +36,9 @@ from workload_map.cluster.inventory import Inventory
 from workload_map.cluster.ownership import find_pods, owning_workload, pods_by_owner
 from workload_map.engine.owners import (
     MAX_DEPTH,
+    MISSING,
     OwnerRef,
+    chain_uids,
     covered_owner,
     covered_ref,
     is_owned_by,
@@ -399,8 +401,9 @@ WALKS = [
 
 @pytest.mark.parametrize(("obj", "objects"), [w[1:] for w in WALKS], ids=[w[0] for w in WALKS])
 def test_the_lean_walks_answer_as_walk_chain(obj: Obj, objects: list[Obj]) -> None:
-    """The gang webhook and controller walk with ``top_covered`` and ``covered_ref``, which
-    build no chain: for every row of both tables they give what ``walk_chain`` gives."""
+    """The gang webhook and controller walk with ``top_covered`` and ``covered_ref``, the
+    inventory with ``chain_uids``, which build no chain: for every row of both tables they give
+    what ``walk_chain`` gives."""
     by_name = {(o["kind"], o["metadata"]["name"]): o for o in objects}
 
     def fetch(r: OwnerRef) -> Obj | None:
@@ -416,3 +419,9 @@ def test_the_lean_walks_answer_as_walk_chain(obj: Obj, objects: list[Obj]) -> No
     tops = [o for o in chain.owners if covered_obj(o)]
     assert top_covered(obj, fetch, covered_obj) == (tops[-1] if tops else None, chain.missing)
     assert covered_ref(obj, fetch, covered) == covered_owner(chain, covered)
+    by_uid = {o["metadata"]["uid"]: o for o in objects if o["metadata"].get("uid")}
+    chain = walk_chain(obj, by_uid)
+    broken = chain.end == MISSING
+    kept = chain.refs[:-1] if broken else chain.refs
+    missing = (chain.refs[-1].uid or "") if broken else None
+    assert chain_uids(obj, by_uid) == ([str(r.uid) for r in kept], missing)

@@ -33,7 +33,7 @@ from workload_map.catalog import catalog as builtin
 from workload_map.catalog.definitions import Definition
 from workload_map.engine import Workload
 from workload_map.engine.owners import (
-    MISSING,
+    chain_uids,
     controller_ref,
     label_verdict,
     walk_chain,
@@ -382,14 +382,11 @@ class Inventory:
 
     def _path(self, obj: Mapping[str, Any]) -> tuple[list[str], str | None]:
         """Every uid up the controller chain of ``obj`` that the caches hold (the engine's one
-        owner rule, :func:`~workload_map.engine.owners.walk_chain`), and the uid where the chain
-        left them (None when it ended at an object without a controller, a cycle or the depth
-        limit; ``""`` for a reference without a uid)."""
-        chain = walk_chain(obj, self._owners)
-        refs = chain.refs
-        if chain.end != MISSING:
-            return [str(ref.uid) for ref in refs], None
-        return [str(ref.uid) for ref in refs[:-1]], refs[-1].uid or ""
+        owner rule, :func:`~workload_map.engine.owners.chain_uids`: ``walk_chain``'s walk, by
+        uid, without building the chain, as this runs per pod event), and the uid where the
+        chain left them (None when it ended at an object without a controller, a cycle or the
+        depth limit; ``""`` for a reference without a uid)."""
+        return chain_uids(obj, self._owners)
 
     def _top_level(self, obj: Mapping[str, Any]) -> bool:
         """Whether no covered workload is up the controller chain of ``obj``: none the caches

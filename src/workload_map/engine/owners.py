@@ -32,6 +32,7 @@ __all__ = [
     "OwnerChain",
     "OwnerLabels",
     "OwnerRef",
+    "chain_uids",
     "claims",
     "controller_ref",
     "covered_owner",
@@ -441,6 +442,54 @@ def top_covered(
         if covered(found):
             found_covered = found
     return found_covered, None
+
+
+def chain_uids(
+    obj: Mapping[str, Any], owners: Mapping[str, Mapping[str, Any]], *, max_depth: int = MAX_DEPTH
+) -> tuple[list[str], str | None]:
+    """(the uids of the owners read up ``obj``'s controller chain, nearest first; the uid of
+    the reference where the chain broke, ``""`` for one without a uid, or None when it did
+    not): ``walk_chain(obj, owners)`` for ``owners`` by uid (a watch cache), as uids.
+
+    The inventory asks it per pod event and needs nothing else of the chain: this walk builds
+    no references (a chain with a reference without a uid, which only files have, is left to
+    :func:`walk_chain`). ``test_owner_rule_table`` compares it with :func:`walk_chain`.
+    """
+    meta: Any = obj.get("metadata")
+    if type(meta) is not dict and not isinstance(meta, Mapping):
+        meta = {}
+    seen: list[Any] = [meta.get("uid")]
+    path: list[str] = []
+    while True:
+        refs = meta.get("ownerReferences")
+        if type(refs) is not list:
+            return path, None
+        for chosen in refs:  # the first flagged reference: _controller's rule, inlined
+            if (type(chosen) is dict or isinstance(chosen, Mapping)) and chosen.get(
+                "controller"
+            ) is True:
+                break
+        else:
+            return path, None
+        uid = chosen.get("uid")
+        if type(uid) is not str or not uid:
+            chain = walk_chain(obj, owners if type(owners) is dict else dict(owners))
+            broken = chain.end == MISSING
+            kept = chain.refs[:-1] if broken else chain.refs
+            return [str(r.uid) for r in kept], (chain.refs[-1].uid or "") if broken else None
+        if uid in seen or len(path) >= max_depth:
+            return path, None  # a cycle, or the depth limit: ends as at a top owner
+        seen.append(uid)
+        found = owners.get(uid)
+        if found is None:
+            return path, uid
+        meta = found.get("metadata")
+        if type(meta) is not dict and not isinstance(meta, Mapping):
+            meta = {}
+        other = meta.get("uid")
+        if type(other) is str and other and other != uid:
+            return path, uid  # a namesake of another uid: not the owner
+        path.append(uid)
 
 
 def covered_ref(
