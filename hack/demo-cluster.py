@@ -395,7 +395,8 @@ def main(argv: list[str] | None = None) -> int:
             signal.signal(signal.SIGINT, signal.SIG_IGN)
             signal.signal(signal.SIGTERM, signal.SIG_IGN)
     left = [c.name for c in demo.children if c.running()]
-    demo.say("stopped everything" + (f"; still running: {', '.join(left)}" if left else ""))
+    if "workdir" in demo.summary:  # something was started
+        demo.say("stopped everything" + (f"; still running: {', '.join(left)}" if left else ""))
     if args.summary is not None:
         args.summary.write_text(json.dumps({**demo.summary, "exit": code}, indent=2))
     return code if not left else 1
