@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
+from hack.localkube import operator as harness
 from tests.gangs import custom
-from tests.operator.live import MUTATING, OperatorProcess, delete, eventually
+from tests.operator.live import OperatorProcess, delete
 from workload_map.gangs.config import ANNOTATION_GANG, LABEL_NAMESPACE_OPT_IN
-from workload_map.gangs.webhook import pod_webhook
 from workload_map.kube.api import Api
 from workload_map.kube.errors import ApiError
 
@@ -26,24 +26,11 @@ Obj = dict[str, Any]
 
 def install_pod_webhook(api: Api, *, port: int, name: str, token: str, timeout: int = 3) -> None:
     """``{name}-mutating`` with the gang pod hook only, for namespaces labelled ``token``."""
-    hook = pod_webhook(url=f"https://127.0.0.1:{port}", timeout_seconds=timeout)
-    hook["namespaceSelector"] = {"matchLabels": {TEST_NS_LABEL: token}}
-    body = {
-        "apiVersion": "admissionregistration.k8s.io/v1",
-        "kind": "MutatingWebhookConfiguration",
-        "metadata": {"name": f"{name}-mutating"},
-        "webhooks": [hook],
-    }
-    delete(api, f"{MUTATING}/{name}-mutating")
-    api.request("POST", MUTATING, body)
+    harness.install_pod_webhook(
+        api, port=port, name=name, namespace_labels={TEST_NS_LABEL: token}, timeout=timeout
+    )
 
 
-def _ca_bundle(api: Api, name: str) -> bool:
-    hooks = api.get(f"{MUTATING}/{name}-mutating").get("webhooks") or []
-    return bool(hooks) and all((h.get("clientConfig") or {}).get("caBundle") for h in hooks)
-
-
-@contextmanager
 def gang_operator(
     api: Api,
     kubeconfig: Path,
@@ -54,28 +41,19 @@ def gang_operator(
     extra: list[str] | None = None,
     leader_elect: bool = False,
     install: bool = True,
-) -> Iterator[OperatorProcess]:
-    name = f"wlmap-gangs-{token}"
-    proc = OperatorProcess(
+) -> AbstractContextManager[OperatorProcess]:
+    """The harness's gang operator, its pod webhook only for the namespaces of ``token``."""
+    return harness.gang_operator(
+        api,
         kubeconfig,
         namespace,
         workdir,
-        config_name=name,
+        f"wlmap-gangs-{token}",
+        namespace_labels={TEST_NS_LABEL: token},
+        extra=extra,
         leader_elect=leader_elect,
-        extra=["--enable-gang-scheduling", "--gang-resync-period=30", *(extra or [])],
+        install=install,
     )
-    if install:
-        install_pod_webhook(api, port=proc.webhook_port, name=name, token=token)
-    proc.start()
-    try:
-        proc.wait_ready(120)
-        if install:
-            eventually(lambda: _ca_bundle(api, name), 60, "caBundle patched")
-        yield proc
-    finally:
-        proc.stop()
-        if install:
-            delete(api, f"{MUTATING}/{name}-mutating")
 
 
 def make_namespace(api: Api, token: str, *, opted_in: bool = True) -> str:

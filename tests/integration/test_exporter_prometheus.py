@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import http.server
-import json
 import os
 import shutil
 import subprocess
@@ -20,8 +19,6 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.parse
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -29,6 +26,7 @@ from typing import Any
 import pytest
 import yaml
 
+from hack.localkube.prometheus import Prometheus, wait_http
 from tests.integration.harness import Kube
 from tests.ports import free_port
 
@@ -196,42 +194,6 @@ def dcgm_line(namespace: str, pod: str, gpu: int, util: float) -> str:
     }
     text = ",".join(f'{k}="{v}"' for k, v in labels.items())
     return f"DCGM_FI_DEV_GPU_UTIL{{{text}}} {util}"
-
-
-class Prometheus:
-    def __init__(self, port: int) -> None:
-        self.url = f"http://127.0.0.1:{port}"
-
-    def query(self, expr: str) -> list[dict[str, Any]]:
-        url = f"{self.url}/api/v1/query?" + urllib.parse.urlencode({"query": expr})
-        with urllib.request.urlopen(url, timeout=5) as resp:
-            doc = json.load(resp)
-        assert doc["status"] == "success", doc
-        return list(doc["data"]["result"])
-
-    def wait(self, expr: str, count: int, timeout: float = 60.0) -> list[dict[str, Any]]:
-        deadline = time.monotonic() + timeout
-        result: list[dict[str, Any]] = []
-        while time.monotonic() < deadline:
-            with contextlib.suppress(OSError):
-                result = self.query(expr)
-                if len(result) >= count:
-                    return result
-            time.sleep(0.5)
-        raise AssertionError(f"{expr}: expected {count} series, got {result}")
-
-
-def wait_http(url: str, timeout: float = 60.0) -> str:
-    deadline = time.monotonic() + timeout
-    last: Exception | None = None
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(url, timeout=2) as resp:
-                return resp.read().decode()
-        except OSError as exc:
-            last = exc
-            time.sleep(0.3)
-    raise AssertionError(f"{url} did not answer: {last}")
 
 
 @pytest.fixture
