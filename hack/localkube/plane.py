@@ -119,10 +119,7 @@ def _find(tools: Mapping[str, str], needed: str) -> list[Path]:
     missing = _missing(found)
     if missing:
         raise BinariesMissing(
-            f"the integration tests need {needed}, but "
-            + " and ".join(missing)
-            + " is missing. "
-            + BUILD_HINT
+            f"this needs {needed}, but " + " and ".join(missing) + " is missing. " + BUILD_HINT
         )
     return list(found.values())
 

@@ -9,6 +9,7 @@ import shutil
 import time
 import urllib.parse
 import urllib.request
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ import yaml
 from .plane import BinariesMissing, HarnessError, Proc, http_ok, spawn, wait_for
 from .ports import free_port
 
-__all__ = ["INSTALL_HINT", "Prometheus", "start_prometheus", "wait_http"]
+__all__ = ["INSTALL_HINT", "Prometheus", "scrape_config", "start_prometheus", "wait_http"]
 
 INSTALL_HINT = "install it with `make prometheus` (Debian's prometheus package, as root)"
 
@@ -63,6 +64,19 @@ def wait_http(url: str, timeout: float = 60.0) -> str:
             last = exc
             time.sleep(0.3)
     raise HarnessError(f"{url} did not answer: {last}")
+
+
+def scrape_config(targets: Mapping[str, int], *, rules: Path | None = None) -> dict[str, Any]:
+    """A configuration scraping ``127.0.0.1:port`` of each job name in ``targets`` and
+    evaluating ``rules`` every second: a test or a demo sees a change within seconds."""
+    return {
+        "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
+        "rule_files": [str(rules)] if rules is not None else [],
+        "scrape_configs": [
+            {"job_name": job, "static_configs": [{"targets": [f"127.0.0.1:{port}"]}]}
+            for job, port in targets.items()
+        ],
+    }
 
 
 def start_prometheus(
