@@ -40,6 +40,8 @@ BINARIES = {
     "kuberay": "kuberay-operator",
     "training-operator": "training-operator",
     "scheduler-plugins": "scheduler-plugins",
+    "jobset": "jobset-controller",
+    "trainer": "trainer-controller-manager",
 }
 #: the name pods give to be placed by the second scheduler (KubeRay's batch scheduler
 #: ``scheduler-plugins`` sets it, and it is our ``--gang-coscheduling-schedulers`` default)
@@ -50,6 +52,26 @@ TRAINING_CERT_DIR = Path("/tmp/k8s-webhook-server/serving-certs")
 TRAINING_NAMESPACE = "kubeflow"
 TRAINING_SECRET = "training-operator-webhook-cert"
 TRAINING_WEBHOOK = "validator.training-operator.kubeflow.org"
+# Kubeflow Trainer v2.0.0 has the training operator's rotator (cert-controller v0.12.0, the same
+# fixed folder, any ``tls.crt`` in it will do) but reads its serving pair, through
+# controller-runtime's default, from ``$TMPDIR/k8s-webhook-server/serving-certs``: each run
+# points ``TMPDIR`` at its plane's folder with the plane's own pair in it. Its namespace is
+# ``kubeflow-system`` outside a pod (no service-account mount to read it from).
+TRAINER_NAMESPACE = "kubeflow-system"
+TRAINER_SECRET = "kubeflow-trainer-webhook-cert"
+TRAINER_WEBHOOK = "validator.trainer.kubeflow.org"
+_SERVING_SUBDIR = "k8s-webhook-server/serving-certs"
+# JobSet's defaulting and validating webhooks for JobSets (its pod webhooks serve exclusive
+# placement only and are left out: they would sit beside ours on every pod of the plane)
+_JOBSET_HOOKS = (
+    ("mutating", "mjobset.kb.io", "/mutate-jobset-x-k8s-io-v1alpha2-jobset", ["CREATE"]),
+    (
+        "validating",
+        "vjobset.kb.io",
+        "/validate-jobset-x-k8s-io-v1alpha2-jobset",
+        ["CREATE", "UPDATE"],
+    ),
+)
 # KubeRay's CRDs are about 1 MB each: on a loaded machine the API server took over the start
 # timeout (120 s) to establish one, so each gets several (a bound, never a speed target)
 _CRD_WAITS = 4
@@ -298,6 +320,202 @@ def coscheduling_scheduler(kube: Kube, *, permit_wait: int = 10) -> Iterator[_Pr
         _stop(plane, proc)
 
 
+def _pair(plane: LocalControlPlane, folder: Path, *, keep: bool = False) -> Path:
+    """The plane's own serving pair (for 127.0.0.1, signed by the CA the API server's webhook
+    calls trust through ``caBundle``) as ``tls.crt``/``tls.key`` in ``folder``; with ``keep`` a
+    ``tls.crt`` already there (another run's) stays. Each file is renamed into place whole, so
+    a reader never sees half of one."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for source, name in (("apiserver.key", "tls.key"), ("apiserver.crt", "tls.crt")):
+        target = folder / name
+        if keep and (folder / "tls.crt").exists():
+            continue
+        partial = folder / f".{name}.{os.getpid()}.tmp"
+        partial.write_bytes((plane.workdir / source).read_bytes())
+        partial.chmod(0o600)
+        partial.replace(target)
+    return folder
+
+
+def _delete(kube: Kube, path: str) -> None:
+    from kubernetes.client.exceptions import ApiException
+
+    with suppress(ApiException):
+        kube.request("DELETE", path)
+
+
+@contextmanager
+def jobset(kube: Kube) -> Iterator[_Proc]:
+    """The JobSet controller (``sigs.k8s.io/jobset``) on ``kube``: its CRD installed first, its
+    internal certificate management off (``--config``: no Secret, no rotator), its webhook
+    server on a loopback port with the plane's serving pair, and its JobSet defaulting and
+    validating webhooks registered by URL with the plane's CA, as its manifests register them
+    by Service. Ready once ``/readyz`` answers and a dry-run JobSet comes back defaulted (the
+    API server calls the webhook); the registrations are removed when it stops (they fail
+    closed)."""
+    path, _ = binary("jobset")
+    plane = _plane(kube)
+    for crd in crds("jobset"):
+        kube.install_crd(crd, timeout=_CRD_WAITS * plane.start_timeout)
+    assert plane.kubeconfig is not None
+    port, probe = free_port(), free_port()
+    config = {
+        "apiVersion": "config.jobset.x-k8s.io/v1alpha1",
+        "kind": "Configuration",
+        "leaderElection": {"leaderElect": False},
+        "internalCertManagement": {"enable": False},
+        "webhook": {
+            "host": "127.0.0.1",
+            "port": port,
+            "certDir": str(_pair(plane, plane.workdir / "jobset-certs")),
+        },
+        "metrics": {"bindAddress": f"127.0.0.1:{free_port()}"},
+        "health": {"healthProbeBindAddress": f"127.0.0.1:{probe}"},
+    }
+    config_file = plane.workdir / "jobset-config.yaml"
+    config_file.write_text(yaml.safe_dump(config))
+    argv = [str(path), f"--config={config_file}"]
+    env = {"KUBECONFIG": str(plane.kubeconfig)}
+    proc = _spawn_env("jobset-controller", argv, plane.workdir / "jobset-controller.log", env)
+    plane.procs.append(proc)
+    name = f"wlmap-test-jobset-{port}"
+    bundle = base64.b64encode((plane.workdir / "serving-ca.crt").read_bytes()).decode()
+    registered: list[str] = []
+    try:
+        _wait_ready(plane, proc, f"http://127.0.0.1:{probe}/readyz")
+        for kind, hook, url_path, operations in _JOBSET_HOOKS:
+            resource = f"/apis/admissionregistration.k8s.io/v1/{kind}webhookconfigurations"
+            body = {
+                "metadata": {"name": name},
+                "webhooks": [
+                    {
+                        "name": hook,
+                        "admissionReviewVersions": ["v1"],
+                        "sideEffects": "None",
+                        "failurePolicy": "Fail",
+                        "timeoutSeconds": 10,
+                        "clientConfig": {
+                            "url": f"https://127.0.0.1:{port}{url_path}",
+                            "caBundle": bundle,
+                        },
+                        "rules": [
+                            {
+                                "apiGroups": ["jobset.x-k8s.io"],
+                                "apiVersions": ["v1alpha2"],
+                                "operations": operations,
+                                "resources": ["jobsets"],
+                            }
+                        ],
+                    }
+                ],
+            }
+            kube.request("POST", resource, body)
+            registered.append(f"{resource}/{name}")
+        _wait_defaulted(kube, plane, proc)
+        yield proc
+    finally:
+        for resource in registered:
+            _delete(kube, resource)
+        _stop(plane, proc)
+
+
+def _wait_defaulted(kube: Kube, plane: LocalControlPlane, proc: _Proc) -> None:
+    """Until the API server calls JobSet's defaulting webhook (a dry-run create in
+    ``default`` answers with ``successPolicy`` filled in)."""
+    from kubernetes.client.exceptions import ApiException
+
+    body = {
+        "apiVersion": "jobset.x-k8s.io/v1alpha2",
+        "kind": "JobSet",
+        "metadata": {"name": "wlmap-webhook-probe"},
+        "spec": {
+            "replicatedJobs": [
+                {
+                    "name": "probe",
+                    "template": {
+                        "spec": {
+                            "template": {
+                                "spec": {
+                                    "restartPolicy": "Never",
+                                    "containers": [{"name": "c", "image": "registry.invalid/x"}],
+                                }
+                            }
+                        }
+                    },
+                }
+            ]
+        },
+    }
+    deadline = time.monotonic() + plane.start_timeout
+    last = ""
+    while True:
+        try:
+            answer = kube.request(
+                "POST",
+                "/apis/jobset.x-k8s.io/v1alpha2/namespaces/default/jobsets",
+                body,
+                query={"dryRun": "All"},
+            )
+            if (answer.get("spec") or {}).get("successPolicy"):
+                return
+            last = "answered without defaults"
+        except ApiException as err:
+            last = f"{err.status} {err.reason}"
+        if not proc.running() or time.monotonic() > deadline:
+            raise HarnessError(
+                f"the API server never got JobSet's defaulting webhook to answer ({last}); "
+                f"last lines of {proc.log}:\n{tail(proc.log)}"
+            )
+        time.sleep(0.2)
+
+
+@contextmanager
+def trainer(kube: Kube) -> Iterator[_Proc]:
+    """The Kubeflow Trainer v2 controller manager on ``kube``: its CRDs (and JobSet's, whose
+    JobSets it makes) installed first, ready once ``/readyz`` answers (certificates rotated,
+    webhook server up). Its rotator holds every controller back until its Secret and its
+    validating configuration exist (created here: an empty Secret it fills, a configuration
+    listing no webhook, so its validation is never called) and a ``tls.crt`` is "mounted" (see
+    ``TRAINER_NAMESPACE``). Run the JobSet controller beside it for pods."""
+    path, _ = binary("trainer")
+    plane = _plane(kube)
+    for crd in crds("jobset") + crds("trainer"):
+        kube.install_crd(crd, timeout=_CRD_WAITS * plane.start_timeout)
+    assert plane.kubeconfig is not None
+    _create(kube, "/api/v1/namespaces", {"metadata": {"name": TRAINER_NAMESPACE}})
+    _create(
+        kube,
+        f"/api/v1/namespaces/{TRAINER_NAMESPACE}/secrets",
+        {"metadata": {"name": TRAINER_SECRET}, "type": "Opaque"},
+    )
+    _create(
+        kube,
+        "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations",
+        {"metadata": {"name": TRAINER_WEBHOOK}, "webhooks": []},
+    )
+    tmpdir = plane.workdir / "trainer-tmp"
+    _pair(plane, tmpdir / _SERVING_SUBDIR)
+    _pair(plane, TRAINING_CERT_DIR, keep=True)
+    probe = free_port()
+    argv = [
+        str(path),
+        "--leader-elect=false",
+        f"--metrics-bind-address=127.0.0.1:{free_port()}",
+        f"--health-probe-bind-address=127.0.0.1:{probe}",
+        f"--webhook-server-port={free_port()}",
+    ]
+    env = {"KUBECONFIG": str(plane.kubeconfig), "TMPDIR": str(tmpdir)}
+    proc = _spawn_env(
+        "trainer-controller-manager", argv, plane.workdir / "trainer-controller-manager.log", env
+    )
+    plane.procs.append(proc)
+    try:
+        _wait_ready(plane, proc, f"http://127.0.0.1:{probe}/readyz")
+        yield proc
+    finally:
+        _stop(plane, proc)
+
+
 __all__ = [
     "BINARIES",
     "BUILD_HINT",
@@ -305,6 +523,8 @@ __all__ = [
     "binary",
     "coscheduling_scheduler",
     "crds",
+    "jobset",
     "kuberay",
+    "trainer",
     "training_operator",
 ]
