@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.gangs.e2e import GPU, NODE_LABEL, create
+from tests.gangs.e2e import GPU, NODE_LABEL, create, podgroups
 from tests.gangs.real import Obj, gang_round
 from tests.operator.live import OperatorProcess, delete
 from workload_map.kube.api import Api
@@ -162,6 +162,13 @@ def trainjob(api: Api, ns: str, pool: str) -> Obj:
     return create(api, f"/apis/trainer.kubeflow.org/v1alpha1/namespaces/{ns}/trainjobs", body)
 
 
+def _gang_of(api: Api, ns: str) -> tuple[str, str, int]:
+    """The namespace's one PodGroup: the kind and name of the workload owning it, its minimum."""
+    (group,) = podgroups(api, ns)
+    (owner,) = group["metadata"]["ownerReferences"]
+    return owner["kind"], owner["name"], group["spec"]["schedulingPolicy"]["gang"]["minCount"]
+
+
 def test_a_jobset_made_by_the_jobset_controller(
     plane: Kube,
     api: Api,
@@ -176,6 +183,8 @@ def test_a_jobset_made_by_the_jobset_controller(
         jobs = api.get(f"/apis/batch/v1/namespaces/{ns}/jobs")["items"]
         owners = {(o["kind"], o["name"]) for j in jobs for o in j["metadata"]["ownerReferences"]}
         assert (len(jobs), owners) == (3, {("JobSet", "js")}), (ns, jobs)
+    short, room, _ = result.namespaces
+    assert _gang_of(api, short) == _gang_of(api, room) == ("JobSet", "js", 3)
 
 
 def test_a_trainjob_made_by_trainer_from_its_runtime(
@@ -203,6 +212,9 @@ def test_a_trainjob_made_by_trainer_from_its_runtime(
             (job,) = api.get(f"/apis/batch/v1/namespaces/{ns}/jobs")["items"]
             assert [o["kind"] for o in job["metadata"]["ownerReferences"]] == ["JobSet"]
             assert job["spec"]["parallelism"] == TRAINJOB_NODES
+        # planned for the TrainJob from its runtime (the TrainJob alone says nothing of 3)
+        short, room, _ = result.namespaces
+        assert _gang_of(api, short) == _gang_of(api, room) == ("TrainJob", "train", 3)
     finally:
         for name in made:
             delete(api, f"{RUNTIMES}/{name}")
