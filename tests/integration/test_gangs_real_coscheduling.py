@@ -23,9 +23,9 @@ from typing import Any
 
 import pytest
 
-from tests.gangs.e2e import gang_operator, make_namespace, wait
+from tests.gangs.e2e import wait
 from tests.gangs.real import coscheduling_mark, gang_round, indexed_job, raycluster
-from tests.operator.live import OperatorProcess, delete
+from tests.operator.live import OperatorProcess
 from workload_map.gangs.config import LABEL_MANAGED_BY
 from workload_map.kube.api import Api
 
@@ -44,18 +44,9 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
 @pytest.fixture(scope="module")
 def plane(kube_with_controllers: Kube) -> Iterator[Kube]:
     kube_with_controllers.install_crd(ROOT / "deploy/crds/kartas.run.ai.yaml")
+    operators.install_crds(kube_with_controllers, "kuberay")
     with operators.coscheduling_scheduler(kube_with_controllers):
         yield kube_with_controllers
-
-
-@pytest.fixture(scope="module")
-def op(
-    plane: Kube, api: Api, tok: str, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[OperatorProcess]:
-    ns = make_namespace(api, tok, opted_in=False)
-    with gang_operator(api, plane.kubeconfig, ns, tmp_path_factory.mktemp("gangs"), tok) as proc:
-        yield proc
-    delete(api, f"/api/v1/namespaces/{ns}")
 
 
 @pytest.fixture(scope="module")
