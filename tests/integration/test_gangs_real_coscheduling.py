@@ -13,7 +13,10 @@ of its own and labels the pods with it.
 - a labelled RayCluster in an opted-in namespace: left alone (a ``LeftAlone`` event, no object
   of ours, its pods unchanged by our webhook), KubeRay's own PodGroup gangs it.
 
-Skipped, naming ``make operators``, where the scheduler-plugins or KubeRay binary is missing."""
+Every bound pod was bound by the scheduler-plugins scheduler (its ``Scheduled`` events), never
+by kube-scheduler beside it. The KubeRay CRDs are installed with the plane, before our operator
+starts. Skipped, naming ``make operators``, where the scheduler-plugins or KubeRay binary is
+missing."""
 
 from __future__ import annotations
 
@@ -23,8 +26,8 @@ from typing import Any
 
 import pytest
 
-from tests.gangs.e2e import wait
-from tests.gangs.real import coscheduling_mark, gang_round, indexed_job, raycluster
+from tests.gangs.e2e import bound, wait
+from tests.gangs.real import Round, coscheduling_mark, gang_round, indexed_job, raycluster
 from tests.operator.live import OperatorProcess
 from workload_map.gangs.config import LABEL_MANAGED_BY
 from workload_map.kube.api import Api
@@ -67,6 +70,34 @@ def _ours(api: Api, ns: str) -> list[str]:
     ]
 
 
+def _placed_by_the_second_scheduler(api: Api, result: Round) -> None:
+    """Every bound pod of the round, gang or not, was bound by the scheduler-plugins scheduler
+    (its ``Scheduled`` events, one a pod), never by kube-scheduler beside it."""
+    for ns in result.namespaces:
+        pods = api.get(f"/api/v1/namespaces/{ns}/pods")["items"]
+        assert {p["spec"].get("schedulerName") for p in pods} == {operators.COSCHEDULING_SCHEDULER}
+        events = [
+            e
+            for e in api.get(f"/api/v1/namespaces/{ns}/events")["items"]
+            if e.get("reason") == "Scheduled"
+        ]
+        assert sorted(e["involvedObject"]["name"] for e in events) == bound(api, ns)
+        assert {
+            e.get("reportingComponent") or (e.get("source") or {}).get("component") for e in events
+        } == {operators.COSCHEDULING_SCHEDULER}
+
+
+def _our_group(api: Api, result: Round) -> None:
+    """The opted-in rounds' pods joined one coscheduling PodGroup of ours, of the gang's size;
+    not opted in, no group at all."""
+    for ns in result.namespaces[:2]:
+        groups = [g for g in _groups(api, ns) if g["metadata"]["name"] in _ours(api, ns)]
+        assert [g["spec"]["minMember"] for g in groups] == [result.size], groups
+        pods = api.get(f"/api/v1/namespaces/{ns}/pods")["items"]
+        assert {coscheduling_mark(p) for p in pods} == {groups[0]["metadata"]["name"]}
+    assert _groups(api, result.namespaces[2]) == []
+
+
 def test_an_indexed_job_under_the_coscheduling_scheduler(
     plane: Kube, api: Api, op: OperatorProcess, tok: str, fake_nodes: FakeNodes
 ) -> None:
@@ -75,6 +106,8 @@ def test_an_indexed_job_under_the_coscheduling_scheduler(
 
     result = gang_round("job-coscheduling", api, fake_nodes, tok, job, 4, mark=coscheduling_mark)
     assert (result.short, result.after_node, result.room, result.plain) == (0, 4, 4, 3)
+    _our_group(api, result)
+    _placed_by_the_second_scheduler(api, result)
 
 
 def test_a_raycluster_under_the_coscheduling_scheduler(
@@ -86,6 +119,8 @@ def test_a_raycluster_under_the_coscheduling_scheduler(
         "raycluster-coscheduling", api, fake_nodes, tok, raycluster, 3, mark=coscheduling_mark
     )
     assert (result.short, result.after_node, result.room, result.plain) == (0, 3, 3, 2)
+    _our_group(api, result)
+    _placed_by_the_second_scheduler(api, result)
 
 
 def test_kuberay_with_its_own_batch_scheduler_is_left_alone(
@@ -105,6 +140,8 @@ def test_kuberay_with_its_own_batch_scheduler_is_left_alone(
         make_plain=raycluster,  # not labelled, not opted in: no gang at all
     )
     assert (result.short, result.after_node, result.room, result.plain) == (0, 3, 3, 2)
+    _placed_by_the_second_scheduler(api, result)
+    assert _groups(api, result.namespaces[2]) == []  # not labelled: KubeRay made none either
     for ns in result.namespaces[:2]:  # both opted in
         # KubeRay's group (named after the cluster), none of ours, and the decision said
         assert [g["metadata"]["name"] for g in _groups(api, ns)] == ["rc"]
