@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 CLONES_STAMP := $(VENV)/.clones-ok
 export WLMAP_CACHE ?= $(HOME)/.cache/workload-map
 
-.PHONY: venv tools gojq apiserver helm operators prometheus monitoring-crds chromium image-tools deploy test unit lint format demo bench fuzz crd clean image image-lock dist
+.PHONY: venv tools gojq apiserver helm operators prometheus monitoring-crds chromium image-tools deploy test unit lint format demo demo-cluster bench fuzz crd clean image image-lock dist
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -59,17 +59,30 @@ test: venv tools lint  ## lint, then every test, the real API server ones includ
 unit: venv  ## the fast tests only (no API server), in parallel processes
 	$(PY) hack/run-tests.py --tier unit $(PYTEST_ARGS)
 
+# hack/localkube (the harness the integration tests and `make demo-cluster` share) is linted
+# with the package; the other hack/ scripts are one-off tools outside the checked paths
+LINT_PATHS := src tests benchmarks hack/__init__.py hack/localkube hack/demo-cluster.py
+
 lint: venv $(CLONES_STAMP)
-	$(VENV)/bin/ruff check src tests benchmarks
-	$(VENV)/bin/ruff format --check src tests benchmarks
+	$(VENV)/bin/ruff check $(LINT_PATHS)
+	$(VENV)/bin/ruff format --check $(LINT_PATHS)
 	$(VENV)/bin/mypy
 
 format: venv
-	$(VENV)/bin/ruff format src tests benchmarks
-	$(VENV)/bin/ruff check --fix src tests benchmarks
+	$(VENV)/bin/ruff format $(LINT_PATHS)
+	$(VENV)/bin/ruff check --fix $(LINT_PATHS)
 
 demo: venv
 	bash hack/demo.sh
+
+# The whole system live on this machine (hack/demo-cluster.py): a local control plane with fake
+# GPU nodes, the operator with gang scheduling and metrics, Prometheus and the web view; a gang
+# held while short and bound once a node is added. Needs the binaries of `make apiserver` and
+# Debian's prometheus (`make prometheus`); it says which is missing. Ctrl-C stops everything.
+# DEMO_ARGS=--once stops by itself once everything was shown.
+DEMO_ARGS ?=
+demo-cluster: venv
+	$(PY) hack/demo-cluster.py $(DEMO_ARGS)
 
 # The operator image as an OCI archive (dist/workload-map-operator-VERSION.oci.tar), built
 # without a container daemon from image/debian.lock and image/requirements.lock

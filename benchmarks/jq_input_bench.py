@@ -87,7 +87,7 @@ def _write(directory: Path, name: str, make: Any) -> Path:
     if make is _metrics:
         # numbers as Go programs (kubectl, Prometheus, gojq itself) write them: 100.0 as 100,
         # 1e-07 as 1e-7; Python's json would write literals gojq keeps verbatim
-        from workload_map.jq.encoding import dumps
+        from workload_map.jq.encode import dumps
 
         text = dumps(doc, 2)
     else:

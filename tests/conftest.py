@@ -211,7 +211,7 @@ def _child_processes() -> dict[int, str]:
 
 def _session_children() -> set[int]:
     """Children that outlive a module on purpose: the session's control planes."""
-    plane = sys.modules.get("tests.integration.plane")
+    plane = sys.modules.get("hack.localkube.plane")
     if plane is None:
         return set()
     with plane._LIVE_LOCK:

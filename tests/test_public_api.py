@@ -112,6 +112,7 @@ PINNED: dict[str, list[str]] = {
         "SuspendDefinition",
         "Topology",
         "check_against_crd",
+        "check_references_against_crds",
         "dump_karta",
         "is_valid",
         "load_karta",

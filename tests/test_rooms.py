@@ -449,6 +449,9 @@ LAZY: dict[tuple[str, str], str] = {
     ("workload_map.cli.get_cmd", "workload_map.cli.get_watch"): (
         "the watch loop (with kube.watch and queue, ~3 ms), get -w/--watch-only only"
     ),
+    ("workload_map.cli.get_cmd", "workload_map.cli.get_clusters"): (
+        "the fan-out over several clusters, --context A --context B/--all-contexts only"
+    ),
     ("workload_map.cli.get_cmd", "workload_map.kube.watch"): (
         "the same boundary: the resource version a watch starts from"
     ),

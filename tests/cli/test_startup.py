@@ -9,6 +9,7 @@ cluster client offline, difflib without a typo), only the named command's parser
 
 from __future__ import annotations
 
+import argparse
 import io
 import subprocess
 import sys
@@ -18,7 +19,7 @@ import pytest
 
 from tests.cli.fake_cluster import JOBSET, FakeAPI, obj, owner_ref, pod
 from tests.cli.http_fake import serve, write_kubeconfig
-from workload_map.cli.main import COMMANDS, build_parser, help_width, main
+from workload_map.cli.main import COMMANDS, LISTING, build_parser, help_width, main
 
 ROOT = Path(__file__).resolve().parents[2]
 JOB = ROOT / "examples" / "jobset" / "jobset.yaml"
@@ -120,6 +121,27 @@ def test_the_parser_of_one_command_helps_as_the_whole_tree(command: str) -> None
         assert getattr(done.value, "status", None) == 0
     assert alone.getvalue() == whole.getvalue()
     assert f"usage: wlmap {command}" in alone.getvalue()
+
+
+def test_the_command_list_helps_as_the_whole_tree() -> None:
+    """``wlmap --help`` and ``--version`` name no command: their parser lists the commands
+    without building one argument of theirs (the whole tree's actions, connection flags
+    included, were a quarter of their start-up), and says the same."""
+    whole, listed = io.StringIO(), io.StringIO()
+    parsers = []
+    for out, only in ((whole, None), (listed, LISTING)):
+        parser = build_parser(out, "wlmap", only)
+        parsers.append(parser)
+        with pytest.raises(Exception) as done:
+            parser.parse_args(["--help"])
+        assert getattr(done.value, "status", None) == 0
+    assert listed.getvalue() == whole.getvalue()
+    assert "usage: wlmap" in listed.getvalue()
+    (commands,) = [a for a in parsers[1]._actions if isinstance(a, argparse._SubParsersAction)]
+    assert commands.choices and all(not p._actions for p in commands.choices.values())
+    out = io.StringIO()
+    assert main(["--version"], io.StringIO(), out, io.StringIO()) == 0
+    assert out.getvalue().strip()
 
 
 def test_catalog_definitions_are_not_validated_again(monkeypatch: pytest.MonkeyPatch) -> None:

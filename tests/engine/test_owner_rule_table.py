@@ -34,7 +34,18 @@ from tests.gangs.cases import example, opted
 from tests.gangs.test_admission import cache_with
 from workload_map.cluster.inventory import Inventory
 from workload_map.cluster.ownership import find_pods, owning_workload, pods_by_owner
-from workload_map.engine.owners import MAX_DEPTH, is_owned_by, partition_pods
+from workload_map.engine.owners import (
+    MAX_DEPTH,
+    MISSING,
+    OwnerRef,
+    chain_uids,
+    covered_owner,
+    covered_ref,
+    is_owned_by,
+    partition_pods,
+    top_covered,
+    walk_chain,
+)
 from workload_map.gangs.admission import PodAdmitter
 from workload_map.gangs.config import GangConfig
 from workload_map.gangs.controller import GangController
@@ -349,3 +360,68 @@ def test_get_the_inventory_and_the_gang_controller_agree_on_top_level(case: Nest
         "gang_controller": _top_level_gangs(case),
     }
     assert answers == dict.fromkeys(answers, case.top_level)
+
+
+# -- the gang consumers' lean walks are walk_chain's ----------------------------------------
+
+#: a chain of references without uids that loops (the cycle check by kind and name)
+NO_UID = {
+    "apiVersion": LINK.api_version,
+    "kind": "Link",
+    "metadata": {
+        "name": "n1",
+        "namespace": NS,
+        "ownerReferences": [
+            {"apiVersion": LINK.api_version, "kind": "Link", "name": "n2", "controller": True}
+        ],
+    },
+}
+NO_UID_2 = {
+    "apiVersion": LINK.api_version,
+    "kind": "Link",
+    "metadata": {
+        "name": "n2",
+        "namespace": NS,
+        "ownerReferences": [
+            {"apiVersion": LINK.api_version, "kind": "Link", "name": "n1", "controller": True}
+        ],
+    },
+}
+WALKS = [
+    *((c.name, c.pod, _present(c)) for c in CASES),
+    *((f"workload: {c.name}", c.workload, [*c.objects, c.workload]) for c in NESTED),
+    (
+        "no uids, a cycle",
+        pod({"apiVersion": LINK.api_version, "kind": "Link", "name": "n1", "controller": True}),
+        [NO_UID, NO_UID_2],
+    ),
+    ("no uids, to a JobSet", pod({**ref(TRAIN), "uid": ""}), [TRAIN]),
+]
+
+
+@pytest.mark.parametrize(("obj", "objects"), [w[1:] for w in WALKS], ids=[w[0] for w in WALKS])
+def test_the_lean_walks_answer_as_walk_chain(obj: Obj, objects: list[Obj]) -> None:
+    """The gang webhook and controller walk with ``top_covered`` and ``covered_ref``, the
+    inventory with ``chain_uids``, which build no chain: for every row of both tables they give
+    what ``walk_chain`` gives."""
+    by_name = {(o["kind"], o["metadata"]["name"]): o for o in objects}
+
+    def fetch(r: OwnerRef) -> Obj | None:
+        return by_name.get((r.kind, r.name))
+
+    def covered_obj(o: Any) -> bool:
+        return o["kind"] in ("JobSet", "TrainJob")
+
+    def covered(r: OwnerRef) -> bool:
+        return r.kind in ("JobSet", "TrainJob")
+
+    chain = walk_chain(obj, fetch)
+    tops = [o for o in chain.owners if covered_obj(o)]
+    assert top_covered(obj, fetch, covered_obj) == (tops[-1] if tops else None, chain.missing)
+    assert covered_ref(obj, fetch, covered) == covered_owner(chain, covered)
+    by_uid = {o["metadata"]["uid"]: o for o in objects if o["metadata"].get("uid")}
+    chain = walk_chain(obj, by_uid)
+    broken = chain.end == MISSING
+    kept = chain.refs[:-1] if broken else chain.refs
+    missing = (chain.refs[-1].uid or "") if broken else None
+    assert chain_uids(obj, by_uid) == ([str(r.uid) for r in kept], missing)

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.engine.test_reference_diff import refgo_client
+from tests.engine.refgo_harness import refgo_client, start_refgo
 
 # A fresh machine builds the harness first (module downloads and a compile: minutes).
 pytestmark = pytest.mark.timeout(900)
@@ -21,10 +21,7 @@ pytestmark = pytest.mark.timeout(900)
 
 @pytest.fixture(scope="module")
 def refgo() -> Any:
-    try:
-        return refgo_client.RefGo(refgo_client.build())
-    except refgo_client.RefGoUnavailable as err:
-        pytest.skip(f"reference harness unavailable: {err}")
+    return start_refgo()
 
 
 def _status_definition() -> dict[str, Any]:

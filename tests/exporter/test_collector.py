@@ -43,6 +43,7 @@ FAMILIES = {
     "workloadmap_component_resource_requests",
     "workloadmap_gang_min_members",
     "workloadmap_gang_pods",
+    "workloadmap_workload_references",
 }
 
 

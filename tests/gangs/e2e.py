@@ -3,17 +3,17 @@ created the way each kind's operator creates them (owners, labels, ``generateNam
 
 from __future__ import annotations
 
-import time
 import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
+from hack.localkube import operator as harness
+from hack.localkube.plane import wait_until
 from tests.gangs import custom
-from tests.operator.live import MUTATING, OperatorProcess, delete, eventually
+from tests.operator.live import OperatorProcess
 from workload_map.gangs.config import ANNOTATION_GANG, LABEL_NAMESPACE_OPT_IN
-from workload_map.gangs.webhook import pod_webhook
 from workload_map.kube.api import Api
 from workload_map.kube.errors import ApiError
 
@@ -26,24 +26,11 @@ Obj = dict[str, Any]
 
 def install_pod_webhook(api: Api, *, port: int, name: str, token: str, timeout: int = 3) -> None:
     """``{name}-mutating`` with the gang pod hook only, for namespaces labelled ``token``."""
-    hook = pod_webhook(url=f"https://127.0.0.1:{port}", timeout_seconds=timeout)
-    hook["namespaceSelector"] = {"matchLabels": {TEST_NS_LABEL: token}}
-    body = {
-        "apiVersion": "admissionregistration.k8s.io/v1",
-        "kind": "MutatingWebhookConfiguration",
-        "metadata": {"name": f"{name}-mutating"},
-        "webhooks": [hook],
-    }
-    delete(api, f"{MUTATING}/{name}-mutating")
-    api.request("POST", MUTATING, body)
+    harness.install_pod_webhook(
+        api, port=port, name=name, namespace_labels={TEST_NS_LABEL: token}, timeout=timeout
+    )
 
 
-def _ca_bundle(api: Api, name: str) -> bool:
-    hooks = api.get(f"{MUTATING}/{name}-mutating").get("webhooks") or []
-    return bool(hooks) and all((h.get("clientConfig") or {}).get("caBundle") for h in hooks)
-
-
-@contextmanager
 def gang_operator(
     api: Api,
     kubeconfig: Path,
@@ -54,28 +41,19 @@ def gang_operator(
     extra: list[str] | None = None,
     leader_elect: bool = False,
     install: bool = True,
-) -> Iterator[OperatorProcess]:
-    name = f"wlmap-gangs-{token}"
-    proc = OperatorProcess(
+) -> AbstractContextManager[OperatorProcess]:
+    """The harness's gang operator, its pod webhook only for the namespaces of ``token``."""
+    return harness.gang_operator(
+        api,
         kubeconfig,
         namespace,
         workdir,
-        config_name=name,
+        f"wlmap-gangs-{token}",
+        namespace_labels={TEST_NS_LABEL: token},
+        extra=extra,
         leader_elect=leader_elect,
-        extra=["--enable-gang-scheduling", "--gang-resync-period=30", *(extra or [])],
+        install=install,
     )
-    if install:
-        install_pod_webhook(api, port=proc.webhook_port, name=name, token=token)
-    proc.start()
-    try:
-        proc.wait_ready(120)
-        if install:
-            eventually(lambda: _ca_bundle(api, name), 60, "caBundle patched")
-        yield proc
-    finally:
-        proc.stop()
-        if install:
-            delete(api, f"{MUTATING}/{name}-mutating")
 
 
 def make_namespace(api: Api, token: str, *, opted_in: bool = True) -> str:
@@ -482,14 +460,9 @@ def podgroups(api: Api, ns: str) -> list[Obj]:
 
 
 def wait(what: str, check: Callable[[], Any], timeout: float = 60.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(0.25)
+    """``check()``'s first truthy value within ``timeout`` seconds (the harness's poll, which
+    fails naming ``what``)."""
+    return wait_until(check, what, timeout)
 
 
 def token() -> str:
@@ -499,16 +472,15 @@ def token() -> str:
 __all__ = ["ANNOTATION_GANG"]
 
 
-def prepare_plane(kube: Any, api: Api) -> None:
-    """The Karta CRD, the custom PartSet kind and its cluster Karta on ``kube``."""
-    from tests.operator.live import KARTAS
-
+def prepare_plane(kube: Any, *crds: Any) -> Any:
+    """The Karta CRD, the custom PartSet kind, its cluster Karta and ``crds`` (objects or
+    files) on ``kube``, which it returns: a gang module's ``plane`` fixture. The Karta is in
+    place before the module's operator starts (the custom kind is known only through it)."""
     root = Path(__file__).resolve().parents[2]
-    kube.install_crd(PARTSET_CRD)
-    kube.install_crd(root / "deploy/crds/kartas.run.ai.yaml")
-    karta = custom.karta(1)
-    delete(api, f"{KARTAS}/{karta['metadata']['name']}")
-    api.request("POST", KARTAS, karta)
+    for crd in (*crds, PARTSET_CRD, root / "deploy/crds/kartas.run.ai.yaml"):
+        kube.install_crd(crd)
+    kube.apply(custom.karta(1))
+    return kube
 
 
 def partset_gpu(api: Api, ns: str, replicas: int, pool: str) -> Obj:

@@ -20,7 +20,7 @@ from workload_map.gangs import plan
 from workload_map.gangs.admission import PodAdmitter
 from workload_map.gangs.config import ANNOTATION_DECISION, ANNOTATION_DISRUPTION, GangConfig
 from workload_map.gangs.controller import GangController
-from workload_map.gangs.planner import NATIVE_API
+from workload_map.gangs.plans import NATIVE_API
 from workload_map.gangs.reconcile import reconcile
 from workload_map.gangs.runtime import GangRuntime
 

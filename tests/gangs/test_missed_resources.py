@@ -23,7 +23,7 @@ from tests.gangs.test_tasks import taskset
 from workload_map.gangs import COSCHEDULING_API, NATIVE_API, VOLCANO_API, plan
 from workload_map.gangs.admission import pod_decisions
 from workload_map.gangs.config import ANNOTATION_DECISION
-from workload_map.gangs.planner import Plan
+from workload_map.gangs.plans import Plan
 from workload_map.gangs.reconcile import Actions, reconcile
 from workload_map.gangs.tasks import totals_of
 

@@ -17,7 +17,8 @@ from tests.gangs import custom
 from workload_map.gangs import plan
 from workload_map.gangs.admission import pod_decisions
 from workload_map.gangs.config import ANNOTATION_DECISION, LABEL_NAMESPACE_OPT_IN, GangConfig
-from workload_map.gangs.planner import COMPOSITE_API, NATIVE_API, template_names
+from workload_map.gangs.objects import template_names
+from workload_map.gangs.plans import COMPOSITE_API, NATIVE_API
 from workload_map.gangs.probe import probe_composite
 from workload_map.gangs.reconcile import object_path, reconcile
 from workload_map.gangs.runtime import SCHEDULING_KINDS, GangRuntime

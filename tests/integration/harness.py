@@ -15,14 +15,32 @@ lifecycle off nothing ever marks them NotReady.
 ``WLMAP_TEST_KUBECONFIG`` swaps the local control plane for any existing cluster; the ``Cluster``
 helpers (apply, set_status, install_crd, namespaces) work the same on both.
 
-One module per concern: ``plane`` (binaries, certificates, the control plane's processes),
-``kube`` (the client side: ``Cluster``, ``Kube``, ``open_kube``) and ``nodes`` (``FakeNodes``);
-this module re-exports their names, so ``from tests.integration.harness import ...`` keeps
-working.
+One module per concern: ``hack.localkube.plane`` (binaries, certificates, the control plane's
+processes; shared with ``make demo-cluster``, hence outside ``tests/``), ``kube`` (the client
+side: ``Cluster``, ``Kube``, ``open_kube``) and ``nodes`` (``FakeNodes``); this module
+re-exports their names, so ``from tests.integration.harness import ...`` keeps working.
 """
 
 from __future__ import annotations
 
+from hack.localkube.plane import (
+    _LIVE,
+    _LIVE_LOCK,
+    BUILD_HINT,
+    CONTROLLERS,
+    WORKLOAD_API,
+    BinariesMissing,
+    HarnessError,
+    LocalControlPlane,
+    _PortClash,
+    cache_dir,
+    find_binaries,
+    find_controllers,
+    start_timeout,
+    tail,
+)
+from hack.localkube.plane import Proc as _Proc
+from hack.localkube.plane import spawn as _spawn
 from tests.ports import free_port
 
 from .kube import (
@@ -35,24 +53,6 @@ from .kube import (
     open_kube,
 )
 from .nodes import DEFAULT_NODE_CAPACITY, FAKE_NODE_LABEL, FakeNodes, random_suffix
-from .plane import (
-    _LIVE,
-    _LIVE_LOCK,
-    BUILD_HINT,
-    CONTROLLERS,
-    WORKLOAD_API,
-    BinariesMissing,
-    HarnessError,
-    LocalControlPlane,
-    _PortClash,
-    _Proc,
-    _spawn,
-    cache_dir,
-    find_binaries,
-    find_controllers,
-    start_timeout,
-    tail,
-)
 
 __all__ = [
     "BUILD_HINT",

@@ -4,7 +4,6 @@ install_crd, namespaces, nodes), ``Kube`` (a Cluster plus the local plane behind
 
 from __future__ import annotations
 
-import datetime
 import gzip
 import hashlib
 import json
@@ -17,8 +16,14 @@ from typing import Any
 
 import yaml
 
-from .nodes import DEFAULT_NODE_CAPACITY, FAKE_NODE_LABEL
-from .plane import HarnessError, LocalControlPlane, find_binaries, find_controllers, start_timeout
+from hack.localkube.nodes import fake_node
+from hack.localkube.plane import (
+    HarnessError,
+    LocalControlPlane,
+    find_binaries,
+    find_controllers,
+    start_timeout,
+)
 
 FIELD_MANAGER = "wlmap-tests"
 CRD_DIGEST_ANNOTATION = "wlmap-test.example.com/input-sha256"
@@ -342,46 +347,13 @@ class Cluster:
     ) -> Any:
         """A Node object that a scheduler can bind pods to, no kubelet behind it.
 
-        Like scheduler_perf's nodes: ``status.capacity`` (default ``DEFAULT_NODE_CAPACITY``;
-        extended resources such as ``nvidia.com/gpu`` included), ``allocatable`` (defaults to
-        the capacity), ``Ready=True`` and phase Running. Returns the stored Node."""
-        cap = dict(DEFAULT_NODE_CAPACITY if capacity is None else capacity)
-        now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        status = {
-            "capacity": cap,
-            "allocatable": dict(cap if allocatable is None else allocatable),
-            "phase": "Running",
-            "conditions": [
-                {
-                    "type": "Ready",
-                    "status": "True",
-                    "reason": "KubeletReady",
-                    "message": "fake node of the wlmap test harness (no kubelet)",
-                    "lastHeartbeatTime": now,
-                    "lastTransitionTime": now,
-                }
-            ],
-        }
-        body: dict[str, Any] = {
-            "apiVersion": "v1",
-            "kind": "Node",
-            "metadata": {
-                "name": name,
-                "labels": {
-                    "kubernetes.io/hostname": name,
-                    "kubernetes.io/os": "linux",
-                    "kubernetes.io/arch": "amd64",
-                    FAKE_NODE_LABEL: "true",
-                    **(labels or {}),
-                },
-            },
-            "spec": {"taints": [dict(t) for t in taints]} if taints else {},
-            "status": status,
-        }
+        The harness's ``fake_node`` (capacity, allocatable, ``Ready=True``). Returns the stored
+        Node."""
+        body = fake_node(name, capacity, allocatable=allocatable, labels=labels, taints=taints)
         stored = self.request("POST", "/api/v1/nodes", body)
-        if (stored.get("status") or {}).get("capacity") != cap:
+        if (stored.get("status") or {}).get("capacity") != body["status"]["capacity"]:
             # A server that drops status on create gets it through the status subresource.
-            stored = self.set_status({**stored, "status": status})
+            stored = self.set_status({**stored, "status": body["status"]})
         return stored
 
     def delete_node(self, name: str) -> None:

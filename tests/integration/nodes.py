@@ -8,14 +8,13 @@ import uuid
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from .plane import HarnessError
+from hack.localkube.nodes import DEFAULT_NODE_CAPACITY, FAKE_NODE_LABEL
+from hack.localkube.plane import HarnessError
 
 if TYPE_CHECKING:
     from .kube import Cluster
 
-# What a fake node offers unless a test says otherwise (scheduler_perf's default node, plus GPUs).
-DEFAULT_NODE_CAPACITY = {"cpu": "8", "memory": "32Gi", "pods": "110", "nvidia.com/gpu": "8"}
-FAKE_NODE_LABEL = "wlmap-test.example.com/fake-node"
+__all__ = ["DEFAULT_NODE_CAPACITY", "FAKE_NODE_LABEL", "FakeNodes", "random_suffix"]
 
 
 class FakeNodes:

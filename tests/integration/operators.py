@@ -26,8 +26,8 @@ import yaml
 
 from tests.ports import free_port
 
+from .harness import HarnessError, LocalControlPlane, _Proc, _spawn, cache_dir, tail
 from .kube import Kube
-from .plane import HarnessError, LocalControlPlane, _Proc, _spawn, cache_dir, tail
 
 BUILD_HINT = (
     "build it once with `make operators` (hack/build-operators.sh, from its Go module; "

@@ -357,10 +357,13 @@ def test_workload_reader_covers_every_catalog_kind() -> None:
         "Job": "jobs",
         "CronJob": "cronjobs",
     }
+    from workload_map.engine.references import referenced_kinds
+
     missing = set()
     for karta in catalog.list():
-        for comp in karta.components():
-            gvk = comp.kind
+        # what its components are, and what its references read (a TrainJob's runtime): the
+        # exporter, the web view and the gang controller watch both
+        for gvk in [c.kind for c in karta.components()] + list(referenced_kinds(karta)):
             if gvk is None:
                 continue
             if gvk.group in ("", "apps", "batch"):

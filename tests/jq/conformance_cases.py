@@ -25,7 +25,8 @@ from typing import Any
 
 import yaml
 
-from workload_map.jq.encoding import JsonDecodeError, dumps, iter_values, loads
+from workload_map.jq.decode import JsonDecodeError, iter_values, loads
+from workload_map.jq.encode import dumps
 from workload_map.jq.errors import JqCompileError, JqParseError, JqRuntimeError
 
 

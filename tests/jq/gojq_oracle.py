@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from workload_map.jq.encoding import dumps, loads
+from workload_map.jq.decode import loads
+from workload_map.jq.encode import dumps
 
 VERSION = "0.12.18"
 

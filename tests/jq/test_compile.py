@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from workload_map import jq
-from workload_map.jq import encoding
+from workload_map.jq import decode, encode
 
 CASES: list[tuple[str, str, list[str], str, str]] = [
     ("[(1,2) + (10,20)]", "null", ["[11,12,21,22]"], "", ""),
@@ -220,7 +220,7 @@ def run(program: str, value: Any = None, **kwargs: Any) -> list[Any]:
 
 @pytest.mark.parametrize(("program", "text", "outputs", "kind", "error"), CASES)
 def test_matches_gojq(program: str, text: str, outputs: list[str], kind: str, error: str) -> None:
-    value = encoding.loads(text)
+    value = decode.loads(text)
     if kind == "compile":
         with pytest.raises((jq.JqCompileError, jq.JqParseError)) as info:
             jq.compile(program)
@@ -230,7 +230,7 @@ def test_matches_gojq(program: str, text: str, outputs: list[str], kind: str, er
     err: jq.JqError | None = None
     try:
         for x in jq.compile(program).iter(value):
-            got.append(encoding.dumps(x, None))
+            got.append(encode.dumps(x, None))
     except jq.JqError as e:
         err = e
     assert got == outputs
@@ -360,7 +360,7 @@ def test_compile_cache_returns_the_same_program() -> None:
 
 def test_inputs_are_never_mutated() -> None:
     value = {"a": [1, 2, {"b": 3}], "c": {"d": 4}}
-    snapshot = encoding.dumps(value, None)
+    snapshot = encode.dumps(value, None)
     run(
         '.a[2].b = 9, .c |= del(.d), (.a[] |= empty), .a += [1], walk(if type == "number" then . + 1 else . end)',
         value,
@@ -369,7 +369,7 @@ def test_inputs_are_never_mutated() -> None:
         'to_entries, with_entries(.value = 1), map_values(1), setpath(["a", 0]; 5), delpaths([["c"]])',
         value,
     )
-    assert encoding.dumps(value, None) == snapshot
+    assert encode.dumps(value, None) == snapshot
 
 
 def test_fast_paths_agree_with_generic_paths() -> None:

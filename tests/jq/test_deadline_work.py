@@ -17,7 +17,7 @@ import pytest
 
 from tests.jq.workclock import WorkClock
 from workload_map import jq
-from workload_map.jq import encoding
+from workload_map.jq import encode
 from workload_map.jq.builtins import collections
 from workload_map.jq.meter import SPAN
 
@@ -97,7 +97,7 @@ def _values(rng: random.Random, depth: int = 0) -> Any:
                 1e300,
                 float("inf"),
                 float("nan"),
-                encoding.LiteralNumber(1.0, "1.0"),
+                encode.LiteralNumber(1.0, "1.0"),
                 "",
                 "a\x7fb",
                 "\ud800",
@@ -116,20 +116,20 @@ def test_the_metered_encoder_writes_what_the_plain_one_writes() -> None:
     rng = random.Random(26)
     for _ in range(200):
         v = _values(rng)
-        assert encoding.dumps(v, None, meter=_Recorder()) == encoding.dumps(v, None)
+        assert encode.dumps(v, None, meter=_Recorder()) == encode.dumps(v, None)
     for v in (list(range(500_000)), {str(i): [i, "x"] for i in range(210_000)}, _nested(5000)):
-        assert encoding.dumps(v, None, meter=_Recorder()) == encoding.dumps(v, None)
+        assert encode.dumps(v, None, meter=_Recorder()) == encode.dumps(v, None)
 
 
 def test_the_encoder_counts_a_large_value_in_bounded_pieces() -> None:
     # a 3000-deep value: the Python encoder, at most SPAN values between two spends
     meter = _Recorder()
-    encoding.dumps(DEEP, None, meter=meter)
+    encode.dumps(DEEP, None, meter=meter)
     assert sum(meter.spends) >= 3000 and len(meter.spends) >= 3000 // SPAN
     # a million elements: no single C call encodes more than the split size
     meter = _Recorder()
-    text = encoding.dumps(list(range(1_000_000)), None, meter=meter)
-    assert text.startswith("[0,1,2,") and len(meter.spends) >= 1_000_000 // encoding._SPLIT
+    text = encode.dumps(list(range(1_000_000)), None, meter=meter)
+    assert text.startswith("[0,1,2,") and len(meter.spends) >= 1_000_000 // encode._SPLIT
 
 
 def test_a_sort_by_jq_order_counts_every_comparison() -> None:

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from tests.jq.gojq_oracle import require_gojq, run_gojq
 from workload_map import jq
-from workload_map.jq.encoding import dumps
+from workload_map.jq.encode import dumps
 from workload_map.jq.values import MAX_ARRAY_LENGTH
 
 pytestmark = pytest.mark.gojq

@@ -6,7 +6,8 @@ import math
 
 import pytest
 
-from workload_map.jq.encoding import JsonDecodeError, dumps, format_number, iter_values, loads
+from workload_map.jq.decode import JsonDecodeError, iter_values, loads
+from workload_map.jq.encode import dumps, format_number
 from workload_map.jq.values import LiteralNumber
 
 

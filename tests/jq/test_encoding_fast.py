@@ -15,8 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.jq.gojq_oracle import require_gojq
-from workload_map.jq import encoding
-from workload_map.jq.encoding import dumps
+from workload_map.jq import decode, encode
+from workload_map.jq.encode import dumps
 from workload_map.jq.values import LiteralNumber
 
 # float-free JSON values; strings include DEL, controls, non-BMP and lone surrogates, integers
@@ -62,31 +62,31 @@ def test_orjson_path_prints_what_the_pure_encoder_prints(v: Any) -> None:
     if not isinstance(v, dict | list):
         v = [v]
     for unit in (None, "  "):
-        fast = encoding._orjson_dumps(v, unit is not None, True)
+        fast = encode._orjson_dumps(v, unit is not None, True)
         if fast is None:  # refused: the caller falls back to the pure encoder
             continue
-        fast = encoding._SPECIAL_CHARS.sub(encoding._fix_specials, fast)
-        assert fast == encoding._SPECIAL_CHARS.sub(
-            encoding._fix_specials, encoding._encode_container(v, unit)
+        fast = encode._SPECIAL_CHARS.sub(encode._fix_specials, fast)
+        assert fast == encode._SPECIAL_CHARS.sub(
+            encode._fix_specials, encode._encode_container(v, unit)
         )
 
 
 def test_large_values_take_the_orjson_path(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[bool] = []
-    real = encoding._orjson_dumps
+    real = encode._orjson_dumps
 
     def spy(v: Any, indent: bool, floats: bool) -> str | None:
         calls.append((indent, floats))
         return real(v, indent, floats)
 
-    monkeypatch.setattr(encoding, "_orjson_dumps", spy)
-    big = {"items": [{"a": "\x7f", "b": [1, None, True]}] * encoding._ORJSON_FROM}
-    with_floats = {"items": [{"f": [1.0, 0.5, 2e-6], "g": 1e100}] * encoding._ORJSON_FROM}
+    monkeypatch.setattr(encode, "_orjson_dumps", spy)
+    big = {"items": [{"a": "\x7f", "b": [1, None, True]}] * encode._ORJSON_FROM}
+    with_floats = {"items": [{"f": [1.0, 0.5, 2e-6], "g": 1e100}] * encode._ORJSON_FROM}
     small = {"items": [1, 2, 3, 1.5]}
     for indent, unit in ((None, None), (2, "  ")):
         for v in (big, with_floats):
-            assert dumps(v, indent) == encoding._SPECIAL_CHARS.sub(
-                encoding._fix_specials, encoding._encode_container(v, unit)
+            assert dumps(v, indent) == encode._SPECIAL_CHARS.sub(
+                encode._fix_specials, encode._encode_container(v, unit)
             )
         dumps(small, indent)
     assert calls == [(False, False), (False, True), (True, False), (True, True)]
@@ -98,37 +98,37 @@ def test_small_values_print_the_same_either_way(v: Any) -> None:
     if not isinstance(v, dict | list):
         v = [v]
     for indent, unit in ((None, None), (2, "  "), (4, "    ")):
-        assert dumps(v, indent) == encoding._SPECIAL_CHARS.sub(
-            encoding._fix_specials, encoding._encode_container(v, unit)
+        assert dumps(v, indent) == encode._SPECIAL_CHARS.sub(
+            encode._fix_specials, encode._encode_container(v, unit)
         )
 
 
 def test_what_orjson_refuses_falls_back() -> None:
     for v in ({"n": 2**64, "pad": list(range(30000))}, {"s": "\ud800", "pad": list(range(30000))}):
-        assert encoding._orjson_dumps(v, True, False) is None
-        assert dumps(v) == encoding._SPECIAL_CHARS.sub(
-            encoding._fix_specials, encoding._encode_container(v, "  ")
+        assert encode._orjson_dumps(v, True, False) is None
+        assert dumps(v) == encode._SPECIAL_CHARS.sub(
+            encode._fix_specials, encode._encode_container(v, "  ")
         )
     deep: Any = list(range(30000))
     for _ in range(400):  # deeper than orjson's limit of 254
         deep = [deep]
-    assert encoding._orjson_dumps(deep, False, False) is None
+    assert encode._orjson_dumps(deep, False, False) is None
     deep = [deep, 1.0]  # floats: the fragment copy stops at orjson's depth limit too
-    assert encoding._orjson_dumps(deep, False, True) is None
+    assert encode._orjson_dumps(deep, False, True) is None
     assert dumps(deep, None).startswith("[" * 401)
 
 
 def test_floats_take_the_orjson_path_in_gojq_format() -> None:
     v = {"pad": list(range(30000)), "f": [1.0, 1e100, 0.1, 1e-7, 2e-6, -0.0, math.inf, math.nan]}
-    assert encoding._size_and_floats(v) >= (encoding._ORJSON_FROM, True)
-    assert encoding._size_and_floats({"f": [1.5] * 100, "i": list(range(30))}) == (132, True)
+    assert encode._size_and_floats(v) >= (encode._ORJSON_FROM, True)
+    assert encode._size_and_floats({"f": [1.5] * 100, "i": list(range(30))}) == (132, True)
     out = dumps(v, None)
     # gojq's number format (integral floats without ".0", plain decimals down to 1e-6,
     # infinities clamped), not orjson's or Python's
     assert out.startswith(
         '{"f":[1,1e+100,0.1,1e-7,0.000002,-0,1.7976931348623157e+308,null],"pad":[0,1,2,'
     )
-    assert encoding._with_fragments(v["pad"], object) is v["pad"]  # float-free: shared
+    assert encode._with_fragments(v["pad"], object) is v["pad"]  # float-free: shared
 
 
 def _random_floats(n: int, seed: int) -> list[float]:
@@ -157,7 +157,7 @@ def test_floats_byte_for_byte_with_gojq() -> None:
     # gojq prints input literals verbatim: `. * 1` makes it format each float itself
     text = "[" + ",".join(repr(f) for f in floats) + "]"
     value = [f * 1 for f in floats]
-    assert encoding._size_and_floats(value)[0] >= encoding._ORJSON_FROM
+    assert encode._size_and_floats(value)[0] >= encode._ORJSON_FROM
     for args, indent in ((["-c", "map(. * 1)"], None), (["map(. * 1)"], 2)):
         want = subprocess.run(
             [str(gojq), *args], input=text, capture_output=True, text=True, timeout=60, check=True
@@ -183,8 +183,8 @@ def test_large_value_byte_for_byte_with_gojq() -> None:
         for i in range(3000)
     ]
     value = {"kind": "List", "items": pods}
-    size, floats = encoding._size_and_floats(value)
-    assert size >= encoding._ORJSON_FROM and not floats
+    size, floats = encode._size_and_floats(value)
+    assert size >= encode._ORJSON_FROM and not floats
     text = json.dumps(value, ensure_ascii=False)
     for args, indent in ((["-c", "."], None), (["."], 2)):
         want = subprocess.run(
@@ -214,8 +214,8 @@ def test_parse_float_shortcut_keeps_exactly_the_non_canonical_texts(text: str) -
         return
     if not math.isfinite(f) or ("." not in text and "e" not in text.lower()):
         return
-    got = encoding._parse_float(text)
-    canonical = encoding._format_float(f) == text
+    got = decode._parse_float(text)
+    canonical = encode.format_float(f) == text
     assert (type(got) is float) == canonical, text
     assert float(got) == f
     if not canonical:

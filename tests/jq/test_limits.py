@@ -11,7 +11,7 @@ import pytest
 
 from tests.jq.workclock import WorkClock
 from workload_map import jq
-from workload_map.jq import encoding
+from workload_map.jq import decode
 
 TINY = jq.Limits(max_results=1000, timeout=0.2, max_depth=200)
 
@@ -157,7 +157,7 @@ def test_deep_input_recursive_descent_is_exact() -> None:
 
 def test_deep_input_from_json_text() -> None:
     text = "[" * 5000 + "]" * 5000
-    value = encoding.loads(text)
+    value = decode.loads(text)
     assert jq.compile("[..] | length").first(value) == 5000
 
 

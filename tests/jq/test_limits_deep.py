@@ -22,11 +22,11 @@ SCRIPT = textwrap.dedent(
     import json, sys
     before = sys.getrecursionlimit()
     from workload_map import jq
-    from workload_map.jq import encoding
+    from workload_map.jq import decode, encode
 
     DEPTH = int(sys.argv[1])
     text = "[" * DEPTH + "1" + "]" * DEPTH
-    value = encoding.loads(text)
+    value = decode.loads(text)
     report = {"limit_before": before, "limit_after": sys.getrecursionlimit(), "results": {}}
 
     def run(name, program, **kw):
@@ -34,7 +34,7 @@ SCRIPT = textwrap.dedent(
             out = jq.compile(program, variables=["v"]).all(
                 value, variables={"v": value}, limits=jq.Limits(1000, 60, 1000)
             )
-            report["results"][name] = ["ok", [encoding.dumps(x, None) for x in out]]
+            report["results"][name] = ["ok", [encode.dumps(x, None) for x in out]]
         except jq.JqLimitError as e:
             report["results"][name] = ["limit", str(e)]
         except jq.JqError as e:

@@ -10,7 +10,7 @@ import pytest
 
 from workload_map.jq.builtins import registry
 from workload_map.jq.builtins.paths import Allocator, delpaths, getpath, setpath
-from workload_map.jq.encoding import dumps
+from workload_map.jq.encode import dumps
 from workload_map.jq.errors import JqHaltError, JqRuntimeError
 
 

@@ -15,7 +15,8 @@ import workload_map.jq as jq
 from tests.jq.gojq_oracle import gojq_calls, require_gojq
 from workload_map.jq import values
 from workload_map.jq.builtins import registry
-from workload_map.jq.encoding import dumps, loads
+from workload_map.jq.decode import loads
+from workload_map.jq.encode import dumps
 from workload_map.jq.errors import JqRuntimeError
 
 pytestmark = pytest.mark.gojq

@@ -11,7 +11,8 @@ import pytest
 
 from workload_map import jq
 from workload_map.jq.builtins.formats import decode_bytes
-from workload_map.jq.encoding import dumps, loads
+from workload_map.jq.decode import loads
+from workload_map.jq.encode import dumps
 
 LIMITS = jq.Limits(max_results=100, timeout=5.0, max_depth=200)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from workload_map import jq
-from workload_map.jq import encoding
+from workload_map.jq import decode, encode
 
 CASES: list[tuple[str, str, list[str], str, str]] = [
     ("path(1)", "null", [], "runtime", "invalid path against: number (1)"),
@@ -159,8 +159,8 @@ def test_matches_gojq(program: str, text: str, outputs: list[str], kind: str, er
     got: list[str] = []
     err: jq.JqError | None = None
     try:
-        for x in jq.compile(program).iter(encoding.loads(text)):
-            got.append(encoding.dumps(x, None))
+        for x in jq.compile(program).iter(decode.loads(text)):
+            got.append(encode.dumps(x, None))
     except jq.JqError as e:
         err = e
     assert got == outputs

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from workload_map.jq import values as v
-from workload_map.jq.encoding import loads
+from workload_map.jq.decode import loads
 from workload_map.jq.errors import JqRuntimeError
 
 

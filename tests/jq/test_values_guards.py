@@ -16,7 +16,8 @@ from workload_map import jq
 from workload_map.jq import values as jv
 from workload_map.jq.builtins.paths import setpath
 from workload_map.jq.builtins.registry import native
-from workload_map.jq.encoding import dumps, loads
+from workload_map.jq.decode import loads
+from workload_map.jq.encode import dumps
 from workload_map.jq.errors import JqLimitError, JqRuntimeError
 
 LIMITS = jq.Limits(max_results=100, timeout=5.0, max_depth=200)

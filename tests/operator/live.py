@@ -1,5 +1,6 @@
-"""Helpers for the operator's tests on a real API server: operator processes, webhook
-configurations pointing at loopback, test Kartas and CRDs, polling."""
+"""Helpers for the operator's tests on a real API server: webhook configurations pointing at
+loopback, test Kartas and CRDs, polling; the operator process itself (``OperatorProcess``) is
+the harness's (``hack.localkube.operator``), re-exported here."""
 
 from __future__ import annotations
 
@@ -7,13 +8,7 @@ import base64
 import contextlib
 import copy
 import functools
-import os
-import signal
-import subprocess
-import sys
 import time
-import urllib.error
-import urllib.request
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -21,6 +16,13 @@ from typing import Any, TypeVar
 
 import yaml
 
+from hack.localkube.operator import (
+    LEASE_DURATION,
+    MUTATING,
+    RETRY_PERIOD,
+    OperatorProcess,
+    delete,
+)
 from tests.ports import free_port
 from workload_map.catalog import catalog
 from workload_map.kube.api import Api
@@ -31,7 +33,6 @@ T = TypeVar("T")
 
 KARTAS = "/apis/run.ai/v1alpha1/kartas"
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
-MUTATING = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations"
 VALIDATING = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations"
 POLICIES = "/apis/admissionregistration.k8s.io/v1/mutatingadmissionpolicies"
 POLICY_BINDINGS = "/apis/admissionregistration.k8s.io/v1/mutatingadmissionpolicybindings"
@@ -41,14 +42,38 @@ LABEL_POLICY_FILE = (
 TEST_LABEL = "wlmap-test/operator"
 
 
+__all__ = [
+    "CRDS",
+    "KARTAS",
+    "LEASE_DURATION",
+    "MUTATING",
+    "POLICIES",
+    "POLICY_BINDINGS",
+    "RETRY_PERIOD",
+    "TEST_LABEL",
+    "VALIDATING",
+    "OperatorProcess",
+    "api_for",
+    "ca_bundles",
+    "condition",
+    "delete",
+    "eventually",
+    "free_port",
+    "install_label_policy",
+    "install_webhooks",
+    "label_policy",
+    "put_crd",
+    "reconciled_again",
+    "remove_label_policy",
+    "remove_webhooks",
+    "running",
+    "widget_crd",
+    "widget_karta",
+]
+
+
 def api_for(kubeconfig: Path | str) -> Api:
     return Api.connect(ConnectionOptions(kubeconfig=str(kubeconfig)))
-
-
-#: the leader election of an OperatorProcess (seconds): a standby takes an abandoned Lease
-#: once it has seen it unrenewed for LEASE_DURATION, trying every RETRY_PERIOD
-LEASE_DURATION = 4
-RETRY_PERIOD = 1
 
 
 def eventually(
@@ -160,11 +185,6 @@ def put_crd(api: Api, crd: dict[str, Any]) -> dict[str, Any]:
     body = copy.deepcopy(crd)
     body["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
     return dict(api.request("PUT", f"{CRDS}/{name}", body))
-
-
-def delete(api: Api, path: str) -> None:
-    with contextlib.suppress(NotFound):
-        api.request("DELETE", path)
 
 
 def condition(obj: dict[str, Any], ctype: str) -> dict[str, Any]:
@@ -301,116 +321,6 @@ def ca_bundles(api: Api, name: str, *, mutating: bool = True) -> list[bytes]:
         config = api.get(f"{path}/{name}-{suffix}")
         out.append(base64.b64decode(config["webhooks"][0]["clientConfig"].get("caBundle") or ""))
     return out
-
-
-class OperatorProcess:
-    """``python -m workload_map.operator`` against the test cluster, on loopback ports."""
-
-    def __init__(
-        self,
-        kubeconfig: Path,
-        namespace: str,
-        workdir: Path,
-        *,
-        webhook: bool = True,
-        leader_elect: bool = False,
-        config_name: str = "wlmap-test",
-        extra: list[str] | None = None,
-    ) -> None:
-        self.health = free_port()
-        self.metrics_port = free_port()
-        self.webhook_port = free_port()
-        self.workdir = workdir
-        workdir.mkdir(parents=True, exist_ok=True)
-        self.log = workdir / "operator.log"
-        args = [
-            sys.executable,
-            "-m",
-            "workload_map.operator",
-            f"--kubeconfig={kubeconfig}",
-            f"--namespace={namespace}",
-            f"--health-probe-bind-address=127.0.0.1:{self.health}",
-            f"--metrics-bind-address=127.0.0.1:{self.metrics_port}",
-            "--log-level=info",
-        ]
-        if webhook:
-            args += [
-                "--enable-webhook",
-                "--webhook-host=127.0.0.1",
-                f"--webhook-port={self.webhook_port}",
-                f"--webhook-cert-dir={workdir / 'certs'}",
-                "--webhook-cert-extra-sans=127.0.0.1",
-                f"--webhook-cert-secret={config_name}-cert",
-                f"--mutating-webhook-name={config_name}-mutating",
-                f"--validating-webhook-name={config_name}-validating",
-            ]
-        if leader_elect:
-            args += [
-                "--leader-elect",
-                f"--leader-election-id={config_name}-lease",
-                f"--leader-elect-lease-duration={LEASE_DURATION}s",
-                "--leader-elect-renew-deadline=3s",
-                f"--leader-elect-retry-period={RETRY_PERIOD}s",
-            ]
-        self.args = args + list(extra or [])
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> OperatorProcess:
-        self._out = open(self.log, "ab")
-        self.proc = subprocess.Popen(
-            self.args, stdout=self._out, stderr=subprocess.STDOUT, env={**os.environ}
-        )
-        return self
-
-    def get(self, port: int, path: str) -> tuple[int, str]:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=3) as r:
-                return int(r.status), r.read().decode()
-        except urllib.error.HTTPError as err:
-            return int(err.code), err.read().decode()
-
-    def ready(self) -> bool:
-        try:
-            return self.get(self.health, "/readyz")[0] == 200
-        except OSError:
-            return False
-
-    def wait_ready(self, timeout: float = 60.0) -> None:
-        def why() -> str:
-            code = self.proc.poll() if self.proc is not None else None
-            state = "running" if code is None else f"exited with code {code}"
-            return f"operator ready ({state}; last lines of {self.log}:\n{self.log_tail()})"
-
-        eventually(lambda: self.alive() and self.ready(), timeout, why)
-
-    def metric(self, name: str) -> float:
-        _, text = self.get(self.metrics_port, "/metrics")
-        for line in text.splitlines():
-            if line.startswith(name + " "):
-                return float(line.split()[1])
-        return float("nan")
-
-    def alive(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
-
-    def stop(self, sig: int = signal.SIGTERM, timeout: float = 20.0) -> int | None:
-        if self.proc is None:
-            return None
-        if self.proc.poll() is None:
-            self.proc.send_signal(sig)
-            try:
-                self.proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
-        self._out.close()
-        return self.proc.returncode
-
-    def log_tail(self, lines: int = 30) -> str:
-        try:
-            return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
-        except OSError:
-            return ""
 
 
 @contextlib.contextmanager

@@ -73,7 +73,7 @@ def test_the_registry_serves_exactly_the_documented_families() -> None:
         ctx.registry.register(counter)
     pauses = GcPauses()
     ctx.registry.register(pauses)
-    runtime.metrics.writes.inc(2)
+    runtime.metrics.executed(2, 0, 0)
     servers.latencies["/hook"] = deque([0.002, 0.001])
     runtime.set_generic_workload("dropped", "test")
     servers.start()

@@ -146,7 +146,11 @@ Where the runtime is not at hand (`describe -f` without it in the file or a `--r
 runtime missing or unreadable in the cluster) `$runtime` is null: the definition then describes
 what the TrainJob itself says (`node` x `numNodes`, 1 when unset, with its resources and image),
 and the missing runtime is reported (`references` and `errors` of `describe -o json`, a warning on
-the command line). Consumers that do not know references (KAI's Karta fallback, the reference
+the command line, a finding on the web view's page, a `workloadmap_workload_references` series
+with its `reason` in the exporter). Every consumer reads the runtime: `describe`, `get` (one read
+per runtime for the run), `verify`, `serve -f` (the files' objects and `--ref FILE`), and the
+exporter, the web view and the gang controller, which watch the runtimes and re-evaluate the
+TrainJobs of a runtime that changes. Consumers that do not know references (KAI's Karta fallback, the reference
 library) refuse the definition's paths ("variable not defined: $runtime"); see
 [docs/karta-authors.md](karta-authors.md#references) for how they treat such a definition.
 

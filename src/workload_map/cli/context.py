@@ -7,7 +7,7 @@ package), and warnings are held back and printed after the main output, as the r
 from __future__ import annotations
 
 import argparse
-import hashlib
+import zlib
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
@@ -17,7 +17,7 @@ import msgspec
 from workload_map.catalog.definitions import Definitions
 from workload_map.cli.config import Settings, load_settings
 from workload_map.cli.exits import UsageError
-from workload_map.cli.render import Styler, wants_color
+from workload_map.cli.render import Styler, dump_document, wants_color
 from workload_map.cli.workload_view import engine_errors
 from workload_map.engine.structure import prepare
 from workload_map.kube.errors import ClusterError, NotConfigured
@@ -79,6 +79,12 @@ class Context(msgspec.Struct):
             )
         return "table"
 
+    def write_payload(self, payload: object) -> None:
+        """A failed command's machine payload (:class:`~workload_map.cli.exits.CliError`) on
+        stdout, as the ``-o json|yaml`` document it asked for (nothing for other formats)."""
+        if self.output in ("json", "yaml"):
+            self.stdout.write(dump_document(payload, self.output))
+
     def warn(self, message: str) -> None:
         if message not in self.warnings:
             self.warnings.append(message)
@@ -105,7 +111,10 @@ class Context(msgspec.Struct):
         base = self.environ.get("XDG_CACHE_HOME") or str(
             Path(self.environ.get("HOME") or Path.home()) / ".cache"
         )
-        key = hashlib.sha256(f"{server}\n{message}".encode()).hexdigest()[:24]
+        # a file name per (cluster, notice): two checksums, not hashlib, whose OpenSSL binding
+        # costs every command ~12M instructions of start-up for a marker name
+        said = f"{server}\n{message}".encode()
+        key = f"{zlib.crc32(said):08x}{zlib.adler32(said):08x}"
         marker = Path(base) / "workload-map" / "notices" / key
         if marker.exists():
             return True

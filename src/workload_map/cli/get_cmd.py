@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from workload_map.cli.exits import ERROR, NOT_FOUND, OK, CliError, JsonPathError, UsageError
-from workload_map.cli.get_rows import Row
+from workload_map.cli.get_rows import PODS_UNKNOWN, Row, make_row
 from workload_map.cli.humanize import age
 from workload_map.cli.live_targets import (
     ambiguous_name_error,
@@ -30,17 +30,13 @@ from workload_map.cli.live_targets import (
     find_by_name,
     resolve_type,
 )
-from workload_map.cli.outputs import GetItem, GetMetadata
 from workload_map.cli.printers import OutputSpec, is_template_output, parse_output, tab_layout
 from workload_map.cli.render import dump_document, format_table
 from workload_map.cli.suggest import did_you_mean
 from workload_map.cli.targets import NotInstalled, Target
-from workload_map.cli.workload_view import DescribeFailed, describe_view, view_name
-from workload_map.cluster.ownership import find_pods, owning_workload, pods_by_owner
-from workload_map.engine.describe import PodCounts
+from workload_map.cli.workload_view import view_name
+from workload_map.cluster.ownership import owning_workload, pods_by_owner
 from workload_map.kube.errors import ClusterError, Forbidden, NotFound, NotServed
-from workload_map.kube.kubeconfig import kubeconfig_contexts
-from workload_map.model.views import to_json
 
 if TYPE_CHECKING:
     from workload_map.catalog.definitions import Definitions
@@ -49,7 +45,7 @@ if TYPE_CHECKING:
     from workload_map.cluster.ownership import PodIndex
     from workload_map.kube.client import Cluster
 
-__all__ = ["OUTPUTS", "PHASES", "Request", "parse_requests", "run", "stuck_reason"]
+__all__ = ["OUTPUTS", "PHASES", "Request", "parse_requests", "run"]
 
 PHASES = (
     "Undefined",
@@ -63,8 +59,6 @@ PHASES = (
     "Degraded",
 )
 OUTPUTS = ("table", "wide", "json", "yaml", "name")
-# phases in which missing gang members are expected, not a sign of a stuck workload
-_SETTLED = {"Completed", "Failed", "Suspended", "Suspending"}
 
 
 def _phases(values: list[str]) -> set[str]:
@@ -205,53 +199,15 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     return _one_cluster(args, ctx)
 
 
-def _contexts(ctx: Context) -> list[str]:
-    """The contexts ``get`` lists: those named (in order, once each), or with
-    ``--all-contexts`` every context of the kubeconfig."""
-    if not ctx.all_contexts:
-        return list(dict.fromkeys(ctx.contexts))
-    ctx.check_kubeconfig()
-    names = kubeconfig_contexts(ctx.connection)
-    if not names:
-        raise CliError("--all-contexts: the kubeconfig has no contexts", ERROR)
-    return names
-
-
 def _many_clusters(args: argparse.Namespace, ctx: Context) -> int:
-    """``get`` over several contexts: each cluster through its own context (its server, its
-    credentials, its default namespace), the rows together with a CLUSTER column first. A
-    cluster that cannot be listed is a warning naming its context; the others are printed and
-    the command exits 1."""
-    if getattr(args, "watch", False) or getattr(args, "watch_only", False):
-        raise UsageError("watch follows one cluster: name one --context")
-    rows: list[Row] = []
-    failed: list[str] = []
-    for name in _contexts(ctx):
-        sub = msgspec.structs.replace(
-            ctx,
-            connection=msgspec.structs.replace(ctx.connection, context=name),
-            contexts=(name,),
-            all_contexts=False,
-            warnings=[],
-            _cluster=None,
-            _definitions=None,
-        )
-        collected: list[Row] = []
-        try:
-            _one_cluster(args, sub, collect=collected)
-        except UsageError:
-            raise  # the same for every cluster
-        except (CliError, ClusterError) as exc:
-            failed.append(f"context {name}: {exc}")
-        sub.flush_warnings(prefix=f"context {name}: ")
-        for row in collected:
-            row.cluster = name
-            row.view = {"cluster": name, **row.view}
-        rows.extend(collected)
-    if failed and not rows:
-        raise CliError("; ".join(failed), ERROR)
-    for message in failed:
-        ctx.warn(message)
+    """``get`` over several contexts: the rows of each (see :mod:`~workload_map.cli.get_clusters`)
+    together, with a CLUSTER column first; exit 1 when some cluster could not be listed."""
+    # lazy: the fan-out loads only when several contexts are named
+    from workload_map.cli.get_clusters import gather
+
+    rows, failed = gather(
+        args, ctx, lambda sub, collected: _one_cluster(args, sub, collect=collected)
+    )
     opts = _options(args, ctx, parse_requests(list(args.target)), None)
     opts.cluster_column = True
     code = _print(rows, ctx, opts, single=False)
@@ -372,7 +328,7 @@ def _run(
                 except NotFound as exc:
                     missing.append(str(exc))
                     continue
-                row = _row(ctx, cluster, target, obj, None, label)
+                row = make_row(ctx, cluster, target, obj, None, label)
                 if row is None:
                     raise CliError(f"could not resolve {target.resource.kind}/{name}", ERROR)
                 rows.append(row)
@@ -412,7 +368,7 @@ class _Hooks:
         label: str,
         pods: list[dict[str, Any]] | None = None,
     ) -> Row | None:
-        return _row(ctx, cluster, target, obj, pods, label)
+        return make_row(ctx, cluster, target, obj, pods, label)
 
     def keep(self, row: Row, opts: _Options) -> bool:
         return _keep(row, opts)
@@ -439,10 +395,6 @@ def _type_labels(targets: list[Target]) -> dict[int, str]:
 def _rbac_hint(target: Target, namespace: str | None) -> str:
     where = f" in namespace {namespace}" if namespace else " cluster-wide"
     return f"ask for the list verb on {target.resource.group_resource}{where}"
-
-
-# the pod index when pods could not be listed (a distinct object: an empty index means no pods)
-_PODS_UNKNOWN: Any = object()
 
 
 def _pod_index(
@@ -479,118 +431,9 @@ def _list(
         pods = _pod_index(ctx, cluster, namespace, args.chunk_size)
     progress.done()
     for obj in objs:
-        row = _row(ctx, cluster, target, obj, pods, type_label)
+        row = make_row(ctx, cluster, target, obj, pods, type_label)
         if row is not None:
             yield row
-
-
-def stuck_reason(view: dict[str, Any]) -> str | None:
-    """Why a workload is stuck, from its describe view: pods Pending as Unschedulable, or a gang
-    with fewer member pods than its minimum (not counted once the workload is settled)."""
-    unschedulable = 0
-
-    def walk(components: list[Any]) -> None:
-        nonlocal unschedulable
-        for comp in components:
-            if not isinstance(comp, dict):
-                continue
-            for pod in comp.get("pods") or []:
-                if (
-                    isinstance(pod, dict)
-                    and pod.get("phase") == "Pending"
-                    and pod.get("reason") == "Unschedulable"
-                ):
-                    unschedulable += 1
-            walk(list(comp.get("children") or []))
-
-    walk(list(view.get("components") or []))
-    if unschedulable:
-        noun = "pod" if unschedulable == 1 else "pods"
-        return f"{unschedulable} {noun} Unschedulable"
-    if _SETTLED & set(view.get("phases") or []):
-        return None
-    if (view.get("pods") or {}).get("current") is None:
-        return None  # no pods known: nothing to say about gangs
-
-    def short(groups: list[Any]) -> str | None:
-        for group in groups:
-            if not isinstance(group, dict):
-                continue
-            members = len(group.get("pods") or [])
-            minimum = group.get("minMember")
-            if isinstance(minimum, int) and not isinstance(minimum, bool) and members < minimum:
-                return f"gang {group.get('name')} has {members} of {minimum} pods"
-            inner = short(list(group.get("subGroups") or []))
-            if inner:
-                return inner
-        return None
-
-    return short(list(view.get("podGroups") or []))
-
-
-def _row(
-    ctx: Context,
-    cluster: Cluster,
-    target: Target,
-    obj: dict[str, Any],
-    pods: PodIndex | list[dict[str, Any]] | None,
-    type_label: str,
-) -> Row | None:
-    """One row; ``pods`` is the shared pod index, the workload's own pods (the watch loop's),
-    or None to find them now."""
-    meta = obj.get("metadata") or {}
-    if pods is None:
-        try:
-            pod_list: list[dict[str, Any]] | None = find_pods(cluster, obj)
-        except Forbidden:
-            pod_list = None
-    elif pods is _PODS_UNKNOWN:
-        pod_list = None
-    elif isinstance(pods, list):
-        pod_list = pods
-    else:
-        pod_list = pods.pods_of(obj)
-    d = target.definition
-
-    try:
-        view = describe_view(obj, pod_list, d)
-    except DescribeFailed as exc:
-        ctx.warn(f"could not resolve {exc.label}: {exc.cause}")
-        return None
-    counts = view.get("pods") or {}
-    labels = meta.get("labels")
-
-    item = GetItem(
-        name=meta.get("name"),
-        namespace=meta.get("namespace"),
-        kind=obj.get("kind"),
-        api_version=obj.get("apiVersion"),
-        created_at=meta.get("creationTimestamp"),
-        definition=d.name,
-        origin=d.origin,
-        phases=tuple(view.get("phases") or ["Undefined"]),
-        pods=PodCounts(
-            counts.get("desired", 0),
-            counts.get("current"),
-            counts.get("ready"),
-            counts.get("pending"),
-            counts.get("held"),
-        ),
-        gpus=(view.get("resources") or {}).get("gpus", 0),
-        gpus_pending=(view.get("pendingResources") or {}).get("gpus"),
-        gpus_held=(view.get("heldResources") or {}).get("gpus"),
-        stuck=stuck_reason(dict(view)),
-        # kubectl habits (custom-columns=NAME:.metadata.name, --sort-by, --show-labels)
-        metadata=GetMetadata(
-            name=meta.get("name"),
-            namespace=meta.get("namespace"),
-            uid=meta.get("uid"),
-            labels=dict(labels) if isinstance(labels, dict) else {},
-            creation_timestamp=meta.get("creationTimestamp"),
-        ),
-    )
-    row_view = to_json(item)
-    return Row(row_view, type_label, str(meta.get("creationTimestamp") or ""), obj)
 
 
 def _all_types(
@@ -655,9 +498,9 @@ def _all_types(
         if top and pods is None:
             pods = _pod_index(ctx, cluster, namespace, args.chunk_size)
             if pods is None:  # forbidden: every row's pods are unknown, not 0
-                pods = _PODS_UNKNOWN
+                pods = PODS_UNKNOWN
         for obj in top:
-            row = _row(ctx, cluster, target, obj, pods, label)
+            row = make_row(ctx, cluster, target, obj, pods, label)
             if row is not None:
                 rows.append(row)
     progress.done()
@@ -687,7 +530,7 @@ def _bare_name(
     if len(found) > 1:
         raise ambiguous_name_error(word, found, "get")
     target, obj = found[0]
-    row = _row(ctx, cluster, target, obj, None, target.resource.kind)
+    row = make_row(ctx, cluster, target, obj, None, target.resource.kind)
     if row is None:
         raise CliError(f"could not resolve {target.resource.kind}/{word}", ERROR)
     opts.show_type = True

@@ -26,7 +26,7 @@ from typing import IO, TYPE_CHECKING, Any, NamedTuple, NoReturn
 
 from workload_map import __version__
 from workload_map.cli.exits import ERROR, OK, CliError, UsageError
-from workload_map.cli.render import Styler, dump_document, wants_color
+from workload_map.cli.style import Styler, wants_color
 from workload_map.cli.suggest import did_you_mean
 from workload_map.errors import WlmapError
 from workload_map.kube.flags import CONNECTION_VALUE_FLAGS, add_connection_flags
@@ -34,7 +34,16 @@ from workload_map.kube.flags import CONNECTION_VALUE_FLAGS, add_connection_flags
 if TYPE_CHECKING:
     from workload_map.kube import Cluster, ConnectionOptions
 
-__all__ = ["COMMANDS", "TABLE", "Command", "entry", "exit_now", "kubectl_complete", "main"]
+__all__ = [
+    "COMMANDS",
+    "LISTING",
+    "TABLE",
+    "Command",
+    "entry",
+    "exit_now",
+    "kubectl_complete",
+    "main",
+]
 
 
 class Command(NamedTuple):
@@ -81,6 +90,23 @@ TABLE: dict[str, Command] = {
 #: the commands of ``wlmap --help`` that this module parses (the others bring their parser)
 COMMANDS = ("describe", "get", "definitions", "validate", "verify", "jq", "completion", "crd")
 _VISIBLE = (*COMMANDS, "serve", "exporter", "operator")
+#: each listed command's line in ``wlmap --help``, in its order
+_HELP = {
+    "describe": "components, pods, gangs and resources of one workload",
+    "get": "list workloads with phase, pods and GPUs",
+    "definitions": "the workload types wlmap understands",
+    "validate": "check a Karta definition file",
+    "verify": "prove a Karta definition against workload files (for CI)",
+    "crd": "print or server-side apply the Karta CRD",
+    "jq": "run a jq program (gojq compatible)",
+    "operator": "the in-cluster operator (wlmap operator --help)",
+    "exporter": "workloadmap_* Prometheus metrics (wlmap exporter --help)",
+    "serve": "the local web view (wlmap serve --help)",
+    "completion": "shell completion script",
+}
+#: ``build_parser``'s ``only`` for ``wlmap --help`` and ``--version`` (no command named): the
+#: commands are listed, and none of their parsers gets its arguments
+LISTING = ""
 _VALUE_FLAGS = CONNECTION_VALUE_FLAGS | {"-o", "--output", "--config"}
 _CONTEXT = "workload_map.cli.context"
 
@@ -246,7 +272,9 @@ def build_parser(
 ) -> argparse.ArgumentParser:
     """The command tree; with ``only`` (a command the arguments name), that command's parser
     alone: its help, usage and errors are the same, and building the ten others costs several
-    ms of every start-up (each parser looks up gettext catalogs and formats its arguments)."""
+    ms of every start-up (each parser looks up gettext catalogs and formats its arguments).
+    With ``only`` = :data:`LISTING`, the commands' list alone (``wlmap --help``, the same
+    text)."""
     _Parser.out = out
     parser = _Parser(
         prog=prog,
@@ -257,6 +285,12 @@ def build_parser(
     parser.add_argument("--version", action="store_true", help="print the version and exit")
     _add_globals(parser, suppress=False)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    if only == LISTING:
+        # nothing is parsed after a command here (main() runs none): its arguments and the
+        # connection flags of each (a quarter of the start-up of `wlmap --help`) are not built
+        for name, text in _HELP.items():
+            sub.add_parser(name, help=text, add_help=False)
+        return parser
 
     raw = argparse.RawDescriptionHelpFormatter
     if only in (None, "describe"):
@@ -264,7 +298,7 @@ def build_parser(
             "describe",
             formatter_class=raw,
             epilog=_DESCRIBE_EPILOG,
-            help="components, pods, gangs and resources of one workload",
+            help=_HELP["describe"],
             description="Describe one workload: live (TYPE/NAME or TYPE NAME) or "
             "offline from a file (-f FILE).",
         )
@@ -332,7 +366,7 @@ def build_parser(
             "get",
             formatter_class=raw,
             epilog=_GET_EPILOG,
-            help="list workloads with phase, pods and GPUs",
+            help=_HELP["get"],
             description="List workloads of a type (or of every covered type).",
         )
         g.add_argument(
@@ -395,7 +429,7 @@ def build_parser(
     if only in (None, "definitions"):
         f = sub.add_parser(
             "definitions",
-            help="the workload types wlmap understands",
+            help=_HELP["definitions"],
             description="List definitions (built-in catalog + the cluster's Kartas) or show one; "
             "`definitions install|uninstall NAME…|--all` applies built-in definitions to the "
             "cluster as Kartas (see `wlmap definitions install --help`).",
@@ -421,7 +455,7 @@ def build_parser(
     if only in (None, "validate"):
         v = sub.add_parser(
             "validate",
-            help="check a Karta definition file",
+            help=_HELP["validate"],
             description="Validate a Karta definition offline.",
         )
         v.add_argument("file", metavar="FILE|-")
@@ -435,7 +469,7 @@ def build_parser(
             "verify",
             formatter_class=raw,
             epilog=_VERIFY_EPILOG,
-            help="prove a Karta definition against workload files (for CI)",
+            help=_HELP["verify"],
             description="Read workload files through a Karta definition and compare what it implies "
             "with an expected prediction.",
         )
@@ -500,7 +534,7 @@ def build_parser(
     if only in (None, "crd"):
         r = sub.add_parser(
             "crd",
-            help="print or server-side apply the Karta CRD",
+            help=_HELP["crd"],
             description="Print the Karta CRD of this wlmap version, or server-side apply it "
             "(the chart's CRD-upgrade hook runs `wlmap crd apply`).",
         )
@@ -524,17 +558,17 @@ def build_parser(
         _add_globals(r, suppress=True)
 
     if only is None:  # listed in `wlmap --help` only
-        sub.add_parser("jq", help="run a jq program (gojq compatible)", add_help=False)
+        sub.add_parser("jq", help=_HELP["jq"], add_help=False)
         # processes with their own flags (the connection flags are the same set); listed here
         # for `wlmap --help`
-        sub.add_parser("operator", help="the in-cluster operator (wlmap operator --help)")
-        sub.add_parser("exporter", help="workloadmap_* Prometheus metrics (wlmap exporter --help)")
-        sub.add_parser("serve", help="the local web view (wlmap serve --help)")
+        sub.add_parser("operator", help=_HELP["operator"])
+        sub.add_parser("exporter", help=_HELP["exporter"])
+        sub.add_parser("serve", help=_HELP["serve"])
 
     if only in (None, "completion"):
         c = sub.add_parser(
             "completion",
-            help="shell completion script",
+            help=_HELP["completion"],
             description="Print a completion script: source <(wlmap completion bash)",
         )
         c.add_argument("shell", choices=("bash", "zsh", "fish"))
@@ -602,7 +636,7 @@ def main(
         if command is not None and command.kind != "run":
             assert first is not None  # a named command
             return _run_own_parser(command, argv, first[0], (stdin, stdout, stderr))
-        parser = build_parser(stdout, prog, name)
+        parser = build_parser(stdout, prog, LISTING if name is None else name)
         try:
             args, extra = parser.parse_known_args(argv)
         except _Exit as done:
@@ -635,8 +669,8 @@ def main(
         # an answer resting on a broken cluster Karta is shown, but is not a success
         return ERROR if code == OK and ctx.degraded else code
     except CliError as exc:
-        if exc.payload is not None and ctx is not None and ctx.output in ("json", "yaml"):
-            stdout.write(dump_document(exc.payload, ctx.output))
+        if exc.payload is not None and ctx is not None:
+            ctx.write_payload(exc.payload)
         if ctx is not None:
             ctx.flush_warnings()
         _print_error(stderr, err_style, exc.message, exc.hint)

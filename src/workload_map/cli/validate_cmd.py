@@ -4,6 +4,10 @@ Prints ``OK: …`` or ``INVALID: …`` plus one finding per line on stdout, advi
 on stderr, and exits 0 (valid), 1 (invalid, including schema problems such as an unknown field,
 a wrong type or an unsupported apiVersion) or 2 (unreadable, not YAML/JSON, or a document that is
 not an object).
+
+``--crd`` takes a file of one or more CRDs (several documents, or a ``kind: List``): the root
+kind's checks the workload paths, and the CRD of a kind a reference reads (a TrainJob's
+``ClusterTrainingRuntime``) checks every ``$name`` path against that kind's schema.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import warnings
 from collections.abc import Mapping
 from typing import IO, Any
 
+from workload_map import model
 from workload_map.cli.context import Context
 from workload_map.cli.exits import UsageError
 from workload_map.cli.manifests import read_text
@@ -30,12 +35,45 @@ __all__ = ["run"]
 _OK, _INVALID, _UNREADABLE = 0, 1, 2
 
 
-def _pick_crd(docs: list[Any], path: str, group: str | None, kind: str | None) -> Mapping[str, Any]:
-    crds = [
-        d for d in docs if isinstance(d, Mapping) and d.get("kind") == "CustomResourceDefinition"
+def _crds(docs: list[Any]) -> list[Mapping[str, Any]]:
+    items: list[Any] = []
+    for d in docs:
+        if isinstance(d, Mapping) and d.get("kind") == "List" and isinstance(d.get("items"), list):
+            items.extend(d["items"])
+        else:
+            items.append(d)
+    return [
+        d for d in items if isinstance(d, Mapping) and d.get("kind") == "CustomResourceDefinition"
     ]
+
+
+def _defines(crd: Mapping[str, Any], group: str, kind: str) -> bool:
+    spec = crd.get("spec")
+    if not isinstance(spec, Mapping):
+        return False
+    names = spec.get("names")
+    return isinstance(names, Mapping) and (spec.get("group") or "", names.get("kind")) == (
+        group,
+        kind,
+    )
+
+
+def _pick_crd(
+    docs: list[Any], path: str, group: str | None, kind: str | None, karta: Any = None
+) -> Mapping[str, Any] | None:
+    """The CRD of the root kind; None when the file holds only the CRDs of kinds the
+    definition's references read (their checks run; the root's paths are then not checked)."""
+    crds = _crds(docs)
     if not crds:
         raise UsageError(f"{path} contains no CustomResourceDefinition")
+    if karta is not None and not any(_defines(c, group or "", kind or "") for c in crds):
+        referenced = [
+            g
+            for r in karta.spec.structure_definition.references
+            for g in (r.target.kinds if r.target is not None else ())
+        ]
+        if any(_defines(c, g.group, g.kind) for c in crds for g in referenced):
+            return None
     for crd in crds:
         spec = crd.get("spec")
         if not isinstance(spec, Mapping):
@@ -133,14 +171,26 @@ def run(
             gvk = karta.root_gvk
             try:
                 target = _pick_crd(
-                    crd_docs, str(crd), gvk.group if gvk else None, gvk.kind if gvk else None
+                    crd_docs,
+                    str(crd),
+                    gvk.group if gvk else None,
+                    gvk.kind if gvk else None,
+                    karta,
                 )
             except UsageError as exc:
                 stderr.write(f"error: {exc.message}\n")
                 return _UNREADABLE
+            if target is None:
+                stderr.write(
+                    f"warning: {where}: {crd} holds no CRD of {gvk.kind if gvk else 'its root'}"
+                    "; only the paths reading references were checked\n"
+                )
         findings: list[Finding]
         try:
             findings = validate_loaded(result, crd=target)
+            if crd_docs is not None and karta is not None:
+                # the schema checks (and difflib) load here, on first use: only with --crd
+                findings += model.check_references_against_crds(karta, _crds(crd_docs))
         except RecursionError:
             findings = [
                 Finding("", FindingCode.TOO_DEEP, "error", "the definition nests too deeply")

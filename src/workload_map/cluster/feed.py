@@ -10,6 +10,11 @@ identity may not list, is skipped and reported (:attr:`InventoryFeed.problems`, 
 With ``namespaces`` (an include list), workloads and pods are watched per namespace, so a user
 with one namespace's permissions gets a working inventory; Kartas are cluster-scoped and fall
 back to the built-in catalog when they cannot be listed.
+
+The kinds the definitions' references read (a TrainJob's ``ClusterTrainingRuntime`` or
+``TrainingRuntime``) are watched too: a cluster-scoped kind cluster-wide, a namespaced one like
+the workloads. A referenced kind that is not served or may not be listed is told to the
+inventory, which reports it on each workload that reads it.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from workload_map.cluster.definitions import KARTAS_PATH
-from workload_map.cluster.inventory import Inventory, watched_kinds
+from workload_map.cluster.inventory import Inventory, referenced_kinds, watched_kinds
 from workload_map.kube.cache import Informer, InformerSet
 from workload_map.kube.discovery import APIResource, discover
 from workload_map.kube.errors import ApiError, ClusterError, Forbidden, NotFound
@@ -68,6 +73,13 @@ class FeedProblem:
 
 
 NOT_SERVED = FeedProblem("not served by the cluster", "not-served")
+
+#: a referenced kind's watch problem as the reason a reference reports
+_REASON: dict[ProblemCause, str] = {
+    "forbidden": "forbidden",
+    "not-served": "unserved",
+    "not-found": "unserved",
+}
 
 
 class InformerSource(Protocol):
@@ -122,6 +134,7 @@ class InventoryFeed:
         self._lock = threading.Lock()
         self._watching: dict[str, Informer] = {}
         self._kind_of: dict[str, str] = {}  # informer path → the GVK text problems are keyed by
+        self._referenced: dict[str, GVK] = {}  # informer path → the referenced kind it watches
         self._served: dict[GVK, APIResource] = {}
         self.problems: dict[str, FeedProblem] = {}  # kind → why it is not watched
         self.last_sync: float | None = None
@@ -157,6 +170,7 @@ class InventoryFeed:
             if not informer.wait_synced(max(0.0, deadline - time.monotonic())):
                 return False
         self.last_sync = time.time()
+        self.check()  # a referenced kind that may not be listed: its workloads say so
         return True
 
     # -- watches --------------------------------------------------------------------------
@@ -179,6 +193,33 @@ class InventoryFeed:
                         self._kind_of[path] = str(gvk)
                         informer = self._watch(path, transform, res.kind, res.api_version)
                         informer.add_handler(handler)
+        for gvk in sorted(referenced_kinds(self.inventory.definitions()), key=str):
+            res = self._served.get(gvk) or self._served_version(gvk)
+            if res is None:
+                self.inventory.reference_unavailable(
+                    gvk.group, gvk.kind, "unserved", f"the cluster serves no {gvk.kind}"
+                )
+                continue
+            # a cluster-scoped kind cluster-wide; a namespaced one in the namespaces served, as
+            # the workloads (a lookup reads the workload's own namespace unless told otherwise,
+            # and one namespace's permissions must be enough)
+            for path in self._paths(res):
+                if path in self._referenced:
+                    continue
+                self._referenced[path] = gvk
+                self._kind_of.setdefault(path, str(gvk))
+                # the whole object (minus server bookkeeping): a definition may read any of it
+                informer = self._watch(path, trim_workload, res.kind, res.api_version)
+                informer.add_handler(self.inventory.apply_referenced)
+                self.inventory.reference_unavailable(gvk.group, gvk.kind, None)
+
+    def _served_version(self, gvk: GVK) -> APIResource | None:
+        """Another served version of a referenced kind (a definition names one version; the
+        objects say which they are, and the engine does not compare versions)."""
+        for served, res in sorted(self._served.items(), key=lambda item: str(item[0])):
+            if (served.group, served.kind) == (gvk.group, gvk.kind):
+                return res
+        return None
 
     def _paths(self, res: APIResource) -> list[str]:
         if self._namespaces and res.namespaced:
@@ -234,8 +275,19 @@ class InventoryFeed:
         workload kinds, by path otherwise: a 403 there is "no permission")."""
         for informer in self.informers():
             key = self._kind_of.get(informer.path, informer.path)
-            if informer.last_error is not None and not informer.synced:
-                self.problems[key] = FeedProblem.of(informer.last_error)
+            error = informer.last_error
+            failed = error is not None and not informer.synced
+            if error is not None and failed:
+                self.problems[key] = FeedProblem.of(error)
             elif key in self.problems and self.problems[key].cause != "not-served":
                 del self.problems[key]
+            gvk = self._referenced.get(informer.path)
+            if gvk is not None:  # what each workload reading it reports
+                problem = self.problems.get(key) if failed else None
+                self.inventory.reference_unavailable(
+                    gvk.group,
+                    gvk.kind,
+                    _REASON.get(problem.cause, "error") if problem is not None else None,
+                    problem.message if problem is not None else "",
+                )
         return dict(self.problems)

@@ -15,6 +15,12 @@ labels it contradicts. A workload owned by another covered workload (a RayCluste
 gets its pods too, and is marked ``top_level=False`` so that sums over top-level workloads count
 each pod once.
 
+A definition's references (a TrainJob's runtime) are answered from the referenced objects the
+watches deliver (``apply_referenced``; :func:`referenced_kinds` says which kinds). Each
+evaluation records what it read, so a referenced object that changes re-evaluates exactly the
+workloads that read it; a kind that cannot be watched (not served, forbidden) is reported per
+workload as such (:meth:`Inventory.reference_unavailable`), not as "not found".
+
 Summaries are memoised per (definition, workload resourceVersion, pods' resourceVersions): a change
 marks only the workloads whose pods or objects changed, so a scrape of 10k workloads costs the
 few that changed since the last one. An evaluation that fails is recorded on its entry
@@ -33,17 +39,25 @@ from workload_map.catalog import catalog as builtin
 from workload_map.catalog.definitions import Definition
 from workload_map.engine import Workload
 from workload_map.engine.owners import (
-    MISSING,
+    chain_uids,
     controller_ref,
     label_verdict,
     walk_chain,
 )
+from workload_map.engine.references import (
+    ReferenceRequest,
+    ReferenceUnavailable,
+    ReferenceView,
+    Resolution,
+    Resolver,
+)
+from workload_map.engine.references import referenced_kinds as definition_references
 from workload_map.engine.summary import WorkloadSummary, summarize
 from workload_map.errors import WlmapError
 from workload_map.kube.trim import trim_workload
 from workload_map.model import GVK, load_karta, validate
 
-__all__ = ["Entry", "Inventory", "NamespaceFilter", "watched_kinds"]
+__all__ = ["Entry", "Inventory", "NamespaceFilter", "referenced_kinds", "watched_kinds"]
 
 log = logging.getLogger("workload_map.inventory")
 
@@ -80,6 +94,9 @@ class Entry:
     pods: tuple[dict[str, Any], ...]
     summary: WorkloadSummary | None  # None when the evaluation failed (or was not asked)
     error: str | None = None  # why the summary is missing or incomplete
+    #: the definition's references as resolved for this evaluation (None: it has none, or
+    #: the inventory's evaluation was replaced); the describe view binds the same objects
+    resolution: Resolution | None = None
     _view: list[dict[str, Any] | None] = field(default_factory=list, compare=False, repr=False)
 
     @property
@@ -95,12 +112,25 @@ class Entry:
         return self.summary.phases if self.summary is not None else ()
 
     @property
+    def references(self) -> tuple[ReferenceView, ...]:
+        """What each of the definition's references resolved to (``problem`` when it could
+        not be read)."""
+        return self.resolution.views if self.resolution is not None else ()
+
+    @property
+    def reference_problems(self) -> list[str]:
+        """One line per reference that could not be resolved (``reference 'runtime': …``)."""
+        return self.resolution.problems if self.resolution is not None else []
+
+    @property
     def view(self) -> dict[str, Any] | None:
         """The describe JSON (``wlmap describe -o json``), built on first use; None when the
         workload cannot be evaluated."""
         if not self._view:
             try:
-                self._view.append(_describe(self.definition, self.obj, list(self.pods)))
+                self._view.append(
+                    _describe(self.definition, self.obj, list(self.pods), self.resolution)
+                )
             except WlmapError:
                 self._view.append(None)
             except Exception:  # an engine bug must cost one page, not the server
@@ -116,6 +146,8 @@ class _Slot:
     pods: set[str] = field(default_factory=set)
     entry: Entry | None = None  # memoised; None when dirty
     version: int = 0  # bumped whenever the memo goes stale
+    #: what the memoised evaluation read through its references (see ``_ReadKey``)
+    reads: frozenset[_ReadKey] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -130,6 +162,15 @@ class _Job:
     gvk: GVK
     pods: tuple[dict[str, Any], ...]
     top_level: bool
+    #: the inventory's reference version when the job was made (a referenced object that
+    #: changed during the evaluation makes its result stale)
+    ref_version: int = 0
+
+
+#: one read of a reference: (group, kind, name), name None for a list by labels. The namespace
+#: is left out: a lookup may find a cluster-scoped object under any namespace, and a key that
+#: matches too much only re-evaluates a workload once more
+_ReadKey = tuple[str, str, str | None]
 
 
 def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -176,6 +217,12 @@ def watched_kinds(definitions: Iterable[Definition]) -> tuple[set[GVK], set[GVK]
     return roots, links - roots
 
 
+def referenced_kinds(definitions: Iterable[Definition]) -> set[GVK]:
+    """Every kind the definitions' references may read (watched beside the workloads; a kind
+    a definition may never read, a Secret, is not among them)."""
+    return {gvk for d in definitions for gvk in definition_references(d.karta)}
+
+
 class Inventory:
     """Workloads, intermediates, pods and definitions, fed by watch events; thread-safe.
 
@@ -220,6 +267,12 @@ class Inventory:
         self._logged: set[tuple[str, str]] = set()
         self.generation = 0  # bumped on every change (watchers of the inventory poll it)
         self._listeners: list[Callable[[], None]] = []
+        # references: referenced objects by (group, kind) then (namespace, name); kinds that
+        # cannot be read, with why; which workloads read what; a version bumped on every change
+        self._referenced: dict[tuple[str, str], dict[tuple[str, str], Mapping[str, Any]]] = {}
+        self._unavailable: dict[tuple[str, str], tuple[str, str]] = {}
+        self._readers: dict[_ReadKey, set[str]] = {}
+        self._ref_version = 0
         self._resolve()
 
     # -- definitions ----------------------------------------------------------------------
@@ -278,6 +331,8 @@ class Inventory:
             old = self._workloads.get(uid)
             if event == DELETED:
                 if old is not None:
+                    for key in old.reads:
+                        self._readers.get(key, set()).discard(uid)
                     del self._workloads[uid]
                     if uid in self._links:  # (workloads win while both hold the uid)
                         self._owners[uid] = self._links[uid]
@@ -337,6 +392,85 @@ class Inventory:
                 self._link_pod(uid)
             self._changed()
 
+    def apply_referenced(self, event: str, obj: Mapping[str, Any]) -> None:
+        """An object of a kind some definition's references read: kept (namespace filter not
+        applied: a runtime may be cluster-scoped or live in another namespace), and every
+        workload whose evaluation read it (or listed its kind) is evaluated again."""
+        gvk = _gvk_of(obj)
+        name = str(_meta(obj).get("name") or "")
+        if gvk is None or not name:
+            return
+        key = (str(_meta(obj).get("namespace") or ""), name)
+        with self._lock:
+            objects = self._referenced.setdefault((gvk.group, gvk.kind), {})
+            if event == DELETED:
+                if objects.pop(key, None) is None:
+                    return
+            else:
+                objects[key] = obj
+            self._reread({(gvk.group, gvk.kind, name), (gvk.group, gvk.kind, None)})
+
+    def reference_unavailable(
+        self, group: str, kind: str, reason: str | None, why: str = ""
+    ) -> None:
+        """Whether a referenced kind can be read: ``reason`` (``unserved``, ``forbidden``,
+        ``error``) and ``why`` when it cannot, None when it can again. Workloads that read the
+        kind are evaluated again when this changes."""
+        with self._lock:
+            before = self._unavailable.get((group, kind))
+            now = (reason, why) if reason is not None else None
+            if before == now:
+                return
+            if now is None:
+                del self._unavailable[(group, kind)]
+            else:
+                self._unavailable[(group, kind)] = now
+            self._reread({k for k in self._readers if k[:2] == (group, kind)})
+
+    def _reread(self, keys: set[_ReadKey]) -> None:
+        """Under the lock: the workloads that read any of ``keys`` are stale."""
+        self._ref_version += 1
+        stale: set[str] = set()
+        for key in keys:
+            stale |= self._readers.pop(key, set())
+        for uid in stale:
+            slot = self._workloads.get(uid)
+            if slot is not None:
+                _invalidate(slot)
+        self._changed()
+
+    def resolver(self, reads: set[_ReadKey] | None = None) -> Resolver:
+        """A resolver of references over the referenced objects held (what each evaluation
+        binds); every read is added to ``reads``."""
+
+        def resolve(request: ReferenceRequest) -> Any:
+            group, kind = request.kind.group, request.kind.kind
+            if reads is not None:
+                reads.add((group, kind, request.object_name))
+            with self._lock:
+                unavailable = self._unavailable.get((group, kind))
+                if unavailable is not None:
+                    raise ReferenceUnavailable(*unavailable)
+                objects = self._referenced.get((group, kind), {})
+                if request.object_name is not None:
+                    namespace = request.namespace or ""
+                    # a cluster-scoped object is held under no namespace
+                    return objects.get((namespace, request.object_name)) or objects.get(
+                        ("", request.object_name)
+                    )
+                wanted = request.match_labels or {}
+                found = []
+                for (namespace, _), obj in sorted(objects.items()):
+                    if request.namespace and namespace not in ("", request.namespace):
+                        continue
+                    labels = _meta(obj).get("labels")
+                    labels = labels if isinstance(labels, Mapping) else {}
+                    if all(labels.get(k) == v for k, v in wanted.items()):
+                        found.append(obj)
+                return found
+
+        return resolve
+
     def apply_documents(self, objects: Iterable[dict[str, Any]]) -> None:
         """Objects of files, as a cluster's watches would deliver them: Kartas, then workloads
         and the objects linking pods to them, then pods. Objects without a uid get one from
@@ -354,10 +488,14 @@ class Inventory:
             if obj.get("kind") == "Karta":
                 self.apply_karta(ADDED, obj)
         covered = {d.gvk for d in self.definitions()}
+        referenced = {(g.group, g.kind) for g in referenced_kinds(self.definitions())}
         for obj in objects:
             kind = obj.get("kind")
             if kind in ("Karta", "Pod"):
                 continue
+            gvk = _gvk_of(obj)
+            if gvk is not None and (gvk.group, gvk.kind) in referenced:
+                self.apply_referenced(ADDED, obj)  # a runtime is also an object of its kind
             if GVK.from_api_version(str(obj.get("apiVersion")), str(kind)) in covered:
                 self.apply_workload(ADDED, obj)
             else:
@@ -382,14 +520,11 @@ class Inventory:
 
     def _path(self, obj: Mapping[str, Any]) -> tuple[list[str], str | None]:
         """Every uid up the controller chain of ``obj`` that the caches hold (the engine's one
-        owner rule, :func:`~workload_map.engine.owners.walk_chain`), and the uid where the chain
-        left them (None when it ended at an object without a controller, a cycle or the depth
-        limit; ``""`` for a reference without a uid)."""
-        chain = walk_chain(obj, self._owners)
-        refs = chain.refs
-        if chain.end != MISSING:
-            return [str(ref.uid) for ref in refs], None
-        return [str(ref.uid) for ref in refs[:-1]], refs[-1].uid or ""
+        owner rule, :func:`~workload_map.engine.owners.chain_uids`: ``walk_chain``'s walk, by
+        uid, without building the chain, as this runs per pod event), and the uid where the
+        chain left them (None when it ended at an object without a controller, a cycle or the
+        depth limit; ``""`` for a reference without a uid)."""
+        return chain_uids(obj, self._owners)
 
     def _top_level(self, obj: Mapping[str, Any]) -> bool:
         """Whether no covered workload is up the controller chain of ``obj``: none the caches
@@ -541,7 +676,17 @@ class Inventory:
                 ready.append(entry)
                 continue
             jobs.append(
-                _Job(uid, slot, slot.version, definition, slot.obj, slot.gvk, pods, top_level)
+                _Job(
+                    uid,
+                    slot,
+                    slot.version,
+                    definition,
+                    slot.obj,
+                    slot.gvk,
+                    pods,
+                    top_level,
+                    self._ref_version,
+                )
             )
         return ready, jobs
 
@@ -549,8 +694,14 @@ class Inventory:
         """Evaluate (no lock held), then memoise unless the slot changed meanwhile."""
         summary: WorkloadSummary | None = None
         error: str | None = None
+        resolution: Resolution | None = None
+        reads: set[_ReadKey] = set()
         try:
-            summary = self._evaluate(job.definition, job.obj, list(job.pods))
+            if self._evaluate is _summarize and _has_references(job.definition):
+                workload = _workload(job.definition, job.obj, list(job.pods), self.resolver(reads))
+                summary, resolution = summarize(workload), workload.resolution
+            else:
+                summary = self._evaluate(job.definition, job.obj, list(job.pods))
             error = summary.error
         except WlmapError as exc:
             error = str(exc)
@@ -558,15 +709,29 @@ class Inventory:
             error = f"internal error: {type(exc).__name__}: {exc}"
             log.debug("evaluation failed", exc_info=True)
         entry = Entry(
-            job.uid, job.obj, job.gvk, job.definition, job.top_level, job.pods, summary, error
+            job.uid,
+            job.obj,
+            job.gvk,
+            job.definition,
+            job.top_level,
+            job.pods,
+            summary,
+            error,
+            resolution,
         )
         with self._lock:
             current = self._workloads.get(job.uid) is job.slot and job.slot.version == job.version
+            if reads and job.ref_version != self._ref_version:
+                current = False  # a referenced object changed while it was read
             stored = job.slot.entry
             placeholder = stored is not None and stored.summary is None and stored.error is None
             if not current or (stored is not None and not placeholder):
                 return entry  # stale inputs, or another reader stored it first
             job.slot.entry = entry
+            job.slot.reads = frozenset(reads)
+            for key in reads:
+                self._readers.setdefault(key, set()).add(job.uid)
+            self._log_references(job, entry)
             if error is not None:
                 name = job.definition.name
                 self.errors[name] = self.errors.get(name, 0) + 1
@@ -582,6 +747,22 @@ class Inventory:
                         error,
                     )
         return entry
+
+    def _log_references(self, job: _Job, entry: Entry) -> None:
+        """Each reference problem of a workload logged once (a warning: the workload's numbers
+        leave out what the referenced object would add)."""
+        for problem in entry.reference_problems:
+            key = (job.uid, problem)
+            if key not in self._logged:
+                self._logged.add(key)
+                meta = _meta(job.obj)
+                log.warning(
+                    "%s %s/%s: %s (shown with what the workload alone says)",
+                    job.gvk.kind,
+                    meta.get("namespace"),
+                    meta.get("name"),
+                    problem,
+                )
 
 
 def _invalidate(slot: _Slot) -> None:
@@ -603,7 +784,12 @@ def _load(obj: Mapping[str, Any], name: str) -> tuple[Definition | None, str | N
     return Definition(karta, name, "cluster", dict(item)), None
 
 
-def _workload(definition: Definition, obj: dict[str, Any], pods: list[dict[str, Any]]) -> Workload:
+def _workload(
+    definition: Definition,
+    obj: dict[str, Any],
+    pods: list[dict[str, Any]],
+    references: Resolver | Resolution | None = None,
+) -> Workload:
     return Workload(
         definition.karta,
         obj,
@@ -613,6 +799,7 @@ def _workload(definition: Definition, obj: dict[str, Any], pods: list[dict[str, 
         validate=False,
         file_mode=False,
         owned=True,  # linked here by the owner rule: not partitioned again
+        references=references,
     )
 
 
@@ -623,6 +810,13 @@ def _summarize(
 
 
 def _describe(
-    definition: Definition, obj: dict[str, Any], pods: list[dict[str, Any]]
+    definition: Definition,
+    obj: dict[str, Any],
+    pods: list[dict[str, Any]],
+    resolution: Resolution | None = None,
 ) -> dict[str, Any]:
-    return _workload(definition, obj, pods).describe()
+    return _workload(definition, obj, pods, resolution).describe()
+
+
+def _has_references(definition: Definition) -> bool:
+    return bool(definition.karta.spec.structure_definition.references)

@@ -9,6 +9,7 @@ so a command reading many workloads of one runtime reads the runtime once.
 from __future__ import annotations
 
 import itertools
+import weakref
 from typing import Any
 
 from workload_map.engine.references import ReferenceRequest, ReferenceUnavailable, Resolver
@@ -17,7 +18,7 @@ from workload_map.kube.discovery import APIResource
 from workload_map.kube.errors import ApiError, Forbidden, NotFound
 from workload_map.model.references import MAX_LIST_ITEMS
 
-__all__ = ["cluster_resolver"]
+__all__ = ["cluster_resolver", "run_resolver"]
 
 
 def _resource(cluster: Cluster, request: ReferenceRequest) -> APIResource:
@@ -74,3 +75,17 @@ def cluster_resolver(cluster: Cluster) -> Resolver:
         return found[0]
 
     return resolve
+
+
+#: one resolver per cluster client: a command's client lives for its run, so its reads are
+#: cached for the run (weak: a client dropped takes its answers with it)
+_BY_CLUSTER: weakref.WeakKeyDictionary[Cluster, Resolver] = weakref.WeakKeyDictionary()
+
+
+def run_resolver(cluster: Cluster) -> Resolver:
+    """The resolver of ``cluster``'s run: the same one (and its cached answers) on every call,
+    so a command reading many workloads of one runtime reads that runtime once."""
+    found = _BY_CLUSTER.get(cluster)
+    if found is None:
+        found = _BY_CLUSTER[cluster] = cluster_resolver(cluster)
+    return found

@@ -32,14 +32,17 @@ __all__ = [
     "OwnerChain",
     "OwnerLabels",
     "OwnerRef",
+    "chain_uids",
     "claims",
     "controller_ref",
     "covered_owner",
+    "covered_ref",
     "group_of",
     "is_owned_by",
     "is_owner",
     "label_verdict",
     "partition_pods",
+    "top_covered",
     "top_owner",
     "walk_chain",
 ]
@@ -389,6 +392,146 @@ def walk_chain(
                 break
         owners.append(found)
     return OwnerChain(tuple(refs), tuple(owners), end)
+
+
+def top_covered(
+    obj: Mapping[str, Any],
+    fetch: Callable[[OwnerRef], Mapping[str, Any] | None],
+    covered: Callable[[Mapping[str, Any]], bool],
+    *,
+    max_depth: int = MAX_DEPTH,
+) -> tuple[Mapping[str, Any] | None, OwnerRef | None]:
+    """(the farthest owner read up ``obj``'s controller chain for which ``covered`` holds, or
+    None; the reference of the owner the walk could not read, or None): the answer of
+    ``walk_chain(obj, fetch)``'s ``owners`` and ``missing``, read on the way up.
+
+    The gang webhook asks it per admitted pod and the gang controller per pod event, and
+    they need nothing else of the chain: this walk builds no :class:`OwnerChain`, no tuples
+    of references and owners, and asks ``covered`` once per owner read. The steps are
+    :func:`walk_chain`'s (``test_owner_rule_table`` runs both consumers over its table, and
+    ``test_owners`` compares the two walks case by case).
+    """
+    meta: Any = obj.get("metadata")
+    if type(meta) is not dict and not isinstance(meta, Mapping):
+        meta = {}
+    uids: list[Any] = [meta.get("uid")]
+    refs: list[OwnerRef] = []  # only a reference without a uid looks at them (a cycle check)
+    found_covered: Mapping[str, Any] | None = None
+    while True:
+        ref = _controller(meta)
+        if ref is None:
+            break
+        uid = ref.uid
+        if (uid in uids) if uid is not None else _named(ref, obj, refs):
+            break  # a cycle: it ends as at a top owner
+        if len(refs) >= max_depth:
+            break  # the depth limit: likewise
+        if uid is not None:
+            uids.append(uid)
+        refs.append(ref)
+        found = fetch(ref)
+        if found is None:
+            return found_covered, ref
+        meta = found.get("metadata")
+        if type(meta) is not dict and not isinstance(meta, Mapping):
+            meta = {}
+        if uid is not None:  # an object of the owner's name and another uid: a namesake
+            other = meta.get("uid")
+            if type(other) is str and other and other != uid:
+                return found_covered, ref
+        if covered(found):
+            found_covered = found
+    return found_covered, None
+
+
+def chain_uids(
+    obj: Mapping[str, Any], owners: Mapping[str, Mapping[str, Any]], *, max_depth: int = MAX_DEPTH
+) -> tuple[list[str], str | None]:
+    """(the uids of the owners read up ``obj``'s controller chain, nearest first; the uid of
+    the reference where the chain broke, ``""`` for one without a uid, or None when it did
+    not): ``walk_chain(obj, owners)`` for ``owners`` by uid (a watch cache), as uids.
+
+    The inventory asks it per pod event and needs nothing else of the chain: this walk builds
+    no references (a chain with a reference without a uid, which only files have, is left to
+    :func:`walk_chain`). ``test_owner_rule_table`` compares it with :func:`walk_chain`.
+    """
+    meta: Any = obj.get("metadata")
+    if type(meta) is not dict and not isinstance(meta, Mapping):
+        meta = {}
+    seen: list[Any] = [meta.get("uid")]
+    path: list[str] = []
+    while True:
+        refs = meta.get("ownerReferences")
+        if type(refs) is not list:
+            return path, None
+        for chosen in refs:  # the first flagged reference: _controller's rule, inlined
+            if (type(chosen) is dict or isinstance(chosen, Mapping)) and chosen.get(
+                "controller"
+            ) is True:
+                break
+        else:
+            return path, None
+        uid = chosen.get("uid")
+        if type(uid) is not str or not uid:
+            chain = walk_chain(obj, owners if type(owners) is dict else dict(owners))
+            broken = chain.end == MISSING
+            kept = chain.refs[:-1] if broken else chain.refs
+            return [str(r.uid) for r in kept], (chain.refs[-1].uid or "") if broken else None
+        if uid in seen or len(path) >= max_depth:
+            return path, None  # a cycle, or the depth limit: ends as at a top owner
+        seen.append(uid)
+        found = owners.get(uid)
+        if found is None:
+            return path, uid
+        meta = found.get("metadata")
+        if type(meta) is not dict and not isinstance(meta, Mapping):
+            meta = {}
+        other = meta.get("uid")
+        if type(other) is str and other and other != uid:
+            return path, uid  # a namesake of another uid: not the owner
+        path.append(uid)
+
+
+def covered_ref(
+    obj: Mapping[str, Any],
+    fetch: Callable[[OwnerRef], Mapping[str, Any] | None],
+    covered: Callable[[OwnerRef], bool],
+    *,
+    max_depth: int = MAX_DEPTH,
+) -> OwnerRef | None:
+    """The nearest reference up ``obj``'s controller chain for which ``covered`` holds (read
+    or not): what :func:`covered_owner` finds on ``walk_chain(obj, fetch, until=covered)``,
+    without building the chain (the gang controller asks it per workload of every resync).
+    The owners from that reference up are not read."""
+    meta: Any = obj.get("metadata")
+    if type(meta) is not dict and not isinstance(meta, Mapping):
+        meta = {}
+    uids: list[Any] = [meta.get("uid")]
+    refs: list[OwnerRef] = []  # only a reference without a uid looks at them (a cycle check)
+    while True:
+        ref = _controller(meta)
+        if ref is None:
+            return None
+        uid = ref.uid
+        if (uid in uids) if uid is not None else _named(ref, obj, refs):
+            return None  # a cycle
+        if len(refs) >= max_depth:
+            return None
+        if covered(ref):
+            return ref
+        if uid is not None:
+            uids.append(uid)
+        refs.append(ref)
+        found = fetch(ref)
+        if found is None:
+            return None
+        meta = found.get("metadata")
+        if type(meta) is not dict and not isinstance(meta, Mapping):
+            meta = {}
+        if uid is not None:  # an object of the owner's name and another uid: a namesake
+            other = meta.get("uid")
+            if type(other) is str and other and other != uid:
+                return None
 
 
 def _by_uid(owners: dict[str, Any]) -> Callable[[OwnerRef], Mapping[str, Any] | None]:

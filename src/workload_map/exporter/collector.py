@@ -256,6 +256,19 @@ GANG_PODS = _f(
     "pod_group",
     "state",
 )
+REFERENCES = _f(
+    "workloadmap_workload_references",
+    "gauge",
+    "Objects each reference of the workload's definition resolved to (0 or 1 for a lookup, "
+    "the count for a list). reason is empty when it resolved, else missing, forbidden, "
+    "unserved, invalid, error or truncated: the workload's other series then leave out what "
+    "the object would add.",
+    *_WORKLOAD,
+    "reference",
+    "object_kind",
+    "object",
+    "reason",
+)
 
 #: in exposition order
 FAMILIES = (
@@ -280,6 +293,7 @@ FAMILIES = (
     COMPONENT_REQUESTS,
     GANG_MIN,
     GANG_PODS,
+    REFERENCES,
 )
 _PER_WORKLOAD = FAMILIES[7:]
 
@@ -527,6 +541,11 @@ class WorkloadCollector:
                 if since is None
                 else ((*wl, phase, "status"), since)
             )
+        for ref in e.references:  # before the error return: a missing runtime is shown
+            kind = (ref.kind or "").rpartition(" ")[2]
+            reason = (ref.reason or "") if ref.problem else ""
+            labels = (*wl, ref.name, kind, ref.object_name or "", reason)
+            rows[REFERENCES.name].append((labels, float(ref.found)))
         generation, observed = generations(e.obj)
         if generation is not None:
             rows[GENERATION.name].append((wl, generation))

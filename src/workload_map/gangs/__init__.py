@@ -11,7 +11,8 @@ from workload_map.gangs.admission import PodAdmitter, PodDecision, json_patch, p
 from workload_map.gangs.cache import ObjectCache
 from workload_map.gangs.config import BACKENDS, COSCHEDULING, KAI, NATIVE, VOLCANO, GangConfig
 from workload_map.gangs.naming import dns_label, dns_subdomain, label_value
-from workload_map.gangs.planner import (
+from workload_map.gangs.planner import plan
+from workload_map.gangs.plans import (
     COSCHEDULING_API,
     MAX_TEMPLATES,
     NATIVE_API,
@@ -20,7 +21,6 @@ from workload_map.gangs.planner import (
     Gang,
     Plan,
     WorkloadRef,
-    plan,
     workload_object_name,
 )
 from workload_map.gangs.policy import OptIn, left_alone, opt_in

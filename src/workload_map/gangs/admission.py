@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workload_map.engine import EngineError, Workload
-from workload_map.engine.owners import OwnerRef, is_owner, walk_chain
+from workload_map.engine.owners import OwnerRef, is_owner, top_covered
 from workload_map.errors import WlmapError
 from workload_map.gangs.cache import ObjectCache, cache_resolver, group_of
 from workload_map.gangs.config import (
@@ -43,7 +43,8 @@ from workload_map.gangs.config import (
 from workload_map.gangs.definitions import KartaIndex
 from workload_map.gangs.jobs import foreign_group
 from workload_map.gangs.naming import label_value
-from workload_map.gangs.planner import SpecMemo, WorkloadRef, plan, workload_ref
+from workload_map.gangs.planner import SpecMemo, plan
+from workload_map.gangs.plans import WorkloadRef, workload_ref
 from workload_map.model import Karta
 
 __all__ = [
@@ -151,17 +152,18 @@ class PodAdmitter:
     # -- the chain --------------------------------------------------------------------------
     def _owners(
         self, pod: Mapping[str, Any], namespace: str
-    ) -> tuple[tuple[Mapping[str, Any], ...], str | None, float]:
-        """The pod's owners, nearest first (the engine's one owner rule:
-        :func:`~workload_map.engine.owners.walk_chain`); why the walk stopped at an owner the
-        cache lacks (or None); time waited."""
+    ) -> tuple[tuple[Mapping[str, Any], Karta] | None, str | None, float]:
+        """The pod's top-most owner whose definition has gang instructions, with that
+        definition (the engine's one owner rule: :func:`~workload_map.engine.owners.top_covered`);
+        why the walk stopped at an owner the cache lacks (or None); time waited."""
         budget = self.miss_wait
         waited = 0.0
+        get, resolve = self.cache.get, self.resolve
 
         def fetch(ref: OwnerRef) -> Mapping[str, Any] | None:
             nonlocal budget, waited
             key = (group_of(ref.api_version), ref.kind, namespace, ref.name)
-            found = self.cache.get(*key)
+            found = get(*key)
             if is_owner(ref, found):
                 return found
             # not here yet, or a namesake of another uid: the owner may arrive in a moment
@@ -170,15 +172,22 @@ class PodAdmitter:
             waited += spent
             return found
 
-        chain = walk_chain(pod, fetch)
-        missing = chain.missing
+        def covered(owner: Mapping[str, Any]) -> bool:
+            karta = resolve(str(owner.get("apiVersion") or ""), str(owner.get("kind") or ""))
+            return karta is not None and karta.gang_scheduling is not None
+
+        owner, missing = top_covered(pod, fetch, covered)
         if missing is not None:
             return (
-                chain.owners,
+                None,
                 f"owner {missing.kind}/{missing.name} is not in the cache (waited {waited:.2f}s)",
                 waited,
             )
-        return chain.owners, None, waited
+        if owner is None:
+            return None, None, waited
+        karta = resolve(str(owner.get("apiVersion") or ""), str(owner.get("kind") or ""))
+        assert karta is not None  # covered(owner) held
+        return (owner, karta), None, waited
 
     def _namespace_labels(self, namespace: str) -> dict[str, str]:
         found = self.cache.get("", "Namespace", "", namespace)
@@ -196,16 +205,11 @@ class PodAdmitter:
         ns = namespace or str(meta.get("namespace") or "default")
         if ns in self.config.excluded_namespaces:
             return PodDecision(reason=f"namespace {ns} is excluded")
-        chain, stopped, waited = self._owners(pod, ns)
+        top, stopped, waited = self._owners(pod, ns)
         if stopped is not None:
             return PodDecision(
                 reason=stopped, waited_seconds=waited, cache_miss="not in the cache" in stopped
             )
-        top: tuple[Mapping[str, Any], Karta] | None = None
-        for owner in chain:
-            karta = self.resolve(str(owner.get("apiVersion") or ""), str(owner.get("kind") or ""))
-            if karta is not None and karta.gang_scheduling is not None:
-                top = (owner, karta)
         if top is None:
             return PodDecision(
                 reason="no owner of the pod has a definition with gang instructions",

@@ -13,13 +13,15 @@ import threading
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from workload_map.engine.owners import OwnerChain, OwnerRef, covered_owner, walk_chain
+from workload_map.engine.owners import OwnerRef, covered_ref, top_covered
 from workload_map.errors import WlmapError
 from workload_map.gangs.cache import cache_resolver, group_of, key_of
 from workload_map.gangs.config import LABEL_MANAGED_BY, LABEL_WORKLOAD_UID, MANAGED_BY
 from workload_map.gangs.definitions import has_gangs
 from workload_map.gangs.jobs import foreign_group, is_job_controllers
-from workload_map.gangs.planner import Decision, Plan, plan, template_names, workload_ref
+from workload_map.gangs.objects import template_names
+from workload_map.gangs.planner import plan
+from workload_map.gangs.plans import Decision, Plan, workload_ref
 from workload_map.gangs.reconcile import Actions, object_path, reconcile
 from workload_map.gangs.runtime import FIELD_MANAGER, POD_DEBOUNCE, SCHEDULING_KINDS, GangRuntime
 from workload_map.kube.errors import ApiError, NotFound
@@ -68,31 +70,30 @@ class GangController:
         g, k, ns, name = key_of(obj)
         return f"{g}|{k}|{ns}|{name}"
 
-    def _chain(self, obj: Mapping[str, Any]) -> OwnerChain:
-        """``obj``'s controller chain through the cache, without waiting (the engine's one
-        owner rule: :func:`~workload_map.engine.owners.walk_chain`)."""
-        cache = self.runtime.cache
-        ns = str((obj.get("metadata") or {}).get("namespace") or "")
-        return walk_chain(
-            obj, lambda ref: cache.get(group_of(ref.api_version), ref.kind, ns, ref.name)
+    def _read(self, ref: OwnerRef) -> Mapping[str, Any] | None:
+        """The owner ``ref`` names, from the cache without waiting (an owner is in the
+        namespace of the object whose reference names it: ``ref.namespace``)."""
+        return self.runtime.cache.get(
+            group_of(ref.api_version), ref.kind, ref.namespace or "", ref.name
         )
 
     def _has_gangs(self, ref: OwnerRef) -> bool:
         return has_gangs(self.runtime.kartas.resolve(ref.api_version, ref.kind))
 
+    def _owner_has_gangs(self, owner: Mapping[str, Any]) -> bool:
+        return has_gangs(
+            self.runtime.kartas.resolve(str(owner.get("apiVersion")), str(owner.get("kind")))
+        )
+
     def workload_of(
         self, pod: Mapping[str, Any]
     ) -> tuple[str | None, tuple[str, str, str, str] | None]:
-        """The key (``group|kind|namespace|name``) of the top-most owner of a pod with gangs among those the cache holds, and the key of
-        the owner at which the chain broke (not cached yet), if it did."""
-        chain = self._chain(pod)
-        found: str | None = None
-        for owner in chain.owners:
-            if has_gangs(
-                self.runtime.kartas.resolve(str(owner.get("apiVersion")), str(owner.get("kind")))
-            ):
-                found = self._key(owner)
-        missing = chain.missing
+        """The key (``group|kind|namespace|name``) of the top-most owner with gangs the cache
+        holds up the pod's controller chain (the engine's one owner rule,
+        :func:`~workload_map.engine.owners.top_covered`), and the key of the owner at which
+        the chain broke (not cached yet), if it did."""
+        owner, missing = top_covered(pod, self._read, self._owner_has_gangs)
+        found = self._key(owner) if owner is not None else None
         if missing is None:
             return found, None
         ns = str((pod.get("metadata") or {}).get("namespace") or "")
@@ -292,7 +293,7 @@ class GangController:
         """Whether an owner with gangs is up this workload's controller chain (a JobSet's
         Jobs, a RayJob's RayCluster, also when that owner is not cached yet): the top-most one's
         gangs count its pods (:meth:`workload_of`), so it gets none of its own."""
-        return covered_owner(self._chain(workload), self._has_gangs) is not None
+        return covered_ref(workload, self._read, self._has_gangs) is not None
 
     @staticmethod
     def _fingerprint(
@@ -382,11 +383,11 @@ class GangController:
             pods = []  # none of them joins ours: nothing of ours is kept for them
         actions = reconcile(the_plan, pods, existing, mode=self.mode, foreign_workload=foreign)
         self._drop_unserved(actions)
-        rt.metrics.reconciles.inc()
+        rt.metrics.reconciled()
         try:
             self.execute(workload, actions)
         except WlmapError as err:
-            rt.metrics.reconcile_errors.inc()
+            rt.metrics.reconcile_failed()
             log.warning("gangs: reconcile of %s failed: %s", key, err)
             raise
         if actions.writes == 0 and not actions.waiting:
@@ -465,9 +466,11 @@ class GangController:
                 )
             except NotFound:
                 pass
-        rt.metrics.writes.inc(actions.writes)
-        rt.metrics.missed_members.inc(sum(len(v) for v in actions.missed.values()))
-        rt.metrics.pods_deleted.inc(len(actions.delete_pods))
+        rt.metrics.executed(
+            actions.writes,
+            sum(len(v) for v in actions.missed.values()),
+            len(actions.delete_pods),
+        )
         self._events(workload, [*actions.decisions, *done])
 
     def _events(self, workload: dict[str, Any], decisions: list[Decision]) -> None:

@@ -1,9 +1,10 @@
 """The scheduling objects a workload should have, per backend, from its Karta and its pods.
 
-Pure: a workload object, its Karta and (optionally) its pods in; the desired Workload and
-PodGroup objects out, with every decision that shaped them. The gangs and their minimums are
-the engine's (``Workload.pod_groups()``); this module only maps them onto each scheduler's API
-and applies the rules those APIs impose:
+Pure: a workload object, its Karta and (optionally) its pods in; a
+:class:`~workload_map.gangs.plans.Plan` out: the gangs, the desired Workload and PodGroup
+objects (built by :mod:`workload_map.gangs.objects`) and every decision that shaped them. The
+gangs and their minimums are the engine's (``Workload.pod_groups()``); this module only maps
+them onto each scheduler's API and applies the rules those APIs impose:
 
 - a gang of one gets no object; a gang the engine sizes 0 (zero replicas) gets none either;
   but a Volcano gang of one whose other pods are created after admission gets ``minMember: 1``
@@ -12,7 +13,7 @@ and applies the rules those APIs impose:
 - native: one ``scheduling.k8s.io/v1beta1`` Workload with one pod-group template per gang
   definition (at most 8: more, and the PodGroups are made standalone, without ``workloadRef``),
   one PodGroup per gang instance; templates of a Workload that exists already cannot change,
-  so a gang whose template it lacks is made standalone too;
+  so a gang whose template it lacks is made standalone too (:mod:`workload_map.gangs.layout`);
 - coscheduling and Volcano: one PodGroup per gang instance, ``minResources`` the requests of
   the gang's minimum and, for Volcano gangs of several tasks, ``minTaskMember`` per task
   (``workload_map.gangs.tasks``);
@@ -32,7 +33,8 @@ Topology (native): a required placement level becomes ``schedulingConstraints.to
 the API server keeps the field (:mod:`workload_map.gangs.topology`, :func:`_placement`).
 Composite (native): a gang whose subgroups make up its minimum becomes one ``CompositePodGroup``
 (``minGroupCount`` = its subgroups) with a child PodGroup per subgroup, where the cluster serves
-them (:func:`_composites`); the Workload then holds ``compositePodGroupTemplates`` only.
+them (:func:`workload_map.gangs.layout.make_composites`); the Workload then holds
+``compositePodGroupTemplates`` only.
 
 The backend of a gang is the one its pods' ``spec.schedulerName`` selects (the pods' when
 known, else their templates'); a gang whose members name different schedulers gets no object.
@@ -40,226 +42,38 @@ known, else their templates'); a gang whose members name different schedulers ge
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from workload_map.engine import EngineError, PodGroup, Workload
 from workload_map.engine.references import Resolver
 from workload_map.gangs.config import (
-    ANNOTATION_DECISION,
     ANNOTATION_DISRUPTION,
     ANNOTATION_QUEUE,
     ANNOTATION_TIMEOUT,
     COSCHEDULING,
     KAI,
-    LABEL_MANAGED_BY,
-    LABEL_WORKLOAD,
-    LABEL_WORKLOAD_KIND,
-    LABEL_WORKLOAD_UID,
-    MANAGED_BY,
     NATIVE,
     VOLCANO,
     VOLCANO_QUEUE_ANNOTATION,
     GangConfig,
 )
 from workload_map.gangs.jobs import taken_over
-from workload_map.gangs.naming import dns_label, dns_subdomain, label_value
+from workload_map.gangs.layout import make_composites, mark_standalone
+from workload_map.gangs.naming import dns_label, dns_subdomain
+from workload_map.gangs.objects import build_objects
+from workload_map.gangs.plans import Decision, Gang, Plan, metadata_of, workload_ref
 from workload_map.gangs.policy import left_alone, opt_in
 from workload_map.gangs.tasks import BUILTIN_PRIORITIES, plan_tasks
-from workload_map.gangs.topology import constraints, placement
+from workload_map.gangs.topology import placement
 from workload_map.model import Karta
 
-__all__ = [
-    "COMPOSITE_API",
-    "COSCHEDULING_API",
-    "MAX_TEMPLATES",
-    "NATIVE_API",
-    "VOLCANO_API",
-    "Composite",
-    "Decision",
-    "Gang",
-    "Plan",
-    "SpecMemo",
-    "WorkloadRef",
-    "member_components",
-    "owned_metadata",
-    "plan",
-    "pod_specs",
-    "template_names",
-    "workload_object_name",
-    "workload_ref",
-]
-
-NATIVE_API = "scheduling.k8s.io/v1beta1"
-#: ``CompositePodGroup`` is served at v1alpha3 only in v1.37
-COMPOSITE_API = "scheduling.k8s.io/v1alpha3"
-COSCHEDULING_API = "scheduling.x-k8s.io/v1alpha1"
-VOLCANO_API = "scheduling.volcano.sh/v1beta1"
-#: ``WorkloadMaxPodGroupTemplates`` in k8s.io/api scheduling/v1beta1
-MAX_TEMPLATES = 8
+__all__ = ["SpecMemo", "member_components", "plan", "pod_specs"]
 
 _RELEASED = ("Suspended", "Suspending")
 _FINISHED = ("Completed", "Failed")
-
-
-@dataclass(frozen=True)
-class WorkloadRef:
-    api_version: str
-    kind: str
-    name: str
-    namespace: str
-    uid: str | None
-
-    @property
-    def group(self) -> str:
-        return self.api_version.split("/")[0] if "/" in self.api_version else ""
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "apiVersion": self.api_version,
-            "kind": self.kind,
-            "name": self.name,
-            "namespace": self.namespace,
-            "uid": self.uid,
-        }
-
-
-@dataclass(frozen=True)
-class Decision:
-    """One decision, as an event: a CamelCase reason and a message built from fields."""
-
-    reason: str
-    message: str
-    warning: bool = False
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "reason": self.reason,
-            "message": self.message,
-            "type": "Warning" if self.warning else "Normal",
-        }
-
-
-@dataclass
-class Gang:
-    """One gang instance and the object that enforces it."""
-
-    name: str  # the object's name (a DNS subdomain)
-    group: str  # describe's group name
-    definition: str
-    template: str  # the native pod-group template (a DNS label)
-    backend: str
-    scheduler: str
-    min_count: int
-    rule: str
-    keys: tuple[str, ...] = ()
-    pods: tuple[str, ...] = ()
-    tasks: dict[str, int] = field(default_factory=dict)
-    task_of_pod: dict[str, str] = field(default_factory=dict)
-    min_resources: dict[str, str] = field(default_factory=dict)
-    #: (component, instance) -> one pod's request, what ``min_resources`` was summed from
-    pod_requests: dict[tuple[str, str], dict[str, int]] = field(default_factory=dict)
-    priority_class: str | None = None
-    standalone: bool = False  # native: no workloadRef (see the module docstring)
-    #: native: the node-label key all members share a domain of (``schedulingConstraints``)
-    topology_key: str | None = None
-    #: the placement as stated and resolved (``gangs.topology.Placement``), for the decision
-    placement: dict[str, Any] | None = None
-    #: native: the CompositePodGroup this gang is a child of (one of its subgroups)
-    parent: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            **({"topologyKey": self.topology_key} if self.topology_key else {}),
-            "name": self.name,
-            "group": self.group,
-            "definition": self.definition,
-            "template": self.template,
-            "backend": self.backend,
-            "scheduler": self.scheduler,
-            "minCount": self.min_count,
-            "rule": self.rule,
-            "keys": list(self.keys),
-            "pods": list(self.pods),
-            "tasks": dict(self.tasks),
-            "minResources": dict(self.min_resources),
-            "standalone": self.standalone,
-        }
-
-
-@dataclass
-class Composite:
-    """One native composite group: a gang whose subgroups are its child PodGroups."""
-
-    name: str
-    group: str
-    definition: str
-    template: str
-    min_groups: int
-    rule: str
-    children: tuple[str, ...]
-    priority_class: str | None = None
-    topology_key: str | None = None
-    placement: dict[str, Any] | None = None
-
-
-@dataclass
-class Plan:
-    """What a workload should have: handled or not (and why), its gangs and their objects."""
-
-    workload: WorkloadRef
-    handled: bool
-    reason: str
-    gangs: list[Gang] = field(default_factory=list)
-    objects: list[dict[str, Any]] = field(default_factory=list)
-    decisions: list[Decision] = field(default_factory=list)
-    #: native composite groups (their children are in ``gangs``)
-    composites: list[Composite] = field(default_factory=list)
-    #: the engine's view of the workload and the pods planned with (placements, for the webhook)
-    view: Workload | None = field(default=None, repr=False, compare=False)
-
-    def gang_of(self, group: str) -> Gang | None:
-        """The gang for describe's group name, if it gets an object."""
-        for gang in self.gangs:
-            if gang.group == group:
-                return gang
-        return None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "workload": self.workload.to_dict(),
-            "handled": self.handled,
-            "reason": self.reason,
-            "gangs": [g.to_dict() for g in self.gangs],
-            "objects": self.objects,
-            "decisions": [d.to_dict() for d in self.decisions],
-            **({"composites": [c.name for c in self.composites]} if self.composites else {}),
-        }
-
-
-def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    meta = obj.get("metadata")
-    return meta if isinstance(meta, Mapping) else {}
-
-
-def workload_ref(obj: Mapping[str, Any]) -> WorkloadRef:
-    meta = _meta(obj)
-    uid = meta.get("uid")
-    return WorkloadRef(
-        api_version=str(obj.get("apiVersion") or ""),
-        kind=str(obj.get("kind") or ""),
-        name=str(meta.get("name") or meta.get("generateName") or "unnamed"),
-        namespace=str(meta.get("namespace") or "default"),
-        uid=uid if isinstance(uid, str) and uid else None,
-    )
-
-
-def workload_object_name(ref: WorkloadRef) -> str:
-    """The native Workload's name: ``<kind>-<name>``, lower-cased, hashed when too long."""
-    return dns_subdomain(f"{ref.kind.lower()}-{ref.name}")
 
 
 def pod_specs(wl: Workload) -> list[tuple[str, dict[str, Any]]]:
@@ -299,7 +113,7 @@ def member_components(karta: Karta, group: PodGroup) -> set[str]:
 
 
 def _timeout(obj: Mapping[str, Any], config: GangConfig) -> int:
-    value = (_meta(obj).get("annotations") or {}).get(ANNOTATION_TIMEOUT)
+    value = (metadata_of(obj).get("annotations") or {}).get(ANNOTATION_TIMEOUT)
     try:
         seconds = int(value) if value is not None else config.schedule_timeout_seconds
     except (TypeError, ValueError):
@@ -317,7 +131,7 @@ DISRUPTION_MODES = ("all", "single")
 
 def _disruption(obj: Mapping[str, Any], out: Plan) -> dict[str, dict[str, Any]]:
     """The native groups' ``disruptionMode``: ``all`` unless the workload asks for ``single``."""
-    value = (_meta(obj).get("annotations") or {}).get(ANNOTATION_DISRUPTION)
+    value = (metadata_of(obj).get("annotations") or {}).get(ANNOTATION_DISRUPTION)
     if value is not None and value not in DISRUPTION_MODES:
         out.decisions.append(
             Decision(
@@ -333,7 +147,7 @@ def _disruption(obj: Mapping[str, Any], out: Plan) -> dict[str, dict[str, Any]]:
 
 def _queue(obj: Mapping[str, Any], config: GangConfig) -> str:
     """Our annotation, Volcano's queue annotation (LWS reads it too), the label KubeRay reads."""
-    meta = _meta(obj)
+    meta = metadata_of(obj)
     annotations = meta.get("annotations") or {}
     labels = meta.get("labels") or {}
     for source, key in (
@@ -345,38 +159,6 @@ def _queue(obj: Mapping[str, Any], config: GangConfig) -> str:
         if isinstance(value, str) and value:
             return value
     return config.volcano_queue
-
-
-def owned_metadata(
-    ref: WorkloadRef, name: str, decision: Mapping[str, Any], extra_labels: Mapping[str, str]
-) -> dict[str, Any]:
-    labels = {
-        LABEL_MANAGED_BY: MANAGED_BY,
-        LABEL_WORKLOAD: label_value(ref.name),
-        LABEL_WORKLOAD_KIND: label_value(ref.kind),
-        **extra_labels,
-    }
-    if ref.uid:
-        labels[LABEL_WORKLOAD_UID] = label_value(ref.uid)
-    meta: dict[str, Any] = {
-        "name": name,
-        "namespace": ref.namespace,
-        "labels": labels,
-        "annotations": {ANNOTATION_DECISION: json.dumps(dict(decision), sort_keys=True)},
-    }
-    if ref.uid:
-        # the garbage collector removes our objects with the workload; not blockOwnerDeletion,
-        # which would need permission to update the workload's finalizers
-        meta["ownerReferences"] = [
-            {
-                "apiVersion": ref.api_version,
-                "kind": ref.kind,
-                "name": ref.name,
-                "uid": ref.uid,
-                "controller": True,
-            }
-        ]
-    return meta
 
 
 def _schedulers(
@@ -508,7 +290,7 @@ class SpecMemo:
 
     def implied(self, wl: Workload) -> tuple[list[PodGroup], list[str]]:
         """The gangs the object implies without pods, and the engine's notes on them."""
-        meta = _meta(wl.obj)
+        meta = metadata_of(wl.obj)
         uid, rv = meta.get("uid"), meta.get("resourceVersion")
         # the referenced objects' versions too: a runtime edited changes its TrainJobs' gangs
         refs = _bound_versions(wl.resolution.bindings)
@@ -544,7 +326,7 @@ def _bound_versions(bindings: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
     for name, value in sorted(bindings.items()):
         items = value if isinstance(value, list) else [value]
         versions = ",".join(
-            str(_meta(o).get("resourceVersion") or _meta(o).get("name") or "")
+            str(metadata_of(o).get("resourceVersion") or metadata_of(o).get("name") or "")
             for o in items
             if isinstance(o, Mapping)
         )
@@ -557,7 +339,7 @@ _NO_MEMO = SpecMemo(capacity=0)
 
 
 def _pod_name(pod: Mapping[str, Any]) -> str:
-    meta = _meta(pod)
+    meta = metadata_of(pod)
     name = meta.get("name")
     return name if isinstance(name, str) else ""
 
@@ -777,181 +559,27 @@ def plan(
                 placement=stated,
             )
         )
-    _composites(out, groups, config, existing_templates, wl_spec.karta, {c for c, _ in specs})
-    _native_layout(out, existing_templates)
+    make_composites(out, groups, config, existing_templates, wl_spec.karta, {c for c, _ in specs})
+    mark_standalone(out, existing_templates)
     disruption = (
         _disruption(wl_spec.obj, out) if any(g.backend == NATIVE for g in out.gangs) else {}
     )
-    out.objects = _objects(
+    out.objects = build_objects(
         out, choice.reason, queue, timeout, _volcano_annotations(wl_spec.obj), disruption
     )
     return out
-
-
-def _native_layout(out: Plan, existing: Sequence[str] | None) -> None:
-    """Mark native gangs standalone where no template can hold them (see the docstring)."""
-    # a composite's children always hold their templates (_composites checked them)
-    native = [g for g in out.gangs if g.backend == NATIVE and g.parent is None]
-    templates = sorted({g.template for g in native})
-    if len(templates) > MAX_TEMPLATES:
-        out.decisions.append(
-            Decision(
-                "TooManyPodGroupTemplates",
-                f"{len(templates)} pod-group templates exceed the Workload API's "
-                f"{MAX_TEMPLATES}: PodGroups are created without a Workload (standalone)",
-                warning=True,
-            )
-        )
-        for g in native:
-            g.standalone = True
-        return
-    if existing is None:
-        return
-    missing = sorted(set(templates) - set(existing))
-    if missing:
-        out.decisions.append(
-            Decision(
-                "TemplatesImmutable",
-                f"the existing Workload has no template {', '.join(missing)} and its templates "
-                "cannot change: those PodGroups are created standalone",
-            )
-        )
-        for g in native:
-            if g.template in missing:
-                g.standalone = True
-
-
-def _decision(g: Gang, opted: str) -> dict[str, Any]:
-    return {
-        "backend": g.backend,
-        "scheduler": g.scheduler,
-        "group": g.group,
-        "definition": g.definition,
-        "minCount": g.min_count,
-        "rule": g.rule,
-        "keys": list(g.keys),
-        "optIn": opted,
-        **({"minTaskMember": dict(g.tasks)} if g.tasks else {}),
-        **({"topology": dict(g.placement)} if g.placement else {}),
-    }
 
 
 def _volcano_annotations(obj: Mapping[str, Any]) -> dict[str, str]:
     """The workload's ``volcano.sh/*`` annotations, which Volcano's scheduler reads on a
     PodGroup (preemptable, revocable zone, disruption budgets...); LWS's Volcano provider
     copies the same set."""
-    annotations = _meta(obj).get("annotations") or {}
+    annotations = metadata_of(obj).get("annotations") or {}
     return {
         k: v
         for k, v in annotations.items()
         if isinstance(k, str) and k.startswith("volcano.sh/") and isinstance(v, str)
     }
-
-
-def _template(
-    name: str,
-    count: int,
-    classes: set[str | None],
-    disruption: Mapping[str, Any],
-    keys: set[str | None] | None = None,
-) -> dict[str, Any]:
-    """A native pod-group template; it names a class (and a topology key) only where all its
-    gangs share one (PodGroups made from it are ours and name their own: the template is what
-    other readers, KAI among them, see)."""
-    template: dict[str, Any] = {
-        "name": name,
-        "schedulingPolicy": {"gang": {"minCount": count}},
-        "disruptionMode": dict(disruption),
-    }
-    (only,) = classes if len(classes) == 1 else (None,)
-    if only:
-        template["priorityClassName"] = only
-    (key,) = keys if keys is not None and len(keys) == 1 else (None,)
-    if key:
-        template["schedulingConstraints"] = constraints([key])
-    return template
-
-
-def _objects(
-    out: Plan,
-    opted: str,
-    queue: str,
-    timeout: int,
-    inherited: Mapping[str, str],
-    disruption: Mapping[str, Any],
-) -> list[dict[str, Any]]:
-    ref = out.workload
-    objects: list[dict[str, Any]] = []
-    native = [g for g in out.gangs if g.backend == NATIVE]
-    workload_name = workload_object_name(ref)
-    in_templates = [g for g in native if not g.standalone]
-    if out.composites:
-        objects.extend(_composite_objects(out, opted, workload_name, disruption))
-    elif in_templates:
-        minimums: dict[str, int] = {}
-        classes: dict[str, set[str | None]] = {}
-        keys: dict[str, set[str | None]] = {}
-        for g in in_templates:
-            minimums[g.template] = max(minimums.get(g.template, 0), g.min_count)
-            classes.setdefault(g.template, set()).add(g.priority_class)
-            keys.setdefault(g.template, set()).add(g.topology_key)
-        objects.append(
-            {
-                "apiVersion": NATIVE_API,
-                "kind": "Workload",
-                "metadata": owned_metadata(
-                    ref,
-                    workload_name,
-                    {"templates": minimums, "optIn": opted},
-                    {},
-                ),
-                "spec": {
-                    "controllerRef": {"apiGroup": ref.group, "kind": ref.kind, "name": ref.name},
-                    "podGroupTemplates": [
-                        _template(name, count, classes[name], disruption, keys[name])
-                        for name, count in sorted(minimums.items())
-                    ],
-                },
-            }
-        )
-    for g in out.gangs:
-        meta = owned_metadata(ref, g.name, _decision(g, opted), {})
-        if g.backend == NATIVE:
-            spec: dict[str, Any] = {"schedulingPolicy": {"gang": {"minCount": g.min_count}}}
-            if g.parent is not None:
-                spec["parentCompositePodGroupName"] = g.parent
-            if not g.standalone:
-                spec["workloadRef"] = {"workloadName": workload_name, "templateName": g.template}
-            if g.priority_class:
-                # the scheduler ranks and admits members by the group's priority (module doc)
-                spec["priorityClassName"] = g.priority_class
-            spec["disruptionMode"] = dict(disruption)
-            if g.topology_key:
-                # immutable: a changed key recreates a group no pod joined (reconcile.py)
-                spec["schedulingConstraints"] = constraints([g.topology_key])
-            objects.append(
-                {"apiVersion": NATIVE_API, "kind": "PodGroup", "metadata": meta, "spec": spec}
-            )
-        elif g.backend == COSCHEDULING:
-            spec = {"minMember": g.min_count, "scheduleTimeoutSeconds": timeout}
-            if g.min_resources:
-                spec["minResources"] = dict(g.min_resources)
-            objects.append(
-                {"apiVersion": COSCHEDULING_API, "kind": "PodGroup", "metadata": meta, "spec": spec}
-            )
-        elif g.backend == VOLCANO:
-            meta["annotations"] = {**inherited, **meta["annotations"]}
-            spec = {"minMember": g.min_count, "queue": queue}
-            if g.tasks:
-                spec["minTaskMember"] = dict(g.tasks)
-            if g.min_resources:
-                spec["minResources"] = dict(g.min_resources)
-            if g.priority_class:
-                spec["priorityClassName"] = g.priority_class
-            objects.append(
-                {"apiVersion": VOLCANO_API, "kind": "PodGroup", "metadata": meta, "spec": spec}
-            )
-    return objects
 
 
 def _placement(
@@ -968,7 +596,9 @@ def _placement(
                     "which needs composite pod groups; only the group's own placement applies",
                 )
             )
-    found = placement(group.topology, _meta(obj).get("annotations") or {}, config.kai_topologies)
+    found = placement(
+        group.topology, metadata_of(obj).get("annotations") or {}, config.kai_topologies
+    )
     if found is None:
         return None, None
     if found.preferred:
@@ -1008,181 +638,3 @@ def _placement(
     note = found.to_dict()
     note["enforced"] = key is not None
     return key, note
-
-
-def template_names(workload: Mapping[str, Any]) -> list[str]:
-    """Every template name of a native Workload: its pod-group templates, its composite
-    templates and the pod-group templates nested in them (all immutable)."""
-    spec = workload.get("spec") or {}
-    names = [str(t.get("name")) for t in spec.get("podGroupTemplates") or []]
-    for composite in spec.get("compositePodGroupTemplates") or []:
-        names.append(str(composite.get("name")))
-        names.extend(str(t.get("name")) for t in composite.get("podGroupTemplates") or [])
-    return names
-
-
-def _composites(
-    out: Plan,
-    groups: Mapping[str, PodGroup],
-    config: GangConfig,
-    existing: Sequence[str] | None,
-    karta: Karta,
-    with_pods: set[str],
-) -> None:
-    """Turn each native gang whose subgroups make up its minimum into a composite group: the
-    gang's name and template go to a ``CompositePodGroup`` (gang ``minGroupCount`` = its
-    subgroups), each subgroup becomes a child PodGroup its pods join. Only where the cluster
-    serves composites, for 2 to 8 subgroups (the API's templates per level; depth 2 of 4), and
-    where an existing Workload already holds those templates (they cannot be added), and
-    where every component with pods is in a subgroup (``with_pods``: decided from the spec, so
-    the webhook, planning one pod, and the controller agree)."""
-    if not config.composite_groups:
-        return
-    kept: list[Gang] = []
-    for gang in out.gangs:
-        group = groups.get(gang.group)
-        subs = [s for s in group.sub_groups if s.min_member > 0] if group is not None else []
-        if (
-            group is None
-            or gang.backend != NATIVE
-            or not 2 <= len(subs) <= MAX_TEMPLATES
-            or any(s.error is not None for s in group.sub_groups)
-            # a stated minimum, or members outside every subgroup: not a sum of gangs
-            or sum(s.min_member for s in subs) != gang.min_count
-            or not with_pods <= _covered(karta, group)
-        ):
-            kept.append(gang)
-            continue
-        children: list[Gang] = []
-        for sub in subs:
-            found = placement(sub.topology, {}, config.kai_topologies)
-            key = found.key if found is not None and config.native_topology else None
-            note = {**found.to_dict(), "enforced": key is not None} if found else None
-            children.append(
-                Gang(
-                    name=dns_subdomain(f"{gang.name}-{sub.name}"),
-                    group=gang.group,
-                    definition=gang.definition,
-                    template=dns_label(f"{gang.template}-{sub.name}"),
-                    backend=NATIVE,
-                    scheduler=gang.scheduler,
-                    min_count=sub.min_member,
-                    rule=f"subgroup {sub.name}: {sub.rule}",
-                    keys=gang.keys,
-                    pods=tuple(sorted(sub.pods)),
-                    # one class per hierarchy: the gang's
-                    priority_class=gang.priority_class,
-                    topology_key=key,
-                    placement=note,
-                    parent=gang.name,
-                )
-            )
-        wanted = [gang.template, *(c.template for c in children)]
-        if existing is not None and not set(wanted) <= set(existing):
-            out.decisions.append(
-                Decision(
-                    "TemplatesImmutable",
-                    f"pod group {gang.name}: the existing Workload has no composite template "
-                    f"{gang.template} and its templates cannot change: one PodGroup as before",
-                )
-            )
-            kept.append(gang)
-            continue
-        out.composites.append(
-            Composite(
-                name=gang.name,
-                group=gang.group,
-                definition=gang.definition,
-                template=gang.template,
-                min_groups=len(children),
-                rule=gang.rule,
-                children=tuple(c.name for c in children),
-                priority_class=gang.priority_class,
-                topology_key=gang.topology_key,
-                placement=gang.placement,
-            )
-        )
-        kept.extend(children)
-    if out.composites:
-        # a Workload holds either pod-group or composite templates: other gangs go standalone
-        for g in kept:
-            if g.backend == NATIVE and g.parent is None:
-                g.standalone = True
-    out.gangs = kept
-
-
-def _composite_objects(
-    out: Plan, opted: str, workload_name: str, disruption: Mapping[str, Any]
-) -> list[dict[str, Any]]:
-    """The Workload of composite templates and one ``CompositePodGroup`` per composite."""
-    ref = out.workload
-    templates: list[dict[str, Any]] = []
-    objects: list[dict[str, Any]] = []
-    for c in out.composites:
-        children = [g for g in out.gangs if g.parent == c.name]
-        template: dict[str, Any] = {
-            "name": c.template,
-            "schedulingPolicy": {"gang": {"minGroupCount": c.min_groups}},
-            "disruptionMode": dict(disruption),
-            "podGroupTemplates": [
-                _template(g.template, g.min_count, {g.priority_class}, disruption, {g.topology_key})
-                for g in children
-            ],
-        }
-        spec: dict[str, Any] = {
-            "workloadRef": {"workloadName": workload_name, "templateName": c.template},
-            "schedulingPolicy": {"gang": {"minGroupCount": c.min_groups}},
-            "disruptionMode": dict(disruption),
-        }
-        if c.priority_class:
-            template["priorityClassName"] = spec["priorityClassName"] = c.priority_class
-        if c.topology_key:
-            template["schedulingConstraints"] = spec["schedulingConstraints"] = constraints(
-                [c.topology_key]
-            )
-        templates.append(template)
-        decision = {
-            "backend": NATIVE,
-            "group": c.group,
-            "definition": c.definition,
-            "minGroupCount": c.min_groups,
-            "children": list(c.children),
-            "rule": c.rule,
-            "optIn": opted,
-            **({"topology": dict(c.placement)} if c.placement else {}),
-        }
-        objects.append(
-            {
-                "apiVersion": COMPOSITE_API,
-                "kind": "CompositePodGroup",
-                "metadata": owned_metadata(ref, c.name, decision, {}),
-                "spec": spec,
-            }
-        )
-    workload = {
-        "apiVersion": NATIVE_API,
-        "kind": "Workload",
-        "metadata": owned_metadata(
-            ref,
-            workload_name,
-            {
-                "compositeTemplates": {c.template: c.min_groups for c in out.composites},
-                "optIn": opted,
-            },
-            {},
-        ),
-        "spec": {
-            "controllerRef": {"apiGroup": ref.group, "kind": ref.kind, "name": ref.name},
-            "compositePodGroupTemplates": templates,
-        },
-    }
-    return [workload, *objects]
-
-
-def _covered(karta: Karta, group: PodGroup) -> set[str]:
-    """The components a group's subgroups hold (each subgroup's component and those below)."""
-    names: set[str] = set()
-    for sub in group.sub_groups:
-        names.add(sub.name)
-        names.update(c.name for c in karta.iter_descendants(sub.name))
-    return names

@@ -40,14 +40,14 @@ from workload_map.gangs.config import (
 )
 from workload_map.gangs.jobs import is_job_controllers
 from workload_map.gangs.naming import dns_subdomain, label_value
-from workload_map.gangs.planner import (
+from workload_map.gangs.objects import owned_metadata
+from workload_map.gangs.plans import (
     COSCHEDULING_API,
     NATIVE_API,
     VOLCANO_API,
     Decision,
     Gang,
     Plan,
-    owned_metadata,
 )
 from workload_map.gangs.tasks import quantities, totals_of
 

@@ -18,13 +18,8 @@ from workload_map.gangs.cache import ObjectCache
 from workload_map.gangs.config import GangConfig
 from workload_map.gangs.definitions import KartaIndex
 from workload_map.gangs.metrics import GangMetrics
-from workload_map.gangs.planner import (
-    COMPOSITE_API,
-    COSCHEDULING_API,
-    NATIVE_API,
-    VOLCANO_API,
-    SpecMemo,
-)
+from workload_map.gangs.planner import SpecMemo
+from workload_map.gangs.plans import COMPOSITE_API, COSCHEDULING_API, NATIVE_API, VOLCANO_API
 from workload_map.gangs.topology import kai_levels
 from workload_map.gangs.webhook import PodWebhook
 from workload_map.kube.trim import ALL, Trim

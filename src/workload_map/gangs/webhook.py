@@ -37,9 +37,9 @@ class PodWebhook:
 
     def admit(self, request: dict[str, Any]) -> dict[str, Any]:
         start = time.perf_counter()
-        m = self.metrics
         answer: dict[str, Any] = {"allowed": True}
         pod = request.get("object")
+        patched = missed = failed = False
         try:
             if request.get("operation") == "CREATE" and isinstance(pod, dict):
                 decision = self.admitter.decide(pod, request.get("namespace"))
@@ -48,14 +48,12 @@ class PodWebhook:
                 ops = json_patch(pod, decision)
                 if ops:
                     answer["patch"] = ops
-                    m.webhook_patched.inc()
-                if decision.cache_miss:
-                    m.webhook_cache_misses.inc()
+                    patched = True
+                missed = decision.cache_miss
         except Exception:  # never block a pod on our fault
             log.exception("gang webhook failed; the pod is admitted unchanged")
-            m.webhook_errors.inc()
-        m.webhook_requests.inc()
-        m.webhook_seconds.inc(time.perf_counter() - start)
+            failed = True
+        self.metrics.admitted(time.perf_counter() - start, patched, missed, failed)
         return answer
 
 

@@ -27,7 +27,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from workload_map.jq import ast, errors
-from workload_map.jq.encoding import JsonDecodeError, dumps, iter_values, loads
+from workload_map.jq.decode import JsonDecodeError, iter_values, loads
+from workload_map.jq.encode import dumps
 from workload_map.jq.errors import *  # noqa: F403  (the error classes, listed in errors.__all__)
 from workload_map.jq.parser import parse as _parse
 from workload_map.jq.paths import (

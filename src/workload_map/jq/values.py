@@ -24,7 +24,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from workload_map.jq.encoding import LiteralNumber, dumps_prefix
+from workload_map.jq.encode import LiteralNumber, dumps_prefix
 from workload_map.jq.errors import JqLimitError, JqRuntimeError
 
 __all__ = [

@@ -9,7 +9,6 @@ needs only :class:`ConnectionOptions` skips the rest.
 
 from __future__ import annotations
 
-from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -71,6 +70,8 @@ def __getattr__(name: str) -> Any:
     home = _HOMES.get(name)
     if home is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f"{__name__}.{home}"), name)
+    # __import__, not importlib.import_module: importing importlib is ~2M instructions of
+    # every command's start-up (kube.flags imports this package for `wlmap --help`)
+    value = getattr(__import__(f"{__name__}.{home}", fromlist=["__name__"]), name)
     globals()[name] = value
     return value

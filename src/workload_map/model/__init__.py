@@ -19,7 +19,12 @@ if TYPE_CHECKING:
         load_karta_leniently,
         load_kartas,
     )
-    from workload_map.model.schema_check import check_against_crd, schema_nodes_at, schema_types_at
+    from workload_map.model.schema_check import (
+        check_against_crd,
+        check_references_against_crds,
+        schema_nodes_at,
+        schema_types_at,
+    )
     from workload_map.model.types import (
         API_VERSION,
         GVK,
@@ -104,6 +109,7 @@ __all__ = [
     "SuspendDefinition",
     "Topology",
     "check_against_crd",
+    "check_references_against_crds",
     "dump_karta",
     "is_valid",
     "load_karta",
@@ -161,6 +167,7 @@ _HOMES = {
     "SuspendDefinition": "types",
     "Topology": "types",
     "check_against_crd": "schema_check",
+    "check_references_against_crds": "schema_check",
     "dump_karta": "load",
     "is_valid": "validation",
     "load_karta": "load",

@@ -6,6 +6,10 @@ the jq syntax tree against the served version's ``openAPIV3Schema``: each expres
 interpreted over *schema locations* instead of values. Constructs whose result cannot be placed in
 the schema (user functions, variables bound to locations, unknown builtins) yield "unknown", which
 is never reported: the checker does not guess.
+
+A definition's references bind ``$name`` to another object (or a list of them): with that
+kind's CRD at hand, :func:`check_references_against_crds` checks every path starting from
+``$name`` against its schema the same way, each finding naming the referenced kind.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from workload_map.model.views import view
 
 __all__ = [
     "check_against_crd",
+    "check_references_against_crds",
     "crd_schema",
     "schema_nodes_at",
     "schema_types_at",
@@ -51,6 +56,37 @@ class _Problem:
     code: FindingCode
     message: str
     offset: int
+    #: the reference variable the path started from (None: the workload)
+    variable: str | None = None
+
+
+def _bound_names(patterns: Iterable[Any]) -> set[str]:
+    """Every variable a destructuring pattern binds (``$x``, ``[$a, {b: $c}]``, ``{$d}``)."""
+    names: set[str] = set()
+    todo = list(patterns)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, jq_ast.PVar | jq_ast.Var):
+            names.add(node.name)
+        elif isinstance(node, jq_ast.PArray):
+            todo.extend(node.elements)
+        elif isinstance(node, jq_ast.PObject):
+            for key, pattern, _ in node.entries:
+                if isinstance(key, jq_ast.Var):
+                    todo.append(key)
+                if pattern is not None:
+                    todo.append(pattern)
+    return names
+
+
+def _variable_of(path: str | None) -> str | None:
+    """``runtime`` for a location under ``$runtime`` (its path starts with the variable)."""
+    if not path or not path.startswith("$"):
+        return None
+    name = path[1:]
+    for stop in ".[":
+        name = name.partition(stop)[0]
+    return name
 
 
 def _type_of(schema: Schema | None) -> str | None:
@@ -73,15 +109,19 @@ def _synthetic(typ: str) -> _Loc:
 
 
 class _Interpreter:
-    def __init__(self) -> None:
+    def __init__(self, env: Mapping[str, _Loc] | None = None) -> None:
         self.ast = jq_ast
         self.problems: list[_Problem] = []
+        #: variables bound to schema locations (a reference's object); others are unknown
+        self.env: dict[str, _Loc] = dict(env or {})
 
     # -- helpers -------------------------------------------------------------------------------
 
-    def report(self, code: FindingCode, message: str, node: Any) -> None:
+    def report(self, code: FindingCode, message: str, node: Any, path: str | None = None) -> None:
         offset = getattr(node, "offset", -1)
-        self.problems.append(_Problem(code, message, offset if offset >= 0 else 0))
+        self.problems.append(
+            _Problem(code, message, offset if offset >= 0 else 0, _variable_of(path))
+        )
 
     def field(self, loc: _Loc, name: str, node: Any, lenient: bool) -> list[_Loc]:
         schema = loc.schema
@@ -113,6 +153,7 @@ class _Interpreter:
                 FindingCode.SCHEMA_UNKNOWN_FIELD,
                 f"field '{name}' does not exist at {where}{hint}",
                 node,
+                loc.path,
             )
             return []
         if typ in ("array", "string", "integer", "number", "boolean") and not lenient:
@@ -121,6 +162,7 @@ class _Interpreter:
                 f"cannot read field '{name}': {loc.path or '.'} is {_article(typ)}"
                 + (" (iterate it with [] first)" if typ == "array" else ""),
                 node,
+                loc.path,
             )
             return []
         return [_UNKNOWN]
@@ -145,6 +187,7 @@ class _Interpreter:
                     FindingCode.SCHEMA_TYPE_MISMATCH,
                     f"cannot {what}: {loc.path or '.'} is {_article(typ)}",
                     node,
+                    loc.path,
                 )
             return []
         return [_UNKNOWN]
@@ -217,9 +260,20 @@ class _Interpreter:
             return _dedupe(body)
         if isinstance(node, a.Call):
             return self.call(node, inputs, lenient)
+        if isinstance(node, a.Var):
+            return [self.env.get(node.name, _UNKNOWN)]
         if isinstance(node, a.Bind):
             self.run(node.source, inputs, lenient)
-            return self.run(node.body, inputs, lenient)
+            shadowed = _bound_names(node.patterns) & set(self.env)
+            if not shadowed:
+                return self.run(node.body, inputs, lenient)
+            saved = self.env
+            # `. as $runtime | …` rebinds the name: below it, it is not the reference
+            self.env = {n: loc for n, loc in saved.items() if n not in shadowed}
+            try:
+                return self.run(node.body, inputs, lenient)
+            finally:
+                self.env = saved
         if isinstance(node, a.Label):
             return self.run(node.body, inputs, lenient)
         if isinstance(node, a.Reduce | a.Foreach):
@@ -451,10 +505,12 @@ def _dedupe(locs: Iterable[_Loc]) -> list[_Loc]:
     return out
 
 
-def _analyse(schema: Schema, expression: str) -> tuple[list[_Loc], list[_Problem]]:
+def _analyse(
+    schema: Schema | None, expression: str, env: Mapping[str, _Loc] | None = None
+) -> tuple[list[_Loc], list[_Problem]]:
     tree = jq.parse(expression)
-    interp = _Interpreter()
-    outs = interp.run(tree, [_Loc(schema, "")])
+    interp = _Interpreter(env)
+    outs = interp.run(tree, [_Loc(schema, "" if schema is not None else None)])
     return outs, interp.problems
 
 
@@ -602,6 +658,92 @@ def _check_paths(karta: Karta, schema: Schema, gvk: GVK) -> list[Finding]:
                     problem.code,
                     ERROR,
                     f"'{field.expression}': {problem.message} in {gvk.kind} {gvk.api_version}",
+                    field.component,
+                    problem.offset,
+                )
+            )
+    return out
+
+
+def _crd_for(crds: Iterable[Mapping[str, Any]], gvk: GVK) -> Schema | None:
+    """The schema of ``gvk`` among ``crds`` (the version it names, if served), or None."""
+    for crd in crds:
+        if not isinstance(crd, Mapping) or crd.get("kind") != "CustomResourceDefinition":
+            continue
+        spec = crd.get("spec")
+        names = spec.get("names") if isinstance(spec, Mapping) else None
+        if not isinstance(spec, Mapping) or not isinstance(names, Mapping):
+            continue
+        if (spec.get("group") or "", names.get("kind")) != (gvk.group, gvk.kind):
+            continue
+        version = next((v for v in _versions(crd) if v.get("name") == gvk.version), None)
+        if version is not None and version.get("served"):
+            return crd_schema(crd, gvk.version)
+    return None
+
+
+def check_references_against_crds(karta: Karta, crds: Iterable[Mapping[str, Any]]) -> list[Finding]:
+    """Findings for every path of ``karta`` that reads a reference (``$name…``) where the
+    referenced kind's schema (a CRD among ``crds``) has no such field. A reference that may read
+    several kinds (``ClusterTrainingRuntime`` or ``TrainingRuntime``) is reported only where
+    the path exists in none of those given; kinds without a CRD given are not checked."""
+    crds = list(crds)
+    out: list[Finding] = []
+    for ref in karta.spec.structure_definition.references:
+        target = ref.target
+        schemas = [
+            (gvk, schema)
+            for gvk in (target.kinds if target is not None else ())
+            if (schema := _crd_for(crds, gvk)) is not None
+        ]
+        if not schemas:
+            continue
+        label = (
+            " or ".join(dict.fromkeys(g.kind for g, _ in schemas))
+            + " "
+            + ", ".join(dict.fromkeys(g.api_version for g, _ in schemas))
+        )
+        out += _check_variable(karta, ref.name, ref.list is not None, schemas, label)
+    return out
+
+
+def _check_variable(
+    karta: Karta, name: str, is_list: bool, schemas: list[tuple[GVK, Schema]], label: str
+) -> list[Finding]:
+    out: list[Finding] = []
+    marker = f"${name}"
+    for field in iter_jq_fields(karta):
+        if field.target != "workload" or marker not in field.expression:
+            continue
+        # what every alternative kind reports (a path valid in one of them is not an error)
+        common: dict[tuple[FindingCode, str, int], _Problem] | None = None
+        try:
+            for _, schema in schemas:
+                root = {"type": "array", "items": schema} if is_list else schema
+                _, problems = _analyse(None, field.expression, {name: _Loc(root, marker)})
+                found = {(p.code, p.message, p.offset): p for p in problems if p.variable == name}
+                common = found if common is None else {k: common[k] for k in common if k in found}
+        except jq.JqError:
+            continue  # reported by validate() as jq-parse-error
+        except RecursionError:
+            out.append(
+                Finding(
+                    field.path,
+                    FindingCode.SCHEMA_CHECK_SKIPPED,
+                    WARNING,
+                    "expression too long to check against the referenced kind's schema",
+                    field.component,
+                    None,
+                )
+            )
+            continue
+        for problem in (common or {}).values():
+            out.append(
+                Finding(
+                    field.path,
+                    problem.code,
+                    ERROR,
+                    f"'{field.expression}': {problem.message} in {label} (reference '{name}')",
                     field.component,
                     problem.offset,
                 )

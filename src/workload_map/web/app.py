@@ -221,6 +221,7 @@ def _details(
             origin=entry.definition.origin,
             validate=False,
             file_mode=source.mode == "files",
+            references=entry.resolution,  # the objects the inventory's evaluation bound
         )
         explain = [e for e in wl.explain() if isinstance(e, dict)]
     except WlmapError as exc:

@@ -45,6 +45,16 @@ def build_parser(prog: str = "wlmap serve") -> argparse.ArgumentParser:
         metavar="DIR",
         help="serve the workloads, pods and Kartas of these files (no cluster)",
     )
+    p.add_argument(
+        "--ref",
+        dest="refs",
+        action="append",
+        type=Path,
+        default=[],
+        metavar="FILE",
+        help="with -f: objects the definitions' references read (a TrainJob's runtime), "
+        "not shown as workloads (repeatable)",
+    )
     # kubectl's connection flags, the same set as every wlmap command's
     add_connection_flags(
         p,
@@ -66,7 +76,7 @@ async def _serve(args: argparse.Namespace) -> int:
         loop.add_signal_handler(sig, stop.set)
     source: Source
     if args.filename is not None:
-        source = FileSource(args.filename)
+        source = FileSource(args.filename, refs=args.refs)
     elif args.several is not None:
         connections = {
             name: msgspec.structs.replace(args.connection, context=name) for name in args.several
@@ -102,6 +112,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.connection = connection_options(args, os.environ, default_timeout=10.0)
     except ValueError as exc:
         parser.error(str(exc))
+    if args.refs and args.filename is None:
+        parser.error("--ref gives the objects of -f files' references; a cluster is read live")
     # several clusters: each context through its own connection (its credentials)
     args.several = None
     if len(set(args.contexts or ())) > 1 or args.all_contexts:

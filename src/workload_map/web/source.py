@@ -81,13 +81,23 @@ def load_documents(paths: Iterable[Path]) -> tuple[list[dict[str, Any]], list[st
 
 
 class FileSource:
-    """Every workload in the YAML/JSON files under ``folder``, re-read when a file changes."""
+    """Every workload in the YAML/JSON files under ``folder``, re-read when a file changes.
+
+    A definition's references (a TrainJob's runtime) read the other objects of the files and
+    the objects of the ``refs`` files (``wlmap serve -f DIR --ref FILE``), which are only
+    referenced, never shown as workloads; an edited file re-evaluates every workload."""
 
     mode = "files"
 
-    def __init__(self, folder: Path, *, poll_seconds: float = 2.0) -> None:
+    def __init__(
+        self, folder: Path, *, poll_seconds: float = 2.0, refs: Iterable[Path] = ()
+    ) -> None:
         if not folder.exists():
             raise SourceError(f"{folder}: no such file or folder")
+        self.refs = list(refs)
+        for ref in self.refs:
+            if not ref.is_file():
+                raise SourceError(f"--ref {ref}: no such file")
         self.folder = folder
         self._problems: list[str] = []
         self._stamp = self._mtimes()
@@ -114,7 +124,7 @@ class FileSource:
 
     def _mtimes(self) -> tuple[tuple[str, float], ...]:
         out = []
-        for p in self._files():
+        for p in [*self._files(), *self.refs]:
             try:
                 out.append((str(p), p.stat().st_mtime))
             except OSError:
@@ -123,7 +133,11 @@ class FileSource:
 
     def _load(self) -> Inventory:
         objects, self._problems = load_documents(self._files())
+        referenced, problems = load_documents(self.refs)
+        self._problems += [f"--ref {p}" for p in problems]
         inventory = Inventory()
+        for obj in referenced:  # before the workloads: their first evaluation binds them
+            inventory.apply_referenced("ADDED", obj)
         inventory.apply_documents(objects)
         return inventory
 

@@ -8,7 +8,7 @@ import functools
 from collections.abc import Iterator
 from typing import Any
 
-from workload_map.jq import encoding, values
+from workload_map.jq import encode, values
 from workload_map.jq.builtins.conversions import wrap_error
 from workload_map.jq.builtins.marks import builtin
 from workload_map.jq.errors import JqLimitError, JqRuntimeError
@@ -418,7 +418,7 @@ def f_join(v: Any, sep: Any) -> Any:
         elif tx is bool:
             parts.append("true" if x else "false")
         elif is_number(x):
-            parts.append(encoding.format_number(x))
+            parts.append(encode.format_number(x))
         else:
             raise JqRuntimeError(
                 f"join cannot be applied to an array including: {type_error_preview(x)}"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextvars
 from typing import Any
 
-from workload_map.jq import encoding
+from workload_map.jq import encode
 from workload_map.jq.builtins.marks import builtin
 from workload_map.jq.errors import JqHaltError, JqRuntimeError
 from workload_map.jq.values import (
@@ -55,7 +55,7 @@ class JqValueError(JqRuntimeError):
     def message(self) -> str:
         if self._message is None:
             v = self.value
-            self._message = "error: " + (v if type(v) is str else encoding.dumps(v, None))
+            self._message = "error: " + (v if type(v) is str else encode.dumps(v, None))
         return self._message
 
     @message.setter
@@ -88,7 +88,7 @@ def f_halt_error1(v: Any, code: Any) -> Any:
 
 
 def _halt_error(v: Any, code: int) -> JqHaltError:
-    msg = v if type(v) is str else encoding.dumps(v, None)
+    msg = v if type(v) is str else encode.dumps(v, None)
     err = JqHaltError(f"halt error: {msg}", value=v, exit_code=code)
     err.value = v
     return err

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from workload_map.jq import encoding, values
+from workload_map.jq import decode, encode, values
 from workload_map.jq.builtins.marks import builtin
 from workload_map.jq.errors import JqRuntimeError
 from workload_map.jq.meter import Meter
@@ -92,7 +92,7 @@ def f_tonumber(v: Any) -> Any:
 def f_tostring(v: Any, *, meter: Meter | None = None) -> Any:
     if type(v) is str:
         return v
-    return values.capped_text("tostring", encoding.dumps(v, None, meter=meter))
+    return values.capped_text("tostring", encode.dumps(v, None, meter=meter))
 
 
 @builtin("tojson", 0)
@@ -103,21 +103,21 @@ def f_tojson(v: Any, *, meter: Meter | None = None) -> Any:
             "tojson",
             v if len(v) + v.count('"') + v.count("\\") + 2 > values.MAX_STRING_BYTES else "",
         )
-    return values.capped_text("tojson", encoding.dumps(v, None, meter=meter))
+    return values.capped_text("tojson", encode.dumps(v, None, meter=meter))
 
 
 @builtin("fromjson", 0)
 def f_fromjson(v: Any) -> Any:
     if type(v) is not str:
         raise type_error("fromjson", v)
-    pos = encoding.skip_whitespace(v, 0)
+    pos = decode.skip_whitespace(v, 0)
     try:
         if pos == len(v):
-            raise encoding.JsonDecodeError("EOF", pos)  # Go's decoder on empty input
-        value, end = encoding.decode_at(v, pos)
-    except encoding.JsonDecodeError as e:
+            raise decode.JsonDecodeError("EOF", pos)  # Go's decoder on empty input
+        value, end = decode.decode_at(v, pos)
+    except decode.JsonDecodeError as e:
         raise wrap_error("fromjson", v, e.message) from None
-    if encoding.skip_whitespace(v, end) != len(v):
+    if decode.skip_whitespace(v, end) != len(v):
         raise type_error("fromjson", v)
     return value
 

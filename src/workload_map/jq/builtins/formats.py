@@ -13,7 +13,7 @@ import urllib.parse
 from collections.abc import Callable
 from typing import Any
 
-from workload_map.jq import encoding
+from workload_map.jq import encode
 from workload_map.jq.builtins.marks import builtin
 from workload_map.jq.errors import JqRuntimeError
 from workload_map.jq.meter import CHARS_PER_UNIT, SPAN, Meter, text_slices
@@ -44,7 +44,7 @@ def utf8(s: str) -> bytes:
 
 
 def _text(v: Any, meter: Meter | None) -> str:
-    return v if type(v) is str else encoding.dumps(v, None, meter=meter)
+    return v if type(v) is str else encode.dumps(v, None, meter=meter)
 
 
 def f_text(v: Any, meter: Meter | None) -> Any:
@@ -52,7 +52,7 @@ def f_text(v: Any, meter: Meter | None) -> Any:
 
 
 def f_json(v: Any, meter: Meter | None) -> Any:
-    return encoding.dumps(v, None, meter=meter)
+    return encode.dumps(v, None, meter=meter)
 
 
 _HTML = str.maketrans({"<": "&lt;", ">": "&gt;", "&": "&amp;", "'": "&apos;", '"': "&quot;"})
@@ -84,7 +84,7 @@ def f_urid(v: Any, meter: Meter | None) -> Any:
                 bad = s[i : i + 3]
                 raise JqRuntimeError(
                     f"@urid cannot be applied to {preview(v)}: "
-                    f"invalid URL escape {encoding.dumps(bad, None)}"
+                    f"invalid URL escape {encode.dumps(bad, None)}"
                 )
             out.append(int(s[i + 1 : i + 3], 16))
             i += 3
@@ -111,7 +111,7 @@ def _row(name: str, v: Any, sep: str, escape: Callable[[str], str], meter: Meter
                 meter.spend(len(x) // CHARS_PER_UNIT)
             parts.append(escape(x))
             continue
-        s = encoding.dumps(x, None)
+        s = encode.dumps(x, None)
         parts.append(s if (s != "null" or name == "sh") else "")
     return sep.join(parts)
 

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-from workload_map.jq import ast, encoding
+from workload_map.jq import ast, encode
 from workload_map.jq import values as jv
 from workload_map.jq.builtins.marks import builtin
 from workload_map.jq.closures import (
@@ -57,7 +57,7 @@ def _sp_modulemeta(c: CompilerCore, args: list[Code], node: ast.Call) -> Code:
     def one(v: Any, env: Env) -> Any:
         if type(v) is not str:
             raise JqRuntimeError(f"modulemeta cannot be applied to: {jv.type_error_preview(v)}")
-        raise JqRuntimeError(f"cannot load module: {encoding.dumps(v, None)}")
+        raise JqRuntimeError(f"cannot load module: {encode.dumps(v, None)}")
 
     return from_one(one)
 
@@ -73,7 +73,7 @@ def _stderr_write(env: Env, text: str) -> None:
 @builtin("debug", 0, kind="special", effect="logging")
 def _sp_debug0(c: CompilerCore, args: list[Code], node: ast.Call) -> Code:
     def one(v: Any, env: Env) -> Any:
-        _stderr_write(env, encoding.dumps(["DEBUG:", v], None) + "\n")
+        _stderr_write(env, encode.dumps(["DEBUG:", v], None) + "\n")
         return v
 
     return from_one(one)
@@ -85,7 +85,7 @@ def _sp_debug1(c: CompilerCore, args: list[Code], node: ast.Call) -> Code:
 
     def run(v: Any, env: Env) -> Iterator[Any]:
         for m in msg.run(v, env):
-            _stderr_write(env, encoding.dumps(["DEBUG:", m], None) + "\n")
+            _stderr_write(env, encode.dumps(["DEBUG:", m], None) + "\n")
         yield v
 
     return Code(run)
@@ -95,7 +95,7 @@ def _sp_debug1(c: CompilerCore, args: list[Code], node: ast.Call) -> Code:
 def _sp_stderr(c: CompilerCore, args: list[Code], node: ast.Call) -> Code:
     def one(v: Any, env: Env) -> Any:
         # gojq: strings raw, other values as compact JSON, no newline
-        _stderr_write(env, v if type(v) is str else encoding.dumps(v, None))
+        _stderr_write(env, v if type(v) is str else encode.dumps(v, None))
         return v
 
     return from_one(one)

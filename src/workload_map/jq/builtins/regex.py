@@ -16,7 +16,7 @@ import re2  # type: ignore[import-untyped]
 
 from workload_map.jq import values
 from workload_map.jq.builtins.marks import builtin
-from workload_map.jq.encoding import dumps
+from workload_map.jq.encode import dumps
 from workload_map.jq.errors import JqLimitError, JqRuntimeError
 from workload_map.jq.values import type_error, type_error_preview, valid_text
 

@@ -15,7 +15,7 @@ from workload_map.jq.builtins.instants import (
     civil_instant,
     local_zone,
 )
-from workload_map.jq.encoding import dumps
+from workload_map.jq.encode import dumps
 
 __all__ = ["parse_time"]
 

@@ -1,7 +1,8 @@
-"""The local control plane of the integration tests: the Kubernetes binaries (found or explained
-how to build), a throw-away CA and certificates, and etcd, kube-apiserver,
-kube-controller-manager and kube-scheduler as child processes on free loopback ports, stopped
-with the session (atexit, SIGTERM) however it ends. See ``harness`` for the whole picture."""
+"""The local control plane of the integration tests and ``make demo-cluster``: the Kubernetes
+binaries (found or explained how to build), a throw-away CA and certificates, and etcd,
+kube-apiserver, kube-controller-manager and kube-scheduler as child processes on free loopback
+ports, stopped with the process (atexit, SIGTERM) however it ends. See
+``tests/integration/harness.py`` for the whole picture."""
 
 from __future__ import annotations
 
@@ -23,11 +24,33 @@ import urllib.request
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 
-from tests.ports import free_port
+from .ports import free_port
+
+__all__ = [
+    "BUILD_HINT",
+    "CONTROLLERS",
+    "WORKLOAD_API",
+    "WORKLOAD_CONTROLLERS",
+    "BinariesMissing",
+    "HarnessError",
+    "LocalControlPlane",
+    "Proc",
+    "cache_dir",
+    "find_binaries",
+    "find_controllers",
+    "http_ok",
+    "spawn",
+    "start_timeout",
+    "tail",
+    "wait_for",
+    "wait_until",
+]
+
+T = TypeVar("T")
 
 BUILD_HINT = (
     "Build them once with `make apiserver` (runs hack/build-apiserver.sh; needs the Go toolchain, "
@@ -63,7 +86,8 @@ class HarnessError(RuntimeError):
 
 
 class BinariesMissing(HarnessError):
-    """kube-apiserver or etcd is not built yet."""
+    """A binary the harness runs (kube-apiserver, etcd, prometheus, ...) is not there yet; the
+    message names how to get it."""
 
 
 def cache_dir() -> Path:
@@ -95,10 +119,7 @@ def _find(tools: Mapping[str, str], needed: str) -> list[Path]:
     missing = _missing(found)
     if missing:
         raise BinariesMissing(
-            f"the integration tests need {needed}, but "
-            + " and ".join(missing)
-            + " is missing. "
-            + BUILD_HINT
+            f"this needs {needed}, but " + " and ".join(missing) + " is missing. " + BUILD_HINT
         )
     return list(found.values())
 
@@ -247,7 +268,7 @@ def _die_with_parent() -> None:
 
 
 @dataclass
-class _Proc:
+class Proc:
     name: str
     popen: subprocess.Popen[bytes]
     log: Path
@@ -271,10 +292,12 @@ class _Proc:
             self.popen.wait(10)
 
 
-def _spawn(name: str, argv: list[str], log: Path) -> _Proc:
-    with (
-        log.open("ab") as out
-    ):  # appended: a restarted server keeps its earlier log  # the child keeps its own descriptor; no pipe to fill up
+def spawn(name: str, argv: list[str], log: Path, *, env: Mapping[str, str] | None = None) -> Proc:
+    """``argv`` as a child in a session of its own (a Ctrl-C at the terminal reaches only its
+    parent, which stops it in order), killed if its parent dies, its output appended to ``log``
+    (a restarted server keeps its earlier log; the child holds its own descriptor, no pipe to
+    fill up); ``env`` adds to the environment."""
+    with log.open("ab") as out:
         popen = subprocess.Popen(
             argv,
             stdin=subprocess.DEVNULL,
@@ -283,8 +306,9 @@ def _spawn(name: str, argv: list[str], log: Path) -> _Proc:
             start_new_session=True,
             preexec_fn=_die_with_parent,
             cwd=log.parent,
+            env={**os.environ, **env} if env else None,
         )
-    return _Proc(name, popen, log)
+    return Proc(name, popen, log)
 
 
 _LIVE: set[LocalControlPlane] = set()
@@ -347,7 +371,7 @@ class LocalControlPlane:
     #: copy becomes this plane's, made a one-member cluster on the new ports (benchmarks keep a
     #: fleet of objects this way; the certificates are new, the objects and their uids are not)
     etcd_data_from: Path | None = None
-    procs: list[_Proc] = field(default_factory=list)
+    procs: list[Proc] = field(default_factory=list)
     etcd_url: str = ""
     kubeconfig: Path | None = None
     server: str = ""
@@ -396,7 +420,7 @@ class LocalControlPlane:
             seeded = ["--force-new-cluster"]
         etcd_url, peer_url = f"http://127.0.0.1:{etcd_port}", f"http://127.0.0.1:{peer_port}"
         self.etcd_url = etcd_url
-        etcd = _spawn(
+        etcd = spawn(
             "etcd",
             [
                 str(self.etcd_bin),
@@ -413,7 +437,7 @@ class LocalControlPlane:
             self.workdir / "etcd.log",
         )
         self.procs.append(etcd)
-        self._wait(etcd, lambda: _http_ok(f"{etcd_url}/health"), "etcd /health")
+        self._wait(etcd, lambda: http_ok(f"{etcd_url}/health"), "etcd /health")
 
         self.server = f"https://127.0.0.1:{api_port}"
         certdir = self.workdir / "apiserver-certs"
@@ -462,7 +486,7 @@ class LocalControlPlane:
         ctx.load_cert_chain(str(self._certs["admin.crt"]), str(self._certs["admin.key"]))
         return ctx
 
-    def _find(self, name: str) -> _Proc | None:
+    def _find(self, name: str) -> Proc | None:
         return next((p for p in self.procs if p.name == name), None)
 
     # -- kube-apiserver -----------------------------------------------------------------------
@@ -473,18 +497,18 @@ class LocalControlPlane:
             raise HarnessError("start_apiserver: the plane was never started")
         if self._find("kube-apiserver") is not None:
             raise HarnessError("start_apiserver: kube-apiserver is already running")
-        apiserver = _spawn(
+        apiserver = spawn(
             "kube-apiserver", self._apiserver_argv, self.workdir / "kube-apiserver.log"
         )
         # etcd first in the list, so that stopping everything stops the API server before it.
         self.procs.insert(1, apiserver)
         ctx = self._admin_context()
         self._wait(
-            apiserver, lambda: _http_ok(f"{self.server}/readyz", ctx), "kube-apiserver /readyz"
+            apiserver, lambda: http_ok(f"{self.server}/readyz", ctx), "kube-apiserver /readyz"
         )
         self._wait(
             apiserver,
-            lambda: _http_ok(f"{self.server}/api/v1/namespaces/default", ctx),
+            lambda: http_ok(f"{self.server}/api/v1/namespaces/default", ctx),
             "the default namespace",
         )
 
@@ -515,13 +539,13 @@ class LocalControlPlane:
         ctx = self._admin_context()
         server = ""
 
-        def start(port: int) -> _Proc:
+        def start(port: int) -> Proc:
             nonlocal server
             server = f"https://127.0.0.1:{port}"
             log = self.workdir / f"{name}.log"
-            proc = _spawn(name, [*argv, f"--secure-port={port}", *flags], log)
+            proc = spawn(name, [*argv, f"--secure-port={port}", *flags], log)
             self.procs.append(proc)
-            self._wait(proc, lambda: _http_ok(f"{server}/readyz", ctx), f"{name} /readyz")
+            self._wait(proc, lambda: http_ok(f"{server}/readyz", ctx), f"{name} /readyz")
             return proc
 
         self._on_free_port(start)
@@ -551,7 +575,7 @@ class LocalControlPlane:
             "--v=1",
         ]
 
-    def _on_free_port(self, start: Callable[[int], _Proc]) -> None:
+    def _on_free_port(self, start: Callable[[int], Proc]) -> None:
         """``start(port)`` on a fresh free port, again on a new one when the port was lost
         between the probe and the child's bind (``_PortClash``); the dead child is dropped."""
         for attempt in range(3):
@@ -566,15 +590,15 @@ class LocalControlPlane:
                 if attempt == 2:
                     raise
 
-    def _start_component(self, name: str, argv: list[str], port: int) -> _Proc:
-        proc = _spawn(name, argv, self.workdir / f"{name}.log")
+    def _start_component(self, name: str, argv: list[str], port: int) -> Proc:
+        proc = spawn(name, argv, self.workdir / f"{name}.log")
         self.procs.append(proc)
         insecure = ssl.create_default_context()
         insecure.check_hostname = False
         insecure.verify_mode = ssl.CERT_NONE  # its own throw-away cert, on loopback
         self._wait(
             proc,
-            lambda: _http_ok(f"https://127.0.0.1:{port}/healthz", insecure),
+            lambda: http_ok(f"https://127.0.0.1:{port}/healthz", insecure),
             f"{name} /healthz",
         )
         return proc
@@ -583,7 +607,7 @@ class LocalControlPlane:
         binary = self.controller_manager_bin
         assert binary is not None
 
-        def start(port: int) -> _Proc:
+        def start(port: int) -> Proc:
             argv = self._component_argv(binary, "kube-controller-manager", port)
             controllers = CONTROLLERS + (WORKLOAD_CONTROLLERS if self.workload_controllers else ())
             argv += [
@@ -622,26 +646,8 @@ class LocalControlPlane:
 
     # -- waiting, introspection, stopping -----------------------------------------------------
 
-    def _wait(self, proc: _Proc, ready: Any, what: str) -> None:
-        deadline = time.monotonic() + self.start_timeout
-        delay = 0.05
-        while not ready():
-            if not proc.running():
-                log = tail(proc.log)
-                if "address already in use" in log:
-                    raise _PortClash(log)
-                raise HarnessError(
-                    f"{proc.name} exited with code {proc.popen.returncode} before "
-                    f"{what} was ready; last lines of {proc.log}:\n{log}"
-                )
-            if time.monotonic() > deadline:
-                raise HarnessError(
-                    f"{what} not ready after {self.start_timeout:.0f} s "
-                    f"(WLMAP_TEST_START_TIMEOUT raises it); last lines of "
-                    f"{proc.log}:\n{tail(proc.log)}"
-                )
-            time.sleep(delay)
-            delay = min(delay * 1.5, 0.5)
+    def _wait(self, proc: Proc, ready: Callable[[], bool], what: str) -> None:
+        wait_for(proc, ready, what, self.start_timeout)
 
     def pids(self) -> list[int]:
         return [p.popen.pid for p in self.procs]
@@ -685,7 +691,46 @@ class _PortClash(HarnessError):
     pass
 
 
-def _http_ok(url: str, ctx: ssl.SSLContext | None = None) -> bool:
+def wait_until(check: Callable[[], T | None], what: str, timeout: float) -> T:
+    """``check()``'s first truthy value, polled every quarter second for ``timeout`` seconds
+    at most (a bound from configuration, never a speed target); HarnessError naming ``what``
+    after that."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise HarnessError(f"timed out after {timeout:.0f} s waiting for {what}")
+        time.sleep(0.25)
+
+
+def wait_for(proc: Proc, ready: Callable[[], bool], what: str, timeout: float) -> None:
+    """Poll ``ready()`` until true, ``timeout`` seconds at most (a bound from configuration:
+    ``WLMAP_TEST_START_TIMEOUT``); HarnessError with the log's tail when ``proc`` exits first
+    or time runs out (``_PortClash`` when it lost its port)."""
+    deadline = time.monotonic() + timeout
+    delay = 0.05
+    while not ready():
+        if not proc.running():
+            log = tail(proc.log)
+            if "address already in use" in log:
+                raise _PortClash(log)
+            raise HarnessError(
+                f"{proc.name} exited with code {proc.popen.returncode} before "
+                f"{what} was ready; last lines of {proc.log}:\n{log}"
+            )
+        if time.monotonic() > deadline:
+            raise HarnessError(
+                f"{what} not ready after {timeout:.0f} s "
+                f"(WLMAP_TEST_START_TIMEOUT raises it); last lines of "
+                f"{proc.log}:\n{tail(proc.log)}"
+            )
+        time.sleep(delay)
+        delay = min(delay * 1.5, 0.5)
+
+
+def http_ok(url: str, ctx: ssl.SSLContext | None = None) -> bool:
     try:
         with urllib.request.urlopen(url, timeout=2, context=ctx) as resp:
             return int(resp.status) == 200

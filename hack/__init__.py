@@ -1,0 +1,1 @@
+"""Development scripts and the local Kubernetes harness (``hack.localkube``); not shipped."""
