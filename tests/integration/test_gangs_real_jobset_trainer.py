@@ -17,7 +17,6 @@ trainer``; a module whose binary is not built skips, naming the build."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import suppress
 from pathlib import Path
 
 import pytest
@@ -44,13 +43,8 @@ def plane(kube_with_controllers: Kube) -> Kube:
     Trainer CRDs, all installed before our operator starts (it watches the kinds it finds
     served at start)."""
     kube_with_controllers.install_crd(ROOT / "deploy/crds/kartas.run.ai.yaml")
-    plane = kube_with_controllers.plane
-    assert plane is not None
-    for tool in ("jobset", "trainer"):
-        # a tool not built installs nothing: its test skips where it starts the controller
-        with suppress(pytest.skip.Exception):
-            for crd in operators.crds(tool):
-                kube_with_controllers.install_crd(crd, timeout=4 * plane.start_timeout)
+    operators.install_crds(kube_with_controllers, "jobset")
+    operators.install_crds(kube_with_controllers, "trainer")
     return kube_with_controllers
 
 
