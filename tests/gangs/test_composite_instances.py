@@ -30,7 +30,6 @@ from workload_map.model import load_karta
 Obj = dict[str, Any]
 ON = GangConfig(composite_groups=True, native_topology=True)
 UID = "0a0b0c0d-0000-4000-8000-0000000001c5"
-PART = '.metadata.labels["example.wlmap.io/part"]'
 
 
 def _partset(replicas: list[int], minimum: str | None = "2", priority: str | None = None) -> Obj:
@@ -44,23 +43,22 @@ def _partset(replicas: list[int], minimum: str | None = "2", priority: str | Non
     return obj
 
 
-def _instances_karta(parts: int = 2) -> Any:
-    """One gang definition whose key (the part label) gives one instance per part."""
-    doc = custom.karta(parts)
-    doc["spec"]["optimizationInstructions"]["gangScheduling"]["podGroups"] = [
-        {
-            "name": "gang",
-            "members": [
-                {"componentName": f"p{i}", "groupByKeyPaths": [PART]} for i in range(parts)
-            ],
-        }
-    ]
-    return load_karta(doc)
+def _instances(replicas: list[int], minimum: str = "2") -> Obj:
+    """A PartSet whose one component has an instance per part (``custom.karta_instances``)."""
+    obj = custom.partset_instances("parts", replicas, namespace="team")
+    obj["metadata"]["uid"] = UID
+    obj["metadata"]["annotations"] = {
+        LABEL_NAMESPACE_OPT_IN: "enabled",
+        ANNOTATION_MIN_GROUPS: minimum,
+    }
+    return obj
 
 
 def _pods(obj: Obj) -> list[Obj]:
     pods = []
-    for part, spec in sorted(obj["spec"].items()):
+    parts = obj["spec"].get("parts") or [{"name": k, **v} for k, v in obj["spec"].items()]
+    for spec in parts:
+        part = spec["name"]
         for i in range(spec["replicas"]):
             pods.append(
                 {
@@ -99,14 +97,16 @@ def _reasons(p: Any) -> set[str]:
 
 
 def test_instances_of_one_definition_become_children_of_one_composite() -> None:
-    obj = _partset([2, 2, 2], minimum="2")
+    obj = _instances([2, 3, 2], minimum="2")
     pods = _pods(obj)
-    out = plan(_instances_karta(3), obj, pods, config=ON)
+    karta = load_karta(custom.karta_instances())
+    out = plan(karta, obj, pods, config=ON)
     kinds = _kinds(out)
     (workload,) = kinds["Workload"]
     (composite,) = kinds["CompositePodGroup"]
     children = kinds["PodGroup"]
-    assert len(children) == 3  # one gang per instance (part)
+    # one gang per instance (part), each of its own instance's replicas
+    assert sorted(c["spec"]["schedulingPolicy"]["gang"]["minCount"] for c in children) == [2, 2, 3]
     assert composite["apiVersion"] == COMPOSITE_API
     assert composite["spec"]["schedulingPolicy"] == {"gang": {"minGroupCount": 2}}
     # the instances share their definition's template: one pod-group template under the set
@@ -131,9 +131,12 @@ def test_instances_of_one_definition_become_children_of_one_composite() -> None:
     assert note["minGroupCount"] == 2
     assert sorted(note["children"]) == sorted(c["metadata"]["name"] for c in children)
     assert ANNOTATION_MIN_GROUPS in note["rule"]
+    # planned from the spec alone (the webhook's first pod) the same children and parent
+    alone = plan(karta, obj, config=ON)
+    assert {(g.name, g.parent) for g in alone.gangs} == {(g.name, g.parent) for g in out.gangs}
     # each pod joins its own instance's child (the webhook plans one pod at a time)
     by_pod = {p: g.name for g in out.gangs for p in g.pods}
-    for d in pod_decisions(_instances_karta(3), obj, pods, config=ON):
+    for d in pod_decisions(karta, obj, pods, config=ON):
         assert d["schedulingGroup"]["podGroupName"] == by_pod[d["pod"]]
 
 
