@@ -11,6 +11,7 @@ test fails."""
 
 from __future__ import annotations
 
+import base64
 import os
 import ssl
 import time
@@ -39,6 +40,17 @@ BINARIES = {
     "training-operator": "training-operator",
     "scheduler-plugins": "scheduler-plugins",
 }
+#: tools the suite runs that ``make operators`` (and so CI) does not build yet: JobSet and
+#: Kubeflow Trainer v2 (their build time decides where they go in CI's budget); their skips
+#: name the script's own command
+EXTRA_BINARIES = {
+    "jobset": "jobset-controller",
+    "trainer": "trainer-controller-manager",
+}
+EXTRA_HINT = (
+    "build it once with `bash hack/build-operators.sh jobset trainer` (from their Go modules; "
+    "not in `make operators` yet)"
+)
 #: the name pods give to be placed by the second scheduler (KubeRay's batch scheduler
 #: ``scheduler-plugins`` sets it, and it is our ``--gang-coscheduling-schedulers`` default)
 COSCHEDULING_SCHEDULER = "scheduler-plugins-scheduler"
@@ -54,6 +66,23 @@ TRAINING_CERT_SUBDIR = "k8s-webhook-server/serving-certs"
 TRAINING_NAMESPACE = "kubeflow"
 TRAINING_SECRET = "training-operator-webhook-cert"
 TRAINING_WEBHOOK = "validator.training-operator.kubeflow.org"
+# Kubeflow Trainer v2.0.0 starts the same way (its rotator is cert-controller v0.12.0, on the same
+# fixed folder; its webhook server reads ``$TMPDIR``'s); its namespace is ``kubeflow-system``
+# outside a pod (no service-account mount to read it from).
+TRAINER_NAMESPACE = "kubeflow-system"
+TRAINER_SECRET = "kubeflow-trainer-webhook-cert"
+TRAINER_WEBHOOK = "validator.trainer.kubeflow.org"
+# JobSet's defaulting and validating webhooks for JobSets (its pod webhooks serve exclusive
+# placement only and are left out: they would sit beside ours on every pod of the plane)
+_JOBSET_HOOKS = (
+    ("mutating", "mjobset.kb.io", "/mutate-jobset-x-k8s-io-v1alpha2-jobset", ["CREATE"]),
+    (
+        "validating",
+        "vjobset.kb.io",
+        "/validate-jobset-x-k8s-io-v1alpha2-jobset",
+        ["CREATE", "UPDATE"],
+    ),
+)
 # KubeRay's CRDs are about 1 MB each: on a loaded machine the API server took over the start
 # timeout (120 s) to establish one, so each gets several (a bound, never a speed target)
 _CRD_WAITS = 4
@@ -61,7 +90,7 @@ _CRD_WAITS = 4
 
 def _built(tool: str) -> tuple[Path, str, list[Path]] | None:
     """The tool's binary, version and CRD files, where the build left all three."""
-    path = cache_dir() / "bin" / BINARIES[tool]
+    path = cache_dir() / "bin" / {**BINARIES, **EXTRA_BINARIES}[tool]
     stamp = path.with_name(path.name + ".version")
     if not (path.is_file() and os.access(path, os.X_OK) and stamp.is_file()):
         return None
@@ -71,11 +100,12 @@ def _built(tool: str) -> tuple[Path, str, list[Path]] | None:
 
 
 def binary(tool: str) -> tuple[Path, str]:
-    """The tool's binary and its version, or a skip naming ``make operators``."""
+    """The tool's binary and its version, or a skip naming the command that builds it."""
     built = _built(tool)
     if built is None:
-        where = cache_dir() / "bin" / BINARIES[tool]
-        pytest.skip(f"{tool} ({where}, its CRDs beside) is not built: {BUILD_HINT}")
+        where = cache_dir() / "bin" / {**BINARIES, **EXTRA_BINARIES}[tool]
+        hint = EXTRA_HINT if tool in EXTRA_BINARIES else BUILD_HINT
+        pytest.skip(f"{tool} ({where}, its CRDs beside) is not built: {hint}")
     return built[0], built[1]
 
 
@@ -318,14 +348,199 @@ def coscheduling_scheduler(kube: Kube, *, permit_wait: int = 10) -> Iterator[_Pr
         _stop(plane, proc)
 
 
+def _delete(kube: Kube, path: str) -> None:
+    from kubernetes.client.exceptions import ApiException
+
+    with suppress(ApiException):
+        kube.request("DELETE", path)
+
+
+@contextmanager
+def jobset(kube: Kube) -> Iterator[_Proc]:
+    """The JobSet controller (``sigs.k8s.io/jobset``) on ``kube``: its CRD installed first, its
+    internal certificate management off (``--config``: no Secret, no rotator), its webhook
+    server on a loopback port with the plane's serving pair, and its JobSet defaulting and
+    validating webhooks registered by URL with the plane's CA, as its manifests register them
+    by Service. Ready once ``/readyz`` answers and a dry-run JobSet comes back defaulted (the
+    API server calls the webhook); the registrations are removed when it stops (they fail
+    closed)."""
+    path, _ = binary("jobset")
+    plane = _plane(kube)
+    install_crds(kube, "jobset")
+    assert plane.kubeconfig is not None
+    port, probe = free_port(), free_port()
+    certdir = plane.workdir / "jobset-certs"
+    _serving_pair(plane, certdir)
+    config = {
+        "apiVersion": "config.jobset.x-k8s.io/v1alpha1",
+        "kind": "Configuration",
+        "leaderElection": {"leaderElect": False},
+        "internalCertManagement": {"enable": False},
+        "webhook": {
+            "host": "127.0.0.1",
+            "port": port,
+            "certDir": str(certdir),
+        },
+        "metrics": {"bindAddress": f"127.0.0.1:{free_port()}"},
+        "health": {"healthProbeBindAddress": f"127.0.0.1:{probe}"},
+    }
+    config_file = plane.workdir / "jobset-config.yaml"
+    config_file.write_text(yaml.safe_dump(config))
+    argv = [str(path), f"--config={config_file}"]
+    env = {"KUBECONFIG": str(plane.kubeconfig)}
+    proc = _spawn_env("jobset-controller", argv, plane.workdir / "jobset-controller.log", env)
+    plane.procs.append(proc)
+    name = f"wlmap-test-jobset-{port}"
+    bundle = base64.b64encode((plane.workdir / "serving-ca.crt").read_bytes()).decode()
+    registered: list[str] = []
+    try:
+        _wait_ready(plane, proc, f"http://127.0.0.1:{probe}/readyz")
+        for kind, hook, url_path, operations in _JOBSET_HOOKS:
+            resource = f"/apis/admissionregistration.k8s.io/v1/{kind}webhookconfigurations"
+            body = {
+                "metadata": {"name": name},
+                "webhooks": [
+                    {
+                        "name": hook,
+                        "admissionReviewVersions": ["v1"],
+                        "sideEffects": "None",
+                        "failurePolicy": "Fail",
+                        "timeoutSeconds": 10,
+                        "clientConfig": {
+                            "url": f"https://127.0.0.1:{port}{url_path}",
+                            "caBundle": bundle,
+                        },
+                        "rules": [
+                            {
+                                "apiGroups": ["jobset.x-k8s.io"],
+                                "apiVersions": ["v1alpha2"],
+                                "operations": operations,
+                                "resources": ["jobsets"],
+                            }
+                        ],
+                    }
+                ],
+            }
+            kube.request("POST", resource, body)
+            registered.append(f"{resource}/{name}")
+        _wait_defaulted(kube, plane, proc)
+        yield proc
+    finally:
+        for resource in registered:
+            _delete(kube, resource)
+        _stop(plane, proc)
+
+
+def _wait_defaulted(kube: Kube, plane: LocalControlPlane, proc: _Proc) -> None:
+    """Until the API server calls JobSet's defaulting webhook (a dry-run create in
+    ``default`` answers with ``successPolicy`` filled in)."""
+    from kubernetes.client.exceptions import ApiException
+
+    body = {
+        "apiVersion": "jobset.x-k8s.io/v1alpha2",
+        "kind": "JobSet",
+        "metadata": {"name": "wlmap-webhook-probe"},
+        "spec": {
+            "replicatedJobs": [
+                {
+                    "name": "probe",
+                    "template": {
+                        "spec": {
+                            "template": {
+                                "spec": {
+                                    "restartPolicy": "Never",
+                                    "containers": [{"name": "c", "image": "registry.invalid/x"}],
+                                }
+                            }
+                        }
+                    },
+                }
+            ]
+        },
+    }
+    deadline = time.monotonic() + plane.start_timeout
+    last = ""
+    while True:
+        try:
+            answer = kube.request(
+                "POST",
+                "/apis/jobset.x-k8s.io/v1alpha2/namespaces/default/jobsets",
+                body,
+                query={"dryRun": "All"},
+            )
+            if (answer.get("spec") or {}).get("successPolicy"):
+                return
+            last = "answered without defaults"
+        except ApiException as err:
+            last = f"{err.status} {err.reason}"
+        if not proc.running() or time.monotonic() > deadline:
+            raise HarnessError(
+                f"the API server never got JobSet's defaulting webhook to answer ({last}); "
+                f"last lines of {proc.log}:\n{tail(proc.log)}"
+            )
+        time.sleep(0.2)
+
+
+@contextmanager
+def trainer(kube: Kube) -> Iterator[_Proc]:
+    """The Kubeflow Trainer v2 controller manager on ``kube``: its CRDs (and JobSet's, whose
+    JobSets it makes) installed first, ready once ``/readyz`` answers (certificates rotated,
+    webhook server up). Its rotator holds every controller back until its Secret and its
+    validating configuration exist (created here: an empty Secret it fills, a configuration
+    listing no webhook, so its validation is never called) and a ``tls.crt`` is "mounted" (see
+    ``TRAINER_NAMESPACE``). Run the JobSet controller beside it for pods."""
+    path, _ = binary("trainer")
+    plane = _plane(kube)
+    binary("jobset")  # its CRD (the JobSets Trainer makes) comes with its build
+    install_crds(kube, "jobset")
+    install_crds(kube, "trainer")
+    assert plane.kubeconfig is not None
+    _create(kube, "/api/v1/namespaces", {"metadata": {"name": TRAINER_NAMESPACE}})
+    _create(
+        kube,
+        f"/api/v1/namespaces/{TRAINER_NAMESPACE}/secrets",
+        {"metadata": {"name": TRAINER_SECRET}, "type": "Opaque"},
+    )
+    _create(
+        kube,
+        "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations",
+        {"metadata": {"name": TRAINER_WEBHOOK}, "webhooks": []},
+    )
+    tmpdir = plane.workdir / "trainer-tmp"
+    _serving_pair(plane, tmpdir / TRAINING_CERT_SUBDIR)
+    _serving_pair(plane, TRAINING_ROTATOR_DIR, keep=True)
+    probe = free_port()
+    argv = [
+        str(path),
+        "--leader-elect=false",
+        f"--metrics-bind-address=127.0.0.1:{free_port()}",
+        f"--health-probe-bind-address=127.0.0.1:{probe}",
+        f"--webhook-server-port={free_port()}",
+    ]
+    env = {"KUBECONFIG": str(plane.kubeconfig), "TMPDIR": str(tmpdir)}
+    proc = _spawn_env(
+        "trainer-controller-manager", argv, plane.workdir / "trainer-controller-manager.log", env
+    )
+    plane.procs.append(proc)
+    try:
+        _wait_ready(plane, proc, f"http://127.0.0.1:{probe}/readyz")
+        yield proc
+    finally:
+        _stop(plane, proc)
+
+
 __all__ = [
     "BINARIES",
     "BUILD_HINT",
     "COSCHEDULING_SCHEDULER",
+    "EXTRA_BINARIES",
+    "EXTRA_HINT",
     "binary",
     "coscheduling_scheduler",
     "crds",
     "install_crds",
+    "jobset",
     "kuberay",
+    "trainer",
     "training_operator",
 ]
