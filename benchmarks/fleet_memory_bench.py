@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 JOBSETS = int(os.environ.get("WLMAP_BENCH_JOBSETS", "10000"))
 
 CHILD = r"""
-import datetime as dt, gc, json, os, resource, sys, tracemalloc
+import datetime as dt, gc, json, os, random, resource, sys, tracemalloc, types, uuid
 sys.path.insert(0, sys.argv[3])
 import fleet
 from workload_map.cluster.inventory import Inventory
@@ -39,7 +39,12 @@ spec = fleet.FleetSpec(jobsets=jobsets, jobs_per_jobset=2, pods_per_job=5, names
 
 
 def pages(kind):
-    # what one list of the kind delivers, 500 objects a page, each page decoded anew
+    # what one list of the kind delivers, 500 objects a page, each page decoded anew; each
+    # kind's pass makes the same fleet (the same uids: owner references resolve)
+    rng = random.Random(21)
+    fleet.uuid = types.SimpleNamespace(
+        uuid4=lambda: uuid.UUID(int=rng.getrandbits(128), version=4)
+    )
     page = []
     for index in range(jobsets):
         for _, obj in fleet._etcd_objects(spec, index, 100):
