@@ -12,7 +12,9 @@ The pod trim is the union of what its consumers read: the engine (phase, readine
 requests, node), the gang controller and its webhook (scheduler name, scheduling group, owners,
 labels, annotations) and the exporter (the scheduler's Unschedulable condition). Dropping
 environment variables, volumes, probes, images and the rest cuts a pod to a few hundred bytes,
-which is what makes 100k cached pods fit in memory. No library trims by a mergeable field tree:
+which is what makes 100k cached pods fit in memory. What is kept is interned and equal subtrees
+are kept once (:class:`_Shared`): a decoded pod repeats its namespace, labels, owner reference,
+resources and conditions with thousands of others. No library trims by a mergeable field tree:
 the kubernetes client's informer stores whole objects.
 """
 
