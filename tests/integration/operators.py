@@ -39,18 +39,9 @@ BINARIES = {
     "kuberay": "kuberay-operator",
     "training-operator": "training-operator",
     "scheduler-plugins": "scheduler-plugins",
-}
-#: tools the suite runs that ``make operators`` (and so CI) does not build yet: JobSet and
-#: Kubeflow Trainer v2 (their build time decides where they go in CI's budget); their skips
-#: name the script's own command
-EXTRA_BINARIES = {
     "jobset": "jobset-controller",
     "trainer": "trainer-controller-manager",
 }
-EXTRA_HINT = (
-    "build it once with `bash hack/build-operators.sh jobset trainer` (from their Go modules; "
-    "not in `make operators` yet)"
-)
 #: the name pods give to be placed by the second scheduler (KubeRay's batch scheduler
 #: ``scheduler-plugins`` sets it, and it is our ``--gang-coscheduling-schedulers`` default)
 COSCHEDULING_SCHEDULER = "scheduler-plugins-scheduler"
@@ -90,7 +81,7 @@ _CRD_WAITS = 4
 
 def _built(tool: str) -> tuple[Path, str, list[Path]] | None:
     """The tool's binary, version and CRD files, where the build left all three."""
-    path = cache_dir() / "bin" / {**BINARIES, **EXTRA_BINARIES}[tool]
+    path = cache_dir() / "bin" / BINARIES[tool]
     stamp = path.with_name(path.name + ".version")
     if not (path.is_file() and os.access(path, os.X_OK) and stamp.is_file()):
         return None
@@ -103,9 +94,8 @@ def binary(tool: str) -> tuple[Path, str]:
     """The tool's binary and its version, or a skip naming the command that builds it."""
     built = _built(tool)
     if built is None:
-        where = cache_dir() / "bin" / {**BINARIES, **EXTRA_BINARIES}[tool]
-        hint = EXTRA_HINT if tool in EXTRA_BINARIES else BUILD_HINT
-        pytest.skip(f"{tool} ({where}, its CRDs beside) is not built: {hint}")
+        where = cache_dir() / "bin" / BINARIES[tool]
+        pytest.skip(f"{tool} ({where}, its CRDs beside) is not built: {BUILD_HINT}")
     return built[0], built[1]
 
 
@@ -533,8 +523,6 @@ __all__ = [
     "BINARIES",
     "BUILD_HINT",
     "COSCHEDULING_SCHEDULER",
-    "EXTRA_BINARIES",
-    "EXTRA_HINT",
     "binary",
     "coscheduling_scheduler",
     "crds",

@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.catalog.trainjobs import ANCESTOR_LABEL, runtime
+from tests.catalog.trainjobs import trainjob as trainjob_body
 from tests.gangs.e2e import GPU, NODE_LABEL, create, podgroups
 from tests.gangs.real import Obj, gang_round
 from tests.operator.live import OperatorProcess, delete
@@ -110,49 +112,25 @@ def runtime_for(pool: str) -> str:
 
 def cluster_training_runtime(pool: str) -> Obj:
     """A ClusterTrainingRuntime like Trainer's ``torch-distributed`` (v2.0.0's manifests): one
-    ``node`` replicated job, ``numNodes`` in its ML policy; GPUs and the node pool in its pod
-    template (one runtime per pool)."""
-    labels = {"trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}
-    return {
-        "apiVersion": "trainer.kubeflow.org/v1alpha1",
-        "kind": "ClusterTrainingRuntime",
-        "metadata": {
-            "name": runtime_for(pool),
-            "labels": {"trainer.kubeflow.org/framework": "torch"},
-        },
-        "spec": {
-            "mlPolicy": {"numNodes": TRAINJOB_NODES, "torch": {"numProcPerNode": "auto"}},
-            "template": {
-                "spec": {
-                    "replicatedJobs": [
-                        {
-                            "name": "node",
-                            "template": {
-                                "metadata": {"labels": labels},
-                                "spec": {"template": {"spec": _pod_spec(pool, "node")}},
-                            },
-                        }
-                    ]
-                }
-            },
-        },
-    }
+    ``node`` replicated job, ``numNodes`` in its torch ML policy; GPUs and the node pool in its
+    pod template (one runtime per pool)."""
+    spec = _pod_spec(pool, "node")
+    body = runtime(
+        runtime_for(pool),
+        TRAINJOB_NODES,
+        container=spec.pop("containers")[0],
+        job_labels={ANCESTOR_LABEL: "trainer"},
+    )
+    body["spec"]["mlPolicy"]["torch"] = {"numProcPerNode": "auto"}
+    (job,) = body["spec"]["template"]["spec"]["replicatedJobs"]
+    job["template"]["spec"]["template"]["spec"].update(spec)
+    return body
 
 
 def trainjob(api: Api, ns: str, pool: str) -> Obj:
     """A TrainJob naming its pool's runtime, with no node count of its own."""
-    body = {
-        "apiVersion": "trainer.kubeflow.org/v1alpha1",
-        "kind": "TrainJob",
-        "metadata": {"name": "train"},
-        "spec": {
-            "runtimeRef": {
-                "apiGroup": "trainer.kubeflow.org",
-                "kind": "ClusterTrainingRuntime",
-                "name": runtime_for(pool),
-            }
-        },
-    }
+    ref = {"apiGroup": "trainer.kubeflow.org", "kind": "ClusterTrainingRuntime"}
+    body = trainjob_body("train", {**ref, "name": runtime_for(pool)}, namespace=ns)
     return create(api, f"/apis/trainer.kubeflow.org/v1alpha1/namespaces/{ns}/trainjobs", body)
 
 
