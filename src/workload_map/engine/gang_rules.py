@@ -162,7 +162,10 @@ class _Candidate:
                 member=self.member.component_name,
                 effective_component=self.level,
                 keys=tuple(
-                    self.key(path, value) for (path, _), value in zip(self.keys, keys, strict=False)
+                    [
+                        self.key(path, value)
+                        for (path, _), value in zip(self.keys, keys, strict=False)
+                    ]
                 ),
                 filters=self.filter_texts,
                 reason=reason,

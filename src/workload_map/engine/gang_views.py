@@ -34,6 +34,8 @@ def is_dns1123_subdomain(name: str) -> bool:
 
 def group_name(owner: str, *keys: str) -> str:
     """``pg-<owner>`` plus the ``-``-joined keys, leaving out empty ones (never ``pg--x``)."""
+    if owner and all(keys):  # nearly always: no part to leave out (it runs per group)
+        return "-".join(("pg", owner, *keys))
     return "-".join([part for part in ("pg", owner, *keys) if part])
 
 
@@ -69,9 +71,10 @@ class PodGroup:
     def __post_init__(self) -> None:
         # the JSON lists member pods by name; keep one order everywhere (most come in order)
         pods = self.pods
-        ordered = tuple(sorted(pods))
-        if ordered != pods:
-            set_field(self, "pods", ordered)
+        if len(pods) > 1:  # a gang of one pod (or none) is in order: no copy to make
+            ordered = tuple(sorted(pods))
+            if ordered != pods:
+                set_field(self, "pods", ordered)
 
     def flagged(self) -> PodGroup:
         """The group with a naming error when its name is not a DNS-1123 subdomain."""
