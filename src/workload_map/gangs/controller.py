@@ -293,6 +293,9 @@ class GangController:
         """Whether an owner with gangs is up this workload's controller chain (a JobSet's
         Jobs, a RayJob's RayCluster, also when that owner is not cached yet): the top-most one's
         gangs count its pods (:meth:`workload_of`), so it gets none of its own."""
+        meta = workload.get("metadata")
+        if type(meta) is dict and not meta.get("ownerReferences"):
+            return False  # no reference, no controller: asked per workload of every resync
         return covered_ref(workload, self._read, self._has_gangs) is not None
 
     @staticmethod
