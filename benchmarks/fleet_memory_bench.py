@@ -5,8 +5,8 @@ A fresh process per figure holds what the process would: the fleet of ``benchmar
 default) arrives as a watch delivers it — pages of 500 objects decoded from JSON (new strings
 and dicts each time, as ``kube/transport.py`` decodes them), each object trimmed as the
 informer trims it (``kube/trim.py``) and fed to the inventory, as ``cluster/feed.py`` wires it;
-then the exporter's first exposition (the standalone exporter) or the web list's first page
-(``wlmap serve``). Figures: RSS once the caches are fed, and the peak (``ru_maxrss``), in GiB;
+then the exporter's first exposition, written out as its server streams it (the standalone
+exporter), or the web list's first page (``wlmap serve``). Figures: RSS once the caches are fed, and the peak (``ru_maxrss``), in GiB;
 the cached pods' bytes counted by ``tracemalloc`` on a 1/10 sample are a third column.
 
 ``python benchmarks/fleet_memory_bench.py --baseline DIR`` runs the same children with another
@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 JOBSETS = int(os.environ.get("WLMAP_BENCH_JOBSETS", "10000"))
 
 CHILD = r"""
-import datetime as dt, gc, json, os, random, resource, sys, tracemalloc, types, uuid
+import datetime as dt, gc, hashlib, json, os, random, resource, sys, tracemalloc, types, uuid
 sys.path.insert(0, sys.argv[3])
 import fleet
 from workload_map.cluster.inventory import Inventory
@@ -92,7 +92,23 @@ gc.collect(); gc.freeze()
 out = {"pods": len(stores["Pod"]), "fed_gib": rss_gib()}
 if what == "exporter":
     from workload_map.exporter import WorkloadCollector
-    WorkloadCollector(inv).exposition()
+    # a fixed clock: the phases' first-seen times are then the same text in both trees
+    collector = WorkloadCollector(inv, now=lambda: 1767225600.0)
+    if hasattr(collector, "exposition_chunks"):
+        # what the server does with a scrape: the memo's pieces, written a block at a time
+        from workload_map.exporter import service
+        size, digest = 0, hashlib.sha256()
+        with open(os.devnull, "wb") as sink:
+            for block in service._blocks(collector.exposition_chunks(), service.WRITE_BYTES):
+                sink.write(block)
+                digest.update(block)
+                size += len(block)
+    else:  # a tree from before the streamed exposition: one body of bytes
+        text = collector.exposition()
+        size, digest = len(text), hashlib.sha256(text)
+        del text
+    out["text_mib"] = size / 2**20
+    out["text_sha256"] = digest.hexdigest()[:16]  # the same text in both trees
 else:
     from workload_map.web import views
     views.rows(inv, views.Filters(), dt.datetime.now(dt.timezone.utc))
@@ -149,6 +165,10 @@ def against(baseline: str) -> None:
             print(what, tree, json.dumps(got[tree]), flush=True)
         for key in got["baseline"]:
             if key == "pods":
+                continue
+            if key == "text_sha256":
+                same = got["baseline"][key] == got["this tree"].get(key)
+                print(f"{what:<9} {key:<10} {'the same text' if same else 'TEXTS DIFFER'}")
                 continue
             b, t = got["baseline"][key], got["this tree"][key]
             print(f"{what:<9} {key:<10} baseline {b:10.3f}  this tree {t:10.3f}  ratio {t / b:.2f}")
