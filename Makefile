@@ -28,11 +28,8 @@ apiserver:  ## kube-apiserver, -controller-manager, -scheduler + etcd from their
 helm:  ## helm (helm.sh/helm/v3, pinned) from its Go module, for the chart tests
 	bash hack/build-helm.sh
 
-# the training operator and the scheduler-plugins scheduler build with
-# `bash hack/build-operators.sh training-operator scheduler-plugins`; they join this target (and
-# CI) once their end-to-end tests have run against a built binary
-operators:  ## KubeRay's ray-operator from its Go module, for the gang end-to-end tests
-	bash hack/build-operators.sh kuberay
+operators:  ## KubeRay, the Kubeflow training operator, scheduler-plugins, JobSet, Kubeflow Trainer v2 from their Go modules (gang e2e tests)
+	bash hack/build-operators.sh kuberay training-operator scheduler-plugins jobset trainer
 
 prometheus:  ## Debian's prometheus + promtool for the exporter's tests (apt as root; else says how)
 	bash hack/install-prometheus.sh

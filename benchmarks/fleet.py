@@ -655,11 +655,34 @@ def kept_build(spec: FleetSpec) -> dict[str, Any] | None:
 
 
 def _main(argv: list[str]) -> int:
-    rebuild = "--rebuild" in argv
-    through = "api" if "--through=api" in argv else "etcd"
-    numbers = [int(a) for a in argv if not a.startswith("--")]
+    import argparse
+
+    # a parser, so that --help answers instead of starting a plane
+    parser = argparse.ArgumentParser(
+        prog="python benchmarks/fleet.py",
+        description="Build (or restore from the tool cache) a fleet of JobSets on the harness "
+        "API server and print its report.",
+    )
+    parser.add_argument(
+        "numbers",
+        nargs="*",
+        type=int,
+        metavar="N",
+        help="JOBSETS [PODS_PER_JOB [JOBS_PER_JOBSET [NAMESPACES]]]",
+    )
+    parser.add_argument("--rebuild", action="store_true", help="ignore a kept copy")
+    parser.add_argument(
+        "--through",
+        choices=("etcd", "api"),
+        default="etcd",
+        help="write the objects into etcd in bulk (default) or create each through the API server",
+    )
+    args = parser.parse_args(argv)
+    if len(args.numbers) > 4:
+        parser.error("at most 4 numbers: JOBSETS PODS_PER_JOB JOBS_PER_JOBSET NAMESPACES")
+    rebuild, through = args.rebuild, args.through
     names = ("jobsets", "pods_per_job", "jobs_per_jobset", "namespaces")
-    spec = FleetSpec(**dict(zip(names, numbers, strict=False)))
+    spec = FleetSpec(**dict(zip(names, args.numbers, strict=False)))
     with open_fleet(spec, rebuild=rebuild, through=through) as fleet:
         print(fleet.report.line())
         built = kept_build(spec)

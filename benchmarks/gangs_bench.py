@@ -449,7 +449,7 @@ def live() -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     try:
         api = api_for(kube.kubeconfig)
-        prepare_plane(kube, api)
+        prepare_plane(kube)
         tok = token()
         op_ns = make_namespace(api, tok, opted_in=False)
         with (

@@ -29,6 +29,7 @@ MODULES = [
     "exporter_bench",
     "web_bench",
     "fleet_eval_bench",
+    "fleet_memory_bench",
 ]
 
 

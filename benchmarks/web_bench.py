@@ -50,6 +50,7 @@ many = [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"huge-w-0-{i}-
 class Source:
     mode = "cluster"
     def __init__(self, inventory): self.inventory = inventory
+    def clusters(self): return {"": self.inventory}
     def problems(self): return {}
     def events(self, entry): return [], None
     def close(self): pass

@@ -6,6 +6,9 @@
 #   kuberay            github.com/ray-project/kuberay/ray-operator   -> bin/kuberay-operator
 #   training-operator  github.com/kubeflow/training-operator         -> bin/training-operator
 #   scheduler-plugins  sigs.k8s.io/scheduler-plugins (cmd/scheduler) -> bin/scheduler-plugins
+#   jobset             sigs.k8s.io/jobset (its root package)        -> bin/jobset-controller
+#   trainer            github.com/kubeflow/trainer/v2 (cmd/trainer-controller-manager)
+#                                                                    -> bin/trainer-controller-manager
 #
 # and each tool's CRDs (from the same module) into crds/<tool>-<version>/. Each is built in a
 # small wrapper module, as the Kubernetes binaries are: KubeRay and the training operator need
@@ -13,25 +16,30 @@
 # directives, which only the main module's count, so the wrapper copies them, and two of the
 # pinned modules are refused by the Go module proxy (403): k8s.io/sample-apiserver v0.31.8
 # (required, never imported: an empty local stub stands in) and k8s.io/cloud-provider v0.31.8
-# (imported: v0.31.14 of the same line instead).
+# (imported: v0.31.14 of the same line instead). JobSet and Kubeflow Trainer v2 need nothing
+# more either; the proxy refuses JobSet's version list (403) but serves its exact versions, and
+# every version here is exact, so nothing asks for a list.
 #
 # A tool is up to date when its binary and bin/<binary>.version ("<module>@<version>") are
 # there and its CRDs are; a second run is then a no-op. Several tools are built one after the
 # other (never at once: Go builds are CPU-bound), each timed ("built in N s").
 #
-# Usage: build-operators.sh [--download-only] [kuberay|training-operator|scheduler-plugins ...]
-# (default: all three). `--download-only` resolves each pending tool's module graph into
+# Usage: build-operators.sh [--download-only] [kuberay|training-operator|scheduler-plugins|jobset|
+# trainer ...] (default: all five). `--download-only` resolves each pending tool's module graph into
 # GOMODCACHE (`go mod tidy` in a scratch wrapper) and compiles nothing, without the build lock:
 # a cold CI run can fetch while the CPU-bound Kubernetes build runs (the module cache has its
 # own locking), so that the build steps later only compile.
 # Environment: WLMAP_CACHE (cache root), WLMAP_KUBERAY_VERSION, WLMAP_TRAINING_OPERATOR_VERSION,
-# WLMAP_SCHEDULER_PLUGINS_VERSION (defaults below), WLMAP_BUILD_JOBS (default 1 on shared
-# development machines, all cores when CI=true).
+# WLMAP_SCHEDULER_PLUGINS_VERSION, WLMAP_JOBSET_VERSION, WLMAP_TRAINER_VERSION (defaults below),
+# WLMAP_BUILD_JOBS (default 1 on shared development machines, all cores when CI=true).
 set -euo pipefail
 
 KUBERAY_VERSION="${WLMAP_KUBERAY_VERSION:-v1.5.0}"
 TRAINING_OPERATOR_VERSION="${WLMAP_TRAINING_OPERATOR_VERSION:-v1.8.1}"
 SCHEDULER_PLUGINS_VERSION="${WLMAP_SCHEDULER_PLUGINS_VERSION:-v0.31.8}"
+JOBSET_VERSION="${WLMAP_JOBSET_VERSION:-v0.8.2}"
+# Trainer v2.0.0's go.mod requires sigs.k8s.io/jobset v0.8.2: the two move together.
+TRAINER_VERSION="${WLMAP_TRAINER_VERSION:-v2.0.0}"
 # scheduler-plugins v0.31.8 pins k8s.io/cloud-provider v0.31.8, which the proxy refuses.
 CLOUD_PROVIDER_VERSION="${WLMAP_CLOUD_PROVIDER_VERSION:-v0.31.14}"
 CACHE="${WLMAP_CACHE:-$HOME/.cache/workload-map}"
@@ -42,14 +50,15 @@ else JOBS="${WLMAP_BUILD_JOBS:-1}"; fi
 die() { echo "build-operators: $*" >&2; exit 1; }
 log() { echo "build-operators: $*" >&2; }
 
-for v in "$KUBERAY_VERSION" "$TRAINING_OPERATOR_VERSION" "$SCHEDULER_PLUGINS_VERSION" "$CLOUD_PROVIDER_VERSION"; do
+for v in "$KUBERAY_VERSION" "$TRAINING_OPERATOR_VERSION" "$SCHEDULER_PLUGINS_VERSION" "$CLOUD_PROVIDER_VERSION" \
+    "$JOBSET_VERSION" "$TRAINER_VERSION"; do
     [[ "$v" =~ ^v[0-9]+\.[0-9]+\.[0-9]+$ ]] || die "a version must look like v1.5.0, got '$v'"
 done
 
 DOWNLOAD_ONLY=false
 if [[ "${1:-}" == --download-only ]]; then DOWNLOAD_ONLY=true; shift; fi
 TOOLS=("$@")
-[[ ${#TOOLS[@]} -gt 0 ]] || TOOLS=(kuberay training-operator scheduler-plugins)
+[[ ${#TOOLS[@]} -gt 0 ]] || TOOLS=(kuberay training-operator scheduler-plugins jobset trainer)
 
 # tool -> binary, module, package built, version, CRD folder inside the module
 spec() {
@@ -57,11 +66,13 @@ spec() {
         kuberay) echo "kuberay-operator github.com/ray-project/kuberay/ray-operator github.com/ray-project/kuberay/ray-operator $KUBERAY_VERSION config/crd/bases" ;;
         training-operator) echo "training-operator github.com/kubeflow/training-operator github.com/kubeflow/training-operator/cmd/training-operator.v1 $TRAINING_OPERATOR_VERSION manifests/base/crds" ;;
         scheduler-plugins) echo "scheduler-plugins sigs.k8s.io/scheduler-plugins sigs.k8s.io/scheduler-plugins/cmd/scheduler $SCHEDULER_PLUGINS_VERSION manifests/coscheduling" ;;
+        jobset) echo "jobset-controller sigs.k8s.io/jobset sigs.k8s.io/jobset $JOBSET_VERSION config/components/crd/bases" ;;
+        trainer) echo "trainer-controller-manager github.com/kubeflow/trainer/v2 github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager $TRAINER_VERSION manifests/base/crds" ;;
         *) return 1 ;;
     esac
 }
 for tool in "${TOOLS[@]}"; do
-    spec "$tool" >/dev/null || die "unknown tool '$tool' (kuberay, training-operator, scheduler-plugins)"
+    spec "$tool" >/dev/null || die "unknown tool '$tool' (kuberay, training-operator, scheduler-plugins, jobset, trainer)"
 done
 
 tool_ok() {

@@ -59,3 +59,33 @@ def test_every_project_name_a_benchmark_imports_exists() -> None:
                     except ImportError:
                         missing.append(f"{path.name}:{node.lineno}: {node.module}.{alias.name}")
     assert not missing, missing
+
+
+def test_the_jq_matcher_inputs_load_from_the_examples_as_they_are() -> None:
+    """A multi-document example (the demo cluster's) once broke ``make bench``'s jq module."""
+    import sys
+
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        import jq_bench
+
+        objs = jq_bench.matcher_inputs()
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+    assert objs and all(isinstance(o, dict) and o.get("kind") for o in objs)
+
+
+def test_the_web_benchmarks_source_has_every_method_the_pages_read() -> None:
+    """The web benchmark feeds the app a small source class of its own: when the pages read a
+    new method of ``Source`` (``clusters`` for many clusters), the benchmark must have it too."""
+    from workload_map.web import source
+
+    text = (BENCHMARKS / "web_bench.py").read_text()
+    wanted = [
+        name
+        for name, value in vars(source.Source).items()
+        if callable(value) and not name.startswith("_")
+    ]
+    assert wanted
+    missing = [name for name in wanted if f"def {name}(" not in text]
+    assert not missing, f"benchmarks/web_bench.py's Source lacks {missing}"

@@ -20,6 +20,7 @@ import pytest
 
 from tests.catalog.conftest import HERE, objects_in, realworld
 from tests.catalog.test_golden import _component, _resources
+from tests.catalog.trainjobs import ANCESTOR_LABEL, runtime, trainjob
 from workload_map.catalog import catalog
 from workload_map.engine import Workload
 from workload_map.engine.quantities import to_millis
@@ -145,15 +146,11 @@ def test_gang_parity_with_trainer_plugins(example: str, policy: str | None) -> N
 
 
 def test_without_the_runtime_the_trainjob_alone_is_described_and_the_gap_reported() -> None:
-    obj = {
-        "apiVersion": "trainer.kubeflow.org/v1alpha1",
-        "kind": "TrainJob",
-        "metadata": {"name": "t", "namespace": "ml"},
-        "spec": {
-            "runtimeRef": {"name": "torch-distributed"},
-            "trainer": {"numNodes": 2, "resourcesPerNode": {"limits": {"nvidia.com/gpu": 4}}},
-        },
-    }
+    obj = trainjob(
+        "t",
+        {"name": "torch-distributed"},
+        trainer={"numNodes": 2, "resourcesPerNode": {"limits": {"nvidia.com/gpu": 4}}},
+    )
     view = Workload(KARTA, obj, references=[]).describe()
     assert view["pods"]["desired"] == 2 and view["resources"]["gpus"] == 8
     assert view["references"][0]["reason"] == "missing"
@@ -169,54 +166,21 @@ def test_without_the_runtime_the_trainjob_alone_is_described_and_the_gap_reporte
 
 def test_a_resolver_sees_the_request_and_its_answer_is_bound() -> None:
     seen: list[ReferenceRequest] = []
-    runtime = {
-        "apiVersion": "trainer.kubeflow.org/v1alpha1",
-        "kind": "TrainingRuntime",
-        "metadata": {"name": "rt", "namespace": "ml"},
-        "spec": {
-            "mlPolicy": {"numNodes": 3},
-            "template": {
-                "spec": {
-                    "replicatedJobs": [
-                        {
-                            "name": "node",
-                            "template": {
-                                "metadata": {
-                                    "labels": {
-                                        "trainer.kubeflow.org/trainjob-ancestor-step": "trainer"
-                                    }
-                                },
-                                "spec": {
-                                    "template": {
-                                        "spec": {
-                                            "containers": [
-                                                {
-                                                    "name": "node",
-                                                    "image": "img",
-                                                    "resources": {"limits": {"nvidia.com/gpu": 8}},
-                                                }
-                                            ]
-                                        }
-                                    }
-                                },
-                            },
-                        }
-                    ]
-                }
-            },
-        },
-    }
+    gpu_node = {"name": "node", "image": "img", "resources": {"limits": {"nvidia.com/gpu": 8}}}
+    runtime_obj = runtime(
+        "rt",
+        3,
+        kind="TrainingRuntime",
+        container=gpu_node,
+        job_labels={ANCESTOR_LABEL: "trainer"},
+        namespace="ml",
+    )
 
     def resolver(request: ReferenceRequest) -> Any:
         seen.append(request)
-        return runtime
+        return runtime_obj
 
-    obj = {
-        "apiVersion": "trainer.kubeflow.org/v1alpha1",
-        "kind": "TrainJob",
-        "metadata": {"name": "t", "namespace": "ml"},
-        "spec": {"runtimeRef": {"name": "rt", "kind": "TrainingRuntime"}},
-    }
+    obj = trainjob("t", {"name": "rt", "kind": "TrainingRuntime"})
     view = Workload(KARTA, obj, references=resolver).describe()
     (request,) = seen
     assert (request.kind.kind, request.object_name, request.namespace) == (

@@ -5,9 +5,9 @@ reference that cannot be read is a warning naming it, the row still shown."""
 from __future__ import annotations
 
 import json
-from typing import Any
 
-from tests.cli.fake_cluster import FakeAPI, Res, obj
+from tests.cli.fake_cluster import FakeAPI, Res
+from tests.cluster.test_inventory_references import runtime, trainjob
 
 TRAINJOB = Res("trainer.kubeflow.org", "v1alpha1", "TrainJob", "trainjobs")
 RUNTIME = Res(
@@ -18,27 +18,6 @@ RUNTIME = Res(
     namespaced=False,
 )
 RUNTIME_PATH = "/apis/trainer.kubeflow.org/v1alpha1/clustertrainingruntimes"
-
-
-def runtime(name: str, nodes: int, gpus: int) -> dict[str, Any]:
-    container = {
-        "name": "node",
-        "image": "i",
-        "resources": {"limits": {"nvidia.com/gpu": str(gpus)}},
-    }
-    job = {
-        "name": "node",
-        "template": {"spec": {"template": {"spec": {"containers": [container]}}}},
-    }
-    spec = {"mlPolicy": {"numNodes": nodes}, "template": {"spec": {"replicatedJobs": [job]}}}
-    return obj("trainer.kubeflow.org/v1alpha1", "ClusterTrainingRuntime", name, None, spec=spec)
-
-
-def trainjob(name: str, runtime_name: str, nodes: int | None = None) -> dict[str, Any]:
-    spec: dict[str, Any] = {"runtimeRef": {"name": runtime_name}}
-    if nodes is not None:
-        spec["trainer"] = {"numNodes": nodes}
-    return obj("trainer.kubeflow.org/v1alpha1", "TrainJob", name, "ml", spec=spec)
 
 
 def _api(*, serve_runtimes: bool = True) -> FakeAPI:

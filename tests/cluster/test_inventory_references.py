@@ -8,34 +8,31 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from tests.catalog import trainjobs
 from workload_map.cluster.inventory import Inventory, referenced_kinds
 from workload_map.model import GVK
 
-API = "trainer.kubeflow.org/v1alpha1"
 GPU = "nvidia.com/gpu"
 
 
 def runtime(name: str, nodes: int, gpus: int, version: str = "1") -> dict[str, Any]:
+    """A ClusterTrainingRuntime of ``nodes`` nodes of ``gpus`` GPUs each."""
     container = {"name": "node", "image": "i", "resources": {"limits": {GPU: str(gpus)}}}
-    job = {
-        "name": "node",
-        "template": {"spec": {"template": {"spec": {"containers": [container]}}}},
-    }
-    return {
-        "apiVersion": API,
-        "kind": "ClusterTrainingRuntime",
-        "metadata": {"name": name, "uid": f"rt-{name}", "resourceVersion": version},
-        "spec": {"mlPolicy": {"numNodes": nodes}, "template": {"spec": {"replicatedJobs": [job]}}},
-    }
+    return trainjobs.runtime(
+        name, nodes, container=container, uid=f"rt-{name}", resourceVersion=version
+    )
 
 
-def trainjob(name: str, runtime_name: str) -> dict[str, Any]:
-    return {
-        "apiVersion": API,
-        "kind": "TrainJob",
-        "metadata": {"name": name, "namespace": "ml", "uid": f"tj-{name}"},
-        "spec": {"runtimeRef": {"name": runtime_name}},
-    }
+def trainjob(name: str, runtime_name: str, nodes: int | None = None) -> dict[str, Any]:
+    """A TrainJob in ``ml`` naming ``runtime_name`` (and overriding its node count)."""
+    trainer = {"numNodes": nodes} if nodes is not None else None
+    return trainjobs.trainjob(
+        name,
+        {"name": runtime_name},
+        trainer=trainer,
+        uid=f"tj-{name}",
+        creationTimestamp="2026-11-01T00:00:00Z",
+    )
 
 
 def _inventory() -> Inventory:

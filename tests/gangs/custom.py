@@ -97,3 +97,55 @@ def karta_subgroups(parts: int = 2, name: str = "partsets-example-wlmap-io") -> 
         }
     }
     return out
+
+
+#: the label naming a pod's part, which is the instance id of :func:`karta_instances`
+PART_LABEL = "example.wlmap.io/part"
+
+
+def karta_instances(name: str = "partsets-example-wlmap-io") -> dict[str, Any]:
+    """One component ``part`` with one instance per entry of ``.spec.parts`` (its ``name``),
+    and one alpha gang definition keyed by the part label: a gang instance per part, each of
+    its part's replicas (the instance's own scale)."""
+    out = karta(1, name)
+    key = f'.metadata.labels["{PART_LABEL}"]'
+    out["spec"]["structureDefinition"]["childComponents"] = [
+        {
+            "name": "part",
+            "ownerRef": "root",
+            "instanceIdPath": ".spec.parts[].name",
+            "specDefinition": {"podTemplateSpecPath": ".spec.parts[].template"},
+            "scaleDefinition": {"replicasPath": ".spec.parts[].replicas"},
+            "podSelector": {
+                "componentTypeSelector": {"keyPath": f"{key} != null", "value": "true"},
+                "componentInstanceSelector": {"idPath": key},
+            },
+        }
+    ]
+    out["spec"]["optimizationInstructions"]["gangScheduling"] = {
+        "podGroups": [
+            {"name": "gang", "members": [{"componentName": "part", "groupByKeyPaths": [key]}]}
+        ]
+    }
+    return out
+
+
+def partset_instances(name: str, replicas: list[int], namespace: str = "default") -> dict[str, Any]:
+    """A PartSet of :func:`karta_instances`: parts ``p0..`` with ``replicas`` pods each."""
+    parts = [
+        {
+            "name": f"p{i}",
+            "replicas": count,
+            "template": {
+                "metadata": {"labels": {PART_LABEL: f"p{i}"}},
+                "spec": {"containers": [{"name": "main", "image": "busybox"}]},
+            },
+        }
+        for i, count in enumerate(replicas)
+    ]
+    return {
+        "apiVersion": f"{GROUP}/v1",
+        "kind": KIND,
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"parts": parts},
+    }

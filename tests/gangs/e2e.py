@@ -3,7 +3,6 @@ created the way each kind's operator creates them (owners, labels, ``generateNam
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Callable
 from contextlib import AbstractContextManager
@@ -11,8 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from hack.localkube import operator as harness
+from hack.localkube.plane import wait_until
 from tests.gangs import custom
-from tests.operator.live import OperatorProcess, delete
+from tests.operator.live import OperatorProcess
 from workload_map.gangs.config import ANNOTATION_GANG, LABEL_NAMESPACE_OPT_IN
 from workload_map.kube.api import Api
 from workload_map.kube.errors import ApiError
@@ -460,14 +460,9 @@ def podgroups(api: Api, ns: str) -> list[Obj]:
 
 
 def wait(what: str, check: Callable[[], Any], timeout: float = 60.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(0.25)
+    """``check()``'s first truthy value within ``timeout`` seconds (the harness's poll, which
+    fails naming ``what``)."""
+    return wait_until(check, what, timeout)
 
 
 def token() -> str:
@@ -477,16 +472,15 @@ def token() -> str:
 __all__ = ["ANNOTATION_GANG"]
 
 
-def prepare_plane(kube: Any, api: Api) -> None:
-    """The Karta CRD, the custom PartSet kind and its cluster Karta on ``kube``."""
-    from tests.operator.live import KARTAS
-
+def prepare_plane(kube: Any, *crds: Any) -> Any:
+    """The Karta CRD, the custom PartSet kind, its cluster Karta and ``crds`` (objects or
+    files) on ``kube``, which it returns: a gang module's ``plane`` fixture. The Karta is in
+    place before the module's operator starts (the custom kind is known only through it)."""
     root = Path(__file__).resolve().parents[2]
-    kube.install_crd(PARTSET_CRD)
-    kube.install_crd(root / "deploy/crds/kartas.run.ai.yaml")
-    karta = custom.karta(1)
-    delete(api, f"{KARTAS}/{karta['metadata']['name']}")
-    api.request("POST", KARTAS, karta)
+    for crd in (*crds, PARTSET_CRD, root / "deploy/crds/kartas.run.ai.yaml"):
+        kube.install_crd(crd)
+    kube.apply(custom.karta(1))
+    return kube
 
 
 def partset_gpu(api: Api, ns: str, replicas: int, pool: str) -> Obj:

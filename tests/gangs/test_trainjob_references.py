@@ -4,43 +4,15 @@ runtime decides its gang), and a runtime edited is a new plan, not a memo hit.""
 from __future__ import annotations
 
 import copy
-from typing import Any
 
+from tests.catalog.trainjobs import runtime, trainjob
 from workload_map.catalog import catalog
 from workload_map.gangs.cache import ObjectCache, cache_resolver
 from workload_map.gangs.planner import SpecMemo, plan
 
 KARTA = catalog.get("trainer.kubeflow.org", "v1alpha1", "TrainJob")
-RUNTIME: dict[str, Any] = {
-    "apiVersion": "trainer.kubeflow.org/v1alpha1",
-    "kind": "ClusterTrainingRuntime",
-    "metadata": {"name": "torch", "resourceVersion": "1"},
-    "spec": {
-        "mlPolicy": {"numNodes": 3},
-        "template": {
-            "spec": {
-                "replicatedJobs": [
-                    {
-                        "name": "node",
-                        "template": {
-                            "spec": {
-                                "template": {
-                                    "spec": {"containers": [{"name": "node", "image": "i"}]}
-                                }
-                            }
-                        },
-                    }
-                ]
-            }
-        },
-    },
-}
-TRAINJOB: dict[str, Any] = {
-    "apiVersion": "trainer.kubeflow.org/v1alpha1",
-    "kind": "TrainJob",
-    "metadata": {"name": "t", "namespace": "ml", "uid": "u1", "resourceVersion": "7"},
-    "spec": {"runtimeRef": {"name": "torch"}},
-}
+RUNTIME = runtime("torch", 3, resourceVersion="1")
+TRAINJOB = trainjob("t", {"name": "torch"}, uid="u1", resourceVersion="7")
 
 
 def _minimums(cache: ObjectCache | None, memo: SpecMemo) -> list[int]:

@@ -8,9 +8,11 @@ the same pods without opt-in binding one by one. Needs the binaries of ``make ap
 from __future__ import annotations
 
 import json
+import re
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from tests.gangs.e2e import (
     KINDS,
@@ -20,15 +22,41 @@ from tests.gangs.e2e import (
     gang_operator,
     make_namespace,
     podgroups,
+    pods_in,
     token,
     wait,
 )
 from tests.integration.harness import FakeNodes, open_kube
 from tests.operator.live import api_for
 from workload_map.gangs.config import ANNOTATION_DECISION
+from workload_map.kube.api import Api
 
 ROOT = Path(__file__).resolve().parents[2]
 CRD = "kubeflow-training-v1/kubeflow.org_pytorchjobs.yaml.gz"
+#: kube-scheduler's defaults (the harness passes no scheduler configuration): an unschedulable
+#: pod is retried when a node is added, and at the latest after podMaxInUnschedulablePodsDuration
+#: (300 s) plus podMaxBackoffSeconds (10 s). The walk-through waits that long for a verdict.
+VERDICT_BOUND = 300.0 + 10.0
+#: the scheduler's verdicts on a gang's pod with ``n`` nodes in view, one pod of 8 GPUs fitting
+#: each: the pod itself fits none of them ("0/n nodes are available: ..."), or the others were
+#: placed on them and the group is short ("minCount (3) cannot be satisfied: n scheduled, ...")
+_VERDICT = re.compile(
+    r"^0/(?P<nodes>\d+) nodes are available|cannot be satisfied: (?P<placed>\d+) scheduled"
+)
+
+
+def _unschedulable_among(api: Api, ns: str, nodes: int) -> list[Any]:
+    """The pods of ``ns`` once the scheduler, with ``nodes`` nodes in view, found the gang no
+    place (every pod's PodScheduled condition says so); empty until then."""
+    pods = pods_in(api, ns)
+    verdicts = [
+        _VERDICT.search(str(c.get("message") or ""))
+        for p in pods
+        for c in (p.get("status") or {}).get("conditions") or []
+        if c.get("type") == "PodScheduled" and c.get("reason") == "Unschedulable"
+    ]
+    seen = [m for m in verdicts if m is not None and int(m["nodes"] or m["placed"]) == nodes]
+    return pods if pods and len(seen) == len(pods) else []
 
 
 def main() -> None:
@@ -71,7 +99,13 @@ def main() -> None:
                     f"   PodGroup {group['metadata']['name']} minCount {group['spec']['schedulingPolicy']['gang']['minCount']}: {decision['rule']}"
                 )
                 nodes.add(size - 1, NODE, labels={NODE_LABEL: pool})
-                time.sleep(10)
+                # "nothing bound" means something once the scheduler has looked at every pod
+                # with these nodes in view (not after a pause it may not have used)
+                wait(
+                    f"the scheduler to find no place for the gang among {size - 1} nodes",
+                    lambda: _unschedulable_among(api, ns, size - 1),
+                    VERDICT_BOUND,
+                )
                 print(f"4. {size - 1} nodes of 8 GPUs: bound {bound(api, ns)}")
                 nodes.add(1, NODE, labels={NODE_LABEL: pool})
                 start = time.monotonic()

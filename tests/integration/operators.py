@@ -12,7 +12,6 @@ test fails."""
 from __future__ import annotations
 
 import base64
-import fcntl
 import os
 import ssl
 import time
@@ -40,39 +39,86 @@ BINARIES = {
     "kuberay": "kuberay-operator",
     "training-operator": "training-operator",
     "scheduler-plugins": "scheduler-plugins",
+    "jobset": "jobset-controller",
+    "trainer": "trainer-controller-manager",
 }
 #: the name pods give to be placed by the second scheduler (KubeRay's batch scheduler
 #: ``scheduler-plugins`` sets it, and it is our ``--gang-coscheduling-schedulers`` default)
 COSCHEDULING_SCHEDULER = "scheduler-plugins-scheduler"
-# The training operator's certificate rotator reads its serving certificate from this fixed
-# directory (in a cluster the kubelet mounts the Secret there); runs on one machine take turns.
-TRAINING_CERT_DIR = Path("/tmp/k8s-webhook-server/serving-certs")
+# The training operator v1.8.1 has no flag for its certificate folder. Its rotator
+# (cert-controller v0.10.1) holds every controller back until a file ``tls.crt`` exists in this
+# fixed folder (in a cluster: the kubelet's mount of the Secret) and reads nothing of it; its
+# webhook server reads its key pair from ``$TMPDIR/k8s-webhook-server/serving-certs``
+# (controller-runtime's default under Go's ``os.TempDir()``). So each run points ``TMPDIR`` at
+# its plane's folder with the plane's own serving pair in it, and the fixed folder only needs a
+# ``tls.crt`` of any run: runs on one machine never wait for each other nor race on its files.
+TRAINING_ROTATOR_DIR = Path("/tmp/k8s-webhook-server/serving-certs")
+TRAINING_CERT_SUBDIR = "k8s-webhook-server/serving-certs"
 TRAINING_NAMESPACE = "kubeflow"
 TRAINING_SECRET = "training-operator-webhook-cert"
 TRAINING_WEBHOOK = "validator.training-operator.kubeflow.org"
+# Kubeflow Trainer v2.0.0 starts the same way (its rotator is cert-controller v0.12.0, on the same
+# fixed folder; its webhook server reads ``$TMPDIR``'s); its namespace is ``kubeflow-system``
+# outside a pod (no service-account mount to read it from).
+TRAINER_NAMESPACE = "kubeflow-system"
+TRAINER_SECRET = "kubeflow-trainer-webhook-cert"
+TRAINER_WEBHOOK = "validator.trainer.kubeflow.org"
+# JobSet's defaulting and validating webhooks for JobSets (its pod webhooks serve exclusive
+# placement only and are left out: they would sit beside ours on every pod of the plane)
+_JOBSET_HOOKS = (
+    ("mutating", "mjobset.kb.io", "/mutate-jobset-x-k8s-io-v1alpha2-jobset", ["CREATE"]),
+    (
+        "validating",
+        "vjobset.kb.io",
+        "/validate-jobset-x-k8s-io-v1alpha2-jobset",
+        ["CREATE", "UPDATE"],
+    ),
+)
 # KubeRay's CRDs are about 1 MB each: on a loaded machine the API server took over the start
 # timeout (120 s) to establish one, so each gets several (a bound, never a speed target)
 _CRD_WAITS = 4
 
 
-def binary(tool: str) -> tuple[Path, str]:
-    """The tool's binary and its version, or a skip naming ``make operators``."""
+def _built(tool: str) -> tuple[Path, str, list[Path]] | None:
+    """The tool's binary, version and CRD files, where the build left all three."""
     path = cache_dir() / "bin" / BINARIES[tool]
     stamp = path.with_name(path.name + ".version")
     if not (path.is_file() and os.access(path, os.X_OK) and stamp.is_file()):
-        pytest.skip(f"{tool} ({path}) is not built: {BUILD_HINT}")
+        return None
     version = stamp.read_text().split("@")[-1].strip()
-    return path, version
+    files = sorted((cache_dir() / "crds" / f"{tool}-{version}").glob("*.yaml"))
+    return (path, version, files) if files else None
+
+
+def binary(tool: str) -> tuple[Path, str]:
+    """The tool's binary and its version, or a skip naming the command that builds it."""
+    built = _built(tool)
+    if built is None:
+        where = cache_dir() / "bin" / BINARIES[tool]
+        pytest.skip(f"{tool} ({where}, its CRDs beside) is not built: {BUILD_HINT}")
+    return built[0], built[1]
 
 
 def crds(tool: str) -> list[Path]:
-    """The CRD files the build copied from the tool's module."""
-    _, version = binary(tool)
-    folder = cache_dir() / "crds" / f"{tool}-{version}"
-    files = sorted(folder.glob("*.yaml"))
-    if not files:
-        pytest.skip(f"the CRDs of {tool} are not in {folder}: {BUILD_HINT}")
-    return files
+    """The CRD files the build copied from the tool's module (or a skip naming the target)."""
+    binary(tool)
+    built = _built(tool)
+    assert built is not None
+    return built[2]
+
+
+def install_crds(kube: Kube, tool: str, *kinds: str) -> None:
+    """Install the tool's CRDs (those of ``kinds``, lower-case plurals like ``pytorchjobs``,
+    when given) on ``kube``; again is free. The gang modules call this before our operator
+    starts, as a cluster has its CRDs before workloads come: our operator watches a kind it
+    finds served at start, and one installed later only from its next discovery (every 10 s),
+    so a workload made in between would miss the webhook (reported, not grouped). A tool not
+    built installs nothing here: its tests skip where they start it."""
+    plane = _plane(kube)
+    built = _built(tool)
+    for crd in built[2] if built else []:
+        if not kinds or any(f"_{k}." in crd.name for k in kinds):
+            kube.install_crd(crd, timeout=_CRD_WAITS * plane.start_timeout)
 
 
 def _ok(url: str, ctx: ssl.SSLContext | None = None) -> bool:
@@ -132,8 +178,7 @@ def kuberay(
     answers ``/readyz``; ``batch_scheduler`` as KubeRay's ``--batch-scheduler``."""
     path, _ = binary("kuberay")
     plane = _plane(kube)
-    for crd in crds("kuberay"):  # RayCluster, RayJob, RayService: all three, or it stops
-        kube.install_crd(crd, timeout=_CRD_WAITS * plane.start_timeout)
+    install_crds(kube, "kuberay")  # RayCluster, RayJob, RayService: all three, or it stops
     assert plane.kubeconfig is not None
     probe = free_port()
     argv = [
@@ -161,19 +206,17 @@ def kuberay(
 
 @contextmanager
 def training_operator(kube: Kube, *schemes: str) -> Iterator[_Proc]:
-    """The Kubeflow training operator on ``kube`` for ``schemes`` (default ``pytorchjob``).
+    """The Kubeflow training operator on ``kube`` for ``schemes`` (default ``pytorchjob``),
+    ready once its ``/readyz`` answers (its certificates rotated, its webhook server up).
 
     Its certificate rotator blocks every controller until its Secret and its validating
-    configuration exist and the Secret's certificate is in ``TRAINING_CERT_DIR``: the Secret
-    and an empty configuration are created here, and the files copied once the rotator has
-    filled the Secret (what the kubelet's mount does in a cluster). No webhook of it is called:
-    the configuration lists none."""
+    configuration exist (created here: an empty Secret it fills, a configuration listing no
+    webhook, so none of it is ever called) and a certificate is "mounted" (see
+    ``TRAINING_ROTATOR_DIR``)."""
     path, _ = binary("training-operator")
     plane = _plane(kube)
     schemes = schemes or ("pytorchjob",)
-    for crd in crds("training-operator"):
-        if any(f"_{s}s." in crd.name for s in schemes):
-            kube.install_crd(crd, timeout=_CRD_WAITS * plane.start_timeout)
+    install_crds(kube, "training-operator", *[f"{s}s" for s in schemes])
     assert plane.kubeconfig is not None
     _create(kube, "/api/v1/namespaces", {"metadata": {"name": TRAINING_NAMESPACE}})
     _create(
@@ -186,9 +229,9 @@ def training_operator(kube: Kube, *schemes: str) -> Iterator[_Proc]:
         "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations",
         {"metadata": {"name": TRAINING_WEBHOOK}, "webhooks": []},
     )
-    TRAINING_CERT_DIR.mkdir(parents=True, exist_ok=True)
-    lock = (TRAINING_CERT_DIR.parent / ".wlmap-tests.lock").open("w")
-    fcntl.flock(lock, fcntl.LOCK_EX)  # one training operator per machine at a time
+    tmpdir = plane.workdir / "training-operator-tmp"
+    _serving_pair(plane, tmpdir / TRAINING_CERT_SUBDIR)
+    _serving_pair(plane, TRAINING_ROTATOR_DIR, keep=True)
     probe = free_port()
     argv = [
         str(path),
@@ -197,17 +240,19 @@ def training_operator(kube: Kube, *schemes: str) -> Iterator[_Proc]:
         f"--webhook-server-port={free_port()}",
         *[f"--enable-scheme={s}" for s in schemes],
     ]
-    env = {"KUBECONFIG": str(plane.kubeconfig), "MY_POD_NAMESPACE": TRAINING_NAMESPACE}
+    env = {
+        "KUBECONFIG": str(plane.kubeconfig),
+        # its namespace (not KUBEFLOW_NAMESPACE: that also narrows what it watches)
+        "MY_POD_NAMESPACE": TRAINING_NAMESPACE,
+        "TMPDIR": str(tmpdir),
+    }
     proc = _spawn_env("training-operator", argv, plane.workdir / "training-operator.log", env)
     plane.procs.append(proc)
     try:
-        _mount_certificate(kube, plane, proc)
         _wait_ready(plane, proc, f"http://127.0.0.1:{probe}/readyz")
         yield proc
     finally:
         _stop(plane, proc)
-        fcntl.flock(lock, fcntl.LOCK_UN)
-        lock.close()
 
 
 def _create(kube: Kube, path: str, body: dict[str, Any]) -> None:
@@ -221,23 +266,19 @@ def _create(kube: Kube, path: str, body: dict[str, Any]) -> None:
             raise
 
 
-def _mount_certificate(kube: Kube, plane: LocalControlPlane, proc: _Proc) -> None:
-    deadline = time.monotonic() + plane.start_timeout
-    path = f"/api/v1/namespaces/{TRAINING_NAMESPACE}/secrets/{TRAINING_SECRET}"
-    while True:
-        data = kube.request("GET", path).get("data") or {}
-        if data.get("tls.crt") and data.get("tls.key") and data.get("ca.crt"):
-            break
-        if not proc.running() or time.monotonic() > deadline:
-            raise HarnessError(
-                f"the training operator's rotator never filled {path}; last lines of "
-                f"{proc.log}:\n{tail(proc.log)}"
-            )
-        time.sleep(0.2)
-    for key in ("tls.crt", "tls.key", "ca.crt"):
-        target = TRAINING_CERT_DIR / key
-        target.with_suffix(".tmp").write_bytes(base64.b64decode(data[key]))
-        target.with_suffix(".tmp").replace(target)
+def _serving_pair(plane: LocalControlPlane, folder: Path, *, keep: bool = False) -> None:
+    """The plane's own serving key pair as ``tls.crt``/``tls.key`` in ``folder``; with ``keep``
+    a pair already there (another run's) stays. Each file is renamed into place whole, so a
+    reader never sees half of one."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for source, name in (("apiserver.key", "tls.key"), ("apiserver.crt", "tls.crt")):
+        target = folder / name
+        if keep and target.exists():
+            continue
+        partial = folder / f".{name}.{os.getpid()}.tmp"
+        partial.write_bytes((plane.workdir / source).read_bytes())
+        partial.chmod(0o600)
+        partial.replace(target)
 
 
 @contextmanager
@@ -247,8 +288,7 @@ def coscheduling_scheduler(kube: Kube, *, permit_wait: int = 10) -> Iterator[_Pr
     included, the defaults' disabled); the PodGroup CRD of its module installed first."""
     path, _ = binary("scheduler-plugins")
     plane = _plane(kube)
-    for crd in crds("scheduler-plugins"):
-        kube.install_crd(crd, timeout=_CRD_WAITS * plane.start_timeout)
+    install_crds(kube, "scheduler-plugins")
     assert plane.kubeconfig is not None
     config = {
         "apiVersion": "kubescheduler.config.k8s.io/v1",
@@ -298,6 +338,187 @@ def coscheduling_scheduler(kube: Kube, *, permit_wait: int = 10) -> Iterator[_Pr
         _stop(plane, proc)
 
 
+def _delete(kube: Kube, path: str) -> None:
+    from kubernetes.client.exceptions import ApiException
+
+    with suppress(ApiException):
+        kube.request("DELETE", path)
+
+
+@contextmanager
+def jobset(kube: Kube) -> Iterator[_Proc]:
+    """The JobSet controller (``sigs.k8s.io/jobset``) on ``kube``: its CRD installed first, its
+    internal certificate management off (``--config``: no Secret, no rotator), its webhook
+    server on a loopback port with the plane's serving pair, and its JobSet defaulting and
+    validating webhooks registered by URL with the plane's CA, as its manifests register them
+    by Service. Ready once ``/readyz`` answers and a dry-run JobSet comes back defaulted (the
+    API server calls the webhook); the registrations are removed when it stops (they fail
+    closed)."""
+    path, _ = binary("jobset")
+    plane = _plane(kube)
+    install_crds(kube, "jobset")
+    assert plane.kubeconfig is not None
+    port, probe = free_port(), free_port()
+    certdir = plane.workdir / "jobset-certs"
+    _serving_pair(plane, certdir)
+    config = {
+        "apiVersion": "config.jobset.x-k8s.io/v1alpha1",
+        "kind": "Configuration",
+        "leaderElection": {"leaderElect": False},
+        "internalCertManagement": {"enable": False},
+        "webhook": {
+            "host": "127.0.0.1",
+            "port": port,
+            "certDir": str(certdir),
+        },
+        "metrics": {"bindAddress": f"127.0.0.1:{free_port()}"},
+        "health": {"healthProbeBindAddress": f"127.0.0.1:{probe}"},
+    }
+    config_file = plane.workdir / "jobset-config.yaml"
+    config_file.write_text(yaml.safe_dump(config))
+    argv = [str(path), f"--config={config_file}"]
+    env = {"KUBECONFIG": str(plane.kubeconfig)}
+    proc = _spawn_env("jobset-controller", argv, plane.workdir / "jobset-controller.log", env)
+    plane.procs.append(proc)
+    name = f"wlmap-test-jobset-{port}"
+    bundle = base64.b64encode((plane.workdir / "serving-ca.crt").read_bytes()).decode()
+    registered: list[str] = []
+    try:
+        _wait_ready(plane, proc, f"http://127.0.0.1:{probe}/readyz")
+        for kind, hook, url_path, operations in _JOBSET_HOOKS:
+            resource = f"/apis/admissionregistration.k8s.io/v1/{kind}webhookconfigurations"
+            body = {
+                "metadata": {"name": name},
+                "webhooks": [
+                    {
+                        "name": hook,
+                        "admissionReviewVersions": ["v1"],
+                        "sideEffects": "None",
+                        "failurePolicy": "Fail",
+                        "timeoutSeconds": 10,
+                        "clientConfig": {
+                            "url": f"https://127.0.0.1:{port}{url_path}",
+                            "caBundle": bundle,
+                        },
+                        "rules": [
+                            {
+                                "apiGroups": ["jobset.x-k8s.io"],
+                                "apiVersions": ["v1alpha2"],
+                                "operations": operations,
+                                "resources": ["jobsets"],
+                            }
+                        ],
+                    }
+                ],
+            }
+            kube.request("POST", resource, body)
+            registered.append(f"{resource}/{name}")
+        _wait_defaulted(kube, plane, proc)
+        yield proc
+    finally:
+        for resource in registered:
+            _delete(kube, resource)
+        _stop(plane, proc)
+
+
+def _wait_defaulted(kube: Kube, plane: LocalControlPlane, proc: _Proc) -> None:
+    """Until the API server calls JobSet's defaulting webhook (a dry-run create in
+    ``default`` answers with ``successPolicy`` filled in)."""
+    from kubernetes.client.exceptions import ApiException
+
+    body = {
+        "apiVersion": "jobset.x-k8s.io/v1alpha2",
+        "kind": "JobSet",
+        "metadata": {"name": "wlmap-webhook-probe"},
+        "spec": {
+            "replicatedJobs": [
+                {
+                    "name": "probe",
+                    "template": {
+                        "spec": {
+                            "template": {
+                                "spec": {
+                                    "restartPolicy": "Never",
+                                    "containers": [{"name": "c", "image": "registry.invalid/x"}],
+                                }
+                            }
+                        }
+                    },
+                }
+            ]
+        },
+    }
+    deadline = time.monotonic() + plane.start_timeout
+    last = ""
+    while True:
+        try:
+            answer = kube.request(
+                "POST",
+                "/apis/jobset.x-k8s.io/v1alpha2/namespaces/default/jobsets",
+                body,
+                query={"dryRun": "All"},
+            )
+            if (answer.get("spec") or {}).get("successPolicy"):
+                return
+            last = "answered without defaults"
+        except ApiException as err:
+            last = f"{err.status} {err.reason}"
+        if not proc.running() or time.monotonic() > deadline:
+            raise HarnessError(
+                f"the API server never got JobSet's defaulting webhook to answer ({last}); "
+                f"last lines of {proc.log}:\n{tail(proc.log)}"
+            )
+        time.sleep(0.2)
+
+
+@contextmanager
+def trainer(kube: Kube) -> Iterator[_Proc]:
+    """The Kubeflow Trainer v2 controller manager on ``kube``: its CRDs (and JobSet's, whose
+    JobSets it makes) installed first, ready once ``/readyz`` answers (certificates rotated,
+    webhook server up). Its rotator holds every controller back until its Secret and its
+    validating configuration exist (created here: an empty Secret it fills, a configuration
+    listing no webhook, so its validation is never called) and a ``tls.crt`` is "mounted" (see
+    ``TRAINER_NAMESPACE``). Run the JobSet controller beside it for pods."""
+    path, _ = binary("trainer")
+    plane = _plane(kube)
+    binary("jobset")  # its CRD (the JobSets Trainer makes) comes with its build
+    install_crds(kube, "jobset")
+    install_crds(kube, "trainer")
+    assert plane.kubeconfig is not None
+    _create(kube, "/api/v1/namespaces", {"metadata": {"name": TRAINER_NAMESPACE}})
+    _create(
+        kube,
+        f"/api/v1/namespaces/{TRAINER_NAMESPACE}/secrets",
+        {"metadata": {"name": TRAINER_SECRET}, "type": "Opaque"},
+    )
+    _create(
+        kube,
+        "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations",
+        {"metadata": {"name": TRAINER_WEBHOOK}, "webhooks": []},
+    )
+    tmpdir = plane.workdir / "trainer-tmp"
+    _serving_pair(plane, tmpdir / TRAINING_CERT_SUBDIR)
+    _serving_pair(plane, TRAINING_ROTATOR_DIR, keep=True)
+    probe = free_port()
+    argv = [
+        str(path),
+        "--leader-elect=false",
+        f"--metrics-bind-address=127.0.0.1:{free_port()}",
+        f"--health-probe-bind-address=127.0.0.1:{probe}",
+        f"--webhook-server-port={free_port()}",
+    ]
+    env = {"KUBECONFIG": str(plane.kubeconfig), "TMPDIR": str(tmpdir)}
+    proc = _spawn_env(
+        "trainer-controller-manager", argv, plane.workdir / "trainer-controller-manager.log", env
+    )
+    plane.procs.append(proc)
+    try:
+        _wait_ready(plane, proc, f"http://127.0.0.1:{probe}/readyz")
+        yield proc
+    finally:
+        _stop(plane, proc)
+
+
 __all__ = [
     "BINARIES",
     "BUILD_HINT",
@@ -305,6 +526,9 @@ __all__ = [
     "binary",
     "coscheduling_scheduler",
     "crds",
+    "install_crds",
+    "jobset",
     "kuberay",
+    "trainer",
     "training_operator",
 ]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -102,8 +103,13 @@ KARTA_CRD: dict[str, Any] = {
 
 def wlmap(kube: Any, *argv: str) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
-    env = {"HOME": "/nonexistent", "PATH": "/usr/bin:/bin"}
-    code = main(["--kubeconfig", str(kube.kubeconfig), *argv], io.StringIO(), out, err, environ=env)
+    # a cache of its own per call: "said once per cluster" notices are remembered in the cache
+    # (and /nonexistent is writable to root), so a shared one would hide them from later runs
+    with tempfile.TemporaryDirectory() as cache:
+        env = {"HOME": "/nonexistent", "XDG_CACHE_HOME": cache, "PATH": "/usr/bin:/bin"}
+        code = main(
+            ["--kubeconfig", str(kube.kubeconfig), *argv], io.StringIO(), out, err, environ=env
+        )
     return code, out.getvalue(), err.getvalue()
 
 

@@ -12,25 +12,14 @@ from __future__ import annotations
 
 import json
 import os
-import time
-from collections.abc import Callable
 from typing import Any
+
+from tests.gangs.e2e import wait
 
 from .harness import Kube
 from .test_cli_live import JOBSET_CRD, install_crd, wlmap
 
 GPU = "nvidia.com/gpu"
-
-
-def _wait(what: str, check: Callable[[], Any], timeout: float = 90.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(0.25)
 
 
 def _template(gpus: int, labels: dict[str, str]) -> dict[str, Any]:
@@ -134,7 +123,7 @@ def test_describe_of_a_stuck_gang_shows_why(
         namespace,
     )
     kube.apply(_job(js, "train-workers-0", 2), namespace)
-    _wait(
+    wait(
         "the scheduler to refuse both workers",
         lambda: (
             len(
@@ -146,14 +135,18 @@ def test_describe_of_a_stuck_gang_shows_why(
             )
             == 2
         ),
+        timeout=90,
     )
     kube.apply(_job(js, "train-workers-1", 2, gpus=16), namespace)  # above the LimitRange
-    _wait(
+    wait(
         "the Job controller to be refused its pods",
         lambda: "train-workers-1" in _events(kube, namespace, "FailedCreate"),
+        timeout=90,
     )
-    _wait(
-        "the stranger's warning", lambda: "stranger" in _events(kube, namespace, "FailedScheduling")
+    wait(
+        "the stranger's warning",
+        lambda: "stranger" in _events(kube, namespace, "FailedScheduling"),
+        timeout=90,
     )
 
     code, out, err = wlmap(kube, "describe", "jobset/train", "-n", namespace, "-o", "json")

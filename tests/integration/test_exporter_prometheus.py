@@ -16,7 +16,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -26,7 +25,8 @@ from typing import Any
 import pytest
 import yaml
 
-from hack.localkube.prometheus import Prometheus, wait_http
+from hack.localkube.plane import start_timeout
+from hack.localkube.prometheus import start_prometheus, wait_http
 from tests.integration.harness import Kube
 from tests.ports import free_port
 
@@ -124,6 +124,41 @@ def gpu_pod(name: str, owner: dict[str, Any], gpus: int, *, node: str = "gpu-nod
             ],
         },
     }
+
+
+def start_exporter(kube: Kube, port: int, namespace: str, *flags: str) -> subprocess.Popen[str]:
+    """``wlmap exporter`` against ``kube`` for ``namespace``, serving on ``127.0.0.1:port``."""
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "workload_map.cli",
+            "exporter",
+            "--kubeconfig",
+            str(kube.kubeconfig),
+            "--workload-metrics-bind-address",
+            f"127.0.0.1:{port}",
+            "--metrics-namespaces",
+            namespace,
+            *flags,
+        ],
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def stop_exporter(proc: subprocess.Popen[str]) -> str:
+    """Stop the exporter (SIGTERM); it must exit 0. Its stderr."""
+    proc.terminate()
+    try:
+        _, err = proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        _, err = proc.communicate()
+    assert proc.returncode == 0, err[-3000:]
+    return err
 
 
 def running(pod: dict[str, Any], phase: str = "Running") -> dict[str, Any]:
@@ -307,28 +342,8 @@ def test_prometheus_joins_gpu_utilisation_to_workloads(
         "# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %).\n"
         "# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n" + dcgm + "\n"
     )
-    exporter_port, prom_port = free_port(), free_port()
-    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
-    exporter = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "workload_map.cli",
-            "exporter",
-            "--kubeconfig",
-            str(kube.kubeconfig),
-            "--workload-metrics-bind-address",
-            f"127.0.0.1:{exporter_port}",
-            "--metrics-namespaces",
-            ns,
-            "--metrics-workload-labels",
-            "team",
-        ],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    exporter_port = free_port()
+    exporter = start_exporter(kube, exporter_port, ns, "--metrics-workload-labels", "team")
     try:
         with serve_text(dcgm) as dcgm_port:
             exposition = ""
@@ -375,61 +390,42 @@ def test_prometheus_joins_gpu_utilisation_to_workloads(
                 timeout=30,
             )
             assert checked.returncode == 0, checked.stdout + checked.stderr
-            with tempfile.TemporaryDirectory() as data:
-                prom = subprocess.Popen(
-                    [
-                        "prometheus",
-                        f"--config.file={tmp_path / 'prometheus.yml'}",
-                        f"--storage.tsdb.path={data}",
-                        f"--web.listen-address=127.0.0.1:{prom_port}",
-                        "--log.level=warn",
-                    ],
-                    stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL,
+            prom, p = start_prometheus(config, tmp_path, timeout=start_timeout())
+            try:
+                util = p.wait("workloadmap:workload_gpu_utilization:avg", 3)
+                by_workload = {r["metric"]["workload"]: float(r["value"][1]) for r in util}
+                # averages over every GPU series of the workload's pods, by hand:
+                assert by_workload["finetune"] == pytest.approx((90 + 70 + 50 + 30 + 0 + 0) / 6)
+                assert by_workload["serve"] == pytest.approx((20 + 40) / 2)
+                assert by_workload["research"] == pytest.approx(400 / 8)
+                assert {r["metric"]["kind"] for r in util} == {"Job", "Deployment", "Trainer"}
+                assert all(r["metric"]["namespace"] == ns for r in util)
+                held = p.wait(f'workloadmap:namespace_gpus_held:sum{{namespace="{ns}"}}', 1)
+                # active pods only: 2x2 + 2x1 + 2x4; the Failed retry holds nothing; the
+                # ReplicaSet under the Deployment is not counted a second time
+                assert float(held[0]["value"][1]) == 4 + 2 + 8
+                kinds = p.wait("workloadmap:kind_gpus_held:sum", 3)
+                assert {r["metric"]["kind"]: float(r["value"][1]) for r in kinds} == {
+                    "Job": 4,
+                    "Deployment": 2,
+                    "Trainer": 8,
+                }
+                # the Trainer wants 3 workers and has 2: not a gang (no gang instructions),
+                # but its pods series says so
+                desired = p.wait(
+                    'workloadmap_workload_pods{workload="research", state="desired"}', 1
                 )
-                try:
-                    p = Prometheus(prom_port)
-                    util = p.wait("workloadmap:workload_gpu_utilization:avg", 3)
-                    by_workload = {r["metric"]["workload"]: float(r["value"][1]) for r in util}
-                    # averages over every GPU series of the workload's pods, by hand:
-                    assert by_workload["finetune"] == pytest.approx((90 + 70 + 50 + 30 + 0 + 0) / 6)
-                    assert by_workload["serve"] == pytest.approx((20 + 40) / 2)
-                    assert by_workload["research"] == pytest.approx(400 / 8)
-                    assert {r["metric"]["kind"] for r in util} == {"Job", "Deployment", "Trainer"}
-                    assert all(r["metric"]["namespace"] == ns for r in util)
-                    held = p.wait(f'workloadmap:namespace_gpus_held:sum{{namespace="{ns}"}}', 1)
-                    # active pods only: 2x2 + 2x1 + 2x4; the Failed retry holds nothing; the
-                    # ReplicaSet under the Deployment is not counted a second time
-                    assert float(held[0]["value"][1]) == 4 + 2 + 8
-                    kinds = p.wait("workloadmap:kind_gpus_held:sum", 3)
-                    assert {r["metric"]["kind"]: float(r["value"][1]) for r in kinds} == {
-                        "Job": 4,
-                        "Deployment": 2,
-                        "Trainer": 8,
-                    }
-                    # the Trainer wants 3 workers and has 2: not a gang (no gang instructions),
-                    # but its pods series says so
-                    desired = p.wait(
-                        'workloadmap_workload_pods{workload="research", state="desired"}', 1
-                    )
-                    assert float(desired[0]["value"][1]) == 3
-                    info = p.wait('workloadmap_workload_info{workload="finetune"}', 1)
-                    assert info[0]["metric"]["label_team"] == "nlp"
-                    assert info[0]["metric"]["definition_origin"] == "catalog"
-                    trainer = p.wait('workloadmap_workload_info{kind="Trainer"}', 1)
-                    assert trainer[0]["metric"]["definition"] == "trainers-example-com"
-                    assert trainer[0]["metric"]["definition_origin"] == "cluster"
-                finally:
-                    prom.terminate()
-                    prom.wait(timeout=30)
+                assert float(desired[0]["value"][1]) == 3
+                info = p.wait('workloadmap_workload_info{workload="finetune"}', 1)
+                assert info[0]["metric"]["label_team"] == "nlp"
+                assert info[0]["metric"]["definition_origin"] == "catalog"
+                trainer = p.wait('workloadmap_workload_info{kind="Trainer"}', 1)
+                assert trainer[0]["metric"]["definition"] == "trainers-example-com"
+                assert trainer[0]["metric"]["definition_origin"] == "cluster"
+            finally:
+                prom.stop()
     finally:
-        exporter.terminate()
-        try:
-            _, err = exporter.communicate(timeout=30)
-        except subprocess.TimeoutExpired:
-            exporter.kill()
-            _, err = exporter.communicate()
-        assert exporter.returncode == 0, err[-3000:]
+        stop_exporter(exporter)
 
 
 def test_promtool_accepts_the_rules() -> None:

@@ -11,9 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
-import tempfile
 import time
 import urllib.error
 import urllib.parse
@@ -21,51 +18,20 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from hack.localkube.plane import start_timeout
+from hack.localkube.prometheus import Prometheus, start_prometheus, wait_http
+from tests.gangs.e2e import wait
 from tests.integration.harness import Kube
 from tests.integration.test_exporter_prometheus import (
     RULES,
-    Prometheus,
     pytestmark,  # noqa: F401  (skipped without prometheus)
-    wait_http,
+    start_exporter,
+    stop_exporter,
     workloads,  # noqa: F401  (the fixture)
 )
 from tests.ports import free_port
 
 WORKLOADS = {"finetune", "serve", "research"}
-
-
-def _exporter(kube: Kube, port: int, namespace: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "workload_map.cli",
-            "exporter",
-            "--kubeconfig",
-            str(kube.kubeconfig),
-            "--workload-metrics-bind-address",
-            f"127.0.0.1:{port}",
-            "--metrics-namespaces",
-            namespace,
-        ],
-        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-
-
-def _stop(proc: subprocess.Popen[str]) -> str:
-    proc.terminate()
-    try:
-        _, err = proc.communicate(timeout=30)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        _, err = proc.communicate()
-    assert proc.returncode == 0, err[-3000:]
-    return err
 
 
 def _status(url: str) -> int:
@@ -87,27 +53,17 @@ def _samples(series: dict[str, Any]) -> dict[float, float]:
     return {float(t): float(v) for t, v in series["values"]}
 
 
-def _wait(what: str, check: Any, timeout: float) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        got = check()
-        if got:
-            return got
-        time.sleep(0.25)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-
-
 def test_a_restart_under_prometheus_drops_or_zeroes_no_workload(
     kube: Kube,
     workloads: dict[str, Any],  # noqa: F811
     tmp_path: Path,
 ) -> None:
     ns = workloads["namespace"]
-    port, prom_port = free_port(), free_port()
-    exporter = _exporter(kube, port, ns)
+    port = free_port()
+    exporter = start_exporter(kube, port, ns)
     base = f"http://127.0.0.1:{port}"
     try:
-        _wait("the exporter to be ready", lambda: _status(f"{base}/readyz") == 200, 120)
+        wait("the exporter to be ready", lambda: _status(f"{base}/readyz") == 200, 120)
         text = wait_http(f"{base}/metrics")
         assert "workloadmap_exporter_synced 1.0" in text
         config = {
@@ -117,50 +73,36 @@ def test_a_restart_under_prometheus_drops_or_zeroes_no_workload(
                 {"job_name": "workloadmap", "static_configs": [{"targets": [f"127.0.0.1:{port}"]}]}
             ],
         }
-        (tmp_path / "prometheus.yml").write_text(yaml.safe_dump(config))
-        with tempfile.TemporaryDirectory() as data:
-            prom = subprocess.Popen(
-                [
-                    "prometheus",
-                    f"--config.file={tmp_path / 'prometheus.yml'}",
-                    f"--storage.tsdb.path={data}",
-                    f"--web.listen-address=127.0.0.1:{prom_port}",
-                    "--log.level=warn",
-                ],
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
+        prom, p = start_prometheus(config, tmp_path, timeout=start_timeout())
+        try:
+            p.wait(
+                f'workloadmap_workload_info{{namespace="{ns}", top_level="true"}}',
+                len(WORKLOADS),
+                120,
             )
-            try:
-                p = Prometheus(prom_port)
-                p.wait(
-                    f'workloadmap_workload_info{{namespace="{ns}", top_level="true"}}',
-                    len(WORKLOADS),
-                    120,
-                )
-                p.wait(f'workloadmap:namespace_gpus_held:sum{{namespace="{ns}"}}', 1, 120)
-                started = time.time()
-                time.sleep(3)  # a few scrapes before
-                _stop(exporter)
-                time.sleep(2)  # the target down for a few scrapes
-                exporter = _exporter(kube, port, ns)
-                # while it starts: /readyz answers 503 (or nothing) until synced
-                seen = set()
-                deadline = time.monotonic() + 120
-                while time.monotonic() < deadline:
-                    code = _status(f"{base}/readyz")
-                    seen.add(code)
-                    if code == 200:
-                        break
-                    time.sleep(0.05)
-                assert 200 in seen
-                time.sleep(5)  # scrapes after
-                window = int(time.time() - started) + 5
-                _check(p, ns, window, tmp_path, seen)
-            finally:
-                prom.terminate()
-                prom.wait(timeout=30)
+            p.wait(f'workloadmap:namespace_gpus_held:sum{{namespace="{ns}"}}', 1, 120)
+            started = time.time()
+            time.sleep(3)  # a few scrapes before
+            stop_exporter(exporter)
+            time.sleep(2)  # the target down for a few scrapes
+            exporter = start_exporter(kube, port, ns)
+            # while it starts: /readyz answers 503 (or nothing) until synced
+            seen = set()
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline:
+                code = _status(f"{base}/readyz")
+                seen.add(code)
+                if code == 200:
+                    break
+                time.sleep(0.05)
+            assert 200 in seen
+            time.sleep(5)  # scrapes after
+            window = int(time.time() - started) + 5
+            _check(p, ns, window, tmp_path, seen)
+        finally:
+            prom.stop()
     finally:
-        _stop(exporter)
+        stop_exporter(exporter)
 
 
 def _check(p: Prometheus, ns: str, window: int, tmp_path: Path, readyz: set[int]) -> None:

@@ -10,7 +10,6 @@ which proves the gang came from us.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,21 +20,19 @@ from tests.gangs.e2e import (
     KINDS,
     NODE,
     NODE_LABEL,
-    PARTSET_CRD,
     bound,
     make_namespace,
     podgroups,
     pods_in,
-    token,
+    prepare_plane,
     wait,
 )
-from tests.operator.live import KARTAS, OperatorProcess, api_for, delete
+from tests.operator.live import OperatorProcess, delete
 from workload_map.gangs.config import ANNOTATION_DECISION
 from workload_map.kube.api import Api
 
 from .harness import FakeNodes, Kube
 
-ROOT = Path(__file__).resolve().parents[2]
 REALWORLD_CRDS = (
     "jobset/jobset.x-k8s.io_jobsets.yaml.gz",
     "lws/leaderworkerset.x-k8s.io_leaderworkersets.yaml.gz",
@@ -51,27 +48,7 @@ pytestmark = pytest.mark.integration
 
 @pytest.fixture(scope="module")
 def plane(module_kube: Kube, shared_dir: Path) -> Kube:
-    for rel in REALWORLD_CRDS:
-        module_kube.install_crd(shared_dir / "realworld" / rel)
-    module_kube.install_crd(PARTSET_CRD)
-    module_kube.install_crd(ROOT / "deploy/crds/kartas.run.ai.yaml")
-    return module_kube
-
-
-@pytest.fixture(scope="module")
-def api(plane: Kube) -> Iterator[Api]:
-    client = api_for(plane.kubeconfig)
-    # the custom kind is known only through a Karta in the cluster
-    karta = custom.karta(1)
-    delete(client, f"{KARTAS}/{karta['metadata']['name']}")
-    client.request("POST", KARTAS, karta)
-    yield client
-    client.close()
-
-
-@pytest.fixture(scope="module")
-def tok() -> str:
-    return token()
+    return prepare_plane(module_kube, *(shared_dir / "realworld" / rel for rel in REALWORLD_CRDS))
 
 
 def _nodes(nodes: FakeNodes, pool: str, count: int) -> None:

@@ -42,6 +42,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(1800)]
 @pytest.fixture(scope="module")
 def plane(kube_with_controllers: Kube) -> Kube:
     kube_with_controllers.install_crd(ROOT / "deploy/crds/kartas.run.ai.yaml")
+    operators.install_crds(kube_with_controllers, "kuberay")
     # before our operator starts, so that its first sync knows it (no other StatefulSet here)
     kube_with_controllers.request("POST", KARTAS, statefulset_karta())
     return kube_with_controllers

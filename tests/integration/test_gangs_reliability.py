@@ -6,7 +6,6 @@ from __future__ import annotations
 import base64
 import json
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +26,7 @@ from tests.gangs.e2e import (
     token,
     wait,
 )
-from tests.operator.live import OperatorProcess, api_for, delete
+from tests.operator.live import OperatorProcess, delete
 from workload_map.kube.api import Api
 
 from .harness import FakeNodes, Kube
@@ -36,11 +35,8 @@ pytestmark = pytest.mark.integration
 
 
 @pytest.fixture(scope="module")
-def api(module_kube: Kube) -> Iterator[Api]:
-    client = api_for(module_kube.kubeconfig)
-    prepare_plane(module_kube, client)
-    yield client
-    client.close()
+def plane(module_kube: Kube) -> Kube:
+    return prepare_plane(module_kube)
 
 
 def test_operator_restarted_mid_gang_duplicates_and_loses_nothing(

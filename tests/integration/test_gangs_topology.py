@@ -4,7 +4,8 @@
 probe sees the API server keep ``schedulingConstraints``, and the workload's KAI placement
 annotation becomes ``schedulingConstraints.topology: [{key: <rack label>}]`` on our PodGroup.
 Only the workload is created: the in-tree Job controller makes the pods, our webhook groups
-them, the real scheduler places the gang. "Stays unbound" is observed, not timed: the test
+them, the real scheduler places the gang. The definition's own ``podGroup.topology`` required
+level does the same for a custom kind (its Jobs created as its controller would). "Stays unbound" is observed, not timed: the test
 waits for the scheduler's ``FailedScheduling`` for the gang and then checks nothing is bound.
 """
 
@@ -17,19 +18,23 @@ from typing import Any
 
 import pytest
 
+from tests.gangs import custom
 from tests.gangs.e2e import (
     NODE,
     NODE_LABEL,
+    PARTSET_CRD,
     bound,
+    create,
     failed_scheduling,
     gang_operator,
     make_namespace,
     pod_spec,
     podgroups,
     pods_in,
+    ref,
     wait,
 )
-from tests.operator.live import OperatorProcess, delete
+from tests.operator.live import KARTAS, OperatorProcess, delete
 from workload_map.gangs.topology import ANNOTATION_KAI_REQUIRED, ANNOTATION_KAI_TOPOLOGY
 from workload_map.kube.api import Api
 
@@ -87,7 +92,25 @@ KAI_TOPOLOGY: Obj = {
 def plane(kube_with_gates: Kube) -> Kube:
     kube_with_gates.install_crd(ROOT / "deploy/crds/kartas.run.ai.yaml")
     kube_with_gates.install_crd(KAI_TOPOLOGY_CRD)
+    kube_with_gates.install_crd(PARTSET_CRD)
     return kube_with_gates
+
+
+def _rack_karta() -> Obj:
+    """The custom kind's Karta whose own v2 ``podGroup`` requires the rack level (a node-label
+    key of Topology wlmap-racks; no preferred level)."""
+    doc = custom.karta(2)
+    doc["spec"]["optimizationInstructions"]["gangScheduling"] = {
+        "podGroup": {
+            "name": "parts",
+            "topology": {
+                "topologyName": "wlmap-racks",
+                "requiredTopologyLevel": RACK,
+                "preferredTopologyLevel": "",
+            },
+        }
+    }
+    return doc
 
 
 @pytest.fixture(scope="module")
@@ -98,6 +121,9 @@ def op(
     delete(api, f"{topologies}/wlmap-racks")
     # before the operator: its first list of Topologies has it when the workloads come
     api.request("POST", topologies, KAI_TOPOLOGY)
+    karta = _rack_karta()
+    delete(api, f"{KARTAS}/{karta['metadata']['name']}")
+    api.request("POST", KARTAS, karta)  # before the operator: its first list brings it
     ns = make_namespace(api, tok, opted_in=False)
     with gang_operator(api, plane.kubeconfig, ns, tmp_path_factory.mktemp("gangs"), tok) as proc:
         # the probe's answer decides whether constraints are written: the workloads come after
@@ -110,6 +136,7 @@ def op(
         )
         yield proc
     delete(api, f"/api/v1/namespaces/{ns}")
+    delete(api, f"{KARTAS}/{karta['metadata']['name']}")
 
 
 def _indexed_job(
@@ -208,3 +235,66 @@ def test_a_kai_alias_resolves_through_the_topology_object(
     assert group["spec"]["schedulingConstraints"] == {"topology": [{"key": RACK}]}
     wait("the whole gang bound", lambda: len(bound(api, ns)) == 4, timeout=120)
     assert _racks(api, ns) == {"b"}
+
+
+def _partset_with_jobs(api: Api, ns: str, pool: str, sizes: list[int]) -> float:
+    """The PartSet and, as its controller would make them, one Job per part (the Job
+    controller makes the pods); returns when the workload was created."""
+    body = custom.partset("parts", sizes, namespace=ns)
+    for i in range(len(sizes)):
+        body["spec"][f"p{i}"]["template"]["spec"] = pod_spec(pool)
+    partset = create(api, f"/apis/{custom.GROUP}/v1/namespaces/{ns}/partsets", body)
+    created = time.monotonic()
+    for i, size in enumerate(sizes):
+        labels = {"example.wlmap.io/part": f"p{i}"}
+        create(
+            api,
+            f"/apis/batch/v1/namespaces/{ns}/jobs",
+            {
+                "apiVersion": "batch/v1",
+                "kind": "Job",
+                "metadata": {
+                    "name": f"parts-p{i}",
+                    "labels": labels,
+                    "ownerReferences": [ref(partset)],
+                },
+                "spec": {
+                    "parallelism": size,
+                    "completions": size,
+                    "backoffLimit": 0,
+                    "template": {
+                        "metadata": {"labels": labels},
+                        "spec": {**pod_spec(pool), "restartPolicy": "Never"},
+                    },
+                },
+            },
+        )
+    return created
+
+
+def test_the_definitions_own_required_level_binds_within_one_rack(
+    plane: Kube, api: Api, op: OperatorProcess, tok: str, fake_nodes: FakeNodes
+) -> None:
+    """No annotation on the workload: the rack comes from the Karta's
+    ``podGroup.topology.requiredTopologyLevel``."""
+    ns = make_namespace(api, tok)
+    pool = f"{tok}-karta"
+    _rack(fake_nodes, pool, "a", 2)
+    _rack(fake_nodes, pool, "b", 2)
+    created = _partset_with_jobs(api, ns, pool, [2, 2])
+    (group,) = wait("the PodGroup", lambda: podgroups(api, ns))
+    assert group["spec"]["schedulingConstraints"] == {"topology": [{"key": RACK}]}
+    assert group["spec"]["schedulingPolicy"] == {"gang": {"minCount": 4}}
+    wait("4 pods from the Job controller", lambda: len(pods_in(api, ns)) == 4)
+    assert all(p["spec"].get("schedulingGroup") for p in pods_in(api, ns))
+    wait("the scheduler's FailedScheduling for the gang", lambda: failed_scheduling(api, ns))
+    assert bound(api, ns) == []  # it fits only across two racks: nothing binds
+    start = time.monotonic()
+    _rack(fake_nodes, pool, "b", 2)  # rack b now holds the whole gang
+    wait("the whole gang bound", lambda: len(bound(api, ns)) == 4, timeout=120)
+    done = time.monotonic()
+    assert _racks(api, ns) == {"b"}  # every member in that rack
+    print(
+        f"definition's podGroup.topology, gang of 4: unbound across racks a+b; bound in rack b "
+        f"{done - start:.2f} s after the room was added ({done - created:.2f} s after creation)"
+    )

@@ -2,10 +2,12 @@
 
 The Trainer CRDs and a ClusterTrainingRuntime are installed; the TrainJob names the runtime and
 no node count, so only the runtime says how many nodes there are (``mlPolicy.numNodes: 3``;
-without the runtime the definition would see 1). Its pods are created as Trainer's JobSet would
-create them (TrainJob -> JobSet -> Job -> pods, JobSet's labels), the Trainer and JobSet
-controllers not being buildable here. With room for one pod fewer than the gang no pod binds;
-with room added all do. Editing the runtime (4 nodes) replans the TrainJob's gang.
+without the runtime the definition would see 1). Its pods are created here as Trainer's JobSet
+would create them (TrainJob -> JobSet -> Job -> pods, JobSet's labels), so that the runtime
+edit and the replan it causes are under the test's control; the same path with the real
+Trainer, JobSet and Job controllers is ``test_gangs_real_jobset_trainer.py``. With room for one
+pod fewer than the gang no pod binds; with room added all do. Editing the runtime (4 nodes)
+replans the TrainJob's gang.
 """
 
 from __future__ import annotations

@@ -3,7 +3,6 @@ same pods are bound one by one: the gang on the other plane came from the featur
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,7 +19,7 @@ from tests.gangs.e2e import (
     token,
     wait,
 )
-from tests.operator.live import api_for, delete
+from tests.operator.live import delete
 from workload_map.kube.api import Api
 
 from .harness import FakeNodes, Kube
@@ -29,11 +28,8 @@ pytestmark = pytest.mark.integration
 
 
 @pytest.fixture(scope="module")
-def api(kube_without_generic_workload: Kube) -> Iterator[Api]:
-    client = api_for(kube_without_generic_workload.kubeconfig)
-    prepare_plane(kube_without_generic_workload, client)
-    yield client
-    client.close()
+def plane(kube_without_generic_workload: Kube) -> Kube:
+    return prepare_plane(kube_without_generic_workload)
 
 
 def test_without_generic_workload_pods_bind_one_by_one(

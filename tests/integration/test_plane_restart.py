@@ -10,8 +10,10 @@ import re
 
 from kubernetes import client
 
+from tests.gangs.e2e import wait
+
 from .harness import FakeNodes, Kube
-from .test_scheduling import GPU_NODE, bound, pod, wait_for
+from .test_scheduling import GPU_NODE, bound, pod
 
 
 def test_module_plane_runs_every_component(module_kube: Kube) -> None:
@@ -57,7 +59,7 @@ def test_restart_keeps_data_and_address_and_scheduling_resumes(
 
     [node] = fake_nodes.add(1, GPU_NODE)
     module_kube.apply(pod("after-restart", gpus=1), namespace)
-    placed = wait_for(
+    placed = wait(
         "the scheduler to bind after the restart",
         lambda: bound(module_kube, namespace, ["after-restart"]),
         timeout=90,

@@ -9,8 +9,10 @@ from __future__ import annotations
 import pytest
 from kubernetes.client.exceptions import ApiException
 
+from tests.gangs.e2e import wait
+
 from .harness import WORKLOAD_API, FakeNodes, Kube
-from .test_scheduling import GPU_NODE, bound, found_unschedulable, pod, wait_for
+from .test_scheduling import GPU_NODE, bound, found_unschedulable, pod
 
 
 def test_workload_api_is_not_served(kube_without_generic_workload: Kube) -> None:
@@ -33,7 +35,7 @@ def test_pods_of_a_would_be_gang_bind_one_by_one(
     for name in names:
         created = kube.apply(pod(name, gpus=8, group="train-workers"), namespace)
         assert "schedulingGroup" not in created["spec"]  # dropped: the gate is off
-    placed = wait_for(
+    placed = wait(
         "three of the four pods to be bound",
         lambda: (lambda b: b if len(b) == 3 else None)(bound(kube, namespace, names)),
         timeout=60,
@@ -41,7 +43,7 @@ def test_pods_of_a_would_be_gang_bind_one_by_one(
     # the fourth is found unschedulable (waited for, not slept on: the scheduler looked) and
     # the three stay where they were placed one by one
     [left] = set(names) - set(placed)
-    wait_for(
+    wait(
         "the fourth pod to be unschedulable",
         lambda: found_unschedulable(kube, namespace, left),
         timeout=60,

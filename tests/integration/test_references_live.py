@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 
 import pytest
 
+from tests.catalog import trainjobs
 from tests.integration.harness import Kube
 from tests.web.browser import serving
 from tests.web.conftest import TOKEN
@@ -37,7 +38,8 @@ CRDS = (
     "kubeflow-trainer-v2/trainer.kubeflow.org_clustertrainingruntimes.yaml.gz",
     "kubeflow-trainer-v2/trainer.kubeflow.org_trainingruntimes.yaml.gz",
 )
-API = "trainer.kubeflow.org/v1alpha1"
+API = trainjobs.API_VERSION
+GPU = "nvidia.com/gpu"
 #: how long a change may take to reach a cache and a page (watch delivery on a loaded machine)
 WAIT = 60.0
 
@@ -45,43 +47,10 @@ T = TypeVar("T")
 
 
 def _runtime(name: str, nodes: int) -> dict[str, Any]:
-    container = {
-        "name": "node",
-        "image": "trainer",
-        "resources": {"limits": {"nvidia.com/gpu": "2"}},
-    }
-    return {
-        "apiVersion": API,
-        "kind": "ClusterTrainingRuntime",
-        "metadata": {"name": name},
-        "spec": {
-            "mlPolicy": {"numNodes": nodes, "torch": {}},
-            "template": {
-                "spec": {
-                    "replicatedJobs": [
-                        {
-                            "name": "node",
-                            "template": {
-                                "metadata": {
-                                    "labels": {
-                                        "trainer.kubeflow.org/trainjob-ancestor-step": "trainer"
-                                    }
-                                },
-                                "spec": {
-                                    "template": {
-                                        "spec": {
-                                            "restartPolicy": "Never",
-                                            "containers": [container],
-                                        }
-                                    }
-                                },
-                            },
-                        }
-                    ]
-                }
-            },
-        },
-    }
+    container = {"name": "node", "image": "trainer", "resources": {"limits": {GPU: "2"}}}
+    return trainjobs.runtime(
+        name, nodes, container=container, job_labels={trainjobs.ANCESTOR_LABEL: "trainer"}
+    )
 
 
 def _until(what: str, check: Callable[[], T | None]) -> T:

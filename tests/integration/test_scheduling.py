@@ -8,28 +8,17 @@ PodGroup protection, garbage collector and namespace controller do their jobs.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 from kubernetes.client.exceptions import ApiException
 
+from tests.gangs.e2e import wait
+
 from .harness import WORKLOAD_API, FakeNodes, Kube
 
 GPU = "nvidia.com/gpu"
 GPU_NODE = {"cpu": "16", "memory": "64Gi", "pods": "110", GPU: "8"}
-
-
-def wait_for(what: str, check: Callable[[], Any], timeout: float = 30.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(0.2)
 
 
 def pod(name: str, gpus: int = 0, group: str | None = None, cpu: str = "1") -> dict[str, Any]:
@@ -96,9 +85,7 @@ def test_a_pod_is_bound_to_a_fake_node_by_the_real_scheduler(
     assert stored["status"]["allocatable"][GPU] == "8"
     assert not stored["spec"].get("taints")  # no not-ready taint: nothing would remove it
     scheduler.apply(pod("solo", gpus=2), namespace)
-    placed = wait_for(
-        "the pod to be bound", lambda: bound(scheduler, namespace, ["solo"]), timeout=60
-    )
+    placed = wait("the pod to be bound", lambda: bound(scheduler, namespace, ["solo"]), timeout=60)
     assert placed == {"solo": node}
     read = scheduler.get("v1", "Pod", "solo", namespace)
     scheduled = {c["type"]: c["status"] for c in read["status"].get("conditions", [])}
@@ -119,7 +106,7 @@ def test_a_pod_too_big_for_every_node_stays_unbound(
             for c in conditions or []
         )
 
-    wait_for("the scheduler to report the pod unschedulable", unschedulable, timeout=60)
+    wait("the scheduler to report the pod unschedulable", unschedulable, timeout=60)
     assert bound(scheduler, namespace, ["greedy"]) == {}
 
 
@@ -146,7 +133,7 @@ def test_a_gang_with_room_for_one_pod_fewer_waits_then_binds_whole(
         assert created["spec"]["schedulingGroup"] == {"podGroupName": "train-workers"}
     # the scheduler's verdict on the whole gang, waited for (not a sleep: on a loaded machine a
     # sleep may end before the scheduler looked, and the check below would pass unexamined)
-    wait_for(
+    wait(
         "the scheduler to find the gang unschedulable",
         lambda: all(found_unschedulable(scheduler, namespace, name) for name in names),
         timeout=60,
@@ -154,7 +141,7 @@ def test_a_gang_with_room_for_one_pod_fewer_waits_then_binds_whole(
     assert bound(scheduler, namespace, names) == {}  # none placed alone
 
     fake_nodes.add(1, GPU_NODE)
-    placed = wait_for(
+    placed = wait(
         "the whole gang to be bound",
         lambda: (lambda b: b if len(b) == size else None)(bound(scheduler, namespace, names)),
         timeout=60,
@@ -177,7 +164,7 @@ def test_podgroup_protection_finalizer_is_removed_by_the_controller(
             return err.status == 404
         return False
 
-    wait_for("podgroup-protection-controller to release the PodGroup", gone)
+    wait("podgroup-protection-controller to release the PodGroup", gone, timeout=30)
 
 
 def test_garbage_collector_and_namespace_controller_run(kube: Kube) -> None:
@@ -208,9 +195,14 @@ def test_garbage_collector_and_namespace_controller_run(kube: Kube) -> None:
             return err.status == 404
         return False
 
-    wait_for(
+    wait(
         "the garbage collector to delete the dependent",
         lambda: missing(f"/api/v1/namespaces/{ns}/configmaps/dependent"),
+        timeout=30,
     )
     kube.delete_namespace(ns)
-    wait_for("the namespace controller to finish", lambda: missing(f"/api/v1/namespaces/{ns}"))
+    wait(
+        "the namespace controller to finish",
+        lambda: missing(f"/api/v1/namespaces/{ns}"),
+        timeout=30,
+    )

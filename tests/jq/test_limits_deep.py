@@ -229,3 +229,60 @@ def test_deep_runs_on_several_threads_at_once() -> None:
         t.join(timeout=120)
     assert not any(t.is_alive() for t in threads)
     assert results == [10 * sys.getrecursionlimit()] * 3
+
+
+# An application's (or a test runner's) recursion limit far above Python's default: on CPython
+# 3.11 each generator the engine resumes takes C stack, so a jq recursion allowed to reach that
+# limit on an ordinary 8 MB stack segfaulted before it did (issue 26: `path(f)` below dies near
+# 21 000 counts, 7 000 levels; before the fix each case here ended the process, exit -11). Past
+# deep.SAFE_RECURSION_LIMIT the first attempt stops early and the evaluation moves to the deep
+# stack, whatever the limit; the limit itself is left as the application set it.
+HIGH_LIMIT_SCRIPT = textwrap.dedent(
+    """
+    import json, sys
+    from workload_map import jq
+
+    limit, depth, api = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+    sys.setrecursionlimit(limit)
+    value = 1
+    for _ in range(depth):
+        value = [value]
+    walk = 'def f: if type == "array" then (.[0] | f) // null else . end; '
+    limits = jq.Limits(1000, 600, 100_000)
+    try:
+        if api == "all":
+            out = jq.compile(walk + "path(f) | length").all(value, limits=limits)
+        elif api == "first":
+            out = jq.compile(walk + "path(f) | length").first(value, limits=limits)
+        elif api == "iter":
+            out = list(jq.compile(walk + "path(f) | length, 7").iter(value, limits=limits))
+        else:
+            out = [len(p) for p in jq.compile(walk + "f").paths(value, limits=limits)]
+        report = ["ok", out]
+    except jq.JqError as e:
+        report = ["error", type(e).__name__, str(e)]
+    print(json.dumps({"report": report, "limit_after": sys.getrecursionlimit()}))
+    """
+)
+HIGH_DEPTH = 10_000  # 30 000 frames: past what an 8 MB stack holds, within the deep stack
+
+
+@pytest.mark.parametrize(
+    ("limit", "api"),
+    [(100_000, "all"), (100_000, "first"), (100_000, "iter"), (100_000, "paths"), (10**7, "all")],
+)
+def test_a_deep_recursion_under_a_high_recursion_limit_moves_to_the_deep_stack(
+    limit: int, api: str
+) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-c", HIGH_LIMIT_SCRIPT, str(limit), str(HIGH_DEPTH), api],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    # a crash is an exit by signal (-11), not a lost test run
+    assert proc.returncode == 0, f"exit {proc.returncode}: {proc.stderr[-2000:]}"
+    out = json.loads(proc.stdout)
+    assert out["limit_after"] == limit
+    expected = {"all": [HIGH_DEPTH], "first": HIGH_DEPTH, "iter": [HIGH_DEPTH, 7]}
+    assert out["report"] == ["ok", expected.get(api, [HIGH_DEPTH])]

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 import workload_map as wm
+from tests.model.conftest import base_doc
 from workload_map.model import dump_karta
 from workload_map.model.crd import crd_manifest
 from workload_map.model.references import resolution_order, unbound_variables, variables_used
@@ -17,32 +18,15 @@ RUNTIME_KIND = {"group": "trainer.kubeflow.org", "version": "v1alpha1", "kind": 
 def _karta(
     references: list[dict[str, Any]], replicas: str = "$runtime.spec.n // 1"
 ) -> dict[str, Any]:
-    return {
-        "apiVersion": "run.ai/v1alpha1",
-        "kind": "Karta",
-        "metadata": {"name": "t"},
-        "spec": {
-            "structureDefinition": {
-                "rootComponent": {
-                    "name": "root",
-                    "kind": {"group": "example.com", "version": "v1", "kind": "Thing"},
-                    "statusDefinition": {
-                        "phaseDefinition": {"path": ".status.phase"},
-                        "statusMappings": {"running": [{"byPhase": "Running"}]},
-                    },
-                },
-                "childComponents": [
-                    {
-                        "name": "worker",
-                        "ownerRef": "root",
-                        "specDefinition": {"podTemplateSpecPath": "$runtime.spec.template"},
-                        "scaleDefinition": {"replicasPath": replicas},
-                    }
-                ],
-                "references": references,
-            }
-        },
-    }
+    """The model tests' small definition whose worker reads its template and replicas through
+    ``references`` (``$runtime``)."""
+    doc = base_doc()
+    structure = doc["spec"]["structureDefinition"]
+    worker = structure["childComponents"][0]
+    worker["specDefinition"]["podTemplateSpecPath"] = "$runtime.spec.template"
+    worker["scaleDefinition"]["replicasPath"] = replicas
+    structure["references"] = references
+    return doc
 
 
 def _lookup(name: str = "runtime", **extra: Any) -> dict[str, Any]:

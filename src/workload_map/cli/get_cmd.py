@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from workload_map.cli.exits import ERROR, NOT_FOUND, OK, CliError, JsonPathError, UsageError
-from workload_map.cli.get_rows import Row
+from workload_map.cli.get_rows import PODS_UNKNOWN, Row, make_row
 from workload_map.cli.humanize import age
 from workload_map.cli.live_targets import (
     ambiguous_name_error,
@@ -30,17 +30,13 @@ from workload_map.cli.live_targets import (
     find_by_name,
     resolve_type,
 )
-from workload_map.cli.outputs import GetItem, GetMetadata
 from workload_map.cli.printers import OutputSpec, is_template_output, parse_output, tab_layout
 from workload_map.cli.render import dump_document, format_table
 from workload_map.cli.suggest import did_you_mean
 from workload_map.cli.targets import NotInstalled, Target
-from workload_map.cli.workload_view import DescribeFailed, describe_view, view_name
-from workload_map.cluster.ownership import find_pods, owning_workload, pods_by_owner
-from workload_map.cluster.references import run_resolver
-from workload_map.engine.describe import PodCounts
+from workload_map.cli.workload_view import view_name
+from workload_map.cluster.ownership import owning_workload, pods_by_owner
 from workload_map.kube.errors import ClusterError, Forbidden, NotFound, NotServed
-from workload_map.model.views import to_json
 
 if TYPE_CHECKING:
     from workload_map.catalog.definitions import Definitions
@@ -49,7 +45,7 @@ if TYPE_CHECKING:
     from workload_map.cluster.ownership import PodIndex
     from workload_map.kube.client import Cluster
 
-__all__ = ["OUTPUTS", "PHASES", "Request", "parse_requests", "run", "stuck_reason"]
+__all__ = ["OUTPUTS", "PHASES", "Request", "parse_requests", "run"]
 
 PHASES = (
     "Undefined",
@@ -63,8 +59,6 @@ PHASES = (
     "Degraded",
 )
 OUTPUTS = ("table", "wide", "json", "yaml", "name")
-# phases in which missing gang members are expected, not a sign of a stuck workload
-_SETTLED = {"Completed", "Failed", "Suspended", "Suspending"}
 
 
 def _phases(values: list[str]) -> set[str]:
@@ -334,7 +328,7 @@ def _run(
                 except NotFound as exc:
                     missing.append(str(exc))
                     continue
-                row = _row(ctx, cluster, target, obj, None, label)
+                row = make_row(ctx, cluster, target, obj, None, label)
                 if row is None:
                     raise CliError(f"could not resolve {target.resource.kind}/{name}", ERROR)
                 rows.append(row)
@@ -374,7 +368,7 @@ class _Hooks:
         label: str,
         pods: list[dict[str, Any]] | None = None,
     ) -> Row | None:
-        return _row(ctx, cluster, target, obj, pods, label)
+        return make_row(ctx, cluster, target, obj, pods, label)
 
     def keep(self, row: Row, opts: _Options) -> bool:
         return _keep(row, opts)
@@ -401,10 +395,6 @@ def _type_labels(targets: list[Target]) -> dict[int, str]:
 def _rbac_hint(target: Target, namespace: str | None) -> str:
     where = f" in namespace {namespace}" if namespace else " cluster-wide"
     return f"ask for the list verb on {target.resource.group_resource}{where}"
-
-
-# the pod index when pods could not be listed (a distinct object: an empty index means no pods)
-_PODS_UNKNOWN: Any = object()
 
 
 def _pod_index(
@@ -441,130 +431,9 @@ def _list(
         pods = _pod_index(ctx, cluster, namespace, args.chunk_size)
     progress.done()
     for obj in objs:
-        row = _row(ctx, cluster, target, obj, pods, type_label)
+        row = make_row(ctx, cluster, target, obj, pods, type_label)
         if row is not None:
             yield row
-
-
-def stuck_reason(view: dict[str, Any]) -> str | None:
-    """Why a workload is stuck, from its describe view: pods Pending as Unschedulable, or a gang
-    with fewer member pods than its minimum (not counted once the workload is settled)."""
-    unschedulable = 0
-
-    def walk(components: list[Any]) -> None:
-        nonlocal unschedulable
-        for comp in components:
-            if not isinstance(comp, dict):
-                continue
-            for pod in comp.get("pods") or []:
-                if (
-                    isinstance(pod, dict)
-                    and pod.get("phase") == "Pending"
-                    and pod.get("reason") == "Unschedulable"
-                ):
-                    unschedulable += 1
-            walk(list(comp.get("children") or []))
-
-    walk(list(view.get("components") or []))
-    if unschedulable:
-        noun = "pod" if unschedulable == 1 else "pods"
-        return f"{unschedulable} {noun} Unschedulable"
-    if _SETTLED & set(view.get("phases") or []):
-        return None
-    if (view.get("pods") or {}).get("current") is None:
-        return None  # no pods known: nothing to say about gangs
-
-    def short(groups: list[Any]) -> str | None:
-        for group in groups:
-            if not isinstance(group, dict):
-                continue
-            members = len(group.get("pods") or [])
-            minimum = group.get("minMember")
-            if isinstance(minimum, int) and not isinstance(minimum, bool) and members < minimum:
-                return f"gang {group.get('name')} has {members} of {minimum} pods"
-            inner = short(list(group.get("subGroups") or []))
-            if inner:
-                return inner
-        return None
-
-    return short(list(view.get("podGroups") or []))
-
-
-def _row(
-    ctx: Context,
-    cluster: Cluster,
-    target: Target,
-    obj: dict[str, Any],
-    pods: PodIndex | list[dict[str, Any]] | None,
-    type_label: str,
-) -> Row | None:
-    """One row; ``pods`` is the shared pod index, the workload's own pods (the watch loop's),
-    or None to find them now."""
-    meta = obj.get("metadata") or {}
-    if pods is None:
-        try:
-            pod_list: list[dict[str, Any]] | None = find_pods(cluster, obj)
-        except Forbidden:
-            pod_list = None
-    elif pods is _PODS_UNKNOWN:
-        pod_list = None
-    elif isinstance(pods, list):
-        pod_list = pods
-    else:
-        pod_list = pods.pods_of(obj)
-    d = target.definition
-
-    try:
-        # references (a TrainJob's runtime) read once per run, however many rows name them
-        view = describe_view(obj, pod_list, d, references=run_resolver(cluster))
-    except DescribeFailed as exc:
-        ctx.warn(f"could not resolve {exc.label}: {exc.cause}")
-        return None
-    for ref in view.get("references") or ():
-        if ref.get("problem"):  # the row is still shown, with what the workload alone says
-            ctx.warn(
-                f"{obj.get('kind')} {_where(meta)}: reference '{ref.get('name')}': "
-                f"{ref['problem']}; shown with what the {obj.get('kind')} alone says"
-            )
-    counts = view.get("pods") or {}
-    labels = meta.get("labels")
-
-    item = GetItem(
-        name=meta.get("name"),
-        namespace=meta.get("namespace"),
-        kind=obj.get("kind"),
-        api_version=obj.get("apiVersion"),
-        created_at=meta.get("creationTimestamp"),
-        definition=d.name,
-        origin=d.origin,
-        phases=tuple(view.get("phases") or ["Undefined"]),
-        pods=PodCounts(
-            counts.get("desired", 0),
-            counts.get("current"),
-            counts.get("ready"),
-            counts.get("pending"),
-            counts.get("held"),
-        ),
-        gpus=(view.get("resources") or {}).get("gpus", 0),
-        gpus_pending=(view.get("pendingResources") or {}).get("gpus"),
-        gpus_held=(view.get("heldResources") or {}).get("gpus"),
-        stuck=stuck_reason(dict(view)),
-        # kubectl habits (custom-columns=NAME:.metadata.name, --sort-by, --show-labels)
-        metadata=GetMetadata(
-            name=meta.get("name"),
-            namespace=meta.get("namespace"),
-            uid=meta.get("uid"),
-            labels=dict(labels) if isinstance(labels, dict) else {},
-            creation_timestamp=meta.get("creationTimestamp"),
-        ),
-    )
-    row_view = to_json(item)
-    return Row(row_view, type_label, str(meta.get("creationTimestamp") or ""), obj)
-
-
-def _where(meta: dict[str, Any]) -> str:
-    namespace = meta.get("namespace")
-    return f"{namespace}/{meta.get('name')}" if namespace else str(meta.get("name"))
 
 
 def _all_types(
@@ -629,9 +498,9 @@ def _all_types(
         if top and pods is None:
             pods = _pod_index(ctx, cluster, namespace, args.chunk_size)
             if pods is None:  # forbidden: every row's pods are unknown, not 0
-                pods = _PODS_UNKNOWN
+                pods = PODS_UNKNOWN
         for obj in top:
-            row = _row(ctx, cluster, target, obj, pods, label)
+            row = make_row(ctx, cluster, target, obj, pods, label)
             if row is not None:
                 rows.append(row)
     progress.done()
@@ -661,7 +530,7 @@ def _bare_name(
     if len(found) > 1:
         raise ambiguous_name_error(word, found, "get")
     target, obj = found[0]
-    row = _row(ctx, cluster, target, obj, None, target.resource.kind)
+    row = make_row(ctx, cluster, target, obj, None, target.resource.kind)
     if row is None:
         raise CliError(f"could not resolve {target.resource.kind}/{word}", ERROR)
     opts.show_type = True

@@ -11,10 +11,10 @@ With ``namespaces`` (an include list), workloads and pods are watched per namesp
 with one namespace's permissions gets a working inventory; Kartas are cluster-scoped and fall
 back to the built-in catalog when they cannot be listed.
 
-The kinds the definitions' references read (a TrainJob's ``ClusterTrainingRuntime``) are
-watched too, cluster-wide (a runtime may live outside the namespaces served); a referenced
-kind that is not served or may not be listed is told to the inventory, which reports it on
-each workload that reads it.
+The kinds the definitions' references read (a TrainJob's ``ClusterTrainingRuntime`` or
+``TrainingRuntime``) are watched too: a cluster-scoped kind cluster-wide, a namespaced one like
+the workloads. A referenced kind that is not served or may not be listed is told to the
+inventory, which reports it on each workload that reads it.
 """
 
 from __future__ import annotations
@@ -200,15 +200,18 @@ class InventoryFeed:
                     gvk.group, gvk.kind, "unserved", f"the cluster serves no {gvk.kind}"
                 )
                 continue
-            path = res.path()  # cluster-wide: a runtime need not be in a namespace served
-            if path in self._referenced:
-                continue
-            self._referenced[path] = gvk
-            self._kind_of.setdefault(path, str(gvk))
-            # the whole object (minus server bookkeeping): a definition may read any of it
-            informer = self._watch(path, trim_workload, res.kind, res.api_version)
-            informer.add_handler(self.inventory.apply_referenced)
-            self.inventory.reference_unavailable(gvk.group, gvk.kind, None)
+            # a cluster-scoped kind cluster-wide; a namespaced one in the namespaces served, as
+            # the workloads (a lookup reads the workload's own namespace unless told otherwise,
+            # and one namespace's permissions must be enough)
+            for path in self._paths(res):
+                if path in self._referenced:
+                    continue
+                self._referenced[path] = gvk
+                self._kind_of.setdefault(path, str(gvk))
+                # the whole object (minus server bookkeeping): a definition may read any of it
+                informer = self._watch(path, trim_workload, res.kind, res.api_version)
+                informer.add_handler(self.inventory.apply_referenced)
+                self.inventory.reference_unavailable(gvk.group, gvk.kind, None)
 
     def _served_version(self, gvk: GVK) -> APIResource | None:
         """Another served version of a referenced kind (a definition names one version; the

@@ -22,7 +22,7 @@ from workload_map.engine.gang_views import (
     PodGroup,
     group_name,
 )
-from workload_map.engine.pods import Placement, single_result
+from workload_map.engine.pods import Placement, _metadata_field, single_result
 from workload_map.engine.runner import Run
 from workload_map.engine.structure import Structure
 from workload_map.model import Member, PodGroupDefinition, Topology
@@ -50,6 +50,7 @@ class _Candidate:
 
     __slots__ = (
         "_failed",
+        "_fields",
         "_keys",
         "_walks",
         "assigned",
@@ -72,6 +73,15 @@ class _Candidate:
         #: labels): read without the memo, as any ``run`` reads them (runner.py)
         self._walks = (
             tuple(e.evaluate for _, e in self.keys) if all(e.direct for _, e in self.keys) else None
+        )
+        #: the keys as ``(section, key)`` when every one is ``.metadata.<section>["key"]`` (the
+        #: catalog's label keys): two dictionary reads per key, as ``place_all`` reads its
+        #: selectors (pods.py); anything but a non-empty string read is left to the walks
+        fields = [_metadata_field(e) for _, e in self.keys]
+        self._fields: tuple[tuple[str, str], ...] | None = (
+            tuple(f for f in fields if f is not None)
+            if fields and all(f is not None for f in fields)
+            else None
         )
         #: the assignment of each key tuple seen, shared by the pods that have them
         self.assigned: dict[tuple[str, ...], GangAssignment] = {}
@@ -100,17 +110,35 @@ class _Candidate:
 
     def read_keys(self, pod: Any, run: Run) -> tuple[tuple[str, ...], str | None]:
         """The pod's keys, and why the rest could not be read (None: all were)."""
+        fields = self._fields
+        if fields is not None and type(pod) is dict:
+            meta = pod.get("metadata")
+            if type(meta) is dict:
+                read: list[str] = []
+                for section, key in fields:
+                    held = meta.get(section)
+                    value = held.get(key) if type(held) is dict else None
+                    # a non-empty string is jq's one result as it is; anything else (null,
+                    # another type, a section that is no object) the walks decide below
+                    if type(value) is not str or not value:
+                        break
+                    read.append(value)
+                else:
+                    return tuple(read), None
         walks = self._walks
         if walks is not None:
             found = []
-            for walk in walks:
-                values = walk(pod)
-                # one non-empty string: a label, what single_result would return as it is
-                if len(values) != 1 or type(values[0]) is not str or not values[0]:
-                    break
-                found.append(values[0])
-            else:
-                return tuple(found), None
+            try:
+                for walk in walks:
+                    values = walk(pod)
+                    # one non-empty string: a label, what single_result would return as it is
+                    if len(values) != 1 or type(values[0]) is not str or not values[0]:
+                        break
+                    found.append(values[0])
+                else:
+                    return tuple(found), None
+            except ExtractionError:
+                pass  # a pod jq cannot index: the expressions below say why, as the reason
         keys: list[str] = []
         for path, expression in self.keys:
             try:

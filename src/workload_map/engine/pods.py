@@ -12,7 +12,7 @@ can show which expression gave which value.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from workload_map.engine.errors import ExtractionError, InstanceNotFoundError
@@ -93,7 +93,8 @@ class Placement:
     replica: str | None = None
     replica_component: str | None = None
     reason: str | None = None
-    trace: list[tuple[Any, ...]] = field(default_factory=list)
+    #: (template, *args) per decision, formatted by :attr:`steps` (pods placed alike share it)
+    trace: tuple[tuple[Any, ...], ...] = ()
     #: ACTIVE, TERMINATING, SUCCEEDED or FAILED (see :func:`pod_state`)
     state: str = ACTIVE
 
@@ -151,15 +152,7 @@ def single_value(structure: Structure, expr: str, pod: Any) -> str:
 
 def single_result(expression: Expression, pod: Any, run: Run = direct) -> str:
     """:func:`single_value` with the expression already looked up (it runs per pod)."""
-    values = expression.evaluate(pod) if expression.direct else run(expression, pod)
-    if len(values) != 1:
-        raise ExtractionError(f"expected single query result, got {len(values)}")
-    value = values[0]
-    if type(value) is str and value:
-        return value
-    if value is None or value == "":
-        raise ExtractionError(f"query result is empty {'<nil>' if value is None else value}")
-    return _go_string(value)
+    return _single(expression.evaluate(pod) if expression.direct else run(expression, pod))
 
 
 def matches_type(structure: Structure, selector: ComponentTypeSelector | None, pod: Any) -> bool:
@@ -233,73 +226,200 @@ def _selector_text(selector: ComponentTypeSelector) -> str:
     return " and ".join(parts)
 
 
+#: a pod-selector path read inline, ``.metadata.<section>["key"]``: (section, key)
+_Field = tuple[str, str]
+#: a field read met a value jq cannot index: the expression itself runs (and raises)
+_SURPRISE: Any = object()
+#: a pod's decisions, as :attr:`Placement.trace` holds them
+_Trace = tuple[tuple[Any, ...], ...]
+
+
+def _metadata_field(expression: Expression | None) -> _Field | None:
+    """``(section, key)`` when the expression is exactly ``.metadata.<section>["key"]``.
+
+    On a pod whose metadata is an object such a path is two dictionary reads with jq's results
+    (null through a missing or null section); any other value on the way is left to the
+    expression, which hands it to the jq engine. Defaults, computed paths and reference
+    variables are not fields. Almost every catalog pod selector is one (label and annotation
+    reads), and they run per pod.
+    """
+    if expression is None or expression.variables or expression.path is None:
+        return None
+    path = expression.path
+    if len(path) != 3 or path[0] != "metadata":
+        return None
+    section, key = path[1], path[2]
+    if type(section) is not str or type(key) is not str:
+        return None
+    return section, key
+
+
+#: a claimer of pods: (component, matcher, the key path as a field when it is one, the
+#: expected value, the matchLabels pairs)
+_Claimer = tuple[str, Callable[[Any, Run], bool], _Field | None, str | None, tuple[Any, ...]]
+#: an instance decision: (instance, reason, trace so far, replica decisions by selector value)
+_Instance = tuple[str | None, str | None, _Trace, dict[Any, tuple[str | None, str | None, _Trace]]]
+
+
+class _Seen:
+    """One component's pods within one :meth:`_Plan.place_all` call: its instance ids (or why
+    there are none), its selectors, and what each distinct selector value means (instance,
+    replica and trace, decided once: a workload's pods share a handful of values, and the
+    pods sharing decisions share one trace tuple)."""
+
+    __slots__ = (
+        "base",
+        "id_set",
+        "ids",
+        "instance",
+        "instances",
+        "problem",
+        "replica",
+        "unselected",
+    )
+
+    def __init__(
+        self,
+        plan: _Plan,
+        component: str,
+        step: tuple[Any, ...],
+        known: tuple[list[str], frozenset[str]] | str,
+    ):
+        self.base: _Trace = (step,)
+        self.problem = known if isinstance(known, str) else None
+        self.ids, self.id_set = ([], frozenset()) if isinstance(known, str) else known
+        self.instance = plan.instance[component] if self.ids and self.ids[0] != "" else None
+        self.replica = plan.replica[component]
+        #: without an instance selector: every pod's decision, or why there is none
+        self.unselected: _Instance | str
+        if self.ids == [""]:
+            self.unselected = ("", None, self.base, {})
+        else:
+            self.unselected = "no instance selector provided but instance ids are not empty"
+        self.instances: dict[Any, _Instance] = {}
+
+    def decide_instance(self, values: list[Any] | ExtractionError) -> _Instance:
+        """The instance an instance selector's outputs (or its error) name."""
+        assert self.instance is not None
+        id_path = self.instance[0]
+        try:
+            if isinstance(values, ExtractionError):
+                raise values
+            value = _single(values)
+        except ExtractionError as err:
+            return None, f"componentInstanceSelector {id_path}: {err}", self.base, {}
+        if value not in self.id_set:
+            err2 = InstanceNotFoundError(
+                f'could not match instance id "{value}". existing instance ids '
+                f"[{' '.join(self.ids)}]"
+            )
+            return None, str(err2), self.base, {}
+        return value, None, (*self.base, ("instance {}: {}", value, id_path)), {}
+
+    def decide_replica(
+        self, trace: _Trace, values: list[Any] | ExtractionError
+    ) -> tuple[str | None, str | None, _Trace]:
+        """(replica key, its component, trace) of a replica selector's outputs (or its error):
+        a failure is only a step of the trace (the pod keeps its place without a replica)."""
+        assert self.replica is not None
+        owner, key_path = self.replica[0], self.replica[1]
+        try:
+            if isinstance(values, ExtractionError):
+                raise values
+            key = _single(values)
+        except ExtractionError as err:
+            return None, None, (*trace, ("replica of {}: {}: {}", owner, key_path, err))
+        return key, owner, (*trace, ("replica {} of {}: {}", key, owner, key_path))
+
+
 class _Plan:
     """What attributing a pod needs from one definition, looked up once (it runs per pod)."""
 
     def __init__(self, structure: Structure):
         self.leaves = structure.pod_bearing
-        # (component, its trace step, matcher) of the leaves that can claim pods (the step is
-        # one shared tuple: it is recorded per pod); the rest cannot
-        self.claimers: list[tuple[str, tuple[str, ...], Callable[[Any, Run], bool]]] = []
+        # the leaves that can claim pods, in definition order, and their trace steps (one
+        # shared tuple each: recorded per pod); the rest cannot
+        self.claimers: list[_Claimer] = []
+        self.steps: dict[str, tuple[str, ...]] = {}
         self.unselectable: list[str] = []
         self.only: tuple[str, ...] | None = (
             (_ONLY, self.leaves[0]) if len(self.leaves) == 1 else None
         )
+        if self.only is not None:
+            self.steps[self.leaves[0]] = self.only
         for name in self.leaves:
             comp = structure.components[name]
             selector = comp.pod_selector.component_type_selector if comp.pod_selector else None
             if selector is None or (not selector.key_path and not selector.match_labels):
                 self.unselectable.append(name)
-            else:
-                step = ("component {}: {}", name, _selector_text(selector))
-                self.claimers.append((name, step, type_matcher(structure, selector)))
-        self.instance: dict[str, tuple[str, Expression] | None] = {}
-        self.replica: dict[str, tuple[str, str, Expression] | None] = {}
+                continue
+            if self.only is None:
+                self.steps[name] = ("component {}: {}", name, _selector_text(selector))
+            key = structure.selectors.get(selector.key_path) if selector.key_path else None
+            labels = tuple(selector.match_labels.items()) if selector.match_labels else ()
+            self.claimers.append(
+                (
+                    name,
+                    type_matcher(structure, selector),
+                    _metadata_field(key),
+                    selector.value,
+                    labels,
+                )
+            )
+        self.unclaimed = "no component's componentTypeSelector matches"
+        if self.unselectable:
+            self.unclaimed += (
+                f"; {', '.join(self.unselectable)} cannot claim pods: several components "
+                "describe pods and these have no componentTypeSelector"
+            )
+        if not self.leaves:
+            self.unclaimed = "the definition has no component that describes pods"
+        self.instance: dict[str, tuple[str, Expression, _Field | None] | None] = {}
+        self.replica: dict[str, tuple[str, str, Expression, _Field | None] | None] = {}
         for name, comp in structure.components.items():
             ids = comp.pod_selector.component_instance_selector if comp.pod_selector else None
-            self.instance[name] = (
-                (ids.id_path, structure.selectors.get(ids.id_path))
-                if ids is not None and ids.id_path
-                else None
-            )
+            if ids is not None and ids.id_path:
+                expression = structure.selectors.get(ids.id_path)
+                self.instance[name] = (ids.id_path, expression, _metadata_field(expression))
+            else:
+                self.instance[name] = None
             self.replica[name] = None
             for owner_name in [name, *structure.ancestors(name)]:
                 owner = structure.components[owner_name]
                 replica = owner.pod_selector.replica_selector if owner.pod_selector else None
                 if replica is not None and replica.key_path:
                     expression = structure.selectors.get(replica.key_path)
-                    self.replica[name] = (owner_name, replica.key_path, expression)
+                    self.replica[name] = (
+                        owner_name,
+                        replica.key_path,
+                        expression,
+                        _metadata_field(expression),
+                    )
                     break
 
     def component(self, pod: Any, placement: Placement, run: Run = direct) -> str | None:
         if self.only is not None:
-            placement.trace.append(self.only)
+            placement.trace += (self.only,)
             return self.only[1]
-        if not self.leaves:
-            placement.reason = "the definition has no component that describes pods"
-            return None
-        for name, step, match in self.claimers:
+        for name, match, *_ in self.claimers:
             if match(pod, run):
-                placement.trace.append(step)
+                placement.trace += (self.steps[name],)
                 return name
-        reason = "no component's componentTypeSelector matches"
-        if self.unselectable:
-            reason += (
-                f"; {', '.join(self.unselectable)} cannot claim pods: several components "
-                "describe pods and these have no componentTypeSelector"
-            )
-        placement.reason = reason
+        placement.reason = self.unclaimed
         return None
 
-    def _ids(self, extractor: Extractor, component: str) -> tuple[list[str], frozenset[str]] | str:
+    def _seen(self, extractor: Extractor, component: str) -> _Seen:
         """The component's instance ids (a list and a set), or why there are none."""
+        step = self.steps[component]
         try:
             ids = extractor.instance_ids(component)
         except ExtractionError as err:
-            return str(err)
+            return _Seen(self, component, step, str(err))
         if not ids:
-            return f"component {component} has no instances in the object"
-        return ids, extractor.instance_id_set(component)
+            return _Seen(
+                self, component, step, f"component {component} has no instances in the object"
+            )
+        return _Seen(self, component, step, (ids, extractor.instance_id_set(component)))
 
     def place_all(
         self, extractor: Extractor, pods: Iterable[Mapping[str, Any]], run: Run
@@ -308,14 +428,22 @@ class _Plan:
 
         ``run`` evaluates the pods' expressions: the workload's memo (the pods of a view are
         asked again by gangs), or :func:`direct` for one-off questions. What is the same for
-        every pod of a component (its instance ids, its selectors) is looked up once.
+        every pod of a component (its instance ids, its selectors) is looked up once, label
+        and annotation selectors are read inline (:func:`_metadata_field`), and what a
+        selector value means is decided once per distinct value (:class:`_Seen`). Pods are
+        many and each is visited once, so the loop reads as few of a pod's objects as it can
+        and allocates one object per pod.
         """
         out: list[Placement] = []
-        ids_of: dict[str, tuple[list[str], frozenset[str]] | str] = {}
+        seen_of: dict[str, _Seen] = {}
         only = self.only
+        claimers = self.claimers
         for pod in pods:
-            meta = pod.get("metadata")
+            meta: Any = pod.get("metadata")
             name = ""
+            # the inline field reads need a plain pod and metadata object (else the expressions
+            # run, as the matchers do)
+            fields = type(meta) is dict and type(pod) is dict
             if type(meta) is dict:
                 name = meta.get("name") or meta.get("generateName") or ""
                 if type(name) is not str:
@@ -329,63 +457,131 @@ class _Plan:
                     state = TERMINATING if meta.get("deletionTimestamp") else ACTIVE
             else:
                 state = pod_state(pod)
-            placement = Placement(name)  # no keyword: it costs a third of the constructor
-            if state is not ACTIVE:
-                placement.state = state
-            out.append(placement)
+            value: Any
             if only is not None:  # the single-leaf rule, without a call per pod
-                placement.trace.append(only)
                 component = only[1]
             else:
+                claimed = False
                 try:
-                    claimed = self.component(pod, placement, run)
+                    for claimer, match, field_, expected, labels in claimers:
+                        if field_ is None or not fields:
+                            claimed = match(pod, run)
+                        else:
+                            section = meta.get(field_[0])
+                            if type(section) is dict:
+                                value = section.get(field_[1])
+                            elif section is None:
+                                value = None
+                            else:
+                                claimed = match(pod, run)  # the jq engine decides (raises)
+                                value = _SURPRISE
+                            if value is not _SURPRISE:
+                                # present: not null; a value: equal (only a str equals a str)
+                                claimed = (
+                                    value is not None if expected is None else value == expected
+                                )
+                                if claimed and labels:
+                                    claimed = _labels_match(meta, labels)
+                        if claimed:
+                            component = claimer
+                            break
                 except ExtractionError as err:
-                    placement.reason = f"componentTypeSelector: {err}"
-                    continue
-                if claimed is None:
-                    continue
-                component = claimed
-            placement.component = component
-            known = ids_of.get(component)
-            if known is None:
-                known = ids_of[component] = self._ids(extractor, component)
-            if isinstance(known, str):
-                placement.reason = known
-                continue
-            ids, id_set = known
-            selector = self.instance[component]
-            if selector is not None and ids[0] != "":
-                id_path, expression = selector
-                try:
-                    value = single_result(expression, pod, run)
-                except ExtractionError as err:
-                    placement.reason = f"componentInstanceSelector {id_path}: {err}"
-                    continue
-                if value not in id_set:
-                    err2 = InstanceNotFoundError(
-                        f'could not match instance id "{value}". existing instance ids '
-                        f"[{' '.join(ids)}]"
+                    out.append(
+                        Placement(
+                            name, None, None, None, None, f"componentTypeSelector: {err}", (), state
+                        )
                     )
-                    placement.reason = str(err2)
                     continue
-                placement.instance = value
-                placement.trace.append(("instance {}: {}", value, id_path))
-            elif ids == [""]:
-                placement.instance = ""
-            else:
-                placement.reason = "no instance selector provided but instance ids are not empty"
+                if not claimed:
+                    out.append(Placement(name, None, None, None, None, self.unclaimed, (), state))
+                    continue
+            seen = seen_of.get(component)
+            if seen is None:
+                seen = seen_of[component] = self._seen(extractor, component)
+            if seen.problem is not None:
+                out.append(
+                    Placement(name, component, None, None, None, seen.problem, seen.base, state)
+                )
                 continue
-            replica = self.replica[component]
-            if replica is not None:
-                owner, key_path, expression = replica
-                try:
-                    key = single_result(expression, pod, run)
-                    placement.replica = key
-                    placement.replica_component = owner
-                    placement.trace.append(("replica {} of {}: {}", key, owner, key_path))
-                except ExtractionError as err:
-                    placement.trace.append(("replica of {}: {}: {}", owner, key_path, err))
+            selector = seen.instance
+            decided: _Instance | str
+            if selector is None:
+                decided = seen.unselected
+            else:
+                field_ = selector[2]
+                value = _SURPRISE
+                if field_ is not None and fields:
+                    section = meta.get(field_[0])
+                    if type(section) is dict:
+                        value = section.get(field_[1])
+                    elif section is None:
+                        value = None
+                if value is _SURPRISE:
+                    decided = seen.decide_instance(_outputs(run, selector[1], pod))
+                elif type(value) is str:
+                    found = seen.instances.get(value)
+                    if found is None:
+                        found = seen.instances[value] = seen.decide_instance([value])
+                    decided = found
+                else:
+                    decided = seen.decide_instance([value])
+            if isinstance(decided, str):
+                out.append(Placement(name, component, None, None, None, decided, seen.base, state))
+                continue
+            instance, reason, trace, replicas = decided
+            replica = owner = None
+            if reason is None and seen.replica is not None:
+                field_ = seen.replica[3]
+                value = _SURPRISE
+                if field_ is not None and fields:
+                    section = meta.get(field_[0])
+                    if type(section) is dict:
+                        value = section.get(field_[1])
+                    elif section is None:
+                        value = None
+                if value is _SURPRISE:
+                    outputs = _outputs(run, seen.replica[2], pod)
+                    replica, owner, trace = seen.decide_replica(trace, outputs)
+                elif type(value) is str:
+                    known = replicas.get(value)
+                    if known is None:
+                        known = replicas[value] = seen.decide_replica(trace, [value])
+                    replica, owner, trace = known
+                else:
+                    replica, owner, trace = seen.decide_replica(trace, [value])
+            out.append(Placement(name, component, instance, replica, owner, reason, trace, state))
         return out
+
+
+def _labels_match(meta: dict[str, Any], labels: tuple[Any, ...]) -> bool:
+    """The matchLabels half of a type selector, on a pod's metadata object."""
+    pod_labels = meta.get("labels")
+    if not isinstance(pod_labels, dict):
+        return False
+    for label, wanted in labels:
+        if pod_labels.get(label) != wanted:
+            return False
+    return True
+
+
+def _outputs(run: Run, expression: Expression, pod: Any) -> list[Any] | ExtractionError:
+    """The expression's outputs on the pod, or its error (decided on like a result)."""
+    try:
+        return run(expression, pod) if not expression.direct else expression.evaluate(pod)
+    except ExtractionError as err:
+        return err
+
+
+def _single(values: list[Any]) -> str:
+    """:func:`single_result` on an expression's outputs."""
+    if len(values) != 1:
+        raise ExtractionError(f"expected single query result, got {len(values)}")
+    value = values[0]
+    if type(value) is str and value:
+        return value
+    if value is None or value == "":
+        raise ExtractionError(f"query result is empty {'<nil>' if value is None else value}")
+    return _go_string(value)
 
 
 _ONLY = "component {}: the only component describing pods"

@@ -3,9 +3,12 @@
 The HTTP side is aiohttp, the operator's and the web view's stack, on a loop thread of its own:
 the exposition of a large cluster takes a second of CPU (docs/metrics.md), built in a worker
 thread so that the loop keeps answering, and never on the operator's webhook loop. It answers
-with :meth:`WorkloadCollector.exposition` (memoised text, kept byte-identical to
+with :meth:`WorkloadCollector.exposition_chunks` (memoised text, kept byte-identical to
 ``prometheus_client.generate_latest`` of the collector by the tests) rather than re-formatting
-every series per scrape: ``benchmarks/exporter_bench.py`` measures both.
+every series per scrape: ``benchmarks/exporter_bench.py`` measures both. The pieces are the
+memo's own bytes and are streamed as they are (joined a megabyte at a time on the way out), so
+that a scrape of 10k workloads never holds a second copy of a 100 MB text; a gzipped answer is
+compressed piece by piece in the worker thread.
 
 The collector is served on its own address, not registered in the operator's registry: the
 workload series must come from one scrape target only (the leader's, apart from the operator's
@@ -15,10 +18,10 @@ workload series must come from one scrape target only (the leader's, apart from 
 from __future__ import annotations
 
 import asyncio
-import gzip
 import logging
 import threading
-from collections.abc import Callable
+import zlib
+from collections.abc import Callable, Iterator, Sequence
 
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST
@@ -67,7 +70,7 @@ class ExporterService:
             labels=LabelPolicy(settings.workload_labels),
         )
         self._server = MetricsServer(
-            self.collector.exposition, settings.host, settings.port, ready=lambda: self.ready
+            self.collector.exposition_chunks, settings.host, settings.port, ready=lambda: self.ready
         )
         self._stopping = threading.Event()
         self.port = settings.port
@@ -103,15 +106,19 @@ class ExporterService:
         self._server.stop()
 
 
+#: how much of the exposition one write hands to the transport (pieces are joined up to it)
+WRITE_BYTES = 1 << 20
+
+
 class MetricsServer:
-    """``GET /metrics`` (and ``/``) answering ``exposition()``, gzipped when asked, on an
-    aiohttp loop in a thread of its own; the exposition is built in a worker thread.
-    ``/readyz`` answers 503 until ``ready()`` (the caches synced and the fleet evaluated),
-    ``/healthz`` 200 while the server runs."""
+    """``GET /metrics`` (and ``/``) answering the pieces ``exposition()`` returns, one after
+    the other (gzipped when asked), on an aiohttp loop in a thread of its own; the exposition
+    is built in a worker thread. ``/readyz`` answers 503 until ``ready()`` (the caches synced
+    and the fleet evaluated), ``/healthz`` 200 while the server runs."""
 
     def __init__(
         self,
-        exposition: Callable[[], bytes],
+        exposition: Callable[[], Sequence[bytes]],
         host: str,
         port: int,
         *,
@@ -149,7 +156,7 @@ class MetricsServer:
         self._thread.start()
         return self.port
 
-    async def _metrics(self, request: web.Request) -> web.Response:
+    async def _metrics(self, request: web.Request) -> web.StreamResponse:
         gzipped = "gzip" in request.headers.get("Accept-Encoding", "")
         try:
             body = await asyncio.get_running_loop().run_in_executor(None, self._body, gzipped)
@@ -159,7 +166,13 @@ class MetricsServer:
         headers = {"Content-Type": CONTENT_TYPE_LATEST}
         if gzipped:
             headers["Content-Encoding"] = "gzip"
-        return web.Response(body=body, headers=headers)
+        response = web.StreamResponse(headers=headers)
+        response.content_length = sum(len(piece) for piece in body)
+        await response.prepare(request)
+        for block in _blocks(body, WRITE_BYTES):
+            await response.write(block)
+        await response.write_eof()
+        return response
 
     async def _readyz(self, _request: web.Request) -> web.Response:
         if self.ready():
@@ -169,9 +182,16 @@ class MetricsServer:
     async def _healthz(self, _request: web.Request) -> web.Response:
         return web.Response(text="ok\n")
 
-    def _body(self, gzipped: bool) -> bytes:
+    def _body(self, gzipped: bool) -> Sequence[bytes]:
         body = self.exposition()
-        return gzip.compress(body, compresslevel=1) if gzipped else body
+        if not gzipped:
+            return body
+        # the gzip container (wbits 31) at level 1, as gzip.compress(compresslevel=1) made it:
+        # compressed piece by piece, never joined (the compressed text is a tenth of it)
+        packer = zlib.compressobj(1, zlib.DEFLATED, 31)
+        out = [packer.compress(piece) for piece in body]
+        out.append(packer.flush())
+        return [piece for piece in out if piece]
 
     def stop(self) -> None:
         loop, runner = self._loop, self._runner
@@ -183,3 +203,24 @@ class MetricsServer:
             self._thread.join(10)
         loop.close()
         self._loop = None
+
+
+def _blocks(pieces: Sequence[bytes], size: int) -> Iterator[bytes]:
+    """The pieces in order, small ones joined up to about ``size`` bytes (one write each: a
+    write per workload's piece would be 100k awaits), large ones as they are."""
+    held: list[bytes] = []
+    count = 0
+    for piece in pieces:
+        if len(piece) >= size:
+            if held:
+                yield b"".join(held)
+                held, count = [], 0
+            yield piece
+            continue
+        held.append(piece)
+        count += len(piece)
+        if count >= size:
+            yield b"".join(held)
+            held, count = [], 0
+    if held:
+        yield b"".join(held)

@@ -12,6 +12,7 @@ __all__ = [
     "ANNOTATION_DECISION",
     "ANNOTATION_DISRUPTION",
     "ANNOTATION_GANG",
+    "ANNOTATION_MIN_GROUPS",
     "ANNOTATION_QUEUE",
     "ANNOTATION_TIMEOUT",
     "BACKENDS",
@@ -49,6 +50,9 @@ ANNOTATION_TIMEOUT = PREFIX + "schedule-timeout-seconds"
 ANNOTATION_QUEUE = PREFIX + "queue"
 #: ``all`` (the default: a gang is preempted whole) or ``single`` (the API's own default)
 ANNOTATION_DISRUPTION = PREFIX + "gang-disruption-mode"
+#: how many of the workload's gangs must start together (a ``CompositePodGroup``'s
+#: ``minGroupCount``): the Karta schema has no workload-level minimum over gang instances
+ANNOTATION_MIN_GROUPS = PREFIX + "gang-min-groups"
 #: on the objects we own: the decision that produced them (JSON)
 ANNOTATION_DECISION = PREFIX + "decision"
 LABEL_MANAGED_BY = PREFIX + "managed-by"

@@ -215,14 +215,23 @@ def _composite_objects(
     templates: list[dict[str, Any]] = []
     objects: list[dict[str, Any]] = []
     for c in out.composites:
-        children = [g for g in out.gangs if g.parent == c.name]
+        # one pod-group template per child template: a subgroup's each, or one shared by the
+        # instances of a gang definition (a workload's gangs that start together)
+        minimums: dict[str, int] = {}
+        classes: dict[str, set[str | None]] = {}
+        keys: dict[str, set[str | None]] = {}
+        for g in out.gangs:
+            if g.parent == c.name:
+                minimums[g.template] = max(minimums.get(g.template, 0), g.min_count)
+                classes.setdefault(g.template, set()).add(g.priority_class)
+                keys.setdefault(g.template, set()).add(g.topology_key)
         template: dict[str, Any] = {
             "name": c.template,
             "schedulingPolicy": {"gang": {"minGroupCount": c.min_groups}},
             "disruptionMode": dict(disruption),
             "podGroupTemplates": [
-                _template(g.template, g.min_count, {g.priority_class}, disruption, {g.topology_key})
-                for g in children
+                _template(name, count, classes[name], disruption, keys[name])
+                for name, count in minimums.items()
             ],
         }
         spec: dict[str, Any] = {

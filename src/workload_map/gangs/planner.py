@@ -34,7 +34,9 @@ the API server keeps the field (:mod:`workload_map.gangs.topology`, :func:`_plac
 Composite (native): a gang whose subgroups make up its minimum becomes one ``CompositePodGroup``
 (``minGroupCount`` = its subgroups) with a child PodGroup per subgroup, where the cluster serves
 them (:func:`workload_map.gangs.layout.make_composites`); the Workload then holds
-``compositePodGroupTemplates`` only.
+``compositePodGroupTemplates`` only. A workload annotated ``workload-map.run.ai/gang-min-groups:
+N`` has its gangs (the instances of a definition, or several definitions) made the children of
+one ``CompositePodGroup`` with ``minGroupCount: N`` (:func:`workload_map.gangs.layout.group_gangs`).
 
 The backend of a gang is the one its pods' ``spec.schedulerName`` selects (the pods' when
 known, else their templates'); a gang whose members name different schedulers gets no object.
@@ -61,7 +63,7 @@ from workload_map.gangs.config import (
     GangConfig,
 )
 from workload_map.gangs.jobs import taken_over
-from workload_map.gangs.layout import make_composites, mark_standalone
+from workload_map.gangs.layout import group_gangs, make_composites, mark_standalone
 from workload_map.gangs.naming import dns_label, dns_subdomain
 from workload_map.gangs.objects import build_objects
 from workload_map.gangs.plans import Decision, Gang, Plan, metadata_of, workload_ref
@@ -412,6 +414,7 @@ def plan(
     # gang instances per definition the spec implies (those whose keys only pods carry too):
     # an alpha gang's instances share its members' pods (tasks.py)
     implied_count: dict[str, int] = {}
+    waiting = False  # a gang whose keys only pods carry: more gangs may come with pods
     if pod_list is not None and gang.pod_group is None:
         # the alpha form: groups the spec implies that have no pods yet come from a view
         # without pods (the v2 group is the same with or without them)
@@ -420,11 +423,14 @@ def plan(
             implied_count[group.definition] = implied_count.get(group.definition, 0) + 1
             if not group.unresolved_keys:
                 groups[group.name] = group
+            else:
+                waiting = True
         notes.extend(implied_notes)
     for group in wl_spec.pod_groups():
         if pod_list is None:
             implied_count[group.definition] = implied_count.get(group.definition, 0) + 1
         if group.unresolved_keys:
+            waiting = True
             continue  # keys only pods carry: the gang appears with its first pod
         groups[group.name] = group
     notes.extend(n for n in wl_spec.gang_notes() if n not in notes)
@@ -560,6 +566,13 @@ def plan(
             )
         )
     make_composites(out, groups, config, existing_templates, wl_spec.karta, {c for c, _ in specs})
+    group_gangs(
+        out,
+        metadata_of(wl_spec.obj).get("annotations") or {},
+        config,
+        existing_templates,
+        complete=not waiting,
+    )
     mark_standalone(out, existing_templates)
     disruption = (
         _disruption(wl_spec.obj, out) if any(g.backend == NATIVE for g in out.gangs) else {}

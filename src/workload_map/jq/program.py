@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
+from sys import getrecursionlimit
 from typing import Any, TypeVar
 
 from workload_map.jq.closures import clock
 from workload_map.jq.compiler import Code, Ctx, compile_program
-from workload_map.jq.deep import run_deep
+from workload_map.jq.deep import BOUND_ABOVE, run_bounded, run_deep
 from workload_map.jq.errors import JqError, JqLimitError, JqRuntimeError
 from workload_map.jq.parser import parse
 from workload_map.jq.paths import Path, constant_path, defaulted_path
@@ -239,7 +240,9 @@ class Program:
         cap = lim.max_results
         n = 0
         try:
-            for x in self._run(value, env):
+            bounded = getrecursionlimit() > BOUND_ABOVE
+            outputs = _bounded_outputs(self._run, value, env) if bounded else self._run(value, env)
+            for x in outputs:
                 n += 1
                 if cap is not None and n >= cap:
                     raise JqLimitError(f"query results exceed the allowed number {cap}")
@@ -297,7 +300,7 @@ class Program:
         if limits is None and variables is None and stderr is None:
             one = self._one
             env = self._shared_env
-            if one is not None and env is not None:
+            if one is not None and env is not None and getrecursionlimit() <= BOUND_ABOVE:
                 # the engine's hot path (status matchers, per object): one output, default
                 # limits, no deadline to arm; the result cap cannot be reached
                 try:
@@ -318,7 +321,9 @@ class Program:
             env = self._env(variables, lim, stderr)
         cap = lim.max_results
         try:
-            if self._one is not None:
+            if getrecursionlimit() > BOUND_ABOVE:
+                out = run_bounded(self._collect, value, env, cap)
+            elif self._one is not None:
                 out = [self._one(value, env)]
             elif cap is None:
                 out = list(self._run(value, env))
@@ -358,6 +363,8 @@ class Program:
         if env is None or variables is not None or limits is not None or stderr is not None:
             env = self._env(variables, limits, stderr)
         try:
+            if getrecursionlimit() > BOUND_ABOVE:
+                return run_bounded(self._first, value, env)
             if self._one is not None:
                 return self._one(value, env)
             return self._first(value, env)
@@ -391,6 +398,8 @@ class Program:
         env = self._env(variables, lim, stderr)
         cap = lim.max_results
         try:
+            if getrecursionlimit() > BOUND_ABOVE:
+                return run_bounded(self._paths, value, env, cap)
             return self._paths(value, env, cap)
         except JqError as e:
             raise self._fail(e) from None
@@ -406,6 +415,20 @@ class Program:
             if cap is not None and len(out) >= cap:
                 raise JqLimitError(f"query results exceed the allowed number {cap}")
         return out
+
+
+def _bounded_outputs(
+    run: Callable[[Any, tuple[Any, ...]], Iterable[Any]], value: Any, env: tuple[Any, ...]
+) -> Iterator[Any]:
+    """``run(value, env)``'s outputs, each step evaluated under ``run_bounded`` (between two
+    outputs the caller's own code runs with its thread's counter as it was)."""
+    outputs = iter(run_bounded(run, value, env))
+    while True:
+        try:
+            x = run_bounded(next, outputs)
+        except StopIteration:
+            return
+        yield x
 
 
 def _untimed(limits: Limits) -> Limits:

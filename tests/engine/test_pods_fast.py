@@ -1,0 +1,274 @@
+"""Attribution's inline selector reads agree with the jq engine (property tests).
+
+``place_all`` reads ``.metadata.<section>["key"]`` selectors as dictionary lookups and decides
+each distinct selector value once. The reference here is the same plan built over expressions
+that always run through the jq engine (no direct walk, no inline read): for any pod, well-formed
+or not, both must give the same placements, reasons and steps.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.engine.conftest import karta_dict, root
+from workload_map.catalog import catalog
+from workload_map.engine import Workload
+from workload_map.engine.pods import Placement, _metadata_field, _Plan
+from workload_map.engine.runner import Expression, ExpressionCache
+from workload_map.engine.structure import Structure
+
+JS = "jobset.sigs.k8s.io"
+LWS = "leaderworkerset.sigs.k8s.io"
+
+#: the keys the definitions below read, each with values that match something
+LABEL_KEYS = {
+    "role": ["a", "b", "c"],
+    "tier": ["x"],
+    "inst": ["i1", "i2", "I1"],
+    "g": ["0", "1"],
+    "lead": ["lws-0"],
+    f"{LWS}/worker-index": ["0", "1"],
+    f"{LWS}/group-index": ["0", "1"],
+    f"{LWS}/leader-name": ["lws-0"],
+    f"{JS}/replicatedjob-name": ["driver", "workers"],
+}
+ODD = st.one_of(
+    st.sampled_from(["", "b", "nope"]),
+    st.none(),
+    st.integers(-2, 3),
+    st.booleans(),
+    st.sampled_from([1.0, 2.5]),
+)
+ODDS = st.one_of(ODD, st.lists(ODD, max_size=2), st.just({"k": "v"}))
+
+
+@st.composite
+def sections(draw: st.DrawFn) -> Any:
+    """Mostly an object of some of the keys the definitions read, sometimes anything else."""
+    if draw(st.integers(0, 5)) == 0:
+        return draw(st.one_of(st.none(), st.sampled_from(["s", 3, True]), st.just(["x"])))
+    return {
+        key: draw(st.sampled_from(good) if draw(st.integers(0, 3)) else ODDS)
+        for key, good in LABEL_KEYS.items()
+        if draw(st.booleans())
+    }
+
+
+@st.composite
+def pods(draw: st.DrawFn) -> Any:
+    meta: Any = {}
+    for key, strategy in (
+        ("name", st.one_of(st.sampled_from(["p", ""]), st.integers(0, 2))),
+        ("generateName", st.just("gen-")),
+        ("labels", sections()),
+        ("annotations", sections()),
+        ("deletionTimestamp", st.sampled_from(["2026-01-01T00:00:00Z", None])),
+    ):
+        if draw(st.integers(0, 3)):  # mostly present
+            meta[key] = draw(strategy)
+    if draw(st.integers(0, 9)) == 0:
+        meta = draw(st.one_of(st.sampled_from([None, "m", 4]), st.just([meta])))
+    pod: dict[str, Any] = {"apiVersion": "v1", "kind": "Pod"}
+    if draw(st.integers(0, 9)):  # mostly present
+        pod["metadata"] = meta
+    phase = draw(st.sampled_from(["Running", "Succeeded", "Failed", "Pending", None, 1]))
+    pod["status"] = draw(st.one_of(st.just({"phase": phase}), st.sampled_from([None, "x"])))
+    return pod
+
+
+def _custom() -> tuple[dict[str, Any], dict[str, Any]]:
+    """Three leaves: a key path with matchLabels, a presence test on an annotation with a
+    computed instance path, matchLabels alone; field and non-field replica selectors."""
+
+    def leaf(name: str, pod_selector: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "name": name,
+            "ownerRef": "thing",
+            "instanceIdPath": ".spec.insts[]",
+            "specDefinition": {"podSpecPath": f".spec.{name}[]"},
+            "podSelector": pod_selector,
+        }
+
+    karta = karta_dict(
+        root(),
+        leaf(
+            "a",
+            {
+                "componentTypeSelector": {
+                    "keyPath": ".metadata.labels.role",
+                    "value": "a",
+                    "matchLabels": {"tier": "x"},
+                },
+                "componentInstanceSelector": {"idPath": ".metadata.labels.inst"},
+                "replicaSelector": {"keyPath": ".metadata.labels.g"},
+            },
+        ),
+        leaf(
+            "b",
+            {
+                "componentTypeSelector": {"keyPath": ".metadata.annotations.lead"},
+                "componentInstanceSelector": {"idPath": ".metadata.labels.inst | ascii_downcase"},
+                "replicaSelector": {"keyPath": '.metadata.labels["g"] // "0"'},
+            },
+        ),
+        leaf(
+            "c",
+            {
+                "componentTypeSelector": {"matchLabels": {"role": "c"}},
+                "componentInstanceSelector": {"idPath": '.metadata["labels"].inst'},
+                "replicaSelector": {"keyPath": ".metadata.annotations.g"},
+            },
+        ),
+    )
+    obj = {
+        "apiVersion": "example.com/v1",
+        "kind": "Thing",
+        "metadata": {"name": "x", "uid": "u"},
+        "spec": {"insts": ["i1", "i2"], "a": [{}, {}], "b": [{}, {}], "c": [{}, {}]},
+    }
+    return karta, obj
+
+
+def _jobset() -> dict[str, Any]:
+    def rj(name: str, replicas: int) -> dict[str, Any]:
+        job = {"parallelism": 2, "completions": 2, "template": {"spec": {"containers": []}}}
+        return {"name": name, "replicas": replicas, "template": {"spec": job}}
+
+    return {
+        "apiVersion": "jobset.x-k8s.io/v1alpha2",
+        "kind": "JobSet",
+        "metadata": {"name": "js", "namespace": "ns", "uid": "u-js"},
+        "spec": {"replicatedJobs": [rj("driver", 1), rj("workers", 2)]},
+    }
+
+
+def _lws(replicas: int = 2, size: int = 3) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A LeaderWorkerSet and its pods, labelled as its controller does."""
+    template = {"spec": {"containers": [{"name": "c"}]}}
+    obj = {
+        "apiVersion": "leaderworkerset.x-k8s.io/v1",
+        "kind": "LeaderWorkerSet",
+        "metadata": {"name": "lws", "namespace": "ns", "uid": "u-lws"},
+        "spec": {
+            "replicas": replicas,
+            "leaderWorkerTemplate": {
+                "size": size,
+                "leaderTemplate": template,
+                "workerTemplate": template,
+            },
+        },
+    }
+    out = []
+    for group in range(replicas):
+        for worker in range(size):
+            meta: dict[str, Any] = {
+                "name": f"lws-{group}-{worker}",
+                "labels": {
+                    f"{LWS}/name": "lws",
+                    f"{LWS}/group-index": str(group),
+                    f"{LWS}/worker-index": str(worker),
+                },
+            }
+            if worker:
+                meta["annotations"] = {f"{LWS}/leader-name": f"lws-{group}"}
+            out.append({"apiVersion": "v1", "kind": "Pod", "metadata": meta})
+    return obj, out
+
+
+def _cases() -> list[tuple[str, Any, dict[str, Any]]]:
+    js = catalog.get("jobset.x-k8s.io", "v1alpha2", "JobSet")
+    lw = catalog.get("leaderworkerset.x-k8s.io", "v1", "LeaderWorkerSet")
+    return [("jobset", js, _jobset()), ("lws", lw, _lws()[0]), ("custom", *_custom())]
+
+
+CASES = _cases()
+
+
+class _EngineOnly(ExpressionCache):
+    """Expressions that always run through the jq engine (no direct walk, no inline read)."""
+
+    def get(self, text: str) -> Expression:
+        found = super().get(text)
+        if found.direct:
+            found.evaluate = found._slow
+            found.direct = False
+            found.path = found.located = None
+        return found
+
+
+def _engine_only(expression: Expression, value: Any) -> list[Any]:
+    return expression.evaluate(value)
+
+
+def _both(case: int, batch: list[Any]) -> tuple[list[Placement], list[Placement]]:
+    _, karta, obj = CASES[case]
+    wl = Workload(karta, obj)
+    fast = _Plan(wl.structure).place_all(wl.extractor, batch, wl.extractor.run)
+    structure: Structure = dataclasses.replace(
+        wl.structure, selectors=_EngineOnly(), memo={}, _ancestors={}
+    )
+    engine = _Plan(structure)
+    assert not any(_metadata_field(sel[1]) for sel in engine.instance.values() if sel)
+    slow = engine.place_all(wl.extractor, batch, _engine_only)
+    return fast, slow
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, len(CASES) - 1), st.lists(pods(), min_size=1, max_size=6))
+def test_inline_reads_agree_with_the_jq_engine(case: int, batch: list[Any]) -> None:
+    fast, slow = _both(case, batch)
+    assert [p.to_dict() for p in fast] == [p.to_dict() for p in slow]
+
+
+def test_the_fast_plan_reads_fields_inline() -> None:
+    """The catalog's label selectors are fields, computed and defaulted paths are not."""
+    for case in range(len(CASES)):
+        wl = Workload(CASES[case][1], CASES[case][2])
+        plan = _Plan(wl.structure)
+        fields = [sel[2] for sel in plan.instance.values() if sel] + [
+            sel[3] for sel in plan.replica.values() if sel
+        ]
+        assert any(fields), CASES[case][0]
+    custom = _Plan(Workload(*_custom()).structure)
+    assert custom.instance["a"] is not None and custom.instance["a"][2] == ("labels", "inst")
+    assert custom.instance["b"] is not None and custom.instance["b"][2] is None  # computed
+    assert custom.instance["c"] is not None and custom.instance["c"][2] == ("labels", "inst")
+    assert custom.replica["b"] is not None and custom.replica["b"][3] is None  # defaulted
+
+
+def test_pods_placed_alike_share_decisions_but_not_identity() -> None:
+    """Each pod keeps its own name and state; the trace of pods decided alike is one tuple."""
+    obj, lws_pods = _lws()
+    lws_pods[1]["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    placements = Workload(CASES[1][1], obj, lws_pods).placements
+    assert [p.pod for p in placements] == [p["metadata"]["name"] for p in lws_pods]
+    assert [p.state for p in placements] == ["Active", "Terminating", *["Active"] * 4]
+    assert [(p.component, p.replica) for p in placements] == [
+        ("leader", "0"),
+        ("worker", "0"),
+        ("worker", "0"),
+        ("leader", "1"),
+        ("worker", "1"),
+        ("worker", "1"),
+    ]
+    assert placements[1].trace is placements[2].trace
+    assert placements[1].steps == placements[2].steps
+    assert placements[1].trace is not placements[4].trace
+
+
+def test_an_unknown_instance_is_each_pods_reason() -> None:
+    pods = [
+        {"metadata": {"name": f"p{i}", "labels": {f"{JS}/replicatedjob-name": "nope"}}}
+        for i in range(2)
+    ]
+    placements = Workload(CASES[0][1], _jobset(), pods, owned=True).placements
+    assert [p.pod for p in placements] == ["p0", "p1"]
+    for p in placements:
+        assert p.component == "replicatedjob"
+        assert p.reason == (
+            'could not match instance id "nope". existing instance ids [driver workers]'
+        )
