@@ -6,7 +6,7 @@ import socket
 
 import pytest
 
-from tests import ports
+from hack.localkube import ports
 
 
 def test_ports_come_from_below_the_ephemeral_range_and_are_never_repeated() -> None:

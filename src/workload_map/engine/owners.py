@@ -36,8 +36,8 @@ __all__ = [
     "claims",
     "controller_ref",
     "covered_owner",
-    "covered_ref",
     "group_of",
+    "has_covered_owner",
     "is_owned_by",
     "is_owner",
     "label_verdict",
@@ -492,46 +492,47 @@ def chain_uids(
         path.append(uid)
 
 
-def covered_ref(
+def has_covered_owner(
     obj: Mapping[str, Any],
     fetch: Callable[[OwnerRef], Mapping[str, Any] | None],
-    covered: Callable[[OwnerRef], bool],
+    covered: Callable[[str, str], bool],
     *,
     max_depth: int = MAX_DEPTH,
-) -> OwnerRef | None:
-    """The nearest reference up ``obj``'s controller chain for which ``covered`` holds (read
-    or not): what :func:`covered_owner` finds on ``walk_chain(obj, fetch, until=covered)``,
-    without building the chain (the gang controller asks it per workload of every resync).
-    The owners from that reference up are not read."""
+) -> bool:
+    """Whether a reference up ``obj``'s controller chain names a covered kind (``covered``
+    of its apiVersion and kind), read or not: whether :func:`covered_owner` finds one on
+    ``walk_chain(obj, fetch, until=...)``, without building the chain. The owners from that
+    reference up are not read.
+
+    The gang controller asks it per workload of every resync, and the answer is nearly always
+    in the first reference (a JobSet's Job): that one is read from the object's own
+    ``ownerReferences`` without building an :class:`OwnerRef` (about half of the cost of
+    the question); a chain that goes further walks as :func:`walk_chain`.
+    """
     meta: Any = obj.get("metadata")
     if type(meta) is not dict and not isinstance(meta, Mapping):
         meta = {}
-    uids: list[Any] = [meta.get("uid")]
-    refs: list[OwnerRef] = []  # only a reference without a uid looks at them (a cycle check)
-    while True:
-        ref = _controller(meta)
-        if ref is None:
-            return None
-        uid = ref.uid
-        if (uid in uids) if uid is not None else _named(ref, obj, refs):
-            return None  # a cycle
-        if len(refs) >= max_depth:
-            return None
-        if covered(ref):
-            return ref
-        if uid is not None:
-            uids.append(uid)
-        refs.append(ref)
-        found = fetch(ref)
-        if found is None:
-            return None
-        meta = found.get("metadata")
-        if type(meta) is not dict and not isinstance(meta, Mapping):
-            meta = {}
-        if uid is not None:  # an object of the owner's name and another uid: a namesake
-            other = meta.get("uid")
-            if type(other) is str and other and other != uid:
-                return None
+    entries = meta.get("ownerReferences")
+    if type(entries) is not list:
+        return False
+    for chosen in entries:  # _controller's rule, without the OwnerRef
+        if (type(chosen) is dict or isinstance(chosen, Mapping)) and chosen.get(
+            "controller"
+        ) is True:
+            break
+    else:
+        return False
+    uid = chosen.get("uid")
+    own = meta.get("uid")
+    if type(uid) is str and uid and uid != own and max_depth > 0:
+        api_version, kind = chosen.get("apiVersion"), chosen.get("kind")
+        if covered(
+            api_version if type(api_version) is str else str(api_version or ""),
+            kind if type(kind) is str else str(kind or ""),
+        ):
+            return True
+    chain = walk_chain(obj, fetch, until=lambda ref: covered(ref.api_version, ref.kind))
+    return chain.end == STOPPED
 
 
 def _by_uid(owners: dict[str, Any]) -> Callable[[OwnerRef], Mapping[str, Any] | None]:

@@ -13,7 +13,7 @@ import threading
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from workload_map.engine.owners import OwnerRef, covered_ref, top_covered
+from workload_map.engine.owners import OwnerRef, has_covered_owner, top_covered
 from workload_map.errors import WlmapError
 from workload_map.gangs.cache import cache_resolver, group_of, key_of
 from workload_map.gangs.config import LABEL_MANAGED_BY, LABEL_WORKLOAD_UID, MANAGED_BY
@@ -77,8 +77,8 @@ class GangController:
             group_of(ref.api_version), ref.kind, ref.namespace or "", ref.name
         )
 
-    def _has_gangs(self, ref: OwnerRef) -> bool:
-        return has_gangs(self.runtime.kartas.resolve(ref.api_version, ref.kind))
+    def _has_gangs(self, api_version: str, kind: str) -> bool:
+        return has_gangs(self.runtime.kartas.resolve(api_version, kind))
 
     def _owner_has_gangs(self, owner: Mapping[str, Any]) -> bool:
         return has_gangs(
@@ -293,7 +293,10 @@ class GangController:
         """Whether an owner with gangs is up this workload's controller chain (a JobSet's
         Jobs, a RayJob's RayCluster, also when that owner is not cached yet): the top-most one's
         gangs count its pods (:meth:`workload_of`), so it gets none of its own."""
-        return covered_ref(workload, self._read, self._has_gangs) is not None
+        meta = workload.get("metadata")
+        if type(meta) is dict and not meta.get("ownerReferences"):
+            return False  # no reference, no controller: asked per workload of every resync
+        return has_covered_owner(workload, self._read, self._has_gangs)
 
     @staticmethod
     def _fingerprint(
