@@ -10,6 +10,8 @@
 set -euo pipefail
 a="$(realpath "$1")" b="$(realpath "$2")" out="$3" rounds="${4:-5}"
 mkdir -p "$out"
+# both trees byte-compiled, as installed users run them (an older tree's run.py does not do it)
+for t in "$a" "$b"; do "$t/.venv/bin/python" -m compileall -q "$t/src/workload_map" >/dev/null; done
 mods=$(cd "$a/benchmarks" && "$a/.venv/bin/python" -c 'import run; print(" ".join(run.MODULES))')
 one() { # tree-dir label round module
     (cd "$1" && env -u PYTHONPATH "$1/.venv/bin/python" benchmarks/run.py "$4") >>"$out/$2-$3.txt" 2>&1 || true
