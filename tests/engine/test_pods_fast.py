@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from tests.engine.conftest import karta_dict, root
 from workload_map.catalog import catalog
 from workload_map.engine import Workload
-from workload_map.engine.pods import Placement, _metadata_field, _Plan
+from workload_map.engine.pods import Placement, metadata_field, _Plan
 from workload_map.engine.runner import Expression, ExpressionCache
 from workload_map.engine.structure import Structure
 
@@ -212,7 +212,7 @@ def _both(case: int, batch: list[Any]) -> tuple[list[Placement], list[Placement]
         wl.structure, selectors=_EngineOnly(), memo={}, _ancestors={}
     )
     engine = _Plan(structure)
-    assert not any(_metadata_field(sel[1]) for sel in engine.instance.values() if sel)
+    assert not any(metadata_field(sel[1]) for sel in engine.instance.values() if sel)
     slow = engine.place_all(wl.extractor, batch, _engine_only)
     return fast, slow
 

@@ -22,7 +22,7 @@ from workload_map.engine.gang_views import (
     PodGroup,
     group_name,
 )
-from workload_map.engine.pods import Placement, _metadata_field, single_result
+from workload_map.engine.pods import Placement, metadata_field, single_result
 from workload_map.engine.runner import Run
 from workload_map.engine.structure import Structure
 from workload_map.model import Member, PodGroupDefinition, Topology
@@ -77,7 +77,7 @@ class _Candidate:
         #: the keys as ``(section, key)`` when every one is ``.metadata.<section>["key"]`` (the
         #: catalog's label keys): two dictionary reads per key, as ``place_all`` reads its
         #: selectors (pods.py); anything but a non-empty string read is left to the walks
-        fields = [_metadata_field(e) for _, e in self.keys]
+        fields = [metadata_field(e) for _, e in self.keys]
         self._fields: tuple[tuple[str, str], ...] | None = (
             tuple(f for f in fields if f is not None)
             if fields and all(f is not None for f in fields)

@@ -33,6 +33,7 @@ __all__ = [
     "is_active",
     "is_ready",
     "matches_type",
+    "metadata_field",
     "pod_name",
     "pod_state",
     "single_result",
@@ -234,7 +235,7 @@ _SURPRISE: Any = object()
 _Trace = tuple[tuple[Any, ...], ...]
 
 
-def _metadata_field(expression: Expression | None) -> _Field | None:
+def metadata_field(expression: Expression | None) -> _Field | None:
     """``(section, key)`` when the expression is exactly ``.metadata.<section>["key"]``.
 
     On a pod whose metadata is an object such a path is two dictionary reads with jq's results
@@ -361,7 +362,7 @@ class _Plan:
                 (
                     name,
                     type_matcher(structure, selector),
-                    _metadata_field(key),
+                    metadata_field(key),
                     selector.value,
                     labels,
                 )
@@ -380,7 +381,7 @@ class _Plan:
             ids = comp.pod_selector.component_instance_selector if comp.pod_selector else None
             if ids is not None and ids.id_path:
                 expression = structure.selectors.get(ids.id_path)
-                self.instance[name] = (ids.id_path, expression, _metadata_field(expression))
+                self.instance[name] = (ids.id_path, expression, metadata_field(expression))
             else:
                 self.instance[name] = None
             self.replica[name] = None
@@ -393,7 +394,7 @@ class _Plan:
                         owner_name,
                         replica.key_path,
                         expression,
-                        _metadata_field(expression),
+                        metadata_field(expression),
                     )
                     break
 
@@ -429,7 +430,7 @@ class _Plan:
         ``run`` evaluates the pods' expressions: the workload's memo (the pods of a view are
         asked again by gangs), or :func:`direct` for one-off questions. What is the same for
         every pod of a component (its instance ids, its selectors) is looked up once, label
-        and annotation selectors are read inline (:func:`_metadata_field`), and what a
+        and annotation selectors are read inline (:func:`metadata_field`), and what a
         selector value means is decided once per distinct value (:class:`_Seen`). Pods are
         many and each is visited once, so the loop reads as few of a pod's objects as it can
         and allocates one object per pod.
