@@ -29,6 +29,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 from http.cookiejar import CookieJar
@@ -99,6 +100,31 @@ HIDDEN = ("__name__", "instance", "job")
 Obj = dict[str, Any]
 
 
+#: Ctrl-C seen. The handler also raises KeyboardInterrupt, but CPython drops an exception raised
+#: inside a callback it calls itself (after a fork, subprocess's at-fork hooks: "Exception
+#: ignored in _releaseLock"), so a Ctrl-C landing while a child is spawned would be lost; the
+#: flag keeps it, and the demo's next step (``interrupted``) raises it again
+_INTERRUPTED = threading.Event()
+
+
+def _on_sigint(_signum: int, _frame: object) -> None:
+    _INTERRUPTED.set()
+    raise KeyboardInterrupt
+
+
+def _quiet_dropped_interrupt(hook: Any) -> None:
+    """A KeyboardInterrupt dropped in such a callback is not an error: the flag carries it."""
+    if isinstance(hook.exc_value, KeyboardInterrupt):
+        return
+    sys.__unraisablehook__(hook)
+
+
+def interrupted() -> None:
+    """Raise the Ctrl-C a callback dropped, at a point where it stops the demo."""
+    if _INTERRUPTED.is_set():
+        raise KeyboardInterrupt
+
+
 class Demo:
     """One run: its output (``say``), its child processes and what it saw (``summary``)."""
 
@@ -109,6 +135,7 @@ class Demo:
         self.summary: dict[str, Any] = {"queries": {"held": {}, "bound": {}}}
 
     def say(self, text: str) -> None:
+        interrupted()
         print(f"[{time.monotonic() - self.begin:6.1f}s] {text}", flush=True)
 
     def show(self, text: str) -> None:
@@ -146,6 +173,7 @@ class Demo:
 
 
 def pods(api: Api, ns: str, job: str) -> list[Obj]:
+    interrupted()  # the waits on the workloads poll this
     query = [("labelSelector", f"batch.kubernetes.io/job-name={job}")]
     return list(api.get(f"/api/v1/namespaces/{ns}/pods", query=query).get("items") or [])
 
@@ -362,6 +390,7 @@ def run(demo: Demo, stack: contextlib.ExitStack, once: bool) -> int:
         # the sleep's system call starts interrupts nothing, and is handled when the sleep ends
         # (seen in a loaded test run: a 3600 s sleep left Ctrl-C unanswered)
         time.sleep(1)
+        interrupted()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -379,12 +408,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     # SIGTERM as an exception too, so that the stack below stops every child either way
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+    signal.signal(signal.SIGINT, _on_sigint)
+    sys.unraisablehook = _quiet_dropped_interrupt
     demo = Demo(args.timeout if args.timeout is not None else start_timeout())
     code = 0
     with contextlib.ExitStack() as stack:
         try:
             code = run(demo, stack, args.once)
         except KeyboardInterrupt:
+            _INTERRUPTED.clear()  # handled: the lines below are said while stopping
             demo.say("interrupted: stopping")
             code = 130
         except BinariesMissing as err:
