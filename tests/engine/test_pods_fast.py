@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from tests.engine.conftest import karta_dict, root
 from workload_map.catalog import catalog
 from workload_map.engine import Workload
-from workload_map.engine.pods import Placement, metadata_field, _Plan
+from workload_map.engine.pods import Placement, _Plan, metadata_field
 from workload_map.engine.runner import Expression, ExpressionCache
 from workload_map.engine.structure import Structure
 
