@@ -205,6 +205,14 @@ def _nodes(fake_nodes: Any, pool: str, count: int) -> None:
         fake_nodes.add(count, NODE, labels={NODE_LABEL: pool})
 
 
+#: a gang the scheduler gave up on is tried again when a node is added, else at the latest after
+#: kube-scheduler's podMaxInUnschedulablePodsDuration (300 s, the default of both schedulers here)
+#: plus podMaxBackoffSeconds (10 s) and the coscheduling Permit wait (10 s); the wait for the
+#: released gang takes that bound from the configuration (a loaded run once saw the RayCluster
+#: under scheduler-plugins miss 120 s)
+RETRY_BOUND = 300.0 + 10.0 + 10.0
+
+
 def gang_round(
     name: str,
     api: Api,
@@ -266,7 +274,7 @@ def gang_round(
     wait(
         f"{name}: the short gang bound once it has room",
         lambda: len(bound(api, short_ns)) == size,
-        bind_timeout,
+        max(bind_timeout, RETRY_BOUND),
     )
     after_node = len(bound(api, short_ns))
     result = Round(
