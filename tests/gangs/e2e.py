@@ -3,6 +3,7 @@ created the way each kind's operator creates them (owners, labels, ``generateNam
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Callable
 from contextlib import AbstractContextManager
@@ -429,6 +430,47 @@ KINDS: dict[str, tuple[Callable[..., tuple[Obj, Callable[[], list[Obj]]]], list[
     "raycluster": (raycluster, [3]),
     "partset": (partset, [3]),
 }
+
+
+def part_jobs(api: Api, ns: str, owner: Obj, pool: str, sizes: list[int]) -> None:
+    """One Job per part of a PartSet (``sizes``: pods per part), labelled with the
+    part as its controller would make them; the in-tree Job controller makes the pods."""
+    for i, size in enumerate(sizes):
+        labels = {custom.PART_LABEL: f"p{i}"}
+        create(
+            api,
+            f"/apis/batch/v1/namespaces/{ns}/jobs",
+            {
+                "apiVersion": "batch/v1",
+                "kind": "Job",
+                "metadata": {
+                    "name": f"parts-p{i}",
+                    "labels": labels,
+                    "ownerReferences": [ref(owner)],
+                },
+                "spec": {
+                    "parallelism": size,
+                    "completions": size,
+                    "backoffLimit": 0,
+                    "template": {
+                        "metadata": {"labels": labels},
+                        "spec": {**pod_spec(pool), "restartPolicy": "Never"},
+                    },
+                },
+            },
+        )
+
+
+def partset_with_jobs(api: Api, ns: str, pool: str, sizes: list[int]) -> float:
+    """A PartSet of ``sizes`` with its Jobs (:func:`part_jobs`); when the workload was created
+    (``time.monotonic()``)."""
+    body = custom.partset("parts", sizes, namespace=ns)
+    for i in range(len(sizes)):
+        body["spec"][f"p{i}"]["template"]["spec"] = pod_spec(pool)
+    partset = create(api, f"/apis/{custom.GROUP}/v1/namespaces/{ns}/partsets", body)
+    created = time.monotonic()
+    part_jobs(api, ns, partset, pool, sizes)
+    return created
 
 
 def pods_in(api: Api, ns: str) -> list[Obj]:

@@ -32,10 +32,10 @@ from tests.gangs.e2e import (
     failed_scheduling,
     gang_operator,
     make_namespace,
+    part_jobs,
     pod_spec,
     podgroups,
     pods_in,
-    ref,
     wait,
 )
 from tests.operator.live import KARTAS, OperatorProcess, delete
@@ -100,30 +100,7 @@ def _partset_with_jobs(api: Api, ns: str, pool: str, sizes: list[int], minimum: 
         part["template"]["spec"] = pod_spec(pool)
     partset = create(api, f"/apis/{custom.GROUP}/v1/namespaces/{ns}/partsets", body)
     created = time.monotonic()
-    for i, size in enumerate(sizes):
-        labels = {PART: f"p{i}"}
-        create(
-            api,
-            f"/apis/batch/v1/namespaces/{ns}/jobs",
-            {
-                "apiVersion": "batch/v1",
-                "kind": "Job",
-                "metadata": {
-                    "name": f"parts-p{i}",
-                    "labels": labels,
-                    "ownerReferences": [ref(partset)],
-                },
-                "spec": {
-                    "parallelism": size,
-                    "completions": size,
-                    "backoffLimit": 0,
-                    "template": {
-                        "metadata": {"labels": labels},
-                        "spec": {**pod_spec(pool), "restartPolicy": "Never"},
-                    },
-                },
-            },
-        )
+    part_jobs(api, ns, partset, pool, sizes)
     return created
 
 

@@ -24,14 +24,13 @@ from tests.gangs.e2e import (
     NODE_LABEL,
     PARTSET_CRD,
     bound,
-    create,
     failed_scheduling,
     gang_operator,
     make_namespace,
+    partset_with_jobs,
     pod_spec,
     podgroups,
     pods_in,
-    ref,
     wait,
 )
 from tests.operator.live import KARTAS, OperatorProcess, delete
@@ -237,41 +236,6 @@ def test_a_kai_alias_resolves_through_the_topology_object(
     assert _racks(api, ns) == {"b"}
 
 
-def _partset_with_jobs(api: Api, ns: str, pool: str, sizes: list[int]) -> float:
-    """The PartSet and, as its controller would make them, one Job per part (the Job
-    controller makes the pods); returns when the workload was created."""
-    body = custom.partset("parts", sizes, namespace=ns)
-    for i in range(len(sizes)):
-        body["spec"][f"p{i}"]["template"]["spec"] = pod_spec(pool)
-    partset = create(api, f"/apis/{custom.GROUP}/v1/namespaces/{ns}/partsets", body)
-    created = time.monotonic()
-    for i, size in enumerate(sizes):
-        labels = {"example.wlmap.io/part": f"p{i}"}
-        create(
-            api,
-            f"/apis/batch/v1/namespaces/{ns}/jobs",
-            {
-                "apiVersion": "batch/v1",
-                "kind": "Job",
-                "metadata": {
-                    "name": f"parts-p{i}",
-                    "labels": labels,
-                    "ownerReferences": [ref(partset)],
-                },
-                "spec": {
-                    "parallelism": size,
-                    "completions": size,
-                    "backoffLimit": 0,
-                    "template": {
-                        "metadata": {"labels": labels},
-                        "spec": {**pod_spec(pool), "restartPolicy": "Never"},
-                    },
-                },
-            },
-        )
-    return created
-
-
 def test_the_definitions_own_required_level_binds_within_one_rack(
     plane: Kube, api: Api, op: OperatorProcess, tok: str, fake_nodes: FakeNodes
 ) -> None:
@@ -281,7 +245,7 @@ def test_the_definitions_own_required_level_binds_within_one_rack(
     pool = f"{tok}-karta"
     _rack(fake_nodes, pool, "a", 2)
     _rack(fake_nodes, pool, "b", 2)
-    created = _partset_with_jobs(api, ns, pool, [2, 2])
+    created = partset_with_jobs(api, ns, pool, [2, 2])
     (group,) = wait("the PodGroup", lambda: podgroups(api, ns))
     assert group["spec"]["schedulingConstraints"] == {"topology": [{"key": RACK}]}
     assert group["spec"]["schedulingPolicy"] == {"gang": {"minCount": 4}}

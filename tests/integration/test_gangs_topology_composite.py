@@ -25,14 +25,12 @@ from tests.gangs.e2e import (
     NODE_LABEL,
     PARTSET_CRD,
     bound,
-    create,
     failed_scheduling,
     gang_operator,
     make_namespace,
-    pod_spec,
+    partset_with_jobs,
     podgroups,
     pods_in,
-    ref,
     wait,
 )
 from tests.operator.live import KARTAS, OperatorProcess, delete
@@ -86,48 +84,13 @@ def _composites(api: Api, ns: str) -> list[Obj]:
         return []
 
 
-def _partset_with_jobs(api: Api, ns: str, pool: str, sizes: list[int]) -> float:
-    """The PartSet and, as its controller would make them, one Job per part (the Job
-    controller makes the pods); returns when the workload was created."""
-    body = custom.partset("parts", sizes, namespace=ns)
-    for i in range(len(sizes)):
-        body["spec"][f"p{i}"]["template"]["spec"] = pod_spec(pool)
-    partset = create(api, f"/apis/{custom.GROUP}/v1/namespaces/{ns}/partsets", body)
-    created = time.monotonic()
-    for i, size in enumerate(sizes):
-        labels = {"example.wlmap.io/part": f"p{i}"}
-        create(
-            api,
-            f"/apis/batch/v1/namespaces/{ns}/jobs",
-            {
-                "apiVersion": "batch/v1",
-                "kind": "Job",
-                "metadata": {
-                    "name": f"parts-p{i}",
-                    "labels": labels,
-                    "ownerReferences": [ref(partset)],
-                },
-                "spec": {
-                    "parallelism": size,
-                    "completions": size,
-                    "backoffLimit": 0,
-                    "template": {
-                        "metadata": {"labels": labels},
-                        "spec": {**pod_spec(pool), "restartPolicy": "Never"},
-                    },
-                },
-            },
-        )
-    return created
-
-
 def test_a_composite_of_two_gangs_binds_both_or_neither(
     plane: Kube, api: Api, op: OperatorProcess, tok: str, fake_nodes: FakeNodes
 ) -> None:
     ns = make_namespace(api, tok)
     pool = f"{tok}-composite"
     fake_nodes.add(2, NODE, labels={NODE_LABEL: pool})  # room for one child of two pods
-    created = _partset_with_jobs(api, ns, pool, [2, 2])
+    created = partset_with_jobs(api, ns, pool, [2, 2])
     (composite,) = wait("the CompositePodGroup", lambda: _composites(api, ns))
     assert composite["spec"]["schedulingPolicy"] == {"gang": {"minGroupCount": 2}}
     children = wait(
