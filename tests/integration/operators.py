@@ -204,6 +204,30 @@ def kuberay(
         _stop(plane, proc)
 
 
+def _satisfy_cert_rotator(
+    kube: Kube, plane: LocalControlPlane, namespace: str, secret: str, webhook: str, tmp: str
+) -> Path:
+    """What a cert-controller rotator (the training operator's, Trainer's) waits for before any
+    controller runs: its namespace, the Secret it fills, a validating configuration listing no
+    webhook (so none is ever called), and a mounted ``tls.crt``. Returns the folder to pass as
+    ``TMPDIR``, where the webhook server reads the plane's serving pair."""
+    _create(kube, "/api/v1/namespaces", {"metadata": {"name": namespace}})
+    _create(
+        kube,
+        f"/api/v1/namespaces/{namespace}/secrets",
+        {"metadata": {"name": secret}, "type": "Opaque"},
+    )
+    _create(
+        kube,
+        "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations",
+        {"metadata": {"name": webhook}, "webhooks": []},
+    )
+    tmpdir = plane.workdir / tmp
+    _serving_pair(plane, tmpdir / TRAINING_CERT_SUBDIR)
+    _serving_pair(plane, TRAINING_ROTATOR_DIR, keep=True)
+    return tmpdir
+
+
 @contextmanager
 def training_operator(kube: Kube, *schemes: str) -> Iterator[_Proc]:
     """The Kubeflow training operator on ``kube`` for ``schemes`` (default ``pytorchjob``),
@@ -218,20 +242,9 @@ def training_operator(kube: Kube, *schemes: str) -> Iterator[_Proc]:
     schemes = schemes or ("pytorchjob",)
     install_crds(kube, "training-operator", *[f"{s}s" for s in schemes])
     assert plane.kubeconfig is not None
-    _create(kube, "/api/v1/namespaces", {"metadata": {"name": TRAINING_NAMESPACE}})
-    _create(
-        kube,
-        f"/api/v1/namespaces/{TRAINING_NAMESPACE}/secrets",
-        {"metadata": {"name": TRAINING_SECRET}, "type": "Opaque"},
+    tmpdir = _satisfy_cert_rotator(
+        kube, plane, TRAINING_NAMESPACE, TRAINING_SECRET, TRAINING_WEBHOOK, "training-operator-tmp"
     )
-    _create(
-        kube,
-        "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations",
-        {"metadata": {"name": TRAINING_WEBHOOK}, "webhooks": []},
-    )
-    tmpdir = plane.workdir / "training-operator-tmp"
-    _serving_pair(plane, tmpdir / TRAINING_CERT_SUBDIR)
-    _serving_pair(plane, TRAINING_ROTATOR_DIR, keep=True)
     probe = free_port()
     argv = [
         str(path),
@@ -485,20 +498,9 @@ def trainer(kube: Kube) -> Iterator[_Proc]:
     install_crds(kube, "jobset")
     install_crds(kube, "trainer")
     assert plane.kubeconfig is not None
-    _create(kube, "/api/v1/namespaces", {"metadata": {"name": TRAINER_NAMESPACE}})
-    _create(
-        kube,
-        f"/api/v1/namespaces/{TRAINER_NAMESPACE}/secrets",
-        {"metadata": {"name": TRAINER_SECRET}, "type": "Opaque"},
+    tmpdir = _satisfy_cert_rotator(
+        kube, plane, TRAINER_NAMESPACE, TRAINER_SECRET, TRAINER_WEBHOOK, "trainer-tmp"
     )
-    _create(
-        kube,
-        "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations",
-        {"metadata": {"name": TRAINER_WEBHOOK}, "webhooks": []},
-    )
-    tmpdir = plane.workdir / "trainer-tmp"
-    _serving_pair(plane, tmpdir / TRAINING_CERT_SUBDIR)
-    _serving_pair(plane, TRAINING_ROTATOR_DIR, keep=True)
     probe = free_port()
     argv = [
         str(path),
