@@ -24,7 +24,6 @@ Ready among them). Counts and held/pending totals are ``None`` when no pods are 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 from workload_map.engine import resources as res
@@ -34,6 +33,7 @@ from workload_map.engine.gangs import PodGroupResult
 from workload_map.engine.pods import ACTIVE, TERMINATING, Placement
 from workload_map.engine.status import UNDEFINED, Status
 from workload_map.engine.structure import Structure
+from workload_map.model.views import view
 
 __all__ = [
     "STATES",
@@ -52,6 +52,9 @@ __all__ = [
 
 #: the resource states, in the order every consumer shows them
 STATES = ("requested", "pending", "held")
+
+# The value types below are views (frozen msgspec Structs), not frozen dataclasses: generating a
+# dataclass runs at import, and every CLI start imports this module (docs/engine.md).
 
 
 class Summarized(Protocol):
@@ -75,7 +78,7 @@ class Summarized(Protocol):
     def phases(self) -> list[str]: ...
 
 
-@dataclass(frozen=True, slots=True)
+@view
 class PodFacts:
     """One pod, read once: its state and what it asks of the scheduler."""
 
@@ -90,7 +93,7 @@ class PodFacts:
         return self.active and not self.bound
 
 
-@dataclass(frozen=True, slots=True)
+@view
 class Tally:
     """Pods and resources of a workload, a component instance or a namespace.
 
@@ -118,7 +121,7 @@ class Tally:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@view
 class ComponentTally:
     """One pod-bearing component instance (``instance`` ``""`` for a single instance)."""
 
@@ -127,7 +130,7 @@ class ComponentTally:
     tally: Tally
 
 
-@dataclass(frozen=True, slots=True)
+@view
 class GangTally:
     """One top-level pod group: its minimum, its members, the active ones and the bound ones."""
 
@@ -138,7 +141,7 @@ class GangTally:
     scheduled: int
 
 
-@dataclass(frozen=True, slots=True)
+@view
 class PodPlace:
     """Where one known pod sits (empty strings where nothing placed it)."""
 
@@ -150,7 +153,7 @@ class PodPlace:
     pod_group: str
 
 
-@dataclass(frozen=True, slots=True)
+@view
 class WorkloadSummary:
     """The shared evaluation of one workload (see the module doc)."""
 
