@@ -59,6 +59,7 @@ def test_help_loads_the_command_table_and_no_command(tmp_path: Path) -> None:
         "workload_map.errors",
         "workload_map.cli",
         "workload_map.cli.main",
+        "workload_map.cli.commands",  # the command table and its parsers
         "workload_map.cli.exits",
         "workload_map.cli.style",  # colour for error lines (not cli.render's JSON and YAML)
         "workload_map.cli.suggest",
@@ -79,6 +80,7 @@ def test_get_loads_its_modules_and_no_other_commands(tmp_path: Path) -> None:
     assert ours(modules, "workload_map.cli") == {
         "workload_map.cli",
         "workload_map.cli.main",
+        "workload_map.cli.commands",
         "workload_map.cli.exits",
         "workload_map.cli.style",
         "workload_map.cli.render",
@@ -124,7 +126,7 @@ def test_describe_file_loads_no_cluster_code(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("command", ["get", "describe", "verify", "definitions", "completion"])
 def test_the_table_names_each_commands_module(command: str) -> None:
-    from workload_map.cli.main import TABLE
+    from workload_map.cli.commands import TABLE
 
     module = TABLE[command].module
     assert (CLI / (module.rsplit(".", 1)[1] + ".py")).is_file()
