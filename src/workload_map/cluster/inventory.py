@@ -299,7 +299,10 @@ class Inventory:
 
     # -- objects --------------------------------------------------------------------------
 
-    def apply_workload(self, event: str, obj: Mapping[str, Any]) -> None:
+    def apply_workload(self, event: str, obj: Mapping[str, Any], *, trimmed: bool = False) -> None:
+        """A workload's watch event. ``trimmed``: ``obj`` is already what
+        :data:`~workload_map.kube.trim.trim_workload` keeps (an informer trimmed it so), and is
+        kept as it is rather than copied by a second trim."""
         uid, gvk = _uid(obj), _gvk_of(obj)
         namespace = str(_meta(obj).get("namespace") or "")
         if not uid or gvk is None or not self._keep(namespace):
@@ -317,14 +320,14 @@ class Inventory:
                     self._ns_workloads.get(namespace, set()).discard(uid)
                     self._relink(self._through.pop(uid, set()))
             elif old is None:
-                self._workloads[uid] = slot = _Slot(trim_workload(obj), gvk)
+                self._workloads[uid] = slot = _Slot(_kept(obj, trimmed), gvk)
                 self._owners[uid] = slot.obj
                 self._ns_workloads.setdefault(namespace, set()).add(uid)
                 # pods waiting for this owner, and orphans its labels may claim
                 self._relink(self._waiting.pop(uid, set()) | self._orphans.get(namespace, set()))
             else:
                 moved = _controller_uid(old.obj) != _controller_uid(obj)
-                old.obj = self._owners[uid] = trim_workload(obj)
+                old.obj = self._owners[uid] = _kept(obj, trimmed)
                 _invalidate(old)
                 if moved:
                     self._relink(set(self._through.get(uid, ())))
@@ -690,6 +693,14 @@ class Inventory:
                     meta.get("name"),
                     problem,
                 )
+
+
+def _kept(obj: Mapping[str, Any], trimmed: bool) -> dict[str, Any]:
+    """What the inventory keeps of a workload: the informer's own object when it trimmed it
+    (a second trim would only copy it: two copies of 10k workloads, and their trim's time)."""
+    if trimmed and type(obj) is dict:
+        return obj
+    return trim_workload(obj)
 
 
 def _invalidate(slot: _Slot) -> None:
