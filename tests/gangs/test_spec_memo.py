@@ -88,6 +88,8 @@ def test_webhook_decisions_are_the_same_with_the_memo() -> None:
             assert a.to_dict() == b.to_dict(), name
             assert a.pod_group, a.reason
         assert memo.hits == (len(pods) - 1 if derived else 0), (name, memo.hits)
+        # every form: the workload's spec side is read for its first pod only
+        assert (memo.side_misses, memo.side_hits) == (1, len(pods) - 1), name
 
 
 def test_the_spec_side_is_read_once_per_version_and_config() -> None:
