@@ -13,7 +13,9 @@ adds the two up: ``total: N passed, N failed, N skipped``.
     python hack/run-tests.py [--tier all|unit|integration] [--workers auto|N] [pytest args...]
 
 Extra arguments go to both tiers (``--test-order=shuffle:7``, ``--jq-clock-scale=10``; the
-``WLMAP_TEST_ORDER`` and ``WLMAP_JQ_CLOCK_SCALE`` variables work too).
+``WLMAP_TEST_ORDER`` and ``WLMAP_JQ_CLOCK_SCALE`` variables work too). Each tier ends with
+pytest's slowest 30 set-ups, calls and tear-downs of a second or more (``--durations``), so
+every log of a run says where its time went; a ``--durations`` of the caller's replaces it.
 """
 
 from __future__ import annotations
@@ -37,6 +39,9 @@ _SUMMARY = re.compile(r"^=*\s*((?:\d+ \w+(?:, )?)+|no tests ran)(?: in [\d.]+s.*
 _NOT_MARKED = "not integration"
 #: every test marked ``integration`` lives here (tests/integration/conftest.py marks them)
 INTEGRATION = "tests/integration"
+#: where a tier's time went, in every log: the slowest phases (a module's plane starts in the
+#: set-up of its first test), those under a second left out
+DURATIONS = ["--durations=30", "--durations-min=1.0"]
 
 
 @dataclass
@@ -108,13 +113,16 @@ def main(argv: list[str]) -> int:
     # so importing) the other tier's modules costs every process seconds of CPU for nothing
     # (tests/test_run_tests.py checks that integration tests live in tests/integration alone)
     own = not any(Path(a.split("::")[0]).exists() for a in extra if not a.startswith("-"))
+    durations = [] if any(a.startswith("--durations") for a in extra) else DURATIONS
     tiers = []
     if options.tier in ("all", "unit"):
         ignore = [f"--ignore={INTEGRATION}"] if own else []
-        tiers.append(Tier("unit", ["-m", _NOT_MARKED, *ignore, *parallel, *color, *extra]))
+        unit = ["-m", _NOT_MARKED, *ignore, *parallel, *durations, *color, *extra]
+        tiers.append(Tier("unit", unit))
     if options.tier in ("all", "integration"):
         folder = [INTEGRATION] if own else []
-        tiers.append(Tier("integration", ["-m", "integration", *color, *extra, *folder]))
+        integration = ["-m", "integration", *durations, *color, *extra, *folder]
+        tiers.append(Tier("integration", integration))
     try:
         for tier in tiers:
             _run(tier)

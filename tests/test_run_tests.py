@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "hack" / "run-tests.py"
 
@@ -48,6 +50,22 @@ def test_either_tier_failing_fails_the_run() -> None:
     assert code(1, 0) == 1 and code(0, 1) == 1 and code(0, 2) == 2
     assert code(5, 0) == 0 and code(0, 5) == 0  # a selection that only one tier has
     assert code(5, 5) == 5  # nothing ran at all: CI's "ran no test"
+
+
+def test_each_tier_reports_its_slowest_phases_unless_the_caller_asks_otherwise(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    runner = _runner()
+    ran: list[list[str]] = []
+    monkeypatch.setattr(runner, "_run", lambda tier: ran.append(tier.args))
+    runner.main(["--workers", "1"])
+    assert [a for args in ran for a in args if a.startswith("--durations")] == [
+        *runner.DURATIONS,
+        *runner.DURATIONS,
+    ]
+    ran.clear()
+    runner.main(["--workers", "1", "--durations=5"])
+    assert [a for args in ran for a in args if a.startswith("--durations")] == ["--durations=5"] * 2
 
 
 def test_integration_tests_live_in_the_integration_folder() -> None:
@@ -107,3 +125,6 @@ def test_both_tiers_run_and_report(tmp_path: Path) -> None:
     assert "run-tests: unit tier: exit 1: 2 failed, 12 passed" in out, out[-3000:]
     assert "run-tests: integration tier: exit 0: 1 passed, 14 deselected" in out, out[-3000:]
     assert out.splitlines()[-1] == "total: 13 passed, 2 failed, 0 skipped"
+    # each tier's log says where its time went (the slowest phases; none here is a second)
+    assert out.count("slowest 30 durations") == 2, out[-3000:]
+    assert out.count("--durations=30 --durations-min=1.0") == 2

@@ -226,7 +226,10 @@ class FakeAPI:
             aborted.wait(60)
             return
         if not any(f.endswith("/pods") for f in self.forbidden):  # else no pods' watch opens
-            self._pods_drained.wait(5)
+            # the pods' watch runs on another thread: wait for its events to be out (the event,
+            # not a time; on a loaded machine 5 s once came before that thread ran), bounded
+            # as the open pods' watch above
+            self._pods_drained.wait(60)
         self._pods_drained.clear()
         raise KeyboardInterrupt
 

@@ -1,0 +1,112 @@
+"""The shared evaluation's value types: immutable, compared and read as before they were views."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from workload_map.engine.pods import ACTIVE
+from workload_map.engine.summary import (
+    ComponentTally,
+    GangTally,
+    PodFacts,
+    PodPlace,
+    Tally,
+    WorkloadSummary,
+    pod_facts,
+    sum_tallies,
+    tally_of,
+)
+
+
+def _pod(*, node: str = "", ready: bool = False, gpus: str = "1") -> dict[str, object]:
+    spec: dict[str, object] = {
+        "containers": [{"name": "c", "resources": {"requests": {"nvidia.com/gpu": gpus}}}]
+    }
+    if node:
+        spec["nodeName"] = node
+    status = {"conditions": [{"type": "Ready", "status": "True" if ready else "False"}]}
+    return {"kind": "Pod", "metadata": {"name": "p"}, "spec": spec, "status": status}
+
+
+def test_the_fields_keep_their_order_and_names() -> None:
+    # positional construction (tally_of, summarize) depends on this order
+    assert [f.name for f in dataclasses.fields(Tally)] == [
+        "desired",
+        "current",
+        "ready",
+        "pending",
+        "held",
+        "requested",
+        "pending_requests",
+        "held_requests",
+        "current_requests",
+    ]
+    assert [f.name for f in dataclasses.fields(PodPlace)] == [
+        "name",
+        "uid",
+        "component",
+        "instance",
+        "replica",
+        "pod_group",
+    ]
+    assert [f.name for f in dataclasses.fields(WorkloadSummary)] == [
+        "phases",
+        "error",
+        "totals",
+        "components",
+        "gangs",
+        "pods",
+    ]
+    assert Tally(1, None, None, None, None, {}, None, None).current_requests is None
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        PodFacts(True, True, True, True, {}),
+        Tally(1, 1, 1, 0, 1, {}, {}, {}),
+        ComponentTally("c", "", Tally(1, 1, 1, 0, 1, {}, {}, {})),
+        GangTally("g", 2, ("a", "b"), 2, 1),
+        PodPlace("p", "u", "c", "", "0", "g"),
+        WorkloadSummary(
+            ("Running",), None, Tally(0, None, None, None, None, {}, None, None), (), (), ()
+        ),
+    ],
+)
+def test_values_are_immutable(value: object) -> None:
+    first = dataclasses.fields(value)[0].name  # type: ignore[arg-type]
+    with pytest.raises(AttributeError):
+        setattr(value, first, None)
+
+
+def test_equal_values_compare_equal_and_hash_alike() -> None:
+    assert GangTally("g", 2, ("a",), 1, 0) == GangTally("g", 2, ("a",), 1, 0)
+    assert GangTally("g", 2, ("a",), 1, 0) != GangTally("g", 2, ("a",), 1, 1)
+    assert hash(PodPlace("p", "u", "c", "", "", "")) == hash(PodPlace("p", "u", "c", "", "", ""))
+    assert dataclasses.replace(PodPlace("p", "u", "c", "", "", ""), pod_group="g").pod_group == "g"
+
+
+def test_pod_facts_and_tallies_count_pending_held_and_ready() -> None:
+    bound = pod_facts(_pod(node="n1", ready=True, gpus="2"), ACTIVE)
+    waiting = pod_facts(_pod(gpus="1"), ACTIVE)
+    assert (bound.active, bound.ready, bound.bound, bound.held, bound.pending) == (
+        True,
+        True,
+        True,
+        True,
+        False,
+    )
+    assert waiting.pending and not waiting.held
+    tally = tally_of(3, {"nvidia.com/gpu": 6}, [bound, waiting])
+    assert (tally.current, tally.ready, tally.pending, tally.held) == (2, 1, 1, 1)
+    assert tally.by_state() == {
+        "requested": {"nvidia.com/gpu": 6},
+        "pending": {"nvidia.com/gpu": 1},
+        "held": {"nvidia.com/gpu": 2},
+    }
+    assert tally.current_requests == {"nvidia.com/gpu": 3}
+    both = sum_tallies([tally, tally_of(1, {"nvidia.com/gpu": 2}, None)])
+    assert (both.desired, both.current, both.pending, both.held) == (4, 2, 1, 1)
+    assert both.requested == {"nvidia.com/gpu": 8}
