@@ -57,6 +57,11 @@ __all__ = ["Entry", "Inventory", "NamespaceFilter", "referenced_kinds", "watched
 log = logging.getLogger("workload_map.inventory")
 
 ADDED, MODIFIED, DELETED = "ADDED", "MODIFIED", "DELETED"
+#: distinct owner chains kept as one tuple each (a fleet has one per Job, ReplicaSet…)
+_CHAINS_KEPT = 1 << 16
+#: a pod's links: the uids up its chain that the caches hold, the workloads among them
+#: (nearest first), and the uid where the chain left the caches (None: it ended)
+_Links = tuple[tuple[str, ...], tuple[str, ...], str | None]
 
 
 @dataclass(frozen=True)
@@ -235,12 +240,12 @@ class Inventory:
         #: every object a chain may pass, workloads and links, by uid (what walk_chain reads)
         self._owners: dict[str, Mapping[str, Any]] = {}
         self._pods: dict[str, dict[str, Any]] = {}
-        self._pod_owner: dict[str, str] = {}  # pod uid → nearest workload uid
         # indexes that keep every change local: pod uid → (path, owners, missing uid);
         # object uid → pods whose chain passes it; missing uid → pods whose chain stops there;
         # namespace → workloads, and pods that only labels could place
-        self._pod_links: dict[str, tuple[tuple[str, ...], tuple[str, ...], str | None]] = {}
+        self._pod_links: dict[str, _Links] = {}
         self._through: dict[str, set[str]] = {}
+        self._chains: dict[_Links, _Links] = {}  # see _shared_links
         self._waiting: dict[str, set[str]] = {}
         self._ns_workloads: dict[str, set[str]] = {}
         self._orphans: dict[str, set[str]] = {}
@@ -483,15 +488,25 @@ class Inventory:
                 owners = self._by_labels(pod)
                 path = [*path, *owners]  # so that their deletion relinks this pod too
                 self._orphans.setdefault(str(_meta(pod).get("namespace") or ""), set()).add(uid)
-        self._pod_links[uid] = (tuple(path), tuple(owners), missing)
+        links = self._shared_links((tuple(path), tuple(owners), missing))
+        self._pod_links[uid] = links
         for u in path:
             self._through.setdefault(u, set()).add(uid)
-        if owners:
-            self._pod_owner[uid] = owners[0]
         for owner in owners:
             slot = self._workloads[owner]
             slot.pods.add(uid)
             _invalidate(slot)
+
+    def _shared_links(self, links: _Links) -> _Links:
+        """The one kept copy of these links: the pods of one Job have the same (three tuples
+        per pod of a 100k-pod fleet otherwise). Bounded: emptied when full, as kube/trim's
+        table (links kept stay correct; new ones share among themselves)."""
+        found = self._chains.get(links)
+        if found is None:
+            if len(self._chains) >= _CHAINS_KEPT:
+                self._chains.clear()
+            found = self._chains[links] = links
+        return found
 
     def _by_labels(self, pod: Mapping[str, Any]) -> list[str]:
         """For a pod whose chain broke before any workload: the one workload of its namespace
@@ -526,7 +541,6 @@ class Inventory:
             if slot is not None:
                 slot.pods.discard(uid)
                 _invalidate(slot)
-        self._pod_owner.pop(uid, None)
 
     def _relink(self, pods: set[str]) -> None:
         """Walk these pods' chains again (an owner on their path came, went or moved)."""
