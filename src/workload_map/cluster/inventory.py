@@ -143,7 +143,6 @@ class Entry:
 class _Slot:
     obj: dict[str, Any]
     gvk: GVK
-    pods: set[str] = field(default_factory=set)
     entry: Entry | None = None  # memoised; None when dirty
     version: int = 0  # bumped whenever the memo goes stale
 
@@ -328,8 +327,13 @@ class Inventory:
                 self._workloads[uid] = slot = _Slot(_kept(obj, trimmed), gvk)
                 self._owners[uid] = slot.obj
                 self._ns_workloads.setdefault(namespace, set()).add(uid)
-                # pods waiting for this owner, and orphans its labels may claim
-                self._relink(self._waiting.pop(uid, set()) | self._orphans.get(namespace, set()))
+                # pods waiting for this owner, orphans its labels may claim, and pods whose
+                # chain passed it as a link (it is their workload now)
+                self._relink(
+                    self._waiting.pop(uid, set())
+                    | self._orphans.get(namespace, set())
+                    | self._through.get(uid, set())
+                )
             else:
                 moved = _controller_uid(old.obj) != _controller_uid(obj)
                 old.obj = self._owners[uid] = _kept(obj, trimmed)
@@ -493,9 +497,7 @@ class Inventory:
         for u in path:
             self._through.setdefault(u, set()).add(uid)
         for owner in owners:
-            slot = self._workloads[owner]
-            slot.pods.add(uid)
-            _invalidate(slot)
+            _invalidate(self._workloads[owner])
 
     def _shared_links(self, links: _Links) -> _Links:
         """The one kept copy of these links: the pods of one Job have the same (three tuples
@@ -539,7 +541,6 @@ class Inventory:
         for owner in owners:
             slot = self._workloads.get(owner)
             if slot is not None:
-                slot.pods.discard(uid)
                 _invalidate(slot)
 
     def _relink(self, pods: set[str]) -> None:
@@ -614,7 +615,11 @@ class Inventory:
                 if slot.entry.summary is not None or slot.entry.error or not owned_views:
                     ready.append(slot.entry)
                     continue
-            pods = tuple(self._pods[p] for p in sorted(slot.pods) if p in self._pods)
+            # a workload's pods are those whose chain passes it (every workload on a chain
+            # is one of the pod's owners): one set serves both, 10k workloads' worth
+            pods = tuple(
+                self._pods[p] for p in sorted(self._through.get(uid, ())) if p in self._pods
+            )
             top_level = self._top_level(slot.obj)
             if not top_level and not owned_views:
                 entry = Entry(uid, slot.obj, slot.gvk, definition, False, pods, None, None)
