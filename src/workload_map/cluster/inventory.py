@@ -77,7 +77,8 @@ class NamespaceFilter:
         return namespace not in self.exclude
 
 
-@dataclass(frozen=True)
+# slotted: one per workload, 10k and more held at once
+@dataclass(frozen=True, slots=True)
 class Entry:
     """One workload as the inventory sees it.
 
@@ -139,7 +140,7 @@ class Entry:
         return self._view[0]
 
 
-@dataclass
+@dataclass(slots=True)
 class _Slot:
     obj: dict[str, Any]
     gvk: GVK
@@ -147,7 +148,7 @@ class _Slot:
     version: int = 0  # bumped whenever the memo goes stale
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Job:
     """One evaluation to run outside the lock: its inputs, and the slot version they are of."""
 
