@@ -85,7 +85,8 @@ class Entry:
     ``summary`` is the shared evaluation (:mod:`workload_map.engine.summary`: phases, counts,
     requested/pending/held, gangs), computed for every workload when the inventory is read;
     ``view``, the whole describe JSON, is built only when a reader asks for it (a workload's
-    page), then kept with the entry."""
+    page), then kept with the entry. An owned workload listed without its evaluation
+    (:meth:`Inventory.entries`) has neither summary nor pods."""
 
     uid: str
     obj: dict[str, Any]
@@ -616,17 +617,18 @@ class Inventory:
                 if slot.entry.summary is not None or slot.entry.error or not owned_views:
                     ready.append(slot.entry)
                     continue
+            top_level = self._top_level(slot.obj)
+            if not top_level and not owned_views:
+                # a placeholder, without pods (nothing reads them: entry(uid) evaluates it)
+                entry = Entry(uid, slot.obj, slot.gvk, definition, False, (), None, None)
+                slot.entry = entry
+                ready.append(entry)
+                continue
             # a workload's pods are those whose chain passes it (every workload on a chain
             # is one of the pod's owners): one set serves both, 10k workloads' worth
             pods = tuple(
                 self._pods[p] for p in sorted(self._through.get(uid, ())) if p in self._pods
             )
-            top_level = self._top_level(slot.obj)
-            if not top_level and not owned_views:
-                entry = Entry(uid, slot.obj, slot.gvk, definition, False, pods, None, None)
-                slot.entry = entry  # a placeholder: entry(uid) still evaluates it
-                ready.append(entry)
-                continue
             jobs.append(
                 _Job(
                     uid,
