@@ -1,9 +1,11 @@
 """The command line's imports: which modules a command loads.
 
 Module sets are read from ``python -X importtime -m workload_map.cli …`` (what the interpreter
-itself reports, never seconds): ``wlmap --help`` loads the command table and nothing of any
-command; ``wlmap get`` loads its own modules and the cluster client, and none of another
-command's. No import circle and imports at the top of files (but the documented start-up
+itself reports, never seconds): ``wlmap --help`` and ``--version`` load the command table and
+nothing of any command, and generate no class; ``wlmap get`` loads its own modules and the
+cluster client, and none of another command's; ``describe -f`` no cluster code. The modules of
+the CLI, the I/O layer, the services and the catalog are pinned exactly (a new module on a
+command's path is a decision, measured: docs/cli.md); the core's are the engine's to choose. No import circle and imports at the top of files (but the documented start-up
 boundaries, the command table's ``cli.main._load`` among them) are checked for the whole package
 in ``tests/test_rooms.py``.
 """
@@ -43,6 +45,18 @@ def importtime(args: list[str], home: Path) -> tuple[set[str], str]:
     return modules, done.stdout + "\n".join(lines)
 
 
+#: the catalog a command that resolves one kind loads (``definitions`` and ``--all-types`` read
+#: the same modules, with more of the bundle)
+CATALOG_LOOKUP = {
+    "workload_map.catalog",
+    "workload_map.catalog.bundle",
+    "workload_map.catalog.definitions",
+    "workload_map.catalog.registry",
+    "workload_map.catalog.resolution",
+    "workload_map.catalog.stamps",
+}
+
+
 def ours(modules: set[str], prefix: str = "workload_map") -> set[str]:
     return {m for m in modules if m == prefix or m.startswith(prefix + ".")}
 
@@ -51,9 +65,10 @@ def loaded(modules: set[str], names: tuple[str, ...]) -> list[str]:
     return sorted(m for m in modules if any(m == n or m.startswith(n + ".") for n in names))
 
 
-def test_help_loads_the_command_table_and_no_command(tmp_path: Path) -> None:
-    modules, output = importtime(["--help"], tmp_path)
-    assert "usage: wlmap" in output
+@pytest.mark.parametrize("flag", ["--help", "--version"])
+def test_help_loads_the_command_table_and_no_command(flag: str, tmp_path: Path) -> None:
+    modules, output = importtime([flag], tmp_path)
+    assert output.strip()
     assert ours(modules) == {
         "workload_map",
         "workload_map.errors",
@@ -66,8 +81,11 @@ def test_help_loads_the_command_table_and_no_command(tmp_path: Path) -> None:
         "workload_map.kube",
         "workload_map.kube.flags",
     }
-    unused = ("msgspec", "yaml", "json", "hashlib")
-    assert loaded(modules, (*unused, "ssl", "socket", "shutil", "difflib")) == []
+    unused = ("msgspec", "yaml", "json", "hashlib", "ssl", "socket", "shutil", "difflib")
+    # no class of the table is generated at start-up (dataclasses, and the NamedTuple the
+    # command rows were: they compiled code at every start, callgrind, docs/cli.md)
+    generated = ("dataclasses", "inspect", "dis", "tokenize", "ast")
+    assert loaded(modules, (*unused, *generated)) == []
 
 
 def test_get_loads_its_modules_and_no_other_commands(tmp_path: Path) -> None:
@@ -97,7 +115,30 @@ def test_get_loads_its_modules_and_no_other_commands(tmp_path: Path) -> None:
         "workload_map.cli.workload_view",
         "workload_map.cli.manifests",
     }
-    assert {"workload_map.cluster.connection", "workload_map.kube.transport"} <= modules
+    # the layers below: the connection, its services, and the catalog, nothing more
+    assert ours(modules, "workload_map.kube") == {
+        "workload_map.kube",
+        "workload_map.kube.auth",
+        "workload_map.kube.client",
+        "workload_map.kube.discovery",
+        "workload_map.kube.discovery_cache",
+        "workload_map.kube.errors",
+        "workload_map.kube.flags",
+        "workload_map.kube.kubeconfig",
+        "workload_map.kube.options",
+        "workload_map.kube.pager",
+        "workload_map.kube.senders",
+        "workload_map.kube.transport",
+        "workload_map.kube.wire",
+    }
+    assert ours(modules, "workload_map.cluster") == {
+        "workload_map.cluster",
+        "workload_map.cluster.connection",
+        "workload_map.cluster.definitions",
+        "workload_map.cluster.ownership",
+        "workload_map.cluster.references",
+    }
+    assert ours(modules, "workload_map.catalog") == CATALOG_LOOKUP
     never = (
         "kubernetes",
         "urllib3",
@@ -115,12 +156,37 @@ def test_describe_file_loads_no_cluster_code(tmp_path: Path) -> None:
     job = ROOT / "examples" / "jobset" / "jobset.yaml"
     modules, output = importtime(["describe", "-f", str(job)], tmp_path)
     assert "llm-pretrain" in output, output
-    assert "workload_map.cli.describe_cmd" in modules
-    never = (
-        "workload_map.cluster",
-        "workload_map.cli.describe_live",
-        "workload_map.kube.transport",
-    )
+    assert ours(modules, "workload_map.cli") == {
+        "workload_map.cli",
+        "workload_map.cli.main",
+        "workload_map.cli.commands",
+        "workload_map.cli.exits",
+        "workload_map.cli.style",
+        "workload_map.cli.suggest",
+        "workload_map.cli.describe_cmd",  # the table's lazy import (-f: the offline module)
+        "workload_map.cli.context",  # and the context it runs in
+        "workload_map.cli.config",
+        "workload_map.cli.describe_events",
+        "workload_map.cli.describe_view",
+        "workload_map.cli.file_workload",
+        "workload_map.cli.humanize",
+        "workload_map.cli.manifests",
+        "workload_map.cli.printers",
+        "workload_map.cli.render",
+        "workload_map.cli.targets",
+        "workload_map.cli.workload_view",
+    }
+    # of the I/O layer only the flags, the options and the errors a context names (no request
+    # path, no kubeconfig reader), and short names for TYPE/NAME
+    assert ours(modules, "workload_map.kube") == {
+        "workload_map.kube",
+        "workload_map.kube.errors",
+        "workload_map.kube.flags",
+        "workload_map.kube.options",
+        "workload_map.kube.shortnames",
+    }
+    assert ours(modules, "workload_map.catalog") == CATALOG_LOOKUP
+    never = ("workload_map.cluster", "workload_map.cli.describe_live")
     assert loaded(modules, (*never, "ssl", "socket")) == []
 
 
