@@ -66,10 +66,15 @@ def loaded(modules: set[str], names: tuple[str, ...]) -> list[str]:
     return sorted(m for m in modules if any(m == n or m.startswith(n + ".") for n in names))
 
 
-@pytest.mark.parametrize("flag", ["--help", "--version"])
+@pytest.mark.parametrize("flag", ["--help", "--version", "completion bash"])
 def test_help_loads_the_command_table_and_no_command(flag: str, tmp_path: Path) -> None:
-    modules, output = importtime([flag], tmp_path)
+    """``completion SHELL`` too: it runs at every shell's start and prints a fixed script, so
+    it runs without a context (the table's ``context=False``)."""
+    modules, output = importtime(flag.split(), tmp_path)
     assert output.strip()
+    if flag.startswith("completion"):
+        assert "__complete" in output
+        modules.discard("workload_map.cli.completion_scripts")
     assert ours(modules) == {
         "workload_map",
         "workload_map.errors",
