@@ -13,9 +13,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from workload_map.catalog.definitions import Definitions
-from workload_map.cli import config, definitions_cmd, describe_cmd, get_cmd
+from workload_map.cli import config
+from workload_map.cli.choices import DEFINITIONS_OUTPUTS, DESCRIBE_OUTPUTS, GET_OUTPUTS, PHASES
 from workload_map.cli.exits import OK, UsageError
-from workload_map.cli.get_cmd import PHASES
 from workload_map.cli.live_targets import resolve_type
 from workload_map.kube.kubeconfig import kubeconfig_contexts
 
@@ -193,9 +193,9 @@ def _outputs(command: str | None) -> tuple[str, ...]:
     """The formats ``-o`` accepts for ``command`` (validate takes none)."""
 
     by_command: dict[str | None, tuple[str, ...]] = {
-        "describe": describe_cmd.OUTPUTS,
-        "get": get_cmd.OUTPUTS,
-        "definitions": definitions_cmd.OUTPUTS,
+        "describe": DESCRIBE_OUTPUTS,
+        "get": GET_OUTPUTS,
+        "definitions": DEFINITIONS_OUTPUTS,
         "validate": (),
     }
     return by_command.get(command, config.OUTPUTS)
