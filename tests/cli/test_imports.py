@@ -234,3 +234,11 @@ def test_commands_that_evaluate_no_workload_load_no_engine(
     }
     assert ours(modules, "workload_map.engine") <= allowed
     assert bool(ours(modules, "workload_map.jq")) is needs_jq
+
+
+def test_no_kubeconfig_no_yaml(tmp_path: Path) -> None:
+    """PyYAML is imported to read a kubeconfig file, not to find out there is none:
+    ``definitions`` on a machine without one answers from the catalog alone."""
+    modules, output = importtime(["definitions"], tmp_path)
+    assert "jobset" in output.lower(), output
+    assert loaded(modules, ("yaml",)) == []
