@@ -378,35 +378,35 @@ def dimensions(members: Members) -> tuple[dict[str, str], str | None]:
     first = first_pods[0]
     instance_pins: dict[str, str] = {}
     replica_of: str | None = None
-    # plain loops, not all() over generators: this runs per group
+    # plain loops, not all() or a helper per key: this runs per group
     for index, value in enumerate(first_keys):
         if first.instance:
             component = first.component
-            if _every(members, index, component, instance=True):
+            for keys, pods in members:
+                wanted = keys[index]
+                for p in pods:
+                    if p.instance != wanted or p.component != component:
+                        break
+                else:
+                    continue
+                break
+            else:
                 if component is not None:
                     instance_pins[component] = value
                 continue
         if first.replica is not None:
             owner = first.replica_component
-            if _every(members, index, owner, instance=False):
+            for keys, pods in members:
+                wanted = keys[index]
+                for p in pods:
+                    if p.replica != wanted or p.replica_component != owner:
+                        break
+                else:
+                    continue
+                break
+            else:
                 replica_of = owner
     return instance_pins, replica_of
-
-
-def _every(members: Members, index: int, owner: str | None, *, instance: bool) -> bool:
-    """Whether every pod's key ``index`` is its instance id, all of component ``owner``
-    (``instance``), or its replica key, all of replica component ``owner``."""
-    for keys, pods in members:
-        value = keys[index]
-        if instance:
-            for p in pods:
-                if p.instance != value or p.component != owner:
-                    return False
-        else:
-            for p in pods:
-                if p.replica != value or p.replica_component != owner:
-                    return False
-    return True
 
 
 @view
@@ -429,7 +429,7 @@ def alpha_minimum(
     of one workload that pin alike (every replica's group of a LeaderWorkerSet) share it.
     """
     pins, replica_of = dimensions(members)
-    key = (id(definition), tuple(pins.items()), replica_of)
+    key = (id(definition), tuple(pins.items()) if pins else (), replica_of)
     found = counter.alpha_minimums.get(key)
     if found is None or found[0] is not definition:
         found = counter.alpha_minimums[key] = (
