@@ -67,26 +67,11 @@ class _Candidate:
         self, structure: Structure, level: str, definition: PodGroupDefinition, member: Member
     ):
         self.level, self.definition, self.member = level, definition, member
-        self.filters = [(f, structure.expressions.get(f)) for f in member.filters]
-        self.filter_texts = tuple(member.filters)
-        self.keys = [(k, structure.expressions.get(k)) for k in member.group_by_key_paths]
-        #: the direct walks of the keys when every key is a constant path (the common case,
-        #: labels): read without the memo, as any ``run`` reads them (runner.py)
-        self._walks = (
-            tuple(e.evaluate for _, e in self.keys) if all(e.direct for _, e in self.keys) else None
-        )
-        #: the keys as ``(section, key)`` when every one is ``.metadata.<section>["key"]`` (the
-        #: catalog's label keys): two dictionary reads per key, as ``place_all`` reads its
-        #: selectors (pods.py); anything but a non-empty string read is left to the walks
-        fields = [metadata_field(e) for _, e in self.keys]
-        self._fields: tuple[tuple[str, str], ...] | None = (
-            tuple(f for f in fields if f is not None)
-            if fields and all(f is not None for f in fields)
-            else None
-        )
-        #: the keys read as fields, None where one is not a non-empty string (the walks and
-        #: the expressions decide then); the loop of alpha_groups calls it per pod
-        self.fielded = _field_reader(self._fields) if self._fields is not None else None
+        # what depends on the member alone is built once per definition (_Reads); a workload
+        # gets a candidate per group it may join
+        reads = _reads(structure, member)
+        self.filters, self.filter_texts, self.keys = reads.filters, reads.texts, reads.keys
+        self._walks, self._fields, self.fielded = reads.walks, reads.fields, reads.fielded
         #: per key tuple read: the assignment the pods with these keys share, their
         #: placements, and the index of the first of them among the workload's pods
         self.assigned: dict[tuple[str, ...], tuple[GangAssignment, list[Placement], int]] = {}
@@ -175,6 +160,43 @@ class _Candidate:
         return found
 
 
+class _Reads:
+    """How a member's pods are filtered and keyed: its expressions looked up once per
+    definition."""
+
+    __slots__ = ("fielded", "fields", "filters", "keys", "texts", "walks")
+
+    def __init__(self, structure: Structure, member: Member):
+        self.filters = [(f, structure.expressions.get(f)) for f in member.filters]
+        self.texts = tuple(member.filters)
+        self.keys = [(k, structure.expressions.get(k)) for k in member.group_by_key_paths]
+        #: the direct walks of the keys when every key is a constant path (the common case,
+        #: labels): read without the memo, as any ``run`` reads them (runner.py)
+        self.walks = (
+            tuple(e.evaluate for _, e in self.keys) if all(e.direct for _, e in self.keys) else None
+        )
+        #: the keys as ``(section, key)`` when every one is ``.metadata.<section>["key"]`` (the
+        #: catalog's label keys): two dictionary reads per key, as ``place_all`` reads its
+        #: selectors (pods.py); anything but a non-empty string read is left to the walks
+        fields = [metadata_field(e) for _, e in self.keys]
+        self.fields: tuple[tuple[str, str], ...] | None = (
+            tuple(f for f in fields if f is not None)
+            if fields and all(f is not None for f in fields)
+            else None
+        )
+        #: the keys read as fields, None where one is not a non-empty string (the walks and
+        #: the expressions decide then); the loop of alpha_groups calls it per pod
+        self.fielded = _field_reader(self.fields) if self.fields is not None else None
+
+
+def _reads(structure: Structure, member: Member) -> _Reads:
+    key = ("gang member reads", id(member))
+    found = structure.memo.get(key)
+    if not isinstance(found, _Reads):
+        found = structure.memo[key] = _Reads(structure, member)
+    return found
+
+
 #: reads a pod's keys as fields (:attr:`_Candidate.fielded`)
 _Reader = Callable[[Any], tuple[str, ...] | None]
 
@@ -242,9 +264,12 @@ class _Candidates:
     def of(self, component: str) -> list[_Candidate]:
         found = self._of.get(component)
         if found is None:
+            memo_key = ("gang candidates", component)
+            listed = self.structure.memo.get(memo_key)
+            if listed is None:  # the same for every workload of the definition
+                listed = self.structure.memo[memo_key] = candidates_of(self.structure, component)
             found = self._of[component] = [
-                self._candidate(level, definition, member)
-                for level, definition, member in candidates_of(self.structure, component)
+                self._candidate(level, definition, member) for level, definition, member in listed
             ]
             only = found[0] if len(found) == 1 and not found[0].filters else None
             self.fixed[component] = only

@@ -158,12 +158,13 @@ _NAMED: tuple[bool | None, str] = (True, "")
 
 
 def _label_checker(
-    workload: Mapping[str, Any],
+    workload: Mapping[str, Any], top: OwnerRef | None = None
 ) -> Callable[[Any], tuple[bool | None, str]] | None:
     """:func:`label_verdict`, with the reason, of a pod's ``metadata.labels`` (any value) for
-    one workload: its rule is looked up once, as a file of many pods is checked pod by pod.
-    None when the workload's kind has no owner labels (no evidence, whatever the labels)."""
-    top = _self_ref(workload)
+    one workload (``top``: its reference, when the caller has it): its rule is looked up once,
+    as a file of many pods is checked pod by pod. None when the workload's kind has no owner
+    labels (no evidence, whatever the labels)."""
+    top = top if top is not None else _self_ref(workload)
     rule = OWNER_LABELS.get((top.group, top.kind))
     if rule is None:
         return None
@@ -647,7 +648,7 @@ def partition_pods(
     or when its operator's owner labels name another workload (:func:`label_verdict`).
     """
     top = _self_ref(workload)
-    check = _label_checker(workload)
+    check = _label_checker(workload, top)
     candidates: list[Mapping[str, Any]] = []
     excluded: list[tuple[Mapping[str, Any], str]] = []
     pods: list[Mapping[str, Any]] = []
