@@ -8,7 +8,10 @@ the informers store them); then, the caches synced (``gc.freeze`` as the operato
 time of: the exporter's first complete exposition, the web view's first page of the list
 (the same inventory, so what the exporter evaluated is shared), and the gang controller's cold
 resync. Also the web list alone in a second inventory (``wlmap serve``'s first page) and the
-peak RSS. CPU time, not wall: the project's machines are shared (docs/testing.md).
+peak RSS. CPU time, not wall: the project's machines are shared (docs/testing.md). The peak RSS
+here is of two fleets (the inventory's and the gang runtime's, built apart) and a second
+inventory, no process's: ``fleet_memory_bench.py``'s ``operator`` figure is the operator's,
+one informer store per kind feeding both rooms.
 
 ``python benchmarks/fleet_eval_bench.py --baseline DIR [ROUNDS]`` runs the same child with
 another checkout's sources (a ``git worktree`` of main), rounds interleaved (5 by default), and
