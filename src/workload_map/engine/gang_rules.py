@@ -61,6 +61,7 @@ class _Candidate:
         "keys",
         "level",
         "member",
+        "paths",
     )
 
     def __init__(
@@ -71,6 +72,7 @@ class _Candidate:
         # gets a candidate per group it may join
         reads = _reads(structure, member)
         self.filters, self.filter_texts, self.keys = reads.filters, reads.texts, reads.keys
+        self.paths = reads.paths
         self._walks, self._fields, self.fielded = reads.walks, reads.fields, reads.fielded
         #: per key tuple read: the assignment the pods with these keys share, their
         #: placements, and the index of the first of them among the workload's pods
@@ -134,9 +136,7 @@ class _Candidate:
             definition=self.definition.name,
             member=self.member.component_name,
             effective_component=self.level,
-            keys=tuple(
-                [self.key(path, value) for (path, _), value in zip(self.keys, keys, strict=False)]
-            ),
+            keys=tuple(map(self.key, self.paths, keys)),
             filters=self.filter_texts,
             reason=reason,
         )
@@ -164,12 +164,13 @@ class _Reads:
     """How a member's pods are filtered and keyed: its expressions looked up once per
     definition."""
 
-    __slots__ = ("fielded", "fields", "filters", "keys", "texts", "walks")
+    __slots__ = ("fielded", "fields", "filters", "keys", "paths", "texts", "walks")
 
     def __init__(self, structure: Structure, member: Member):
         self.filters = [(f, structure.expressions.get(f)) for f in member.filters]
         self.texts = tuple(member.filters)
         self.keys = [(k, structure.expressions.get(k)) for k in member.group_by_key_paths]
+        self.paths = tuple(member.group_by_key_paths)
         #: the direct walks of the keys when every key is a constant path (the common case,
         #: labels): read without the memo, as any ``run`` reads them (runner.py)
         self.walks = (
@@ -498,13 +499,17 @@ def alpha_groups(
     for name, entries in sorted(grouped.items()):
         if len(entries) > 1:
             entries.sort(key=_first)
+            chunks = [(keys, placed) for _, _, keys, placed in entries]
+            names = [p.pod for _, placed in chunks for p in placed]
+        else:  # nearly always: one key tuple names the group
+            chunks = [(entries[0][2], entries[0][3])]
+            names = [p.pod for p in entries[0][3]]
         definition = entries[0][1].definition
-        chunks = [(keys, placed) for _, _, keys, placed in entries]
         found = alpha_minimum(counter, definition, chunks)
         group = PodGroup(
             name=name,
             min_member=found.minimum,
-            pods=tuple([p.pod for _, placed in chunks for p in placed]),
+            pods=tuple(names),
             definition=definition.name,
             keys=entries[0][2],
             rule=found.rule,
