@@ -23,6 +23,7 @@ from tests.cli.http_fake import serve, write_kubeconfig
 
 ROOT = Path(__file__).resolve().parents[2]
 CLI = ROOT / "src" / "workload_map" / "cli"
+CATALOG_FILE = ROOT / "src/workload_map/catalog/data/jobset-x-k8s-io-jobset-v1alpha2.yaml"
 
 
 def importtime(args: list[str], home: Path) -> tuple[set[str], str]:
@@ -65,10 +66,15 @@ def loaded(modules: set[str], names: tuple[str, ...]) -> list[str]:
     return sorted(m for m in modules if any(m == n or m.startswith(n + ".") for n in names))
 
 
-@pytest.mark.parametrize("flag", ["--help", "--version"])
+@pytest.mark.parametrize("flag", ["--help", "--version", "completion bash"])
 def test_help_loads_the_command_table_and_no_command(flag: str, tmp_path: Path) -> None:
-    modules, output = importtime([flag], tmp_path)
+    """``completion SHELL`` too: it runs at every shell's start and prints a fixed script, so
+    it runs without a context (the table's ``context=False``)."""
+    modules, output = importtime(flag.split(), tmp_path)
     assert output.strip()
+    if flag.startswith("completion"):
+        assert "__complete" in output
+        modules.discard("workload_map.cli.completion_scripts")
     assert ours(modules) == {
         "workload_map",
         "workload_map.errors",
@@ -105,12 +111,13 @@ def test_get_loads_its_modules_and_no_other_commands(tmp_path: Path) -> None:
         "workload_map.cli.suggest",
         "workload_map.cli.get_cmd",  # the table's lazy import
         "workload_map.cli.context",  # and the context it runs in
+        "workload_map.cli.choices",
         "workload_map.cli.config",
         "workload_map.cli.get_rows",
         "workload_map.cli.humanize",
         "workload_map.cli.live_targets",
         "workload_map.cli.targets",
-        "workload_map.cli.outputs",
+        "workload_map.cli.get_views",
         "workload_map.cli.printers",
         "workload_map.cli.workload_view",
         "workload_map.cli.manifests",
@@ -165,6 +172,7 @@ def test_describe_file_loads_no_cluster_code(tmp_path: Path) -> None:
         "workload_map.cli.suggest",
         "workload_map.cli.describe_cmd",  # the table's lazy import (-f: the offline module)
         "workload_map.cli.context",  # and the context it runs in
+        "workload_map.cli.choices",
         "workload_map.cli.config",
         "workload_map.cli.describe_events",
         "workload_map.cli.describe_view",
@@ -196,3 +204,41 @@ def test_the_table_names_each_commands_module(command: str) -> None:
 
     module = TABLE[command].module
     assert (CLI / (module.rsplit(".", 1)[1] + ".py")).is_file()
+
+
+@pytest.mark.parametrize(
+    ("args", "needs_jq"),
+    [
+        (["crd", "show"], False),
+        (["definitions"], False),
+        (["completion", "bash"], False),
+        (["__complete", "get", "js"], False),
+        (["validate", str(CATALOG_FILE)], True),
+    ],
+    ids=["crd", "definitions", "completion", "complete", "validate"],
+)
+def test_commands_that_evaluate_no_workload_load_no_engine(
+    args: list[str], needs_jq: bool, tmp_path: Path
+) -> None:
+    """The engine (with jq, ~150M instructions of imports) loads only where a workload is
+    read through a definition; ``validate`` compiles the definition's expressions (jq) but
+    evaluates none. Only the owner rule (``engine.owners``, for file readers) and the
+    engine's plain-object helpers may load."""
+    modules, output = importtime(args, tmp_path)
+    assert output.strip()
+    allowed = {
+        "workload_map.engine",  # the package: its names bind on first use
+        "workload_map.engine.errors",
+        "workload_map.engine.objects",
+        "workload_map.engine.owners",
+    }
+    assert ours(modules, "workload_map.engine") <= allowed
+    assert bool(ours(modules, "workload_map.jq")) is needs_jq
+
+
+def test_no_kubeconfig_no_yaml(tmp_path: Path) -> None:
+    """PyYAML is imported to read a kubeconfig file, not to find out there is none:
+    ``definitions`` on a machine without one answers from the catalog alone."""
+    modules, output = importtime(["definitions"], tmp_path)
+    assert "jobset" in output.lower(), output
+    assert loaded(modules, ("yaml",)) == []

@@ -39,7 +39,15 @@ class Command:
     (about 1M instructions of ``wlmap --help``, callgrind).
     """
 
-    __slots__ = ("file_module", "function", "kind", "module", "several_contexts", "shared_output")
+    __slots__ = (
+        "context",
+        "file_module",
+        "function",
+        "kind",
+        "module",
+        "several_contexts",
+        "shared_output",
+    )
 
     def __init__(
         self,
@@ -50,6 +58,7 @@ class Command:
         shared_output: bool = True,
         function: str = "run",
         file_module: str | None = None,
+        context: bool = True,
     ) -> None:
         #: the command's module: the one lazy import of each command (``cli.main._load``)
         self.module = module
@@ -66,6 +75,10 @@ class Command:
         #: the module instead of ``module`` when the command reads files (``-f``): an offline
         #: command loads no cluster code
         self.file_module = file_module
+        #: kind "run" only: the command runs in a :mod:`context <workload_map.cli.context>`
+        #: (settings, the connection); without, ``function(args, stdout)`` and no context
+        #: is loaded (``completion SHELL`` prints a fixed script at every shell's start)
+        self.context = context
 
     def __repr__(self) -> str:
         return f"Command({self.module!r}, {self.kind!r})"
@@ -86,7 +99,7 @@ TABLE: dict[str, Command] = {
     "verify": Command("workload_map.cli.verify_cmd"),
     "crd": Command("workload_map.cli.crd_cmd", shared_output=False),
     "jq": Command("workload_map.cli.jq_cli", kind="raw"),
-    "completion": Command("workload_map.cli.completion"),
+    "completion": Command("workload_map.cli.completion_scripts", context=False),
     "__complete": Command("workload_map.cli.completion"),
     "serve": Command("workload_map.web.main", kind="process", several_contexts=True),
     "exporter": Command("workload_map.exporter.main", kind="process"),

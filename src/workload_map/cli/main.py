@@ -122,6 +122,8 @@ def main(
         if command is None or name is None:
             parser.print_help()
             return OK
+        if not command.context:  # _load's boundary, without the context
+            return int(getattr(_import(command.module), command.function)(args, stdout))
         module, context = _load(command, args)
         ctx = context.for_command(
             name,

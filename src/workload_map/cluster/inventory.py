@@ -57,6 +57,11 @@ __all__ = ["Entry", "Inventory", "NamespaceFilter", "referenced_kinds", "watched
 log = logging.getLogger("workload_map.inventory")
 
 ADDED, MODIFIED, DELETED = "ADDED", "MODIFIED", "DELETED"
+#: distinct owner chains kept as one tuple each (a fleet has one per Job, ReplicaSet…)
+_CHAINS_KEPT = 1 << 16
+#: a pod's links: the uids up its chain that the caches hold, the workloads among them
+#: (nearest first), and the uid where the chain left the caches (None: it ended)
+_Links = tuple[tuple[str, ...], tuple[str, ...], str | None]
 
 
 @dataclass(frozen=True)
@@ -72,14 +77,16 @@ class NamespaceFilter:
         return namespace not in self.exclude
 
 
-@dataclass(frozen=True)
+# slotted: one per workload, 10k and more held at once
+@dataclass(frozen=True, slots=True)
 class Entry:
     """One workload as the inventory sees it.
 
     ``summary`` is the shared evaluation (:mod:`workload_map.engine.summary`: phases, counts,
     requested/pending/held, gangs), computed for every workload when the inventory is read;
     ``view``, the whole describe JSON, is built only when a reader asks for it (a workload's
-    page), then kept with the entry."""
+    page), then kept with the entry. An owned workload listed without its evaluation
+    (:meth:`Inventory.entries`) has neither summary nor pods."""
 
     uid: str
     obj: dict[str, Any]
@@ -134,16 +141,15 @@ class Entry:
         return self._view[0]
 
 
-@dataclass
+@dataclass(slots=True)
 class _Slot:
     obj: dict[str, Any]
     gvk: GVK
-    pods: set[str] = field(default_factory=set)
     entry: Entry | None = None  # memoised; None when dirty
     version: int = 0  # bumped whenever the memo goes stale
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Job:
     """One evaluation to run outside the lock: its inputs, and the slot version they are of."""
 
@@ -235,12 +241,12 @@ class Inventory:
         #: every object a chain may pass, workloads and links, by uid (what walk_chain reads)
         self._owners: dict[str, Mapping[str, Any]] = {}
         self._pods: dict[str, dict[str, Any]] = {}
-        self._pod_owner: dict[str, str] = {}  # pod uid → nearest workload uid
         # indexes that keep every change local: pod uid → (path, owners, missing uid);
         # object uid → pods whose chain passes it; missing uid → pods whose chain stops there;
         # namespace → workloads, and pods that only labels could place
-        self._pod_links: dict[str, tuple[tuple[str, ...], tuple[str, ...], str | None]] = {}
+        self._pod_links: dict[str, _Links] = {}
         self._through: dict[str, set[str]] = {}
+        self._chains: dict[_Links, _Links] = {}  # see _shared_links
         self._waiting: dict[str, set[str]] = {}
         self._ns_workloads: dict[str, set[str]] = {}
         self._orphans: dict[str, set[str]] = {}
@@ -323,8 +329,13 @@ class Inventory:
                 self._workloads[uid] = slot = _Slot(_kept(obj, trimmed), gvk)
                 self._owners[uid] = slot.obj
                 self._ns_workloads.setdefault(namespace, set()).add(uid)
-                # pods waiting for this owner, and orphans its labels may claim
-                self._relink(self._waiting.pop(uid, set()) | self._orphans.get(namespace, set()))
+                # pods waiting for this owner, orphans its labels may claim, and pods whose
+                # chain passed it as a link (it is their workload now)
+                self._relink(
+                    self._waiting.pop(uid, set())
+                    | self._orphans.get(namespace, set())
+                    | self._through.get(uid, set())
+                )
             else:
                 moved = _controller_uid(old.obj) != _controller_uid(obj)
                 old.obj = self._owners[uid] = _kept(obj, trimmed)
@@ -483,15 +494,23 @@ class Inventory:
                 owners = self._by_labels(pod)
                 path = [*path, *owners]  # so that their deletion relinks this pod too
                 self._orphans.setdefault(str(_meta(pod).get("namespace") or ""), set()).add(uid)
-        self._pod_links[uid] = (tuple(path), tuple(owners), missing)
+        links = self._shared_links((tuple(path), tuple(owners), missing))
+        self._pod_links[uid] = links
         for u in path:
             self._through.setdefault(u, set()).add(uid)
-        if owners:
-            self._pod_owner[uid] = owners[0]
         for owner in owners:
-            slot = self._workloads[owner]
-            slot.pods.add(uid)
-            _invalidate(slot)
+            _invalidate(self._workloads[owner])
+
+    def _shared_links(self, links: _Links) -> _Links:
+        """The one kept copy of these links: the pods of one Job have the same (three tuples
+        per pod of a 100k-pod fleet otherwise). Bounded: emptied when full, as kube/trim's
+        table (links kept stay correct; new ones share among themselves)."""
+        found = self._chains.get(links)
+        if found is None:
+            if len(self._chains) >= _CHAINS_KEPT:
+                self._chains.clear()
+            found = self._chains[links] = links
+        return found
 
     def _by_labels(self, pod: Mapping[str, Any]) -> list[str]:
         """For a pod whose chain broke before any workload: the one workload of its namespace
@@ -524,9 +543,7 @@ class Inventory:
         for owner in owners:
             slot = self._workloads.get(owner)
             if slot is not None:
-                slot.pods.discard(uid)
                 _invalidate(slot)
-        self._pod_owner.pop(uid, None)
 
     def _relink(self, pods: set[str]) -> None:
         """Walk these pods' chains again (an owner on their path came, went or moved)."""
@@ -600,13 +617,18 @@ class Inventory:
                 if slot.entry.summary is not None or slot.entry.error or not owned_views:
                     ready.append(slot.entry)
                     continue
-            pods = tuple(self._pods[p] for p in sorted(slot.pods) if p in self._pods)
             top_level = self._top_level(slot.obj)
             if not top_level and not owned_views:
-                entry = Entry(uid, slot.obj, slot.gvk, definition, False, pods, None, None)
-                slot.entry = entry  # a placeholder: entry(uid) still evaluates it
+                # a placeholder, without pods (nothing reads them: entry(uid) evaluates it)
+                entry = Entry(uid, slot.obj, slot.gvk, definition, False, (), None, None)
+                slot.entry = entry
                 ready.append(entry)
                 continue
+            # a workload's pods are those whose chain passes it (every workload on a chain
+            # is one of the pod's owners): one set serves both, 10k workloads' worth
+            pods = tuple(
+                self._pods[p] for p in sorted(self._through.get(uid, ())) if p in self._pods
+            )
             jobs.append(
                 _Job(
                     uid,

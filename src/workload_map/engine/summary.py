@@ -231,7 +231,7 @@ def tally_of(desired: int, requested: Mapping[str, int], facts: Iterable[PodFact
     """The tally of pods with these facts (None: no pods known), under a spec asking
     ``requested`` of ``desired`` pods."""
     if facts is None:
-        return Tally(desired, None, None, None, None, requested, None, None)
+        return Tally(desired, None, None, None, None, _one(requested), None, None)
     current = ready = pending = held = 0
     # summarize gives the pods of one template one facts object, and one request object:
     # count the pods per distinct facts, then per request, and multiply, instead of adding
@@ -262,11 +262,29 @@ def tally_of(desired: int, requested: Mapping[str, int], facts: Iterable[PodFact
         ready,
         pending,
         held,
-        requested,
-        _sum_counted(by_pending),
-        _sum_counted(by_held),
-        _sum_counted(by_current),
+        _one(requested),
+        _one(_sum_counted(by_pending)),
+        _one(_sum_counted(by_held)),
+        _one(_sum_counted(by_current)),
     )
+
+
+#: resource totals kept once by content (read only: a tally's are ``Mapping``s). A fleet's
+#: 10k workloads hold four per tally, a few tallies each, mostly the same few totals
+_TOTALS: dict[tuple[tuple[str, int], ...], Mapping[str, int]] = {}
+_TOTALS_KEPT = 4096
+
+
+def _one(totals: Mapping[str, int]) -> Mapping[str, int]:
+    """The kept copy of these totals (a bounded table, emptied when full: totals already
+    shared stay correct)."""
+    key = tuple(totals.items())
+    found = _TOTALS.get(key)
+    if found is None:
+        if len(_TOTALS) >= _TOTALS_KEPT:
+            _TOTALS.clear()
+        found = _TOTALS[key] = totals
+    return found
 
 
 def _count(counts: dict[int, list[Any]], value: object, pods: int = 1) -> None:

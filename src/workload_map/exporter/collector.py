@@ -454,6 +454,8 @@ class WorkloadCollector:
             f.name: _Lines(f, self._workload_labels if f is WORKLOAD else f.labels)
             for f in FAMILIES
         }
+        #: (name, formatter) of each per-workload family, in exposition order
+        self._each = [(f.name, self._formatters[f.name]) for f in _PER_WORKLOAD]
 
     def describe(self) -> list[Metric]:
         return []  # no families at registration time (they come from the caches)
@@ -543,8 +545,10 @@ class WorkloadCollector:
     def _text(self, memo: _Memo) -> tuple[bytes, ...]:
         if memo.lines is None:
             rows = self._rows_of(memo)
-            formatters = self._formatters
-            memo.lines = tuple(formatters[f.name].text(rows.get(f.name, [])) for f in _PER_WORKLOAD)
+            # most families of a workload are empty (an owned one has one row in all): no call
+            memo.lines = tuple(
+                [lines.text(found) if (found := rows[name]) else b"" for name, lines in self._each]
+            )
             memo.rows = None  # the text is what scrapes read; keep one copy
         return memo.lines
 
