@@ -167,6 +167,12 @@ class InventoryFeed:
         for informer in self.informers():
             if informer.last_error is not None and not informer.synced:
                 continue  # forbidden or not served: reported in problems, not waited for
+            # a list the server refuses (a credential it rejects, no permission, a kind it no
+            # longer serves) is reported in problems, not waited for until the timeout
+            if not informer.wait_answered(max(0.0, deadline - time.monotonic())):
+                return False
+            if not informer.synced:
+                continue
             if not informer.wait_synced(max(0.0, deadline - time.monotonic())):
                 return False
         self.last_sync = time.time()

@@ -49,6 +49,9 @@ __all__ = [
 
 log = logging.getLogger("workload_map.cache")
 
+#: statuses that answer a list for good: unauthorized, forbidden, not served
+_REFUSALS = frozenset({401, 403, 404})
+
 
 class Source(Reader, Streamer, Protocol):
     """What an informer reads through: GETs (the pager) and streams (the watch)."""
@@ -140,6 +143,8 @@ class Informer:
     _synced: threading.Event = field(default_factory=threading.Event, repr=False)
     #: set unless a widened transform's relist is pending (the cache holds narrower objects)
     _wide: threading.Event = field(default_factory=threading.Event, repr=False)
+    #: set once the first list succeeded or the server refused it for good (see wait_answered)
+    _answered: threading.Event = field(default_factory=threading.Event, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _backoff: _Backoff = field(default_factory=_Backoff, repr=False)
     _store: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
@@ -207,6 +212,14 @@ class Informer:
             return False
         return self._wide.wait(None if deadline is None else max(0.0, deadline - time.monotonic()))
 
+    def wait_answered(self, timeout: float | None = None) -> bool:
+        """True once the first list is in the cache or the server refused it with an answer a
+        retry will not change soon (401, 403, 404: bad credentials, no permission, not
+        served); False at the timeout while the server cannot be reached or fails (5xx),
+        which a retry may mend. A caller that waits for several caches thus never sits out
+        its whole timeout on one the server refuses; ``synced`` then says which it was."""
+        return self._answered.wait(timeout)
+
     @property
     def synced(self) -> bool:
         return self._synced.is_set()
@@ -253,6 +266,8 @@ class Informer:
     def _failed(self, exc: Exception) -> None:
         self._backoff.failures += 1
         self.last_error = exc
+        if isinstance(exc, ApiError) and exc.status in _REFUSALS:
+            self._answered.set()
 
     def _list(self) -> None:
         while True:
@@ -269,6 +284,7 @@ class Informer:
         self._backoff.failures = 0
         self._synced.set()
         self._wide.set()
+        self._answered.set()
 
     def _query(self) -> builtins.list[tuple[str, str]]:
         query: builtins.list[tuple[str, str]] = []
