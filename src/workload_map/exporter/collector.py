@@ -23,7 +23,7 @@ bytes: about 0.45 GiB at that size, issue 21).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import chain
 from operator import itemgetter
@@ -384,15 +384,16 @@ class _Lines:
         shown = tuple(_escape(values[i]) for i in self.order)
         return self.template % shown + _number(value) + "\n"
 
-    def text(self, rows: list[Row]) -> bytes:
-        """The rows' lines, encoded (UTF-8, as ``generate_latest``)."""
+    def text(self, rows: list[Row], *, clean: bool = False) -> bytes:
+        """The rows' lines, encoded (UTF-8, as ``generate_latest``). ``clean``: the caller
+        checked that no label value of ``rows`` holds a character to escape."""
         if not rows:
             return b""
         pick = self.pick
         # one check of every value of the rows at once, in C: label values almost never hold
         # a character to escape, and escaping value by value was most of a first scrape's
         # formatting (a call per label of 600k series)
-        if pick is None or _escaped(rows):
+        if pick is None or (not clean and _escaped(rows)):
             line = self.line
             return "".join([line(r) for r in rows]).encode()
         template, numbers = self.template, _NUMBERS
@@ -415,6 +416,12 @@ def _picker(order: list[int]) -> Callable[[tuple[str, ...]], tuple[str, ...]]:
 def _escaped(rows: list[Row]) -> bool:
     """Whether any label value of ``rows`` holds a character the text format escapes."""
     blob = "".join(chain.from_iterable(map(_VALUES, rows)))
+    return "\\" in blob or "\n" in blob or '"' in blob
+
+
+def _any_escaped(families: Iterable[list[Row]]) -> bool:
+    """:func:`_escaped` of the rows of every family of a workload, in one pass."""
+    blob = "".join(chain.from_iterable(map(_VALUES, chain.from_iterable(families))))
     return "\\" in blob or "\n" in blob or '"' in blob
 
 
@@ -545,9 +552,15 @@ class WorkloadCollector:
     def _text(self, memo: _Memo) -> tuple[bytes, ...]:
         if memo.lines is None:
             rows = self._rows_of(memo)
+            # the escape check once for the workload's rows of every family, not once per
+            # family: a first scrape formats 10k workloads of a dozen families each
+            clean = not _any_escaped(rows.values())
             # most families of a workload are empty (an owned one has one row in all): no call
             memo.lines = tuple(
-                [lines.text(found) if (found := rows[name]) else b"" for name, lines in self._each]
+                [
+                    lines.text(found, clean=clean) if (found := rows[name]) else b""
+                    for name, lines in self._each
+                ]
             )
             memo.rows = None  # the text is what scrapes read; keep one copy
         return memo.lines
@@ -674,13 +687,36 @@ def _tally_rows(
         if value is not None:
             out.append(((*key, state), float(value)))
     by_state = rows[resources.name]
-    for state, totals in tally.by_state().items():
+    for state, totals in (
+        ("requested", tally.requested),
+        ("pending", tally.pending_requests),
+        ("held", tally.held_requests),
+    ):
         if totals is not None:
-            by_state += [((*key, r, state), v) for r, v in base_units(totals)]
+            by_state += [((*key, r, state), v) for r, v in _units(totals)]
     old = rows[deprecated.name]
-    old += [((*key, r, "spec"), v) for r, v in base_units(tally.requested)]
+    old += [((*key, r, "spec"), v) for r, v in _units(tally.requested)]
     if tally.current_requests is not None:
-        old += [((*key, r, "pods"), v) for r, v in base_units(tally.current_requests)]
+        old += [((*key, r, "pods"), v) for r, v in _units(tally.current_requests)]
+
+
+#: base_units of totals by identity, the totals kept alongside (so an id is not reused while
+#: its entry lives): the engine keeps equal totals as one object (engine/summary.py), so a
+#: fleet's tallies convert a few distinct totals, each many times
+_UNITS: dict[int, tuple[Mapping[str, int], list[tuple[str, float]]]] = {}
+_UNITS_KEPT = 4096
+
+
+def _units(totals: Mapping[str, int]) -> list[tuple[str, float]]:
+    """:func:`base_units`, memoised by identity (the result is read only)."""
+    found = _UNITS.get(id(totals))
+    if found is not None and found[0] is totals:
+        return found[1]
+    if len(_UNITS) >= _UNITS_KEPT:
+        _UNITS.clear()
+    out = base_units(totals)
+    _UNITS[id(totals)] = (totals, out)
+    return out
 
 
 def base_units(totals: Mapping[str, int]) -> list[tuple[str, float]]:
