@@ -23,7 +23,7 @@ bytes: about 0.45 GiB at that size, issue 21).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import chain
 from operator import itemgetter
@@ -346,6 +346,19 @@ class ExporterHealth:
 _NUMBERS: dict[float, str] = {}
 
 
+#: the same, each followed by the line's end (a row's text then takes one concatenation)
+_NUMBER_LINES: dict[float, str] = {}
+
+
+def _number_line(value: float) -> str:
+    text = _NUMBER_LINES.get(value)
+    if text is None:
+        text = _number(value) + "\n"
+        if len(_NUMBER_LINES) < 65536:
+            _NUMBER_LINES[value] = text
+    return text
+
+
 def _number(value: float) -> str:
     """A sample value as the client prints it (Go's float formatting)."""
     text = _NUMBERS.get(value)
@@ -396,9 +409,9 @@ class _Lines:
         if pick is None or (not clean and _escaped(rows)):
             line = self.line
             return "".join([line(r) for r in rows]).encode()
-        template, numbers = self.template, _NUMBERS
+        template, numbers = self.template, _NUMBER_LINES
         return "".join(
-            [template % pick(v) + (numbers.get(x) or _number(x)) + "\n" for v, x in rows]
+            [template % pick(v) + (numbers.get(x) or _number_line(x)) for v, x in rows]
         ).encode()
 
 
@@ -419,16 +432,25 @@ def _escaped(rows: list[Row]) -> bool:
     return "\\" in blob or "\n" in blob or '"' in blob
 
 
-def _any_escaped(families: Iterable[list[Row]]) -> bool:
-    """:func:`_escaped` of the rows of every family of a workload, in one pass."""
-    blob = "".join(chain.from_iterable(map(_VALUES, chain.from_iterable(families))))
+def _has_escape(values: list[str]) -> bool:
+    """Whether any of ``values`` holds a character the text format escapes."""
+    blob = "".join(values)
     return "\\" in blob or "\n" in blob or '"' in blob
+
+
+#: the label values the collector itself writes (phases, states, sources): checked once here,
+#: so a workload's check reads only the values that come from its objects
+_CONSTANTS_CLEAN = not _has_escape(
+    [*PHASES, *_STATES, "requested", "exporter", "status", "spec", "pods", "total", "scheduled"]
+)
 
 
 @dataclass(slots=True)
 class _Memo:
     entry: Entry
     rows: dict[str, list[Row]] | None  # dropped once formatted (rebuilt if collect() asks)
+    #: no label value of ``rows`` holds a character to escape (see ``WorkloadCollector._rows``)
+    clean: bool = False
     #: the encoded lines of each per-workload family, in :data:`_PER_WORKLOAD` order (a tuple,
     #: not a dict by name: 10k workloads' memos are kept between scrapes)
     lines: tuple[bytes, ...] | None = None
@@ -546,15 +568,17 @@ class WorkloadCollector:
 
     def _rows_of(self, memo: _Memo) -> dict[str, list[Row]]:
         if memo.rows is None:
-            memo.rows = self._rows(memo.entry)
+            memo.rows = self._rows(memo.entry, [])
+            memo.clean = False  # not checked again: the text then escapes value by value
         return memo.rows
 
     def _text(self, memo: _Memo) -> tuple[bytes, ...]:
         if memo.lines is None:
             rows = self._rows_of(memo)
-            # the escape check once for the workload's rows of every family, not once per
-            # family: a first scrape formats 10k workloads of a dozen families each
-            clean = not _any_escaped(rows.values())
+            # the escape check was made once for the workload's rows of every family (when
+            # they were built), not once per family: a first scrape formats 10k workloads of
+            # a dozen families each
+            clean = memo.clean
             # most families of a workload are empty (an owned one has one row in all): no call
             memo.lines = tuple(
                 [
@@ -568,7 +592,9 @@ class WorkloadCollector:
     def _memoised(self, entry: Entry, *, text: bool = False) -> _Memo:
         memo = self._memo.get(entry.uid)
         if memo is None or memo.entry is not entry:
-            memo = _Memo(entry, self._rows(entry))
+            values: list[str] = []
+            memo = _Memo(entry, self._rows(entry, values))
+            memo.clean = _CONSTANTS_CLEAN and not _has_escape(values)
             self._memo[entry.uid] = memo
         if text:
             self._text(memo)
@@ -595,7 +621,10 @@ class WorkloadCollector:
         yield DEFINITION, info
         yield DEFINITION_READY, ready
 
-    def _rows(self, e: Entry) -> dict[str, list[Row]]:
+    def _rows(self, e: Entry, values: list[str]) -> dict[str, list[Row]]:
+        """The workload's rows by family; ``values`` gets every label value they hold that
+        the collector did not write itself (checked for escapes once, not row by row: the
+        workload's identity repeats in every row, so the rows hold ten times as many)."""
         rows: dict[str, list[Row]] = {f.name: [] for f in _PER_WORKLOAD}
         wl = (e.namespace, e.name, e.gvk.kind, e.gvk.group)
         meta = e.obj.get("metadata")
@@ -611,6 +640,7 @@ class WorkloadCollector:
             *(str(obj_labels.get(k, "")) for k in self._copied),
         )
         rows[WORKLOAD.name].append((info, 1.0))
+        values += info  # the identity (wl) included
         summary = e.summary
         if summary is None or not e.top_level:
             # an owned workload (the Jobs of a JobSet) is counted through its top-level one
@@ -630,6 +660,7 @@ class WorkloadCollector:
             reason = (ref.reason or "") if ref.problem else ""
             labels = (*wl, ref.name, kind, ref.object_name or "", reason)
             rows[REFERENCES.name].append((labels, float(ref.found)))
+            values += labels[4:]
         generation, observed = generations(e.obj)
         if generation is not None:
             rows[GENERATION.name].append((wl, generation))
@@ -637,18 +668,23 @@ class WorkloadCollector:
             rows[OBSERVED_GENERATION.name].append((wl, observed))
         if e.error is not None:
             return rows  # counts of a half-evaluated workload would mislead: error counted
-        _tally_rows(rows, PODS, RESOURCES, REQUESTS, wl, summary.totals)
+        _tally_rows(rows, PODS, RESOURCES, REQUESTS, wl, summary.totals, values)
         for c in summary.components:
             key = (*wl, c.component, c.instance)
-            _tally_rows(rows, COMPONENT_PODS, COMPONENT_RESOURCES, COMPONENT_REQUESTS, key, c.tally)
+            values += (c.component, c.instance)
+            _tally_rows(
+                rows, COMPONENT_PODS, COMPONENT_RESOURCES, COMPONENT_REQUESTS, key, c.tally, values
+            )
         gang_min, gang_pods = rows[GANG_MIN.name], rows[GANG_PODS.name]
         for g in summary.gangs:
+            values.append(g.name)
             gang_min.append(((*wl, g.name), float(g.min_member)))
             gang_pods.append(((*wl, g.name, "total"), float(g.current)))
             gang_pods.append(((*wl, g.name, "scheduled"), float(g.scheduled)))
         pod_rows = rows[POD.name]
         ns, name, kind = e.namespace, e.name, e.gvk.kind
         for p in summary.pods:
+            values += (p.name, p.uid, p.component, p.instance, p.replica, p.pod_group)
             pod_rows.append(
                 (
                     (
@@ -675,7 +711,9 @@ def _tally_rows(
     deprecated: Family,
     key: tuple[str, ...],
     tally: Tally,
+    values: list[str],
 ) -> None:
+    """The tally's rows under ``key``; the resource names they hold go to ``values``."""
     out = rows[pods.name]
     for state, value in (
         ("desired", tally.desired),
@@ -693,11 +731,15 @@ def _tally_rows(
         ("held", tally.held_requests),
     ):
         if totals is not None:
-            by_state += [((*key, r, state), v) for r, v in _units(totals)]
+            units = _units(totals)
+            values += [r for r, _ in units]
+            by_state += [((*key, r, state), v) for r, v in units]
     old = rows[deprecated.name]
     old += [((*key, r, "spec"), v) for r, v in _units(tally.requested)]
     if tally.current_requests is not None:
-        old += [((*key, r, "pods"), v) for r, v in _units(tally.current_requests)]
+        units = _units(tally.current_requests)
+        values += [r for r, _ in units]
+        old += [((*key, r, "pods"), v) for r, v in units]
 
 
 #: base_units of totals by identity, the totals kept alongside (so an id is not reused while
