@@ -631,9 +631,8 @@ class Inventory:
                 continue
             # a workload's pods are those whose chain passes it (every workload on a chain
             # is one of the pod's owners): one set serves both, 10k workloads' worth
-            pods = tuple(
-                self._pods[p] for p in sorted(self._through.get(uid, ())) if p in self._pods
-            )
+            known = self._pods
+            pods = tuple([known[p] for p in sorted(self._through.get(uid, ())) if p in known])
             jobs.append(
                 _Job(
                     uid,

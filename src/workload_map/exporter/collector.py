@@ -560,9 +560,10 @@ class WorkloadCollector:
             return
         if reuse is None:
             reuse = []
+            texts = [self._text(m) for m in memos]  # once per workload, not once per family
             for index, family in enumerate(_PER_WORKLOAD):
                 reuse.append(family.header().encode())
-                reuse.extend([self._text(m)[index] for m in memos])
+                reuse.extend([t[index] for t in texts])
             self._steady = (generation, reuse)
         chunks.extend(reuse)
 
