@@ -7,12 +7,17 @@ The CPU time the command used (user + system) is reported too: on a machine shar
 work the wall time mostly measures waiting for a core, the CPU time what ``wlmap`` costs.
 Bytecode caching is on (as for an installed ``wlmap``), with the cache in a temporary folder so
 the checkout stays clean even where ``PYTHONDONTWRITEBYTECODE`` is set.
+
+With ``WLMAP_BENCH_INSTRUCTIONS=1`` (and valgrind installed) each case also runs once under
+``valgrind --tool=callgrind`` and its row gets the process's instruction count: the figure that
+does not move with the machine's load, used for before/after comparisons (docs/cli.md).
 """
 
 from __future__ import annotations
 
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -58,8 +63,33 @@ def _time(argv: list[str]) -> tuple[float, float, int]:
     return time.perf_counter() - started, _cpu() - cpu, done.returncode
 
 
+def instructions(argv: list[str], env: dict[str, str] | None = None) -> int | None:
+    """Instructions the process ``argv`` executes (callgrind's total; PYTHONHASHSEED fixed so
+    that two runs of one tree agree), or None without valgrind or when it fails."""
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        return None
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "callgrind.out"
+        done = subprocess.run(
+            [valgrind, "--tool=callgrind", f"--callgrind-out-file={out}", *argv],
+            capture_output=True,
+            check=False,
+            cwd=ROOT,
+            env={**(env or _ENV), "PYTHONHASHSEED": "0"},
+            timeout=600,
+        )
+        if done.returncode != 0 or not out.is_file():
+            return None
+        for line in out.read_text().splitlines():
+            if line.startswith("totals:"):
+                return int(line.split()[1])
+    return None
+
+
 def run() -> list[dict[str, object]]:
     rows: list[dict[str, object]] = []
+    counting = os.environ.get("WLMAP_BENCH_INSTRUCTIONS") == "1"
     for name, argv, target in CASES:
         _time(argv)  # warm the page cache and .pyc files
         samples, cpus, codes = [], [], set()
@@ -80,6 +110,8 @@ def run() -> list[dict[str, object]]:
                 "verdict": verdict if codes == {0} else f"exit {sorted(codes)}",
             }
         )
+        if counting:
+            rows[-1]["instructions_M"] = round((instructions(argv) or 0) / 1e6, 1) or "-"
     return rows
 
 

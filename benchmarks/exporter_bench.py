@@ -8,12 +8,19 @@ a steady scrape (views memoised), and a scrape after 1% of the pods changed. Tar
 <= 1 s, RSS <= 1 GiB. Alternatives in the same run: the same collector through
 ``prometheus_client.generate_latest`` (re-formats every series), and a flat collector of as many
 ready-made series through it (the floor of any client-formatted exporter of that size).
+Each phase is timed twice: wall time, and the process's CPU time (``*_cpu_s``), which is what
+the phase costs on a machine shared with other work.
+
+``python benchmarks/exporter_bench.py --baseline DIR [ROUNDS]`` runs the same child with another
+checkout's sources (a ``git worktree`` of main), rounds interleaved (baseline, this tree, ...),
+and prints the median CPU time of each phase for both, with the ratio.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -35,25 +42,39 @@ n, each = int(sys.argv[1]), int(sys.argv[2])
 
 workloads, pods = cluster(n, each)
 
-inv = Inventory()
-t0 = time.perf_counter()
-for w in workloads:
-    inv.apply_workload("ADDED", w)
-for p in pods:
-    inv.apply_pod("ADDED", p)
-feed_s = time.perf_counter() - t0
+cpu = {}
 
+def timed(key, fn):
+    t0, c0 = time.perf_counter(), time.process_time()
+    out = fn()
+    cpu[key + "_cpu_s"] = time.process_time() - c0
+    return out, time.perf_counter() - t0
+
+inv = Inventory()
+
+def fed():
+    for w in workloads:
+        inv.apply_workload("ADDED", w)
+    for p in pods:
+        inv.apply_pod("ADDED", p)
+
+_, feed_s = timed("feed", fed)
 collector = WorkloadCollector(inv)
 registry = CollectorRegistry()
 registry.register(collector)
-t0 = time.perf_counter(); text = collector.exposition(); first_s = time.perf_counter() - t0
-t0 = time.perf_counter(); text = collector.exposition(); steady_s = time.perf_counter() - t0
-t0 = time.perf_counter(); generate_latest(registry); client_s = time.perf_counter() - t0
+text, first_s = timed("first", collector.exposition)
+text, steady_s = timed("steady", collector.exposition)
+_, client_s = timed("client", lambda: generate_latest(registry))
+changed = []
 for p in pods[:: 100]:
     p = json.loads(json.dumps(p)); p["metadata"]["resourceVersion"] = "2"
     p["status"]["conditions"][0]["status"] = "False"
-    inv.apply_pod("MODIFIED", p)
-t0 = time.perf_counter(); text = collector.exposition(); changed_s = time.perf_counter() - t0
+    changed.append(p)
+def change():
+    for p in changed:
+        inv.apply_pod("MODIFIED", p)
+    return collector.exposition()
+text, changed_s = timed("changed", change)
 series = text.count(b"\n") - text.count(b"\n#")
 errors = sum(1 for e in inv.entries() if e.error)
 
@@ -69,7 +90,8 @@ t0 = time.perf_counter(); generate_latest(flat); flat_s = time.perf_counter() - 
 rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 print(json.dumps({"workloads": len(workloads), "pods": len(pods), "feed_s": feed_s,
                   "first_s": first_s, "steady_s": steady_s, "changed_s": changed_s,
-                  "flat_s": flat_s, "client_s": client_s, "series": series, "rss": rss, "errors": errors}))
+                  "flat_s": flat_s, "client_s": client_s, "series": series, "rss": rss,
+                  "errors": errors, **cpu}))
 """
 
 
@@ -101,17 +123,42 @@ def kube_state_metrics_row() -> dict[str, object]:
     }
 
 
-def run() -> list[dict[str, object]]:
+def measure(src: Path | None = None) -> dict[str, float]:
+    """One child run, with ``src`` (another checkout's ``src``) first on the path if given."""
+    env = dict(os.environ)
+    if src is not None:
+        env["PYTHONPATH"] = str(src)
     out = subprocess.run(
         [sys.executable, "-c", CHILD, str(WORKLOADS), str(PODS_EACH), str(Path(__file__).parent)],
         capture_output=True,
         text=True,
         timeout=1800,
         cwd=ROOT,
+        env=env,
     )
     if out.returncode != 0:
         raise RuntimeError(out.stderr[-4000:])
-    r = json.loads(out.stdout.strip().splitlines()[-1])
+    r: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
+    return r
+
+
+def against(baseline: str, rounds: int = 5) -> None:
+    """Rounds interleaved (baseline, this tree, ...): the median CPU time of each phase."""
+    got: dict[str, list[dict[str, float]]] = {"baseline": [], "this tree": []}
+    print(f"load {os.getloadavg()[0]:.2f}", flush=True)
+    for _ in range(rounds):
+        for tree, src in (("baseline", Path(baseline) / "src"), ("this tree", ROOT / "src")):
+            got[tree].append(measure(src))
+            print(tree, json.dumps(got[tree][-1]), flush=True)
+    for key in ("feed_cpu_s", "first_cpu_s", "steady_cpu_s", "changed_cpu_s", "client_cpu_s"):
+        b = statistics.median(r[key] for r in got["baseline"])
+        t = statistics.median(r[key] for r in got["this tree"])
+        print(f"{key:<14} baseline {b:8.3f}  this tree {t:8.3f}  ratio {t / max(b, 1e-9):.2f}")
+    print(f"load {os.getloadavg()[0]:.2f}", flush=True)
+
+
+def run() -> list[dict[str, object]]:
+    r = measure()
     gib = r["rss"] / 2**30
     return [
         {
@@ -132,6 +179,9 @@ def run() -> list[dict[str, object]]:
 
 
 if __name__ == "__main__":
+    if len(sys.argv) > 2 and sys.argv[1] == "--baseline":
+        against(sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 5)
+        raise SystemExit(0)
     for row in run():
         for key, value in row.items():
             print(f"{key}: {value}")

@@ -8,11 +8,14 @@ the informers store them); then, the caches synced (``gc.freeze`` as the operato
 time of: the exporter's first complete exposition, the web view's first page of the list
 (the same inventory, so what the exporter evaluated is shared), and the gang controller's cold
 resync. Also the web list alone in a second inventory (``wlmap serve``'s first page) and the
-peak RSS. CPU time, not wall: the project's machines are shared (docs/testing.md).
+peak RSS. CPU time, not wall: the project's machines are shared (docs/testing.md). The peak RSS
+here is of two fleets (the inventory's and the gang runtime's, built apart) and a second
+inventory, no process's: ``fleet_memory_bench.py``'s ``operator`` figure is the operator's,
+one informer store per kind feeding both rooms.
 
 ``python benchmarks/fleet_eval_bench.py --baseline DIR [ROUNDS]`` runs the same child with
-another checkout's sources (a ``git worktree`` of main), rounds interleaved, and prints both
-columns with their ratio. Targets: all three <= 3 s of CPU together, the gang resync <= 3 s, the
+another checkout's sources (a ``git worktree`` of main), rounds interleaved (5 by default), and
+prints the median of each figure for both, with their ratio. Targets: all three <= 3 s of CPU together, the gang resync <= 3 s, the
 web first page <= 2 s.
 """
 
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -145,24 +149,26 @@ def run() -> list[dict[str, object]]:
     ]
 
 
-def against(baseline: str, rounds: int = 1) -> None:
-    """Rounds interleaved (baseline, this tree, ...): minimum CPU per figure, and the ratio."""
-    best: dict[str, dict[str, float]] = {"baseline": {}, "this tree": {}}
+def against(baseline: str, rounds: int = 5) -> None:
+    """Rounds interleaved (baseline, this tree, ...): the median of each figure, and the ratio."""
+    got: dict[str, list[dict[str, float]]] = {"baseline": [], "this tree": []}
+    print(f"load {os.getloadavg()[0]:.2f}", flush=True)
     for _ in range(rounds):
         for tree, src in (("baseline", Path(baseline) / "src"), ("this tree", ROOT / "src")):
             r = measure(src)
             r["all_three_s"] = _total(r)
-            for key, value in r.items():
-                best[tree][key] = min(best[tree].get(key, float("inf")), value)
+            got[tree].append(r)
             print(tree, json.dumps(r), flush=True)
-    for key in best["baseline"]:
-        b, t = best["baseline"][key], best["this tree"][key]
-        print(f"{key:<22} baseline {b:10.2f}  this tree {t:10.2f}  ratio {t / max(b, 1e-9):.2f}")
+    for key in got["baseline"][0]:
+        b = statistics.median(r[key] for r in got["baseline"])
+        t = statistics.median(r[key] for r in got["this tree"])
+        print(f"{key:<22} baseline {b:10.3f}  this tree {t:10.3f}  ratio {t / max(b, 1e-9):.2f}")
+    print(f"load {os.getloadavg()[0]:.2f}", flush=True)
 
 
 if __name__ == "__main__":
     if len(sys.argv) > 2 and sys.argv[1] == "--baseline":
-        against(sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 1)
+        against(sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 5)
     else:
         for row in run():
             for key, value in row.items():

@@ -9,6 +9,12 @@ then the exporter's first exposition, written out as its server streams it (the 
 exporter), or the web list's first page (``wlmap serve``). Figures: RSS once the caches are fed, and the peak (``ru_maxrss``), in GiB;
 the cached pods' bytes counted by ``tracemalloc`` on a 1/10 sample are a third column.
 
+``operator`` is ``wlmap operator`` with gangs and metrics: one informer per kind (one store,
+each object trimmed once with the union of its consumers' trims, as ``kube/cache.py``'s
+``InformerSet`` merges them) feeding both the inventory (exporter) and the gang runtime with
+its controller, as their watches are wired; then the exporter's first exposition and the gang
+controller's cold resync of every JobSet.
+
 ``python benchmarks/fleet_memory_bench.py --baseline DIR`` runs the same children with another
 checkout's sources (a ``git worktree`` of main), interleaved, and prints both with the ratio.
 ``WLMAP_BENCH_JOBSETS`` sets the fleet size (pods are 10 per JobSet). Memory is counted, never
@@ -27,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 JOBSETS = int(os.environ.get("WLMAP_BENCH_JOBSETS", "10000"))
 
 CHILD = r"""
-import datetime as dt, gc, hashlib, json, os, random, resource, sys, tracemalloc, types, uuid
+import datetime as dt, gc, hashlib, inspect, json, os, random, resource, sys, tracemalloc, types, uuid
 sys.path.insert(0, sys.argv[3])
 import fleet
 from workload_map.cluster.inventory import Inventory
@@ -77,20 +83,50 @@ if what == "sample":
 
 inv = Inventory()
 stores = {"JobSet": {}, "Job": {}, "Pod": {}}  # the informers' stores
-for kind, apply, trim in (
-    ("JobSet", inv.apply_workload, lambda o: o),  # the inventory trims workloads itself
-    ("Job", inv.apply_intermediate, trim_intermediate),
-    ("Pod", inv.apply_pod, trim_pod),
-):
+if what == "operator":
+    # one informer per kind serves both rooms (operator/main.py's InformerSet): the trim is the
+    # union of theirs, the handlers are the feed's and the gang watcher's
+    from workload_map.gangs.config import GangConfig
+    from workload_map.gangs.runtime import GangRuntime
+    from workload_map.kube.trim import trim_workload
+    rt = GangRuntime(GangConfig(), miss_wait=0.0)
+    both = lambda apply: (lambda e, o: (apply(e, o), rt.on_object(e, o)))
+    workload = inv.apply_workload
+    if "trimmed" in inspect.signature(workload).parameters:
+        # as cluster/feed.py hands the informer's (trimmed) object over
+        workload = lambda e, o: inv.apply_workload(e, o, trimmed=True)
+    feeds = (
+        ("JobSet", both(workload), trim_workload),
+        ("Job", both(workload), trim_workload | trim_intermediate),
+        ("Pod", both(inv.apply_pod), trim_pod),
+    )
+else:
+    feeds = (
+        ("JobSet", inv.apply_workload, lambda o: o),  # the inventory trims workloads itself
+        ("Job", inv.apply_intermediate, trim_intermediate),
+        ("Pod", inv.apply_pod, trim_pod),
+    )
+for kind, apply, trim in feeds:
     for page in pages(kind):
         for obj in page:
             kept = trim(obj)
             stores[kind][kept["metadata"]["namespace"] + "/" + kept["metadata"]["name"]] = kept
             apply("ADDED", kept)
     del page
+if what == "operator":
+    import argparse
+    from workload_map.gangs.controller import GangController
+    from workload_map.operator.controllers import OperatorConfig
+    args = argparse.Namespace(
+        gang_missed_member_mode="lower-minimum", gang_resync_period=300.0, gang_workers=1
+    )
+    ctl = GangController(rt, OperatorConfig(args=args, namespace="wlmap", identity="bench"))
+    ctl.execute = lambda workload, actions: None  # the writes are the API server's memory
+    for obj in list(rt.cache):  # what the controller's listener indexes as the watches deliver
+        ctl.on_event("ADDED", obj)
 gc.collect(); gc.freeze()
 out = {"pods": len(stores["Pod"]), "fed_gib": rss_gib()}
-if what == "exporter":
+if what in ("exporter", "operator"):
     from workload_map.exporter import WorkloadCollector
     # a fixed clock: the phases' first-seen times are then the same text in both trees
     collector = WorkloadCollector(inv, now=lambda: 1767225600.0)
@@ -109,14 +145,19 @@ if what == "exporter":
         del text
     out["text_mib"] = size / 2**20
     out["text_sha256"] = digest.hexdigest()[:16]  # the same text in both trees
-else:
+if what == "operator":
+    keys = list(ctl._by_uid.values())
+    for key in keys:
+        ctl.reconcile_key(key)
+    out["gang_workloads"] = len(keys)
+if what == "serve":
     from workload_map.web import views
     views.rows(inv, views.Filters(), dt.datetime.now(dt.timezone.utc))
 out["peak_gib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 2**30
 print(json.dumps(out))
 """
 
-PROCESSES = ("exporter", "serve")
+PROCESSES = ("exporter", "serve", "operator")
 
 
 def measure(what: str, src: Path | None = None, jobsets: int = JOBSETS) -> dict[str, float]:

@@ -19,7 +19,8 @@ at most 1.5x kubectl (issue 21), live ``describe`` <= 300 ms, ``describe -f`` <=
 
 kubectl comes from ``$WLMAP_KUBECTL``, else ``$WLMAP_CACHE/bin/kubectl`` (built by
 ``WLMAP_EXTRA_TOOLS=kubectl bash hack/build-apiserver.sh``, what ``make bench`` runs), else
-``PATH``; without one the kubectl rows say so.
+``PATH``; without one the kubectl rows say so. With ``WLMAP_BENCH_INSTRUCTIONS=1`` each wlmap
+row also gets its instruction count (one run under callgrind, see ``cli_bench.py``).
 """
 
 from __future__ import annotations
@@ -35,7 +36,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from cli_bench import DESCRIBE_JOBSET, DESCRIBE_JOBSET_PODS  # type: ignore[import-not-found]
+from cli_bench import (  # type: ignore[import-not-found]
+    DESCRIBE_JOBSET,
+    DESCRIBE_JOBSET_PODS,
+    instructions,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = int(os.environ.get("WLMAP_BENCH_RUNS", "11"))
@@ -173,6 +178,12 @@ def _runs(
     return runs
 
 
+def _label(key: str) -> str:
+    """The row label of a sampled key (``wlmap get jobsets`` -> ``get jobsets``)."""
+    variant, _, name = key.partition(" ")
+    return name if variant == "wlmap" else f"{name} (python -m)" if variant == "wlmap-m" else key
+
+
 def _rows(
     samples: dict[str, list[tuple[float, float, int]]], errors: dict[str, str]
 ) -> list[dict[str, object]]:
@@ -239,6 +250,13 @@ def run() -> list[dict[str, object]]:
                     errors[key] = err.strip().splitlines()[-1] if err.strip() else f"exit {code}"
         load = f"{load_before} -> {_load()}"
         rows = _rows(samples, errors)
+        if os.environ.get("WLMAP_BENCH_INSTRUCTIONS") == "1":
+            counts = {key: instructions(argv, env) for key, argv, env in runs if "wlmap" in key}
+            for row in rows:
+                found = next(
+                    (n for k, n in counts.items() if _label(k) == row.get("case") and n), None
+                )
+                row["instructions_M"] = round(found / 1e6, 1) if found else "-"
         floor = _stats(samples["floor"])
         rows.append(
             {

@@ -443,6 +443,11 @@ LAZY: dict[tuple[str, str], str] = {
     ("workload_map.cli.context", "workload_map.cluster.definitions"): (
         "the same boundary, the same function"
     ),
+    ("workload_map.cli.context", "workload_map.cli.workload_view"): (
+        "the engine's boundary for a command's closing report of expressions past their "
+        "deadline: only after a definition was used (the engine is loaded by then), so crd, "
+        "validate, definitions and completion load no engine (~150M instructions, docs/cli.md)"
+    ),
     ("workload_map.cli.describe_cmd", "workload_map.gangs"): (
         "the gang room (~25 ms of imports), describe --explain only"
     ),

@@ -113,6 +113,16 @@ def test_results_are_independent_copies() -> None:
     assert doc is not None
     doc["spec"] = {}
     assert catalog.document("batch-job-v1")["spec"] != {}  # type: ignore[index]
+    # nested dicts and lists are new too, down to the leaves
+    deep = catalog.document("jobset-x-k8s-io-jobset-v1alpha2")
+    assert deep is not None
+    children = deep["spec"]["structureDefinition"]["childComponents"]
+    children[0]["name"] = "changed"
+    children.append({"name": "extra"})
+    fresh = catalog.document("jobset-x-k8s-io-jobset-v1alpha2")
+    assert fresh is not None
+    assert fresh["spec"]["structureDefinition"]["childComponents"][0]["name"] != "changed"
+    assert {"name": "extra"} not in fresh["spec"]["structureDefinition"]["childComponents"]
 
 
 def test_cluster_objects_carry_the_gvk_labels_and_apply_cleanly() -> None:

@@ -1,9 +1,11 @@
 """The command line's imports: which modules a command loads.
 
 Module sets are read from ``python -X importtime -m workload_map.cli …`` (what the interpreter
-itself reports, never seconds): ``wlmap --help`` loads the command table and nothing of any
-command; ``wlmap get`` loads its own modules and the cluster client, and none of another
-command's. No import circle and imports at the top of files (but the documented start-up
+itself reports, never seconds): ``wlmap --help`` and ``--version`` load the command table and
+nothing of any command, and generate no class; ``wlmap get`` loads its own modules and the
+cluster client, and none of another command's; ``describe -f`` no cluster code. The modules of
+the CLI, the I/O layer, the services and the catalog are pinned exactly (a new module on a
+command's path is a decision, measured: docs/cli.md); the core's are the engine's to choose. No import circle and imports at the top of files (but the documented start-up
 boundaries, the command table's ``cli.main._load`` among them) are checked for the whole package
 in ``tests/test_rooms.py``.
 """
@@ -21,6 +23,7 @@ from tests.cli.http_fake import serve, write_kubeconfig
 
 ROOT = Path(__file__).resolve().parents[2]
 CLI = ROOT / "src" / "workload_map" / "cli"
+CATALOG_FILE = ROOT / "src/workload_map/catalog/data/jobset-x-k8s-io-jobset-v1alpha2.yaml"
 
 
 def importtime(args: list[str], home: Path) -> tuple[set[str], str]:
@@ -43,6 +46,18 @@ def importtime(args: list[str], home: Path) -> tuple[set[str], str]:
     return modules, done.stdout + "\n".join(lines)
 
 
+#: the catalog a command that resolves one kind loads (``definitions`` and ``--all-types`` read
+#: the same modules, with more of the bundle)
+CATALOG_LOOKUP = {
+    "workload_map.catalog",
+    "workload_map.catalog.bundle",
+    "workload_map.catalog.definitions",
+    "workload_map.catalog.registry",
+    "workload_map.catalog.resolution",
+    "workload_map.catalog.stamps",
+}
+
+
 def ours(modules: set[str], prefix: str = "workload_map") -> set[str]:
     return {m for m in modules if m == prefix or m.startswith(prefix + ".")}
 
@@ -51,22 +66,32 @@ def loaded(modules: set[str], names: tuple[str, ...]) -> list[str]:
     return sorted(m for m in modules if any(m == n or m.startswith(n + ".") for n in names))
 
 
-def test_help_loads_the_command_table_and_no_command(tmp_path: Path) -> None:
-    modules, output = importtime(["--help"], tmp_path)
-    assert "usage: wlmap" in output
+@pytest.mark.parametrize("flag", ["--help", "--version", "completion bash"])
+def test_help_loads_the_command_table_and_no_command(flag: str, tmp_path: Path) -> None:
+    """``completion SHELL`` too: it runs at every shell's start and prints a fixed script, so
+    it runs without a context (the table's ``context=False``)."""
+    modules, output = importtime(flag.split(), tmp_path)
+    assert output.strip()
+    if flag.startswith("completion"):
+        assert "__complete" in output
+        modules.discard("workload_map.cli.completion_scripts")
     assert ours(modules) == {
         "workload_map",
         "workload_map.errors",
         "workload_map.cli",
         "workload_map.cli.main",
+        "workload_map.cli.commands",  # the command table and its parsers
         "workload_map.cli.exits",
         "workload_map.cli.style",  # colour for error lines (not cli.render's JSON and YAML)
         "workload_map.cli.suggest",
         "workload_map.kube",
         "workload_map.kube.flags",
     }
-    unused = ("msgspec", "yaml", "json", "hashlib")
-    assert loaded(modules, (*unused, "ssl", "socket", "shutil", "difflib")) == []
+    unused = ("msgspec", "yaml", "json", "hashlib", "ssl", "socket", "shutil", "difflib")
+    # no class of the table is generated at start-up (dataclasses, and the NamedTuple the
+    # command rows were: they compiled code at every start, callgrind, docs/cli.md)
+    generated = ("dataclasses", "inspect", "dis", "tokenize", "ast")
+    assert loaded(modules, (*unused, *generated)) == []
 
 
 def test_get_loads_its_modules_and_no_other_commands(tmp_path: Path) -> None:
@@ -79,23 +104,48 @@ def test_get_loads_its_modules_and_no_other_commands(tmp_path: Path) -> None:
     assert ours(modules, "workload_map.cli") == {
         "workload_map.cli",
         "workload_map.cli.main",
+        "workload_map.cli.commands",
         "workload_map.cli.exits",
         "workload_map.cli.style",
         "workload_map.cli.render",
         "workload_map.cli.suggest",
         "workload_map.cli.get_cmd",  # the table's lazy import
         "workload_map.cli.context",  # and the context it runs in
+        "workload_map.cli.choices",
         "workload_map.cli.config",
         "workload_map.cli.get_rows",
         "workload_map.cli.humanize",
         "workload_map.cli.live_targets",
         "workload_map.cli.targets",
-        "workload_map.cli.outputs",
+        "workload_map.cli.get_views",
         "workload_map.cli.printers",
         "workload_map.cli.workload_view",
         "workload_map.cli.manifests",
     }
-    assert {"workload_map.cluster.connection", "workload_map.kube.transport"} <= modules
+    # the layers below: the connection, its services, and the catalog, nothing more
+    assert ours(modules, "workload_map.kube") == {
+        "workload_map.kube",
+        "workload_map.kube.auth",
+        "workload_map.kube.client",
+        "workload_map.kube.discovery",
+        "workload_map.kube.discovery_cache",
+        "workload_map.kube.errors",
+        "workload_map.kube.flags",
+        "workload_map.kube.kubeconfig",
+        "workload_map.kube.options",
+        "workload_map.kube.pager",
+        "workload_map.kube.senders",
+        "workload_map.kube.transport",
+        "workload_map.kube.wire",
+    }
+    assert ours(modules, "workload_map.cluster") == {
+        "workload_map.cluster",
+        "workload_map.cluster.connection",
+        "workload_map.cluster.definitions",
+        "workload_map.cluster.ownership",
+        "workload_map.cluster.references",
+    }
+    assert ours(modules, "workload_map.catalog") == CATALOG_LOOKUP
     never = (
         "kubernetes",
         "urllib3",
@@ -113,18 +163,82 @@ def test_describe_file_loads_no_cluster_code(tmp_path: Path) -> None:
     job = ROOT / "examples" / "jobset" / "jobset.yaml"
     modules, output = importtime(["describe", "-f", str(job)], tmp_path)
     assert "llm-pretrain" in output, output
-    assert "workload_map.cli.describe_cmd" in modules
-    never = (
-        "workload_map.cluster",
-        "workload_map.cli.describe_live",
-        "workload_map.kube.transport",
-    )
+    assert ours(modules, "workload_map.cli") == {
+        "workload_map.cli",
+        "workload_map.cli.main",
+        "workload_map.cli.commands",
+        "workload_map.cli.exits",
+        "workload_map.cli.style",
+        "workload_map.cli.suggest",
+        "workload_map.cli.describe_cmd",  # the table's lazy import (-f: the offline module)
+        "workload_map.cli.context",  # and the context it runs in
+        "workload_map.cli.choices",
+        "workload_map.cli.config",
+        "workload_map.cli.describe_events",
+        "workload_map.cli.describe_view",
+        "workload_map.cli.file_workload",
+        "workload_map.cli.humanize",
+        "workload_map.cli.manifests",
+        "workload_map.cli.printers",
+        "workload_map.cli.render",
+        "workload_map.cli.targets",
+        "workload_map.cli.workload_view",
+    }
+    # of the I/O layer only the flags, the options and the errors a context names (no request
+    # path, no kubeconfig reader), and short names for TYPE/NAME
+    assert ours(modules, "workload_map.kube") == {
+        "workload_map.kube",
+        "workload_map.kube.errors",
+        "workload_map.kube.flags",
+        "workload_map.kube.options",
+        "workload_map.kube.shortnames",
+    }
+    assert ours(modules, "workload_map.catalog") == CATALOG_LOOKUP
+    never = ("workload_map.cluster", "workload_map.cli.describe_live")
     assert loaded(modules, (*never, "ssl", "socket")) == []
 
 
 @pytest.mark.parametrize("command", ["get", "describe", "verify", "definitions", "completion"])
 def test_the_table_names_each_commands_module(command: str) -> None:
-    from workload_map.cli.main import TABLE
+    from workload_map.cli.commands import TABLE
 
     module = TABLE[command].module
     assert (CLI / (module.rsplit(".", 1)[1] + ".py")).is_file()
+
+
+@pytest.mark.parametrize(
+    ("args", "needs_jq"),
+    [
+        (["crd", "show"], False),
+        (["definitions"], False),
+        (["completion", "bash"], False),
+        (["__complete", "get", "js"], False),
+        (["validate", str(CATALOG_FILE)], True),
+    ],
+    ids=["crd", "definitions", "completion", "complete", "validate"],
+)
+def test_commands_that_evaluate_no_workload_load_no_engine(
+    args: list[str], needs_jq: bool, tmp_path: Path
+) -> None:
+    """The engine (with jq, ~150M instructions of imports) loads only where a workload is
+    read through a definition; ``validate`` compiles the definition's expressions (jq) but
+    evaluates none. Only the owner rule (``engine.owners``, for file readers) and the
+    engine's plain-object helpers may load."""
+    modules, output = importtime(args, tmp_path)
+    assert output.strip()
+    allowed = {
+        "workload_map.engine",  # the package: its names bind on first use
+        "workload_map.engine.errors",
+        "workload_map.engine.objects",
+        "workload_map.engine.owners",
+    }
+    assert ours(modules, "workload_map.engine") <= allowed
+    assert bool(ours(modules, "workload_map.jq")) is needs_jq
+
+
+def test_no_kubeconfig_no_yaml(tmp_path: Path) -> None:
+    """PyYAML is imported to read a kubeconfig file, not to find out there is none:
+    ``definitions`` on a machine without one answers from the catalog alone."""
+    modules, output = importtime(["definitions"], tmp_path)
+    assert "jobset" in output.lower(), output
+    assert loaded(modules, ("yaml",)) == []

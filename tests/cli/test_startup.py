@@ -19,7 +19,8 @@ import pytest
 
 from tests.cli.fake_cluster import JOBSET, FakeAPI, obj, owner_ref, pod
 from tests.cli.http_fake import serve, write_kubeconfig
-from workload_map.cli.main import COMMANDS, LISTING, build_parser, help_width, main
+from workload_map.cli.commands import COMMANDS, LISTING, build_parser, help_width
+from workload_map.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[2]
 JOB = ROOT / "examples" / "jobset" / "jobset.yaml"
@@ -51,7 +52,7 @@ _OFFLINE_NEVER = (
     "workload_map.kube.wire",
     "ssl",
     "socket",
-    "shutil",  # argparse's help width, computed without it (cli.main.help_width)
+    "shutil",  # argparse's help width, computed without it (cli.commands.help_width)
 )
 # and what a live get or describe needs only to watch (get -w): the watch loop and its queue
 _WATCH_ONLY = (
@@ -116,7 +117,7 @@ def test_the_parser_of_one_command_helps_as_the_whole_tree(command: str) -> None
     whole, alone = io.StringIO(), io.StringIO()
     for out, only in ((whole, None), (alone, command)):
         parser = build_parser(out, "wlmap", only)
-        with pytest.raises(Exception) as done:  # --help ends parsing with _Exit(0)
+        with pytest.raises(Exception) as done:  # --help ends parsing with ParserExit(0)
             parser.parse_args([command, "--help"])
         assert getattr(done.value, "status", None) == 0
     assert alone.getvalue() == whole.getvalue()

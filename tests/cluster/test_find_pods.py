@@ -302,9 +302,31 @@ def test_the_shared_index_reads_owners_by_kind_not_one_by_one() -> None:
         cluster.remember(js)
     index = pods_by_owner(cluster, None)
     assert all(len(index.pods_of(js)) == 1 for js in jobsets)
-    assert len([p for p, _, _ in api.calls if "/jobs/" in p]) == ownership.GETS_BEFORE_LIST
+    # the pods, listed first, name 20 Jobs not read yet: their list at once, no GET before it
+    assert [p for p, _, _ in api.calls if "/jobs/" in p] == []
     assert [p for p, _, _ in api.calls if p.endswith("/jobs")] == ["/apis/batch/v1/jobs"]
     assert not [p for p, _, _ in api.calls if "/jobsets" in p]
+
+
+@pytest.mark.parametrize("count", [ownership.GETS_BEFORE_LIST, ownership.GETS_BEFORE_LIST + 1])
+def test_the_shared_index_gets_few_owners_and_lists_many(count: int) -> None:
+    """Up to GETS_BEFORE_LIST owners of a kind the pods name: a GET each (a list of the
+    namespace's Jobs may be far bigger); one more: the kind's metadata-only list alone."""
+    api = FakeAPI(namespace=NS).serve(JOBSET)
+    jobsets = [_jobset(f"js-{i}") for i in range(count)]
+    jobs = [_job(f"js-{i}-w-0", js) for i, js in enumerate(jobsets)]
+    api.add(*jobsets, *jobs, *(pod(f"{j['metadata']['name']}-0", j, namespace=NS) for j in jobs))
+    cluster = Cluster(api)
+    for js in jobsets:
+        cluster.remember(js)
+    index = pods_by_owner(cluster, NS)
+    assert all(len(index.pods_of(js)) == 1 for js in jobsets)
+    gets = [p for p, _, _ in api.calls if "/jobs/" in p]
+    lists = [a for p, _, a in api.calls if p.endswith("/jobs")]
+    if count <= ownership.GETS_BEFORE_LIST:
+        assert (len(gets), lists) == (count, [])
+    else:
+        assert gets == [] and len(lists) == 1 and lists[0] is not None and METADATA in lists[0]
 
 
 def test_the_shared_index_lists_again_when_its_continue_token_expired() -> None:

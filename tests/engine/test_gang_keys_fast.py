@@ -18,7 +18,9 @@ from tests.engine.conftest import karta_dict, root
 from tests.engine.test_pods_fast import ODDS, _engine_only, _EngineOnly
 from workload_map.catalog import catalog
 from workload_map.engine import Workload
+from workload_map.engine.gang_minimums import GangCounter, alpha_minimum
 from workload_map.engine.gang_rules import _Candidate, candidates_of
+from workload_map.engine.gang_views import group_name
 
 LWS = "leaderworkerset.sigs.k8s.io"
 #: label and annotation keys the members below group by, each with values that group pods
@@ -148,3 +150,63 @@ def test_label_and_annotation_keys_are_fields_computed_ones_are_not() -> None:
     assert fields["d"] == (("labels", "g"),)
     lws = [c._fields for c, _, wl in CANDIDATES if wl.karta.name != "t"]
     assert lws and all(f is not None for f in lws)
+
+
+@st.composite
+def lws_pods(draw: st.DrawFn) -> list[Any]:
+    """Pods of the LeaderWorkerSet above: leaders and workers of a few groups, some keys odd
+    or missing (no key, a number, an empty string) and some pods of another workload's name."""
+    out = []
+    for index in range(draw(st.integers(1, 8))):
+        labels: dict[str, Any] = {f"{LWS}/worker-index": draw(st.sampled_from(["0", "1", "2"]))}
+        name = draw(st.sampled_from(["lws", "lws", "other", "", None, 3]))
+        if name is not None:
+            labels[f"{LWS}/name"] = name
+        group = draw(st.sampled_from(["0", "1", "1", "", None, 1]))
+        if group is not None:
+            labels[f"{LWS}/group-index"] = group
+        meta: dict[str, Any] = {"name": f"p{index}", "labels": labels}
+        if labels[f"{LWS}/worker-index"] != "0":
+            meta["annotations"] = {f"{LWS}/leader-name": "lws-0"}
+        out.append({"apiVersion": "v1", "kind": "Pod", "metadata": meta})
+    return out
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(lws_pods())
+def test_grouping_agrees_with_grouping_pod_by_pod(pods: list[Any]) -> None:
+    """alpha_groups (pods of equal keys share one entry; groups are made from the entries)
+    gives what grouping each pod in turn, by keys the jq engine reads, gives: the same groups,
+    pods, keys, minimums and rules, and per pod the same group or reason."""
+    karta, obj = _lws()
+    wl = Workload(karta, obj, pods, owned=True)
+    got = wl.gangs
+    fast, slow, _ = next(c for c in CANDIDATES if c[2].karta.name == wl.karta.name)
+    counter = GangCounter(wl.extractor, wl.placements)
+    grouped: dict[str, list[tuple[Any, tuple[str, ...]]]] = {}
+    want_assigned: list[tuple[str | None, str | None]] = []
+    for pod, placement in zip(wl.candidate_pods, wl.placements, strict=True):
+        if not placement.attributed:
+            want_assigned.append((None, "not attributed to a component"))
+            continue
+        keys, reason = slow.read_keys(pod, _engine_only)
+        if reason is not None:
+            want_assigned.append((None, reason))
+            continue
+        name = group_name(wl.uid, *keys)
+        grouped.setdefault(name, []).append((placement, keys))
+        want_assigned.append((name, None))
+    want = []
+    for name, members in sorted(grouped.items()):
+        found = alpha_minimum(counter, fast.definition, [(k, (p,)) for p, k in members])
+        pod_names = tuple(sorted(p.pod for p, _ in members))
+        want.append((name, pod_names, members[0][1], found.minimum, found.rule, found.error))
+    assert [(g.name, g.pods, g.keys, g.min_member, g.rule, g.error) for g in got.groups] == [
+        w for w in want if w[3] != 0 or w[5] is not None
+    ]
+    assert [(a.group, a.reason) for a in got.assignments] == [
+        (group, reason)
+        if group is None or any(w[0] == group and w[3] for w in want)
+        else (None, "the gang would need no pods (minMember 0): no gang")
+        for group, reason in want_assigned
+    ]

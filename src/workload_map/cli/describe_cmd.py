@@ -18,6 +18,7 @@ import msgspec
 
 from workload_map.catalog.definitions import AmbiguousDefinition, Definition, gvk_text
 from workload_map.catalog.resolution import resolve_gvk
+from workload_map.cli.choices import DESCRIBE_OUTPUTS
 from workload_map.cli.describe_events import render_events
 from workload_map.cli.describe_view import RenderOptions, render_describe
 from workload_map.cli.exits import (
@@ -47,7 +48,7 @@ if TYPE_CHECKING:
 
 __all__ = ["OUTPUTS", "Found", "check_kind", "definition_from_file", "gang_pods", "run", "show"]
 
-OUTPUTS = ("table", "json", "yaml", "name")
+OUTPUTS = DESCRIBE_OUTPUTS
 
 
 class Found(msgspec.Struct, frozen=True):

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from workload_map.cli.choices import GET_OUTPUTS, PHASES
 from workload_map.cli.exits import ERROR, NOT_FOUND, OK, CliError, JsonPathError, UsageError
 from workload_map.cli.get_rows import PODS_UNKNOWN, Row, make_row
 from workload_map.cli.humanize import age
@@ -47,18 +48,7 @@ if TYPE_CHECKING:
 
 __all__ = ["OUTPUTS", "PHASES", "Request", "parse_requests", "run"]
 
-PHASES = (
-    "Undefined",
-    "Resuming",
-    "Suspending",
-    "Suspended",
-    "Running",
-    "Failed",
-    "Completed",
-    "Initializing",
-    "Degraded",
-)
-OUTPUTS = ("table", "wide", "json", "yaml", "name")
+OUTPUTS = GET_OUTPUTS
 
 
 def _phases(values: list[str]) -> set[str]:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from workload_map.cli.outputs import GetItem, GetMetadata
+from workload_map.cli.get_views import GetItem, GetMetadata
 from workload_map.cli.workload_view import DescribeFailed, describe_view
 from workload_map.cluster.ownership import find_pods
 from workload_map.cluster.references import run_resolver

@@ -3,15 +3,16 @@
 ``python -m workload_map.cli.schemas --out schemas`` (``make schemas``) writes them; ``--check``
 exits 1 when one is stale. The engine's (``describe``, ``resources``) come from
 :data:`workload_map.engine.schemas.SCHEMAS`; the CLI's own outputs (``get``, ``definitions``,
-``verify --dump``) from :mod:`workload_map.cli.outputs`, here because the core may not import
-the CLI.
+``verify --dump``) from :mod:`workload_map.cli.get_views` and :mod:`workload_map.cli.outputs`,
+here because the core may not import the CLI.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from workload_map.cli.outputs import DefinitionsList, GetItem, GetList, KartaObject, Prediction
+from workload_map.cli.get_views import GetItem, GetList
+from workload_map.cli.outputs import DefinitionsList, KartaObject, Prediction
 from workload_map.engine.schemas import SCHEMAS as ENGINE_SCHEMAS
 from workload_map.engine.schemas import Schema
 from workload_map.engine.schemas import main as write_schemas

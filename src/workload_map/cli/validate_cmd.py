@@ -1,11 +1,12 @@
-"""``wlmap validate FILE|- [--crd CRD]``: the author's check before a definition ships.
+"""``wlmap validate FILE|- [--crd CRD]...``: the author's check before a definition ships.
 
 Prints ``OK: …`` or ``INVALID: …`` plus one finding per line on stdout, advice as ``warning: …``
 on stderr, and exits 0 (valid), 1 (invalid, including schema problems such as an unknown field,
 a wrong type or an unsupported apiVersion) or 2 (unreadable, not YAML/JSON, or a document that is
 not an object).
 
-``--crd`` takes a file of one or more CRDs (several documents, or a ``kind: List``): the root
+``--crd`` takes a file of one or more CRDs (several documents, or a ``kind: List``), and may be
+given more than once (the CRDs of every file count together, as if they were one file): the root
 kind's checks the workload paths, and the CRD of a kind a reference reads (a TrainJob's
 ``ClusterTrainingRuntime``) checks every ``$name`` path against that kind's schema.
 """
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import argparse
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import IO, Any
 
 from workload_map import model
@@ -59,13 +60,11 @@ def _defines(crd: Mapping[str, Any], group: str, kind: str) -> bool:
 
 
 def _pick_crd(
-    docs: list[Any], path: str, group: str | None, kind: str | None, karta: Any = None
+    docs: list[Any], group: str | None, kind: str | None, karta: Any = None
 ) -> Mapping[str, Any] | None:
-    """The CRD of the root kind; None when the file holds only the CRDs of kinds the
+    """The CRD of the root kind; None when the files hold only the CRDs of kinds the
     definition's references read (their checks run; the root's paths are then not checked)."""
     crds = _crds(docs)
-    if not crds:
-        raise UsageError(f"{path} contains no CustomResourceDefinition")
     if karta is not None and not any(_defines(c, group or "", kind or "") for c in crds):
         referenced = [
             g
@@ -119,27 +118,43 @@ def _labelled(path: str, docs: list[Any]) -> list[tuple[str, Any]]:
 
 
 def run_args(args: argparse.Namespace, ctx: Context) -> int:
-    """``wlmap validate FILE [--crd CRDFILE]`` (the command table's entry)."""
+    """``wlmap validate FILE [--crd CRDFILE]...`` (the command table's entry)."""
     if ctx.settings.output_source == "-o":
         raise UsageError("validate does not take -o; it prints OK or INVALID with findings")
     return run(args.file, args.crd, ctx.stdin, ctx.stdout, ctx.stderr)
 
 
+def _read_crds(paths: Sequence[str], stdin: IO[str] | None) -> list[Any]:
+    """The documents of every CRD file, in order; each file must hold a CRD (the error names
+    the one that does not)."""
+    docs: list[Any] = []
+    for path in paths:
+        found = parse_documents(read_text(path, stdin), source=path)
+        if not _crds(found):
+            raise UsageError(f"{path} contains no CustomResourceDefinition")
+        docs.extend(found)
+    return docs
+
+
 def run(
     path: str,
-    crd: str | None,
+    crd: str | Sequence[str] | None,
     stdin: IO[str] | None,
     stdout: IO[str],
     stderr: IO[str],
 ) -> int:
-    """Validate the Karta definition(s) at ``path`` (``-`` for stdin); return the exit code."""
+    """Validate the Karta definition(s) at ``path`` (``-`` for stdin) against the CRD files
+    ``crd`` (one path or several; none for no schema checks); return the exit code."""
 
     name = path
+    crd_paths = [crd] if isinstance(crd, str) else list(crd or ())
+    # how warnings name the CRD files: the one file, or all of them
+    crd_names = ", ".join(crd_paths)
     try:
         text = read_text(path, stdin)
         crd_docs = None
-        if crd is not None:
-            crd_docs = parse_documents(read_text(crd, stdin if path != "-" else None), source=crd)
+        if crd_paths:
+            crd_docs = _read_crds(crd_paths, stdin if path != "-" else None)
     except UsageError as exc:  # the file itself cannot be read
         stderr.write(f"error: {exc.message}\n")
         return _UNREADABLE
@@ -169,20 +184,12 @@ def run(
         target = None
         if crd_docs is not None and karta is not None:
             gvk = karta.root_gvk
-            try:
-                target = _pick_crd(
-                    crd_docs,
-                    str(crd),
-                    gvk.group if gvk else None,
-                    gvk.kind if gvk else None,
-                    karta,
-                )
-            except UsageError as exc:
-                stderr.write(f"error: {exc.message}\n")
-                return _UNREADABLE
+            target = _pick_crd(
+                crd_docs, gvk.group if gvk else None, gvk.kind if gvk else None, karta
+            )
             if target is None:
                 stderr.write(
-                    f"warning: {where}: {crd} holds no CRD of {gvk.kind if gvk else 'its root'}"
+                    f"warning: {where}: {crd_names} {'holds' if len(crd_paths) == 1 else 'hold'} no CRD of {gvk.kind if gvk else 'its root'}"
                     "; only the paths reading references were checked\n"
                 )
         findings: list[Finding]

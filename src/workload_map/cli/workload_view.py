@@ -9,11 +9,13 @@ is left to the one boundary in ``cli.main``.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from workload_map.cli.exits import ERROR, CliError
 from workload_map.cli.manifests import describe_object
 from workload_map.engine import Workload
+from workload_map.engine.structure import prepare
 from workload_map.errors import WlmapError
 from workload_map.jq import JqError
 
@@ -21,7 +23,14 @@ if TYPE_CHECKING:
     from workload_map.catalog.definitions import Definition
     from workload_map.engine import Workload
 
-__all__ = ["DescribeFailed", "describe_view", "engine_errors", "read_workload", "view_name"]
+__all__ = [
+    "DescribeFailed",
+    "describe_view",
+    "engine_errors",
+    "read_workload",
+    "timed_out_expressions",
+    "view_name",
+]
 
 
 def engine_errors() -> tuple[type[Exception], ...]:
@@ -29,6 +38,20 @@ def engine_errors() -> tuple[type[Exception], ...]:
     first use: the jq package is a good part of a command's start-up)."""
 
     return (WlmapError, JqError)
+
+
+def timed_out_expressions(used: Iterable[Definition]) -> list[tuple[str, str]]:
+    """(definition, expression) of every expression of the ``used`` definitions that ran past
+    its deadline (the engine stopped evaluating it for the rest of the command)."""
+    broken: tuple[type[BaseException], ...] = (*engine_errors(), RecursionError)
+    out: list[tuple[str, str]] = []
+    for definition in used:
+        try:
+            structure = prepare(definition.karta, validate=False)  # cached by the engine
+        except broken:  # a broken definition has no timings to report
+            continue
+        out.extend((definition.name, text) for text in structure.expressions.timed_out())
+    return out
 
 
 class DescribeFailed(CliError):

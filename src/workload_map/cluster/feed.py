@@ -179,7 +179,7 @@ class InventoryFeed:
         """Watch every kind the definitions in force need and the cluster serves."""
         roots, links = watched_kinds(self.inventory.definitions())
         for gvks, handler, transform in (
-            (roots, self.inventory.apply_workload, trim_workload),
+            (roots, self._apply_workload, trim_workload),
             (links, self.inventory.apply_intermediate, trim_intermediate),
         ):
             for gvk in sorted(gvks, key=str):
@@ -212,6 +212,10 @@ class InventoryFeed:
                 informer = self._watch(path, trim_workload, res.kind, res.api_version)
                 informer.add_handler(self.inventory.apply_referenced)
                 self.inventory.reference_unavailable(gvk.group, gvk.kind, None)
+
+    def _apply_workload(self, event: str, obj: dict[str, Any]) -> None:
+        # the informer's transform keeps at least trim_workload's fields (merged per path)
+        self.inventory.apply_workload(event, obj, trimmed=True)
 
     def _served_version(self, gvk: GVK) -> APIResource | None:
         """Another served version of a referenced kind (a definition names one version; the

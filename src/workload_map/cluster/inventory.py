@@ -19,7 +19,8 @@ A definition's references (a TrainJob's runtime) are answered from the reference
 watches deliver (``apply_referenced``; :func:`referenced_kinds` says which kinds). Each
 evaluation records what it read, so a referenced object that changes re-evaluates exactly the
 workloads that read it; a kind that cannot be watched (not served, forbidden) is reported per
-workload as such (:meth:`Inventory.reference_unavailable`), not as "not found".
+workload as such (:meth:`Inventory.reference_unavailable`), not as "not found". The objects and
+who read what are kept by :class:`~workload_map.cluster.referenced.ReferencedObjects`.
 
 Summaries are memoised per (definition, workload resourceVersion, pods' resourceVersions): a change
 marks only the workloads whose pods or objects changed, so a scrape of 10k workloads costs the
@@ -37,6 +38,7 @@ from typing import Any
 
 from workload_map.catalog import catalog as builtin
 from workload_map.catalog.definitions import Definition
+from workload_map.cluster.referenced import ReadKey, ReferencedObjects, referenced_kinds
 from workload_map.engine import Workload
 from workload_map.engine.owners import (
     chain_uids,
@@ -44,14 +46,7 @@ from workload_map.engine.owners import (
     label_verdict,
     walk_chain,
 )
-from workload_map.engine.references import (
-    ReferenceRequest,
-    ReferenceUnavailable,
-    ReferenceView,
-    Resolution,
-    Resolver,
-)
-from workload_map.engine.references import referenced_kinds as definition_references
+from workload_map.engine.references import ReferenceView, Resolution, Resolver
 from workload_map.engine.summary import WorkloadSummary, summarize
 from workload_map.errors import WlmapError
 from workload_map.kube.trim import trim_workload
@@ -62,6 +57,11 @@ __all__ = ["Entry", "Inventory", "NamespaceFilter", "referenced_kinds", "watched
 log = logging.getLogger("workload_map.inventory")
 
 ADDED, MODIFIED, DELETED = "ADDED", "MODIFIED", "DELETED"
+#: distinct owner chains kept as one tuple each (a fleet has one per Job, ReplicaSet…)
+_CHAINS_KEPT = 1 << 16
+#: a pod's links: the uids up its chain that the caches hold, the workloads among them
+#: (nearest first), and the uid where the chain left the caches (None: it ended)
+_Links = tuple[tuple[str, ...], tuple[str, ...], str | None]
 
 
 @dataclass(frozen=True)
@@ -77,14 +77,16 @@ class NamespaceFilter:
         return namespace not in self.exclude
 
 
-@dataclass(frozen=True)
+# slotted: one per workload, 10k and more held at once
+@dataclass(frozen=True, slots=True)
 class Entry:
     """One workload as the inventory sees it.
 
     ``summary`` is the shared evaluation (:mod:`workload_map.engine.summary`: phases, counts,
     requested/pending/held, gangs), computed for every workload when the inventory is read;
     ``view``, the whole describe JSON, is built only when a reader asks for it (a workload's
-    page), then kept with the entry."""
+    page), then kept with the entry. An owned workload listed without its evaluation
+    (:meth:`Inventory.entries`) has neither summary nor pods."""
 
     uid: str
     obj: dict[str, Any]
@@ -139,18 +141,15 @@ class Entry:
         return self._view[0]
 
 
-@dataclass
+@dataclass(slots=True)
 class _Slot:
     obj: dict[str, Any]
     gvk: GVK
-    pods: set[str] = field(default_factory=set)
     entry: Entry | None = None  # memoised; None when dirty
     version: int = 0  # bumped whenever the memo goes stale
-    #: what the memoised evaluation read through its references (see ``_ReadKey``)
-    reads: frozenset[_ReadKey] = frozenset()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Job:
     """One evaluation to run outside the lock: its inputs, and the slot version they are of."""
 
@@ -162,15 +161,9 @@ class _Job:
     gvk: GVK
     pods: tuple[dict[str, Any], ...]
     top_level: bool
-    #: the inventory's reference version when the job was made (a referenced object that
+    #: the referenced objects' version when the job was made (a referenced object that
     #: changed during the evaluation makes its result stale)
     ref_version: int = 0
-
-
-#: one read of a reference: (group, kind, name), name None for a list by labels. The namespace
-#: is left out: a lookup may find a cluster-scoped object under any namespace, and a key that
-#: matches too much only re-evaluates a workload once more
-_ReadKey = tuple[str, str, str | None]
 
 
 def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -217,12 +210,6 @@ def watched_kinds(definitions: Iterable[Definition]) -> tuple[set[GVK], set[GVK]
     return roots, links - roots
 
 
-def referenced_kinds(definitions: Iterable[Definition]) -> set[GVK]:
-    """Every kind the definitions' references may read (watched beside the workloads; a kind
-    a definition may never read, a Secret, is not among them)."""
-    return {gvk for d in definitions for gvk in definition_references(d.karta)}
-
-
 class Inventory:
     """Workloads, intermediates, pods and definitions, fed by watch events; thread-safe.
 
@@ -254,12 +241,12 @@ class Inventory:
         #: every object a chain may pass, workloads and links, by uid (what walk_chain reads)
         self._owners: dict[str, Mapping[str, Any]] = {}
         self._pods: dict[str, dict[str, Any]] = {}
-        self._pod_owner: dict[str, str] = {}  # pod uid → nearest workload uid
         # indexes that keep every change local: pod uid → (path, owners, missing uid);
         # object uid → pods whose chain passes it; missing uid → pods whose chain stops there;
         # namespace → workloads, and pods that only labels could place
-        self._pod_links: dict[str, tuple[tuple[str, ...], tuple[str, ...], str | None]] = {}
+        self._pod_links: dict[str, _Links] = {}
         self._through: dict[str, set[str]] = {}
+        self._chains: dict[_Links, _Links] = {}  # see _shared_links
         self._waiting: dict[str, set[str]] = {}
         self._ns_workloads: dict[str, set[str]] = {}
         self._orphans: dict[str, set[str]] = {}
@@ -267,12 +254,8 @@ class Inventory:
         self._logged: set[tuple[str, str]] = set()
         self.generation = 0  # bumped on every change (watchers of the inventory poll it)
         self._listeners: list[Callable[[], None]] = []
-        # references: referenced objects by (group, kind) then (namespace, name); kinds that
-        # cannot be read, with why; which workloads read what; a version bumped on every change
-        self._referenced: dict[tuple[str, str], dict[tuple[str, str], Mapping[str, Any]]] = {}
-        self._unavailable: dict[tuple[str, str], tuple[str, str]] = {}
-        self._readers: dict[_ReadKey, set[str]] = {}
-        self._ref_version = 0
+        # the lock is shared: an evaluation's reads are recorded where its entry is stored
+        self._refs = ReferencedObjects(self._lock)
         self._resolve()
 
     # -- definitions ----------------------------------------------------------------------
@@ -322,7 +305,10 @@ class Inventory:
 
     # -- objects --------------------------------------------------------------------------
 
-    def apply_workload(self, event: str, obj: Mapping[str, Any]) -> None:
+    def apply_workload(self, event: str, obj: Mapping[str, Any], *, trimmed: bool = False) -> None:
+        """A workload's watch event. ``trimmed``: ``obj`` is already what
+        :data:`~workload_map.kube.trim.trim_workload` keeps (an informer trimmed it so), and is
+        kept as it is rather than copied by a second trim."""
         uid, gvk = _uid(obj), _gvk_of(obj)
         namespace = str(_meta(obj).get("namespace") or "")
         if not uid or gvk is None or not self._keep(namespace):
@@ -331,8 +317,7 @@ class Inventory:
             old = self._workloads.get(uid)
             if event == DELETED:
                 if old is not None:
-                    for key in old.reads:
-                        self._readers.get(key, set()).discard(uid)
+                    self._refs.forget(uid)
                     del self._workloads[uid]
                     if uid in self._links:  # (workloads win while both hold the uid)
                         self._owners[uid] = self._links[uid]
@@ -341,14 +326,19 @@ class Inventory:
                     self._ns_workloads.get(namespace, set()).discard(uid)
                     self._relink(self._through.pop(uid, set()))
             elif old is None:
-                self._workloads[uid] = slot = _Slot(trim_workload(obj), gvk)
+                self._workloads[uid] = slot = _Slot(_kept(obj, trimmed), gvk)
                 self._owners[uid] = slot.obj
                 self._ns_workloads.setdefault(namespace, set()).add(uid)
-                # pods waiting for this owner, and orphans its labels may claim
-                self._relink(self._waiting.pop(uid, set()) | self._orphans.get(namespace, set()))
+                # pods waiting for this owner, orphans its labels may claim, and pods whose
+                # chain passed it as a link (it is their workload now)
+                self._relink(
+                    self._waiting.pop(uid, set())
+                    | self._orphans.get(namespace, set())
+                    | self._through.get(uid, set())
+                )
             else:
                 moved = _controller_uid(old.obj) != _controller_uid(obj)
-                old.obj = self._owners[uid] = trim_workload(obj)
+                old.obj = self._owners[uid] = _kept(obj, trimmed)
                 _invalidate(old)
                 if moved:
                     self._relink(set(self._through.get(uid, ())))
@@ -396,19 +386,8 @@ class Inventory:
         """An object of a kind some definition's references read: kept (namespace filter not
         applied: a runtime may be cluster-scoped or live in another namespace), and every
         workload whose evaluation read it (or listed its kind) is evaluated again."""
-        gvk = _gvk_of(obj)
-        name = str(_meta(obj).get("name") or "")
-        if gvk is None or not name:
-            return
-        key = (str(_meta(obj).get("namespace") or ""), name)
         with self._lock:
-            objects = self._referenced.setdefault((gvk.group, gvk.kind), {})
-            if event == DELETED:
-                if objects.pop(key, None) is None:
-                    return
-            else:
-                objects[key] = obj
-            self._reread({(gvk.group, gvk.kind, name), (gvk.group, gvk.kind, None)})
+            self._reread(self._refs.apply(event, obj))
 
     def reference_unavailable(
         self, group: str, kind: str, reason: str | None, why: str = ""
@@ -417,59 +396,23 @@ class Inventory:
         ``error``) and ``why`` when it cannot, None when it can again. Workloads that read the
         kind are evaluated again when this changes."""
         with self._lock:
-            before = self._unavailable.get((group, kind))
-            now = (reason, why) if reason is not None else None
-            if before == now:
-                return
-            if now is None:
-                del self._unavailable[(group, kind)]
-            else:
-                self._unavailable[(group, kind)] = now
-            self._reread({k for k in self._readers if k[:2] == (group, kind)})
+            self._reread(self._refs.set_unavailable(group, kind, reason, why))
 
-    def _reread(self, keys: set[_ReadKey]) -> None:
-        """Under the lock: the workloads that read any of ``keys`` are stale."""
-        self._ref_version += 1
-        stale: set[str] = set()
-        for key in keys:
-            stale |= self._readers.pop(key, set())
+    def _reread(self, stale: set[str] | None) -> None:
+        """Under the lock: these workloads read a referenced object that changed (None: no
+        referenced object changed)."""
+        if stale is None:
+            return
         for uid in stale:
             slot = self._workloads.get(uid)
             if slot is not None:
                 _invalidate(slot)
         self._changed()
 
-    def resolver(self, reads: set[_ReadKey] | None = None) -> Resolver:
+    def resolver(self, reads: set[ReadKey] | None = None) -> Resolver:
         """A resolver of references over the referenced objects held (what each evaluation
         binds); every read is added to ``reads``."""
-
-        def resolve(request: ReferenceRequest) -> Any:
-            group, kind = request.kind.group, request.kind.kind
-            if reads is not None:
-                reads.add((group, kind, request.object_name))
-            with self._lock:
-                unavailable = self._unavailable.get((group, kind))
-                if unavailable is not None:
-                    raise ReferenceUnavailable(*unavailable)
-                objects = self._referenced.get((group, kind), {})
-                if request.object_name is not None:
-                    namespace = request.namespace or ""
-                    # a cluster-scoped object is held under no namespace
-                    return objects.get((namespace, request.object_name)) or objects.get(
-                        ("", request.object_name)
-                    )
-                wanted = request.match_labels or {}
-                found = []
-                for (namespace, _), obj in sorted(objects.items()):
-                    if request.namespace and namespace not in ("", request.namespace):
-                        continue
-                    labels = _meta(obj).get("labels")
-                    labels = labels if isinstance(labels, Mapping) else {}
-                    if all(labels.get(k) == v for k, v in wanted.items()):
-                        found.append(obj)
-                return found
-
-        return resolve
+        return self._refs.resolver(reads)
 
     def apply_documents(self, objects: Iterable[dict[str, Any]]) -> None:
         """Objects of files, as a cluster's watches would deliver them: Kartas, then workloads
@@ -551,15 +494,23 @@ class Inventory:
                 owners = self._by_labels(pod)
                 path = [*path, *owners]  # so that their deletion relinks this pod too
                 self._orphans.setdefault(str(_meta(pod).get("namespace") or ""), set()).add(uid)
-        self._pod_links[uid] = (tuple(path), tuple(owners), missing)
+        links = self._shared_links((tuple(path), tuple(owners), missing))
+        self._pod_links[uid] = links
         for u in path:
             self._through.setdefault(u, set()).add(uid)
-        if owners:
-            self._pod_owner[uid] = owners[0]
         for owner in owners:
-            slot = self._workloads[owner]
-            slot.pods.add(uid)
-            _invalidate(slot)
+            _invalidate(self._workloads[owner])
+
+    def _shared_links(self, links: _Links) -> _Links:
+        """The one kept copy of these links: the pods of one Job have the same (three tuples
+        per pod of a 100k-pod fleet otherwise). Bounded: emptied when full, as kube/trim's
+        table (links kept stay correct; new ones share among themselves)."""
+        found = self._chains.get(links)
+        if found is None:
+            if len(self._chains) >= _CHAINS_KEPT:
+                self._chains.clear()
+            found = self._chains[links] = links
+        return found
 
     def _by_labels(self, pod: Mapping[str, Any]) -> list[str]:
         """For a pod whose chain broke before any workload: the one workload of its namespace
@@ -592,9 +543,7 @@ class Inventory:
         for owner in owners:
             slot = self._workloads.get(owner)
             if slot is not None:
-                slot.pods.discard(uid)
                 _invalidate(slot)
-        self._pod_owner.pop(uid, None)
 
     def _relink(self, pods: set[str]) -> None:
         """Walk these pods' chains again (an owner on their path came, went or moved)."""
@@ -668,13 +617,18 @@ class Inventory:
                 if slot.entry.summary is not None or slot.entry.error or not owned_views:
                     ready.append(slot.entry)
                     continue
-            pods = tuple(self._pods[p] for p in sorted(slot.pods) if p in self._pods)
             top_level = self._top_level(slot.obj)
             if not top_level and not owned_views:
-                entry = Entry(uid, slot.obj, slot.gvk, definition, False, pods, None, None)
-                slot.entry = entry  # a placeholder: entry(uid) still evaluates it
+                # a placeholder, without pods (nothing reads them: entry(uid) evaluates it)
+                entry = Entry(uid, slot.obj, slot.gvk, definition, False, (), None, None)
+                slot.entry = entry
                 ready.append(entry)
                 continue
+            # a workload's pods are those whose chain passes it (every workload on a chain
+            # is one of the pod's owners): one set serves both, 10k workloads' worth
+            pods = tuple(
+                self._pods[p] for p in sorted(self._through.get(uid, ())) if p in self._pods
+            )
             jobs.append(
                 _Job(
                     uid,
@@ -685,7 +639,7 @@ class Inventory:
                     slot.gvk,
                     pods,
                     top_level,
-                    self._ref_version,
+                    self._refs.version,
                 )
             )
         return ready, jobs
@@ -695,7 +649,7 @@ class Inventory:
         summary: WorkloadSummary | None = None
         error: str | None = None
         resolution: Resolution | None = None
-        reads: set[_ReadKey] = set()
+        reads: set[ReadKey] = set()
         try:
             if self._evaluate is _summarize and _has_references(job.definition):
                 workload = _workload(job.definition, job.obj, list(job.pods), self.resolver(reads))
@@ -721,16 +675,14 @@ class Inventory:
         )
         with self._lock:
             current = self._workloads.get(job.uid) is job.slot and job.slot.version == job.version
-            if reads and job.ref_version != self._ref_version:
+            if reads and job.ref_version != self._refs.version:
                 current = False  # a referenced object changed while it was read
             stored = job.slot.entry
             placeholder = stored is not None and stored.summary is None and stored.error is None
             if not current or (stored is not None and not placeholder):
                 return entry  # stale inputs, or another reader stored it first
             job.slot.entry = entry
-            job.slot.reads = frozenset(reads)
-            for key in reads:
-                self._readers.setdefault(key, set()).add(job.uid)
+            self._refs.record(job.uid, reads)
             self._log_references(job, entry)
             if error is not None:
                 name = job.definition.name
@@ -763,6 +715,14 @@ class Inventory:
                     meta.get("name"),
                     problem,
                 )
+
+
+def _kept(obj: Mapping[str, Any], trimmed: bool) -> dict[str, Any]:
+    """What the inventory keeps of a workload: the informer's own object when it trimmed it
+    (a second trim would only copy it: two copies of 10k workloads, and their trim's time)."""
+    if trimmed and type(obj) is dict:
+        return obj
+    return trim_workload(obj)
 
 
 def _invalidate(slot: _Slot) -> None:

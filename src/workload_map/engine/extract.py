@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
+
+import msgspec
 
 from workload_map.engine.errors import DefinitionNotFoundError, EngineError, ExtractionError
 from workload_map.engine.runner import Evaluations, lookup
@@ -108,9 +109,12 @@ class Scale:
 NO_SCALE = Scale()
 
 
-@dataclass
-class ExtractedInstance:
-    """The parts of one instance that the definition describes (None where it has none)."""
+class ExtractedInstance(msgspec.Struct):
+    """The parts of one instance that the definition describes (None where it has none).
+
+    A msgspec Struct rather than a dataclass (the same fields, order, defaults, equality, repr
+    and mutability): ``@dataclass`` generates and compiles its methods at every import of the
+    engine (~2M instructions, callgrind)."""
 
     instance_id: str
     pod_template_spec: dict[str, Any] | None = None
@@ -118,7 +122,7 @@ class ExtractedInstance:
     metadata: dict[str, Any] | None = None
     fragmented_pod_spec: dict[str, Any] | None = None
     scale: Scale | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = msgspec.field(default_factory=dict)
     #: whether the object describes this instance's pods (a template, pod spec or fragment that
     #: is not null): an instance the object leaves out (a Milvus ``standalone`` in cluster mode,
     #: a PyTorchJob without ``Worker``) implies no pods, though the definition names it.

@@ -30,6 +30,7 @@ from workload_map.model.views import view
 __all__ = [
     "AlphaMinimum",
     "GangCounter",
+    "Members",
     "alpha_minimum",
     "dimensions",
     "subtree_scale",
@@ -360,35 +361,49 @@ class GangCounter:
         return total, f"pods implied for {parts}"
 
 
-def dimensions(
-    keys_by_pod: Sequence[tuple[Placement, tuple[str, ...]]],
-) -> tuple[dict[str, str], str | None]:
+#: the pods of one group: per key tuple, the placements of the pods that have it (the first
+#: pod of the group first)
+Members = Sequence[tuple[tuple[str, ...], Sequence[Placement]]]
+
+
+def dimensions(members: Members) -> tuple[dict[str, str], str | None]:
     """Which instance / replica the group's keys pin (checked on every pod of the group).
 
     A key pins an instance when it is every pod's instance id (all of one component), else a
     replica when it is every pod's replica key (all of one replica component).
     """
-    if not keys_by_pod:
+    if not members or not members[0][1]:
         return {}, None
-    first, first_keys = keys_by_pod[0]
+    first_keys, first_pods = members[0]
+    first = first_pods[0]
     instance_pins: dict[str, str] = {}
     replica_of: str | None = None
-    # plain loops, not all() over generators: this runs per group
+    # plain loops, not all() or a helper per key: this runs per group
     for index, value in enumerate(first_keys):
         if first.instance:
             component = first.component
-            for p, k in keys_by_pod:
-                if p.instance != k[index] or p.component != component:
-                    break
+            for keys, pods in members:
+                wanted = keys[index]
+                for p in pods:
+                    if p.instance != wanted or p.component != component:
+                        break
+                else:
+                    continue
+                break
             else:
                 if component is not None:
                     instance_pins[component] = value
                 continue
         if first.replica is not None:
             owner = first.replica_component
-            for p, k in keys_by_pod:
-                if p.replica != k[index] or p.replica_component != owner:
-                    break
+            for keys, pods in members:
+                wanted = keys[index]
+                for p in pods:
+                    if p.replica != wanted or p.replica_component != owner:
+                        break
+                else:
+                    continue
+                break
             else:
                 replica_of = owner
     return instance_pins, replica_of
@@ -406,9 +421,7 @@ class AlphaMinimum:
 
 
 def alpha_minimum(
-    counter: GangCounter,
-    definition: PodGroupDefinition,
-    members: Sequence[tuple[Placement, tuple[str, ...]]],
+    counter: GangCounter, definition: PodGroupDefinition, members: Members
 ) -> AlphaMinimum:
     """The minimum of one alpha group; an extraction failure is the group's error.
 
@@ -416,7 +429,7 @@ def alpha_minimum(
     of one workload that pin alike (every replica's group of a LeaderWorkerSet) share it.
     """
     pins, replica_of = dimensions(members)
-    key = (id(definition), tuple(pins.items()), replica_of)
+    key = (id(definition), tuple(pins.items()) if pins else (), replica_of)
     found = counter.alpha_minimums.get(key)
     if found is None or found[0] is not definition:
         found = counter.alpha_minimums[key] = (

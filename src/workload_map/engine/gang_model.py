@@ -225,7 +225,7 @@ def expected_alpha_groups(counter: GangCounter, owner_uid: str) -> tuple[list[Po
     qualify = len({d for d, _ in unresolved}) > 1
     groups: list[PodGroup] = []
     for key, (definition, members) in sorted(grouped.items(), key=lambda e: e[0][1]):
-        found = alpha_minimum(counter, definition, members)
+        found = alpha_minimum(counter, definition, [(keys, (p,)) for p, keys in members])
         rule = f"expected from the spec (no pods known): {found.rule}" if found.rule else ""
         if key in filtered:
             rule += "; filters are not checked without pods"

@@ -9,7 +9,7 @@ keys (v2: the group name), and must be DNS-1123 subdomains.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
 
 from workload_map.engine.errors import ExtractionError
@@ -55,36 +55,28 @@ class _Candidate:
         "_walks",
         "assigned",
         "definition",
+        "fielded",
         "filter_texts",
         "filters",
         "keys",
         "level",
         "member",
+        "paths",
     )
 
     def __init__(
         self, structure: Structure, level: str, definition: PodGroupDefinition, member: Member
     ):
         self.level, self.definition, self.member = level, definition, member
-        self.filters = [(f, structure.expressions.get(f)) for f in member.filters]
-        self.filter_texts = tuple(member.filters)
-        self.keys = [(k, structure.expressions.get(k)) for k in member.group_by_key_paths]
-        #: the direct walks of the keys when every key is a constant path (the common case,
-        #: labels): read without the memo, as any ``run`` reads them (runner.py)
-        self._walks = (
-            tuple(e.evaluate for _, e in self.keys) if all(e.direct for _, e in self.keys) else None
-        )
-        #: the keys as ``(section, key)`` when every one is ``.metadata.<section>["key"]`` (the
-        #: catalog's label keys): two dictionary reads per key, as ``place_all`` reads its
-        #: selectors (pods.py); anything but a non-empty string read is left to the walks
-        fields = [metadata_field(e) for _, e in self.keys]
-        self._fields: tuple[tuple[str, str], ...] | None = (
-            tuple(f for f in fields if f is not None)
-            if fields and all(f is not None for f in fields)
-            else None
-        )
-        #: the assignment of each key tuple seen, shared by the pods that have them
-        self.assigned: dict[tuple[str, ...], GangAssignment] = {}
+        # what depends on the member alone is built once per definition (_Reads); a workload
+        # gets a candidate per group it may join
+        reads = _reads(structure, member)
+        self.filters, self.filter_texts, self.keys = reads.filters, reads.texts, reads.keys
+        self.paths = reads.paths
+        self._walks, self._fields, self.fielded = reads.walks, reads.fields, reads.fielded
+        #: per key tuple read: the assignment the pods with these keys share, their
+        #: placements, and the index of the first of them among the workload's pods
+        self.assigned: dict[tuple[str, ...], tuple[GangAssignment, list[Placement], int]] = {}
         #: the same for pods whose keys could not be read: (keys read, why not the rest)
         self._failed: dict[tuple[tuple[str, ...], str], GangAssignment] = {}
         self._keys: dict[tuple[str, str], GroupKey] = {}
@@ -110,21 +102,10 @@ class _Candidate:
 
     def read_keys(self, pod: Any, run: Run) -> tuple[tuple[str, ...], str | None]:
         """The pod's keys, and why the rest could not be read (None: all were)."""
-        fields = self._fields
-        if fields is not None and type(pod) is dict:
-            meta = pod.get("metadata")
-            if type(meta) is dict:
-                read: list[str] = []
-                for section, key in fields:
-                    held = meta.get(section)
-                    value = held.get(key) if type(held) is dict else None
-                    # a non-empty string is jq's one result as it is; anything else (null,
-                    # another type, a section that is no object) the walks decide below
-                    if type(value) is not str or not value:
-                        break
-                    read.append(value)
-                else:
-                    return tuple(read), None
+        if self.fielded is not None:
+            read = self.fielded(pod)
+            if read is not None:
+                return read, None
         walks = self._walks
         if walks is not None:
             found = []
@@ -147,30 +128,124 @@ class _Candidate:
                 return tuple(keys), f'failed to extract group key from path "{path}": {err}'
         return tuple(keys), None
 
-    def assignment(
+    def _assignment(
         self, keys: tuple[str, ...], reason: str | None, owner_uid: str
     ) -> GangAssignment:
-        """The (shared, immutable) assignment of the pods with these keys: building one per
-        pod would be most of the cost of grouping."""
-        memo: dict[Any, GangAssignment] = self.assigned if reason is None else self._failed
-        memo_key: Any = keys if reason is None else (keys, reason)
-        found = memo.get(memo_key)
+        return GangAssignment(
+            group=group_name(owner_uid, *keys) if reason is None else None,
+            definition=self.definition.name,
+            member=self.member.component_name,
+            effective_component=self.level,
+            keys=tuple(map(self.key, self.paths, keys)),
+            filters=self.filter_texts,
+            reason=reason,
+        )
+
+    def join(
+        self, keys: tuple[str, ...], owner_uid: str, index: int
+    ) -> tuple[GangAssignment, list[Placement], int]:
+        """The entry of the pods with these (complete) keys: their shared, immutable
+        assignment (building one per pod would be most of the cost of grouping), and the list
+        their placements join; ``index`` is the first such pod's."""
+        found = self.assigned.get(keys)
         if found is None:
-            found = memo[memo_key] = GangAssignment(
-                group=group_name(owner_uid, *keys) if reason is None else None,
-                definition=self.definition.name,
-                member=self.member.component_name,
-                effective_component=self.level,
-                keys=tuple(
-                    [
-                        self.key(path, value)
-                        for (path, _), value in zip(self.keys, keys, strict=False)
-                    ]
-                ),
-                filters=self.filter_texts,
-                reason=reason,
-            )
+            found = self.assigned[keys] = (self._assignment(keys, None, owner_uid), [], index)
         return found
+
+    def failed(self, keys: tuple[str, ...], reason: str, owner_uid: str) -> GangAssignment:
+        """The (shared) assignment of the pods whose keys could not all be read."""
+        found = self._failed.get((keys, reason))
+        if found is None:
+            found = self._failed[(keys, reason)] = self._assignment(keys, reason, owner_uid)
+        return found
+
+
+class _Reads:
+    """How a member's pods are filtered and keyed: its expressions looked up once per
+    definition."""
+
+    __slots__ = ("fielded", "fields", "filters", "keys", "paths", "texts", "walks")
+
+    def __init__(self, structure: Structure, member: Member):
+        self.filters = [(f, structure.expressions.get(f)) for f in member.filters]
+        self.texts = tuple(member.filters)
+        self.keys = [(k, structure.expressions.get(k)) for k in member.group_by_key_paths]
+        self.paths = tuple(member.group_by_key_paths)
+        #: the direct walks of the keys when every key is a constant path (the common case,
+        #: labels): read without the memo, as any ``run`` reads them (runner.py)
+        self.walks = (
+            tuple(e.evaluate for _, e in self.keys) if all(e.direct for _, e in self.keys) else None
+        )
+        #: the keys as ``(section, key)`` when every one is ``.metadata.<section>["key"]`` (the
+        #: catalog's label keys): two dictionary reads per key, as ``place_all`` reads its
+        #: selectors (pods.py); anything but a non-empty string read is left to the walks
+        fields = [metadata_field(e) for _, e in self.keys]
+        self.fields: tuple[tuple[str, str], ...] | None = (
+            tuple(f for f in fields if f is not None)
+            if fields and all(f is not None for f in fields)
+            else None
+        )
+        #: the keys read as fields, None where one is not a non-empty string (the walks and
+        #: the expressions decide then); the loop of alpha_groups calls it per pod
+        self.fielded = _field_reader(self.fields) if self.fields is not None else None
+
+
+def _reads(structure: Structure, member: Member) -> _Reads:
+    key = ("gang member reads", id(member))
+    found = structure.memo.get(key)
+    if not isinstance(found, _Reads):
+        found = structure.memo[key] = _Reads(structure, member)
+    return found
+
+
+#: reads a pod's keys as fields (:attr:`_Candidate.fielded`)
+_Reader = Callable[[Any], tuple[str, ...] | None]
+
+
+def _field_reader(fields: tuple[tuple[str, str], ...]) -> _Reader:
+    """The keys ``fields`` name, read off a plain pod: a tuple when each is a non-empty string
+    (jq's one result as it is), else None. One or two keys of one section (the catalog's: an
+    operator's labels) are read with the section looked up once, unrolled: per pod."""
+    section = fields[0][0]
+    if len(fields) == 1:
+        key = fields[0][1]
+
+        def read1(pod: Any) -> tuple[str, ...] | None:
+            meta = pod.get("metadata") if type(pod) is dict else None
+            held = meta.get(section) if type(meta) is dict else None
+            value = held.get(key) if type(held) is dict else None
+            return (value,) if type(value) is str and value else None
+
+        return read1
+    if len(fields) == 2 and fields[1][0] == section:
+        first, second = fields[0][1], fields[1][1]
+
+        def read2(pod: Any) -> tuple[str, ...] | None:
+            meta = pod.get("metadata") if type(pod) is dict else None
+            held = meta.get(section) if type(meta) is dict else None
+            if type(held) is not dict:
+                return None
+            one, two = held.get(first), held.get(second)
+            if type(one) is str and one and type(two) is str and two:
+                return one, two
+            return None
+
+        return read2
+
+    def read(pod: Any) -> tuple[str, ...] | None:
+        meta = pod.get("metadata") if type(pod) is dict else None
+        if type(meta) is not dict:
+            return None
+        found: list[str] = []
+        for name, key in fields:
+            held = meta.get(name)
+            value = held.get(key) if type(held) is dict else None
+            if type(value) is not str or not value:
+                return None
+            found.append(value)
+        return tuple(found)
+
+    return read
 
 
 class _Candidates:
@@ -190,9 +265,12 @@ class _Candidates:
     def of(self, component: str) -> list[_Candidate]:
         found = self._of.get(component)
         if found is None:
+            memo_key = ("gang candidates", component)
+            listed = self.structure.memo.get(memo_key)
+            if listed is None:  # the same for every workload of the definition
+                listed = self.structure.memo[memo_key] = candidates_of(self.structure, component)
             found = self._of[component] = [
-                self._candidate(level, definition, member)
-                for level, definition, member in candidates_of(self.structure, component)
+                self._candidate(level, definition, member) for level, definition, member in listed
             ]
             only = found[0] if len(found) == 1 and not found[0].filters else None
             self.fixed[component] = only
@@ -204,6 +282,10 @@ class _Candidates:
         if found is None:
             found = self._shared[key] = _Candidate(self.structure, level, definition, member)
         return found
+
+    def made(self) -> list[_Candidate]:
+        """Every candidate looked up so far (those the pods could join)."""
+        return list(self._shared.values())
 
     def choose(self, component: str, pod: Any, run: Run) -> _Candidate | GangAssignment:
         """The pod's first candidate whose filters pass, else why it joins none."""
@@ -246,25 +328,14 @@ def v2_groups(
     name = group_name(owner_uid, mapping.name)
     topology, error = _topology(mapping.topology)
     key = (GroupKey("podGroup.name", mapping.name),)
-    sub_groups: list[PodGroup] = []
-    member_of: dict[int, str] = {}  # placement index -> its subgroup (the last that lists it)
-    # (index, component) of the attributed pods, looked at once per subgroup
-    # (``Placement.attributed``, inlined: it runs per pod)
-    attributed = [
-        (i, p.component)
-        for i, p in enumerate(placements)
-        if p.component is not None and p.reason is None
-    ]
-    for sub in mapping.sub_groups:
-        component = sub.component_name
-        members = set(structure.subtree(component)) if component in structure.components else ()
-        mine = [i for i, c in attributed if c in members]
-        sub_groups.append(
-            _v2_sub_group(
-                counter, mapping.name, component, sub.topology, [placements[i].pod for i in mine]
-            )
-        )
-        member_of.update(dict.fromkeys(mine, component))
+    # per component: the subgroups whose subtree holds it, in order (the last one listing it
+    # is its pods' subgroup); components of no subgroup map to none
+    subs = mapping.sub_groups
+    holders: dict[str, list[int]] = {}
+    for index, sub in enumerate(subs):
+        if sub.component_name in structure.components:
+            for member in structure.subtree(sub.component_name):
+                holders.setdefault(member, []).append(index)
     # one shared (immutable) assignment per subgroup, not one per pod
     by_member = {
         member: GangAssignment(
@@ -274,11 +345,33 @@ def v2_groups(
             effective_component=member,
             keys=key,
         )
-        for member in {*member_of.values(), None}
+        for member in {None, *(subs[held[-1]].component_name for held in holders.values())}
     }
-    assignments = [UNATTRIBUTED] * len(placements)
-    for i, _ in attributed:
-        assignments[i] = by_member[member_of.get(i)]
+    whole = by_member[None]
+    of_component = {c: by_member[subs[held[-1]].component_name] for c, held in holders.items()}
+    sub_pods: list[list[str]] = [[] for _ in subs]
+    # one pass over the placements: the attributed pods (``Placement.attributed``, inlined: it
+    # runs per pod) join the group, and the subgroups that hold their component
+    assignments: list[GangAssignment] = []
+    append = assignments.append
+    names: list[str] = []
+    for placement in placements:
+        component = placement.component
+        if component is None or placement.reason is not None:
+            append(UNATTRIBUTED)
+            continue
+        names.append(placement.pod)
+        held = holders.get(component) if holders else None
+        if held is None:
+            append(whole)
+            continue
+        append(of_component[component])
+        for index in held:
+            sub_pods[index].append(placement.pod)
+    sub_groups = [
+        _v2_sub_group(counter, mapping.name, sub.component_name, sub.topology, sub_pods[index])
+        for index, sub in enumerate(subs)
+    ]
     minimum, rule = 0, ""
     root = [structure.root.name]
     later: int = 0
@@ -302,7 +395,7 @@ def v2_groups(
     group = PodGroup(
         name=name,
         min_member=minimum,
-        pods=tuple([placements[i].pod for i, _ in attributed]),
+        pods=tuple(names),
         sub_groups=tuple(sub_groups),
         definition=mapping.name,
         keys=(mapping.name,),
@@ -364,39 +457,61 @@ def alpha_groups(
     candidates = _Candidates(counter.structure)
     fixed = candidates.fixed
     run = counter.extractor.run
-    grouped: dict[str, tuple[PodGroupDefinition, list[tuple[Placement, tuple[str, ...]]]]] = {}
     assignments: list[GangAssignment] = []
     append = assignments.append
+    # the pods of one component mostly come together: its candidate is looked up on a change
+    last: str | None = None
+    chosen: _Candidate | GangAssignment | None = None
     for pod, placement in zip(pods, placements, strict=True):
         component = placement.component
         if component is None or placement.reason is not None:
             append(UNATTRIBUTED)
             continue
-        chosen = fixed.get(component) or candidates.choose(component, pod, run)
-        if type(chosen) is not _Candidate:  # not isinstance: a view's class check is slow
-            append(cast(GangAssignment, chosen))  # why the pod joins no group
+        if component is not last or chosen is None:
+            chosen = fixed.get(component)
+            last = component
+        current = chosen or candidates.choose(component, pod, run)
+        if type(current) is not _Candidate:  # not isinstance: a view's class check is slow
+            append(cast(GangAssignment, current))  # why the pod joins no group
             continue
-        keys, reason = chosen.read_keys(pod, run)
-        # the pods of one group share its assignment: the memo's hit, inlined (it runs per pod)
-        assignment = chosen.assigned.get(keys) if reason is None else None
-        if assignment is None:
-            assignment = chosen.assignment(keys, reason, owner_uid)
-        append(assignment)
-        joined = assignment.group
-        if joined is not None:
-            entry = grouped.get(joined)
-            if entry is None:
-                entry = grouped[joined] = (chosen.definition, [])
-            entry[1].append((placement, keys))
+        reader = current.fielded
+        keys = reader(pod) if reader is not None else None
+        if keys is None:  # not all fields: the walks and the expressions read them
+            keys, reason = current.read_keys(pod, run)
+            if reason is not None:
+                append(current.failed(keys, reason, owner_uid))
+                continue
+        # the pods with these keys share an entry: the memo's hit, inlined (it runs per pod)
+        entry = current.assigned.get(keys)
+        if entry is None:
+            entry = current.join(keys, owner_uid, len(assignments))
+        append(entry[0])
+        entry[1].append(placement)
+    # the groups by name: the entries of every candidate whose keys name it, the first pod's
+    # first (its definition and keys are the group's)
+    grouped: dict[str, list[tuple[int, _Candidate, tuple[str, ...], list[Placement]]]] = {}
+    for candidate in candidates.made():
+        for keys, (assignment, placed, first) in candidate.assigned.items():
+            name = assignment.group
+            assert name is not None  # complete keys always name a group
+            grouped.setdefault(name, []).append((first, candidate, keys, placed))
     groups: list[PodGroup] = []
-    for name, (definition, members) in sorted(grouped.items()):
-        found = alpha_minimum(counter, definition, members)
+    for name, entries in sorted(grouped.items()):
+        if len(entries) > 1:
+            entries.sort(key=_first)
+            chunks = [(keys, placed) for _, _, keys, placed in entries]
+            names = [p.pod for _, placed in chunks for p in placed]
+        else:  # nearly always: one key tuple names the group
+            chunks = [(entries[0][2], entries[0][3])]
+            names = [p.pod for p in entries[0][3]]
+        definition = entries[0][1].definition
+        found = alpha_minimum(counter, definition, chunks)
         group = PodGroup(
             name=name,
             min_member=found.minimum,
-            pods=tuple(p.pod for p, _ in members),
+            pods=tuple(names),
             definition=definition.name,
-            keys=members[0][1],
+            keys=entries[0][2],
             rule=found.rule,
             error=found.error,
             created_later=found.later,
@@ -404,3 +519,7 @@ def alpha_groups(
         )
         groups.append(group.flagged())
     return groups, assignments
+
+
+def _first(entry: tuple[int, Any, Any, Any]) -> int:
+    return entry[0]

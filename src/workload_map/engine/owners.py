@@ -158,22 +158,18 @@ _NAMED: tuple[bool | None, str] = (True, "")
 
 
 def _label_checker(
-    workload: Mapping[str, Any],
+    workload: Mapping[str, Any], top: OwnerRef | None = None
 ) -> Callable[[Any], tuple[bool | None, str]] | None:
     """:func:`label_verdict`, with the reason, of a pod's ``metadata.labels`` (any value) for
-    one workload: its rule is looked up once, as a file of many pods is checked pod by pod.
-    None when the workload's kind has no owner labels (no evidence, whatever the labels)."""
-    top = _self_ref(workload)
+    one workload (``top``: its reference, when the caller has it): its rule is looked up once,
+    as a file of many pods is checked pod by pod. None when the workload's kind has no owner
+    labels (no evidence, whatever the labels)."""
+    top = top if top is not None else _self_ref(workload)
     rule = OWNER_LABELS.get((top.group, top.kind))
     if rule is None:
         return None
     kind = top.kind
-    # (label, the value this workload's pods carry or "" when unknown, what the label names),
-    # name labels first: one loop per pod
-    expected = (
-        *((key, top.name, "") for key in rule.name),
-        *((key, top.uid or "", " (uid)") for key in rule.uid),
-    )
+    expected = _expected_labels(top, rule)
     kind_label, kind_values = rule.kind, rule.kind_values
 
     def check(labels: Any) -> tuple[bool | None, str]:
@@ -195,6 +191,15 @@ def _label_checker(
         return _NAMED
 
     return check
+
+
+def _expected_labels(top: OwnerRef, rule: OwnerLabels) -> tuple[tuple[str, str, str], ...]:
+    """(label, the value the workload's pods carry or "" when unknown, what the label names)
+    of the rule, name labels first: one loop per pod."""
+    return (
+        *((key, top.name, "") for key in rule.name),
+        *((key, top.uid or "", " (uid)") for key in rule.uid),
+    )
 
 
 def group_of(api_version: str) -> str:
@@ -621,6 +626,10 @@ class _Index:
         return found
 
 
+#: the links of a file of pods only: every owner a pod names is missing from it
+_NO_LINKS = _Index(())
+
+
 def _same(ref: OwnerRef, top: OwnerRef) -> bool:
     if ref.uid and top.uid:
         return ref.uid == top.uid
@@ -638,48 +647,107 @@ def partition_pods(
     other than ``workload`` — or names an object of the workload's own kind that is not it —,
     or when its operator's owner labels name another workload (:func:`label_verdict`).
     """
-    pods: list[Mapping[str, Any]] = []
-    links: list[Mapping[str, Any]] = []
-    add_pod, add_link = pods.append, links.append
-    for o in objects:
-        if type(o) is dict or isinstance(o, Mapping):
-            if o.get("kind") == "Pod" and (o.get("apiVersion") or "v1") == "v1":
-                add_pod(o)
-            else:
-                add_link(o)
-    index = _Index(links)
     top = _self_ref(workload)
-    check = _label_checker(workload)
+    check = _label_checker(workload, top)
     candidates: list[Mapping[str, Any]] = []
     excluded: list[tuple[Mapping[str, Any], str]] = []
-    keep = candidates.append
-    kind = top.kind
+    pods: list[Mapping[str, Any]] = []
+    links: list[Mapping[str, Any]] = []
+    keep, add_pod, kind = candidates.append, pods.append, top.kind
+    rule = OWNER_LABELS.get((top.group, kind))
+    expected = _expected_labels(top, rule) if rule is not None else ()
+    kind_label = rule.kind if rule is not None else None
+    kind_values = rule.kind_values if rule is not None else frozenset()
+    # One pass that decides each pod as it comes, as if the file held nothing but pods (pods
+    # listed from a cluster, most --pods files): a pod's references then prove something only
+    # when they name an object of the workload's kind. The first other object changes that
+    # for every pod, those before it too, so from then on the pods are only collected and
+    # decided after the pass, by their chains through the links (_partition_linked).
+    for o in objects:
+        if type(o) is not dict and not isinstance(o, Mapping):
+            continue
+        if o.get("kind") != "Pod" or (o.get("apiVersion") or "v1") != "v1":
+            links.append(o)
+            continue
+        add_pod(o)
+        if links:
+            continue
+        meta = o.get("metadata")
+        if type(meta) is not dict and not isinstance(meta, Mapping):
+            meta = None
+        reason: str | None = None
+        refs = meta.get("ownerReferences") if meta is not None else None
+        if refs and type(refs) is list:
+            reached = False
+            for r in refs:  # inlined: it runs per pod
+                if type(r) is not dict or r.get("kind") == kind:
+                    # (anything unreadable may name the workload's kind)
+                    reason, reached = _chain_verdict(o, _NO_LINKS, top)
+                    break
+            if reached:
+                keep(o)
+                continue
+        if reason is None and expected:
+            # the chain does not resolve to the workload: the owner labels are the evidence
+            # (check() inlined for a plain labels object: it runs per pod)
+            labels = meta.get("labels") if meta is not None else None
+            if type(labels) is dict:
+                seen = False
+                for key, wanted, what in expected:
+                    value = labels.get(key)
+                    if type(value) is str:
+                        if wanted and value != wanted:
+                            reason = f"its label {key}={value} names another {kind}{what}"
+                            break
+                        seen = True
+                else:
+                    if seen and kind_label is not None:
+                        value = labels.get(kind_label)
+                        if type(value) is str and value not in kind_values:
+                            reason = (
+                                f"its label {kind_label}={value} names a workload of another kind"
+                            )
+            elif check is not None:
+                by_labels, why = check(labels)
+                if by_labels is False:
+                    reason = why
+        if reason is None:
+            keep(o)
+        else:
+            excluded.append((o, reason))
+    if links:
+        return _partition_linked(pods, links, top, check)
+    return candidates, excluded
+
+
+def _partition_linked(
+    pods: list[Mapping[str, Any]],
+    links: list[Mapping[str, Any]],
+    top: OwnerRef,
+    check: Callable[[Any], tuple[bool | None, str]] | None,
+) -> tuple[list[Mapping[str, Any]], list[tuple[Mapping[str, Any], str]]]:
+    """:func:`partition_pods` of a file that holds other objects than pods: every pod with
+    owner references is decided by its chain through them."""
+    index = _Index(links)
+    candidates: list[Mapping[str, Any]] = []
+    excluded: list[tuple[Mapping[str, Any], str]] = []
     for obj in pods:
         meta = obj.get("metadata")
         if type(meta) is not dict and not isinstance(meta, Mapping):
             meta = None
         refs = meta.get("ownerReferences") if meta is not None else None
         reason: str | None = None
-        # a bare pod, or (without other objects in the file) a chain that leaves the file at
-        # once, is no evidence either way unless it names an object of the workload's kind
         if refs and type(refs) is list:
-            named = bool(links)
-            for r in () if named else refs:  # inlined: it runs per pod
-                if type(r) is not dict or r.get("kind") == kind:
-                    named = True  # (anything unreadable may name the workload's kind)
-                    break
-            if named:
-                reason, reached = _chain_verdict(obj, index, top)
-                if reached:
-                    keep(obj)
-                    continue
+            reason, reached = _chain_verdict(obj, index, top)
+            if reached:
+                candidates.append(obj)
+                continue
         if reason is None and check is not None:
-            # the chain does not resolve to the workload: the owner labels are the evidence
             by_labels, why = check(meta.get("labels") if meta is not None else None)
             if by_labels is False:
                 reason = why
         if reason is None:
-            keep(obj)
+            candidates.append(obj)
         else:
             excluded.append((obj, reason))
     return candidates, excluded

@@ -199,33 +199,109 @@ def pod_facts(pod: Mapping[str, Any], state: str) -> PodFacts:
     )
 
 
+def _facts(
+    pod: Mapping[str, Any],
+    state: str,
+    requests: dict[int, Mapping[str, int]],
+    known: dict[tuple[int, str, bool, bool], PodFacts],
+) -> PodFacts:
+    """:func:`pod_facts`, the request looked up in ``requests`` by the spec's identity, and
+    equal facts one object (``known``): :func:`tally_of` then counts pods per distinct fact."""
+    spec = pod.get("spec")
+    key = id(spec)
+    request = requests.get(key)
+    if request is None:
+        request = requests[key] = _request(pod)
+    bound = type(spec) is dict and bool(spec.get("nodeName"))
+    active = state == ACTIVE
+    ready = active and _ready(pod)
+    facts = known.get((key, state, ready, bound))
+    if facts is None:
+        facts = known[(key, state, ready, bound)] = PodFacts(
+            active=active,
+            ready=ready,
+            bound=bound,
+            held=bound and state in (ACTIVE, TERMINATING),
+            request=request,
+        )
+    return facts
+
+
 def tally_of(desired: int, requested: Mapping[str, int], facts: Iterable[PodFacts] | None) -> Tally:
     """The tally of pods with these facts (None: no pods known), under a spec asking
     ``requested`` of ``desired`` pods."""
     if facts is None:
-        return Tally(desired, None, None, None, None, requested, None, None)
+        return Tally(desired, None, None, None, None, _one(requested), None, None)
     current = ready = pending = held = 0
-    pending_req: dict[str, int] = {}
-    held_req: dict[str, int] = {}
-    current_req: dict[str, int] = {}
+    # summarize gives the pods of one template one facts object, and one request object:
+    # count the pods per distinct facts, then per request, and multiply, instead of adding
+    # every resource of every pod. Distinct facts and requests are taken in the order their
+    # first pod comes, so the totals' keys keep the order of a pod-by-pod sum (describe
+    # prints them in that order).
+    distinct: dict[int, list[Any]] = {}
     for f in facts:
+        _count(distinct, f)
+    by_current: dict[int, list[Any]] = {}
+    by_pending: dict[int, list[Any]] = {}
+    by_held: dict[int, list[Any]] = {}
+    for f, pods in distinct.values():
         if f.active:
-            current += 1
-            for name, value in f.request.items():
-                current_req[name] = current_req.get(name, 0) + value
+            current += pods
+            _count(by_current, f.request, pods)
             if f.ready:
-                ready += 1
+                ready += pods
             if not f.bound:
-                pending += 1
-                for name, value in f.request.items():
-                    pending_req[name] = pending_req.get(name, 0) + value
+                pending += pods
+                _count(by_pending, f.request, pods)
         if f.held:
-            held += 1
-            for name, value in f.request.items():
-                held_req[name] = held_req.get(name, 0) + value
+            held += pods
+            _count(by_held, f.request, pods)
     return Tally(
-        desired, current, ready, pending, held, requested, pending_req, held_req, current_req
+        desired,
+        current,
+        ready,
+        pending,
+        held,
+        _one(requested),
+        _one(_sum_counted(by_pending)),
+        _one(_sum_counted(by_held)),
+        _one(_sum_counted(by_current)),
     )
+
+
+#: resource totals kept once by content (read only: a tally's are ``Mapping``s). A fleet's
+#: 10k workloads hold four per tally, a few tallies each, mostly the same few totals
+_TOTALS: dict[tuple[tuple[str, int], ...], Mapping[str, int]] = {}
+_TOTALS_KEPT = 4096
+
+
+def _one(totals: Mapping[str, int]) -> Mapping[str, int]:
+    """The kept copy of these totals (a bounded table, emptied when full: totals already
+    shared stay correct)."""
+    key = tuple(totals.items())
+    found = _TOTALS.get(key)
+    if found is None:
+        if len(_TOTALS) >= _TOTALS_KEPT:
+            _TOTALS.clear()
+        found = _TOTALS[key] = totals
+    return found
+
+
+def _count(counts: dict[int, list[Any]], value: object, pods: int = 1) -> None:
+    # by identity: the values are alive as long as the facts that hold them
+    found = counts.get(id(value))
+    if found is None:
+        counts[id(value)] = [value, pods]
+    else:
+        found[1] += pods
+
+
+def _sum_counted(counts: dict[int, list[Any]]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for request, pods in counts.values():
+        for name, value in request.items():
+            out[name] = out.get(name, 0) + value * pods
+    return out
 
 
 def sum_tallies(tallies: Iterable[Tally]) -> Tally:
@@ -273,10 +349,15 @@ def summarize(wl: Summarized) -> WorkloadSummary:
     every: list[PodFacts] = []
     placed: dict[str, tuple[str, str, str]] = {}
     facts_by_name: dict[str, PodFacts] = {}
+    # the request of each pod spec once: the watch caches keep equal specs as one object
+    # (kube/trim.py), so the pods of one template on one node share theirs (by identity: the
+    # pods, and so their specs, outlive this call)
+    requests: dict[int, Mapping[str, int]] = {}
+    known: dict[tuple[int, str, bool, bool], PodFacts] = {}
     for pod, p in zip(wl.candidate_pods, wl.placements, strict=True):
         if not p.attributed or p.component is None:
             continue
-        facts = pod_facts(pod, p.state)
+        facts = _facts(pod, p.state, requests, known)
         every.append(facts)
         facts_by_name[p.pod] = facts
         instance = p.instance or ""
@@ -326,7 +407,10 @@ def summarize(wl: Summarized) -> WorkloadSummary:
         )
     places: list[PodPlace] = []
     for pod in wl.pods or ():
-        if not isinstance(pod, Mapping) or pod.get("kind", "Pod") != "Pod":
+        # dict first: the ABC check costs on every pod of a fleet
+        if (type(pod) is not dict and not isinstance(pod, Mapping)) or pod.get(
+            "kind", "Pod"
+        ) != "Pod":
             continue
         name, uid = _name(pod)
         if not name:

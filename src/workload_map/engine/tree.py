@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
+
+import msgspec
 
 from workload_map.engine.extract import ExtractedInstance, Extractor
 from workload_map.engine.pods import Placement
@@ -19,13 +20,17 @@ from workload_map.engine.structure import Structure
 
 __all__ = ["ComponentNode", "InstanceNode", "WorkloadTree", "build_tree"]
 
+# msgspec Structs, not dataclasses (the same fields, order, equality and mutability):
+# ``@dataclass`` generates and compiles each class's methods when the module is imported, about
+# 2M instructions a class (callgrind), paid by every command that loads the engine although
+# only ``Workload.tree`` builds these; a Struct class is made in C.
 
-@dataclass
-class InstanceNode:
+
+class InstanceNode(msgspec.Struct):
     instance_key: str | None
     extracted: ExtractedInstance
-    pods: list[str] = field(default_factory=list)
-    children: list[ComponentNode] = field(default_factory=list)
+    pods: list[str] = msgspec.field(default_factory=list)
+    children: list[ComponentNode] = msgspec.field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -37,12 +42,11 @@ class InstanceNode:
         }
 
 
-@dataclass
-class ComponentNode:
+class ComponentNode(msgspec.Struct):
     name: str
     kind: dict[str, str] | None
     has_pod_definition: bool
-    instances: list[InstanceNode] = field(default_factory=list)
+    instances: list[InstanceNode] = msgspec.field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -53,8 +57,7 @@ class ComponentNode:
         }
 
 
-@dataclass
-class WorkloadTree:
+class WorkloadTree(msgspec.Struct):
     phases: list[str] | None
     root: ComponentNode
     children: list[ComponentNode]

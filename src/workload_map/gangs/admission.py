@@ -244,6 +244,7 @@ class PodAdmitter:
             config=self.config,
             memo=self.memo,
             references=cache_resolver(self.cache),
+            objects=False,  # which gang the pod joins, not what the gang's objects hold
         )
         # the plan's engine view holds the pod: its placement costs no second evaluation
         view = the_plan.view or Workload(karta, workload, pods=[named])

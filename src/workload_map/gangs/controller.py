@@ -307,12 +307,14 @@ class GangController:
         def rv(obj: Mapping[str, Any] | None) -> str:
             return str(((obj or {}).get("metadata") or {}).get("resourceVersion") or "")
 
+        # the pods' (every cached pod has metadata) read inline: a resync asks it of each pod
+        metas = [p["metadata"] for p in pods]
         return (
             id(karta),
             generation,
             priorities,
             rv(workload),
-            tuple(sorted((str(p["metadata"].get("name")), rv(p)) for p in pods)),
+            tuple(sorted((str(m.get("name")), str(m.get("resourceVersion") or "")) for m in metas)),
             tuple(sorted(labels.items())),
             tuple(sorted((str(o["metadata"].get("name")), rv(o)) for o in existing)),
             rv(foreign),

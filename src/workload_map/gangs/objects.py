@@ -39,37 +39,59 @@ from workload_map.gangs.topology import constraints
 __all__ = ["build_objects", "owned_metadata", "template_names"]
 
 
+#: our labels of a workload's objects and their owner reference (:func:`_owned`)
+_Owned = tuple[dict[str, str], dict[str, Any] | None]
+
+
 def owned_metadata(
-    ref: WorkloadRef, name: str, decision: Mapping[str, Any], extra_labels: Mapping[str, str]
+    ref: WorkloadRef,
+    name: str,
+    decision: Mapping[str, Any],
+    extra_labels: Mapping[str, str],
+    *,
+    owned: _Owned | None = None,
 ) -> dict[str, Any]:
-    """The metadata of one of our objects: our labels, the decision, owned by the workload."""
+    """The metadata of one of our objects: our labels, the decision, owned by the workload.
+    ``owned``: :func:`_owned` of ``ref``, when the caller writes several objects of it."""
+    labels, owner = owned if owned is not None else _owned(ref)
+    if extra_labels:
+        # the uid label last, over the extra ones, as it has always been written
+        labels = {k: v for k, v in labels.items() if k != LABEL_WORKLOAD_UID}
+        labels.update(extra_labels)
+        if ref.uid:
+            labels[LABEL_WORKLOAD_UID] = label_value(ref.uid)
+    meta: dict[str, Any] = {
+        "name": name,
+        "namespace": ref.namespace,
+        "labels": dict(labels),
+        "annotations": {ANNOTATION_DECISION: json.dumps(dict(decision), sort_keys=True)},
+    }
+    if owner is not None:
+        meta["ownerReferences"] = [dict(owner)]
+    return meta
+
+
+def _owned(ref: WorkloadRef) -> _Owned:
+    """Our labels and the owner reference of every object of the workload ``ref``: the same
+    for each of its objects, so a plan makes them once (each object gets its own copies)."""
     labels = {
         LABEL_MANAGED_BY: MANAGED_BY,
         LABEL_WORKLOAD: label_value(ref.name),
         LABEL_WORKLOAD_KIND: label_value(ref.kind),
-        **extra_labels,
     }
-    if ref.uid:
-        labels[LABEL_WORKLOAD_UID] = label_value(ref.uid)
-    meta: dict[str, Any] = {
-        "name": name,
-        "namespace": ref.namespace,
-        "labels": labels,
-        "annotations": {ANNOTATION_DECISION: json.dumps(dict(decision), sort_keys=True)},
+    if not ref.uid:
+        return labels, None
+    labels[LABEL_WORKLOAD_UID] = label_value(ref.uid)
+    # the garbage collector removes our objects with the workload; not blockOwnerDeletion,
+    # which would need permission to update the workload's finalizers
+    owner = {
+        "apiVersion": ref.api_version,
+        "kind": ref.kind,
+        "name": ref.name,
+        "uid": ref.uid,
+        "controller": True,
     }
-    if ref.uid:
-        # the garbage collector removes our objects with the workload; not blockOwnerDeletion,
-        # which would need permission to update the workload's finalizers
-        meta["ownerReferences"] = [
-            {
-                "apiVersion": ref.api_version,
-                "kind": ref.kind,
-                "name": ref.name,
-                "uid": ref.uid,
-                "controller": True,
-            }
-        ]
-    return meta
+    return labels, owner
 
 
 def _decision(g: Gang, opted: str) -> dict[str, Any]:
@@ -123,6 +145,7 @@ def build_objects(
     per gang. ``opted`` is why the workload is handled; ``inherited`` the workload's Volcano
     annotations a Volcano PodGroup carries too."""
     ref = out.workload
+    owned = _owned(ref)
     objects: list[dict[str, Any]] = []
     native = [g for g in out.gangs if g.backend == NATIVE]
     workload_name = workload_object_name(ref)
@@ -142,10 +165,7 @@ def build_objects(
                 "apiVersion": NATIVE_API,
                 "kind": "Workload",
                 "metadata": owned_metadata(
-                    ref,
-                    workload_name,
-                    {"templates": minimums, "optIn": opted},
-                    {},
+                    ref, workload_name, {"templates": minimums, "optIn": opted}, {}, owned=owned
                 ),
                 "spec": {
                     "controllerRef": {"apiGroup": ref.group, "kind": ref.kind, "name": ref.name},
@@ -157,7 +177,7 @@ def build_objects(
             }
         )
     for g in out.gangs:
-        meta = owned_metadata(ref, g.name, _decision(g, opted), {})
+        meta = owned_metadata(ref, g.name, _decision(g, opted), {}, owned=owned)
         if g.backend == NATIVE:
             spec: dict[str, Any] = {"schedulingPolicy": {"gang": {"minCount": g.min_count}}}
             if g.parent is not None:

@@ -72,9 +72,10 @@ from workload_map.gangs.tasks import BUILTIN_PRIORITIES, plan_tasks
 from workload_map.gangs.topology import placement
 from workload_map.model import Karta
 
-__all__ = ["SpecMemo", "member_components", "plan", "pod_specs"]
+__all__ = ["PodFields", "SpecMemo", "SpecSide", "member_components", "plan", "pod_specs"]
 
 _RELEASED = ("Suspended", "Suspending")
+_EMPTY: Mapping[str, Any] = {}
 _FINISHED = ("Completed", "Failed")
 
 
@@ -163,28 +164,53 @@ def _queue(obj: Mapping[str, Any], config: GangConfig) -> str:
     return config.volcano_queue
 
 
+#: a known pod's (scheduler name, priority class or None), read once per plan
+PodFields = tuple[str, str | None]
+
+
+def _pod_fields(pods: Iterable[Mapping[str, Any]]) -> dict[str, PodFields]:
+    """Per known pod (by name, the last of a name wins): the two fields a gang's backend and
+    priority come from. Read here once: the scheduler and the priority questions of every
+    gang ask them of the same pods."""
+    out: dict[str, PodFields] = {}
+    for pod in pods:
+        meta = pod.get("metadata")
+        name = meta.get("name") if type(meta) is dict or isinstance(meta, Mapping) else None
+        spec = pod.get("spec")
+        if type(spec) is not dict and not isinstance(spec, Mapping):
+            spec = _EMPTY
+        scheduler, pc = spec.get("schedulerName"), spec.get("priorityClassName")
+        out[name if isinstance(name, str) else ""] = (
+            scheduler if isinstance(scheduler, str) and scheduler else "default-scheduler",
+            pc if isinstance(pc, str) and pc else None,
+        )
+    return out
+
+
 def _schedulers(
-    wl: Workload,
     group: PodGroup,
     members: set[str],
-    pods_by_name: Mapping[str, Mapping[str, Any]],
-    specs: Sequence[tuple[str, dict[str, Any]]],
+    known_pods: Mapping[str, PodFields],
+    specs: Sequence[tuple[str, Mapping[str, Any]]],
 ) -> tuple[set[str], str | None]:
     """The scheduler names of the gang's pods (known pods, else templates) and a priority class."""
     names: set[str] = set()
     priority: str | None = None
-    known = [pods_by_name[p] for p in group.pods if p in pods_by_name]
-    sources: Iterable[Mapping[str, Any]]
+    known = [known_pods[p] for p in group.pods if p in known_pods]
     if known:
-        sources = [_spec(p) for p in known]
+        for scheduler, pc in known:
+            names.add(scheduler)
+            if priority is None and pc is not None:
+                priority = pc
     else:
-        sources = [spec for component, spec in specs if component in members]
-    for spec in sources:
-        value = spec.get("schedulerName")
-        names.add(value if isinstance(value, str) and value else "default-scheduler")
-        pc = spec.get("priorityClassName")
-        if priority is None and isinstance(pc, str) and pc:
-            priority = pc
+        for component, spec in specs:
+            if component not in members:
+                continue
+            value = spec.get("schedulerName")
+            names.add(value if isinstance(value, str) and value else "default-scheduler")
+            pc = spec.get("priorityClassName")
+            if priority is None and isinstance(pc, str) and pc:
+                priority = pc
     if priority is None and known:  # pods copy their template's; a pod that names none defers
         for component, spec in specs:
             pc = spec.get("priorityClassName")
@@ -215,8 +241,8 @@ def _class_value(name: str, config: GangConfig) -> int | None:
 def _member_priority(
     group: PodGroup,
     members: set[str],
-    pods_by_name: Mapping[str, Mapping[str, Any]],
-    specs: Sequence[tuple[str, dict[str, Any]]],
+    known_pods: Mapping[str, PodFields],
+    specs: Sequence[tuple[str, Mapping[str, Any]]],
     config: GangConfig,
 ) -> _MemberPriority:
     """The class a native PodGroup of ``group`` names, from its members' pods and templates.
@@ -236,10 +262,9 @@ def _member_priority(
             name = pc if isinstance(pc, str) and pc else default
             counts[name] = counts.get(name, 0) + 1
     for pod_name in group.pods:
-        pod = pods_by_name.get(pod_name)
-        pc = _spec(pod).get("priorityClassName") if pod is not None else None
-        if isinstance(pc, str) and pc:
-            counts[pc] = counts.get(pc, 0) + 1
+        fields = known_pods.get(pod_name)
+        if fields is not None and fields[1] is not None:
+            counts[fields[1]] = counts.get(fields[1], 0) + 1
     if not counts:
         return _MemberPriority(default or None)
     # the most used class (then by name): any of equal value would do
@@ -260,47 +285,106 @@ def _member_priority(
     return _MemberPriority(chosen or None)
 
 
-def _spec(pod: Mapping[str, Any]) -> Mapping[str, Any]:
-    spec = pod.get("spec")
-    return spec if isinstance(spec, Mapping) else {}
-
-
 def _bad_name_only(group: PodGroup) -> bool:
     """Whether the engine's only complaint is the name, which the object's name fixes."""
     return bool(group.error) and str(group.error).startswith(f"pod group name {group.name!r}")
 
 
+class SpecSide:
+    """What :func:`plan` reads of one version of a workload object before its gangs: the pod
+    specs of its templates, whether its own controller makes its scheduling objects, and
+    (asked only of a handled workload) its phases. None of it depends on the pods."""
+
+    __slots__ = ("_phases", "alone", "config", "karta", "specs")
+
+    def __init__(self, wl: Workload, config: GangConfig) -> None:
+        self.karta = wl.karta
+        self.config = config
+        self.specs: tuple[tuple[str, dict[str, Any]], ...] = tuple(pod_specs(wl))
+        #: :func:`left_alone`'s answer (it depends on ``config.workload_with_job``)
+        self.alone = left_alone(wl.obj, [s for _, s in self.specs], config)
+        self._phases: tuple[str, ...] | None = None
+
+    def phases(self, wl: Workload) -> tuple[str, ...]:
+        """The object's phases (its status rules), evaluated on the first ask only."""
+        if self._phases is None:
+            self._phases = tuple(wl.phases())
+        return self._phases
+
+
 class SpecMemo:
     """What the engine derives from a workload object alone, per version of it; bounded LRU.
 
-    Keyed by (uid, resourceVersion, definition) and held with the Karta it came from (a
-    replaced definition never hits). The webhook plans a workload once per new pod and the
-    controller once per pod change, while the groups its spec implies without pods stay the
-    same for one version of the object; objects without a uid or resourceVersion (files) are
-    not kept. A dict in insertion order is the LRU: no library is needed for it.
+    Keyed by (uid, resourceVersion, definition, the bound references' versions) and held with
+    the Karta it came from (a replaced definition never hits). The webhook plans a workload
+    once per new pod and the controller once per pod change, while what its spec implies stays
+    the same for one version of the object: the groups without pods (:meth:`implied`, alpha
+    gangs) and the :class:`SpecSide` (:meth:`side`, every plan). Objects without a uid or
+    resourceVersion (files) are not kept. A dict in insertion order is the LRU: no library is
+    needed for it.
     """
 
     def __init__(self, capacity: int = 20_000) -> None:
         self.capacity = capacity
         self.hits = 0
         self.misses = 0
+        #: :meth:`side`'s own counts (``hits``/``misses`` are :meth:`implied`'s)
+        self.side_hits = 0
+        self.side_misses = 0
         self._lock = threading.Lock()
         self._items: dict[tuple[Any, ...], tuple[Karta, list[PodGroup], list[str]]] = {}
+        self._sides: dict[tuple[Any, ...], SpecSide] = {}
+        #: (uid, definition) -> the key of its newest side: an older version's side goes when a
+        #: newer one is kept (it holds the old object's templates, which nothing else does)
+        self._newest: dict[tuple[Any, ...], tuple[Any, ...]] = {}
 
     def __len__(self) -> int:
         return len(self._items)
 
-    def implied(self, wl: Workload) -> tuple[list[PodGroup], list[str]]:
-        """The gangs the object implies without pods, and the engine's notes on them."""
+    @property
+    def sides(self) -> int:
+        """How many workload versions' sides are kept."""
+        return len(self._sides)
+
+    def _key(self, wl: Workload) -> tuple[Any, ...] | None:
         meta = metadata_of(wl.obj)
         uid, rv = meta.get("uid"), meta.get("resourceVersion")
+        if not (uid and rv and self.capacity):
+            return None
         # the referenced objects' versions too: a runtime edited changes its TrainJobs' gangs
-        refs = _bound_versions(wl.resolution.bindings)
-        key = (
-            (str(uid), str(rv), str(wl.definition_name), refs)
-            if uid and rv and self.capacity
-            else None
-        )
+        return (str(uid), str(rv), str(wl.definition_name), _bound_versions(wl.resolution.bindings))
+
+    def side(self, wl: Workload, config: GangConfig) -> SpecSide:
+        """The :class:`SpecSide` of ``wl``'s object under ``config``, made once per version."""
+        key = self._key(wl)
+        if key is not None:
+            with self._lock:
+                found = self._sides.pop(key, None)
+                if found is not None and found.karta is wl.karta:
+                    self._sides[key] = found  # the most recently used goes last
+                    if found.config is config or found.config == config:
+                        self.side_hits += 1
+                        return found
+        made = SpecSide(wl, config)
+        if key is not None:
+            workload = (key[0], key[2])
+            with self._lock:
+                self.side_misses += 1
+                older = self._newest.get(workload)
+                if older is not None and older != key:
+                    self._sides.pop(older, None)
+                self._newest[workload] = key
+                self._sides[key] = made
+                while len(self._sides) > self.capacity:
+                    gone = next(iter(self._sides))
+                    del self._sides[gone]
+                    if self._newest.get((gone[0], gone[2])) == gone:
+                        del self._newest[(gone[0], gone[2])]
+        return made
+
+    def implied(self, wl: Workload) -> tuple[list[PodGroup], list[str]]:
+        """The gangs the object implies without pods, and the engine's notes on them."""
+        key = self._key(wl)
         if key is not None:
             with self._lock:
                 found = self._items.pop(key, None)
@@ -340,12 +424,6 @@ def _bound_versions(bindings: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
 _NO_MEMO = SpecMemo(capacity=0)
 
 
-def _pod_name(pod: Mapping[str, Any]) -> str:
-    meta = metadata_of(pod)
-    name = meta.get("name")
-    return name if isinstance(name, str) else ""
-
-
 def plan(
     karta: Karta | Mapping[str, Any] | str,
     obj: Mapping[str, Any],
@@ -357,6 +435,7 @@ def plan(
     force: bool = False,
     memo: SpecMemo | None = None,
     references: Resolver | None = None,
+    objects: bool = True,
 ) -> Plan:
     """The scheduling objects ``obj`` should have (see the module docstring for the rules).
 
@@ -365,6 +444,8 @@ def plan(
     done). ``memo`` keeps what depends on the object only, per version of it (the webhook
     and the controller plan one workload many times). ``references`` reads the objects the
     definition references (a TrainJob's runtime: the watch cache's resolver in the cluster).
+    ``objects=False`` plans the gangs and decisions only, without writing the objects (the
+    webhook asks which gang a pod joins, never what the objects hold).
     """
     config = config or GangConfig()
     pod_list = [dict(p) for p in pods] if pods is not None else None
@@ -376,8 +457,8 @@ def plan(
     if gang is None or (gang.pod_group is None and not gang.pod_groups):
         out.reason = f"definition {wl_spec.definition_name} has no gang-scheduling instructions"
         return out
-    specs = pod_specs(wl_spec)
-    alone = left_alone(wl_spec.obj, [s for _, s in specs], config)
+    side = memo.side(wl_spec, config) if memo is not None else SpecSide(wl_spec, config)
+    specs, alone = side.specs, side.alone
     if alone is not None and config.workload_with_job and alone == taken_over(wl_spec.obj):
         # under WorkloadWithJob every root Job is the Job controller's: only the opted-in
         # ones are reported (an event on every Job of the cluster would be noise)
@@ -395,7 +476,7 @@ def plan(
         return out
     out.handled = True
     out.reason = choice.reason if choice.enabled else f"shown although {choice.reason}"
-    phases = wl_spec.phases()
+    phases = side.phases(wl_spec)
     released = [p for p in phases if p in _RELEASED]
     if released:
         out.decisions.append(
@@ -436,8 +517,7 @@ def plan(
     notes.extend(n for n in wl_spec.gang_notes() if n not in notes)
     for note in notes:
         out.decisions.append(Decision("NoGang", note))
-    pods_by_name = {_pod_name(p): p for p in pod_list or ()}
-    queue, timeout = _queue(wl_spec.obj, config), _timeout(wl_spec.obj, config)
+    known_pods = _pod_fields(pod_list or ())
     peers: dict[str, int] = {}
     for group in groups.values():
         peers[group.definition] = peers.get(group.definition, 0) + 1
@@ -463,7 +543,7 @@ def plan(
             )
             continue
         members = member_components(wl_spec.karta, group)
-        schedulers, priority = _schedulers(wl_spec, group, members, pods_by_name, specs)
+        schedulers, priority = _schedulers(group, members, known_pods, specs)
         backends = {config.backend_for(s) for s in schedulers}
         if len(schedulers) != 1 or len(backends) != 1:
             out.decisions.append(
@@ -486,7 +566,7 @@ def plan(
             )
             continue
         if backend == NATIVE:
-            member_priority = _member_priority(group, members, pods_by_name, specs, config)
+            member_priority = _member_priority(group, members, known_pods, specs, config)
             if member_priority.conflict is not None:
                 out.decisions.append(
                     Decision("MixedPriorities", member_priority.conflict, warning=True)
@@ -577,9 +657,11 @@ def plan(
     disruption = (
         _disruption(wl_spec.obj, out) if any(g.backend == NATIVE for g in out.gangs) else {}
     )
-    out.objects = build_objects(
-        out, choice.reason, queue, timeout, _volcano_annotations(wl_spec.obj), disruption
-    )
+    if objects:
+        queue, timeout = _queue(wl_spec.obj, config), _timeout(wl_spec.obj, config)
+        out.objects = build_objects(
+            out, choice.reason, queue, timeout, _volcano_annotations(wl_spec.obj), disruption
+        )
     return out
 
 

@@ -88,13 +88,17 @@ def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
 
 def pod_reference(pod: Mapping[str, Any]) -> tuple[str, str] | None:
     """(backend api, group name) the pod was joined to at creation, if any."""
+    return _reference(pod, _meta(pod))
+
+
+def _reference(pod: Mapping[str, Any], meta: Mapping[str, Any]) -> tuple[str, str] | None:
+    """:func:`pod_reference` of a pod whose ``metadata`` the caller has read already."""
     spec = pod.get("spec")
     if type(spec) is not dict and not isinstance(spec, Mapping):
         spec = _EMPTY
     group = spec.get("schedulingGroup")
     if group and isinstance(group, Mapping) and isinstance(group.get("podGroupName"), str):
         return NATIVE_API, group["podGroupName"]
-    meta = _meta(pod)
     label = (meta.get("labels") or {}).get(COSCHEDULING_LABEL)
     if isinstance(label, str) and label:
         return COSCHEDULING_API, label
@@ -104,10 +108,11 @@ def pod_reference(pod: Mapping[str, Any]) -> tuple[str, str] | None:
     return None
 
 
-def _live(pod: Mapping[str, Any]) -> bool:
-    """Not finished and not being deleted: a pod that still holds or waits for a place."""
+def _live(pod: Mapping[str, Any], meta: Mapping[str, Any]) -> bool:
+    """Not finished and not being deleted: a pod that still holds or waits for a place
+    (``meta``: its metadata, read once by the caller)."""
     phase = (pod.get("status") or {}).get("phase")
-    return phase not in ("Succeeded", "Failed") and not _meta(pod).get("deletionTimestamp")
+    return phase not in ("Succeeded", "Failed") and not meta.get("deletionTimestamp")
 
 
 def _bound(pod: Mapping[str, Any]) -> bool:
@@ -118,16 +123,18 @@ def _ours(obj: Mapping[str, Any]) -> bool:
     return (_meta(obj).get("labels") or {}).get(LABEL_MANAGED_BY) == MANAGED_BY
 
 
+_APIS = {"native": NATIVE_API, "coscheduling": COSCHEDULING_API, "volcano": VOLCANO_API}
+
+
 def _api_of(backend: str) -> str:
-    return {"native": NATIVE_API, "coscheduling": COSCHEDULING_API, "volcano": VOLCANO_API}[backend]
+    return _APIS[backend]
 
 
-def _joined(ref: tuple[str, str] | None, gang: Gang) -> bool:
-    if ref is None:
-        return False
-    api, name = ref
-    wanted = label_value(gang.name) if api == COSCHEDULING_API else gang.name
-    return api == _api_of(gang.backend) and name == wanted
+def _joined_as(gang: Gang) -> tuple[str, str]:
+    """The reference a member of ``gang`` carries once joined (its :func:`pod_reference`):
+    coscheduling's is the label value of the group's name."""
+    api = _api_of(gang.backend)
+    return api, label_value(gang.name) if api == COSCHEDULING_API else gang.name
 
 
 @dataclass
@@ -291,9 +298,14 @@ def reconcile(
             )
         out.delete.extend(removed)
         return out
-    pod_list = [p for p in pods if _live(p)]
-    # each pod's name and reference, read once (a resync reads them for every pod)
-    refs = [(str(_meta(p).get("name")), pod_reference(p)) for p in pod_list]
+    # each live pod's name and reference, its metadata read once (a resync reads every pod)
+    pod_list: list[Mapping[str, Any]] = []
+    refs: list[tuple[str, tuple[str, str] | None]] = []
+    for p in pods:
+        meta = _meta(p)
+        if _live(p, meta):
+            pod_list.append(p)
+            refs.append((str(meta.get("name")), _reference(p, meta)))
     # copied only where changed below: a resync of an unchanged workload copies nothing
     desired: dict[tuple[str, str, str], dict[str, Any]] = {_key(o): o for o in plan.objects}
     gangs = {g.name: g for g in plan.gangs}
@@ -302,10 +314,11 @@ def reconcile(
     placed: dict[str, tuple[str, str]] | None = None  # read from the plan's view once, if needed
     for gang in plan.gangs:
         names_in = set(gang.pods)
+        joined = _joined_as(gang)
         missed = [
             p
             for p, (name, ref) in zip(pod_list, refs, strict=True)
-            if name in names_in and not _joined(ref, gang)
+            if name in names_in and ref != joined
         ]
         if not missed:
             continue
@@ -373,11 +386,14 @@ def reconcile(
     for _, ref in refs:
         if ref is not None:
             referenced[ref] = referenced.get(ref, 0) + 1
-    by_name = {(_key(o)[0], _key(o)[2]): o for o in existing}
-    ours_prefix = dns_subdomain(f"pg-{plan.workload.uid or plan.workload.name}")[:40]
+    existing_by_key = {_key(o): o for o in existing}
+    by_name = {(key[0], key[2]): o for key, o in existing_by_key.items()}
+    ours_prefix: str | None = None  # the names we give, made only when a pod names another
     for (api, name), count in sorted(referenced.items()):
         if (api, "PodGroup", name) in desired or name in gangs:
             continue
+        if ours_prefix is None:
+            ours_prefix = dns_subdomain(f"pg-{plan.workload.uid or plan.workload.name}")[:40]
         if api == COSCHEDULING_API:
             continue  # a label value, maybe cut: only our own objects are kept below
         if (api, name) in by_name and not _ours(by_name[(api, name)]):
@@ -401,7 +417,6 @@ def reconcile(
             desired[key] = _kept_group(plan, key[0], key[2], count)
 
     # the diff
-    existing_by_key = {_key(o): o for o in existing}
     for key, obj in desired.items():
         found = existing_by_key.get(key)
         if found is None:
@@ -437,7 +452,25 @@ def reconcile(
         patch = _spec_patch(found, obj)
         if patch is not None:
             out.patch.append((dict(found), patch))
-    templates_in_use = {
+    templates_in_use: set[str] | None = None  # made only when a Workload of ours may go
+    for held in ours:
+        key = _key(held)
+        if key in desired or _meta(held).get("deletionTimestamp"):
+            continue
+        if key[1] == "Workload":
+            if templates_in_use is None:
+                templates_in_use = _templates_in_use(desired, ours)
+            if key[2] in templates_in_use:
+                continue  # PodGroups made from its templates are still kept
+        out.delete.append(dict(held))
+    return out
+
+
+def _templates_in_use(
+    desired: Mapping[tuple[str, str, str], Mapping[str, Any]], ours: Sequence[Mapping[str, Any]]
+) -> set[str]:
+    """The Workloads whose templates the desired PodGroups, or ours that stay, are made from."""
+    return {
         str(((o.get("spec") or {}).get("workloadRef") or {}).get("workloadName"))
         for key, o in desired.items()
         if key[1] == "PodGroup"
@@ -446,14 +479,6 @@ def reconcile(
         for o in ours
         if o.get("kind") == "PodGroup" and _key(o) in desired
     }
-    for held in ours:
-        key = _key(held)
-        if key in desired or _meta(held).get("deletionTimestamp"):
-            continue
-        if key[1] == "Workload" and key[2] in templates_in_use:
-            continue  # PodGroups made from its templates are still kept
-        out.delete.append(dict(held))
-    return out
 
 
 def _immutable_changed(

@@ -8,12 +8,12 @@ program carry its text and the offset of the failing term.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
 from sys import getrecursionlimit
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from workload_map.jq.closures import clock
 from workload_map.jq.compiler import Code, Ctx, compile_program
@@ -26,19 +26,92 @@ from workload_map.jq.values import type_error_preview
 __all__ = ["DEFAULT_LIMITS", "DEFINITION_LIMITS", "Limits", "Program", "SlowEvaluation", "compile"]
 
 _T = TypeVar("_T")
+_R = TypeVar("_R", bound="_Record")
 
 
-@dataclass(frozen=True, slots=True)
-class SlowEvaluation:
+class _Record:
+    """What :class:`SlowEvaluation` and :class:`Limits` share: frozen, slotted records with
+    equality, hash and repr over their fields, read by ``dataclasses.fields`` and
+    ``dataclasses.replace`` as the frozen slotted dataclasses they were.
+
+    Written out rather than ``@dataclass(frozen=True, slots=True)``: the decorator generates,
+    compiles and executes six methods and rebuilds the class for its slots at every import of
+    the jq engine, about 4.5M instructions a class (callgrind), more than the rest of this
+    module's body.
+    """
+
+    __slots__ = ()
+    #: the fields, in order (each subclass's ``__slots__``)
+    FIELDS: ClassVar[tuple[str, ...]] = ()
+    __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[Any]]] = {}
+
+    def _fill(self, *values: Any) -> None:
+        for name, value in zip(self.FIELDS, values, strict=True):
+            object.__setattr__(self, name, value)
+
+    def _values(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in self.FIELDS)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        assert isinstance(other, _Record)
+        return self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.FIELDS)
+        return f"{type(self).__qualname__}({shown})"
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # copy and pickle rebuild through __init__ (a frozen record refuses setattr)
+        return (type(self), self._values())
+
+
+def _record(cls: type[_R]) -> type[_R]:
+    """Record ``cls``'s fields (``FIELDS``, the defaults of its ``__init__``) as
+    ``dataclasses`` would, so that ``dataclasses.fields``/``replace``/``is_dataclass`` read
+    it."""
+    given = cls.__init__.__defaults__ or ()
+    defaults = dict(zip(cls.FIELDS[len(cls.FIELDS) - len(given) :], given, strict=True))
+    annotations: dict[str, Any] = cls.__dict__.get("__annotations__", {})  # noqa: RUF063
+    fields: dict[str, dataclasses.Field[Any]] = {}
+    for name in cls.FIELDS:
+        f: dataclasses.Field[Any] = dataclasses.field(
+            default=defaults.get(name, dataclasses.MISSING)
+        )
+        f.name = name
+        f.type = annotations.get(name, "Any")
+        f._field_type = dataclasses._FIELD  # type: ignore[attr-defined]
+        fields[name] = f
+    cls.__dataclass_fields__ = fields
+    return cls
+
+
+@_record
+class SlowEvaluation(_Record):
     """What ``Limits.on_slow`` is told: the program, how long it took, and its deadline."""
 
+    FIELDS = ("program", "elapsed", "timeout")
+    __slots__ = FIELDS
     program: str
     elapsed: float
     timeout: float | None
 
+    def __init__(self, program: str, elapsed: float, timeout: float | None) -> None:
+        self._fill(program, elapsed, timeout)
 
-@dataclass(frozen=True, slots=True)
-class Limits:
+
+@_record
+class Limits(_Record):
     """Evaluation limits. ``max_results``: reaching it is an error (the reference runner's rule);
     ``timeout``: seconds of the evaluating thread's CPU time, checked cooperatively
     (``JqDeadlineError``): the work done is measured, not wall time, so a loaded machine or
@@ -46,11 +119,23 @@ class Limits:
     With ``on_slow`` set, an evaluation that succeeds but takes ``warn_after`` CPU seconds or
     more calls it once (a definition getting close to its deadline)."""
 
-    max_results: int | None = 1000
-    timeout: float | None = 10.0
-    max_depth: int = 1000
-    warn_after: float | None = None
-    on_slow: Callable[[SlowEvaluation], None] | None = None
+    FIELDS = ("max_results", "timeout", "max_depth", "warn_after", "on_slow")
+    __slots__ = FIELDS
+    max_results: int | None
+    timeout: float | None
+    max_depth: int
+    warn_after: float | None
+    on_slow: Callable[[SlowEvaluation], None] | None
+
+    def __init__(
+        self,
+        max_results: int | None = 1000,
+        timeout: float | None = 10.0,
+        max_depth: int = 1000,
+        warn_after: float | None = None,
+        on_slow: Callable[[SlowEvaluation], None] | None = None,
+    ) -> None:
+        self._fill(max_results, timeout, max_depth, warn_after, on_slow)
 
 
 DEFAULT_LIMITS = Limits(max_results=1000, timeout=10.0, max_depth=1000)
@@ -432,7 +517,7 @@ def _bounded_outputs(
 
 
 def _untimed(limits: Limits) -> Limits:
-    return replace(limits, on_slow=None)
+    return dataclasses.replace(limits, on_slow=None)
 
 
 def _preview(v: Any) -> str:

@@ -169,8 +169,15 @@ def crd_manifest() -> dict[str, Any]:
 
 def render_crd() -> str:
     """The CRD as the YAML text committed at ``deploy/crds/kartas.run.ai.yaml``."""
-    body: str = import_yaml().safe_dump(
-        crd_manifest(), sort_keys=False, default_flow_style=False, width=100
+    yaml = import_yaml()
+    # libyaml's emitter when PyYAML has it: the same text (tests/model/test_crd.py compares it
+    # with the committed file), ~4x less CPU than the pure-Python emitter for 80 kB of schema
+    body: str = yaml.dump(
+        crd_manifest(),
+        Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper),
+        sort_keys=False,
+        default_flow_style=False,
+        width=100,
     )
     return _HEADER + "---\n" + body
 

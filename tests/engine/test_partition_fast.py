@@ -1,0 +1,229 @@
+"""``partition_pods``' one pass agrees with the rule read pod by pod (property tests).
+
+``partition_pods`` decides each pod as it comes, as if the file held only pods, with the owner
+label check inlined; the first object of another kind sends every pod through its chain after
+the pass. The reference below is the rule as its docstring states it, one pod at a time, over
+the complete file: a pod whose references may prove something (the file has other objects, or
+a reference names the workload's kind or cannot be read) is decided by its chain through those
+objects; otherwise, and when the chain leaves the file, its operator's owner labels decide
+(``label_verdict``'s reasons). For any file, well-formed or not, both give the same
+candidates and the same exclusions with the same reasons, in the same order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from workload_map.engine.owners import (
+    _chain_verdict,
+    _Index,
+    _label_checker,
+    _self_ref,
+    partition_pods,
+)
+
+JS_NAME = "jobset.sigs.k8s.io/jobset-name"
+JS_UID = "jobset.sigs.k8s.io/jobset-uid"
+KF_NAME = "training.kubeflow.org/job-name"
+KF_KIND = "training.kubeflow.org/operator-name"
+
+WORKLOADS: list[dict[str, Any]] = [
+    {
+        "apiVersion": "jobset.x-k8s.io/v1alpha2",
+        "kind": "JobSet",
+        "metadata": {"name": "js", "namespace": "ns", "uid": "u-js"},
+    },
+    # no uid: the uid label is evidence of some workload, never against this one
+    {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": {"name": "js"}},
+    # a kind label, one operator of several
+    {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "PyTorchJob",
+        "metadata": {"name": "pt", "namespace": "ns", "uid": "u-pt"},
+    },
+    # two name labels and two uid labels
+    {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j", "uid": "u-j"}},
+    # a kind without owner labels
+    {"apiVersion": "example.com/v1", "kind": "Thing", "metadata": {"name": "t", "uid": "u-t"}},
+]
+
+ODD = st.one_of(st.none(), st.integers(0, 2), st.booleans(), st.just(["x"]), st.just({"a": 1}))
+LABEL_VALUES = {
+    JS_NAME: ["js", "other", ""],
+    JS_UID: ["u-js", "u-other"],
+    KF_NAME: ["pt", "other"],
+    KF_KIND: ["pytorchjob-controller", "tfjob-controller"],
+    "batch.kubernetes.io/job-name": ["j", "other"],
+    "job-name": ["j"],
+    "controller-uid": ["u-j", "u-x"],
+}
+
+
+@st.composite
+def labels(draw: st.DrawFn) -> Any:
+    if draw(st.integers(0, 7)) == 0:
+        return draw(st.one_of(st.none(), st.just("s"), st.just(["x"])))
+    return {
+        key: draw(st.sampled_from(good) if draw(st.integers(0, 4)) else ODD)
+        for key, good in LABEL_VALUES.items()
+        if draw(st.integers(0, 2)) == 0
+    }
+
+
+@st.composite
+def reference(draw: st.DrawFn) -> Any:
+    if draw(st.integers(0, 9)) == 0:
+        return draw(st.one_of(st.none(), st.just("ref"), st.just(3)))
+    kind = draw(st.sampled_from(["Job", "JobSet", "PyTorchJob", "ReplicaSet", "Thing"]))
+    ref: dict[str, Any] = {
+        "apiVersion": draw(
+            st.sampled_from(["batch/v1", "jobset.x-k8s.io/v1alpha2", "kubeflow.org/v1"])
+        ),
+        "kind": kind,
+        "name": draw(st.sampled_from(["js", "pt", "j", "t", "owner", "other"])),
+    }
+    if draw(st.booleans()):
+        ref["uid"] = draw(st.sampled_from(["u-js", "u-pt", "u-j", "u-t", "u-owner", "u-other"]))
+    if draw(st.integers(0, 3)):
+        ref["controller"] = draw(st.sampled_from([True, True, False, "true"]))
+    return ref
+
+
+@st.composite
+def pod(draw: st.DrawFn) -> Any:
+    meta: Any = {"name": draw(st.sampled_from(["p0", "p1", "p2"]))}
+    if draw(st.integers(0, 4)):
+        meta["labels"] = draw(labels())
+    if draw(st.booleans()):
+        meta["ownerReferences"] = draw(
+            st.one_of(st.lists(reference(), max_size=2), st.sampled_from([None, "refs", {}]))
+        )
+    if draw(st.integers(0, 11)) == 0:
+        meta = draw(st.sampled_from([None, "m", 3]))
+    obj: dict[str, Any] = {"kind": "Pod", "metadata": meta}
+    version = draw(st.sampled_from(["v1", "v1", None, "", "apps/v1"]))
+    if version is not None:
+        obj["apiVersion"] = version
+    return obj
+
+
+@st.composite
+def link(draw: st.DrawFn) -> Any:
+    """An object of another kind (a chain link), sometimes not even an object."""
+    if draw(st.integers(0, 5)) == 0:
+        return draw(st.sampled_from([None, "text", 7]))
+    kind = draw(st.sampled_from(["Job", "JobSet", "ReplicaSet"]))
+    name = draw(st.sampled_from(["owner", "js", "other"]))
+    meta: dict[str, Any] = {"name": name, "uid": f"u-{name}"}
+    if draw(st.booleans()):
+        meta["ownerReferences"] = draw(st.lists(reference(), max_size=1))
+    return {"apiVersion": "batch/v1", "kind": kind, "metadata": meta}
+
+
+def _reference_rule(
+    workload: dict[str, Any], objects: list[Any]
+) -> tuple[list[Any], list[tuple[Any, str]]]:
+    """The rule pod by pod over the whole file (see the module docstring)."""
+    items = [o for o in objects if isinstance(o, Mapping)]
+    pods = [o for o in items if o.get("kind") == "Pod" and (o.get("apiVersion") or "v1") == "v1"]
+    links = [o for o in items if not any(o is p for p in pods)]
+    index, top, check = _Index(links), _self_ref(workload), _label_checker(workload)
+    candidates: list[Any] = []
+    excluded: list[tuple[Any, str]] = []
+    for obj in pods:
+        meta = obj.get("metadata")
+        meta = meta if isinstance(meta, Mapping) else None
+        refs = meta.get("ownerReferences") if meta is not None else None
+        reason = None
+        if refs and type(refs) is list:
+            proves = bool(links) or any(
+                type(r) is not dict or r.get("kind") == top.kind for r in refs
+            )
+            if proves:
+                reason, reached = _chain_verdict(obj, index, top)
+                if reached:
+                    candidates.append(obj)
+                    continue
+        if reason is None and check is not None:
+            by_labels, why = check(meta.get("labels") if meta is not None else None)
+            if by_labels is False:
+                reason = why
+        if reason is None:
+            candidates.append(obj)
+        else:
+            excluded.append((obj, reason))
+    return candidates, excluded
+
+
+def _same(
+    got: tuple[list[Any], list[tuple[Any, str]]], want: tuple[list[Any], list[tuple[Any, str]]]
+) -> None:
+    assert [id(o) for o in got[0]] == [id(o) for o in want[0]]
+    assert [(id(o), why) for o, why in got[1]] == [(id(o), why) for o, why in want[1]]
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, len(WORKLOADS) - 1), st.lists(pod(), max_size=6))
+def test_a_file_of_pods_is_decided_in_one_pass(which: int, pods: list[Any]) -> None:
+    workload = WORKLOADS[which]
+    _same(partition_pods(workload, pods), _reference_rule(workload, pods))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.integers(0, len(WORKLOADS) - 1),
+    st.lists(st.one_of(pod(), pod(), link()), min_size=1, max_size=7),
+)
+def test_a_link_anywhere_sends_every_pod_through_its_chain(which: int, objects: list[Any]) -> None:
+    """Links before, between and after the pods: the pods decided before the first link are
+    decided again by their chains."""
+    workload = WORKLOADS[which]
+    _same(partition_pods(workload, objects), _reference_rule(workload, objects))
+
+
+def test_a_link_after_the_pods_changes_their_verdict() -> None:
+    """A pod whose chain leaves a file of pods is kept by its labels; the same pod is excluded
+    once its owner, owned by another JobSet, follows it in the file."""
+    workload = WORKLOADS[0]
+    member = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": "p",
+            "labels": {JS_NAME: "js"},
+            "ownerReferences": [
+                {
+                    "apiVersion": "batch/v1",
+                    "kind": "Job",
+                    "name": "j",
+                    "uid": "u-j",
+                    "controller": True,
+                }
+            ],
+        },
+    }
+    assert partition_pods(workload, [member]) == ([member], [])
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {
+            "name": "j",
+            "uid": "u-j",
+            "ownerReferences": [
+                {
+                    "apiVersion": "jobset.x-k8s.io/v1alpha2",
+                    "kind": "JobSet",
+                    "name": "other",
+                    "uid": "u-other",
+                    "controller": True,
+                }
+            ],
+        },
+    }
+    candidates, excluded = partition_pods(workload, [member, job])
+    assert candidates == []
+    assert excluded == [(member, "owned by another JobSet: other")]

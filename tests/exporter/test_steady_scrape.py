@@ -1,0 +1,115 @@
+"""A scrape when nothing changed reuses the last exposition's workload text whole, and every
+scrape stays byte for byte what ``prometheus_client.generate_latest`` prints (issue 20 item 9)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from prometheus_client import CollectorRegistry, generate_latest
+
+from workload_map.cluster.inventory import Entry, Inventory
+from workload_map.exporter import ExporterHealth, LabelPolicy, WorkloadCollector
+from workload_map.exporter import collector as collector_module
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+@pytest.fixture(autouse=True)
+def fixed_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(collector_module, "CLOCK", lambda: 1767225600.0)
+
+
+def _inventory() -> Inventory:
+    objects: list[dict[str, Any]] = []
+    for path in (EXAMPLES / "jobset/jobset.yaml", EXAMPLES / "jobset/pods.yaml"):
+        for doc in yaml.safe_load_all(path.read_text()):
+            if isinstance(doc, dict) and doc.get("kind") == "List":
+                objects.extend(doc.get("items") or [])
+            elif isinstance(doc, dict):
+                objects.append(doc)
+    inventory = Inventory()
+    inventory.apply_documents(objects)
+    return inventory
+
+
+def _client(collector: WorkloadCollector) -> bytes:
+    registry = CollectorRegistry()
+    registry.register(collector)
+    return generate_latest(registry)
+
+
+class _Reads:
+    """Counts the inventory reads of the fleet (the real method runs)."""
+
+    def __init__(self, inventory: Inventory) -> None:
+        self.count = 0
+        real: Callable[..., list[Entry]] = inventory.entries
+
+        def entries(**kwargs: Any) -> list[Entry]:
+            self.count += 1
+            return real(**kwargs)
+
+        inventory.entries = entries  # type: ignore[method-assign]
+
+
+def test_an_unchanged_inventory_is_scraped_without_reading_it_again() -> None:
+    inventory = _inventory()
+    reads = _Reads(inventory)
+    collector = WorkloadCollector(inventory, health=ExporterHealth(last_sync=3.0))
+    first = collector.exposition_chunks()
+    assert reads.count == 1
+    second = collector.exposition_chunks()
+    assert reads.count == 1  # the workload part was reused whole
+    assert b"".join(second) == b"".join(first) == _client(collector)
+    # the reused pieces are the memo's own bytes, not copies
+    assert {id(c) for c in second} >= {id(c) for c in first if b"workloadmap_pod_workload" in c}
+
+
+def test_a_change_is_scraped_anew_and_the_health_series_stay_current() -> None:
+    inventory = _inventory()
+    reads = _Reads(inventory)
+    health = ExporterHealth(last_sync=3.0)
+    collector = WorkloadCollector(inventory, health=health)
+    before = collector.exposition()
+    health.last_sync = 4.0  # not an inventory change: still reused, the header series new
+    again = collector.exposition()
+    assert reads.count == 1
+    assert again != before and again == _client(collector)
+    pod = inventory.pods()[0]
+    inventory.apply_pod("DELETED", pod)
+    after = collector.exposition()
+    assert reads.count == 3  # the scrape, and generate_latest's collect() above
+    assert after == _client(collector)
+    assert pod["metadata"]["name"].encode() not in after.split(b"workloadmap_pod_workload_info")[2]
+
+
+def test_a_follower_then_leader_again_exports_the_same_fleet() -> None:
+    inventory = _inventory()
+    leading = {"now": True}
+    health = ExporterHealth(last_sync=1.0, is_leader=lambda: leading["now"])
+    collector = WorkloadCollector(inventory, health=health)
+    led = collector.exposition()
+    leading["now"] = False
+    assert b"workloadmap_workload_info" not in collector.exposition()
+    leading["now"] = True
+    assert collector.exposition() == led == _client(collector)
+
+
+@pytest.mark.parametrize(
+    "team", ["plain", 'a "quoted" value', "back\\slash", "new\nline", "ünïcode"]
+)
+def test_label_values_are_escaped_as_the_client_escapes_them(team: str) -> None:
+    inventory = _inventory()
+    for entry in inventory.entries():
+        obj = dict(entry.obj)
+        obj["metadata"] = {**obj["metadata"], "labels": {"team": team}}
+        inventory.apply_workload("MODIFIED", obj)
+    collector = WorkloadCollector(
+        inventory, health=ExporterHealth(last_sync=1.0), labels=LabelPolicy(("team",))
+    )
+    assert collector.exposition() == _client(collector)
+    assert collector.exposition() == _client(collector)
