@@ -4,6 +4,15 @@ and the memory of 100k cached pods (target <= 1 GiB RSS).
 
 The cluster: 10k JobSets (2 replicated jobs, 10 pods each, so 20k Jobs and 100k pods), every
 object built as its operator makes it and trimmed the way the watch caches trim it.
+
+Work counted instead of timed (load-independent): ``python benchmarks/gangs_bench.py count
+webhook K [STEP]`` or ``count resync K``, run under ``valgrind --tool=callgrind``, builds a
+smaller cluster (``WLMAP_BENCH_GANG_WORKLOADS``, 200 by default) with the operator's GC settings,
+warms up, then makes K admissions (every STEP-th of the bench's list: 1 admits each workload's
+two pods in turn, as ``bench_webhook`` does; 2 admits one pod per workload, each a workload's
+first) or K cold resyncs of every workload. The instructions of one admission (or resync) are
+the difference between a run with K and one with 0, divided by K; both runs build the same
+cluster (``PYTHONHASHSEED=0``).
 """
 
 from __future__ import annotations
@@ -520,7 +529,61 @@ def live() -> list[dict[str, Any]]:
     return rows
 
 
-if __name__ == "__main__":
-    from run import print_table
+def count(what: str, k: int, step: int = 1) -> str:
+    """``count webhook|resync K [STEP]`` (see the module docstring): the work, nothing timed."""
+    sys.setswitchinterval(0.001)
+    gc.set_threshold(50_000, 20, 100)
+    gc.collect()
+    rt, admissions, jobsets = build(int(os.environ.get("WLMAP_BENCH_GANG_WORKLOADS", "200")))
+    gc.collect()
+    gc.freeze()
+    if what == "webhook":
+        warm = 20  # imports and compiled expressions: the same in both runs
+        for ns, pod in admissions[:warm]:
+            rt.webhook.admit({"uid": "x", "operation": "CREATE", "namespace": ns, "object": pod})
+        patched = 0
+        for ns, pod in admissions[warm::step][:k]:
+            answer = rt.webhook.admit(
+                {"uid": "x", "operation": "CREATE", "namespace": ns, "object": pod}
+            )
+            patched += bool(answer.get("patch"))
+        return f"admitted {k} (every {step}. of {len(admissions)}), patched {patched}"
+    from workload_map.gangs.controller import GangController
+    from workload_map.gangs.planner import plan
+    from workload_map.operator.controllers import OperatorConfig
 
-    print_table(run())
+    args = argparse.Namespace(
+        gang_missed_member_mode="lower-minimum", gang_resync_period=300.0, gang_workers=1
+    )
+    ctl = GangController(rt, OperatorConfig(args=args, namespace="wlmap", identity="bench"))
+    writes = {"n": 0}
+
+    def execute(workload: dict[str, Any], actions: Any) -> None:
+        writes["n"] += actions.writes
+
+    ctl.execute = execute  # type: ignore[method-assign]
+    for obj in list(rt.cache):
+        ctl.on_event("ADDED", obj)
+    karta = rt.kartas.resolve("jobset.x-k8s.io/v1alpha2", "JobSet")
+    for js in jobsets:  # the objects exist already, as in bench_resync
+        uid = js["metadata"]["uid"]
+        for o in plan(karta, js, ctl.inputs(ctl._by_uid[uid])[2]).objects:
+            o["metadata"]["resourceVersion"] = "1"
+            ctl._ours.setdefault(uid, {})[(o["apiVersion"], o["kind"], o["metadata"]["name"])] = o
+    keys = list(ctl._by_uid.values())
+    ctl.reconcile_key(keys[0])  # warm
+    for _ in range(k):
+        ctl._settled.clear()  # every workload planned again: cold
+        for key in keys:
+            ctl.reconcile_key(key)
+    return f"{k} cold resync(s) of {len(keys)} keys ({len(jobsets)} JobSets), writes {writes['n']}"
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["count"]:
+        what, k = sys.argv[2], int(sys.argv[3])
+        print(count(what, k, int(sys.argv[4]) if len(sys.argv) > 4 else 1))
+    else:
+        from run import print_table
+
+        print_table(run())

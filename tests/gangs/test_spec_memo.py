@@ -88,6 +88,8 @@ def test_webhook_decisions_are_the_same_with_the_memo() -> None:
             assert a.to_dict() == b.to_dict(), name
             assert a.pod_group, a.reason
         assert memo.hits == (len(pods) - 1 if derived else 0), (name, memo.hits)
+        # every form: the workload's spec side is read for its first pod only
+        assert (memo.side_misses, memo.side_hits) == (1, len(pods) - 1), name
 
 
 def test_the_spec_side_is_read_once_per_version_and_config() -> None:
@@ -112,7 +114,7 @@ def test_the_spec_side_is_read_once_per_version_and_config() -> None:
     assert memo.side_hits == len(pods) + 1
 
 
-def test_a_new_version_is_read_again_its_phases_too() -> None:
+def test_a_new_version_is_read_again_its_phases_too_and_replaces_the_old() -> None:
     obj = _versioned(opted(example("jobset")[0]))
     karta = karta_of(obj)
     pods = _named(jobset_chain(obj)[1])
@@ -123,8 +125,11 @@ def test_a_new_version_is_read_again_its_phases_too() -> None:
     planned = plan(karta, suspended, pods, memo=memo)
     assert [d.reason for d in planned.decisions] == ["GangsReleased"], planned.decisions
     assert not planned.gangs and memo.side_misses == 2
-    # the old version is still the old answer (its own entry)
-    assert plan(karta, obj, pods, memo=memo).gangs and memo.side_hits == 1
+    # one side per workload: the newer version's replaced the older's, which is read again
+    # (and still gives the older answer) when a late cache plans with it
+    assert memo.sides == 1
+    assert plan(karta, obj, pods, memo=memo).gangs and memo.side_misses == 3
+    assert memo.sides == 1
 
 
 def test_a_plan_without_objects_has_the_same_gangs_and_decisions() -> None:
@@ -135,3 +140,18 @@ def test_a_plan_without_objects_has_the_same_gangs_and_decisions() -> None:
         full, lean = plan(karta, obj, pods), plan(karta, obj, pods, objects=False)
         assert full.objects and not lean.objects, name
         assert {**full.to_dict(), "objects": []} == lean.to_dict(), name
+
+
+def test_the_sides_are_bounded() -> None:
+    memo = SpecMemo(capacity=2)
+    objects = {}
+    karta = karta_of(opted(example("jobset")[0]))
+    for uid in ("a", "b", "c"):
+        obj = objects[uid] = _versioned(opted(example("jobset")[0]))
+        obj["metadata"]["uid"] = uid
+        plan(karta, obj, [], memo=memo)
+    assert memo.sides == 2 and memo.side_misses == 3
+    # "a" went first; "b" is still kept
+    plan(karta, objects["b"], [], memo=memo)
+    plan(karta, objects["a"], [], memo=memo)
+    assert (memo.side_hits, memo.side_misses, memo.sides) == (1, 4, 2)

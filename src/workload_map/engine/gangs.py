@@ -11,6 +11,7 @@ pods and notes the pods that join none. Minimums follow the project's contract
 from __future__ import annotations
 
 import dataclasses
+import operator
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -100,6 +101,8 @@ def build_pod_groups(
 
 #: pod names shown per note on pods that join no group
 _NOTE_NAMES = 5
+#: an assignment's group (a C-level read over every pod's assignment)
+_GROUP = operator.attrgetter("group")
 
 
 def _ungrouped_notes(
@@ -107,6 +110,12 @@ def _ungrouped_notes(
 ) -> list[str]:
     """Attributed pods that join no group (or, in the v2 form with subgroups, no subgroup),
     by component and reason: reported, never silently dropped."""
+    if (
+        not sub_grouped
+        and len(placements) == len(assignments)
+        and None not in map(_GROUP, assignments)
+    ):
+        return []  # every pod joined a group: found without a Python step per pod
     by_cause: dict[tuple[str, str], list[str]] = {}
     for placement, assignment in zip(placements, assignments, strict=True):
         if assignment.group is not None and (not sub_grouped or assignment.member is not None):

@@ -334,9 +334,17 @@ class SpecMemo:
         self._lock = threading.Lock()
         self._items: dict[tuple[Any, ...], tuple[Karta, list[PodGroup], list[str]]] = {}
         self._sides: dict[tuple[Any, ...], SpecSide] = {}
+        #: (uid, definition) -> the key of its newest side: an older version's side goes when a
+        #: newer one is kept (it holds the old object's templates, which nothing else does)
+        self._newest: dict[tuple[Any, ...], tuple[Any, ...]] = {}
 
     def __len__(self) -> int:
         return len(self._items)
+
+    @property
+    def sides(self) -> int:
+        """How many workload versions' sides are kept."""
+        return len(self._sides)
 
     def _key(self, wl: Workload) -> tuple[Any, ...] | None:
         meta = metadata_of(wl.obj)
@@ -359,11 +367,19 @@ class SpecMemo:
                         return found
         made = SpecSide(wl, config)
         if key is not None:
+            workload = (key[0], key[2])
             with self._lock:
                 self.side_misses += 1
+                older = self._newest.get(workload)
+                if older is not None and older != key:
+                    self._sides.pop(older, None)
+                self._newest[workload] = key
                 self._sides[key] = made
                 while len(self._sides) > self.capacity:
-                    del self._sides[next(iter(self._sides))]
+                    gone = next(iter(self._sides))
+                    del self._sides[gone]
+                    if self._newest.get((gone[0], gone[2])) == gone:
+                        del self._newest[(gone[0], gone[2])]
         return made
 
     def implied(self, wl: Workload) -> tuple[list[PodGroup], list[str]]:
