@@ -49,8 +49,9 @@ deploy: helm  ## regenerate deploy/workload-map.yaml from charts/workload-map
 	bash hack/render-deploy.sh
 
 # hack/run-tests.py: the unit tier in parallel processes (pytest-xdist; PYTEST_WORKERS, default
-# one per core), then the integration tier in one process; each prints pytest's summary, a last
-# line adds them up, and either failing fails the run. PYTEST_ARGS go to both tiers.
+# one per core), then the integration tier in two processes (PYTEST_INTEGRATION_WORKERS); each
+# prints pytest's summary, a last line adds them up, and either failing fails the run.
+# PYTEST_ARGS go to both tiers.
 PYTEST_ARGS ?=
 
 test: venv tools lint  ## lint, then every test, the real API server ones included

@@ -3,14 +3,18 @@
 The unit tier (``-m "not integration"``: no API server) runs under pytest-xdist, one worker per
 core, each test file kept whole on one worker (``--dist loadfile``: module-scoped fixtures such
 as the browser start once, and ``--test-order`` keeps its meaning). The integration tier runs
-after it in one process, serially: it starts real control planes (one per session, more per
-module) that parallel workers would multiply on a 2-core machine.
+after it, in two workers by default whatever the number of cores: its tests mostly wait (for a
+control plane to start, a scheduler to retry, a controller to act), so a second worker overlaps
+those waits instead of competing for CPU, while each worker's own control planes cost memory,
+not cores (docs/testing.md has the measurement). Ports never clash: each worker draws from its
+own share (hack/localkube/ports.py).
 
 Both tiers always run and both print pytest's summary; the exit code is non-zero when either
 failed (pytest's 5, no test collected, only when neither tier ran a test). A last plain line
 adds the two up: ``total: N passed, N failed, N skipped``.
 
-    python hack/run-tests.py [--tier all|unit|integration] [--workers auto|N] [pytest args...]
+    python hack/run-tests.py [--tier all|unit|integration] [--workers auto|N]
+                             [--integration-workers N] [pytest args...]
 
 Extra arguments go to both tiers (``--test-order=shuffle:7``, ``--jq-clock-scale=10``; the
 ``WLMAP_TEST_ORDER`` and ``WLMAP_JQ_CLOCK_SCALE`` variables work too). Each tier ends with
@@ -94,21 +98,31 @@ def _exit_code(tiers: list[Tier]) -> int:
     return 5 if all(t.code == 5 for t in tiers) else 0
 
 
+def _parallel(workers: str, tier: str) -> list[str]:
+    """pytest-xdist's arguments for ``workers`` processes, or none (one process)."""
+    if workers in ("0", "1"):
+        return []
+    if importlib.util.find_spec("xdist") is None:
+        print(f"run-tests: pytest-xdist is not installed: the {tier} tier runs in one process")
+        return []
+    # a worker that crashes (a segfault) fails the tier at once: replacing it has been seen to
+    # stall xdist's controller, which would hang the run until CI's limit
+    return ["-n", workers, "--dist", "loadfile", "--max-worker-restart=0"]
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tier", choices=["all", "unit", "integration"], default="all")
     parser.add_argument("--workers", default=os.environ.get("PYTEST_WORKERS", "auto"))
+    parser.add_argument(
+        "--integration-workers", default=os.environ.get("PYTEST_INTEGRATION_WORKERS", "2")
+    )
     options, extra = parser.parse_known_args(argv)
     color = (
         ["--color=yes"] if sys.stdout.isatty() and not any("--color" in a for a in extra) else []
     )
-    parallel: list[str] = []
-    if options.workers not in ("0", "1") and importlib.util.find_spec("xdist") is not None:
-        # a worker that crashes (a segfault) fails the tier at once: replacing it has been seen
-        # to stall xdist's controller, which would hang the run until CI's limit
-        parallel = ["-n", options.workers, "--dist", "loadfile", "--max-worker-restart=0"]
-    elif options.workers not in ("0", "1"):
-        print("run-tests: pytest-xdist is not installed: the unit tier runs in one process")
+    parallel = _parallel(options.workers, "unit")
+    integration_parallel = _parallel(options.integration_workers, "integration")
     # without paths of the caller's, each tier collects only its own folders: collecting (and
     # so importing) the other tier's modules costs every process seconds of CPU for nothing
     # (tests/test_run_tests.py checks that integration tests live in tests/integration alone)
@@ -121,7 +135,15 @@ def main(argv: list[str]) -> int:
         tiers.append(Tier("unit", unit))
     if options.tier in ("all", "integration"):
         folder = [INTEGRATION] if own else []
-        integration = ["-m", "integration", *durations, *color, *extra, *folder]
+        integration = [
+            "-m",
+            "integration",
+            *integration_parallel,
+            *durations,
+            *color,
+            *extra,
+            *folder,
+        ]
         tiers.append(Tier("integration", integration))
     try:
         for tier in tiers:

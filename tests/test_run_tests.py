@@ -117,13 +117,14 @@ def test_both_tiers_run_and_report(tmp_path: Path) -> None:
     )
     out = run.stdout
     assert run.returncode == 1, out[-3000:]
-    assert "-n 2 --dist loadfile" in out  # the unit tier ran in parallel processes
+    # both tiers ran in parallel processes (the integration tier's two workers by default)
+    assert out.count("-n 2 --dist loadfile") == 2, out[-3000:]
     assert "Different tests were collected" not in out, out[-3000:]
     assert len(re.findall(r"^test order: shuffle:\d+$", out, flags=re.M)) == 2  # one per tier
     assert out.count("JqDeadlineError") >= 2
     # (under xdist the workers deselect, and the summary does not count them)
     assert "run-tests: unit tier: exit 1: 2 failed, 12 passed" in out, out[-3000:]
-    assert "run-tests: integration tier: exit 0: 1 passed, 14 deselected" in out, out[-3000:]
+    assert "run-tests: integration tier: exit 0: 1 passed" in out, out[-3000:]
     assert out.splitlines()[-1] == "total: 13 passed, 2 failed, 0 skipped"
     # each tier's log says where its time went (the slowest phases; none here is a second)
     assert out.count("slowest 30 durations") == 2, out[-3000:]
