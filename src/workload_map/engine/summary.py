@@ -328,13 +328,6 @@ def sum_tallies(tallies: Iterable[Tally]) -> Tally:
     return Tally(desired, current, ready, pending_pods, held_pods, requested, pending, held, active)
 
 
-def _name(pod: Mapping[str, Any]) -> tuple[str, str]:
-    meta = pod.get("metadata")
-    if type(meta) is not dict:
-        return "", ""
-    return str(meta.get("name") or ""), str(meta.get("uid") or "")
-
-
 def summarize(wl: Summarized) -> WorkloadSummary:
     """The shared evaluation of ``wl`` (see the module doc)."""
     pods_known = wl.pods is not None
@@ -412,9 +405,13 @@ def summarize(wl: Summarized) -> WorkloadSummary:
             "kind", "Pod"
         ) != "Pod":
             continue
-        name, uid = _name(pod)
+        meta = pod.get("metadata")  # the name and uid read inline: this runs per pod of a fleet
+        if type(meta) is not dict:
+            continue
+        name = str(meta.get("name") or "")
         if not name:
             continue
+        uid = str(meta.get("uid") or "")
         component, instance, replica = placed.get(name, ("", "", ""))
         places.append(PodPlace(name, uid, component, instance, replica, groups.get(name, "")))
     places.sort(key=lambda p: p.name)
