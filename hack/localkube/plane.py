@@ -470,6 +470,10 @@ class LocalControlPlane:
             f"--feature-gates={self.feature_gates}",
             *workload_api,
             "--profiling=false",
+            # on SIGTERM, close open watches within 2 s and exit: at the default (0) a stop
+            # with clients watching (controller-manager, scheduler, operators) hung until the
+            # harness killed it at its 20 s grace, in every API server restart of the suite
+            "--shutdown-watch-termination-grace-period=2s",
             "--v=1",
         ]
         self.kubeconfig = self.workdir / "kubeconfig"

@@ -113,3 +113,42 @@ def test_label_values_are_escaped_as_the_client_escapes_them(team: str) -> None:
     )
     assert collector.exposition() == _client(collector)
     assert collector.exposition() == _client(collector)
+
+
+def _pod_name(pod: dict[str, Any], value: str) -> None:
+    pod["metadata"]["name"] = pod["metadata"]["name"] + value
+
+
+def _pod_uid(pod: dict[str, Any], value: str) -> None:
+    pod["metadata"]["uid"] = pod["metadata"]["uid"] + value
+
+
+def _pod_resource(pod: dict[str, Any], value: str) -> None:
+    container = pod["spec"]["containers"][0]
+    limits = container.setdefault("resources", {}).setdefault("limits", {})
+    limits["example.com/acc" + value] = "1"
+
+
+@pytest.mark.parametrize("where", [_pod_name, _pod_uid, _pod_resource])
+@pytest.mark.parametrize("value", ['"q"', "b\\s", "n\nl"])
+def test_every_label_value_from_a_pod_is_escaped_as_the_client_escapes_it(
+    where: Callable[[dict[str, Any], str], None], value: str
+) -> None:
+    """The escape check is made once per workload, over the values its objects give (not the
+    collector's own): a character to escape in any one of them (the pod's name, its uid, a
+    resource it requests) must still be escaped, alone in the workload."""
+    inventory = _inventory()
+    pod = inventory.pods()[0]
+    changed = {**pod, "metadata": dict(pod["metadata"]), "spec": dict(pod["spec"])}
+    changed["spec"]["containers"] = [
+        {**c, "resources": {k: dict(v) for k, v in (c.get("resources") or {}).items()}}
+        for c in pod["spec"]["containers"]
+    ]
+    where(changed, value)
+    inventory.apply_pod("DELETED", pod)
+    inventory.apply_pod("ADDED", changed)
+    collector = WorkloadCollector(inventory, health=ExporterHealth(last_sync=1.0))
+    text = collector.exposition()
+    escaped = value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+    assert escaped.encode() in text  # the value reached a series, escaped
+    assert text == _client(collector)

@@ -171,6 +171,28 @@ def _stop(plane: LocalControlPlane, proc: _Proc) -> None:
 
 
 @contextmanager
+def _running(
+    plane: LocalControlPlane,
+    name: str,
+    argv: list[str],
+    ready: str,
+    *,
+    env: dict[str, str] | None = None,
+    ctx: Any = None,
+) -> Iterator[_Proc]:
+    """``argv`` as the plane's child ``name`` (log ``<workdir>/<name>.log``, ``env`` added to
+    its environment), yielded once ``ready`` answers; stopped and dropped from the plane's
+    processes afterwards (the plane's shutdown would otherwise stop it twice)."""
+    proc = _spawn_env(name, argv, plane.workdir / f"{name}.log", env or {})
+    plane.procs.append(proc)
+    try:
+        _wait_ready(plane, proc, ready, ctx)
+        yield proc
+    finally:
+        _stop(plane, proc)
+
+
+@contextmanager
 def kuberay(
     kube: Kube, *, batch_scheduler: str = "", namespaces: list[str] | None = None
 ) -> Iterator[_Proc]:
@@ -193,15 +215,9 @@ def kuberay(
     if namespaces:
         argv.append(f"--watch-namespace={','.join(namespaces)}")
     name = "kuberay-operator" + (f"-{batch_scheduler}" if batch_scheduler else "")
-    proc = _spawn_env(
-        name, argv, plane.workdir / f"{name}.log", {"KUBECONFIG": str(plane.kubeconfig)}
-    )
-    plane.procs.append(proc)
-    try:
-        _wait_ready(plane, proc, f"http://127.0.0.1:{probe}/readyz")
+    env = {"KUBECONFIG": str(plane.kubeconfig)}
+    with _running(plane, name, argv, f"http://127.0.0.1:{probe}/readyz", env=env) as proc:
         yield proc
-    finally:
-        _stop(plane, proc)
 
 
 def _satisfy_cert_rotator(
@@ -259,13 +275,9 @@ def training_operator(kube: Kube, *schemes: str) -> Iterator[_Proc]:
         "MY_POD_NAMESPACE": TRAINING_NAMESPACE,
         "TMPDIR": str(tmpdir),
     }
-    proc = _spawn_env("training-operator", argv, plane.workdir / "training-operator.log", env)
-    plane.procs.append(proc)
-    try:
-        _wait_ready(plane, proc, f"http://127.0.0.1:{probe}/readyz")
+    ready = f"http://127.0.0.1:{probe}/readyz"
+    with _running(plane, "training-operator", argv, ready, env=env) as proc:
         yield proc
-    finally:
-        _stop(plane, proc)
 
 
 def _create(kube: Kube, path: str, body: dict[str, Any]) -> None:
@@ -339,16 +351,12 @@ def coscheduling_scheduler(kube: Kube, *, permit_wait: int = 10) -> Iterator[_Pr
         f"--secure-port={port}",
         "--v=1",
     ]
-    proc = _spawn("scheduler-plugins", argv, plane.workdir / "scheduler-plugins.log")
-    plane.procs.append(proc)
     insecure = ssl.create_default_context()
     insecure.check_hostname = False
     insecure.verify_mode = ssl.CERT_NONE  # its own throw-away certificate, on loopback
-    try:
-        _wait_ready(plane, proc, f"https://127.0.0.1:{port}/healthz", insecure)
+    ready = f"https://127.0.0.1:{port}/healthz"
+    with _running(plane, "scheduler-plugins", argv, ready, ctx=insecure) as proc:
         yield proc
-    finally:
-        _stop(plane, proc)
 
 
 def _delete(kube: Kube, path: str) -> None:
@@ -391,47 +399,45 @@ def jobset(kube: Kube) -> Iterator[_Proc]:
     config_file.write_text(yaml.safe_dump(config))
     argv = [str(path), f"--config={config_file}"]
     env = {"KUBECONFIG": str(plane.kubeconfig)}
-    proc = _spawn_env("jobset-controller", argv, plane.workdir / "jobset-controller.log", env)
-    plane.procs.append(proc)
     name = f"wlmap-test-jobset-{port}"
     bundle = base64.b64encode((plane.workdir / "serving-ca.crt").read_bytes()).decode()
     registered: list[str] = []
-    try:
-        _wait_ready(plane, proc, f"http://127.0.0.1:{probe}/readyz")
-        for kind, hook, url_path, operations in _JOBSET_HOOKS:
-            resource = f"/apis/admissionregistration.k8s.io/v1/{kind}webhookconfigurations"
-            body = {
-                "metadata": {"name": name},
-                "webhooks": [
-                    {
-                        "name": hook,
-                        "admissionReviewVersions": ["v1"],
-                        "sideEffects": "None",
-                        "failurePolicy": "Fail",
-                        "timeoutSeconds": 10,
-                        "clientConfig": {
-                            "url": f"https://127.0.0.1:{port}{url_path}",
-                            "caBundle": bundle,
-                        },
-                        "rules": [
-                            {
-                                "apiGroups": ["jobset.x-k8s.io"],
-                                "apiVersions": ["v1alpha2"],
-                                "operations": operations,
-                                "resources": ["jobsets"],
-                            }
-                        ],
-                    }
-                ],
-            }
-            kube.request("POST", resource, body)
-            registered.append(f"{resource}/{name}")
-        _wait_defaulted(kube, plane, proc)
-        yield proc
-    finally:
-        for resource in registered:
-            _delete(kube, resource)
-        _stop(plane, proc)
+    ready = f"http://127.0.0.1:{probe}/readyz"
+    with _running(plane, "jobset-controller", argv, ready, env=env) as proc:
+        try:
+            for kind, hook, url_path, operations in _JOBSET_HOOKS:
+                resource = f"/apis/admissionregistration.k8s.io/v1/{kind}webhookconfigurations"
+                body = {
+                    "metadata": {"name": name},
+                    "webhooks": [
+                        {
+                            "name": hook,
+                            "admissionReviewVersions": ["v1"],
+                            "sideEffects": "None",
+                            "failurePolicy": "Fail",
+                            "timeoutSeconds": 10,
+                            "clientConfig": {
+                                "url": f"https://127.0.0.1:{port}{url_path}",
+                                "caBundle": bundle,
+                            },
+                            "rules": [
+                                {
+                                    "apiGroups": ["jobset.x-k8s.io"],
+                                    "apiVersions": ["v1alpha2"],
+                                    "operations": operations,
+                                    "resources": ["jobsets"],
+                                }
+                            ],
+                        }
+                    ],
+                }
+                kube.request("POST", resource, body)
+                registered.append(f"{resource}/{name}")
+            _wait_defaulted(kube, plane, proc)
+            yield proc
+        finally:  # before the controller stops: the registrations fail closed
+            for resource in registered:
+                _delete(kube, resource)
 
 
 def _wait_defaulted(kube: Kube, plane: LocalControlPlane, proc: _Proc) -> None:
@@ -510,15 +516,9 @@ def trainer(kube: Kube) -> Iterator[_Proc]:
         f"--webhook-server-port={free_port()}",
     ]
     env = {"KUBECONFIG": str(plane.kubeconfig), "TMPDIR": str(tmpdir)}
-    proc = _spawn_env(
-        "trainer-controller-manager", argv, plane.workdir / "trainer-controller-manager.log", env
-    )
-    plane.procs.append(proc)
-    try:
-        _wait_ready(plane, proc, f"http://127.0.0.1:{probe}/readyz")
+    ready = f"http://127.0.0.1:{probe}/readyz"
+    with _running(plane, "trainer-controller-manager", argv, ready, env=env) as proc:
         yield proc
-    finally:
-        _stop(plane, proc)
 
 
 __all__ = [

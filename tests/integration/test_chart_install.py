@@ -286,20 +286,7 @@ def test_operator_runs_on_the_charts_permissions_alone(
     karta = next(k for k in catalog.as_cluster_objects() if k["metadata"]["name"] == "batch-job-v1")
     name = karta["metadata"]["name"]
     kube.apply(karta)
-    op = OperatorProcess(
-        kubeconfig,
-        NS,
-        tmp_path / "op",
-        webhook=True,
-        leader_elect=True,
-        extra=[
-            f"--leader-election-id={LEASE}",
-            f"--webhook-cert-secret={CERT_SECRET}",
-            f"--mutating-webhook-name={MUTATING}",
-            f"--validating-webhook-name={VALIDATING}",
-            "--webhook-service-name=workload-map-webhook",
-        ],
-    )
+    op = _as_the_chart_runs_it(kubeconfig, tmp_path)
     with running(op):
         op.wait_ready(90)
 
@@ -364,9 +351,10 @@ def test_gang_controller_runs_on_the_charts_gang_permissions(
                 kube.delete(doc["apiVersion"], doc["kind"], meta["name"], meta.get("namespace"))
 
 
-def _run_gang_controller(kube: Kube, tmp_path: Path) -> None:
-    kubeconfig = service_account_kubeconfig(kube, tmp_path / "sa.kubeconfig")
-    op = OperatorProcess(
+def _as_the_chart_runs_it(kubeconfig: Path, tmp_path: Path, *flags: str) -> OperatorProcess:
+    """The operator on ``kubeconfig`` with the chart's names for its lease, certificate Secret,
+    webhook configurations and Service (what its permissions are scoped to), and ``flags``."""
+    return OperatorProcess(
         kubeconfig,
         NS,
         tmp_path / "op",
@@ -378,9 +366,15 @@ def _run_gang_controller(kube: Kube, tmp_path: Path) -> None:
             f"--mutating-webhook-name={MUTATING}",
             f"--validating-webhook-name={VALIDATING}",
             "--webhook-service-name=workload-map-webhook",
-            "--enable-gang-scheduling",
-            "--install-catalog",
+            *flags,
         ],
+    )
+
+
+def _run_gang_controller(kube: Kube, tmp_path: Path) -> None:
+    kubeconfig = service_account_kubeconfig(kube, tmp_path / "sa.kubeconfig")
+    op = _as_the_chart_runs_it(
+        kubeconfig, tmp_path, "--enable-gang-scheduling", "--install-catalog"
     )
     from workload_map.catalog import catalog
     from workload_map.cluster.catalog_install import served_gvks
@@ -486,16 +480,6 @@ def webhooks_on_loopback(kube: Kube, port: int) -> Iterator[None]:
             )
 
 
-def _operator_flags() -> list[str]:
-    return [
-        f"--leader-election-id={LEASE}",
-        f"--webhook-cert-secret={CERT_SECRET}",
-        f"--mutating-webhook-name={MUTATING}",
-        f"--validating-webhook-name={VALIDATING}",
-        "--webhook-service-name=workload-map-webhook",
-    ]
-
-
 def test_operator_runs_impersonating_the_charts_account(
     module_kube: Kube, installed: dict[tuple[str, str], Any], tmp_path: Path
 ) -> None:
@@ -525,9 +509,7 @@ def test_operator_runs_impersonating_the_charts_account(
     assert me["username"] == USER
     assert set(GROUPS) <= set(me["groups"])
 
-    op = OperatorProcess(
-        kubeconfig, NS, tmp_path / "op", webhook=True, leader_elect=True, extra=_operator_flags()
-    )
+    op = _as_the_chart_runs_it(kubeconfig, tmp_path)
     token = tmp_path.name[-8:].lower().replace("_", "-")
     good = widget_karta(f"as-good-{token}", f"as-good-{token}.example.com")
     bad = widget_karta(f"as-bad-{token}", f"as-bad-{token}.example.com")

@@ -5,6 +5,9 @@ its own series with ``workloadmap_exporter_synced 0`` and ``/readyz`` answers 50
 from Prometheus' raw samples: no scrape with synced 1 lacks a workload or reads a workload's
 pods as 0; the recording rules never record a 0 for the window (a gap, not a drop); no alert
 fires, and the documented guard keeps an ``absent()`` rule quiet across the restart.
+
+No fixed sleeps (issue 26): each phase waits for Prometheus to have recorded the scrapes it
+needs (synced before, down during, synced after), bounded by many scrape intervals.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from hack.localkube.plane import start_timeout
+from hack.localkube.plane import start_timeout, wait_until
 from hack.localkube.prometheus import Prometheus, start_prometheus, wait_http
 from tests.gangs.e2e import wait
 from tests.integration.harness import Kube
@@ -32,6 +35,13 @@ from tests.integration.test_exporter_prometheus import (
 from tests.ports import free_port
 
 WORKLOADS = {"finetune", "serve", "research"}
+#: Prometheus' scrape and rule evaluation interval in this test's configuration (seconds)
+INTERVAL = 1.0
+#: scrapes recorded in each phase: before the stop, while down, after the restart
+SCRAPES = 3
+#: how long one phase may take: its scrapes, each delayed by a loaded machine, within many
+#: intervals; a bound that only ends a hang, never a speed target
+PHASE_BOUND = 60 * SCRAPES * INTERVAL
 
 
 def _status(url: str) -> int:
@@ -51,6 +61,28 @@ def _raw(p: Prometheus, expr: str, seconds: int) -> list[dict[str, Any]]:
 
 def _samples(series: dict[str, Any]) -> dict[float, float]:
     return {float(t): float(v) for t, v in series["values"]}
+
+
+def _recorded(p: Prometheus, expr: str, value: float, since: float) -> int:
+    """How many samples of ``expr`` (one series) Prometheus stored with ``value`` at or after
+    the wall-clock ``since`` (its scrape timestamps come from the same clock)."""
+    window = int(time.time() - since) + 2
+    return sum(
+        1
+        for series in _raw(p, expr, window)
+        for t, v in _samples(series).items()
+        if t >= since and v == value
+    )
+
+
+def _scrapes(p: Prometheus, expr: str, value: float, since: float, what: str) -> None:
+    """Wait until Prometheus has stored ``SCRAPES`` samples of ``expr`` at ``value`` since
+    ``since``: the event a phase of the restart waits for, not a number of seconds."""
+    wait_until(
+        lambda: _recorded(p, expr, value, since) >= SCRAPES,
+        f"{SCRAPES} scrapes {what} ({expr} == {value:g})",
+        PHASE_BOUND,
+    )
 
 
 def test_a_restart_under_prometheus_drops_or_zeroes_no_workload(
@@ -82,13 +114,16 @@ def test_a_restart_under_prometheus_drops_or_zeroes_no_workload(
             )
             p.wait(f'workloadmap:namespace_gpus_held:sum{{namespace="{ns}"}}', 1, 120)
             started = time.time()
-            time.sleep(3)  # a few scrapes before
+            synced = 'workloadmap_exporter_synced{job="workloadmap"}'
+            held = f'workloadmap:namespace_gpus_held:sum{{namespace="{ns}"}}'
+            _scrapes(p, synced, 1, started, "before the stop")
             stop_exporter(exporter)
-            time.sleep(2)  # the target down for a few scrapes
+            stopped = time.time()
+            _scrapes(p, 'up{job="workloadmap"}', 0, stopped, "of the target down")
             exporter = start_exporter(kube, port, ns)
             # while it starts: /readyz answers 503 (or nothing) until synced
             seen = set()
-            deadline = time.monotonic() + 120
+            deadline = time.monotonic() + start_timeout()
             while time.monotonic() < deadline:
                 code = _status(f"{base}/readyz")
                 seen.add(code)
@@ -96,7 +131,10 @@ def test_a_restart_under_prometheus_drops_or_zeroes_no_workload(
                     break
                 time.sleep(0.05)
             assert 200 in seen
-            time.sleep(5)  # scrapes after
+            ready = time.time()
+            _scrapes(p, synced, 1, ready, "after the restart")
+            # and the recording rule evaluated over the restarted target's samples
+            _scrapes(p, held, 4 + 2 + 8, ready, "of the recording rule after the restart")
             window = int(time.time() - started) + 5
             _check(p, ns, window, tmp_path, seen)
         finally:

@@ -473,6 +473,11 @@ class Inventory:
         """Whether no covered workload is up the controller chain of ``obj``: none the caches
         hold, and the reference where the chain left them (if it did) names no covered kind
         (that owner is hidden from us, or gone and its dependents about to be collected)."""
+        meta = obj.get("metadata")
+        if type(meta) is dict and not meta.get("ownerReferences"):
+            # no owner at all (most top-level workloads): walk_chain's empty chain, without
+            # building it, as a first scrape asks this of every workload of the fleet
+            return True
         chain = walk_chain(obj, self._owners)
         for ref in chain.refs[: len(chain.owners)]:
             slot = self._workloads.get(str(ref.uid))
@@ -626,9 +631,8 @@ class Inventory:
                 continue
             # a workload's pods are those whose chain passes it (every workload on a chain
             # is one of the pod's owners): one set serves both, 10k workloads' worth
-            pods = tuple(
-                self._pods[p] for p in sorted(self._through.get(uid, ())) if p in self._pods
-            )
+            known = self._pods
+            pods = tuple([known[p] for p in sorted(self._through.get(uid, ())) if p in known])
             jobs.append(
                 _Job(
                     uid,

@@ -199,34 +199,6 @@ def pod_facts(pod: Mapping[str, Any], state: str) -> PodFacts:
     )
 
 
-def _facts(
-    pod: Mapping[str, Any],
-    state: str,
-    requests: dict[int, Mapping[str, int]],
-    known: dict[tuple[int, str, bool, bool], PodFacts],
-) -> PodFacts:
-    """:func:`pod_facts`, the request looked up in ``requests`` by the spec's identity, and
-    equal facts one object (``known``): :func:`tally_of` then counts pods per distinct fact."""
-    spec = pod.get("spec")
-    key = id(spec)
-    request = requests.get(key)
-    if request is None:
-        request = requests[key] = _request(pod)
-    bound = type(spec) is dict and bool(spec.get("nodeName"))
-    active = state == ACTIVE
-    ready = active and _ready(pod)
-    facts = known.get((key, state, ready, bound))
-    if facts is None:
-        facts = known[(key, state, ready, bound)] = PodFacts(
-            active=active,
-            ready=ready,
-            bound=bound,
-            held=bound and state in (ACTIVE, TERMINATING),
-            request=request,
-        )
-    return facts
-
-
 def tally_of(desired: int, requested: Mapping[str, int], facts: Iterable[PodFacts] | None) -> Tally:
     """The tally of pods with these facts (None: no pods known), under a spec asking
     ``requested`` of ``desired`` pods."""
@@ -328,13 +300,6 @@ def sum_tallies(tallies: Iterable[Tally]) -> Tally:
     return Tally(desired, current, ready, pending_pods, held_pods, requested, pending, held, active)
 
 
-def _name(pod: Mapping[str, Any]) -> tuple[str, str]:
-    meta = pod.get("metadata")
-    if type(meta) is not dict:
-        return "", ""
-    return str(meta.get("name") or ""), str(meta.get("uid") or "")
-
-
 def summarize(wl: Summarized) -> WorkloadSummary:
     """The shared evaluation of ``wl`` (see the module doc)."""
     pods_known = wl.pods is not None
@@ -357,12 +322,35 @@ def summarize(wl: Summarized) -> WorkloadSummary:
     for pod, p in zip(wl.candidate_pods, wl.placements, strict=True):
         if not p.attributed or p.component is None:
             continue
-        facts = _facts(pod, p.state, requests, known)
+        # pod_facts, inlined (it runs per pod of a fleet): the request looked up by the spec's
+        # identity, and equal facts one object (tally_of then counts pods per distinct facts)
+        spec = pod.get("spec")
+        key = id(spec)
+        request = requests.get(key)
+        if request is None:
+            request = requests[key] = _request(pod)
+        state = p.state
+        bound = type(spec) is dict and bool(spec.get("nodeName"))
+        ready = state == ACTIVE and _ready(pod)
+        facts = known.get((key, state, ready, bound))
+        if facts is None:
+            facts = known[(key, state, ready, bound)] = PodFacts(
+                active=state == ACTIVE,
+                ready=ready,
+                bound=bound,
+                held=bound and state in (ACTIVE, TERMINATING),
+                request=request,
+            )
         every.append(facts)
-        facts_by_name[p.pod] = facts
-        instance = p.instance or ""
-        facts_of.setdefault((p.component, instance), []).append(facts)
-        placed[p.pod] = (p.component, instance, "" if p.replica is None else p.replica)
+        name = p.pod
+        facts_by_name[name] = facts
+        component, instance = p.component, p.instance or ""
+        found = facts_of.get((component, instance))
+        if found is None:
+            facts_of[(component, instance)] = [facts]
+        else:
+            found.append(facts)
+        placed[name] = (component, instance, "" if p.replica is None else p.replica)
     components: list[ComponentTally] = []
     desired = 0
     requested: dict[str, int] = {}
@@ -412,9 +400,13 @@ def summarize(wl: Summarized) -> WorkloadSummary:
             "kind", "Pod"
         ) != "Pod":
             continue
-        name, uid = _name(pod)
+        meta = pod.get("metadata")  # the name and uid read inline: this runs per pod of a fleet
+        if type(meta) is not dict:
+            continue
+        name = str(meta.get("name") or "")
         if not name:
             continue
+        uid = str(meta.get("uid") or "")
         component, instance, replica = placed.get(name, ("", "", ""))
         places.append(PodPlace(name, uid, component, instance, replica, groups.get(name, "")))
     places.sort(key=lambda p: p.name)

@@ -346,6 +346,19 @@ class ExporterHealth:
 _NUMBERS: dict[float, str] = {}
 
 
+#: the same, each followed by the line's end (a row's text then takes one concatenation)
+_NUMBER_LINES: dict[float, str] = {}
+
+
+def _number_line(value: float) -> str:
+    text = _NUMBER_LINES.get(value)
+    if text is None:
+        text = _number(value) + "\n"
+        if len(_NUMBER_LINES) < 65536:
+            _NUMBER_LINES[value] = text
+    return text
+
+
 def _number(value: float) -> str:
     """A sample value as the client prints it (Go's float formatting)."""
     text = _NUMBERS.get(value)
@@ -384,20 +397,21 @@ class _Lines:
         shown = tuple(_escape(values[i]) for i in self.order)
         return self.template % shown + _number(value) + "\n"
 
-    def text(self, rows: list[Row]) -> bytes:
-        """The rows' lines, encoded (UTF-8, as ``generate_latest``)."""
+    def text(self, rows: list[Row], *, clean: bool = False) -> bytes:
+        """The rows' lines, encoded (UTF-8, as ``generate_latest``). ``clean``: the caller
+        checked that no label value of ``rows`` holds a character to escape."""
         if not rows:
             return b""
         pick = self.pick
         # one check of every value of the rows at once, in C: label values almost never hold
         # a character to escape, and escaping value by value was most of a first scrape's
         # formatting (a call per label of 600k series)
-        if pick is None or _escaped(rows):
+        if pick is None or (not clean and _escaped(rows)):
             line = self.line
             return "".join([line(r) for r in rows]).encode()
-        template, numbers = self.template, _NUMBERS
+        template, numbers = self.template, _NUMBER_LINES
         return "".join(
-            [template % pick(v) + (numbers.get(x) or _number(x)) + "\n" for v, x in rows]
+            [template % pick(v) + (numbers.get(x) or _number_line(x)) for v, x in rows]
         ).encode()
 
 
@@ -418,10 +432,25 @@ def _escaped(rows: list[Row]) -> bool:
     return "\\" in blob or "\n" in blob or '"' in blob
 
 
+def _has_escape(values: list[str]) -> bool:
+    """Whether any of ``values`` holds a character the text format escapes."""
+    blob = "".join(values)
+    return "\\" in blob or "\n" in blob or '"' in blob
+
+
+#: the label values the collector itself writes (phases, states, sources): checked once here,
+#: so a workload's check reads only the values that come from its objects
+_CONSTANTS_CLEAN = not _has_escape(
+    [*PHASES, *_STATES, "requested", "exporter", "status", "spec", "pods", "total", "scheduled"]
+)
+
+
 @dataclass(slots=True)
 class _Memo:
     entry: Entry
     rows: dict[str, list[Row]] | None  # dropped once formatted (rebuilt if collect() asks)
+    #: no label value of ``rows`` holds a character to escape (see ``WorkloadCollector._rows``)
+    clean: bool = False
     #: the encoded lines of each per-workload family, in :data:`_PER_WORKLOAD` order (a tuple,
     #: not a dict by name: 10k workloads' memos are kept between scrapes)
     lines: tuple[bytes, ...] | None = None
@@ -531,23 +560,32 @@ class WorkloadCollector:
             return
         if reuse is None:
             reuse = []
+            texts = [self._text(m) for m in memos]  # once per workload, not once per family
             for index, family in enumerate(_PER_WORKLOAD):
                 reuse.append(family.header().encode())
-                reuse.extend([self._text(m)[index] for m in memos])
+                reuse.extend([t[index] for t in texts])
             self._steady = (generation, reuse)
         chunks.extend(reuse)
 
     def _rows_of(self, memo: _Memo) -> dict[str, list[Row]]:
         if memo.rows is None:
-            memo.rows = self._rows(memo.entry)
+            memo.rows = self._rows(memo.entry, [])
+            memo.clean = False  # not checked again: the text then escapes value by value
         return memo.rows
 
     def _text(self, memo: _Memo) -> tuple[bytes, ...]:
         if memo.lines is None:
             rows = self._rows_of(memo)
+            # the escape check was made once for the workload's rows of every family (when
+            # they were built), not once per family: a first scrape formats 10k workloads of
+            # a dozen families each
+            clean = memo.clean
             # most families of a workload are empty (an owned one has one row in all): no call
             memo.lines = tuple(
-                [lines.text(found) if (found := rows[name]) else b"" for name, lines in self._each]
+                [
+                    lines.text(found, clean=clean) if (found := rows[name]) else b""
+                    for name, lines in self._each
+                ]
             )
             memo.rows = None  # the text is what scrapes read; keep one copy
         return memo.lines
@@ -555,7 +593,9 @@ class WorkloadCollector:
     def _memoised(self, entry: Entry, *, text: bool = False) -> _Memo:
         memo = self._memo.get(entry.uid)
         if memo is None or memo.entry is not entry:
-            memo = _Memo(entry, self._rows(entry))
+            values: list[str] = []
+            memo = _Memo(entry, self._rows(entry, values))
+            memo.clean = _CONSTANTS_CLEAN and not _has_escape(values)
             self._memo[entry.uid] = memo
         if text:
             self._text(memo)
@@ -582,7 +622,10 @@ class WorkloadCollector:
         yield DEFINITION, info
         yield DEFINITION_READY, ready
 
-    def _rows(self, e: Entry) -> dict[str, list[Row]]:
+    def _rows(self, e: Entry, values: list[str]) -> dict[str, list[Row]]:
+        """The workload's rows by family; ``values`` gets every label value they hold that
+        the collector did not write itself (checked for escapes once, not row by row: the
+        workload's identity repeats in every row, so the rows hold ten times as many)."""
         rows: dict[str, list[Row]] = {f.name: [] for f in _PER_WORKLOAD}
         wl = (e.namespace, e.name, e.gvk.kind, e.gvk.group)
         meta = e.obj.get("metadata")
@@ -598,6 +641,7 @@ class WorkloadCollector:
             *(str(obj_labels.get(k, "")) for k in self._copied),
         )
         rows[WORKLOAD.name].append((info, 1.0))
+        values += info  # the identity (wl) included
         summary = e.summary
         if summary is None or not e.top_level:
             # an owned workload (the Jobs of a JobSet) is counted through its top-level one
@@ -617,6 +661,7 @@ class WorkloadCollector:
             reason = (ref.reason or "") if ref.problem else ""
             labels = (*wl, ref.name, kind, ref.object_name or "", reason)
             rows[REFERENCES.name].append((labels, float(ref.found)))
+            values += labels[4:]
         generation, observed = generations(e.obj)
         if generation is not None:
             rows[GENERATION.name].append((wl, generation))
@@ -624,18 +669,23 @@ class WorkloadCollector:
             rows[OBSERVED_GENERATION.name].append((wl, observed))
         if e.error is not None:
             return rows  # counts of a half-evaluated workload would mislead: error counted
-        _tally_rows(rows, PODS, RESOURCES, REQUESTS, wl, summary.totals)
+        _tally_rows(rows, PODS, RESOURCES, REQUESTS, wl, summary.totals, values)
         for c in summary.components:
             key = (*wl, c.component, c.instance)
-            _tally_rows(rows, COMPONENT_PODS, COMPONENT_RESOURCES, COMPONENT_REQUESTS, key, c.tally)
+            values += (c.component, c.instance)
+            _tally_rows(
+                rows, COMPONENT_PODS, COMPONENT_RESOURCES, COMPONENT_REQUESTS, key, c.tally, values
+            )
         gang_min, gang_pods = rows[GANG_MIN.name], rows[GANG_PODS.name]
         for g in summary.gangs:
+            values.append(g.name)
             gang_min.append(((*wl, g.name), float(g.min_member)))
             gang_pods.append(((*wl, g.name, "total"), float(g.current)))
             gang_pods.append(((*wl, g.name, "scheduled"), float(g.scheduled)))
         pod_rows = rows[POD.name]
         ns, name, kind = e.namespace, e.name, e.gvk.kind
         for p in summary.pods:
+            values += (p.name, p.uid, p.component, p.instance, p.replica, p.pod_group)
             pod_rows.append(
                 (
                     (
@@ -662,7 +712,9 @@ def _tally_rows(
     deprecated: Family,
     key: tuple[str, ...],
     tally: Tally,
+    values: list[str],
 ) -> None:
+    """The tally's rows under ``key``; the resource names they hold go to ``values``."""
     out = rows[pods.name]
     for state, value in (
         ("desired", tally.desired),
@@ -674,13 +726,40 @@ def _tally_rows(
         if value is not None:
             out.append(((*key, state), float(value)))
     by_state = rows[resources.name]
-    for state, totals in tally.by_state().items():
+    for state, totals in (
+        ("requested", tally.requested),
+        ("pending", tally.pending_requests),
+        ("held", tally.held_requests),
+    ):
         if totals is not None:
-            by_state += [((*key, r, state), v) for r, v in base_units(totals)]
+            units = _units(totals)
+            values += [r for r, _ in units]
+            by_state += [((*key, r, state), v) for r, v in units]
     old = rows[deprecated.name]
-    old += [((*key, r, "spec"), v) for r, v in base_units(tally.requested)]
+    old += [((*key, r, "spec"), v) for r, v in _units(tally.requested)]
     if tally.current_requests is not None:
-        old += [((*key, r, "pods"), v) for r, v in base_units(tally.current_requests)]
+        units = _units(tally.current_requests)
+        values += [r for r, _ in units]
+        old += [((*key, r, "pods"), v) for r, v in units]
+
+
+#: base_units of totals by identity, the totals kept alongside (so an id is not reused while
+#: its entry lives): the engine keeps equal totals as one object (engine/summary.py), so a
+#: fleet's tallies convert a few distinct totals, each many times
+_UNITS: dict[int, tuple[Mapping[str, int], list[tuple[str, float]]]] = {}
+_UNITS_KEPT = 4096
+
+
+def _units(totals: Mapping[str, int]) -> list[tuple[str, float]]:
+    """:func:`base_units`, memoised by identity (the result is read only)."""
+    found = _UNITS.get(id(totals))
+    if found is not None and found[0] is totals:
+        return found[1]
+    if len(_UNITS) >= _UNITS_KEPT:
+        _UNITS.clear()
+    out = base_units(totals)
+    _UNITS[id(totals)] = (totals, out)
+    return out
 
 
 def base_units(totals: Mapping[str, int]) -> list[tuple[str, float]]:
