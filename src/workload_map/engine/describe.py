@@ -27,7 +27,7 @@ from workload_map.engine.references import ReferenceView
 from workload_map.engine.resources import ResourceSummary, instance_request
 from workload_map.engine.status import UNDEFINED, Condition, Status
 from workload_map.engine.structure import Structure
-from workload_map.engine.summary import Tally, pod_facts, sum_tallies, summarize, tally_of
+from workload_map.engine.summary import PodFacts, Tally, placed_facts, sum_tallies, tally_of
 from workload_map.model import GVK
 from workload_map.model.views import json_field, view
 
@@ -103,7 +103,11 @@ def _conditions(pod: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 
 
 def pod_is_ready(pod: Mapping[str, Any]) -> bool:
-    for c in _conditions(pod):
+    return _is_ready(_conditions(pod))
+
+
+def _is_ready(conds: list[Mapping[str, Any]]) -> bool:
+    for c in conds:
         if c.get("type") == "Ready" and c.get("status") == "True":
             return True
     return False
@@ -141,7 +145,10 @@ def _terminated_reason(statuses: Any) -> str | None:
 def pod_reason(pod: Mapping[str, Any]) -> str | None:
     """Why a pod is not fine: unscheduled, pod reason, a container's waiting reason, how a
     container ended (OOMKilled, as kubectl shows it), not ready."""
-    conds = _conditions(pod)
+    return _reason(pod, _conditions(pod))
+
+
+def _reason(pod: Mapping[str, Any], conds: list[Mapping[str, Any]]) -> str | None:
     for c in conds:
         if (
             c.get("type") == "PodScheduled"
@@ -176,7 +183,11 @@ def scheduling_message(pod: Mapping[str, Any]) -> str | None:
     """Why the scheduler cannot place the pod, in its words ("0/16 nodes are available: 16
     Insufficient nvidia.com/gpu."): the message of its ``PodScheduled`` condition while that is
     False (kubectl shows the same text under the pod's FailedScheduling event)."""
-    for c in _conditions(pod):
+    return _message(_conditions(pod))
+
+
+def _message(conds: list[Mapping[str, Any]]) -> str | None:
+    for c in conds:
         if c.get("type") == "PodScheduled" and c.get("status") == "False":
             message = _text(c.get("message"))
             return message if message is not None and message.strip() else None
@@ -399,14 +410,10 @@ def _summary_of(totals: Mapping[str, int] | None) -> ResourceSummary | None:
     return None if totals is None else ResourceSummary.of(totals)
 
 
-def _pod_request(pod: Mapping[str, Any]) -> res.Totals:
-    try:
-        return res.pod_request(pod.get("spec"))
-    except EngineError:
-        return {}  # a pod with an unreadable quantity requests nothing we can count
-
-
-def _pod_entry(pod: Mapping[str, Any], placement: Placement) -> PodEntry:
+def _pod_entry(pod: Mapping[str, Any], placement: Placement, facts: PodFacts) -> PodEntry:
+    # the conditions once for ready, reason and message; the request is the one the tallies
+    # count (facts read once per pod, engine/summary.py)
+    conds = _conditions(pod)
     status = pod.get("status")
     if type(status) is not dict and not isinstance(status, Mapping):
         status = {}
@@ -416,14 +423,14 @@ def _pod_entry(pod: Mapping[str, Any], placement: Placement) -> PodEntry:
     return PodEntry(
         name=placement.pod,
         phase=_text(status.get("phase")),
-        ready=pod_is_ready(pod),
+        ready=_is_ready(conds),
         node=_text(spec.get("nodeName")),
-        gpus=_pod_request(pod).get(res.GPU, 0),
-        reason=pod_reason(pod),
+        gpus=facts.request.get(res.GPU, 0),
+        reason=_reason(pod, conds),
         state=None if placement.active else placement.state,
         instance=placement.instance,
         replica=placement.replica,
-        message=scheduling_message(pod),
+        message=_message(conds),
     )
 
 
@@ -435,6 +442,10 @@ def _replica_sort_key(key: str) -> tuple[int, int | str]:
     return (0, int(key)) if key.isdigit() else (1, key)
 
 
+#: one pod of a component instance: how it was placed, the pod, its facts
+_Entry = tuple[Placement, Mapping[str, Any], PodFacts]
+
+
 class _Builder:
     """Builds the component nodes of one workload (pods grouped by component and instance)."""
 
@@ -444,11 +455,19 @@ class _Builder:
         self.extractor = wl.extractor
         self.pods_known = wl.pods is not None
         self.errors: list[str] = []
-        self.entries: dict[tuple[str, str], list[tuple[Placement, Mapping[str, Any]]]] = {}
-        for pod, placement in zip(wl.candidate_pods, wl.placements, strict=True):
-            if placement.attributed and placement.component is not None:
+        self.entries: dict[tuple[str, str], list[_Entry]] = {}
+        # each pod's facts once, for its entry, its node's tally and the workload's counts
+        self.facts: list[PodFacts] = []
+        for pod, placement, facts in zip(
+            wl.candidate_pods,
+            wl.placements,
+            placed_facts(wl.candidate_pods, wl.placements),
+            strict=True,
+        ):
+            if facts is not None and placement.component is not None:
                 key = (placement.component, placement.instance or "")
-                self.entries.setdefault(key, []).append((placement, pod))
+                self.entries.setdefault(key, []).append((placement, pod, facts))
+                self.facts.append(facts)
 
     def kind(self, name: str) -> GVK | None:
         return self.structure.components[name].kind
@@ -484,7 +503,7 @@ class _Builder:
                 pod
                 for (comp, _), entries in self.entries.items()
                 if comp == name
-                for p, pod in entries
+                for p, pod, _ in entries
                 if p.active
             ]
             current, ready = len(mine), sum(1 for pod in mine if pod_is_ready(pod))
@@ -551,12 +570,12 @@ class _Builder:
         children: list[ComponentView] = []
         for child in self.structure.children[name]:
             children.extend(self.nodes(child, replica, divisor))
-        pods: list[tuple[Placement, Mapping[str, Any]]] = []
+        pods: list[_Entry] = []
         if pod_bearing:
             pods = [
-                (p, pod)
-                for p, pod in self.entries.get((name, inst.instance_id), [])
-                if replica is None or p.replica == replica[1]
+                entry
+                for entry in self.entries.get((name, inst.instance_id), [])
+                if replica is None or entry[0].replica == replica[1]
             ]
         scale = inst.scale
         desired = 0
@@ -582,7 +601,7 @@ class _Builder:
             # only, as kubectl and the Job controller do; pending and held as it defines them
             mine = sum_tallies(
                 [
-                    tally_of(0, {}, [pod_facts(pod, p.state) for p, pod in pods]),
+                    tally_of(0, {}, [facts for _, _, facts in pods]),
                     *(c.tally for c in children if c.tally is not None),
                 ]
             )
@@ -604,7 +623,9 @@ class _Builder:
                 mine.held if mine is not None else None,
             ),
             resources=ResourceSummary.of(totals),
-            pods=tuple(_pod_entry(pod, p) for p, pod in sorted(pods, key=lambda e: e[0].pod)),
+            pods=tuple(
+                _pod_entry(pod, p, facts) for p, pod, facts in sorted(pods, key=lambda e: e[0].pod)
+            ),
             children=tuple(children),
             totals=totals,
             pending_resources=_summary_of(mine.pending_requests if mine else None),
@@ -658,9 +679,9 @@ def describe(wl: Described, *, explain: bool = False) -> DescribeView:
     reference_views = resolution.views if resolution is not None else ()
     for problem in resolution.problems if resolution is not None else ():
         builder.error(problem)
-    # the workload's numbers come from the shared evaluation, as the exporter's and the web
-    # view's do (one rule for requested, pending and held)
-    shared = summarize(wl).totals
+    # the workload's numbers by the shared evaluation's rule (summarize's totals: every placed
+    # pod's facts), as the exporter's and the web view's are, from the facts read once above
+    shared = tally_of(0, {}, builder.facts if builder.pods_known else None)
     return DescribeView(
         api_version=_text(obj.get("apiVersion")),
         kind=_text(obj.get("kind")),

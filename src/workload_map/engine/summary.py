@@ -44,6 +44,7 @@ __all__ = [
     "Summarized",
     "Tally",
     "WorkloadSummary",
+    "placed_facts",
     "pod_facts",
     "sum_tallies",
     "summarize",
@@ -199,6 +200,44 @@ def pod_facts(pod: Mapping[str, Any], state: str) -> PodFacts:
     )
 
 
+def placed_facts(
+    pods: Sequence[Mapping[str, Any]], placements: Sequence[Placement]
+) -> list[PodFacts | None]:
+    """The facts of each pod (one per placement; None for a pod no component holds), read once
+    for every consumer of one evaluation (``summarize``, ``describe``'s nodes and entries)."""
+    out: list[PodFacts | None] = []
+    # the request of each pod spec once: the watch caches keep equal specs as one object
+    # (kube/trim.py), so the pods of one template on one node share theirs (by identity: the
+    # pods, and so their specs, outlive this call)
+    requests: dict[int, Mapping[str, int]] = {}
+    known: dict[tuple[int, str, bool, bool], PodFacts] = {}
+    for pod, p in zip(pods, placements, strict=True):
+        if not p.attributed or p.component is None:
+            out.append(None)
+            continue
+        # pod_facts, inlined (it runs per pod of a fleet): the request looked up by the spec's
+        # identity, and equal facts one object (tally_of then counts pods per distinct facts)
+        spec = pod.get("spec")
+        key = id(spec)
+        request = requests.get(key)
+        if request is None:
+            request = requests[key] = _request(pod)
+        state = p.state
+        bound = type(spec) is dict and bool(spec.get("nodeName"))
+        ready = state == ACTIVE and _ready(pod)
+        facts = known.get((key, state, ready, bound))
+        if facts is None:
+            facts = known[(key, state, ready, bound)] = PodFacts(
+                active=state == ACTIVE,
+                ready=ready,
+                bound=bound,
+                held=bound and state in (ACTIVE, TERMINATING),
+                request=request,
+            )
+        out.append(facts)
+    return out
+
+
 def tally_of(desired: int, requested: Mapping[str, int], facts: Iterable[PodFacts] | None) -> Tally:
     """The tally of pods with these facts (None: no pods known), under a spec asking
     ``requested`` of ``desired`` pods."""
@@ -314,33 +353,9 @@ def summarize(wl: Summarized) -> WorkloadSummary:
     every: list[PodFacts] = []
     placed: dict[str, tuple[str, str, str]] = {}
     facts_by_name: dict[str, PodFacts] = {}
-    # the request of each pod spec once: the watch caches keep equal specs as one object
-    # (kube/trim.py), so the pods of one template on one node share theirs (by identity: the
-    # pods, and so their specs, outlive this call)
-    requests: dict[int, Mapping[str, int]] = {}
-    known: dict[tuple[int, str, bool, bool], PodFacts] = {}
-    for pod, p in zip(wl.candidate_pods, wl.placements, strict=True):
-        if not p.attributed or p.component is None:
+    for facts, p in zip(placed_facts(wl.candidate_pods, wl.placements), wl.placements, strict=True):
+        if facts is None or p.component is None:
             continue
-        # pod_facts, inlined (it runs per pod of a fleet): the request looked up by the spec's
-        # identity, and equal facts one object (tally_of then counts pods per distinct facts)
-        spec = pod.get("spec")
-        key = id(spec)
-        request = requests.get(key)
-        if request is None:
-            request = requests[key] = _request(pod)
-        state = p.state
-        bound = type(spec) is dict and bool(spec.get("nodeName"))
-        ready = state == ACTIVE and _ready(pod)
-        facts = known.get((key, state, ready, bound))
-        if facts is None:
-            facts = known[(key, state, ready, bound)] = PodFacts(
-                active=state == ACTIVE,
-                ready=ready,
-                bound=bound,
-                held=bound and state in (ACTIVE, TERMINATING),
-                request=request,
-            )
         every.append(facts)
         name = p.pod
         facts_by_name[name] = facts
