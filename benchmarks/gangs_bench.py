@@ -300,13 +300,9 @@ def bench_webhook_during_resync(
     }
 
 
-def bench_resync(
-    rt: Any,
-    jobsets: list[dict[str, Any]],
-    admissions: list[tuple[str, dict[str, Any]]] | None = None,
-) -> list[dict[str, Any]]:
+def _counting_controller(rt: Any) -> tuple[Any, dict[str, int]]:
+    """The gang controller as the operator configures it, its writes counted, not sent."""
     from workload_map.gangs.controller import GangController
-    from workload_map.gangs.planner import plan
     from workload_map.operator.controllers import OperatorConfig
 
     args = argparse.Namespace(
@@ -318,7 +314,18 @@ def bench_resync(
     def execute(workload: dict[str, Any], actions: Any) -> None:
         writes["n"] += actions.writes
 
-    ctl.execute = execute  # type: ignore[method-assign]
+    ctl.execute = execute
+    return ctl, writes
+
+
+def bench_resync(
+    rt: Any,
+    jobsets: list[dict[str, Any]],
+    admissions: list[tuple[str, dict[str, Any]]] | None = None,
+) -> list[dict[str, Any]]:
+    from workload_map.gangs.planner import plan
+
+    ctl, writes = _counting_controller(rt)
     start = time.perf_counter()
     for obj in list(rt.cache):
         ctl.on_event("ADDED", obj)
@@ -548,20 +555,9 @@ def count(what: str, k: int, step: int = 1) -> str:
             )
             patched += bool(answer.get("patch"))
         return f"admitted {k} (every {step}. of {len(admissions)}), patched {patched}"
-    from workload_map.gangs.controller import GangController
     from workload_map.gangs.planner import plan
-    from workload_map.operator.controllers import OperatorConfig
 
-    args = argparse.Namespace(
-        gang_missed_member_mode="lower-minimum", gang_resync_period=300.0, gang_workers=1
-    )
-    ctl = GangController(rt, OperatorConfig(args=args, namespace="wlmap", identity="bench"))
-    writes = {"n": 0}
-
-    def execute(workload: dict[str, Any], actions: Any) -> None:
-        writes["n"] += actions.writes
-
-    ctl.execute = execute  # type: ignore[method-assign]
+    ctl, writes = _counting_controller(rt)
     for obj in list(rt.cache):
         ctl.on_event("ADDED", obj)
     karta = rt.kartas.resolve("jobset.x-k8s.io/v1alpha2", "JobSet")
