@@ -18,11 +18,14 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from workload_map.engine import Workload
+from workload_map.engine.objects import plain_items
 from workload_map.engine.owners import (
     _chain_verdict,
     _Index,
     _label_checker,
     _self_ref,
+    partition_listed,
     partition_pods,
 )
 
@@ -183,6 +186,71 @@ def test_a_link_anywhere_sends_every_pod_through_its_chain(which: int, objects: 
     decided again by their chains."""
     workload = WORKLOADS[which]
     _same(partition_pods(workload, objects), _reference_rule(workload, objects))
+
+
+#: items plain_items converts or unwraps: partition_listed leaves them to it
+LISTS = st.sampled_from(
+    [
+        {"kind": "PodList", "apiVersion": "v1", "items": []},
+        {"kind": "List", "items": [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "l"}}]},
+        {"items": [{"kind": "Pod", "metadata": {"name": "m"}}]},
+        {"kind": "Thing", "apiVersion": "x/v1", "items": []},
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.integers(0, len(WORKLOADS) - 1),
+    st.lists(st.one_of(pod(), pod(), link(), LISTS), max_size=7),
+)
+def test_a_listed_file_is_partitioned_as_its_plain_items(which: int, objects: list[Any]) -> None:
+    """``partition_listed`` (Workload's pass over a plain list, without ``plain_items``) gives
+    what ``partition_pods`` gives on ``plain_items`` of the list, or leaves the list to them:
+    only when an item is not a plain object, or may be a list object."""
+    workload = WORKLOADS[which]
+    got = partition_listed(workload, objects)
+    plain = all(
+        type(o) is dict and (o.get("kind") == "Pod" or type(o.get("items")) is not list)
+        for o in objects
+    )
+    assert (got is not None) == plain
+    if got is not None:
+        _same(got, partition_pods(workload, plain_items(objects)))
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.one_of(pod(), pod(), link(), LISTS), max_size=6))
+def test_a_workload_of_a_listed_file_is_the_workload_of_its_items(objects: list[Any]) -> None:
+    """A Workload given a list (the one-pass partition) holds the same pods, candidates and
+    exclusions as one given the same objects as an iterator (plain_items first)."""
+    obj = {**WORKLOADS[0], "spec": {}}
+    karta = {
+        "apiVersion": "run.ai/v1alpha1",
+        "kind": "Karta",
+        "metadata": {"name": "js"},
+        "spec": {
+            "structureDefinition": {
+                "rootComponent": {
+                    "name": "js",
+                    "kind": {"group": "jobset.x-k8s.io", "version": "v1alpha2", "kind": "JobSet"},
+                }
+            }
+        },
+    }
+    try:
+        want = Workload(karta, obj, iter(objects))
+    except Exception as err:  # an item plain_items refuses: the list is refused the same way
+        try:
+            Workload(karta, obj, objects)
+        except Exception as again:
+            assert str(again) == str(err)
+            return
+        raise AssertionError("the list was accepted") from err
+    got = Workload(karta, obj, objects)
+    assert got.pods == want.pods
+    assert [id(p) for p in got.candidate_pods] == [id(p) for p in want.candidate_pods]
+    assert got.excluded == want.excluded
 
 
 def test_a_link_after_the_pods_changes_their_verdict() -> None:

@@ -224,6 +224,21 @@ def test_inline_reads_agree_with_the_jq_engine(case: int, batch: list[Any]) -> N
     assert [p.to_dict() for p in fast] == [p.to_dict() for p in slow]
 
 
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, len(CASES) - 1), st.lists(pods(), min_size=1, max_size=6))
+def test_the_loop_over_plain_pods_agrees_with_the_plain_rule(case: int, batch: list[Any]) -> None:
+    """``place_all``'s loop (inline reads, decisions shared per value) and ``place_odd`` (what
+    it does with a pod whose metadata is not an object: every selector run as an expression,
+    pod by pod) place every pod alike."""
+    _, karta, obj = CASES[case]
+    wl = Workload(karta, obj)
+    plan = _Plan(wl.structure)
+    fast = plan.place_all(wl.extractor, batch, wl.extractor.run)
+    seen: dict[str, Any] = {}
+    plain = [plan.place_odd(wl.extractor, pod, wl.extractor.run, seen) for pod in batch]
+    assert [p.to_dict() for p in fast] == [p.to_dict() for p in plain]
+
+
 def test_the_fast_plan_reads_fields_inline() -> None:
     """The catalog's label selectors are fields, computed and defaulted paths are not."""
     for case in range(len(CASES)):

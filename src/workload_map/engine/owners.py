@@ -41,6 +41,7 @@ __all__ = [
     "is_owned_by",
     "is_owner",
     "label_verdict",
+    "partition_listed",
     "partition_pods",
     "top_covered",
     "top_owner",
@@ -638,15 +639,33 @@ def _same(ref: OwnerRef, top: OwnerRef) -> bool:
     )
 
 
-def partition_pods(
-    workload: Mapping[str, Any], objects: Iterable[Mapping[str, Any]]
-) -> tuple[list[Mapping[str, Any]], list[tuple[Mapping[str, Any], str]]]:
+#: candidate pods, and excluded pods with the reason
+_Partition = tuple[list[Mapping[str, Any]], list[tuple[Mapping[str, Any], str]]]
+
+
+def partition_pods(workload: Mapping[str, Any], objects: Iterable[Mapping[str, Any]]) -> _Partition:
     """Split a file's objects into candidate pods and excluded pods (with the reason).
 
     A pod is excluded only when its chain reaches, through the file's objects, a top owner
     other than ``workload`` — or names an object of the workload's own kind that is not it —,
     or when its operator's owner labels name another workload (:func:`label_verdict`).
     """
+    found = _partition(workload, objects, False)
+    assert found is not None  # only a strict pass gives up
+    return found
+
+
+def partition_listed(workload: Mapping[str, Any], objects: list[Any]) -> _Partition | None:
+    """:func:`partition_pods` of a list whose items are all plain objects, none of them a list
+    object (``items``): what ``plain_items`` would return as it is, so the caller need not
+    copy the list through it first (a pass over every pod). None when some item is not such
+    an object: ``plain_items`` converts and unwraps first then."""
+    return _partition(workload, objects, True)
+
+
+def _partition(
+    workload: Mapping[str, Any], objects: Iterable[Any], strict: bool
+) -> _Partition | None:
     top = _self_ref(workload)
     check = _label_checker(workload, top)
     candidates: list[Mapping[str, Any]] = []
@@ -664,9 +683,14 @@ def partition_pods(
     # for every pod, those before it too, so from then on the pods are only collected and
     # decided after the pass, by their chains through the links (_partition_linked).
     for o in objects:
-        if type(o) is not dict and not isinstance(o, Mapping):
-            continue
+        if type(o) is not dict:
+            if strict:
+                return None
+            if not isinstance(o, Mapping):
+                continue
         if o.get("kind") != "Pod" or (o.get("apiVersion") or "v1") != "v1":
+            if strict and type(o.get("items")) is list:
+                return None  # (maybe) a list object: plain_items unwraps it
             links.append(o)
             continue
         add_pod(o)

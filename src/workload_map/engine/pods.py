@@ -448,16 +448,15 @@ class _Plan:
         claimers = self.claimers
         for pod in pods:
             meta: Any = pod.get("metadata")
-            name = ""
-            # the inline field reads need a plain pod and metadata object (else the expressions
-            # run, as the matchers do)
-            fields = type(meta) is dict and type(pod) is dict
-            if type(meta) is dict:
-                name = meta.get("name") or meta.get("generateName") or ""
-                if type(name) is not str:
-                    name = str(name)
+            if type(meta) is not dict or type(pod) is not dict:
+                # the inline reads need a plain pod and metadata object
+                out.append(self.place_odd(extractor, pod, run, seen_of))
+                continue
+            name = meta.get("name") or meta.get("generateName") or ""
+            if type(name) is not str:
+                name = str(name)
             status = pod.get("status")
-            if type(status) is dict and type(meta) is dict:  # pod_state() inlined: per pod
+            if type(status) is dict:  # pod_state() inlined: per pod
                 phase = status.get("phase")
                 if phase == SUCCEEDED or phase == FAILED:
                     state = SUCCEEDED if phase == SUCCEEDED else FAILED
@@ -472,7 +471,7 @@ class _Plan:
                 claimed = False
                 try:
                     for claimer, match, field_, expected, labels in claimers:
-                        if field_ is None or not fields:
+                        if field_ is None:
                             claimed = match(pod, run)
                         else:
                             section = meta.get(field_[0])
@@ -520,7 +519,7 @@ class _Plan:
             else:
                 field_ = selector[2]
                 value = _SURPRISE
-                if field_ is not None and fields:
+                if field_ is not None:
                     section = meta.get(field_[0])
                     if type(section) is dict:
                         value = section.get(field_[1])
@@ -539,28 +538,71 @@ class _Plan:
                 out.append(Placement(name, component, None, None, None, decided, seen.base, state))
                 continue
             instance, reason, trace, replicas = decided
-            replica = owner = None
-            if reason is None and seen.replica is not None:
-                field_ = seen.replica[3]
-                value = _SURPRISE
-                if field_ is not None and fields:
-                    section = meta.get(field_[0])
-                    if type(section) is dict:
-                        value = section.get(field_[1])
-                    elif section is None:
-                        value = None
-                if value is _SURPRISE:
-                    outputs = _outputs(run, seen.replica[2], pod)
-                    replica, owner, trace = seen.decide_replica(trace, outputs)
-                elif type(value) is str:
-                    known = replicas.get(value)
-                    if known is None:
-                        known = replicas[value] = seen.decide_replica(trace, [value])
-                    replica, owner, trace = known
-                else:
-                    replica, owner, trace = seen.decide_replica(trace, [value])
+            replica_selector = seen.replica
+            if reason is not None or replica_selector is None:
+                out.append(Placement(name, component, instance, None, None, reason, trace, state))
+                continue
+            field_ = replica_selector[3]
+            value = _SURPRISE
+            if field_ is not None:
+                section = meta.get(field_[0])
+                if type(section) is dict:
+                    value = section.get(field_[1])
+                elif section is None:
+                    value = None
+            if value is _SURPRISE:
+                outputs = _outputs(run, replica_selector[2], pod)
+                replica, owner, trace = seen.decide_replica(trace, outputs)
+            elif type(value) is str:
+                known = replicas.get(value)
+                if known is None:
+                    known = replicas[value] = seen.decide_replica(trace, [value])
+                replica, owner, trace = known
+            else:
+                replica, owner, trace = seen.decide_replica(trace, [value])
             out.append(Placement(name, component, instance, replica, owner, reason, trace, state))
         return out
+
+    def place_odd(
+        self, extractor: Extractor, pod: Mapping[str, Any], run: Run, seen_of: dict[str, _Seen]
+    ) -> Placement:
+        """The placement of a pod that is not a plain object or whose metadata is not one:
+        the plain rule, every selector run as its expression (``place_all``'s reference)."""
+        meta = pod.get("metadata")
+        name = ""
+        if type(meta) is dict:
+            name = meta.get("name") or meta.get("generateName") or ""
+            if type(name) is not str:
+                name = str(name)
+        state = pod_state(pod)
+        if self.only is not None:
+            component: str | None = self.only[1]
+        else:
+            try:
+                component = next((c for c, match, *_ in self.claimers if match(pod, run)), None)
+            except ExtractionError as err:
+                why = f"componentTypeSelector: {err}"
+                return Placement(name, None, None, None, None, why, (), state)
+        if component is None:
+            return Placement(name, None, None, None, None, self.unclaimed, (), state)
+        seen = seen_of.get(component)
+        if seen is None:
+            seen = seen_of[component] = self._seen(extractor, component)
+        if seen.problem is not None:
+            return Placement(name, component, None, None, None, seen.problem, seen.base, state)
+        decided = (
+            seen.unselected
+            if seen.instance is None
+            else seen.decide_instance(_outputs(run, seen.instance[1], pod))
+        )
+        if isinstance(decided, str):
+            return Placement(name, component, None, None, None, decided, seen.base, state)
+        instance, reason, trace, _ = decided
+        replica = owner = None
+        if reason is None and seen.replica is not None:
+            outputs = _outputs(run, seen.replica[2], pod)
+            replica, owner, trace = seen.decide_replica(trace, outputs)
+        return Placement(name, component, instance, replica, owner, reason, trace, state)
 
 
 def _labels_match(meta: dict[str, Any], labels: tuple[Any, ...]) -> bool:

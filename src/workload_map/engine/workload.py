@@ -7,7 +7,7 @@ inputs are never mutated and write methods return new objects.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, cast
 
 from workload_map.engine import writeback
 from workload_map.engine.describe import (
@@ -23,7 +23,7 @@ from workload_map.engine.extract import ExtractedInstance, Extractor, Scale
 from workload_map.engine.gangs import PodGroup, PodGroupResult, build_pod_groups, subtree_scale
 from workload_map.engine.objects import plain_items, to_plain, workload_object
 from workload_map.engine.once import cached_property
-from workload_map.engine.owners import partition_pods
+from workload_map.engine.owners import partition_listed, partition_pods
 from workload_map.engine.pods import Placement, attribute, attribute_all, pod_name
 from workload_map.engine.references import (
     Resolution,
@@ -93,7 +93,16 @@ class Workload:
         self.pods: list[dict[str, Any]] | None = None
         self.excluded: list[tuple[str, str]] = []
         self.candidate_pods: list[dict[str, Any]] = []
-        if pods is not None:
+        split = None
+        if type(pods) is list and not owned:
+            split = partition_listed(self.obj, pods)
+        if split is not None and type(pods) is list:
+            # a list of plain objects (pods listed, most files): plain_items would give it as
+            # it is, and the candidates are all plain pods
+            self.pods = list(pods)
+            self.candidate_pods = cast(list[dict[str, Any]], split[0])
+            self.excluded = [(pod_name(p), reason) for p, reason in split[1]]
+        elif pods is not None:
             # client objects, list objects (PodList, List) and iterables; anything else is an
             # error naming the argument (engine/objects.py)
             items = plain_items(pods, what="pods")
