@@ -62,6 +62,7 @@ class _Candidate:
         "level",
         "member",
         "paths",
+        "section",
     )
 
     def __init__(
@@ -74,6 +75,7 @@ class _Candidate:
         self.filters, self.filter_texts, self.keys = reads.filters, reads.texts, reads.keys
         self.paths = reads.paths
         self._walks, self._fields, self.fielded = reads.walks, reads.fields, reads.fielded
+        self.section = reads.section
         #: per key tuple read: the assignment the pods with these keys share, their
         #: placements, and the index of the first of them among the workload's pods
         self.assigned: dict[tuple[str, ...], tuple[GangAssignment, list[Placement], int]] = {}
@@ -164,7 +166,7 @@ class _Reads:
     """How a member's pods are filtered and keyed: its expressions looked up once per
     definition."""
 
-    __slots__ = ("fielded", "fields", "filters", "keys", "paths", "texts", "walks")
+    __slots__ = ("fielded", "fields", "filters", "keys", "paths", "section", "texts", "walks")
 
     def __init__(self, structure: Structure, member: Member):
         self.filters = [(f, structure.expressions.get(f)) for f in member.filters]
@@ -188,6 +190,13 @@ class _Reads:
         #: the keys read as fields, None where one is not a non-empty string (the walks and
         #: the expressions decide then); the loop of alpha_groups calls it per pod
         self.fielded = _field_reader(self.fields) if self.fields is not None else None
+        #: (section, first key, second key or None) when the keys are one or two fields of
+        #: one section (an operator's labels): alpha_groups looks a pod's keys up as they are
+        self.section: tuple[str, str, str | None] | None = None
+        fields_ = self.fields or ()
+        if len(fields_) in (1, 2) and len({name for name, _ in fields_}) == 1:
+            second = fields_[1][1] if len(fields_) == 2 else None
+            self.section = (fields_[0][0], fields_[0][1], second)
 
 
 def _reads(structure: Structure, member: Member) -> _Reads:
@@ -474,6 +483,34 @@ def alpha_groups(
         if type(current) is not _Candidate:  # not isinstance: a view's class check is slow
             append(cast(GangAssignment, current))  # why the pod joins no group
             continue
+        section = current.section
+        if section is not None and type(pod) is dict:
+            # the keys as the pod has them, looked up among the entries: an entry is made only
+            # for keys read as non-empty strings (here, by the reader or the expressions below)
+            # and only a str equals a str, so a hit is the entry those reads would find; keys
+            # that are not all non-empty strings are read below
+            meta = pod.get("metadata")
+            held: Any = meta.get(section[0]) if type(meta) is dict else None
+            if type(held) is dict:
+                second = section[2]
+                read: Any = (
+                    (held.get(section[1]),)
+                    if second is None
+                    else (held.get(section[1]), held.get(second))
+                )
+                entry = current.assigned.get(read)
+                if entry is None:
+                    for value in read:  # the reader's rule: each a non-empty string
+                        if type(value) is not str or not value:
+                            break
+                    else:
+                        entry = current.join(
+                            cast(tuple[str, ...], read), owner_uid, len(assignments)
+                        )
+                if entry is not None:
+                    append(entry[0])
+                    entry[1].append(placement)
+                    continue
         reader = current.fielded
         keys = reader(pod) if reader is not None else None
         if keys is None:  # not all fields: the walks and the expressions read them

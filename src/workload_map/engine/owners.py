@@ -670,19 +670,20 @@ def _partition(
     check = _label_checker(workload, top)
     candidates: list[Mapping[str, Any]] = []
     excluded: list[tuple[Mapping[str, Any], str]] = []
-    pods: list[Mapping[str, Any]] = []
     links: list[Mapping[str, Any]] = []
-    keep, add_pod, kind = candidates.append, pods.append, top.kind
+    keep, kind = candidates.append, top.kind
     rule = OWNER_LABELS.get((top.group, kind))
     expected = _expected_labels(top, rule) if rule is not None else ()
     kind_label = rule.kind if rule is not None else None
     kind_values = rule.kind_values if rule is not None else frozenset()
+    # read twice when the file holds links (below): an iterator is read into a list first
+    listed = objects if type(objects) is list else list(objects)
     # One pass that decides each pod as it comes, as if the file held nothing but pods (pods
     # listed from a cluster, most --pods files): a pod's references then prove something only
     # when they name an object of the workload's kind. The first other object changes that
     # for every pod, those before it too, so from then on the pods are only collected and
     # decided after the pass, by their chains through the links (_partition_linked).
-    for o in objects:
+    for o in listed:
         if type(o) is not dict:
             if strict:
                 return None
@@ -693,14 +694,18 @@ def _partition(
                 return None  # (maybe) a list object: plain_items unwraps it
             links.append(o)
             continue
-        add_pod(o)
         if links:
             continue
         meta = o.get("metadata")
-        if type(meta) is not dict and not isinstance(meta, Mapping):
-            meta = None
-        reason: str | None = None
-        refs = meta.get("ownerReferences") if meta is not None else None
+        if type(meta) is not dict:  # a Mapping, or no metadata object: the rule as it reads
+            reason = _pod_verdict(o, meta if isinstance(meta, Mapping) else None, top, check)
+            if reason is None:
+                keep(o)
+            else:
+                excluded.append((o, reason))
+            continue
+        reason = None
+        refs = meta.get("ownerReferences")
         if refs and type(refs) is list:
             reached = False
             for r in refs:  # inlined: it runs per pod
@@ -714,7 +719,7 @@ def _partition(
         if reason is None and expected:
             # the chain does not resolve to the workload: the owner labels are the evidence
             # (check() inlined for a plain labels object: it runs per pod)
-            labels = meta.get("labels") if meta is not None else None
+            labels = meta.get("labels")
             if type(labels) is dict:
                 seen = False
                 for key, wanted, what in expected:
@@ -740,8 +745,39 @@ def _partition(
         else:
             excluded.append((o, reason))
     if links:
+        pods = [o for o in listed if _is_pod(o)]
         return _partition_linked(pods, links, top, check)
     return candidates, excluded
+
+
+def _is_pod(obj: Any) -> bool:
+    """An object the pass decides as a pod (not a link)."""
+    return (type(obj) is dict or isinstance(obj, Mapping)) and (
+        obj.get("kind") == "Pod" and (obj.get("apiVersion") or "v1") == "v1"
+    )
+
+
+def _pod_verdict(
+    obj: Mapping[str, Any],
+    meta: Mapping[str, Any] | None,
+    top: OwnerRef,
+    check: Callable[[Any], tuple[bool | None, str]] | None,
+) -> str | None:
+    """Why a pod of a file of pods is not the workload's (None: a candidate), read as the rule
+    states it: :func:`_partition`'s loop for a pod whose metadata is not a plain object."""
+    refs = meta.get("ownerReferences") if meta is not None else None
+    if refs and type(refs) is list:
+        if any(type(r) is not dict or r.get("kind") == top.kind for r in refs):
+            reason, reached = _chain_verdict(obj, _NO_LINKS, top)
+            if reached:
+                return None
+            if reason is not None:
+                return reason
+    if check is not None:
+        by_labels, why = check(meta.get("labels") if meta is not None else None)
+        if by_labels is False:
+            return why
+    return None
 
 
 def _partition_linked(
