@@ -372,6 +372,13 @@ class _Plan:
                     labels,
                 )
             )
+        #: the claimers as (section, key, expected, matchLabels, component) when each reads
+        #: a field (``place_all``'s loop for them; anything else takes ``_claim``)
+        self.tight: tuple[tuple[str, str, str | None, tuple[Any, ...], str], ...] | None = (
+            tuple((c[2][0], c[2][1], c[3], c[4], c[0]) for c in self.claimers if c[2] is not None)
+            if all(c[2] is not None for c in self.claimers)
+            else None
+        )
         self.unclaimed = "no component's componentTypeSelector matches"
         if self.unselectable:
             self.unclaimed += (
@@ -445,7 +452,7 @@ class _Plan:
         last: str | None = None  # the component of ``seen``
         seen = cast(_Seen, None)
         only = self.only
-        claimers = self.claimers
+        tight = self.tight
         for pod in pods:
             meta: Any = pod.get("metadata")
             if type(meta) is not dict or type(pod) is not dict:
@@ -468,40 +475,34 @@ class _Plan:
             if only is not None:  # the single-leaf rule, without a call per pod
                 component = only[1]
             else:
-                claimed = False
-                try:
-                    for claimer, match, field_, expected, labels in claimers:
-                        if field_ is None:
-                            claimed = match(pod, run)
+                found_by: str | None = None
+                odd = tight is None
+                if tight is not None:
+                    for section_name, key, expected, labels, claimer in tight:
+                        section = meta.get(section_name)
+                        if type(section) is dict:
+                            value = section.get(key)
+                        elif section is None:
+                            value = None
                         else:
-                            section = meta.get(field_[0])
-                            if type(section) is dict:
-                                value = section.get(field_[1])
-                            elif section is None:
-                                value = None
-                            else:
-                                claimed = match(pod, run)  # the jq engine decides (raises)
-                                value = _SURPRISE
-                            if value is not _SURPRISE:
-                                # present: not null; a value: equal (only a str equals a str)
-                                claimed = (
-                                    value is not None if expected is None else value == expected
-                                )
-                                if claimed and labels:
-                                    claimed = _labels_match(meta, labels)
-                        if claimed:
-                            component = claimer
+                            odd = True  # the jq engine decides (raises)
                             break
-                except ExtractionError as err:
-                    out.append(
-                        Placement(
-                            name, None, None, None, None, f"componentTypeSelector: {err}", (), state
-                        )
-                    )
-                    continue
-                if not claimed:
+                        # present: not null; a value: equal (only a str equals a str)
+                        if value is not None if expected is None else value == expected:
+                            if not labels or _labels_match(meta, labels):
+                                found_by = claimer
+                                break
+                if odd:
+                    try:
+                        found_by = self._claim(pod, meta, run)
+                    except ExtractionError as err:
+                        why = f"componentTypeSelector: {err}"
+                        out.append(Placement(name, None, None, None, None, why, (), state))
+                        continue
+                if found_by is None:
                     out.append(Placement(name, None, None, None, None, self.unclaimed, (), state))
                     continue
+                component = found_by
             if component is not last:  # pods of one component mostly come together
                 looked = seen_of.get(component)
                 if looked is None:
@@ -562,6 +563,31 @@ class _Plan:
                 replica, owner, trace = seen.decide_replica(trace, [value])
             out.append(Placement(name, component, instance, replica, owner, reason, trace, state))
         return out
+
+    def _claim(self, pod: Mapping[str, Any], meta: dict[str, Any], run: Run) -> str | None:
+        """The claiming component of a plain pod, each selector read inline where it is a
+        field and the section an object (else its expression runs: it raises on what jq cannot
+        index); raises ExtractionError."""
+        value: Any
+        for claimer, match, field_, expected, labels in self.claimers:
+            if field_ is None:
+                claimed = match(pod, run)
+            else:
+                section = meta.get(field_[0])
+                if type(section) is dict:
+                    value = section.get(field_[1])
+                elif section is None:
+                    value = None
+                else:
+                    claimed = match(pod, run)
+                    value = _SURPRISE
+                if value is not _SURPRISE:
+                    claimed = value is not None if expected is None else value == expected
+                    if claimed and labels:
+                        claimed = _labels_match(meta, labels)
+            if claimed:
+                return claimer
+        return None
 
     def place_odd(
         self, extractor: Extractor, pod: Mapping[str, Any], run: Run, seen_of: dict[str, _Seen]
