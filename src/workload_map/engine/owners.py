@@ -724,8 +724,12 @@ def _partition(
                 seen = False
                 for key, wanted, what in expected:
                     value = labels.get(key)
-                    if type(value) is str:
-                        if wanted and value != wanted:
+                    if value is None:
+                        continue
+                    if value == wanted:  # (only a str equals a str): most pods' labels
+                        seen = True
+                    elif type(value) is str:
+                        if wanted:
                             reason = f"its label {key}={value} names another {kind}{what}"
                             break
                         seen = True
