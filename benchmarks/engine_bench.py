@@ -211,7 +211,9 @@ def run() -> list[dict[str, object]]:
 def against(baseline: str, rounds: int = 3) -> list[dict[str, object]]:
     """Each row of this tree next to the same row of ``baseline`` (another checkout's root, e.g.
     a ``git worktree`` of an older commit), in one run: rounds interleaved (baseline, this
-    tree, baseline, ...) so both see the same machine load; the minimum CPU time counts."""
+    tree, baseline, ...) so both see the same machine load; the minimum CPU time counts, the
+    median of the rounds is given beside it (on a shared machine the minimum is the luckiest
+    round, the median the typical one)."""
     import json
     import os
     import subprocess
@@ -223,7 +225,10 @@ def against(baseline: str, rounds: int = 3) -> list[dict[str, object]]:
         "import json, sys; sys.path.insert(0, sys.argv[1] + '/benchmarks'); "
         "import engine_bench; print(json.dumps(engine_bench.run()))"
     )
+    import statistics
+
     best: dict[tuple[str, str], float] = {}
+    seen: dict[tuple[str, str], list[float]] = {}
     names: list[str] = []
     for _ in range(rounds):
         for tree, root in (("baseline", baseline), ("this tree", str(here))):
@@ -243,12 +248,15 @@ def against(baseline: str, rounds: int = 3) -> list[dict[str, object]]:
                     names.append(name)
                 key = (tree, name)
                 best[key] = min(best.get(key, float("inf")), float(row["cpu_ms"]))
+                seen.setdefault(key, []).append(float(row["cpu_ms"]))
     return [
         {
             "benchmark": name,
             "baseline_cpu_ms": best[("baseline", name)],
             "cpu_ms": best[("this tree", name)],
             "ratio": round(best[("this tree", name)] / best[("baseline", name)], 2),
+            "baseline_median_ms": round(statistics.median(seen[("baseline", name)]), 1),
+            "median_ms": round(statistics.median(seen[("this tree", name)]), 1),
         }
         for name in names
     ]
@@ -262,7 +270,8 @@ def main() -> int:
         for row in compared:
             print(
                 f"{row['benchmark']:<52} baseline {row['baseline_cpu_ms']:8.1f} ms  "
-                f"this tree {row['cpu_ms']:8.1f} ms  ratio {row['ratio']}"
+                f"this tree {row['cpu_ms']:8.1f} ms  ratio {row['ratio']}  (medians "
+                f"{row['baseline_median_ms']:.1f} / {row['median_ms']:.1f} ms)"
             )
         return 0
     rows = run()
