@@ -10,14 +10,16 @@ as in the reference.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import msgspec
 
+from workload_map import jq
 from workload_map.engine.errors import DefinitionNotFoundError, EngineError, ExtractionError
-from workload_map.engine.runner import Evaluations, lookup
+from workload_map.engine.runner import Evaluations, Expression, lookup
 from workload_map.engine.structure import Structure
+from workload_map.jq import ast as jq_ast
 from workload_map.model import Component, FragmentedPodSpecDefinition
 from workload_map.model.views import json_type, view
 
@@ -28,6 +30,7 @@ __all__ = [
     "Extractor",
     "Scale",
     "implied_replicas",
+    "iterated_reader",
 ]
 
 #: (JSON field, definition attribute) of the fragmented pod spec, in the reference's order.
@@ -208,8 +211,19 @@ class Extractor:
         return comp
 
     def _eval(self, component: Component, field_name: str, expr: str) -> list[Any]:
+        expression = self.structure.expressions.get(expr)
+        if not expression.direct and expression.timed_out is None:
+            key = ("iterated reader", expr)
+            memo = self.structure.memo
+            reader: IteratedReader | None = (
+                memo[key] if key in memo else memo.setdefault(key, iterated_reader(expression))
+            )
+            if reader is not None:
+                found = reader(self.obj)
+                if found is not None:
+                    return found
         try:
-            return self.run(self.structure.expressions.get(expr), self.obj)
+            return self.run(expression, self.obj)
         except ExtractionError as err:
             raise ExtractionError(f"component '{component.name}' {field_name}: {err}") from err
 
@@ -533,3 +547,74 @@ def implied_replicas(extractor: Extractor, name: str) -> int | None:
 def _is_set(value: Any) -> bool:
     """A fragment value the reference would write back ("" / {} / [] / null are unset)."""
     return value is not None and value != "" and value != {} and value != []
+
+
+#: reads an iterated path off an object: its outputs, or None where the jq engine must decide
+IteratedReader = Callable[[Any], list[Any] | None]
+
+
+def iterated_reader(expression: Expression) -> IteratedReader | None:
+    """A direct reader of ``PREFIX[]?.REST`` or ``PREFIX[].REST`` (``PREFIX``, ``REST``: object
+    keys; ``.spec.replicatedJobs[]?.name``): instance paths, read once per object and
+    component, where the jq engine costs most of reading a workload's instances.
+
+    The reader gives jq's outputs where the values have the expected types (objects along the
+    prefix, an array to iterate — or null under ``?`` —, objects or null along the rest, fewer
+    outputs than the result cap) and None for anything else, which the jq engine then decides
+    (and fails on as it fails). None when the expression is not of that form.
+    """
+    if expression.variables or expression.direct:
+        return None
+    try:
+        tree = jq.parse(expression.text)
+    except jq.JqError:
+        return None
+    rest: list[str] = []
+    node: Any = tree
+    while isinstance(node, jq_ast.Index):
+        key = _literal_key(node.key)
+        if key is None:
+            return None
+        rest.append(key)
+        node = node.target
+    optional = isinstance(node, jq_ast.Optional)
+    if optional:
+        node = node.target
+    if not isinstance(node, jq_ast.Iterate):
+        return None
+    prefix = jq.constant_path(node.target)
+    if prefix is None or not all(type(step) is str for step in prefix):
+        return None
+    keys = tuple(str(step) for step in prefix)
+    tail = tuple(reversed(rest))
+    cap = jq.DEFAULT_LIMITS.max_results
+
+    def read(obj: Any) -> list[Any] | None:
+        value = obj
+        for key in keys:
+            if type(value) is dict:
+                value = value.get(key)
+            elif value is not None:
+                return None  # jq indexes a non-object: its error
+        if value is None:
+            return [] if optional else None  # ``null[]`` fails, ``null[]?`` is empty
+        if type(value) is not list or (cap is not None and len(value) >= cap):
+            return None  # objects iterate in jq's key order; scalars fail; the cap fails
+        out: list[Any] = []
+        for item in value:
+            for key in tail:
+                if type(item) is dict:
+                    item = item.get(key)
+                elif item is not None:
+                    return None
+            out.append(item)
+        return out
+
+    return read
+
+
+def _literal_key(node: Any) -> str | None:
+    """The key of ``.name`` / ``."name"`` / ``["name"]``, else None."""
+    if isinstance(node, jq_ast.Literal) and node.kind == "string" and type(node.value) is str:
+        return node.value
+    return None
