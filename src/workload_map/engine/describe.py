@@ -22,6 +22,7 @@ from workload_map.engine.errors import EngineError
 from workload_map.engine.events import EventsView
 from workload_map.engine.extract import NO_SCALE, ExtractedInstance, Extractor, implied_replicas
 from workload_map.engine.gangs import GangAssignment, PodGroup, PodGroupResult, with_minimums
+from workload_map.engine.pod_status import pod_is_ready, read_pod
 from workload_map.engine.pods import Placement
 from workload_map.engine.references import ReferenceView
 from workload_map.engine.resources import ResourceSummary, instance_request
@@ -48,10 +49,7 @@ __all__ = [
     "describe",
     "explanations",
     "instance_request",  # re-exported from resources, where it lives, for gangs/tasks.py
-    "pod_is_ready",
-    "pod_reason",
     "resources",
-    "scheduling_message",
 ]
 
 
@@ -91,107 +89,9 @@ class Described(Protocol):
     def unattributed(self) -> list[tuple[str, str]]: ...
 
 
-def _conditions(pod: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    # ``type(...) is dict`` first: a Mapping check is an ABC call, and this runs per pod
-    status = pod.get("status")
-    conds = (
-        status.get("conditions") if type(status) is dict or isinstance(status, Mapping) else None
-    )
-    if not isinstance(conds, list):
-        return []
-    return [c for c in conds if type(c) is dict or isinstance(c, Mapping)]
-
-
-def pod_is_ready(pod: Mapping[str, Any]) -> bool:
-    return _is_ready(_conditions(pod))
-
-
-def _is_ready(conds: list[Mapping[str, Any]]) -> bool:
-    for c in conds:
-        if c.get("type") == "Ready" and c.get("status") == "True":
-            return True
-    return False
-
-
 def _text(value: Any) -> str | None:
     """A non-empty string field, else None (objects from anywhere may hold anything)."""
     return value if isinstance(value, str) and value else None
-
-
-def _terminated_reason(statuses: Any) -> str | None:
-    """What kubectl shows for a container that ended badly: the kubelet's reason (OOMKilled,
-    Error, ...), else ``Signal:N`` / ``ExitCode:N``; a clean exit is no reason."""
-    for cs in statuses if isinstance(statuses, list) else ():
-        state = cs.get("state") if isinstance(cs, Mapping) else None
-        ended = state.get("terminated") if isinstance(state, Mapping) else None
-        if not isinstance(ended, Mapping):
-            continue
-        reason, code, signal = (
-            _text(ended.get("reason")),
-            ended.get("exitCode"),
-            ended.get("signal"),
-        )
-        if reason == "Completed" and not code:
-            continue
-        if reason:
-            return reason
-        if isinstance(signal, int) and signal:
-            return f"Signal:{signal}"
-        if isinstance(code, int) and code:
-            return f"ExitCode:{code}"
-    return None
-
-
-def pod_reason(pod: Mapping[str, Any]) -> str | None:
-    """Why a pod is not fine: unscheduled, pod reason, a container's waiting reason, how a
-    container ended (OOMKilled, as kubectl shows it), not ready."""
-    return _reason(pod, _conditions(pod))
-
-
-def _reason(pod: Mapping[str, Any], conds: list[Mapping[str, Any]]) -> str | None:
-    for c in conds:
-        if (
-            c.get("type") == "PodScheduled"
-            and c.get("status") == "False"
-            and _text(c.get("reason"))
-        ):
-            return _text(c.get("reason"))
-    status = pod.get("status")
-    if type(status) is dict or isinstance(status, Mapping):
-        if _text(status.get("reason")):
-            return _text(status.get("reason"))
-        for key in ("initContainerStatuses", "containerStatuses"):
-            statuses = status.get(key)
-            for cs in statuses if isinstance(statuses, list) else ():
-                state = cs.get("state") if isinstance(cs, Mapping) else None
-                waiting = state.get("waiting") if isinstance(state, Mapping) else None
-                if isinstance(waiting, Mapping) and _text(waiting.get("reason")):
-                    return _text(waiting.get("reason"))
-        if status.get("phase") != "Succeeded":
-            terminated = _terminated_reason(status.get("containerStatuses"))
-            if terminated is not None:
-                return terminated
-    for c in conds:
-        if c.get("type") == "Ready" and c.get("status") == "False" and _text(c.get("reason")):
-            if isinstance(status, Mapping) and status.get("phase") == "Succeeded":
-                return None
-            return _text(c.get("reason"))
-    return None
-
-
-def scheduling_message(pod: Mapping[str, Any]) -> str | None:
-    """Why the scheduler cannot place the pod, in its words ("0/16 nodes are available: 16
-    Insufficient nvidia.com/gpu."): the message of its ``PodScheduled`` condition while that is
-    False (kubectl shows the same text under the pod's FailedScheduling event)."""
-    return _message(_conditions(pod))
-
-
-def _message(conds: list[Mapping[str, Any]]) -> str | None:
-    for c in conds:
-        if c.get("type") == "PodScheduled" and c.get("status") == "False":
-            message = _text(c.get("message"))
-            return message if message is not None and message.strip() else None
-    return None
 
 
 @view
@@ -411,9 +311,9 @@ def _summary_of(totals: Mapping[str, int] | None) -> ResourceSummary | None:
 
 
 def _pod_entry(pod: Mapping[str, Any], placement: Placement, facts: PodFacts) -> PodEntry:
-    # the conditions once for ready, reason and message; the request is the one the tallies
-    # count (facts read once per pod, engine/summary.py)
-    conds = _conditions(pod)
+    # the request is the one the tallies count (facts read once per pod, engine/summary.py);
+    # ready, reason and message from one pass over the conditions
+    reading = read_pod(pod)
     status = pod.get("status")
     if type(status) is not dict and not isinstance(status, Mapping):
         status = {}
@@ -423,14 +323,14 @@ def _pod_entry(pod: Mapping[str, Any], placement: Placement, facts: PodFacts) ->
     return PodEntry(
         name=placement.pod,
         phase=_text(status.get("phase")),
-        ready=_is_ready(conds),
+        ready=reading.ready,
         node=_text(spec.get("nodeName")),
         gpus=facts.request.get(res.GPU, 0),
-        reason=_reason(pod, conds),
+        reason=reading.reason,
         state=None if placement.active else placement.state,
         instance=placement.instance,
         replica=placement.replica,
-        message=_message(conds),
+        message=reading.message,
     )
 
 
