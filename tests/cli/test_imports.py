@@ -260,3 +260,26 @@ def test_a_kubeconfig_read_before_needs_no_yaml(tmp_path: Path) -> None:
     assert "train" in output, output
     assert loaded(first, ("yaml",)) == ["yaml", *sorted(m for m in first if m.startswith("yaml."))]
     assert loaded(second, ("yaml",)) == []
+
+
+def test_msgspec_is_imported_without_typing_extensions_which_stays_importable() -> None:
+    """A command imports msgspec with ``typing_extensions`` hidden (it only lets msgspec also
+    recognise that package's TypedDicts); anything importing it later still gets it."""
+    job = ROOT / "examples" / "jobset" / "jobset.yaml"
+    code = (
+        "import io, sys\n"
+        "from workload_map.cli.main import main\n"
+        f"assert main(['describe', '-f', {str(job)!r}], stdout=io.StringIO()) == 0\n"
+        "assert 'msgspec' in sys.modules and 'typing_extensions' not in sys.modules\n"
+        "import typing_extensions\n"
+        "print(typing_extensions.__name__)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={"HOME": "/nonexistent", "PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT / "src")},
+        timeout=120,
+        check=False,
+    )
+    assert done.stdout.strip() == "typing_extensions", done.stderr
