@@ -6,6 +6,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import pytest
+
 from workload_map.catalog import catalog
 from workload_map.engine import Workload
 from workload_map.engine.evaluations import Evaluations
@@ -189,3 +191,33 @@ def test_objects_without_uid_are_never_kept() -> None:
     first = shared.workload("inventory", _karta("Job"), job, [_pod(0)], owned=True)
     assert len(shared) == 0
     assert shared.workload("gangs", _karta("Job"), job, first.pods or [], owned=False) is not first
+
+
+def test_a_consumer_that_made_its_own_the_other_way_is_not_waited_for() -> None:
+    karta, js = _karta("JobSet"), _jobset()
+    pods = [_member(0), _member(9, jobset="other")]  # the partition leaves one out
+    shared = _both()
+    shared.workload("inventory", karta, js, pods, owned=True)
+    shared.workload("gangs", karta, js, pods, owned=False)  # its own: a pod left out
+    assert len(shared) == 0  # each consumer has its own: nothing kept for anyone
+
+
+def test_two_consumers_evaluating_at_once_share_the_first_stored(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    shared = _both()
+    karta, job, pods = _karta("Job"), _job(), [_pod(0)]
+    made: list[Workload] = []
+    real = Evaluations._make
+    meanwhile = [True]
+
+    def make(*args: Any) -> Workload:
+        if meanwhile.pop() if meanwhile else False:
+            # the gangs build theirs; meanwhile the inventory stores its own
+            made.append(shared.workload("inventory", karta, job, pods, owned=True))
+        return real(*args)
+
+    monkeypatch.setattr(Evaluations, "_make", staticmethod(make))
+    taken = shared.workload("gangs", karta, job, pods, owned=False)
+    assert taken is made[0]  # the gangs' own, made meanwhile, is dropped
+    assert len(shared) == 0 and (shared.shared, shared.made) == (1, 1)

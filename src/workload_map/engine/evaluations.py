@@ -67,7 +67,7 @@ class Evaluations:
 
     def __init__(self, capacity: int = 50_000) -> None:
         self.capacity = capacity
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # (a match is checked again under it before storing)
         self._items: dict[str, _Entry] = {}
         self._consumers: dict[str, Callable[[Karta], bool]] = {}
         #: (id, id) of two definitions -> whether they are equal, with both held (ids stay valid)
@@ -107,27 +107,53 @@ class Evaluations:
         if not isinstance(uid, str) or not uid or karta.spec.structure_definition.references:
             return self._make(karta, obj, pods, name, origin, owned, validate)
         prepare(karta, validate=validate)  # cached: an invalid definition raises here, as before
-        with self._lock:
-            entry = self._items.get(uid)
-        if entry is not None and self._matches(entry, karta, obj, pods, name):
-            wl = entry.workload
-            if entry.owned == owned or self._interchangeable(entry, owned):
-                with self._lock:
-                    self.shared += 1
-                    self._take(uid, entry, consumer)
-                return wl
+        found = self._shareable(uid, karta, obj, pods, name, owned, consumer)
+        if found is not None:
+            return found
         wl = self._make(karta, obj, pods, name, origin, owned, validate)
         with self._lock:
+            # both rooms start at once: another consumer may have made it meanwhile; its
+            # evaluation is taken and this one dropped (nothing was derived from it yet)
+            found = self._shareable(uid, karta, obj, pods, name, owned, consumer)
+            if found is not None:
+                return found
             self.made += 1
             made = _Entry(karta, obj, tuple(pods), name, owned, wl, consumer)
+            old = self._items.get(uid)
+            if old is not None and self._matches(old, karta, obj, pods, name):
+                # the same objects evaluated the other way (the partition left a pod out):
+                # the consumers that took that one have their own
+                made.taken |= old.taken
             if self._others(made, consumer):
                 self._items.pop(uid, None)  # the newest goes last: the oldest is dropped first
                 self._items[uid] = made
                 while len(self._items) > self.capacity:
                     del self._items[next(iter(self._items))]
-            elif entry is not None and self._items.get(uid) is entry:
-                del self._items[uid]  # older inputs: no consumer will ask for them again
+            elif old is not None:
+                del self._items[uid]  # older inputs, or served every consumer now
         return wl
+
+    def _shareable(
+        self,
+        uid: str,
+        karta: Karta,
+        obj: dict[str, Any],
+        pods: Sequence[dict[str, Any]],
+        name: str,
+        owned: bool,
+        consumer: str,
+    ) -> Workload | None:
+        """The kept evaluation of these very inputs, taken by ``consumer``, if one serves."""
+        with self._lock:
+            entry = self._items.get(uid)
+        if entry is None or not self._matches(entry, karta, obj, pods, name):
+            return None
+        if entry.owned != owned and not self._interchangeable(entry, owned):
+            return None
+        with self._lock:
+            self.shared += 1
+            self._take(uid, entry, consumer)
+        return entry.workload
 
     def forget(self, uid: str) -> None:
         """Drop what is kept of a workload (it was deleted)."""
