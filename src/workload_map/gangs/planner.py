@@ -466,7 +466,7 @@ def plan(
     """
     config = config or GangConfig()
     given = list(pods) if pods is not None else None
-    cached = [p for p in given if type(p) is dict] if given is not None else []
+    cached = [p for p in given if type(p) is dict] if given and evaluations is not None else []
     pod_list: list[dict[str, Any]] | None
     if (
         evaluations is not None
