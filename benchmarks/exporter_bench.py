@@ -90,6 +90,8 @@ def fed():
         inv.apply_pod("ADDED", p)
 
 _, feed_s = timed("feed", fed)
+# the caches and the inventory fed: the peak so far (the scrapes and the alternatives add theirs)
+rss_fed = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 collector = WorkloadCollector(inv)
 registry = CollectorRegistry()
 registry.register(collector)
@@ -118,7 +120,7 @@ print(json.dumps({"workloads": len(workloads), "pods": len(pods), "trim_s": trim
                   "feed_s": feed_s,
                   "first_s": first_s, "steady_s": steady_s, "changed_s": changed_s,
                   "flat_s": flat_s, "client_s": client_s, "series": series, "rss": rss,
-                  "errors": errors, **cpu}))
+                  "errors": errors, "rss_fed": rss_fed, **cpu}))
 """
 
 
@@ -188,6 +190,12 @@ def against(baseline: str, rounds: int = 5) -> None:
         b = statistics.median(r[key] for r in got["baseline"])
         t = statistics.median(r[key] for r in got["this tree"])
         print(f"{key:<14} baseline {b:8.3f}  this tree {t:8.3f}  ratio {t / max(b, 1e-9):.2f}")
+    for key in ("rss_fed", "rss"):
+        b = statistics.median(r.get(key, 0) for r in got["baseline"]) / 2**20
+        t = statistics.median(r.get(key, 0) for r in got["this tree"]) / 2**20
+        print(
+            f"{key + ' MiB':<14} baseline {b:8.1f}  this tree {t:8.1f}  ratio {t / max(b, 1e-9):.2f}"
+        )
     print(f"load {os.getloadavg()[0]:.2f}", flush=True)
 
 
@@ -207,6 +215,7 @@ def run() -> list[dict[str, object]]:
             "steady vs generate_latest": f"{r['client_s'] / max(r['steady_s'], 1e-9):.1f}x faster",
             "series": r["series"],
             "RSS GiB": f"{gib:.2f} (target <= 1)",
+            "RSS once fed GiB": f"{r['rss_fed'] / 2**30:.2f}",
             "evaluation errors": r["errors"],
         },
         kube_state_metrics_row(),
