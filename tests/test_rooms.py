@@ -197,6 +197,9 @@ PUBLIC: dict[str, frozenset[str]] = {
     "engine": frozenset(
         {
             "describe",
+            # one evaluation per workload shared by a process's consumers (issue 21 item 4):
+            # the inventory and the gang planner, handed the operator's by operator/main.py
+            "evaluations",
             # the describe view's events section: its types and its order (cluster/events
             # reads the events, the CLI prints them)
             "events",

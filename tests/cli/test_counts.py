@@ -49,7 +49,7 @@ def test_forbidden_pod_list_shows_unknown_not_zero(wlmap) -> None:
 
 def test_oom_killed_container_shows_as_kubectl_shows_it(wlmap) -> None:
     from tests.cli.conftest import EXAMPLES
-    from workload_map.engine.describe import pod_reason
+    from workload_map.engine.pod_status import pod_reason
 
     r = wlmap(
         [

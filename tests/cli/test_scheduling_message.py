@@ -18,7 +18,7 @@ import yaml
 
 from workload_map import catalog
 from workload_map.engine import Workload
-from workload_map.engine.describe import scheduling_message
+from workload_map.engine.pod_status import scheduling_message
 
 MESSAGE = (
     "0/16 nodes are available: 16 Insufficient nvidia.com/gpu. preemption: 0/16 nodes are "

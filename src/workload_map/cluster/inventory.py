@@ -40,6 +40,7 @@ from workload_map.catalog import catalog as builtin
 from workload_map.catalog.definitions import Definition
 from workload_map.cluster.referenced import ReadKey, ReferencedObjects, referenced_kinds
 from workload_map.engine import Workload
+from workload_map.engine.evaluations import Evaluations
 from workload_map.engine.owners import (
     chain_uids,
     controller_ref,
@@ -59,6 +60,8 @@ log = logging.getLogger("workload_map.inventory")
 ADDED, MODIFIED, DELETED = "ADDED", "MODIFIED", "DELETED"
 #: distinct owner chains kept as one tuple each (a fleet has one per Job, ReplicaSet…)
 _CHAINS_KEPT = 1 << 16
+#: the inventory's name among the consumers of a process's shared evaluations
+EVALUATIONS_CONSUMER = "inventory"
 #: a pod's links: the uids up its chain that the caches hold, the workloads among them
 #: (nearest first), and the uid where the chain left the caches (None: it ended)
 _Links = tuple[tuple[str, ...], tuple[str, ...], str | None]
@@ -256,7 +259,16 @@ class Inventory:
         self._listeners: list[Callable[[], None]] = []
         # the lock is shared: an evaluation's reads are recorded where its entry is stored
         self._refs = ReferencedObjects(self._lock)
+        self._shared: Evaluations | None = None
         self._resolve()
+
+    def share_evaluations(self, evaluations: Evaluations) -> None:
+        """Evaluate through the process's shared evaluations
+        (:mod:`workload_map.engine.evaluations`): in the operator, the gang planner reads the
+        engine's view of a workload that this inventory made, and the other way round. Call it
+        before the first read."""
+        evaluations.join(EVALUATIONS_CONSUMER)
+        self._shared = evaluations
 
     # -- definitions ----------------------------------------------------------------------
 
@@ -658,6 +670,18 @@ class Inventory:
             if self._evaluate is _summarize and _has_references(job.definition):
                 workload = _workload(job.definition, job.obj, list(job.pods), self.resolver(reads))
                 summary, resolution = summarize(workload), workload.resolution
+            elif self._evaluate is _summarize and self._shared is not None:
+                # the process's other consumer (the gang planner) reads the same evaluation
+                summary = self._shared.workload(
+                    EVALUATIONS_CONSUMER,
+                    job.definition.karta,
+                    job.obj,
+                    job.pods,
+                    definition_name=job.definition.name,
+                    origin=job.definition.origin,
+                    owned=True,  # linked here by the owner rule: not partitioned again
+                    validate=False,
+                ).summary()
             else:
                 summary = self._evaluate(job.definition, job.obj, list(job.pods))
             error = summary.error

@@ -15,7 +15,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from workload_map.engine.describe import DescribeView, WorkloadResources
+    from workload_map.engine.describe import DescribeView
     from workload_map.engine.errors import (
         DefinitionNotFoundError,
         EngineError,
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from workload_map.engine.gangs import PodGroup, PodGroupResult
     from workload_map.engine.owners import is_owned_by, partition_pods, top_owner, walk_chain
     from workload_map.engine.pods import Placement
+    from workload_map.engine.resource_view import WorkloadResources
     from workload_map.engine.status import Condition, Status
     from workload_map.engine.workload import Workload
 
@@ -71,7 +72,7 @@ _HOMES = {
     "Scale": "workload_map.engine.extract",
     "Status": "workload_map.engine.status",
     "Workload": "workload_map.engine.workload",
-    "WorkloadResources": "workload_map.engine.describe",
+    "WorkloadResources": "workload_map.engine.resource_view",
     "WriteRefusedError": "workload_map.engine.errors",
     "is_owned_by": "workload_map.engine.owners",
     "partition_pods": "workload_map.engine.owners",

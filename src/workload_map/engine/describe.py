@@ -22,6 +22,7 @@ from workload_map.engine.errors import EngineError
 from workload_map.engine.events import EventsView
 from workload_map.engine.extract import NO_SCALE, ExtractedInstance, Extractor, implied_replicas
 from workload_map.engine.gangs import GangAssignment, PodGroup, PodGroupResult, with_minimums
+from workload_map.engine.pod_status import pod_is_ready, read_pod
 from workload_map.engine.pods import Placement
 from workload_map.engine.references import ReferenceView
 from workload_map.engine.resources import ResourceSummary, instance_request
@@ -32,26 +33,19 @@ from workload_map.model import GVK
 from workload_map.model.views import json_field, view
 
 __all__ = [
-    "ComponentResources",
     "ComponentView",
     "DefinitionRef",
     "DescribeView",
     "Described",
     "Explanation",
     "GangNote",
-    "InstanceResources",
     "PodCounts",
     "PodEntry",
     "ReplicaCounts",
     "StatusView",
-    "WorkloadResources",
     "describe",
     "explanations",
     "instance_request",  # re-exported from resources, where it lives, for gangs/tasks.py
-    "pod_is_ready",
-    "pod_reason",
-    "resources",
-    "scheduling_message",
 ]
 
 
@@ -91,107 +85,9 @@ class Described(Protocol):
     def unattributed(self) -> list[tuple[str, str]]: ...
 
 
-def _conditions(pod: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    # ``type(...) is dict`` first: a Mapping check is an ABC call, and this runs per pod
-    status = pod.get("status")
-    conds = (
-        status.get("conditions") if type(status) is dict or isinstance(status, Mapping) else None
-    )
-    if not isinstance(conds, list):
-        return []
-    return [c for c in conds if type(c) is dict or isinstance(c, Mapping)]
-
-
-def pod_is_ready(pod: Mapping[str, Any]) -> bool:
-    return _is_ready(_conditions(pod))
-
-
-def _is_ready(conds: list[Mapping[str, Any]]) -> bool:
-    for c in conds:
-        if c.get("type") == "Ready" and c.get("status") == "True":
-            return True
-    return False
-
-
 def _text(value: Any) -> str | None:
     """A non-empty string field, else None (objects from anywhere may hold anything)."""
     return value if isinstance(value, str) and value else None
-
-
-def _terminated_reason(statuses: Any) -> str | None:
-    """What kubectl shows for a container that ended badly: the kubelet's reason (OOMKilled,
-    Error, ...), else ``Signal:N`` / ``ExitCode:N``; a clean exit is no reason."""
-    for cs in statuses if isinstance(statuses, list) else ():
-        state = cs.get("state") if isinstance(cs, Mapping) else None
-        ended = state.get("terminated") if isinstance(state, Mapping) else None
-        if not isinstance(ended, Mapping):
-            continue
-        reason, code, signal = (
-            _text(ended.get("reason")),
-            ended.get("exitCode"),
-            ended.get("signal"),
-        )
-        if reason == "Completed" and not code:
-            continue
-        if reason:
-            return reason
-        if isinstance(signal, int) and signal:
-            return f"Signal:{signal}"
-        if isinstance(code, int) and code:
-            return f"ExitCode:{code}"
-    return None
-
-
-def pod_reason(pod: Mapping[str, Any]) -> str | None:
-    """Why a pod is not fine: unscheduled, pod reason, a container's waiting reason, how a
-    container ended (OOMKilled, as kubectl shows it), not ready."""
-    return _reason(pod, _conditions(pod))
-
-
-def _reason(pod: Mapping[str, Any], conds: list[Mapping[str, Any]]) -> str | None:
-    for c in conds:
-        if (
-            c.get("type") == "PodScheduled"
-            and c.get("status") == "False"
-            and _text(c.get("reason"))
-        ):
-            return _text(c.get("reason"))
-    status = pod.get("status")
-    if type(status) is dict or isinstance(status, Mapping):
-        if _text(status.get("reason")):
-            return _text(status.get("reason"))
-        for key in ("initContainerStatuses", "containerStatuses"):
-            statuses = status.get(key)
-            for cs in statuses if isinstance(statuses, list) else ():
-                state = cs.get("state") if isinstance(cs, Mapping) else None
-                waiting = state.get("waiting") if isinstance(state, Mapping) else None
-                if isinstance(waiting, Mapping) and _text(waiting.get("reason")):
-                    return _text(waiting.get("reason"))
-        if status.get("phase") != "Succeeded":
-            terminated = _terminated_reason(status.get("containerStatuses"))
-            if terminated is not None:
-                return terminated
-    for c in conds:
-        if c.get("type") == "Ready" and c.get("status") == "False" and _text(c.get("reason")):
-            if isinstance(status, Mapping) and status.get("phase") == "Succeeded":
-                return None
-            return _text(c.get("reason"))
-    return None
-
-
-def scheduling_message(pod: Mapping[str, Any]) -> str | None:
-    """Why the scheduler cannot place the pod, in its words ("0/16 nodes are available: 16
-    Insufficient nvidia.com/gpu."): the message of its ``PodScheduled`` condition while that is
-    False (kubectl shows the same text under the pod's FailedScheduling event)."""
-    return _message(_conditions(pod))
-
-
-def _message(conds: list[Mapping[str, Any]]) -> str | None:
-    for c in conds:
-        if c.get("type") == "PodScheduled" and c.get("status") == "False":
-            message = _text(c.get("message"))
-            return message if message is not None and message.strip() else None
-    return None
 
 
 @view
@@ -411,9 +307,9 @@ def _summary_of(totals: Mapping[str, int] | None) -> ResourceSummary | None:
 
 
 def _pod_entry(pod: Mapping[str, Any], placement: Placement, facts: PodFacts) -> PodEntry:
-    # the conditions once for ready, reason and message; the request is the one the tallies
-    # count (facts read once per pod, engine/summary.py)
-    conds = _conditions(pod)
+    # the request is the one the tallies count (facts read once per pod, engine/summary.py);
+    # ready, reason and message from one pass over the conditions
+    reading = read_pod(pod)
     status = pod.get("status")
     if type(status) is not dict and not isinstance(status, Mapping):
         status = {}
@@ -423,14 +319,14 @@ def _pod_entry(pod: Mapping[str, Any], placement: Placement, facts: PodFacts) ->
     return PodEntry(
         name=placement.pod,
         phase=_text(status.get("phase")),
-        ready=_is_ready(conds),
+        ready=reading.ready,
         node=_text(spec.get("nodeName")),
         gpus=facts.request.get(res.GPU, 0),
-        reason=_reason(pod, conds),
+        reason=reading.reason,
         state=None if placement.active else placement.state,
         instance=placement.instance,
         replica=placement.replica,
-        message=_message(conds),
+        message=reading.message,
     )
 
 
@@ -724,84 +620,3 @@ def explanations(wl: Described) -> tuple[Explanation, ...]:
         for note in wl.gangs.notes
     )
     return tuple(out)
-
-
-# -- resources ---------------------------------------------------------------------------------
-@view
-class InstanceResources:
-    """One instance: what one pod requests, the pods desired and seen, and their totals."""
-
-    per_pod: ResourceSummary = json_field("perPod")
-    desired_pods: int = json_field("desiredPods")
-    observed_pods: int | None = json_field("observedPods")
-    ready_pods: int | None = json_field("readyPods")
-    desired: ResourceSummary = json_field("desired")
-    actual: ResourceSummary | None = json_field("actual")
-
-
-@view
-class ComponentResources:
-    """One pod-bearing component: its instances and their sums."""
-
-    instances: Mapping[str, InstanceResources] = json_field("instances")
-    desired_pods: int = json_field("desiredPods")
-    observed_pods: int | None = json_field("observedPods")
-    desired: ResourceSummary = json_field("desired")
-    actual: ResourceSummary | None = json_field("actual")
-
-
-@view
-class WorkloadResources:
-    """Desired (spec times desired pods) and actual (pods) requests of a workload."""
-
-    components: Mapping[str, ComponentResources] = json_field("components")
-    desired: ResourceSummary = json_field("desired")
-    actual: ResourceSummary | None = json_field("actual")
-
-
-def resources(wl: Described) -> WorkloadResources:
-    """Desired and actual requests per instance, per component and for the whole workload."""
-    pods_known = wl.pods is not None
-    by_instance: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
-    for pod, p in zip(wl.candidate_pods, wl.placements, strict=True):
-        if p.attributed and p.active and p.component is not None:  # what pods hold now
-            by_instance.setdefault((p.component, p.instance or ""), []).append(pod)
-    components: dict[str, ComponentResources] = {}
-    workload_desired: res.Totals = {}
-    workload_actual: res.Totals = {}
-    for name in wl.structure.pod_bearing:
-        instances: dict[str, InstanceResources] = {}
-        comp_desired: res.Totals = {}
-        comp_actual: res.Totals = {}
-        for instance_id, inst in wl.extractor.instances(name).items():
-            per_pod = instance_request(inst)
-            count = inst.desired_pods()
-            desired = res.scaled(per_pod, count)
-            pods = by_instance.get((name, instance_id), [])
-            actual = res.add(*(res.pod_request(p.get("spec")) for p in pods))
-            instances[instance_id] = InstanceResources(
-                per_pod=ResourceSummary.of(per_pod),
-                desired_pods=count,
-                observed_pods=len(pods) if pods_known else None,
-                ready_pods=sum(1 for p in pods if pod_is_ready(p)) if pods_known else None,
-                desired=ResourceSummary.of(desired),
-                actual=ResourceSummary.of(actual) if pods_known else None,
-            )
-            comp_desired = res.add(comp_desired, desired)
-            comp_actual = res.add(comp_actual, actual)
-        components[name] = ComponentResources(
-            instances=instances,
-            desired_pods=sum(i.desired_pods for i in instances.values()),
-            observed_pods=sum(i.observed_pods or 0 for i in instances.values())
-            if pods_known
-            else None,
-            desired=ResourceSummary.of(comp_desired),
-            actual=ResourceSummary.of(comp_actual) if pods_known else None,
-        )
-        workload_desired = res.add(workload_desired, comp_desired)
-        workload_actual = res.add(workload_actual, comp_actual)
-    return WorkloadResources(
-        components=components,
-        desired=ResourceSummary.of(workload_desired),
-        actual=ResourceSummary.of(workload_actual) if pods_known else None,
-    )

@@ -15,7 +15,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from workload_map.engine.describe import DescribeView, WorkloadResources
+from workload_map.engine.describe import DescribeView
+from workload_map.engine.resource_view import WorkloadResources
 from workload_map.model.views import json_schema, view
 
 __all__ = ["SCHEMAS", "Schema", "main", "render"]

@@ -30,6 +30,7 @@ from workload_map.engine import resources as res
 from workload_map.engine.errors import EngineError
 from workload_map.engine.extract import Extractor
 from workload_map.engine.gangs import PodGroupResult
+from workload_map.engine.pod_status import pod_is_ready
 from workload_map.engine.pods import ACTIVE, TERMINATING, Placement
 from workload_map.engine.status import UNDEFINED, Status
 from workload_map.engine.structure import Structure
@@ -175,17 +176,6 @@ def _request(pod: Mapping[str, Any]) -> Mapping[str, int]:
         return {}  # a pod with an unreadable quantity requests nothing we can count
 
 
-def _ready(pod: Mapping[str, Any]) -> bool:
-    status = pod.get("status")
-    conds = status.get("conditions") if type(status) is dict else None
-    if type(conds) is not list:
-        return False
-    for c in conds:
-        if type(c) is dict and c.get("type") == "Ready" and c.get("status") == "True":
-            return True
-    return False
-
-
 def pod_facts(pod: Mapping[str, Any], state: str) -> PodFacts:
     """The facts of one pod whose :func:`~workload_map.engine.pods.pod_state` is ``state``."""
     spec = pod.get("spec")
@@ -193,7 +183,7 @@ def pod_facts(pod: Mapping[str, Any], state: str) -> PodFacts:
     active = state == ACTIVE
     return PodFacts(
         active=active,
-        ready=active and _ready(pod),
+        ready=active and pod_is_ready(pod),
         bound=bound,
         held=bound and state in (ACTIVE, TERMINATING),
         request=_request(pod),
@@ -224,7 +214,7 @@ def placed_facts(
             request = requests[key] = _request(pod)
         state = p.state
         bound = type(spec) is dict and bool(spec.get("nodeName"))
-        ready = state == ACTIVE and _ready(pod)
+        ready = state == ACTIVE and pod_is_ready(pod)
         facts = known.get((key, state, ready, bound))
         if facts is None:
             facts = known[(key, state, ready, bound)] = PodFacts(

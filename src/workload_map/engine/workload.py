@@ -10,14 +10,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from workload_map.engine import writeback
-from workload_map.engine.describe import (
-    DescribeView,
-    Explanation,
-    WorkloadResources,
-    describe,
-    explanations,
-)
-from workload_map.engine.describe import resources as resources_view
+from workload_map.engine.describe import DescribeView, Explanation, describe, explanations
 from workload_map.engine.errors import EngineError
 from workload_map.engine.extract import ExtractedInstance, Extractor, Scale
 from workload_map.engine.gangs import PodGroup, PodGroupResult, build_pod_groups, subtree_scale
@@ -31,6 +24,7 @@ from workload_map.engine.references import (
     objects_resolver,
     resolve_references,
 )
+from workload_map.engine.resource_view import WorkloadResources, workload_resources
 from workload_map.engine.status import UNDEFINED, Status, evaluate_status
 from workload_map.engine.structure import Structure, load_definition, prepare
 from workload_map.engine.summary import WorkloadSummary, summarize
@@ -222,7 +216,7 @@ class Workload:
     # -- resources --------------------------------------------------------------------------
     def resource_view(self) -> WorkloadResources:
         """Desired (spec times desired pods) and actual (pods) requests per instance/component."""
-        return resources_view(self)
+        return workload_resources(self)
 
     def resources(self) -> dict[str, Any]:
         """The JSON of :meth:`resource_view`."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from workload_map.engine.evaluations import Evaluations
 from workload_map.exporter.service import ExporterService
 from workload_map.exporter.settings import add_flags, settings_from
 from workload_map.operator import controllers
@@ -29,10 +30,12 @@ class WorkloadMetrics:
         self.service: ExporterService | None = None
 
     def start(self, ctx: OperatorContext) -> None:
-        self.service = ExporterService(
-            self.settings, ctx.api.transport(), ctx, is_leader=ctx.is_leader
-        ).start()
-        service = self.service
+        service = ExporterService(self.settings, ctx.api.transport(), ctx, is_leader=ctx.is_leader)
+        shared = getattr(ctx, "evaluations", None)  # the operator's (operator/main.py)
+        if isinstance(shared, Evaluations):
+            # the gang planner evaluates the same objects: one evaluation serves both
+            service.inventory.share_evaluations(shared)
+        self.service = service.start()
         # not ready before the first full evaluation (no workload series are served then)
         ctx.add_readiness("workload-metrics", lambda: service.ready)
 

@@ -13,6 +13,7 @@ import threading
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from workload_map.engine.evaluations import Evaluations
 from workload_map.engine.owners import OwnerRef, has_covered_owner, top_covered
 from workload_map.errors import WlmapError
 from workload_map.gangs.cache import cache_resolver, group_of, key_of
@@ -20,7 +21,7 @@ from workload_map.gangs.config import LABEL_MANAGED_BY, LABEL_WORKLOAD_UID, MANA
 from workload_map.gangs.definitions import has_gangs
 from workload_map.gangs.jobs import foreign_group, is_job_controllers
 from workload_map.gangs.objects import template_names
-from workload_map.gangs.planner import plan
+from workload_map.gangs.planner import EVALUATIONS_CONSUMER, plan
 from workload_map.gangs.plans import Decision, Plan, workload_ref
 from workload_map.gangs.reconcile import Actions, object_path, reconcile
 from workload_map.gangs.runtime import FIELD_MANAGER, POD_DEBOUNCE, SCHEDULING_KINDS, GangRuntime
@@ -244,6 +245,13 @@ class GangController:
         self.queue = WorkQueue("gangs", self.reconcile_key, workers=int(self.cfg.args.gang_workers))
         self.queue.start()
         rt = self.runtime
+        shared = getattr(ctx, "evaluations", None)  # the operator's (operator/main.py)
+        if isinstance(shared, Evaluations):
+            rt.evaluations = shared
+        if rt.evaluations is not None:
+            # the leader plans every workload whose definition has gangs: an evaluation the
+            # inventory made of one is kept until the plan takes it
+            rt.evaluations.join(EVALUATIONS_CONSUMER, has_gangs)
         rt.listeners.append(self.on_event)
         for obj in list(rt.cache):  # what the watches already hold
             self.on_event("ADDED", obj)
@@ -285,6 +293,9 @@ class GangController:
             existing = list(self._ours.get(uid, {}).values())
             foreign = self._foreign.get((ns, group, kind, name))
         pods = [p for p in (rt.cache.get("", "Pod", n, m) for n, m in pod_keys) if p is not None]
+        # in the inventory's order (by uid), so that a plan reads the evaluation the exporter
+        # made of the same pods (engine.evaluations matches them in order)
+        pods.sort(key=_pod_uid)
         namespace = rt.cache.get("", "Namespace", "", ns)
         labels = ((namespace or {}).get("metadata") or {}).get("labels") or {}
         return karta, workload, pods, labels, existing, foreign
@@ -367,6 +378,7 @@ class GangController:
             existing_templates=templates,
             memo=rt.memo,
             references=cache_resolver(rt.cache),
+            evaluations=rt.evaluations,
         )
         stamped = foreign_group(workload, pods) if foreign is None and the_plan.handled else None
         if stamped is not None:
@@ -493,6 +505,10 @@ class GangController:
                 continue
             emit = self.ctx.events.warning if d.warning else self.ctx.events.normal
             emit(workload, d.reason, "GangScheduling", d.message)
+
+
+def _pod_uid(pod: Mapping[str, Any]) -> str:
+    return str(pod["metadata"].get("uid") or "")  # every cached pod has metadata
 
 
 def _minimum(obj: Mapping[str, Any]) -> str:

@@ -50,6 +50,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from workload_map.engine import EngineError, PodGroup, Workload
+from workload_map.engine.evaluations import Evaluations
 from workload_map.engine.references import Resolver
 from workload_map.gangs.config import (
     ANNOTATION_DISRUPTION,
@@ -72,7 +73,18 @@ from workload_map.gangs.tasks import BUILTIN_PRIORITIES, plan_tasks
 from workload_map.gangs.topology import placement
 from workload_map.model import Karta
 
-__all__ = ["PodFields", "SpecMemo", "SpecSide", "member_components", "plan", "pod_specs"]
+__all__ = [
+    "EVALUATIONS_CONSUMER",
+    "PodFields",
+    "SpecMemo",
+    "SpecSide",
+    "member_components",
+    "plan",
+    "pod_specs",
+]
+
+#: the gang planner's name among the consumers of a process's shared evaluations
+EVALUATIONS_CONSUMER = "gangs"
 
 _RELEASED = ("Suspended", "Suspending")
 _EMPTY: Mapping[str, Any] = {}
@@ -436,6 +448,7 @@ def plan(
     memo: SpecMemo | None = None,
     references: Resolver | None = None,
     objects: bool = True,
+    evaluations: Evaluations | None = None,
 ) -> Plan:
     """The scheduling objects ``obj`` should have (see the module docstring for the rules).
 
@@ -445,12 +458,32 @@ def plan(
     and the controller plan one workload many times). ``references`` reads the objects the
     definition references (a TrainJob's runtime: the watch cache's resolver in the cluster).
     ``objects=False`` plans the gangs and decisions only, without writing the objects (the
-    webhook asks which gang a pod joins, never what the objects hold).
+    webhook asks which gang a pod joins, never what the objects hold). ``evaluations``: the
+    process's shared evaluations (:mod:`workload_map.engine.evaluations`; the operator's
+    inventory summarises the same objects): the engine's view of ``obj`` with ``pods`` is
+    taken from there when another consumer made it from the same objects, and left there for
+    it otherwise (a definition with references is not shared).
     """
     config = config or GangConfig()
-    pod_list = [dict(p) for p in pods] if pods is not None else None
-    # one engine view serves the spec-side questions too (they do not depend on the pods)
-    wl_spec = Workload(karta, dict(obj), pods=pod_list, references=references)
+    given = list(pods) if pods is not None else None
+    cached = [p for p in given if type(p) is dict] if given and evaluations is not None else []
+    pod_list: list[dict[str, Any]] | None
+    if (
+        evaluations is not None
+        and given is not None
+        and len(cached) == len(given)
+        and isinstance(karta, Karta)
+        and not karta.spec.structure_definition.references
+        and type(obj) is dict
+    ):
+        # the watch caches' own objects (the engine never mutates them): the evaluation of
+        # these very objects that the process's other consumer made (the exporter's), if any
+        pod_list = cached
+        wl_spec = evaluations.workload(EVALUATIONS_CONSUMER, karta, obj, pod_list, owned=False)
+    else:
+        pod_list = [dict(p) for p in given] if given is not None else None
+        # one engine view serves the spec-side questions too (they do not depend on the pods)
+        wl_spec = Workload(karta, dict(obj), pods=pod_list, references=references)
     ref = workload_ref(wl_spec.obj)
     out = Plan(workload=ref, handled=False, reason="", view=wl_spec)
     gang = wl_spec.karta.gang_scheduling

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from workload_map.engine.evaluations import Evaluations
 from workload_map.gangs.admission import PodAdmitter
 from workload_map.gangs.cache import ObjectCache
 from workload_map.gangs.config import GangConfig
@@ -67,7 +68,13 @@ TRIM_PRIORITY_CLASS = Trim(
 class GangRuntime:
     """What the watch side and the leader side of one process share."""
 
-    def __init__(self, config: GangConfig, *, miss_wait: float = 1.0) -> None:
+    def __init__(
+        self,
+        config: GangConfig,
+        *,
+        miss_wait: float = 1.0,
+        evaluations: Evaluations | None = None,
+    ) -> None:
         self.config = config
         self.cache = ObjectCache()
         #: (group, kind) of the objects gang definitions reference, and a counter of their
@@ -77,6 +84,9 @@ class GangRuntime:
         self.kartas = KartaIndex()
         # the webhook and the leader plan the same workloads: one memo of spec-only results
         self.memo = SpecMemo()
+        #: the process's shared evaluations (the operator's, also the inventory's), if any:
+        #: the leader's plans read what the exporter evaluated of the same objects
+        self.evaluations: Evaluations | None = evaluations
         self.admitter = PodAdmitter(
             self.cache, self.kartas.resolve, config, miss_wait=miss_wait, memo=self.memo
         )

@@ -22,12 +22,14 @@ import threading
 import time
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from prometheus_client import Gauge
 
 from workload_map import __version__
+from workload_map.engine.evaluations import Evaluations
 from workload_map.errors import WlmapError
 from workload_map.kube.cache import InformerSet
 from workload_map.kube.connect_api import open_api
@@ -48,7 +50,7 @@ from workload_map.operator.leader import LeaderElector
 from workload_map.operator.plugins import PluginLoadError, load_plugins
 from workload_map.operator.server import Servers, TlsSource, parse_bind_address
 
-__all__ = ["build_parser", "entry", "main"]
+__all__ = ["SharedContext", "build_parser", "entry", "main"]
 
 log = logging.getLogger("workload_map.operator")
 
@@ -200,6 +202,17 @@ def _namespace(flag: str | None) -> str:
         return "default"
 
 
+@dataclass
+class SharedContext(OperatorContext):
+    """The operator's context, with what its rooms share beyond the watch caches:
+    ``evaluations``, one engine evaluation per workload that the exporter's inventory and the
+    gang planner both read (they evaluate the same objects of one informer per kind; issue 21
+    item 4). A room handed a plain :class:`OperatorContext` (tests, another host) evaluates
+    alone."""
+
+    evaluations: Evaluations = field(default_factory=Evaluations)
+
+
 class Operator:
     """One running operator process (also driven in-process by tests)."""
 
@@ -209,7 +222,7 @@ class Operator:
         identity = f"{socket.gethostname()}_{uuid.uuid4().hex[:8]}"
         self.config = OperatorConfig(args=args, namespace=namespace, identity=identity)
         self.api = open_api(connection_options(args, os.environ))
-        self.ctx = OperatorContext(
+        self.ctx = SharedContext(
             config=self.config,
             api=self.api,
             informers=InformerSet(self.api.transport()),

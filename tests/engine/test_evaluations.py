@@ -1,0 +1,223 @@
+"""engine/evaluations: one evaluation per workload for a process's consumers, matched only to
+the very objects it was made from, and kept only while a consumer still has to take it."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from workload_map.catalog import catalog
+from workload_map.engine import Workload
+from workload_map.engine.evaluations import Evaluations
+from workload_map.model import Karta, dump_karta, load_karta
+
+
+def _karta(kind: str) -> Karta:
+    return next(k for k in catalog.list() if k.root_gvk is not None and k.root_gvk.kind == kind)
+
+
+def _job(parallelism: int = 3, rv: str = "1") -> dict[str, Any]:
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "train", "namespace": "ml", "uid": "uid-train", "resourceVersion": rv},
+        "spec": {
+            "parallelism": parallelism,
+            "completions": parallelism,
+            "template": {"spec": {"containers": [{"name": "c"}]}},
+        },
+        "status": {"active": parallelism},
+    }
+
+
+def _pod(i: int, *, job: str = "train", labels: dict[str, str] | None = None) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": f"{job}-{i}",
+            "namespace": "ml",
+            "uid": f"uid-{job}-{i}",
+            "labels": labels or {"batch.kubernetes.io/job-name": job},
+            "ownerReferences": [
+                {
+                    "apiVersion": "batch/v1",
+                    "kind": "Job",
+                    "name": job,
+                    "uid": f"uid-{job}",
+                    "controller": True,
+                }
+            ],
+        },
+        "spec": {"nodeName": "n1", "containers": [{"name": "c"}]},
+        "status": {"phase": "Running"},
+    }
+
+
+def _both() -> Evaluations:
+    shared = Evaluations()
+    shared.join("inventory")
+    shared.join("gangs")
+    return shared
+
+
+def test_the_second_consumer_reads_the_first_ones_evaluation_then_nothing_is_kept() -> None:
+    shared, karta, job, pods = _both(), _karta("Job"), _job(), [_pod(i) for i in range(3)]
+    made = shared.workload("inventory", karta, job, pods, owned=True, validate=False)
+    assert len(shared) == 1  # the gangs have not taken it yet
+    summary = made.summary()
+    # the planner's copy of the definition: equal, not the same object
+    taken = shared.workload("gangs", _karta("Job"), job, pods, owned=False)
+    assert taken is made and (shared.shared, shared.made) == (1, 1)
+    assert len(shared) == 0  # every consumer took it: it lives on where they keep it
+    assert taken.summary() is summary
+    # what it holds is what a Workload of its own would hold
+    alone = Workload(karta, job, pods)
+    assert [g.name for g in taken.pod_groups()] == [g.name for g in alone.pod_groups()]
+    assert [g.min_member for g in taken.pod_groups()] == [g.min_member for g in alone.pod_groups()]
+    assert taken.summary() == alone.summary() and taken.phases() == alone.phases()
+
+
+def test_any_change_of_the_inputs_makes_a_new_evaluation() -> None:
+    karta, job, pods = _karta("Job"), _job(), [_pod(i) for i in range(3)]
+    changes: list[tuple[dict[str, Any], list[dict[str, Any]]]] = [
+        (_job(), pods),  # an equal workload object, but another one (a new watch event)
+        (job, [*pods[:2], _pod(2)]),  # one pod replaced
+        (job, [pods[1], pods[0], pods[2]]),  # another order
+        (job, pods[:2]),  # a pod gone
+    ]
+    for obj, given in changes:
+        shared = _both()
+        made = shared.workload("inventory", karta, job, pods, owned=True)
+        other = shared.workload("gangs", karta, obj, given, owned=False)
+        assert other is not made and shared.shared == 0
+        # the newest inputs replace the older ones (one entry per workload uid)
+        assert len(shared) == 1
+    shared = _both()
+    made = shared.workload("inventory", karta, job, pods, owned=True)
+    # another definition (its name, or what it says): not shared
+    assert shared.workload("gangs", karta, job, pods, owned=False, definition_name="x") is not made
+    # a definition of the same name that says something else: not equal, not shared
+    source = copy.deepcopy(dump_karta(karta))
+    source["metadata"].setdefault("annotations", {})["example.com/edited"] = "yes"
+    edited = load_karta(source)
+    assert edited != karta and edited.name == karta.name
+    made = shared.workload("inventory", karta, job, pods, owned=True)
+    assert shared.workload("gangs", edited, job, pods, owned=False) is not made
+
+
+def test_a_consumer_that_does_not_cover_the_definition_is_not_waited_for() -> None:
+    shared = Evaluations()
+    shared.join("inventory")
+    shared.join(
+        "gangs", lambda karta: karta.root_gvk is not None and karta.root_gvk.kind == "JobSet"
+    )
+    job, pods = _job(), [_pod(i) for i in range(2)]
+    shared.workload("inventory", _karta("Job"), job, pods, owned=True)
+    assert len(shared) == 0  # the gangs will never ask for a Job here
+    shared.workload("inventory", _karta("Job"), job, pods, owned=True)  # and asked again
+    assert len(shared) == 0
+
+
+def test_one_consumer_keeps_nothing_and_deleted_workloads_are_forgotten() -> None:
+    alone = Evaluations()
+    alone.join("inventory")
+    alone.workload("inventory", _karta("Job"), _job(), [_pod(0)], owned=True)
+    assert len(alone) == 0
+    shared = _both()
+    shared.workload("inventory", _karta("Job"), _job(), [_pod(0)], owned=True)
+    assert len(shared) == 1
+    shared.forget("uid-train")
+    assert len(shared) == 0
+
+
+def test_kept_entries_are_bounded() -> None:
+    shared = Evaluations(capacity=2)
+    shared.join("inventory")
+    shared.join("gangs")
+    for i in range(4):
+        job = _job()
+        job["metadata"]["uid"] = f"uid-{i}"
+        shared.workload("inventory", _karta("Job"), job, [], owned=True)
+    assert len(shared) == 2
+
+
+def _jobset() -> dict[str, Any]:
+    template = {"spec": {"parallelism": 2, "completions": 2, "template": {"spec": {}}}}
+    return {
+        "apiVersion": "jobset.x-k8s.io/v1alpha2",
+        "kind": "JobSet",
+        "metadata": {"name": "js", "namespace": "ml", "uid": "uid-js", "resourceVersion": "1"},
+        "spec": {"replicatedJobs": [{"name": "w", "replicas": 1, "template": template}]},
+    }
+
+
+def _member(i: int, jobset: str = "js") -> dict[str, Any]:
+    # owned by the JobSet's Job (not among the pods: the planner's partition reads labels)
+    return _pod(i, job="js-w-0", labels={"jobset.sigs.k8s.io/jobset-name": jobset})
+
+
+def test_partitioned_and_owned_evaluations_serve_each_other_only_when_no_pod_is_left_out() -> None:
+    karta, js = _karta("JobSet"), _jobset()
+    # a pod linked by its chain whose owner label names another JobSet: the planner's
+    # partition leaves it out, the inventory's owned evaluation counts it
+    pods = [_member(0), _member(1), _member(9, jobset="other")]
+    shared = _both()
+    owned = shared.workload("inventory", karta, js, pods, owned=True)
+    partitioned = shared.workload("gangs", karta, js, pods, owned=False)
+    assert partitioned is not owned
+    assert [name for name, _ in partitioned.excluded] == ["js-w-0-9"]
+    assert len(owned.candidate_pods) == 3 and len(partitioned.candidate_pods) == 2
+    # the other way round: the planner's evaluation left a pod out, the inventory makes its own
+    shared = _both()
+    partitioned = shared.workload("gangs", karta, js, pods, owned=False)
+    assert shared.workload("inventory", karta, js, pods, owned=True) is not partitioned
+    # no pod left out: either serves the other, both ways
+    clean = [_member(0), _member(1)]
+    shared = _both()
+    partitioned = shared.workload("gangs", karta, js, clean, owned=False)
+    assert shared.workload("inventory", karta, js, clean, owned=True) is partitioned
+    shared = _both()
+    owned = shared.workload("inventory", karta, js, clean, owned=True)
+    assert shared.workload("gangs", karta, js, clean, owned=False) is owned
+
+
+def test_objects_without_uid_are_never_kept() -> None:
+    shared = _both()
+    job = _job()
+    del job["metadata"]["uid"]
+    first = shared.workload("inventory", _karta("Job"), job, [_pod(0)], owned=True)
+    assert len(shared) == 0
+    assert shared.workload("gangs", _karta("Job"), job, first.pods or [], owned=False) is not first
+
+
+def test_a_consumer_that_made_its_own_the_other_way_is_not_waited_for() -> None:
+    karta, js = _karta("JobSet"), _jobset()
+    pods = [_member(0), _member(9, jobset="other")]  # the partition leaves one out
+    shared = _both()
+    shared.workload("inventory", karta, js, pods, owned=True)
+    shared.workload("gangs", karta, js, pods, owned=False)  # its own: a pod left out
+    assert len(shared) == 0  # each consumer has its own: nothing kept for anyone
+
+
+def test_two_consumers_evaluating_at_once_share_the_first_stored(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    shared = _both()
+    karta, job, pods = _karta("Job"), _job(), [_pod(0)]
+    made: list[Workload] = []
+    real = Evaluations._make
+    meanwhile = [True]
+
+    def make(*args: Any) -> Workload:
+        if meanwhile.pop() if meanwhile else False:
+            # the gangs build theirs; meanwhile the inventory stores its own
+            made.append(shared.workload("inventory", karta, job, pods, owned=True))
+        return real(*args)
+
+    monkeypatch.setattr(Evaluations, "_make", staticmethod(make))
+    taken = shared.workload("gangs", karta, job, pods, owned=False)
+    assert taken is made[0]  # the gangs' own, made meanwhile, is dropped
+    assert len(shared) == 0 and (shared.shared, shared.made) == (1, 1)
