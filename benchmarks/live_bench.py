@@ -11,7 +11,9 @@ pass`` (the interpreter's floor). ``wlmap`` runs as the installed console script
 ``python -c`` that imports ``workload_map.cli.main`` and calls ``entry()``, the script pip
 writes); ``python -m workload_map.cli`` is sampled for ``get -A`` too. With compiled modules
 (``WLMAP_BENCH_COMPILED``: a folder holding a mypyc build of the package) every wlmap row is sampled a second time from it, beside the pure
-Python sources of the checkout. Each row gives median / min of wall and of CPU time (user +
+Python sources of the checkout; with ``WLMAP_BENCH_BASELINE`` (the ``src`` of another checkout)
+every wlmap row is sampled from that tree too, in the same interleaved rounds (before/after a
+change against the same server and load). Each row gives median / min of wall and of CPU time (user +
 system; on a shared machine wall time is mostly waiting for a core), the ratio to kubectl's
 median wall time, and the load average before and after the samples. Targets: live ``get``
 at most 1.5x kubectl (issue 21), live ``describe`` <= 300 ms, ``describe -f`` <= 200 ms
@@ -67,6 +69,13 @@ def _env(src: Path | None) -> dict[str, str]:
 def compiled() -> Path | None:
     """The folder of a compiled build of the package (``WLMAP_BENCH_COMPILED``), if any."""
     found = os.environ.get("WLMAP_BENCH_COMPILED")
+    return Path(found) if found and (Path(found) / "workload_map").is_dir() else None
+
+
+def baseline() -> Path | None:
+    """The ``src`` folder of another checkout to sample beside this one
+    (``WLMAP_BENCH_BASELINE``, e.g. a worktree of the commit before a change), if any."""
+    found = os.environ.get("WLMAP_BENCH_BASELINE")
     return Path(found) if found and (Path(found) / "workload_map").is_dir() else None
 
 
@@ -166,6 +175,8 @@ def _runs(
     """Every (key, argv, environment) sampled: the floor, kubectl's and each wlmap variant's."""
     runs = [("floor", [sys.executable, "-c", "pass"], _ENV)]
     variants = [("wlmap", _env(None))] + ([("compiled", _env(build))] if build else [])
+    before = baseline()
+    variants += [("baseline", _env(before))] if before else []
     for name, kwords, wwords, _, is_live in _CASES:
         scope = ["--kubeconfig", kc] + ([] if "-A" in wwords else ["-n", namespace])
         if kwords is not None and tool:
@@ -179,9 +190,15 @@ def _runs(
 
 
 def _label(key: str) -> str:
-    """The row label of a sampled key (``wlmap get jobsets`` -> ``get jobsets``)."""
+    """The row label of a sampled key (``wlmap get jobsets`` -> ``get jobsets``, ``baseline-m
+    get jobsets -A`` -> ``get jobsets -A (baseline, -m)``)."""
     variant, _, name = key.partition(" ")
-    return name if variant == "wlmap" else f"{name} (python -m)" if variant == "wlmap-m" else key
+    if variant == "wlmap":
+        return name
+    tree, _, module = variant.partition("-")
+    if tree == "wlmap":
+        return f"{name} (python -m)"
+    return f"{name} ({tree}, -m)" if module else f"{name} ({tree})"
 
 
 def _rows(
@@ -197,6 +214,7 @@ def _rows(
             kcell = f"{kwall} / {kmin}"
         labels = [("wlmap", name), ("wlmap-m", f"{name} (python -m)")]
         labels += [("compiled", f"{name} (compiled)"), ("compiled-m", f"{name} (compiled, -m)")]
+        labels += [("baseline", f"{name} (baseline)"), ("baseline-m", f"{name} (baseline, -m)")]
         for variant, label in labels:
             key = f"{variant} {name}"
             if key not in samples:
@@ -251,7 +269,11 @@ def run() -> list[dict[str, object]]:
         load = f"{load_before} -> {_load()}"
         rows = _rows(samples, errors)
         if os.environ.get("WLMAP_BENCH_INSTRUCTIONS") == "1":
-            counts = {key: instructions(argv, env) for key, argv, env in runs if "wlmap" in key}
+            counts = {
+                key: instructions(argv, env)
+                for key, argv, env in runs
+                if not key.startswith(("kubectl", "floor"))
+            }
             for row in rows:
                 found = next(
                     (n for k, n in counts.items() if _label(k) == row.get("case") and n), None

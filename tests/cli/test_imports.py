@@ -126,12 +126,14 @@ def test_get_loads_its_modules_and_no_other_commands(tmp_path: Path) -> None:
     assert ours(modules, "workload_map.kube") == {
         "workload_map.kube",
         "workload_map.kube.auth",
+        "workload_map.kube.cache_dir",
         "workload_map.kube.client",
         "workload_map.kube.discovery",
         "workload_map.kube.discovery_cache",
         "workload_map.kube.errors",
         "workload_map.kube.flags",
         "workload_map.kube.kubeconfig",
+        "workload_map.kube.kubeconfig_cache",
         "workload_map.kube.options",
         "workload_map.kube.pager",
         "workload_map.kube.senders",
@@ -242,3 +244,42 @@ def test_no_kubeconfig_no_yaml(tmp_path: Path) -> None:
     modules, output = importtime(["definitions"], tmp_path)
     assert "jobset" in output.lower(), output
     assert loaded(modules, ("yaml",)) == []
+
+
+def test_a_kubeconfig_read_before_needs_no_yaml(tmp_path: Path) -> None:
+    """The kubeconfig's parse is kept between commands (kube.kubeconfig_cache): the first
+    ``get`` imports PyYAML to read it, the next ones do not (docs/cli.md)."""
+    api = FakeAPI(namespace="ml").serve(JOBSET)
+    api.add(obj("jobset.x-k8s.io/v1alpha2", "JobSet", "train", "ml", spec={"replicatedJobs": []}))
+    with serve(api) as (server, _):
+        kubeconfig = write_kubeconfig(tmp_path / "kc", server, namespace="ml")
+        args = ["get", "jobsets", "--kubeconfig", str(kubeconfig)]
+        first, output = importtime(args, tmp_path)
+        assert "train" in output, output
+        second, output = importtime(args, tmp_path)
+    assert "train" in output, output
+    assert loaded(first, ("yaml",)) == ["yaml", *sorted(m for m in first if m.startswith("yaml."))]
+    assert loaded(second, ("yaml",)) == []
+
+
+def test_msgspec_is_imported_without_typing_extensions_which_stays_importable() -> None:
+    """A command imports msgspec with ``typing_extensions`` hidden (it only lets msgspec also
+    recognise that package's TypedDicts); anything importing it later still gets it."""
+    job = ROOT / "examples" / "jobset" / "jobset.yaml"
+    code = (
+        "import io, sys\n"
+        "from workload_map.cli.main import main\n"
+        f"assert main(['describe', '-f', {str(job)!r}], stdout=io.StringIO()) == 0\n"
+        "assert 'msgspec' in sys.modules and 'typing_extensions' not in sys.modules\n"
+        "import typing_extensions\n"
+        "print(typing_extensions.__name__)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={"HOME": "/nonexistent", "PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT / "src")},
+        timeout=120,
+        check=False,
+    )
+    assert done.stdout.strip() == "typing_extensions", done.stderr

@@ -65,8 +65,8 @@ def test_orjson_path_prints_what_the_pure_encoder_prints(v: Any) -> None:
         fast = encode._orjson_dumps(v, unit is not None, True)
         if fast is None:  # refused: the caller falls back to the pure encoder
             continue
-        fast = encode._SPECIAL_CHARS.sub(encode._fix_specials, fast)
-        assert fast == encode._SPECIAL_CHARS.sub(
+        fast = encode._special_chars().sub(encode._fix_specials, fast)
+        assert fast == encode._special_chars().sub(
             encode._fix_specials, encode._encode_container(v, unit)
         )
 
@@ -85,7 +85,7 @@ def test_large_values_take_the_orjson_path(monkeypatch: pytest.MonkeyPatch) -> N
     small = {"items": [1, 2, 3, 1.5]}
     for indent, unit in ((None, None), (2, "  ")):
         for v in (big, with_floats):
-            assert dumps(v, indent) == encode._SPECIAL_CHARS.sub(
+            assert dumps(v, indent) == encode._special_chars().sub(
                 encode._fix_specials, encode._encode_container(v, unit)
             )
         dumps(small, indent)
@@ -98,7 +98,7 @@ def test_small_values_print_the_same_either_way(v: Any) -> None:
     if not isinstance(v, dict | list):
         v = [v]
     for indent, unit in ((None, None), (2, "  "), (4, "    ")):
-        assert dumps(v, indent) == encode._SPECIAL_CHARS.sub(
+        assert dumps(v, indent) == encode._special_chars().sub(
             encode._fix_specials, encode._encode_container(v, unit)
         )
 
@@ -106,7 +106,7 @@ def test_small_values_print_the_same_either_way(v: Any) -> None:
 def test_what_orjson_refuses_falls_back() -> None:
     for v in ({"n": 2**64, "pad": list(range(30000))}, {"s": "\ud800", "pad": list(range(30000))}):
         assert encode._orjson_dumps(v, True, False) is None
-        assert dumps(v) == encode._SPECIAL_CHARS.sub(
+        assert dumps(v) == encode._special_chars().sub(
             encode._fix_specials, encode._encode_container(v, "  ")
         )
     deep: Any = list(range(30000))

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from workload_map.kube.client import connect as kube_connect
-from workload_map.kube.kubeconfig import kubeconfig_files
+from workload_map.kube.kubeconfig import kubeconfig_needs_yaml
 from workload_map.model.yaml_import import import_yaml
 
 if TYPE_CHECKING:
@@ -24,9 +24,10 @@ __all__ = ["connect"]
 
 def connect(options: ConnectionOptions) -> Cluster:
     """A read client for the kubeconfig/context/in-cluster config the options select."""
-    # only when a kubeconfig file is to be read: in a pod, or with no configuration (the
-    # catalog-only answer of `definitions`), PyYAML is not needed at all
-    if kubeconfig_files(options):
+    # only when a kubeconfig file is to be parsed: in a pod, with no configuration (the
+    # catalog-only answer of `definitions`), or with the file's parse cached, PyYAML is not
+    # needed at all
+    if kubeconfig_needs_yaml(options):
         import_yaml()
 
     return kube_connect(options)

@@ -27,7 +27,6 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from workload_map.jq import ast, errors
-from workload_map.jq.decode import JsonDecodeError, iter_values, loads
 from workload_map.jq.encode import dumps
 from workload_map.jq.errors import *  # noqa: F403  (the error classes, listed in errors.__all__)
 from workload_map.jq.parser import parse as _parse
@@ -53,6 +52,7 @@ from workload_map.jq.values import valid_text
 if TYPE_CHECKING:
     from workload_map.jq.builtins.control import INPUT_FILENAME
     from workload_map.jq.builtins.formats import decode_bytes
+    from workload_map.jq.decode import JsonDecodeError, iter_values, loads
     from workload_map.jq.safety import (
         SafetyRule,
         Violation,
@@ -102,9 +102,12 @@ def parse(program: str) -> ast.Node:
 # The package's one lazy boundary (PEP 562): evaluating expressions, what every command does,
 # needs neither the Karta safety rules (and their enum) nor the builtin groups that `wlmap jq`
 # reads from (``formats``, ``control``: the registry imports them on a program's first call of one
-# of their builtins). Measured with ``-X importtime``: safety 2.3 ms, formats 4.1 ms (it brings
-# urllib.parse), control 1.1 ms, against about 85 ms for the package.
+# of their builtins), nor the JSON text reader (``decode``: `wlmap jq`'s input and ``fromjson``).
+# Measured with ``-X importtime``: safety 2.3 ms, formats 4.1 ms (it brings urllib.parse),
+# control 1.1 ms, against about 85 ms for the package; decode's six regular expressions are
+# 5.1M instructions of a live ``get``'s 470M (callgrind, docs/cli.md).
 _LAZY = {
+    **dict.fromkeys(("JsonDecodeError", "iter_values", "loads"), "workload_map.jq.decode"),
     **dict.fromkeys(
         ("SafetyRule", "Violation", "is_writable", "karta_violations", "unwritable", "writability"),
         "workload_map.jq.safety",

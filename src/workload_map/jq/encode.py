@@ -10,6 +10,7 @@ encoder is iterative so 10000-deep values print without recursion. Reading JSON 
 
 from __future__ import annotations
 
+import functools
 import heapq
 import json
 import re
@@ -28,7 +29,6 @@ __all__ = [
 
 _MAX_FLOAT = 1.7976931348623157e308
 _encode_str = json.encoder.encode_basestring
-_SPECIAL_CHARS = re.compile("[\x7f\ud800-\udfff]")
 _C_COMPACT = json.JSONEncoder(
     ensure_ascii=False, sort_keys=True, separators=(",", ":"), check_circular=False
 ).encode
@@ -108,7 +108,18 @@ def format_number(v: Any) -> str:
     return format_float(float(v))
 
 
-_NON_ASCII = re.compile("[^\x00-\x7f]")
+# The two patterns are compiled on first use: their character classes over the surrogates and
+# the non-ASCII range cost about 2.4M instructions to compile (callgrind), every command that
+# loads jq paid that at import, and only non-ASCII text needs them.
+@functools.cache
+def _special_chars() -> re.Pattern[str]:
+    """DEL, which gojq escapes, and lone surrogates, which it writes as U+FFFD."""
+    return re.compile("[\x7f\ud800-\udfff]")
+
+
+@functools.cache
+def _non_ascii() -> re.Pattern[str]:
+    return re.compile("[^\x00-\x7f]")
 
 
 def _escape_non_ascii(m: re.Match[str]) -> str:
@@ -153,13 +164,15 @@ def dumps(
     """
     if ascii:
         plain = dumps(v, indent, tab=tab)
-        return plain if plain.isascii() else _NON_ASCII.sub(_escape_non_ascii, plain)
+        return plain if plain.isascii() else _non_ascii().sub(_escape_non_ascii, plain)
     t = type(v)
     if t is str:
         if meter is not None and len(v) > _LONG_TEXT:
             meter.spend(len(v) // _CHARS_PER_UNIT)
         out = _scalar(v)
-        return _SPECIAL_CHARS.sub(_fix_specials, out)
+        if out.isascii() and "\x7f" not in out:
+            return out
+        return _special_chars().sub(_fix_specials, out)
     if t is not list and t is not dict:
         return _scalar(v)
     unit: str | None
@@ -193,8 +206,8 @@ def _encode(v: Any, unit: str | None, size: int, floats: bool, meter: Meter | No
     if text is None:
         text = _encode_container(v, unit, meter)
     # an ASCII text (a flag CPython keeps) can only hold DEL of the special characters
-    if "\x7f" in text if text.isascii() else _SPECIAL_CHARS.search(text) is not None:
-        text = _SPECIAL_CHARS.sub(_fix_specials, text)
+    if "\x7f" in text if text.isascii() else _special_chars().search(text) is not None:
+        text = _special_chars().sub(_fix_specials, text)
     return text
 
 
@@ -216,8 +229,8 @@ def _dumps_metered(v: Any, meter: Meter) -> str:
     # too large for one C call between two looks at the clock: node by node, each run of
     # scalars at C speed
     text = _encode_container(v, None, meter)
-    if "\x7f" in text if text.isascii() else _SPECIAL_CHARS.search(text) is not None:
-        text = _SPECIAL_CHARS.sub(_fix_specials, text)
+    if "\x7f" in text if text.isascii() else _special_chars().search(text) is not None:
+        text = _special_chars().sub(_fix_specials, text)
     return text
 
 
@@ -489,7 +502,9 @@ def dumps_prefix(root: Any, limit: int) -> str:
                 stack.append([iter(item), False, 0, "]"])
                 piece = "["
         elif t is str:
-            piece = _SPECIAL_CHARS.sub(_fix_specials, _encode_str(item[: limit + 1]))
+            piece = _encode_str(item[: limit + 1])
+            if not piece.isascii() or "\x7f" in piece:
+                piece = _special_chars().sub(_fix_specials, piece)
         elif item is None or t is bool or t is int or t is float or t is LiteralNumber:
             if t is int and item.bit_length() > 4096:
                 piece = _leading_digits(item, limit + 1)

@@ -19,6 +19,7 @@ deadline to honour inside one multiplication). The caps are module settings a ca
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Iterator
@@ -74,14 +75,19 @@ MAX_INT_BITS = 332_200
 """Largest integer one `*` may build: about 100,000 decimal digits (gojq's big ints grow freely,
 but a multiplication of two huge integers cannot be interrupted by the deadline)."""
 
-_SURROGATES = re.compile("[\ud800-\udfff]")
+
+@functools.cache
+def _surrogates() -> re.Pattern[str]:
+    """Compiled on first use (a non-ASCII text): about 1M instructions of every command's
+    imports otherwise (callgrind)."""
+    return re.compile("[\ud800-\udfff]")
 
 
 def valid_text(s: str) -> str:
     """`s` with every lone surrogate (U+D800-U+DFFF) replaced by U+FFFD, as gojq reads them."""
-    if s.isascii() or _SURROGATES.search(s) is None:
+    if s.isascii() or _surrogates().search(s) is None:
         return s
-    return _SURROGATES.sub("\ufffd", s)
+    return _surrogates().sub("\ufffd", s)
 
 
 def utf8_bytes(s: str) -> bytes:

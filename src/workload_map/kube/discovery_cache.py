@@ -20,11 +20,12 @@ import os
 import re
 import time
 from binascii import crc32
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 
 import msgspec
 
+from workload_map.kube.cache_dir import cache_root
 from workload_map.kube.discovery import APIResource
 
 __all__ = ["TTL", "DiscoveryCache", "cache_root"]
@@ -43,20 +44,6 @@ class _File(msgspec.Struct, frozen=True):
 
 _ENCODER = msgspec.json.Encoder()
 _DECODER = msgspec.json.Decoder(_File)
-
-
-def cache_root(cache_dir: str | None, environ: Mapping[str, str]) -> Path | None:
-    """The cache folder: ``--cache-dir`` (an empty value turns the cache off: None), else
-    ``$XDG_CACHE_HOME/workload-map``, else ``$HOME/.cache/workload-map``."""
-    if cache_dir is not None:
-        return Path(cache_dir).expanduser() if cache_dir else None
-    xdg = environ.get("XDG_CACHE_HOME")
-    if xdg and os.path.isabs(xdg):
-        return Path(xdg) / "workload-map"
-    home = environ.get("HOME") or os.path.expanduser("~")
-    if not home or home == "~":
-        return None
-    return Path(home) / ".cache" / "workload-map"
 
 
 class DiscoveryCache:

@@ -27,6 +27,8 @@ from typing import Any
 
 import msgspec
 
+from workload_map.kube import kubeconfig_cache
+from workload_map.kube.cache_dir import cache_root
 from workload_map.kube.errors import ClusterError, NotConfigured
 from workload_map.kube.options import ConnectionOptions
 
@@ -36,6 +38,7 @@ __all__ = [
     "env_proxy",
     "kubeconfig_contexts",
     "kubeconfig_files",
+    "kubeconfig_needs_yaml",
     "resolve",
 ]
 
@@ -160,20 +163,66 @@ class _Merged(msgspec.Struct):
     current: str = ""
 
 
-def _merge(files: list[Path]) -> _Merged:
+def _read(path: Path) -> tuple[bytes, str]:
+    try:
+        data = path.read_bytes()
+        return data, data.decode("utf-8")
+    except OSError as exc:
+        raise ClusterError(f"kubeconfig {path}: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise ClusterError(f"kubeconfig {path}: not UTF-8 ({exc})") from exc
+
+
+def _document(path: Path, root: Path | None) -> Any:
+    """The parsed kubeconfig file: from the skeleton :mod:`~workload_map.kube.kubeconfig_cache`
+    kept of its last parse when the file is unchanged, else parsed with PyYAML (and its
+    skeleton kept for the next command)."""
+    data, text = _read(path)
+    if root is not None:
+        doc = kubeconfig_cache.load(root, path, data, text)
+        if doc is not kubeconfig_cache.MISS:
+            return doc
     # PyYAML is imported here only when nothing did before (the CLI imports it the core's
-    # cheaper way first: workload_map.cluster.connect)
+    # cheaper way first when the cache cannot answer: workload_map.cluster.connection)
     import yaml
 
-    merged = _Merged(os.pathsep.join(str(f) for f in files))
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text)  # libyaml when built in
+    try:
+        node = loader.get_single_node()
+        doc = None if node is None else loader.construct_document(node)
+    except yaml.YAMLError as exc:
+        raise ClusterError(f"kubeconfig {path}: not valid YAML: {exc}") from exc
+    finally:
+        loader.dispose()
+    if root is not None and node is not None:
+        kept = kubeconfig_cache.skeleton(node, doc, text)
+        if kept is not None:
+            kubeconfig_cache.store(root, path, data, kept)
+    return doc
+
+
+def kubeconfig_needs_yaml(options: ConnectionOptions) -> bool:
+    """Whether resolving ``options`` parses a kubeconfig file with PyYAML: a file applies and
+    the cache has no skeleton of it as it is now (so the caller may import PyYAML its own way
+    first)."""
+    files = kubeconfig_files(options)
+    root = cache_root(options.cache_dir, options.environ)
+    if root is None:
+        return bool(files)
     for path in files:
         try:
-            loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when built in
-            doc = yaml.load(path.read_text(encoding="utf-8"), Loader=loader)
-        except OSError as exc:
-            raise ClusterError(f"kubeconfig {path}: {exc.strerror or exc}") from exc
-        except yaml.YAMLError as exc:
-            raise ClusterError(f"kubeconfig {path}: not valid YAML: {exc}") from exc
+            data, text = _read(path)
+        except ClusterError:
+            return True  # reported by the resolution itself
+        if kubeconfig_cache.load(root, path, data, text) is kubeconfig_cache.MISS:
+            return True
+    return False
+
+
+def _merge(files: list[Path], root: Path | None) -> _Merged:
+    merged = _Merged(os.pathsep.join(str(f) for f in files))
+    for path in files:
+        doc = _document(path, root)
         if doc is None:
             continue
         if not isinstance(doc, dict):
@@ -211,11 +260,12 @@ def _entries(doc: dict[str, Any], key: str, path: Path) -> list[dict[str, Any]]:
 def kubeconfig_contexts(options: ConnectionOptions) -> list[str]:
     """The context names of the kubeconfig files that apply (for completion)."""
     files = kubeconfig_files(options)
-    return sorted(_merge(files).contexts) if files else []
+    root = cache_root(options.cache_dir, options.environ)
+    return sorted(_merge(files, root).contexts) if files else []
 
 
 def _from_kubeconfig(files: list[Path], options: ConnectionOptions) -> ResolvedConfig:
-    merged = _merge(files)
+    merged = _merge(files, cache_root(options.cache_dir, options.environ))
     name = options.context or merged.current
     if not name:
         raise ClusterError(f"kubeconfig {merged.source}: no current-context set; pass --context")

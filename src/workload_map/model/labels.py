@@ -13,13 +13,14 @@ from workload_map.model.findings import ERROR, Finding, FindingCode
 
 __all__ = ["label_key_errors", "label_value_errors", "match_label_findings"]
 
+# patterns, not compiled ones: ``re.fullmatch`` compiles each on first use (and keeps it), so a
+# command that validates no label does not pay their compilation (2M instructions at import)
 _NAME_FMT = r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-_NAME_RE = re.compile(_NAME_FMT)
 _NAME_MAX = 63
 _DNS1123_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_DNS1123_SUBDOMAIN_RE = re.compile(rf"{_DNS1123_LABEL}(\.{_DNS1123_LABEL})*")
+_DNS1123_SUBDOMAIN = rf"{_DNS1123_LABEL}(\.{_DNS1123_LABEL})*"
 _DNS1123_SUBDOMAIN_MAX = 253
-_VALUE_RE = re.compile(rf"({_NAME_FMT})?")
+_VALUE = rf"({_NAME_FMT})?"
 
 _NAME_RULE = (
     "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
@@ -46,7 +47,7 @@ def label_key_errors(key: str) -> list[str]:
                 errors.append(
                     f"prefix part must be no more than {_DNS1123_SUBDOMAIN_MAX} characters"
                 )
-            if not _DNS1123_SUBDOMAIN_RE.fullmatch(prefix):
+            if not re.fullmatch(_DNS1123_SUBDOMAIN, prefix):
                 errors.append(f"prefix part {_PREFIX_RULE}")
     else:
         return [
@@ -58,7 +59,7 @@ def label_key_errors(key: str) -> list[str]:
     else:
         if len(name) > _NAME_MAX:
             errors.append(f"name part must be no more than {_NAME_MAX} characters")
-        if not _NAME_RE.fullmatch(name):
+        if not re.fullmatch(_NAME_FMT, name):
             errors.append(f"name part {_NAME_RULE}")
     return errors
 
@@ -68,7 +69,7 @@ def label_value_errors(value: str) -> list[str]:
     errors: list[str] = []
     if len(value) > _NAME_MAX:
         errors.append(f"must be no more than {_NAME_MAX} characters")
-    if not _VALUE_RE.fullmatch(value):
+    if not re.fullmatch(_VALUE, value):
         errors.append(
             "a valid label must be an empty string or consist of alphanumeric characters, '-', "
             f"'_' or '.', and must start and end with an alphanumeric character (regex used for "

@@ -1,12 +1,12 @@
-"""Conversions between jq's types: toboolean, tonumber, tostring, tojson, fromjson, type;
-and gojq's wrapped error text the builtins share."""
+"""Conversions between jq's types: toboolean, tonumber, tostring, tojson, type; and gojq's
+wrapped error text the builtins share (``fromjson`` is in ``jsontext``)."""
 
 from __future__ import annotations
 
 import math
 from typing import Any
 
-from workload_map.jq import decode, encode, values
+from workload_map.jq import encode, values
 from workload_map.jq.builtins.marks import builtin
 from workload_map.jq.errors import JqRuntimeError
 from workload_map.jq.meter import Meter
@@ -104,22 +104,6 @@ def f_tojson(v: Any, *, meter: Meter | None = None) -> Any:
             v if len(v) + v.count('"') + v.count("\\") + 2 > values.MAX_STRING_BYTES else "",
         )
     return values.capped_text("tojson", encode.dumps(v, None, meter=meter))
-
-
-@builtin("fromjson", 0)
-def f_fromjson(v: Any) -> Any:
-    if type(v) is not str:
-        raise type_error("fromjson", v)
-    pos = decode.skip_whitespace(v, 0)
-    try:
-        if pos == len(v):
-            raise decode.JsonDecodeError("EOF", pos)  # Go's decoder on empty input
-        value, end = decode.decode_at(v, pos)
-    except decode.JsonDecodeError as e:
-        raise wrap_error("fromjson", v, e.message) from None
-    if decode.skip_whitespace(v, end) != len(v):
-        raise type_error("fromjson", v)
-    return value
 
 
 @builtin("type", 0)

@@ -55,6 +55,7 @@ GROUPS = {
     "control": "workload_map.jq.builtins.control",
     "conversions": "workload_map.jq.builtins.conversions",
     "formats": "workload_map.jq.builtins.formats",
+    "jsontext": "workload_map.jq.builtins.jsontext",
     "math": "workload_map.jq.builtins.math",
     "operators": "workload_map.jq.builtins.operators",
     "paths": "workload_map.jq.builtins.paths",
