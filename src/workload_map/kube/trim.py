@@ -117,7 +117,7 @@ class _Shared:
 
         ``keep=False``: a new dict or list of interned strings and shared children, itself
         not looked up (an object's labels: mostly its own, as a pod's index or name labels)."""
-        whole = len(value) <= _SHARE_UP_TO
+        whole = keep and len(value) <= _SHARE_UP_TO  # (no content built for a dict not kept)
         parts: list[Any]
         out: Any
         if type(value) is dict:
@@ -167,7 +167,7 @@ class _Shared:
                         whole = False
                     else:
                         parts.append(part)
-        if not whole or not keep:
+        if not whole:
             return out, _UNSHARED
         return self.kept(out, tuple(parts))
 
@@ -226,15 +226,19 @@ def _compile(
             if kind is dict or kind is list:
                 return shared(value, not own)
             if kind is str:
-                value = SHARED.scalar(value)
+                if len(value) <= _INTERN_UP_TO:
+                    value = _intern(value)
                 return value, value
             return value, (value if kind is int or value is None else _scalar_part(value))
 
         return whole
     assert isinstance(tree, Mapping)
+    # each field: copied as it is (an object's own: ``unique``), a scalar kept inline where
+    # the tree keeps it whole (no call per name, phase or node of 100k pods), or its function
     fields = tuple(
         (
             k,
+            _COPY if k in unique else _INLINE if sub is ALL else None,
             _compile(
                 sub,
                 share=share or k != "metadata",
@@ -244,6 +248,7 @@ def _compile(
         )
         for k, sub in tree.items()
     )
+    table = SHARED.table
 
     def keep(value: Any) -> tuple[Any, Any]:
         # dict before Mapping: decoded JSON is dicts, and the ABC check costs on 100k pods
@@ -251,22 +256,37 @@ def _compile(
             out = {}
             parts = [_DICT]
             whole = share
-            for key, f in fields:
-                if key in value:
-                    v = value[key]
-                    if key in unique:
-                        out[key] = v
-                        whole = False
-                        continue
-                    v, part = f(v)
+            for key, how, f in fields:
+                if key not in value:
+                    continue
+                v = value[key]
+                if how is _COPY:
                     out[key] = v
-                    if whole:
-                        if part is _UNSHARED:
-                            whole = False
-                        else:
-                            parts.append(key)
-                            parts.append(part)
-            return kept(out, tuple(parts)) if whole else (out, _UNSHARED)
+                    whole = False
+                    continue
+                kind = type(v)
+                if how is _INLINE and kind is str:
+                    if len(v) <= _INTERN_UP_TO:
+                        v = _intern(v)
+                    part = v
+                elif how is _INLINE and (kind is int or v is None):
+                    part = v
+                else:
+                    v, part = f(v)
+                out[key] = v
+                if whole:
+                    if part is _UNSHARED:
+                        whole = False
+                    else:
+                        parts.append(key)
+                        parts.append(part)
+            if not whole:
+                return out, _UNSHARED
+            content = tuple(parts)
+            found = table.get(content)  # SHARED.kept, inline: once per subtree of every pod
+            if found is not None:
+                return found, content
+            return kept(out, content)
         if type(value) is list:
             items = []
             parts = [_LIST]
@@ -290,6 +310,7 @@ def _compile(
 
 #: an object's own fields: unique to it, so not interned
 _UNIQUE = frozenset({"name", "uid", "resourceVersion"})
+_COPY, _INLINE = object(), object()
 #: metadata fields mostly unique as a whole (an index, a pod name, a hash among the labels):
 #: their strings are interned, the field itself is not looked up (a table entry per object
 #: would cost more than the sharing saves)
@@ -323,7 +344,7 @@ def _bookkeeping(out: dict[str, Any]) -> dict[str, Any]:
     if type(meta) is not dict and not isinstance(meta, Mapping):
         return out
     notes = meta.get("annotations")
-    stale = isinstance(notes, Mapping) and _LAST_APPLIED in notes
+    stale = (type(notes) is dict or isinstance(notes, Mapping)) and _LAST_APPLIED in notes
     if "managedFields" not in meta and not stale:
         return out
     kept = {k: v for k, v in meta.items() if k != "managedFields"}
