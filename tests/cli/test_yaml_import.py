@@ -1,4 +1,4 @@
-"""PyYAML imported through ``workload_map.model.yaml_import``: its pure reader's NON_PRINTABLE
+"""PyYAML imported through ``workload_map.yaml_import``: its pure reader's NON_PRINTABLE
 pattern (57 million instructions to compile, an eighth of ``describe -f``) is compiled on first
 use only, and the pure loaders still behave exactly as PyYAML's own."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import yaml
 
-from workload_map.model.yaml_import import _NON_PRINTABLE
+from workload_map.yaml_import import _NON_PRINTABLE
 
 ROOT = Path(__file__).resolve().parents[2]
 SRC = ROOT / "src" / "workload_map"
@@ -59,7 +59,7 @@ def test_describe_f_never_compiles_the_pattern() -> None:
 def test_the_pure_loader_still_rejects_and_accepts_as_pyyaml() -> None:
     out = _run(
         "import re\n"
-        "from workload_map.model.yaml_import import import_yaml\n"
+        "from workload_map.yaml_import import import_yaml\n"
         "yaml = import_yaml()\n"
         "print(yaml.safe_load('a: caf\\u00e9'))\n"
         "try:\n"
@@ -77,12 +77,7 @@ def test_the_pure_loader_still_rejects_and_accepts_as_pyyaml() -> None:
 
 
 #: modules that import PyYAML themselves, each with its reason
-_DIRECT = {
-    "kube/kubeconfig.py": (
-        "the I/O layer imports nothing of the package but the error root; the CLI imports "
-        "PyYAML through import_yaml before it reads a kubeconfig (cluster/connection.py)"
-    ),
-}
+_DIRECT: dict[str, str] = {}  # none: every module imports PyYAML through import_yaml
 
 
 def test_the_package_imports_pyyaml_only_through_import_yaml() -> None:
@@ -106,7 +101,7 @@ def test_the_package_imports_pyyaml_only_through_import_yaml() -> None:
 def test_threads_importing_at_once_all_get_the_whole_module() -> None:
     out = _run(
         "import threading\n"
-        "from workload_map.model.yaml_import import import_yaml\n"
+        "from workload_map.yaml_import import import_yaml\n"
         "got = []\n"
         "def use():\n"
         "    yaml = import_yaml()\n"

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from workload_map.model.yaml_import import import_yaml
+from workload_map.yaml_import import import_yaml
 
 __all__ = ["BUNDLE_NAME", "Bundle", "render_bundle"]
 

@@ -29,7 +29,7 @@ from workload_map.catalog.stamps import GROUP_LABEL, KIND_LABEL, VERSION_LABEL
 from workload_map.errors import WlmapError
 from workload_map.model import GVK, load_karta
 from workload_map.model.views import view
-from workload_map.model.yaml_import import import_yaml
+from workload_map.yaml_import import import_yaml
 
 if TYPE_CHECKING:
     from importlib.resources.abc import Traversable

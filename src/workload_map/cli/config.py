@@ -16,7 +16,7 @@ import msgspec
 from workload_map.cli.exits import UsageError
 from workload_map.cli.printers import is_template_output
 from workload_map.kube.flags import parse_timeout
-from workload_map.model.yaml_import import import_yaml
+from workload_map.yaml_import import import_yaml
 
 __all__ = ["OUTPUTS", "Settings", "default_config_paths", "load_settings", "parse_request_timeout"]
 

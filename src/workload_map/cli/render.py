@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from workload_map.cli.style import Styler, wants_color
-from workload_map.model.yaml_import import import_yaml
+from workload_map.yaml_import import import_yaml
 
 # Styler and wants_color live in cli.style (what every start-up needs: cli.main's error lines),
 # and are here too for the commands' one import of their output primitives

@@ -28,7 +28,7 @@ from workload_map.cli.workload_view import DescribeFailed, engine_errors, read_w
 from workload_map.errors import WlmapError
 from workload_map.model import Karta, load_karta, validate
 from workload_map.model.views import to_json
-from workload_map.model.yaml_import import import_yaml
+from workload_map.yaml_import import import_yaml
 
 if TYPE_CHECKING:
     from workload_map.cli.context import Context

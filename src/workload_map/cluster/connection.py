@@ -1,10 +1,7 @@
 """Connecting a command to its cluster: :func:`workload_map.kube.client.connect`, with PyYAML
-imported the core's cheaper way first.
-
-The kubeconfig is YAML and the I/O layer imports PyYAML plainly (it imports nothing of the
-project but the error root); the core's :func:`~workload_map.model.yaml_import.import_yaml`
-skips a pattern compilation that is a good part of a live command's start-up, so it runs
-first here, where both layers may be imported.
+imported (:func:`~workload_map.yaml_import.import_yaml`, the cheap way) before the client is
+built, and only when a kubeconfig file is to be parsed: the I/O layer itself imports it the
+same way when it parses one, so this only moves the import ahead of the connection's set-up.
 """
 
 from __future__ import annotations
@@ -13,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from workload_map.kube.client import connect as kube_connect
 from workload_map.kube.kubeconfig import kubeconfig_needs_yaml
-from workload_map.model.yaml_import import import_yaml
+from workload_map.yaml_import import import_yaml
 
 if TYPE_CHECKING:
     from workload_map.kube.client import Cluster

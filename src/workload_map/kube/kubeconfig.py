@@ -31,6 +31,7 @@ from workload_map.kube import kubeconfig_cache
 from workload_map.kube.cache_dir import cache_root
 from workload_map.kube.errors import ClusterError, NotConfigured
 from workload_map.kube.options import ConnectionOptions
+from workload_map.yaml_import import import_yaml
 
 __all__ = [
     "Impersonation",
@@ -182,10 +183,7 @@ def _document(path: Path, root: Path | None) -> Any:
         doc = kubeconfig_cache.load(root, path, data, text)
         if doc is not kubeconfig_cache.MISS:
             return doc
-    # PyYAML is imported here only when nothing did before (the CLI imports it the core's
-    # cheaper way first when the cache cannot answer: workload_map.cluster.connection)
-    import yaml
-
+    yaml = import_yaml()  # PyYAML only when the cache cannot answer, and the cheap way
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text)  # libyaml when built in
     try:
         node = loader.get_single_node()

@@ -13,7 +13,7 @@ from typing import Any
 
 from workload_map.model.shape import BOOL, FREE, INT, SHAPES, STR, STRMAP, ListOf
 from workload_map.model.types import GROUP, KIND, VERSION, KartaCondition, KartaSpec, KartaStatus
-from workload_map.model.yaml_import import import_yaml
+from workload_map.yaml_import import import_yaml
 
 __all__ = ["CRD_NAME", "crd_manifest", "render_crd"]
 

@@ -37,7 +37,7 @@ from workload_map.model.shape import (
 )
 from workload_map.model.types import API_VERSION, GROUP, KIND, Karta, KartaSpec, KartaStatus
 from workload_map.model.views import json_type, view
-from workload_map.model.yaml_import import import_yaml
+from workload_map.yaml_import import import_yaml
 
 __all__ = [
     "LEGACY_API_VERSION",
