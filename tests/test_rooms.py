@@ -3,7 +3,7 @@
 The core (``jq``, ``model``, ``engine``, ``catalog``, with the package root and
 ``workload_map.errors``) is pure and imports no room; ``kube`` (the Kubernetes I/O layer:
 configuration, requests, paging, watches, watch caches) imports nothing of the package but
-``workload_map.errors``; ``cluster`` (the services over it shared by the rooms: definitions
+the leaves ``workload_map.errors`` and ``workload_map.yaml_import``; ``cluster`` (the services over it shared by the rooms: definitions
 from the cluster, ownership, inventory, feed, catalog install) imports the core and ``kube``;
 each room (``cli``, ``operator``, ``gangs``, ``exporter``, ``web``) imports the core, ``kube``,
 ``cluster`` and itself, and of another room only the public plug-in modules in

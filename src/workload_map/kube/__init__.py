@@ -1,7 +1,7 @@
 """Kubernetes I/O: configuration, requests, paging, watches and watch caches.
 
 The one way the project reaches a Kubernetes API server. It imports nothing of the project but
-the error root (:mod:`workload_map.errors`): services over it (definitions, ownership,
+the error root (:mod:`workload_map.errors`) and :mod:`workload_map.yaml_import` (both leaves): services over it (definitions, ownership,
 inventory) live in :mod:`workload_map.cluster`. Nothing here imports a Kubernetes client
 package at import time; the names below load their module on first use, so a command that
 needs only :class:`ConnectionOptions` skips the rest.
