@@ -293,9 +293,6 @@ class GangController:
             existing = list(self._ours.get(uid, {}).values())
             foreign = self._foreign.get((ns, group, kind, name))
         pods = [p for p in (rt.cache.get("", "Pod", n, m) for n, m in pod_keys) if p is not None]
-        # in the inventory's order (by uid), so that a plan reads the evaluation the exporter
-        # made of the same pods (engine.evaluations matches them in order)
-        pods.sort(key=_pod_uid)
         namespace = rt.cache.get("", "Namespace", "", ns)
         labels = ((namespace or {}).get("metadata") or {}).get("labels") or {}
         return karta, workload, pods, labels, existing, foreign
@@ -347,6 +344,10 @@ class GangController:
         if self._settled.get(key) == fingerprint:
             return None  # nothing changed since a reconcile that had nothing to do
         karta, workload, pods, labels, existing, foreign = found
+        # in the inventory's order (by uid), so that a plan reads the evaluation the exporter
+        # made of the same pods (engine.evaluations matches them in order); sorted only here,
+        # past the fingerprint (which sorts by name itself), as a resync mostly stops above
+        pods.sort(key=_pod_uid)
         name = str((workload.get("metadata") or {}).get("name"))
         rt = self.runtime
         if karta is None:
