@@ -20,14 +20,14 @@ from typing import Any, Protocol
 from workload_map.engine import resources as res
 from workload_map.engine.errors import EngineError
 from workload_map.engine.events import EventsView
-from workload_map.engine.extract import NO_SCALE, ExtractedInstance, Extractor, implied_replicas
+from workload_map.engine.extract import NO_SCALE, ExtractedInstance, implied_replicas
 from workload_map.engine.gangs import GangAssignment, PodGroup, PodGroupResult, with_minimums
 from workload_map.engine.pod_status import pod_is_ready, read_pod
 from workload_map.engine.pods import Placement
 from workload_map.engine.references import ReferenceView
+from workload_map.engine.resource_view import Observed
 from workload_map.engine.resources import ResourceSummary, instance_request
 from workload_map.engine.status import UNDEFINED, Condition, Status
-from workload_map.engine.structure import Structure
 from workload_map.engine.summary import PodFacts, Tally, placed_facts, sum_tallies, tally_of
 from workload_map.model import GVK
 from workload_map.model.views import json_field, view
@@ -49,7 +49,7 @@ __all__ = [
 ]
 
 
-class Described(Protocol):
+class Described(Observed, Protocol):
     """What the views below read of one workload: its object, prepared definition, extractor,
     candidate pods with their placements, status, gangs and the pods left out.
 
@@ -60,16 +60,6 @@ class Described(Protocol):
 
     @property
     def obj(self) -> Mapping[str, Any]: ...
-    @property
-    def structure(self) -> Structure: ...
-    @property
-    def extractor(self) -> Extractor: ...
-    @property
-    def pods(self) -> Sequence[Mapping[str, Any]] | None: ...  # None: no pods known
-    @property
-    def candidate_pods(self) -> Sequence[Mapping[str, Any]]: ...
-    @property
-    def placements(self) -> Sequence[Placement]: ...  # one per candidate pod
     @property
     def excluded(self) -> Sequence[tuple[str, str]]: ...  # (pod, reason): of other owners
     @property
