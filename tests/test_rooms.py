@@ -208,6 +208,9 @@ PUBLIC: dict[str, frozenset[str]] = {
             "objects",
             "owners",
             "pods",
+            # the pod-condition readers every view shares (get's rows read why a pod is
+            # Pending as describe does, without building describe)
+            "pod_status",
             "quantities",
             "references",  # resolving a definition's references: every consumer's resolver
             "resources",

@@ -4,25 +4,32 @@ command it serves, and the command keeps to listing and printing)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from workload_map.cli.get_views import GetItem, GetMetadata
-from workload_map.cli.workload_view import DescribeFailed, describe_view
+from workload_map.cli.workload_view import DescribeFailed, evaluate
 from workload_map.cluster.ownership import find_pods
 from workload_map.cluster.references import run_resolver
 from workload_map.engine.describe import PodCounts
+from workload_map.engine.gangs import PodGroup
+from workload_map.engine.pod_status import read_pod
+from workload_map.engine.resources import GPU
+from workload_map.engine.summary import WorkloadSummary
 from workload_map.kube.errors import Forbidden
 from workload_map.model.views import to_json
 
 if TYPE_CHECKING:
+    from workload_map.catalog.definitions import Definition
     from workload_map.cli.context import Context
     from workload_map.cli.targets import Target
     from workload_map.cluster.ownership import PodIndex
+    from workload_map.engine import Workload
     from workload_map.kube.client import Cluster
 
-__all__ = ["PODS_UNKNOWN", "Row", "make_row", "stuck_reason"]
+__all__ = ["PODS_UNKNOWN", "Row", "RowFacts", "make_row", "read_facts", "row_item", "stuck_reason"]
 
 # phases in which missing gang members are expected, not a sign of a stuck workload
 _SETTLED = {"Completed", "Failed", "Suspended", "Suspending"}
@@ -75,27 +82,83 @@ def stuck_reason(view: dict[str, Any]) -> str | None:
 
     walk(list(view.get("components") or []))
     if unschedulable:
-        noun = "pod" if unschedulable == 1 else "pods"
-        return f"{unschedulable} {noun} Unschedulable"
+        return _unschedulable(unschedulable)
     if _SETTLED & set(view.get("phases") or []):
         return None
     if (view.get("pods") or {}).get("current") is None:
         return None  # no pods known: nothing to say about gangs
+    return _short_gang(list(view.get("podGroups") or []))
 
-    def short(groups: list[Any]) -> str | None:
-        for group in groups:
-            if not isinstance(group, dict):
-                continue
-            members = len(group.get("pods") or [])
-            minimum = group.get("minMember")
-            if isinstance(minimum, int) and not isinstance(minimum, bool) and members < minimum:
-                return f"gang {group.get('name')} has {members} of {minimum} pods"
-            inner = short(list(group.get("subGroups") or []))
-            if inner:
-                return inner
-        return None
 
-    return short(list(view.get("podGroups") or []))
+def _unschedulable(count: int) -> str:
+    return f"{count} {'pod' if count == 1 else 'pods'} Unschedulable"
+
+
+def _short_gang(groups: list[Any]) -> str | None:
+    """The first gang (depth first) with fewer member pods than its minimum, in words; groups
+    as describe's ``podGroups`` JSON or the engine's ``PodGroup`` views."""
+    for group in groups:
+        if isinstance(group, dict):
+            name, pods = group.get("name"), group.get("pods") or []
+            minimum, subs = group.get("minMember"), group.get("subGroups") or []
+        elif isinstance(group, PodGroup):
+            name, pods, minimum, subs = group.name, group.pods, group.min_member, group.sub_groups
+        else:
+            continue
+        members = len(pods)
+        if isinstance(minimum, int) and not isinstance(minimum, bool) and members < minimum:
+            return f"gang {name} has {members} of {minimum} pods"
+        inner = _short_gang(list(subs))
+        if inner:
+            return inner
+    return None
+
+
+class RowFacts(msgspec.Struct, frozen=True):
+    """What a row shows of a workload: the shared evaluation (phases, pod counts, requests),
+    why it is stuck and what its references could not resolve (see :func:`read_facts`)."""
+
+    summary: WorkloadSummary
+    stuck: str | None
+    problems: tuple[tuple[str, str], ...]
+
+
+def read_facts(workload: Workload) -> RowFacts:
+    """A row's facts from the workload's shared evaluation (``summary()``), not its describe
+    view: the same numbers, by the same rules (engine/summary.py is what describe counts
+    with), without the component tree and an entry per pod, which a row does not show (about
+    half of a row's cost, a fleet's ``get -A`` makes a row per workload).
+
+    ``stuck`` is :func:`stuck_reason` of the describe view. Its pods are the attributed ones
+    describe lists under their components; when none of those is Pending as Unschedulable
+    (almost always), describe would count none either, and the gangs are the same objects as
+    its ``podGroups``. Otherwise the describe view is built and read, so a stuck workload
+    reads exactly as it did."""
+    summary = workload.summary()
+    stuck: str | None
+    if _maybe_unschedulable(workload):
+        stuck = stuck_reason(workload.describe())
+    elif _SETTLED & set(summary.phases) or summary.totals.current is None:
+        stuck = None
+    else:
+        stuck = _short_gang(list(workload.gangs.groups))
+    problems = tuple((ref.name, ref.problem) for ref in workload.resolution.views if ref.problem)
+    return RowFacts(summary, stuck, problems)
+
+
+def _maybe_unschedulable(workload: Workload) -> bool:
+    """Whether an attributed pod is Pending as Unschedulable (describe lists no others)."""
+    for pod, placement in zip(workload.candidate_pods, workload.placements, strict=True):
+        if not placement.attributed or placement.component is None:
+            continue
+        status = pod.get("status")
+        if (
+            isinstance(status, Mapping)
+            and status.get("phase") == "Pending"
+            and read_pod(pod).reason == "Unschedulable"
+        ):
+            return True
+    return False
 
 
 def make_row(
@@ -124,39 +187,37 @@ def make_row(
 
     try:
         # references (a TrainJob's runtime) read once per run, however many rows name them
-        view = describe_view(obj, pod_list, d, references=run_resolver(cluster))
+        facts = evaluate(obj, pod_list, d, read_facts, references=run_resolver(cluster))
     except DescribeFailed as exc:
         ctx.warn(f"could not resolve {exc.label}: {exc.cause}")
         return None
-    for ref in view.get("references") or ():
-        if ref.get("problem"):  # the row is still shown, with what the workload alone says
-            ctx.warn(
-                f"{obj.get('kind')} {_where(meta)}: reference '{ref.get('name')}': "
-                f"{ref['problem']}; shown with what the {obj.get('kind')} alone says"
-            )
-    counts = view.get("pods") or {}
-    labels = meta.get("labels")
+    for name, problem in facts.problems:  # the row is still shown, with what the workload
+        ctx.warn(  # alone says
+            f"{obj.get('kind')} {_where(meta)}: reference '{name}': "
+            f"{problem}; shown with what the {obj.get('kind')} alone says"
+        )
+    return Row(row_item(obj, d, facts), type_label, str(meta.get("creationTimestamp") or ""), obj)
 
+
+def row_item(obj: dict[str, Any], definition: Definition, facts: RowFacts) -> dict[str, Any]:
+    """The JSON of one row (``get -o json``'s item)."""
+    meta = obj.get("metadata") or {}
+    totals = facts.summary.totals
+    labels = meta.get("labels")
     item = GetItem(
         name=meta.get("name"),
         namespace=meta.get("namespace"),
         kind=obj.get("kind"),
         api_version=obj.get("apiVersion"),
         created_at=meta.get("creationTimestamp"),
-        definition=d.name,
-        origin=d.origin,
-        phases=tuple(view.get("phases") or ["Undefined"]),
-        pods=PodCounts(
-            counts.get("desired", 0),
-            counts.get("current"),
-            counts.get("ready"),
-            counts.get("pending"),
-            counts.get("held"),
-        ),
-        gpus=(view.get("resources") or {}).get("gpus", 0),
-        gpus_pending=(view.get("pendingResources") or {}).get("gpus"),
-        gpus_held=(view.get("heldResources") or {}).get("gpus"),
-        stuck=stuck_reason(dict(view)),
+        definition=definition.name,
+        origin=definition.origin,
+        phases=facts.summary.phases or ("Undefined",),
+        pods=PodCounts(totals.desired, totals.current, totals.ready, totals.pending, totals.held),
+        gpus=totals.requested.get(GPU, 0),
+        gpus_pending=_gpus(totals.pending_requests),
+        gpus_held=_gpus(totals.held_requests),
+        stuck=facts.stuck,
         # kubectl habits (custom-columns=NAME:.metadata.name, --sort-by, --show-labels)
         metadata=GetMetadata(
             name=meta.get("name"),
@@ -166,8 +227,13 @@ def make_row(
             creation_timestamp=meta.get("creationTimestamp"),
         ),
     )
-    row_view = to_json(item)
-    return Row(row_view, type_label, str(meta.get("creationTimestamp") or ""), obj)
+    out: dict[str, Any] = to_json(item)
+    return out
+
+
+def _gpus(requests: Mapping[str, int] | None) -> int | None:
+    """GPUs among pods' requests (None: no pods known), as describe's ``pendingResources``."""
+    return None if requests is None else requests.get(GPU, 0)
 
 
 def _where(meta: dict[str, Any]) -> str:
