@@ -13,13 +13,22 @@ caller.
 from __future__ import annotations
 
 import io
-import socket
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    import ssl
+from workload_map.kube.sockets import (
+    IPPROTO_TCP,
+    TCP_NODELAY,
+    Socket,
+    Stream,
+    TlsContext,
+    open_tcp,
+)
 
 __all__ = ["Connection", "ProtocolError", "Response"]
+
+if TYPE_CHECKING:
+    #: what a connection's responses are read from: a buffer over its stream
+    _Reader = io.BufferedReader[Stream]
 
 _MAX_LINE = 65536
 _MAX_HEADERS = 200
@@ -32,9 +41,7 @@ class ProtocolError(OSError):
 class Response:
     """Status, headers (lower-case names) and the body, read as it arrives."""
 
-    def __init__(
-        self, file: io.BufferedReader, status: int, headers: dict[str, str], version: str
-    ) -> None:
+    def __init__(self, file: _Reader, status: int, headers: dict[str, str], version: str) -> None:
         self._file = file
         self.status = status
         self.headers = headers
@@ -107,14 +114,14 @@ class Response:
         return bytes(data)
 
 
-def _line(file: io.BufferedReader) -> bytes:
+def _line(file: _Reader) -> bytes:
     line = file.readline(_MAX_LINE + 1)
     if len(line) > _MAX_LINE:
         raise ProtocolError("header line too long")
     return line
 
 
-def _head(file: io.BufferedReader) -> tuple[str, int, dict[str, str]]:
+def _head(file: _Reader) -> tuple[str, int, dict[str, str]]:
     status_line = _line(file)
     if not status_line:
         raise ConnectionResetError("the server closed the connection without answering")
@@ -144,7 +151,7 @@ class Connection:
         port: int,
         *,
         timeout: float | None,
-        tls: ssl.SSLContext | None = None,
+        tls: TlsContext | None = None,
         server_hostname: str | None = None,
         proxy: tuple[str, int] | None = None,
     ) -> None:
@@ -153,8 +160,9 @@ class Connection:
         self._tls = tls
         self._server_hostname = server_hostname or host
         self._proxy = proxy
-        self.sock: socket.socket | None = None
-        self._file: io.BufferedReader | None = None
+        self.sock: Socket | None = None
+        self._stream: Stream | None = None
+        self._file: _Reader | None = None
 
     @property
     def authority(self) -> str:
@@ -163,25 +171,26 @@ class Connection:
 
     def connect(self) -> None:
         host, port = self._proxy or (self.host, self.port)
-        # create_connection hands the host to getaddrinfo, which takes bytes (typeshed: str)
-        sock = socket.create_connection((_ascii(host), port), timeout=self.timeout)  # type: ignore[arg-type]
+        sock = open_tcp(_ascii(host), port, self.timeout)
         try:
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            sock.setsockopt(IPPROTO_TCP, TCP_NODELAY, 1)
+            stream = Stream(sock)
             if self._proxy is not None:
                 request = f"CONNECT {self.authority} HTTP/1.1\r\nHost: {self.authority}\r\n\r\n"
-                sock.sendall(request.encode("latin-1"))
-                reader = sock.makefile("rb")
+                stream.sendall(request.encode("latin-1"))
+                reader = io.BufferedReader(stream)
                 _, status, _ = _head(reader)
-                reader.close()
+                reader.detach()  # the tunnel's stream goes on below TLS
                 if status != 200:
                     raise ProtocolError(f"proxy refused CONNECT {self.authority}: HTTP {status}")
             if self._tls is not None:
-                sock = self._tls.wrap_socket(sock, server_hostname=_ascii(self._server_hostname))
+                stream = Stream.tls(sock, self._tls, _ascii(self._server_hostname))
         except BaseException:
             sock.close()
             raise
         self.sock = sock
-        self._file = sock.makefile("rb")
+        self._stream = stream
+        self._file = io.BufferedReader(stream)
 
     def settimeout(self, timeout: float | None) -> None:
         self.timeout = timeout
@@ -195,13 +204,13 @@ class Connection:
         caller's to read)."""
         if self.sock is None:
             self.connect()
-        assert self.sock is not None and self._file is not None
+        assert self._stream is not None and self._file is not None
         lines = [f"{method} {target} HTTP/1.1", f"Host: {self.authority}"]
         lines.extend(f"{k}: {v}" for k, v in headers)
         if body is not None or method in ("POST", "PUT", "PATCH"):
             lines.append(f"Content-Length: {len(body or b'')}")
         data = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
-        self.sock.sendall(data + body if body else data)
+        self._stream.sendall(data + body if body else data)
         version, status, head = _head(self._file)
         while 100 <= status < 200:  # interim answers carry no body
             version, status, head = _head(self._file)
@@ -212,7 +221,7 @@ class Connection:
             self._file.close()
         if self.sock is not None:
             self.sock.close()
-        self._file = self.sock = None
+        self._file = self._stream = self.sock = None
 
 
 def _ascii(host: str) -> str | bytes:
