@@ -13,11 +13,13 @@ import pytest
 import yaml
 
 from tests.catalog.operator_pods import operator_for
+from tests.engine.conftest import karta_dict, root
 from workload_map.catalog.definitions import Definitions
 from workload_map.catalog.resolution import resolve_definition
 from workload_map.cli.get_rows import read_facts, row_item, stuck_reason
 from workload_map.cli.get_views import GetItem, GetMetadata
 from workload_map.cli.workload_view import evaluate
+from workload_map.engine import Workload
 from workload_map.engine.describe import PodCounts
 from workload_map.model.views import to_json
 
@@ -113,6 +115,14 @@ def _pod_sets(obj: dict[str, Any]) -> list[tuple[str, list[dict[str, Any]] | Non
         ("created", pods),
         ("running", running),
         ("one unschedulable", [_unschedulable(pods[0]), *running[1:]]),
+        (
+            "every other unschedulable",
+            [
+                _unschedulable(p) if i % 2 else r
+                for i, (p, r) in enumerate(zip(pods, running, strict=True))
+            ],
+        ),
+        ("all unschedulable", [_unschedulable(p) for p in pods]),
         ("one missing", running[:-1]),
         ("half missing", running[: len(running) // 2]),
     ]
@@ -156,3 +166,53 @@ def test_the_cases_cover_stuck_and_settled_rows() -> None:
         held += bool(row["pods"].get("held"))
     assert stuck == {"gang", "pods"}
     assert len(CASES) > 150 and pending > 10 and held > 10
+
+
+def test_pods_under_a_grouping_component_of_several_instances_count_as_describe_lists_them() -> (
+    None
+):
+    """describe lists a pod-bearing child under each instance of its grouping parent; the
+    row's Unschedulable count follows it."""
+    group = {
+        "name": "group",
+        "ownerRef": "thing",
+        "instanceIdPath": ".spec.groups[]",
+        "podSelector": {"componentInstanceSelector": {"idPath": ".metadata.labels.group"}},
+    }
+    worker = {
+        "name": "worker",
+        "ownerRef": "group",
+        "specDefinition": {"podTemplateSpecPath": ".spec.template"},
+        "scaleDefinition": {"replicasPath": ".spec.replicas"},
+        "podSelector": {"componentTypeSelector": {"keyPath": ".metadata.labels.role"}},
+    }
+    karta = karta_dict(root(), group, worker)
+    thing = {
+        "apiVersion": "example.com/v1",
+        "kind": "Thing",
+        "metadata": {"name": "x", "namespace": "ml", "uid": "uid-x"},
+        "spec": {"groups": ["a", "b"], "replicas": 2, "template": {"spec": {"containers": []}}},
+    }
+    owner = {"apiVersion": "example.com/v1", "kind": "Thing", "name": "x", "uid": "uid-x"}
+    pods = [
+        _unschedulable(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {
+                    "name": f"x-{i}",
+                    "namespace": "ml",
+                    "uid": f"uid-p{i}",
+                    "labels": {"role": "worker", "group": "a"},
+                    "ownerReferences": [{**owner, "controller": True}],
+                },
+                "spec": {"containers": []},
+            }
+        )
+        for i in range(3)
+    ]
+    view = Workload(karta, thing, pods).describe()
+    facts = read_facts(Workload(karta, thing, pods))
+    assert [node["name"] for node in view["components"]] == ["a", "b"]
+    # the three pods are listed under both instances of the group, and counted so
+    assert facts.stuck == stuck_reason(view) == "6 pods Unschedulable"

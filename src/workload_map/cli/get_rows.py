@@ -13,6 +13,7 @@ from workload_map.cli.get_views import GetItem, GetMetadata
 from workload_map.cli.workload_view import DescribeFailed, evaluate
 from workload_map.cluster.ownership import find_pods
 from workload_map.cluster.references import run_resolver
+from workload_map.engine import EngineError
 from workload_map.engine.describe import PodCounts
 from workload_map.engine.gangs import PodGroup
 from workload_map.engine.pod_status import read_pod
@@ -129,15 +130,16 @@ def read_facts(workload: Workload) -> RowFacts:
     with), without the component tree and an entry per pod, which a row does not show (about
     half of a row's cost, a fleet's ``get -A`` makes a row per workload).
 
-    ``stuck`` is :func:`stuck_reason` of the describe view. Its pods are the attributed ones
-    describe lists under their components; when none of those is Pending as Unschedulable
-    (almost always), describe would count none either, and the gangs are the same objects as
-    its ``podGroups``. Otherwise the describe view is built and read, so a stuck workload
-    reads exactly as it did."""
+    ``stuck`` is :func:`stuck_reason` of the describe view: its Unschedulable pods counted
+    as describe lists them (:func:`_listed_unschedulable`), and the gangs, the same objects as
+    its ``podGroups``."""
     summary = workload.summary()
     stuck: str | None
-    if _maybe_unschedulable(workload):
+    count = _listed_unschedulable(workload)
+    if count is None:
         stuck = stuck_reason(workload.describe())
+    elif count:
+        stuck = _unschedulable(count)
     elif _SETTLED & set(summary.phases) or summary.totals.current is None:
         stuck = None
     else:
@@ -146,8 +148,14 @@ def read_facts(workload: Workload) -> RowFacts:
     return RowFacts(summary, stuck, problems)
 
 
-def _maybe_unschedulable(workload: Workload) -> bool:
-    """Whether an attributed pod is Pending as Unschedulable (describe lists no others)."""
+def _listed_unschedulable(workload: Workload) -> int | None:
+    """How many pods Pending as Unschedulable describe's components list, without building
+    them: the attributed pods of each (component, instance) node, once per node that lists
+    them (a grouping component of several instances lists its children under each), on
+    describe's walk from the root; a component whose instances cannot be read lists none.
+    None when a component splits its nodes per replica (``replicaSelector``: LeaderWorkerSet
+    and a few others) and some pod is Unschedulable: then describe itself is read."""
+    found: dict[tuple[str, str], int] = {}
     for pod, placement in zip(workload.candidate_pods, workload.placements, strict=True):
         if not placement.attributed or placement.component is None:
             continue
@@ -157,8 +165,33 @@ def _maybe_unschedulable(workload: Workload) -> bool:
             and status.get("phase") == "Pending"
             and read_pod(pod).reason == "Unschedulable"
         ):
-            return True
-    return False
+            key = (placement.component, placement.instance or "")
+            found[key] = found.get(key, 0) + 1
+    if not found:
+        return 0
+    structure = workload.structure
+    for component in structure.components.values():
+        if component.pod_selector is not None and component.pod_selector.replica_selector:
+            return None
+    extractor = workload.extractor
+
+    def listed(name: str) -> int:
+        try:
+            instances = extractor.instances(name)
+        except EngineError:
+            return 0  # describe's error node lists no pods
+        pod_bearing = structure.components[name].has_pod_definition
+        total = 0
+        for instance in instances.values():
+            total += sum(listed(child) for child in structure.children[name])
+            if pod_bearing:
+                total += found.get((name, instance.instance_id), 0)
+        return total
+
+    root = structure.root
+    if root.has_pod_definition:
+        return listed(root.name)
+    return sum(listed(child) for child in structure.children[root.name])
 
 
 def make_row(
