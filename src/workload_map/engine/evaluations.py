@@ -181,6 +181,7 @@ class Evaluations:
             validate=validate,
             file_mode=False,
             owned=owned,
+            shared_inputs=True,  # the watch caches' objects (module doc)
         )
 
     def _matches(
