@@ -8,7 +8,7 @@ to watch and :mod:`workload_map.kube.cache` does the watching.
 Pods join their workload through their owner chain (pod → ReplicaSet/Job/StatefulSet/... →
 workload), walked in memory through the cached intermediate objects by uid. A chain that breaks
 (an intermediate already garbage-collected) falls back to the operators' owner labels
-(:func:`workload_map.engine.owners.label_verdict`), and a pod is never given to a workload whose
+(:func:`workload_map.engine.owner_labels.label_verdict`), and a pod is never given to a workload whose
 labels it contradicts. A workload owned by another covered workload (a RayCluster under a RayJob)
 gets its pods too, and is not top level (:meth:`Holdings._top_level`), so that sums over
 top-level workloads count each pod once.
@@ -32,10 +32,10 @@ from typing import Any, Generic, TypeVar
 from workload_map.catalog import catalog as builtin
 from workload_map.catalog.definitions import Definition
 from workload_map.cluster.referenced import ReadKey, ReferencedObjects, referenced_kinds
+from workload_map.engine.owner_labels import label_verdict
 from workload_map.engine.owners import (
     chain_uids,
     controller_ref,
-    label_verdict,
     walk_chain,
 )
 from workload_map.engine.references import Resolver

@@ -17,7 +17,7 @@ from workload_map.engine.extract import ExtractedInstance, Extractor, Scale
 from workload_map.engine.gangs import PodGroup, PodGroupResult, build_pod_groups, subtree_scale
 from workload_map.engine.objects import plain_items, to_plain, workload_object
 from workload_map.engine.once import cached_property
-from workload_map.engine.owners import partition_listed, partition_pods
+from workload_map.engine.partition import partition_listed, partition_pods
 from workload_map.engine.pods import Placement, attribute, attribute_all, pod_name
 from workload_map.engine.references import (
     Resolution,
@@ -43,7 +43,7 @@ class Workload:
     only link owner chains; a pod whose chain reaches a different top owner is left out.
     ``pods=None`` means no pods are known (current/ready are null). ``owned=True`` says the
     caller has already decided these pods are the workload's (by the owner rule of
-    ``engine/owners.py``), so they are not partitioned again. ``file_mode`` tells whether
+    ``engine/partition.py``), so they are not partitioned again. ``file_mode`` tells whether
     the object came from a file rather than a live cluster; it defaults to ``pods is None``.
     A ``List`` among ``pods`` is unwrapped. ``shared_inputs=True`` says the object and pods
     are a watch cache's (replaced on change, never changed in place), so expression results
