@@ -176,10 +176,15 @@ def _request(pod: Mapping[str, Any]) -> Mapping[str, int]:
         return {}  # a pod with an unreadable quantity requests nothing we can count
 
 
+def _bound(spec: object) -> bool:
+    """``spec.nodeName`` set, in a spec that is any mapping (as its request is read)."""
+    return isinstance(spec, Mapping) and bool(spec.get("nodeName"))
+
+
 def pod_facts(pod: Mapping[str, Any], state: str) -> PodFacts:
     """The facts of one pod whose :func:`~workload_map.engine.pods.pod_state` is ``state``."""
     spec = pod.get("spec")
-    bound = type(spec) is dict and bool(spec.get("nodeName"))
+    bound = _bound(spec)
     active = state == ACTIVE
     return PodFacts(
         active=active,
@@ -213,7 +218,8 @@ def placed_facts(
         if request is None:
             request = requests[key] = _request(pod)
         state = p.state
-        bound = type(spec) is dict and bool(spec.get("nodeName"))
+        # dict first: the ABC check costs on every pod of a fleet (a trimmed pod's spec is a dict)
+        bound = (type(spec) is dict or isinstance(spec, Mapping)) and bool(spec.get("nodeName"))
         ready = state == ACTIVE and pod_is_ready(pod)
         facts = known.get((key, state, ready, bound))
         if facts is None:
