@@ -391,6 +391,7 @@ class _Lines:
         # the values in that order, picked in C (itemgetter of one index returns the item,
         # not a 1-tuple)
         self.pick = _picker(self.order) if self.order else None
+        self._repeats: dict[int, str] = {}
         #: a workload's lines of this family by what its rows hold past the workload's
         #: identity (see :meth:`shared_text`); None: the family's rows are the workload's own
         shaped = family.name in _SHAPED and labels[: len(_WORKLOAD)] == _WORKLOAD
@@ -418,10 +419,23 @@ class _Lines:
         if pick is None or (not clean and _escaped(rows)):
             line = self.line
             return "".join([line(r) for r in rows]).encode()
-        template, numbers = self.template, _NUMBER_LINES
-        return "".join(
-            [template % pick(v) + (numbers.get(x) or _number_line(x)) for v, x in rows]
-        ).encode()
+        # one %-format for all the rows (the line's format repeated, each line's number a
+        # value): one call in C instead of a format, a concatenation and a list item per line
+        numbers = _NUMBER_LINES
+        args: list[str] = []
+        for v, x in rows:
+            args += pick(v)
+            args.append(numbers.get(x) or _number_line(x))
+        return (self._repeated(len(rows)) % tuple(args)).encode()
+
+    def _repeated(self, count: int) -> str:
+        """The line's format ``count`` times, its number a ``%s`` (kept per count)."""
+        found = self._repeats.get(count)
+        if found is None:
+            if len(self._repeats) >= _SHAPES_KEPT:
+                self._repeats.clear()
+            found = self._repeats[count] = (self.template + "%s") * count
+        return found
 
     def shared_text(self, rows: list[Row], identity: tuple[str, ...]) -> bytes:
         """The rows' lines, as :meth:`text`, for rows that start with the workload's identity
