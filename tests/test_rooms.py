@@ -206,7 +206,11 @@ PUBLIC: dict[str, frozenset[str]] = {
             "events",
             "gangs",
             "objects",
+            # the owner rule in three: the chain, the operators' owner labels (the cluster
+            # layer's label queries and inventory), who holds a pod (ownership's claims)
+            "owner_labels",
             "owners",
+            "partition",
             "pods",
             "quantities",
             "references",  # resolving a definition's references: every consumer's resolver

@@ -12,16 +12,16 @@ from __future__ import annotations
 from collections.abc import Callable, Container, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from workload_map.engine.owner_labels import OWNER_LABELS
 from workload_map.engine.owners import (
-    OWNER_LABELS,
     STOPPED,
     OwnerChain,
     OwnerRef,
-    claims,
     controller_ref,
     group_of,
     walk_chain,
 )
+from workload_map.engine.partition import claims
 from workload_map.kube.client import Cluster
 from workload_map.kube.errors import ApiError, Gone, NotFound
 
@@ -108,7 +108,7 @@ def pod_query(workload: Mapping[str, Any]) -> PodQuery | None:
     """The label query that finds ``workload``'s pods without reading its namespace's, or None
     (then a metadata-only list of the namespace is walked).
 
-    * The operator's owner labels (:data:`~workload_map.engine.owners.OWNER_LABELS`, the ones
+    * The operator's owner labels (:data:`~workload_map.engine.owner_labels.OWNER_LABELS`, the ones
       the owner rule reads on a broken chain): its first name label equal to the workload's
       name, and the pods without that label as the complement.
     * Else the object's own ``.spec.selector`` when it is a label selector that selects its

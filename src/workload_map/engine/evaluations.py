@@ -32,7 +32,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from workload_map.engine.owners import partition_pods
+from workload_map.engine.partition import partition_pods
 from workload_map.engine.structure import prepare
 from workload_map.engine.workload import Workload
 from workload_map.model import Karta
@@ -181,6 +181,7 @@ class Evaluations:
             validate=validate,
             file_mode=False,
             owned=owned,
+            shared_inputs=True,  # the watch caches' objects (module doc)
         )
 
     def _matches(
