@@ -38,7 +38,7 @@ from prometheus_client.core import (
 from prometheus_client.utils import floatToGoString
 
 from workload_map.cluster.inventory import Entry, Inventory
-from workload_map.engine.summary import ComponentTally, Tally
+from workload_map.engine.summary import ComponentTally, PodPlace, Tally
 from workload_map.exporter.phase_history import PhaseClock, generations, status_since
 from workload_map.model import SEVERITY_ORDER
 
@@ -392,6 +392,10 @@ class _Lines:
         # not a 1-tuple)
         self.pick = _picker(self.order) if self.order else None
         self._repeats: dict[int, str] = {}
+        self._constants: dict[tuple[int, float], str] = {}
+        if family.name == "workloadmap_pod_workload":
+            in_line = tuple(labels[i] for i in self.order)
+            assert in_line == _POD_ORDER, in_line  # the order _pod_text gives the values in
         #: a workload's lines of this family by what its rows hold past the workload's
         #: identity (see :meth:`shared_text`); None: the family's rows are the workload's own
         shaped = family.name in _SHAPED and labels[: len(_WORKLOAD)] == _WORKLOAD
@@ -427,6 +431,17 @@ class _Lines:
             args += pick(v)
             args.append(numbers.get(x) or _number_line(x))
         return (self._repeated(len(rows)) % tuple(args)).encode()
+
+    def constant(self, count: int, value: float) -> str:
+        """The line's format ``count`` times, each with the number ``value`` written in."""
+        key = (count, value)
+        found = self._constants.get(key)
+        if found is None:
+            if len(self._constants) >= _SHAPES_KEPT:
+                self._constants.clear()
+            line = self.template + _number(value).replace("%", "%%") + "\n"
+            found = self._constants[key] = line * count
+        return found
 
     def _repeated(self, count: int) -> str:
         """The line's format ``count`` times, its number a ``%s`` (kept per count)."""
@@ -496,6 +511,19 @@ def _identity(namespace: str, name: str, kind: str, group: str) -> tuple[str, ..
     in a line (by name: group, kind, namespace, workload)."""
     return (_escape(group), _escape(kind), _escape(namespace), _escape(name))
 
+
+#: the pods family's labels in their lines' order (by name)
+_POD_ORDER = (
+    "component",
+    "instance",
+    "kind",
+    "namespace",
+    "pod",
+    "pod_group",
+    "replica",
+    "uid",
+    "workload",
+)
 
 #: the identity labels, in that order (checked against each shaped family's)
 _IDENTITY_ORDER = ("group", "kind", "namespace", "workload")
@@ -678,8 +706,8 @@ class WorkloadCollector:
             shaped = memo.shaped
             for name, lines in self._each:
                 found = rows[name]
-                if shaped is not None and lines.shapes is not None:
-                    out.append(shaped.get(name, b""))
+                if shaped is not None and (name in shaped or lines.shapes is not None):
+                    out.append(shaped.get(name, b""))  # (made without rows: _rows)
                 elif not found:
                     out.append(b"")
                 elif lines.shapes is not None:
@@ -737,8 +765,9 @@ class WorkloadCollector:
 
         With ``shaped``, the families of :data:`_SHAPED` are not rows but their text, in
         ``shaped`` by name, made from formats kept by what they hold past the workload's
-        identity (the phases matched, each tally: :meth:`_Lines.shape`); they escape their
-        own values, so ``values`` does not get them."""
+        identity (the phases matched, each tally: :meth:`_Lines.shape`), and so are the
+        pods' lines (:meth:`_pod_text`); they escape their own values, so ``values`` does not
+        get them."""
         rows: dict[str, list[Row]] = {f.name: [] for f in _PER_WORKLOAD}
         wl = (e.namespace, e.name, e.gvk.kind, e.gvk.group)
         meta = e.obj.get("metadata")
@@ -796,8 +825,12 @@ class WorkloadCollector:
             gang_min.append(((*wl, g.name), float(g.min_member)))
             gang_pods.append(((*wl, g.name, "total"), float(g.current)))
             gang_pods.append(((*wl, g.name, "scheduled"), float(g.scheduled)))
-        pod_rows = rows[POD.name]
         ns, name, kind = e.namespace, e.name, e.gvk.kind
+        if shaped is not None:
+            if summary.pods:
+                shaped[POD.name] = self._pod_text(summary.pods, ns, name, kind)
+            return rows
+        pod_rows = rows[POD.name]
         for p in summary.pods:
             values += (p.name, p.uid, p.component, p.instance, p.replica, p.pod_group)
             pod_rows.append(
@@ -817,6 +850,16 @@ class WorkloadCollector:
                 )
             )
         return rows
+
+    def _pod_text(self, pods: tuple[PodPlace, ...], ns: str, name: str, kind: str) -> bytes:
+        """The pods' lines (``workloadmap_pod_workload_info``, the rows' text), their values
+        given in the lines' label order (:data:`_POD_ORDER`) and checked for escapes at once."""
+        args: list[str] = []
+        for p in pods:
+            args += (p.component, p.instance, kind, ns, p.name, p.pod_group, p.replica, p.uid, name)
+        if _has_escape(args):
+            args = [_escape(a) for a in args]
+        return (self._formatters[POD.name].constant(len(pods), 1.0) % tuple(args)).encode()
 
     def _all_tally_rows(
         self,
