@@ -343,6 +343,7 @@ def _workload(
         file_mode=False,
         owned=True,  # linked here by the owner rule: not partitioned again
         references=references,
+        shared_inputs=True,  # the watch caches' objects, replaced on change
     )
 
 
