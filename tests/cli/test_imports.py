@@ -209,7 +209,17 @@ def test_describe_file_loads_no_cluster_code(tmp_path: Path) -> None:
 
 #: what dataclasses (inspect) and msgspec (its inspect, textwrap) import but no command uses
 #: while it runs: stand-ins until first used (cli.main._DEFERRED), with inspect's own imports
-BOUND_UNUSED = ("inspect", "ast", "dis", "tokenize", "msgspec.inspect", "textwrap")
+BOUND_UNUSED = (
+    "inspect",
+    "ast",
+    "dis",
+    "tokenize",
+    "msgspec.inspect",
+    "textwrap",
+    "ipaddress",
+    "copy",
+    "heapq",
+)
 
 
 def test_a_deferred_module_loads_on_first_use() -> None:
@@ -228,6 +238,10 @@ def test_a_deferred_module_loads_on_first_use() -> None:
         "assert msgspec.inspect.type_info(int) == msgspec.inspect.IntType()\n"
         "from msgspec import _json_schema\n"
         "assert _json_schema.textwrap.dedent('  x') == 'x'\n"
+        "import urllib.parse\n"
+        "assert urllib.parse.urlsplit('https://[::1]:6443/x').hostname == '::1'\n"
+        "assert type(sys.modules['ipaddress']) is types.ModuleType\n"
+        "assert dataclasses.copy.deepcopy({'a': [1]}) == {'a': [1]}\n"
         "print('ok')\n"
     )
     done = subprocess.run(

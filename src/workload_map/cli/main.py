@@ -205,10 +205,12 @@ def _load(command: Command, args: argparse.Namespace) -> tuple[Any, Any]:
 #: modules that a command's imports bind but that no command uses while it runs: ``dataclasses``
 #: imports ``inspect`` (with ``ast``, ``dis`` and ``tokenize``: ~20M instructions of a live
 #: ``get``'s 440M, callgrind) only to write the signature of a dataclass declared without a
-#: docstring; msgspec's package imports its ``inspect`` (its type descriptions, ~5M) and, for
-#: its JSON Schema generator, ``textwrap`` (~4M). Each is a :class:`_Deferred` stand-in while
+#: docstring, and ``copy`` (with ``weakref``, ~1M) for ``asdict``; msgspec's package imports its
+#: ``inspect`` (its type descriptions, ~5M) and, for its JSON Schema generator, ``textwrap``
+#: (~4M); ``urllib.parse`` imports ``ipaddress`` (~5M) for bracketed IPv6 hosts only; the jq
+#: encoder ``heapq`` for ``limit``-like builtins. Each is a :class:`_Deferred` stand-in while
 #: the command's modules load.
-_DEFERRED = ("inspect", "msgspec.inspect", "textwrap")
+_DEFERRED = ("inspect", "msgspec.inspect", "textwrap", "ipaddress", "copy", "heapq")
 
 
 class _Deferred(types.ModuleType):
