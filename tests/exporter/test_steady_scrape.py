@@ -168,3 +168,21 @@ def test_every_label_value_from_a_pod_is_escaped_as_the_client_escapes_it(
     escaped = value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
     assert escaped.encode() in text  # the value reached a series, escaped
     assert text == _client(collector)
+
+
+def test_a_memo_whose_rows_another_scrape_dropped_gives_the_same_text() -> None:
+    # two scrapes may format one workload at once (the server's thread pool): the one that
+    # finishes first drops the memo's rows, then its text made without rows; the other, past
+    # reading that text, makes the rows whole again and must give the same lines
+    inventory = _inventory()
+    collector = WorkloadCollector(inventory, health=ExporterHealth(last_sync=1.0))
+    for entry in inventory.entries():
+        whole = collector._text(collector._memoised(entry, text=False))
+        values: list[str] = []
+        shaped: dict[str, bytes] = {}
+        memo = collector_module._Memo(entry, collector._rows(entry, values, shaped))
+        memo.shaped = shaped
+        assert collector._text(memo) == whole  # (the usual way)
+        memo = collector_module._Memo(entry, collector._rows(entry, [], dict(shaped)))
+        memo.shaped, memo.rows = dict(shaped), None  # the rows dropped by the other scrape
+        assert collector._text(memo) == whole

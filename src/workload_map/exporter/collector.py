@@ -695,6 +695,9 @@ class WorkloadCollector:
 
     def _text(self, memo: _Memo) -> tuple[bytes, ...]:
         if memo.lines is None:
+            # the shaped text before the rows: another scrape's _text drops the rows first,
+            # so rows read after it (kept, or made whole again) always go with it
+            shaped = memo.shaped
             rows = self._rows_of(memo)
             # the escape check was made once for the workload's rows of every family (when
             # they were built), not once per family: a first scrape formats 10k workloads of
@@ -703,7 +706,6 @@ class WorkloadCollector:
             # most families of a workload are empty (an owned one has one row in all): no call
             identity: tuple[str, ...] | None = None
             out: list[bytes] = []
-            shaped = memo.shaped
             for name, lines in self._each:
                 found = rows[name]
                 if shaped is not None and (name in shaped or lines.shapes is not None):
@@ -718,7 +720,9 @@ class WorkloadCollector:
                 else:
                     out.append(lines.text(found, clean=clean))
             memo.lines = tuple(out)
-            memo.rows = memo.shaped = None  # the text is what scrapes read; keep one copy
+            # the text is what scrapes read; keep one copy (the rows dropped first: above)
+            memo.rows = None
+            memo.shaped = None
         return memo.lines
 
     def _memoised(self, entry: Entry, *, text: bool = False) -> _Memo:
