@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime
 import os
+import ssl
 
 import pytest
 from cryptography import x509
@@ -16,7 +17,6 @@ from cryptography.x509.oid import NameOID
 from workload_map.kube import senders
 from workload_map.kube.errors import ClusterError
 from workload_map.kube.kubeconfig import ResolvedConfig
-from workload_map.kube.sockets import TlsContext
 
 
 def _pair() -> tuple[bytes, bytes]:
@@ -58,15 +58,15 @@ def test_inline_pair_loads_from_memory_without_temporary_files(
         pytest.skip("no memfd_create on this system: the temporary-directory test covers it")
     cert, key = _pair()
     opened: list[str] = []
-    real = TlsContext.load_cert_chain
+    real = ssl.SSLContext.load_cert_chain
 
-    def spy(self: TlsContext, certfile: str, keyfile: str | None = None, *a: object) -> None:
+    def spy(self: ssl.SSLContext, certfile: str, keyfile: str | None = None, *a: object) -> None:
         opened.extend([certfile, str(keyfile)])
         real(self, certfile, keyfile)
 
     import tempfile
 
-    monkeypatch.setattr(TlsContext, "load_cert_chain", spy)
+    monkeypatch.setattr(ssl.SSLContext, "load_cert_chain", spy)
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     senders.ssl_context(_resolved(cert, key))
     assert [p.rpartition("/")[0] for p in opened] == ["/proc/self/fd", "/proc/self/fd"]
@@ -82,14 +82,14 @@ def test_without_memfd_a_private_temporary_directory_is_used_and_removed(
     monkeypatch.delattr(os, "memfd_create", raising=False)
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     opened: list[str] = []
-    real = TlsContext.load_cert_chain
+    real = ssl.SSLContext.load_cert_chain
 
-    def spy(self: TlsContext, certfile: str, keyfile: str | None = None, *a: object) -> None:
+    def spy(self: ssl.SSLContext, certfile: str, keyfile: str | None = None, *a: object) -> None:
         opened.extend([certfile, str(keyfile)])
         assert oct(os.stat(str(keyfile)).st_mode & 0o777) == "0o600"
         real(self, certfile, keyfile)
 
-    monkeypatch.setattr(TlsContext, "load_cert_chain", spy)
+    monkeypatch.setattr(ssl.SSLContext, "load_cert_chain", spy)
     senders.ssl_context(_resolved(cert, key))
     assert all(p.startswith(str(tmp_path)) for p in opened), opened
     assert os.listdir(tmp_path) == []  # removed at once

@@ -137,8 +137,6 @@ def test_get_loads_its_modules_and_no_other_commands(tmp_path: Path) -> None:
         "workload_map.kube.options",
         "workload_map.kube.pager",
         "workload_map.kube.senders",
-        # TCP and TLS from _socket and _ssl: socket and ssl are not imported (~22M, docs/kube.md)
-        "workload_map.kube.sockets",
         "workload_map.kube.transport",
         "workload_map.kube.wire",
     }
@@ -160,10 +158,6 @@ def test_get_loads_its_modules_and_no_other_commands(tmp_path: Path) -> None:
         "workload_map.cli.get_watch",
         "workload_map.kube.watch",
         *BOUND_UNUSED,
-        # the Python layers over _socket and _ssl (kube/sockets.py)
-        "socket",
-        "ssl",
-        "selectors",
     )
     assert loaded(modules, never) == []
 

@@ -13,22 +13,13 @@ caller.
 from __future__ import annotations
 
 import io
+import socket
 from typing import TYPE_CHECKING
 
-from workload_map.kube.sockets import (
-    IPPROTO_TCP,
-    TCP_NODELAY,
-    Socket,
-    Stream,
-    TlsContext,
-    open_tcp,
-)
+if TYPE_CHECKING:
+    import ssl
 
 __all__ = ["Connection", "ProtocolError", "Response"]
-
-if TYPE_CHECKING:
-    #: what a connection's responses are read from: a buffer over its stream
-    _Reader = io.BufferedReader[Stream]
 
 _MAX_LINE = 65536
 _MAX_HEADERS = 200
@@ -41,7 +32,9 @@ class ProtocolError(OSError):
 class Response:
     """Status, headers (lower-case names) and the body, read as it arrives."""
 
-    def __init__(self, file: _Reader, status: int, headers: dict[str, str], version: str) -> None:
+    def __init__(
+        self, file: io.BufferedReader, status: int, headers: dict[str, str], version: str
+    ) -> None:
         self._file = file
         self.status = status
         self.headers = headers
@@ -114,14 +107,14 @@ class Response:
         return bytes(data)
 
 
-def _line(file: _Reader) -> bytes:
+def _line(file: io.BufferedReader) -> bytes:
     line = file.readline(_MAX_LINE + 1)
     if len(line) > _MAX_LINE:
         raise ProtocolError("header line too long")
     return line
 
 
-def _head(file: _Reader) -> tuple[str, int, dict[str, str]]:
+def _head(file: io.BufferedReader) -> tuple[str, int, dict[str, str]]:
     status_line = _line(file)
     if not status_line:
         raise ConnectionResetError("the server closed the connection without answering")
@@ -151,7 +144,7 @@ class Connection:
         port: int,
         *,
         timeout: float | None,
-        tls: TlsContext | None = None,
+        tls: ssl.SSLContext | None = None,
         server_hostname: str | None = None,
         proxy: tuple[str, int] | None = None,
     ) -> None:
@@ -160,9 +153,8 @@ class Connection:
         self._tls = tls
         self._server_hostname = server_hostname or host
         self._proxy = proxy
-        self.sock: Socket | None = None
-        self._stream: Stream | None = None
-        self._file: _Reader | None = None
+        self.sock: socket.socket | None = None
+        self._file: io.BufferedReader | None = None
 
     @property
     def authority(self) -> str:
@@ -171,26 +163,25 @@ class Connection:
 
     def connect(self) -> None:
         host, port = self._proxy or (self.host, self.port)
-        sock = open_tcp(_ascii(host), port, self.timeout)
+        # create_connection hands the host to getaddrinfo, which takes bytes (typeshed: str)
+        sock = socket.create_connection((_ascii(host), port), timeout=self.timeout)  # type: ignore[arg-type]
         try:
-            sock.setsockopt(IPPROTO_TCP, TCP_NODELAY, 1)
-            stream = Stream(sock)
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             if self._proxy is not None:
                 request = f"CONNECT {self.authority} HTTP/1.1\r\nHost: {self.authority}\r\n\r\n"
-                stream.sendall(request.encode("latin-1"))
-                reader = io.BufferedReader(stream)
+                sock.sendall(request.encode("latin-1"))
+                reader = sock.makefile("rb")
                 _, status, _ = _head(reader)
-                reader.detach()  # the tunnel's stream goes on below TLS
+                reader.close()
                 if status != 200:
                     raise ProtocolError(f"proxy refused CONNECT {self.authority}: HTTP {status}")
             if self._tls is not None:
-                stream = Stream.tls(sock, self._tls, _ascii(self._server_hostname))
+                sock = self._tls.wrap_socket(sock, server_hostname=_ascii(self._server_hostname))
         except BaseException:
             sock.close()
             raise
         self.sock = sock
-        self._stream = stream
-        self._file = io.BufferedReader(stream)
+        self._file = sock.makefile("rb")
 
     def settimeout(self, timeout: float | None) -> None:
         self.timeout = timeout
@@ -204,13 +195,13 @@ class Connection:
         caller's to read)."""
         if self.sock is None:
             self.connect()
-        assert self._stream is not None and self._file is not None
+        assert self.sock is not None and self._file is not None
         lines = [f"{method} {target} HTTP/1.1", f"Host: {self.authority}"]
         lines.extend(f"{k}: {v}" for k, v in headers)
         if body is not None or method in ("POST", "PUT", "PATCH"):
             lines.append(f"Content-Length: {len(body or b'')}")
         data = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
-        self._stream.sendall(data + body if body else data)
+        self.sock.sendall(data + body if body else data)
         version, status, head = _head(self._file)
         while 100 <= status < 200:  # interim answers carry no body
             version, status, head = _head(self._file)
@@ -221,7 +212,7 @@ class Connection:
             self._file.close()
         if self.sock is not None:
             self.sock.close()
-        self._file = self._stream = self.sock = None
+        self._file = self.sock = None
 
 
 def _ascii(host: str) -> str | bytes:
