@@ -206,8 +206,15 @@ PUBLIC: dict[str, frozenset[str]] = {
             "events",
             "gangs",
             "objects",
+            # the owner rule in three: the chain, the operators' owner labels (the cluster
+            # layer's label queries and inventory), who holds a pod (ownership's claims)
+            "owner_labels",
             "owners",
+            "partition",
             "pods",
+            # the pod-condition readers every view shares (get's rows read why a pod is
+            # Pending as describe does, without building describe)
+            "pod_status",
             "quantities",
             "references",  # resolving a definition's references: every consumer's resolver
             "resources",

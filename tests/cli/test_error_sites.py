@@ -23,6 +23,12 @@ def _raise(error: Exception) -> Any:
     return describe
 
 
+def _read_by(argv: list[str]) -> str:
+    """The engine method the command reads a workload through: ``get`` shows the shared
+    evaluation (``summary``), the others the describe view."""
+    return "summary" if argv[0] == "get" else "describe"
+
+
 def _api() -> FakeAPI:
     api = FakeAPI(namespace="ml").serve(JOBSET)
     api.add(obj("jobset.x-k8s.io/v1alpha2", "JobSet", "train", "ml", spec={"replicatedJobs": []}))
@@ -42,7 +48,7 @@ def test_a_bug_surfaces_as_one(wlmap: Any, monkeypatch: Any, tmp_path: Path, com
         "describe-type": ["describe", "jobsets"],
         "describe": ["describe", "jobset/train"],
     }.get(command) or _verify_args(wlmap, tmp_path)
-    monkeypatch.setattr(Workload, "describe", _raise(TypeError("unexpected None")))
+    monkeypatch.setattr(Workload, _read_by(argv), _raise(TypeError("unexpected None")))
     r = wlmap(argv, api=_api())
     assert r.code == 1
     assert "internal error (a bug in wlmap): TypeError: unexpected None" in r.err
@@ -68,7 +74,7 @@ def test_a_bug_surfaces_as_one(wlmap: Any, monkeypatch: Any, tmp_path: Path, com
 def test_an_engine_error_names_object_and_definition(
     wlmap: Any, monkeypatch: Any, argv: list[str], expected: str
 ) -> None:
-    monkeypatch.setattr(Workload, "describe", _raise(ExtractionError("boom at .spec")))
+    monkeypatch.setattr(Workload, _read_by(argv), _raise(ExtractionError("boom at .spec")))
     r = wlmap(argv, api=_api())
     assert expected in r.err
     assert "bug" not in r.err

@@ -157,6 +157,7 @@ def test_get_loads_its_modules_and_no_other_commands(tmp_path: Path) -> None:
         # the watch loop: get -w/--watch-only only
         "workload_map.cli.get_watch",
         "workload_map.kube.watch",
+        *BOUND_UNUSED,
     )
     assert loaded(modules, never) == []
 
@@ -197,7 +198,55 @@ def test_describe_file_loads_no_cluster_code(tmp_path: Path) -> None:
     }
     assert ours(modules, "workload_map.catalog") == CATALOG_LOOKUP
     never = ("workload_map.cluster", "workload_map.cli.describe_live")
-    assert loaded(modules, (*never, "ssl", "socket")) == []
+    assert loaded(modules, (*never, "ssl", "socket", *BOUND_UNUSED)) == []
+
+
+#: what dataclasses (inspect) and msgspec (its inspect, textwrap) import but no command uses
+#: while it runs: stand-ins until first used (cli.main._DEFERRED), with inspect's own imports
+BOUND_UNUSED = (
+    "inspect",
+    "ast",
+    "dis",
+    "tokenize",
+    "msgspec.inspect",
+    "textwrap",
+    "ipaddress",
+    "copy",
+    "heapq",
+)
+
+
+def test_a_deferred_module_loads_on_first_use() -> None:
+    """After a command, the modules it bound as stand-ins work as imported: a first attribute
+    read loads the real module, which ``import`` then gives everyone."""
+    job = ROOT / "examples" / "jobset" / "jobset.yaml"
+    code = (
+        "import io, sys\n"
+        "from workload_map.cli.main import main\n"
+        f"assert main(['describe', '-f', {str(job)!r}], stdout=io.StringIO()) == 0\n"
+        "import dataclasses, msgspec\n"
+        "assert 'inspect' not in sys.modules and 'textwrap' not in sys.modules\n"
+        "assert str(dataclasses.inspect.signature(lambda a, b=1: None)) == '(a, b=1)'\n"
+        "import inspect, types\n"
+        "assert type(inspect) is types.ModuleType and hasattr(inspect, 'getsource')\n"
+        "assert msgspec.inspect.type_info(int) == msgspec.inspect.IntType()\n"
+        "from msgspec import _json_schema\n"
+        "assert _json_schema.textwrap.dedent('  x') == 'x'\n"
+        "import urllib.parse\n"
+        "assert urllib.parse.urlsplit('https://[::1]:6443/x').hostname == '::1'\n"
+        "assert type(sys.modules['ipaddress']) is types.ModuleType\n"
+        "assert dataclasses.copy.deepcopy({'a': [1]}) == {'a': [1]}\n"
+        "print('ok')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={"HOME": "/nonexistent", "PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT / "src")},
+        timeout=120,
+        check=False,
+    )
+    assert done.stdout.strip() == "ok", done.stderr
 
 
 @pytest.mark.parametrize("command", ["get", "describe", "verify", "definitions", "completion"])

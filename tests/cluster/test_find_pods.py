@@ -22,7 +22,7 @@ from workload_map.cluster.ownership import (
     selector_string,
     selects,
 )
-from workload_map.engine.owners import label_verdict
+from workload_map.engine.owner_labels import label_verdict
 from workload_map.kube.client import Cluster
 from workload_map.kube.errors import Forbidden
 

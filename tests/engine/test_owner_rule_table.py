@@ -41,11 +41,10 @@ from workload_map.engine.owners import (
     chain_uids,
     covered_owner,
     has_covered_owner,
-    is_owned_by,
-    partition_pods,
     top_covered,
     walk_chain,
 )
+from workload_map.engine.partition import is_owned_by, partition_pods
 from workload_map.gangs.admission import PodAdmitter
 from workload_map.gangs.config import GangConfig
 from workload_map.gangs.controller import GangController

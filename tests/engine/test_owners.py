@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from workload_map.engine.owners import OwnerRef, controller_ref, partition_pods, walk_chain
+from workload_map.engine.owners import OwnerRef, controller_ref, top_owner, walk_chain
+from workload_map.engine.partition import is_owned_by, partition_pods
 
 
 def _obj(
@@ -115,8 +116,6 @@ def test_partition_matches_by_name_when_uids_are_absent() -> None:
 
 
 def test_live_helpers_cache_fetches_and_find_the_top_owner() -> None:
-    from workload_map.engine.owners import is_owned_by, top_owner
-
     job = _obj(
         "Job", "j", "u-j", ("jobset.x-k8s.io/v1alpha2", "JobSet", "train", "u-train"), "batch/v1"
     )

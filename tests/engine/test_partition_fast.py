@@ -20,11 +20,11 @@ from hypothesis import strategies as st
 
 from workload_map.engine import Workload
 from workload_map.engine.objects import plain_items
-from workload_map.engine.owners import (
+from workload_map.engine.owner_labels import label_checker
+from workload_map.engine.owners import self_ref
+from workload_map.engine.partition import (
     _chain_verdict,
     _Index,
-    _label_checker,
-    _self_ref,
     partition_listed,
     partition_pods,
 )
@@ -134,7 +134,7 @@ def _reference_rule(
     items = [o for o in objects if isinstance(o, Mapping)]
     pods = [o for o in items if o.get("kind") == "Pod" and (o.get("apiVersion") or "v1") == "v1"]
     links = [o for o in items if not any(o is p for p in pods)]
-    index, top, check = _Index(links), _self_ref(workload), _label_checker(workload)
+    index, top, check = _Index(links), self_ref(workload), label_checker(workload)
     candidates: list[Any] = []
     excluded: list[tuple[Any, str]] = []
     for obj in pods:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
+from types import MappingProxyType
+from typing import Any
 
 import pytest
 
-from workload_map.engine.pods import ACTIVE
+from workload_map.engine.pods import ACTIVE, Placement
 from workload_map.engine.summary import (
     ComponentTally,
     GangTally,
@@ -14,10 +16,12 @@ from workload_map.engine.summary import (
     PodPlace,
     Tally,
     WorkloadSummary,
+    placed_facts,
     pod_facts,
     sum_tallies,
     tally_of,
 )
+from workload_map.kube.trim import trim_pod
 
 
 def _pod(*, node: str = "", ready: bool = False, gpus: str = "1") -> dict[str, object]:
@@ -28,6 +32,10 @@ def _pod(*, node: str = "", ready: bool = False, gpus: str = "1") -> dict[str, o
         spec["nodeName"] = node
     status = {"conditions": [{"type": "Ready", "status": "True" if ready else "False"}]}
     return {"kind": "Pod", "metadata": {"name": "p"}, "spec": spec, "status": status}
+
+
+def _placed() -> Placement:
+    return Placement(pod="p", component="main", instance="", state=ACTIVE)
 
 
 def test_the_fields_keep_their_order_and_names() -> None:
@@ -110,3 +118,21 @@ def test_pod_facts_and_tallies_count_pending_held_and_ready() -> None:
     both = sum_tallies([tally, tally_of(1, {"nvidia.com/gpu": 2}, None)])
     assert (both.desired, both.current, both.pending, both.held) == (4, 2, 1, 1)
     assert both.requested == {"nvidia.com/gpu": 8}
+
+
+@pytest.mark.parametrize("wrap", [dict, MappingProxyType], ids=["dict", "mapping"])
+def test_a_pod_on_a_node_is_bound_whatever_mapping_holds_its_spec(wrap: Any) -> None:
+    # its request was read from any mapping: its node too (it was held, not pending)
+    pod = {**_pod(node="n1", ready=True), "spec": wrap(_pod(node="n1")["spec"])}
+    for facts in (pod_facts(pod, ACTIVE), placed_facts([pod], [_placed()])[0]):
+        assert facts is not None
+        assert facts.bound and facts.held and not facts.pending
+        assert facts.request == {"nvidia.com/gpu": 1}
+
+
+def test_a_trimmed_pod_keeps_its_spec_a_dict_and_its_node() -> None:
+    # what the watch caches hold (kube/trim.py): the spec stays a plain dict
+    pod = trim_pod({**_pod(node="n1", ready=True), "apiVersion": "v1"})
+    assert type(pod["spec"]) is dict
+    facts = placed_facts([pod], [_placed()])[0]
+    assert facts is not None and facts.bound and facts.held

@@ -115,6 +115,21 @@ def test_label_values_are_escaped_as_the_client_escapes_them(team: str) -> None:
     assert collector.exposition() == _client(collector)
 
 
+@pytest.mark.parametrize("name", ["w%s", 'w"%(i0)s', "w%%\\"])
+def test_a_workload_identity_is_written_as_it_is_into_every_family(name: str) -> None:
+    # the phases, pods and resources families format the workload's identity into lines
+    # kept by what else they hold (collector._Lines.shape): % and escapes in it stay values
+    inventory = _inventory()
+    for entry in inventory.entries():
+        obj = {**entry.obj, "metadata": {**entry.obj["metadata"], "name": name}}
+        inventory.apply_workload("MODIFIED", obj)
+    collector = WorkloadCollector(inventory, health=ExporterHealth(last_sync=1.0))
+    text = collector.exposition()
+    assert text == _client(collector)
+    escaped = name.replace("\\", "\\\\").replace('"', '\\"')
+    assert f'workload="{escaped}"'.encode() in text.split(b"workloadmap_workload_phase{")[1]
+
+
 def _pod_name(pod: dict[str, Any], value: str) -> None:
     pod["metadata"]["name"] = pod["metadata"]["name"] + value
 
@@ -130,7 +145,8 @@ def _pod_resource(pod: dict[str, Any], value: str) -> None:
 
 
 @pytest.mark.parametrize("where", [_pod_name, _pod_uid, _pod_resource])
-@pytest.mark.parametrize("value", ['"q"', "b\\s", "n\nl"])
+# (a %: the shaped families' lines are %-formats, the values written into them)
+@pytest.mark.parametrize("value", ['"q"', "b\\s", "n\nl", "p%s%%d%(x)s"])
 def test_every_label_value_from_a_pod_is_escaped_as_the_client_escapes_it(
     where: Callable[[dict[str, Any], str], None], value: str
 ) -> None:
@@ -152,3 +168,21 @@ def test_every_label_value_from_a_pod_is_escaped_as_the_client_escapes_it(
     escaped = value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
     assert escaped.encode() in text  # the value reached a series, escaped
     assert text == _client(collector)
+
+
+def test_a_memo_whose_rows_another_scrape_dropped_gives_the_same_text() -> None:
+    # two scrapes may format one workload at once (the server's thread pool): the one that
+    # finishes first drops the memo's rows, then its text made without rows; the other, past
+    # reading that text, makes the rows whole again and must give the same lines
+    inventory = _inventory()
+    collector = WorkloadCollector(inventory, health=ExporterHealth(last_sync=1.0))
+    for entry in inventory.entries():
+        whole = collector._text(collector._memoised(entry, text=False))
+        values: list[str] = []
+        shaped: dict[str, bytes] = {}
+        memo = collector_module._Memo(entry, collector._rows(entry, values, shaped))
+        memo.shaped = shaped
+        assert collector._text(memo) == whole  # (the usual way)
+        memo = collector_module._Memo(entry, collector._rows(entry, [], dict(shaped)))
+        memo.shaped, memo.rows = dict(shaped), None  # the rows dropped by the other scrape
+        assert collector._text(memo) == whole

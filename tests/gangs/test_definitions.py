@@ -136,3 +136,23 @@ def test_each_event_parses_only_the_changed_karta(monkeypatch: pytest.MonkeyPatc
     assert all(index.resolve(API, f"Kind{i}") is not None for i in range(40))
     index.apply("MODIFIED", objs[7])
     assert loaded[40:] == ["k7"] and validated[40:] == ["k7"]
+
+
+def test_with_gangs_answers_resolve_when_it_has_gangs_and_follows_events() -> None:
+    index = KartaIndex()
+    jobset = ("jobset.x-k8s.io/v1alpha2", "JobSet")
+    assert index.with_gangs(*jobset) is index.resolve(*jobset)
+    assert index.covers(*jobset) and index.with_gangs(*jobset) is not None
+    assert index.with_gangs(API, custom.KIND) is None and not index.covers(API, custom.KIND)
+    obj = custom.karta()
+    index.apply("ADDED", obj)  # a remembered "no gangs" does not outlive the event
+    karta = index.with_gangs(API, custom.KIND)
+    assert karta is not None and karta is index.resolve(API, custom.KIND)
+    assert index.covers(API, custom.KIND)
+    without = copy.deepcopy(obj)
+    del without["spec"]["optimizationInstructions"]
+    index.apply("MODIFIED", without)  # nor a remembered Karta with gangs
+    assert index.resolve(API, custom.KIND) is not None
+    assert index.with_gangs(API, custom.KIND) is None and not index.covers(API, custom.KIND)
+    index.apply("DELETED", without)
+    assert index.with_gangs(API, custom.KIND) is None

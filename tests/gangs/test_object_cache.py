@@ -50,6 +50,27 @@ def test_a_replacement_is_counted_once_and_removal_forgets_it() -> None:
     assert [o["metadata"]["name"] for o in cache] == ["q"]
 
 
+def test_get_many_answers_what_get_answers_in_order() -> None:
+    cache = ObjectCache()
+    assert cache.get_many("", "Pod", [("ml", "p")]) == []  # no pod cached yet
+    for ns, name in [("ml", "p"), ("ml", "q"), ("dev", "p"), ("dev", "r")]:
+        cache.upsert(_obj("v1", "Pod", ns, name))
+    cache.upsert(_obj("batch/v1", "Job", "ml", "j"))
+    keys = [("ml", "q"), ("ml", "gone"), ("dev", "p"), ("nowhere", "p"), ("ml", "p"), ("dev", "r")]
+    found = cache.get_many("", "Pod", keys)
+    expected = [cache.get("", "Pod", ns, name) for ns, name in keys]
+    assert found == [o for o in expected if o is not None]
+    assert [(o["metadata"]["namespace"], o["metadata"]["name"]) for o in found] == [
+        ("ml", "q"),
+        ("dev", "p"),
+        ("ml", "p"),
+        ("dev", "r"),
+    ]
+    assert cache.get_many("batch", "Job", [("ml", "j"), ("ml", "p")]) == [
+        cache.get("batch", "Job", "ml", "j")
+    ]
+
+
 def test_a_waiter_gets_the_object_that_arrives() -> None:
     clock = iter(range(100))
     cache = ObjectCache(clock=lambda: float(next(clock)))

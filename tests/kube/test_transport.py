@@ -403,3 +403,24 @@ def test_a_write_after_the_server_closed_an_idle_connection_goes_on_a_fresh_one(
     finally:
         api.close()
         listener.close()
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"items": [{"a": 1, "b": [true, null, 1.5, -0.0, "\\u00e9"]}], "n": 12345678901234567890123}',
+        b'{"a": 1, "a": 2}',  # the last one wins, as in json.loads
+        b"[1e400]",  # out of msgspec's range: read by json.loads (inf)
+        b'["\\ud800"]',  # a lone surrogate: json.loads keeps it
+        b'  {"x": "y"}  ',
+    ],
+)
+def test_an_answer_reads_as_json_loads_reads_it(body: bytes) -> None:
+    transport, _, _ = _transport(lambda s: (200, body))
+    assert transport.get("/x") == json.loads(body)
+
+
+def test_an_answer_that_is_not_json_is_an_api_error() -> None:
+    transport, _, _ = _transport(lambda s: (200, b"{not json"))
+    with pytest.raises(ApiError, match="the API server sent non-JSON to GET /x"):
+        transport.get("/x")

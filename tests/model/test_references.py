@@ -10,7 +10,9 @@ import workload_map as wm
 from tests.model.conftest import base_doc
 from workload_map.model import dump_karta
 from workload_map.model.crd import crd_manifest
+from workload_map.model.references import check as check_references
 from workload_map.model.references import resolution_order, unbound_variables, variables_used
+from workload_map.model.shape import iter_jq_fields
 
 RUNTIME_KIND = {"group": "trainer.kubeflow.org", "version": "v1alpha1", "kind": "TrainingRuntime"}
 
@@ -169,3 +171,66 @@ def test_loader_reports_wrong_types_in_references() -> None:
 def test_helpers() -> None:
     assert variables_used("$runtime.a // $other | $runtime", ["runtime", "x"]) == ("runtime",)
     assert unbound_variables(". as $x | $x + $y + $z", ["z"]) == [("y", 15)]
+
+
+def test_jq_and_variable_findings_keep_their_order_from_one_field_walk() -> None:
+    # the jq rules and the variable checks share one walk of the jq fields: the jq findings
+    # come first, then the variable findings in document order (fields without a `$` skipped)
+    me = {"name": "a", "lookup": {"kinds": [RUNTIME_KIND], "namePath": "$a.metadata.name | $nope"}}
+    doc = _karta([me, _lookup()], replicas="$runtime.spec.n // $missing")
+    structure = doc["spec"]["structureDefinition"]
+    worker = structure["childComponents"][0]
+    worker["podSelector"] = {
+        "componentTypeSelector": {"keyPath": ".metadata.labels[$runtime.metadata.name]"}
+    }
+    worker["instanceIdPath"] = ".spec.x | ("
+    structure["rootComponent"]["statusDefinition"]["phaseDefinition"] = {"path": "[.. | $other]"}
+    child = "spec.structureDefinition.childComponents[0]"
+    phase = "spec.structureDefinition.rootComponent.statusDefinition.phaseDefinition.path"
+    name_path = "spec.structureDefinition.references[0].lookup.namePath"
+    unknown = "unknown variable ${}: no reference of this definition binds it"
+    found = [(f.path, str(f.code), f.message, f.component, f.offset) for f in wm.validate(doc)]
+    assert found == [
+        (
+            f"{child}.instanceIdPath",
+            "instance-id-without-selector",
+            "component 'worker' has instance id path but no pod component instance selector",
+            "worker",
+            None,
+        ),
+        (
+            phase,
+            "jq-forbidden",
+            "JQ expression '[.. | $other]' failed validation: recursive descent '..' is not "
+            "allowed",
+            "root",
+            1,
+        ),
+        (
+            f"{child}.instanceIdPath",
+            "jq-parse-error",
+            "failed to parse JQ expression '.spec.x | (': unexpected EOF",
+            "worker",
+            11,
+        ),
+        (phase, "unknown-variable", unknown.format("other"), "root", 6),
+        (
+            f"{child}.scaleDefinition.replicasPath",
+            "unknown-variable",
+            unknown.format("missing"),
+            "worker",
+            19,
+        ),
+        (
+            f"{child}.podSelector.componentTypeSelector.keyPath",
+            "reference-in-selector",
+            "$runtime is a reference, and references are not bound in pod-selector paths (a "
+            "pod's place must follow from the pod alone)",
+            "worker",
+            17,
+        ),
+        (name_path, "reference-cycle", "reference 'a' uses its own variable $a", None, 0),
+        (name_path, "unknown-variable", unknown.format("nope"), None, 19),
+    ]
+    karta = wm.load_karta(doc)
+    assert check_references(karta) == check_references(karta, tuple(iter_jq_fields(karta)))

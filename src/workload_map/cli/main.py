@@ -20,6 +20,7 @@ import argparse
 import io
 import os
 import sys
+import types
 from collections.abc import Callable, Mapping, Sequence
 from typing import IO, TYPE_CHECKING, Any, NoReturn
 
@@ -191,8 +192,50 @@ def _load(command: Command, args: argparse.Namespace) -> tuple[Any, Any]:
     (tests/cli/test_startup.py pins the module sets)."""
     reads_files = command.file_module is not None and getattr(args, "file", None) is not None
     name = command.file_module if reads_files and command.file_module else command.module
-    _import_msgspec()
-    return _import(name), _import(_CONTEXT)
+    standing_in = _stand_ins(_DEFERRED)
+    try:
+        _import_msgspec()
+        return _import(name), _import(_CONTEXT)
+    finally:
+        for module in standing_in:
+            if sys.modules.get(module.__name__) is module:
+                del sys.modules[module.__name__]
+
+
+#: modules that a command's imports bind but that no command uses while it runs: ``dataclasses``
+#: imports ``inspect`` (with ``ast``, ``dis`` and ``tokenize``: ~20M instructions of a live
+#: ``get``'s 440M, callgrind) only to write the signature of a dataclass declared without a
+#: docstring, and ``copy`` (with ``weakref``, ~1M) for ``asdict``; msgspec's package imports its
+#: ``inspect`` (its type descriptions, ~5M) and, for its JSON Schema generator, ``textwrap``
+#: (~4M); ``urllib.parse`` imports ``ipaddress`` (~5M) for bracketed IPv6 hosts only; the jq
+#: encoder ``heapq`` for ``limit``-like builtins. Each is a :class:`_Deferred` stand-in while
+#: the command's modules load.
+_DEFERRED = ("inspect", "msgspec.inspect", "textwrap", "ipaddress", "copy", "heapq")
+
+
+class _Deferred(types.ModuleType):
+    """A stand-in in ``sys.modules`` for a module not imported yet: an ``import`` of it binds the
+    stand-in, whose first attribute read imports the real module (then in ``sys.modules`` for
+    every later import) and answers from it. So a module bound while the command's modules
+    load costs nothing until something uses it, and then works as imported. Only the import
+    statement binds it; ``from MODULE import NAME`` reads the attribute, so it loads the real
+    module as before."""
+
+    def __getattr__(self, name: str) -> Any:
+        if sys.modules.get(self.__name__) is self:
+            del sys.modules[self.__name__]
+        return getattr(_import(self.__name__), name)
+
+
+def _stand_ins(names: Sequence[str]) -> list[_Deferred]:
+    """A :class:`_Deferred` in ``sys.modules`` for each of ``names`` not imported yet (the
+    caller removes those still there once its imports are done)."""
+    out = []
+    for name in names:
+        if name not in sys.modules:
+            sys.modules[name] = stand_in = _Deferred(name)
+            out.append(stand_in)
+    return out
 
 
 def _import_msgspec() -> None:

@@ -9,8 +9,8 @@ is left to the one boundary in ``cli.main``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from workload_map.cli.exits import ERROR, CliError
 from workload_map.cli.manifests import describe_object
@@ -23,10 +23,13 @@ if TYPE_CHECKING:
     from workload_map.catalog.definitions import Definition
     from workload_map.engine import Workload
 
+T = TypeVar("T")
+
 __all__ = [
     "DescribeFailed",
     "describe_view",
     "engine_errors",
+    "evaluate",
     "read_workload",
     "timed_out_expressions",
     "view_name",
@@ -67,18 +70,20 @@ class DescribeFailed(CliError):
         self.cause = cause
 
 
-def read_workload(
+def evaluate(
     obj: dict[str, Any],
     pods: list[dict[str, Any]] | None,
     definition: Definition,
+    read: Callable[[Workload], T],
     *,
     file_mode: bool = False,
-    explain: bool = False,
     where: str | None = None,
     references: Any = None,
-) -> tuple[Workload, dict[str, Any]]:
-    """The engine's ``Workload`` for ``obj`` and its describe view (a fresh dict); ``where``
-    (the file and document it was read from) goes into the error message."""
+) -> T:
+    """What ``read`` takes from the engine's ``Workload`` of ``obj``, inside the one error
+    boundary: what the engine reports as an evaluation failure while the workload is built or
+    read is a :class:`DescribeFailed` (``where``, the file and document it was read from,
+    goes into the message)."""
 
     try:
         workload = Workload(
@@ -94,10 +99,33 @@ def read_workload(
             # a resolver or the objects at hand (the other documents of -f, --ref files)
             references=references,
         )
-        return workload, dict(workload.describe(explain=explain))
+        return read(workload)
     except engine_errors() as exc:  # anything else is a bug: main() says so
         label = describe_object(obj) + (f" in {where}" if where else "")
         raise DescribeFailed(label, definition, exc) from exc
+
+
+def read_workload(
+    obj: dict[str, Any],
+    pods: list[dict[str, Any]] | None,
+    definition: Definition,
+    *,
+    file_mode: bool = False,
+    explain: bool = False,
+    where: str | None = None,
+    references: Any = None,
+) -> tuple[Workload, dict[str, Any]]:
+    """The engine's ``Workload`` for ``obj`` and its describe view (a fresh dict); ``where``
+    (the file and document it was read from) goes into the error message."""
+    return evaluate(
+        obj,
+        pods,
+        definition,
+        lambda workload: (workload, dict(workload.describe(explain=explain))),
+        file_mode=file_mode,
+        where=where,
+        references=references,
+    )
 
 
 def describe_view(

@@ -26,7 +26,8 @@ if TYPE_CHECKING:
     )
     from workload_map.engine.extract import ExtractedInstance, Scale
     from workload_map.engine.gangs import PodGroup, PodGroupResult
-    from workload_map.engine.owners import is_owned_by, partition_pods, top_owner, walk_chain
+    from workload_map.engine.owners import top_owner, walk_chain
+    from workload_map.engine.partition import is_owned_by, partition_pods
     from workload_map.engine.pods import Placement
     from workload_map.engine.resource_view import WorkloadResources
     from workload_map.engine.status import Condition, Status
@@ -74,8 +75,8 @@ _HOMES = {
     "Workload": "workload_map.engine.workload",
     "WorkloadResources": "workload_map.engine.resource_view",
     "WriteRefusedError": "workload_map.engine.errors",
-    "is_owned_by": "workload_map.engine.owners",
-    "partition_pods": "workload_map.engine.owners",
+    "is_owned_by": "workload_map.engine.partition",
+    "partition_pods": "workload_map.engine.partition",
     "top_owner": "workload_map.engine.owners",
     "walk_chain": "workload_map.engine.owners",
 }

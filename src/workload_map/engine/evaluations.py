@@ -32,7 +32,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from workload_map.engine.owners import partition_pods
+from workload_map.engine.partition import partition_pods
 from workload_map.engine.structure import prepare
 from workload_map.engine.workload import Workload
 from workload_map.model import Karta
@@ -70,6 +70,8 @@ class Evaluations:
         self._lock = threading.RLock()  # (a match is checked again under it before storing)
         self._items: dict[str, _Entry] = {}
         self._consumers: dict[str, Callable[[Karta], bool]] = {}
+        #: (consumer, id of a definition) -> (the definition, the consumer's test, its answer)
+        self._coverage: dict[tuple[str, int], tuple[Karta, Callable[[Karta], bool], bool]] = {}
         #: (id, id) of two definitions -> whether they are equal, with both held (ids stay valid)
         self._equal: dict[tuple[int, int], tuple[Karta, Karta, bool]] = {}
         #: evaluations handed out made by another consumer, and made anew
@@ -181,6 +183,7 @@ class Evaluations:
             validate=validate,
             file_mode=False,
             owned=owned,
+            shared_inputs=True,  # the watch caches' objects (module doc)
         )
 
     def _matches(
@@ -227,11 +230,24 @@ class Evaluations:
     def _others(self, entry: _Entry, consumer: str) -> bool:
         """Under the lock: whether a consumer that covers the entry's definition has not taken
         it yet."""
-        return any(
-            name not in entry.taken and covers(entry.karta)
-            for name, covers in self._consumers.items()
-            if name != consumer
-        )
+        taken = entry.taken
+        for name, covers in self._consumers.items():
+            if name != consumer and name not in taken and self._covered(name, covers, entry.karta):
+                return True
+        return False
+
+    def _covered(self, name: str, covers: Callable[[Karta], bool], karta: Karta) -> bool:
+        """Under the lock: ``covers(karta)``, asked once per consumer and definition object
+        (a process has a few definitions and evaluates 10k workloads of them)."""
+        key = (name, id(karta))
+        found = self._coverage.get(key)
+        if found is not None and found[0] is karta and found[1] is covers:
+            return found[2]
+        answer = covers(karta)
+        if len(self._coverage) > 256:  # definitions come and go with cluster Kartas
+            self._coverage.clear()
+        self._coverage[key] = (karta, covers, answer)  # held: ids stay theirs
+        return answer
 
     def _take(self, uid: str, entry: _Entry, consumer: str) -> None:
         entry.taken.add(consumer)

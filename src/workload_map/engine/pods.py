@@ -32,7 +32,6 @@ __all__ = [
     "attribute",
     "attribute_all",
     "is_active",
-    "is_ready",
     "matches_type",
     "metadata_field",
     "pod_name",
@@ -67,22 +66,6 @@ def pod_state(pod: Mapping[str, Any]) -> str:
 def is_active(pod: Mapping[str, Any]) -> bool:
     """Counted as current: not Succeeded or Failed, not terminating."""
     return pod_state(pod) == ACTIVE
-
-
-def _has_ready_condition(pod: Mapping[str, Any]) -> bool:
-    status = pod.get("status")
-    conds = status.get("conditions") if isinstance(status, Mapping) else None
-    if not isinstance(conds, list):
-        return False
-    return any(
-        isinstance(c, Mapping) and c.get("type") == "Ready" and c.get("status") == "True"
-        for c in conds
-    )
-
-
-def is_ready(pod: Mapping[str, Any]) -> bool:
-    """Counted as ready: active and its Ready condition is True."""
-    return is_active(pod) and _has_ready_condition(pod)
 
 
 class Placement(msgspec.Struct):

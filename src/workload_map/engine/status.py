@@ -18,7 +18,7 @@ from workload_map.jq import dumps as jq_dumps
 from workload_map.model import Phase, StatusDefinition, StatusMatcher
 from workload_map.model.views import json_field, to_json, view
 
-__all__ = ["UNDEFINED", "Condition", "Status", "evaluate_status"]
+__all__ = ["UNDEFINED", "Condition", "Status", "evaluate_status", "status_expressions"]
 
 UNDEFINED: str = Phase.UNDEFINED.value
 
@@ -166,6 +166,23 @@ def _plan(structure: Structure, name: str) -> list[tuple[str, list[_Matcher]]]:
             for status, matchers in structure.status_entries(name)
         ]
     return plan
+
+
+def status_expressions(structure: Structure, component: str | None = None) -> list[str]:
+    """Every expression :func:`evaluate_status` may run for ``component`` (default: the root):
+    what its result is derived from."""
+    comp = structure.components[component] if component else structure.root
+    definition = comp.status_definition
+    if definition is None:
+        return []
+    out = [
+        d.path
+        for d in (definition.phase_definition, definition.conditions_definition)
+        if d is not None and d.path
+    ]
+    for _, matchers in structure.status_entries(comp.name):
+        out += [m.by_expression.expression for m in matchers if m.by_expression is not None]
+    return out
 
 
 def evaluate_status(

@@ -24,6 +24,7 @@ Ready among them). Counts and held/pending totals are ``None`` when no pods are 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from operator import itemgetter
 from typing import Any, Protocol
 
 from workload_map.engine import resources as res
@@ -176,10 +177,15 @@ def _request(pod: Mapping[str, Any]) -> Mapping[str, int]:
         return {}  # a pod with an unreadable quantity requests nothing we can count
 
 
+def _bound(spec: object) -> bool:
+    """``spec.nodeName`` set, in a spec that is any mapping (as its request is read)."""
+    return isinstance(spec, Mapping) and bool(spec.get("nodeName"))
+
+
 def pod_facts(pod: Mapping[str, Any], state: str) -> PodFacts:
     """The facts of one pod whose :func:`~workload_map.engine.pods.pod_state` is ``state``."""
     spec = pod.get("spec")
-    bound = type(spec) is dict and bool(spec.get("nodeName"))
+    bound = _bound(spec)
     active = state == ACTIVE
     return PodFacts(
         active=active,
@@ -201,8 +207,10 @@ def placed_facts(
     # pods, and so their specs, outlive this call)
     requests: dict[int, Mapping[str, int]] = {}
     known: dict[tuple[int, str, bool, bool], PodFacts] = {}
+    # readiness by the pod's status object: equal statuses are one object too (by identity)
+    readiness: dict[int, bool] = {}
     for pod, p in zip(pods, placements, strict=True):
-        if not p.attributed or p.component is None:
+        if p.component is None or p.reason is not None:  # not p.attributed (inlined)
             out.append(None)
             continue
         # pod_facts, inlined (it runs per pod of a fleet): the request looked up by the spec's
@@ -211,21 +219,46 @@ def placed_facts(
         key = id(spec)
         request = requests.get(key)
         if request is None:
-            request = requests[key] = _request(pod)
+            # kept once by content: equal requests of every workload are one object, and so
+            # are equal facts (_facts), so that equal tallies are made once (tally_of)
+            request = requests[key] = _one(_request(pod))
         state = p.state
-        bound = type(spec) is dict and bool(spec.get("nodeName"))
-        ready = state == ACTIVE and pod_is_ready(pod)
+        # dict first: the ABC check costs on every pod of a fleet (a trimmed pod's spec is a dict)
+        bound = (type(spec) is dict or isinstance(spec, Mapping)) and bool(spec.get("nodeName"))
+        ready = False
+        if state == ACTIVE:
+            status = id(pod.get("status"))
+            found = readiness.get(status)
+            if found is None:
+                found = readiness[status] = pod_is_ready(pod)
+            ready = found
         facts = known.get((key, state, ready, bound))
         if facts is None:
-            facts = known[(key, state, ready, bound)] = PodFacts(
-                active=state == ACTIVE,
-                ready=ready,
-                bound=bound,
-                held=bound and state in (ACTIVE, TERMINATING),
-                request=request,
-            )
+            facts = known[(key, state, ready, bound)] = _facts(request, state, ready, bound)
         out.append(facts)
     return out
+
+
+#: facts by (request, state, ready, bound), the request by identity (it is one of _TOTALS's,
+#: held by the facts): a fleet's pods have a few distinct facts
+_FACTS: dict[tuple[int, str, bool, bool], PodFacts] = {}
+_FACTS_KEPT = 4096
+
+
+def _facts(request: Mapping[str, int], state: str, ready: bool, bound: bool) -> PodFacts:
+    key = (id(request), state, ready, bound)
+    found = _FACTS.get(key)
+    if found is None:
+        if len(_FACTS) >= _FACTS_KEPT:
+            _FACTS.clear()
+        found = _FACTS[key] = PodFacts(
+            active=state == ACTIVE,
+            ready=ready,
+            bound=bound,
+            held=bound and state in (ACTIVE, TERMINATING),
+            request=request,
+        )
+    return found
 
 
 def tally_of(desired: int, requested: Mapping[str, int], facts: Iterable[PodFacts] | None) -> Tally:
@@ -233,19 +266,28 @@ def tally_of(desired: int, requested: Mapping[str, int], facts: Iterable[PodFact
     ``requested`` of ``desired`` pods."""
     if facts is None:
         return Tally(desired, None, None, None, None, _one(requested), None, None)
-    current = ready = pending = held = 0
     # summarize gives the pods of one template one facts object, and one request object:
     # count the pods per distinct facts, then per request, and multiply, instead of adding
     # every resource of every pod. Distinct facts and requests are taken in the order their
     # first pod comes, so the totals' keys keep the order of a pod-by-pod sum (describe
     # prints them in that order).
-    distinct: dict[int, list[Any]] = {}
-    for f in facts:
-        _count(distinct, f)
+    facts = facts if type(facts) is list else list(facts)
+    ids = list(map(id, facts))
+    # pods per distinct facts, in the order of their first pods (a count per distinct facts,
+    # in C: a workload has one or two)
+    counts = {at: ids.count(at) for at in dict.fromkeys(ids)} if len(ids) < 64 else _counted(ids)
+    # equal facts are one object across workloads (_facts): a fleet's equal tallies are one
+    key = (desired, tuple(requested.items()), tuple(counts.items()))
+    found = _TALLIES.get(key)
+    if found is not None:
+        return found[1]
+    distinct = dict(zip(ids, facts, strict=True))
+    current = ready = pending = held = 0
     by_current: dict[int, list[Any]] = {}
     by_pending: dict[int, list[Any]] = {}
     by_held: dict[int, list[Any]] = {}
-    for f, pods in distinct.values():
+    for at, pods in counts.items():
+        f = distinct[at]
         if f.active:
             current += pods
             _count(by_current, f.request, pods)
@@ -257,7 +299,7 @@ def tally_of(desired: int, requested: Mapping[str, int], facts: Iterable[PodFact
         if f.held:
             held += pods
             _count(by_held, f.request, pods)
-    return Tally(
+    tally = Tally(
         desired,
         current,
         ready,
@@ -268,7 +310,25 @@ def tally_of(desired: int, requested: Mapping[str, int], facts: Iterable[PodFact
         _one(_sum_counted(by_held)),
         _one(_sum_counted(by_current)),
     )
+    if len(_TALLIES) >= _TALLIES_KEPT:
+        _TALLIES.clear()
+    _TALLIES[key] = (tuple(distinct.values()), tally)  # the facts held: their ids stay theirs
+    return tally
 
+
+def _counted(ids: list[int]) -> dict[int, int]:
+    counts: dict[int, int] = {}
+    for at in ids:
+        counts[at] = counts.get(at, 0) + 1
+    return counts
+
+
+#: tallies by (desired, requested, the facts and how many pods have each, facts by identity)
+_TALLIES: dict[tuple[Any, ...], tuple[tuple[PodFacts, ...], Tally]] = {}
+_TALLIES_KEPT = 4096
+
+
+_NAME = itemgetter(0)
 
 #: resource totals kept once by content (read only: a tally's are ``Mapping``s). A fleet's
 #: 10k workloads hold four per tally, a few tallies each, mostly the same few totals
@@ -341,21 +401,22 @@ def summarize(wl: Summarized) -> WorkloadSummary:
     # every attributed pod once: its facts, under its component instance
     facts_of: dict[tuple[str, str], list[PodFacts]] = {}
     every: list[PodFacts] = []
-    placed: dict[str, tuple[str, str, str]] = {}
-    facts_by_name: dict[str, PodFacts] = {}
-    for facts, p in zip(placed_facts(wl.candidate_pods, wl.placements), wl.placements, strict=True):
-        if facts is None or p.component is None:
+    #: pod name -> (component, instance, replica, facts)
+    placed: dict[str, tuple[str, str, str, PodFacts]] = {}
+    placements = wl.placements
+    for facts, p in zip(placed_facts(wl.candidate_pods, placements), placements, strict=True):
+        component = p.component
+        if facts is None or component is None:
             continue
         every.append(facts)
-        name = p.pod
-        facts_by_name[name] = facts
-        component, instance = p.component, p.instance or ""
+        instance = p.instance or ""
         found = facts_of.get((component, instance))
         if found is None:
             facts_of[(component, instance)] = [facts]
         else:
             found.append(facts)
-        placed[name] = (component, instance, "" if p.replica is None else p.replica)
+        replica = p.replica
+        placed[p.pod] = (component, instance, "" if replica is None else replica, facts)
     components: list[ComponentTally] = []
     desired = 0
     requested: dict[str, int] = {}
@@ -387,7 +448,7 @@ def summarize(wl: Summarized) -> WorkloadSummary:
     for group in wl.gangs.groups:
         for m in group.pods:
             groups.setdefault(m, group.name)
-        members = [facts_by_name[m] for m in group.pods if m in facts_by_name]
+        members = [placed[m][3] for m in group.pods if m in placed]
         active = [f for f in members if f.active]
         gangs.append(
             GangTally(
@@ -398,7 +459,8 @@ def summarize(wl: Summarized) -> WorkloadSummary:
                 sum(1 for f in active if f.bound),
             )
         )
-    places: list[PodPlace] = []
+    rows: list[tuple[str, str, str, str, str, str]] = []
+    unplaced = ("", "", "", None)
     for pod in wl.pods or ():
         # dict first: the ABC check costs on every pod of a fleet
         if (type(pod) is not dict and not isinstance(pod, Mapping)) or pod.get(
@@ -408,13 +470,18 @@ def summarize(wl: Summarized) -> WorkloadSummary:
         meta = pod.get("metadata")  # the name and uid read inline: this runs per pod of a fleet
         if type(meta) is not dict:
             continue
-        name = str(meta.get("name") or "")
-        if not name:
+        pod_name = meta.get("name")
+        if type(pod_name) is not str:
+            pod_name = str(pod_name or "")
+        if not pod_name:
             continue
-        uid = str(meta.get("uid") or "")
-        component, instance, replica = placed.get(name, ("", "", ""))
-        places.append(PodPlace(name, uid, component, instance, replica, groups.get(name, "")))
-    places.sort(key=lambda p: p.name)
+        pod_uid = meta.get("uid")
+        if type(pod_uid) is not str:
+            pod_uid = str(pod_uid or "")
+        component, instance, replica, _ = placed.get(pod_name, unplaced)
+        rows.append((pod_name, pod_uid, component, instance, replica, groups.get(pod_name, "")))
+    rows.sort(key=_NAME)  # by name, stable (as PodPlace by name)
+    places = [PodPlace(*row) for row in rows]
     return WorkloadSummary(
         phases=phases,
         error=errors[0] if errors else None,

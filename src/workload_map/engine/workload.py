@@ -11,12 +11,13 @@ from typing import Any, cast
 
 from workload_map.engine import writeback
 from workload_map.engine.describe import DescribeView, Explanation, describe, explanations
+from workload_map.engine.equal_inputs import SharedEvaluations, derived
 from workload_map.engine.errors import EngineError
 from workload_map.engine.extract import ExtractedInstance, Extractor, Scale
 from workload_map.engine.gangs import PodGroup, PodGroupResult, build_pod_groups, subtree_scale
 from workload_map.engine.objects import plain_items, to_plain, workload_object
 from workload_map.engine.once import cached_property
-from workload_map.engine.owners import partition_listed, partition_pods
+from workload_map.engine.partition import partition_listed, partition_pods
 from workload_map.engine.pods import Placement, attribute, attribute_all, pod_name
 from workload_map.engine.references import (
     Resolution,
@@ -25,7 +26,7 @@ from workload_map.engine.references import (
     resolve_references,
 )
 from workload_map.engine.resource_view import WorkloadResources, workload_resources
-from workload_map.engine.status import UNDEFINED, Status, evaluate_status
+from workload_map.engine.status import UNDEFINED, Status, evaluate_status, status_expressions
 from workload_map.engine.structure import Structure, load_definition, prepare
 from workload_map.engine.summary import WorkloadSummary, summarize
 from workload_map.engine.tree import WorkloadTree, build_tree
@@ -42,9 +43,11 @@ class Workload:
     only link owner chains; a pod whose chain reaches a different top owner is left out.
     ``pods=None`` means no pods are known (current/ready are null). ``owned=True`` says the
     caller has already decided these pods are the workload's (by the owner rule of
-    ``engine/owners.py``), so they are not partitioned again. ``file_mode`` tells whether
+    ``engine/partition.py``), so they are not partitioned again. ``file_mode`` tells whether
     the object came from a file rather than a live cluster; it defaults to ``pods is None``.
-    A ``List`` among ``pods`` is unwrapped.
+    A ``List`` among ``pods`` is unwrapped. ``shared_inputs=True`` says the object and pods
+    are a watch cache's (replaced on change, never changed in place), so expression results
+    are shared with other workloads holding equal values (``engine/equal_inputs.py``).
     """
 
     def __init__(
@@ -59,8 +62,12 @@ class Workload:
         file_mode: bool | None = None,
         references: Resolver | Iterable[Any] | Resolution | None = None,
         owned: bool = False,
+        shared_inputs: bool = False,
     ) -> None:
         self.karta = loaded = load_definition(karta)
+        #: the objects are a watch cache's, never changed in place: expression results may be
+        #: shared with other workloads holding the same values (engine/equal_inputs.py)
+        self._shared_inputs = shared_inputs
         self.structure: Structure = prepare(loaded, validate=validate)
         name = loaded.name  # a property: read once (a Workload is made per object listed)
         self.obj: dict[str, Any] = workload_object(obj, loaded.root_gvk, definition=name)
@@ -132,7 +139,11 @@ class Workload:
 
     @cached_property
     def extractor(self) -> Extractor:
-        return Extractor(self.structure, self.obj, self.resolution.bindings)
+        bindings = self.resolution.bindings
+        extractor = Extractor(self.structure, self.obj, bindings)
+        if self._shared_inputs and not bindings:
+            extractor.run = SharedEvaluations(bindings)
+        return extractor
 
     def instance_ids(self, component: str) -> list[str]:
         return list(self.extractor.instance_ids(component))
@@ -163,7 +174,18 @@ class Workload:
 
     @cached_property
     def _status(self) -> Status | None:
-        return evaluate_status(self.structure, self.obj, run=self.extractor.run)
+        run = self.extractor.run
+        if isinstance(run, SharedEvaluations):
+            # a fleet's workloads share equal status inputs (engine/equal_inputs.py)
+            structure = self.structure
+            return derived(
+                structure.memo,
+                "status",
+                lambda: status_expressions(structure),
+                self.obj,
+                lambda: evaluate_status(structure, self.obj, run=run),
+            )
+        return evaluate_status(self.structure, self.obj, run=run)
 
     def phases(self) -> list[str]:
         """Every matched generic status in the fixed order, or ``["Undefined"]``."""

@@ -23,11 +23,11 @@ bytes: about 0.45 GiB at that size, issue 21).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
 from operator import itemgetter
-from typing import Any
+from typing import Any, cast
 
 from prometheus_client.core import (
     CounterMetricFamily,
@@ -38,7 +38,7 @@ from prometheus_client.core import (
 from prometheus_client.utils import floatToGoString
 
 from workload_map.cluster.inventory import Entry, Inventory
-from workload_map.engine.summary import Tally
+from workload_map.engine.summary import ComponentTally, PodPlace, Tally
 from workload_map.exporter.phase_history import PhaseClock, generations, status_since
 from workload_map.model import SEVERITY_ORDER
 
@@ -306,6 +306,8 @@ FAMILIES = (
 _PER_WORKLOAD = FAMILIES[7:]
 
 Row = tuple[tuple[str, ...], float]
+#: (format, lines) of a tally's pods, resources and deprecated requests families
+_TallyShape = tuple[tuple[str, int], tuple[str, int], tuple[str, int]]
 
 #: the default clock of the phases' first-seen times (Unix seconds)
 CLOCK: Callable[[], float] = time.time
@@ -389,6 +391,18 @@ class _Lines:
         # the values in that order, picked in C (itemgetter of one index returns the item,
         # not a 1-tuple)
         self.pick = _picker(self.order) if self.order else None
+        self._repeats: dict[int, str] = {}
+        self._constants: dict[tuple[int, float], str] = {}
+        if family.name == "workloadmap_pod_workload":
+            in_line = tuple(labels[i] for i in self.order)
+            assert in_line == _POD_ORDER, in_line  # the order _pod_text gives the values in
+        #: a workload's lines of this family by what its rows hold past the workload's
+        #: identity (see :meth:`shared_text`); None: the family's rows are the workload's own
+        shaped = family.name in _SHAPED and labels[: len(_WORKLOAD)] == _WORKLOAD
+        if shaped:
+            in_line = tuple(labels[i] for i in self.order if i < len(_WORKLOAD))
+            assert in_line == _IDENTITY_ORDER, in_line  # (labels are sorted by name)
+        self.shapes: dict[tuple[Any, ...], str] | None = {} if shaped else None
 
     def line(self, row: Row) -> str:
         values, value = row
@@ -409,10 +423,110 @@ class _Lines:
         if pick is None or (not clean and _escaped(rows)):
             line = self.line
             return "".join([line(r) for r in rows]).encode()
-        template, numbers = self.template, _NUMBER_LINES
-        return "".join(
-            [template % pick(v) + (numbers.get(x) or _number_line(x)) for v, x in rows]
-        ).encode()
+        # one %-format for all the rows (the line's format repeated, each line's number a
+        # value): one call in C instead of a format, a concatenation and a list item per line
+        numbers = _NUMBER_LINES
+        args: list[str] = []
+        for v, x in rows:
+            args += pick(v)
+            args.append(numbers.get(x) or _number_line(x))
+        return (self._repeated(len(rows)) % tuple(args)).encode()
+
+    def constant(self, count: int, value: float) -> str:
+        """The line's format ``count`` times, each with the number ``value`` written in."""
+        key = (count, value)
+        found = self._constants.get(key)
+        if found is None:
+            if len(self._constants) >= _SHAPES_KEPT:
+                self._constants.clear()
+            line = self.template + _number(value).replace("%", "%%") + "\n"
+            found = self._constants[key] = line * count
+        return found
+
+    def _repeated(self, count: int) -> str:
+        """The line's format ``count`` times, its number a ``%s`` (kept per count)."""
+        found = self._repeats.get(count)
+        if found is None:
+            if len(self._repeats) >= _SHAPES_KEPT:
+                self._repeats.clear()
+            found = self._repeats[count] = (self.template + "%s") * count
+        return found
+
+    def shared_text(self, rows: list[Row], identity: tuple[str, ...]) -> bytes:
+        """The rows' lines, as :meth:`text`, for rows that start with the workload's identity
+        (:data:`_WORKLOAD`'s values; ``identity`` has them escaped, in the lines' order:
+        :func:`_identity`): the rest of each row written into one format (:meth:`shape`),
+        kept by that rest, and the identity formatted in once."""
+        assert self.shapes is not None
+        size = len(_WORKLOAD)
+        rest = [(v[size:], x) for v, x in rows]
+        key = tuple(rest)
+        template = self.shapes.get(key)
+        if template is None:
+            if len(self.shapes) >= _SHAPES_KEPT:
+                self.shapes.clear()
+            template = self.shapes[key] = self.shape(rest)
+        return (template % (identity * len(rows))).encode()
+
+    def shape(self, rest: Sequence[tuple[tuple[str, ...], float]]) -> str:
+        """The lines of a workload's rows as one %-format of its identity: each row's own
+        values (``rest``: past the identity) escaped and written in with its number, the
+        identity's four values left as ``%s`` in each line, in :func:`_identity`'s order
+        (labels are sorted by name, the identity's always come group, kind, namespace,
+        workload). The rest of a workload's rows (states, resources, counts) repeats across
+        a fleet's workloads: a format kept by it is one format per workload and family
+        instead of one per line."""
+        names, size, out = self.names, len(_WORKLOAD), []
+        for values, value in rest:
+            inner = ",".join(
+                f'{names[i]}="%s"'
+                if i < size
+                else f'{names[i]}="{_escape(values[i - size]).replace("%", "%%")}"'
+                for i in self.order
+            )
+            out.append(f"{self.prefix}{{{inner}}} {_number(value)}\n")
+        return "".join(out)
+
+
+#: the per-workload families whose rows past the workload's identity repeat across a fleet
+#: (phases, states, resources, components; not names or uids of pods, gangs or objects)
+_SHAPED = frozenset(
+    f.name
+    for f in (
+        PHASE,
+        PODS,
+        COMPONENT_PODS,
+        RESOURCES,
+        COMPONENT_RESOURCES,
+        REQUESTS,
+        COMPONENT_REQUESTS,
+    )
+)
+#: distinct shapes kept per family (emptied when full)
+_SHAPES_KEPT = 4096
+
+
+def _identity(namespace: str, name: str, kind: str, group: str) -> tuple[str, ...]:
+    """A workload's identity (:data:`_WORKLOAD`'s values) escaped, in the order of its labels
+    in a line (by name: group, kind, namespace, workload)."""
+    return (_escape(group), _escape(kind), _escape(namespace), _escape(name))
+
+
+#: the pods family's labels in their lines' order (by name)
+_POD_ORDER = (
+    "component",
+    "instance",
+    "kind",
+    "namespace",
+    "pod",
+    "pod_group",
+    "replica",
+    "uid",
+    "workload",
+)
+
+#: the identity labels, in that order (checked against each shaped family's)
+_IDENTITY_ORDER = ("group", "kind", "namespace", "workload")
 
 
 _VALUES = itemgetter(0)
@@ -454,6 +568,9 @@ class _Memo:
     #: the encoded lines of each per-workload family, in :data:`_PER_WORKLOAD` order (a tuple,
     #: not a dict by name: 10k workloads' memos are kept between scrapes)
     lines: tuple[bytes, ...] | None = None
+    #: the text of the shaped families (:data:`_SHAPED`) made without rows (``_rows`` with
+    #: ``shaped``), by name; None when ``rows`` hold them
+    shaped: dict[str, bytes] | None = None
 
 
 class WorkloadCollector:
@@ -485,6 +602,9 @@ class WorkloadCollector:
         }
         #: (name, formatter) of each per-workload family, in exposition order
         self._each = [(f.name, self._formatters[f.name]) for f in _PER_WORKLOAD]
+        #: the tally families' formats by (component and instance, or (), tally id), with
+        #: the tally (see _tally_text)
+        self._tally_shapes: dict[tuple[Any, ...], tuple[Tally, _TallyShape]] = {}
 
     def describe(self) -> list[Metric]:
         return []  # no families at registration time (they come from the caches)
@@ -575,27 +695,45 @@ class WorkloadCollector:
 
     def _text(self, memo: _Memo) -> tuple[bytes, ...]:
         if memo.lines is None:
+            # the shaped text before the rows: another scrape's _text drops the rows first,
+            # so rows read after it (kept, or made whole again) always go with it
+            shaped = memo.shaped
             rows = self._rows_of(memo)
             # the escape check was made once for the workload's rows of every family (when
             # they were built), not once per family: a first scrape formats 10k workloads of
             # a dozen families each
             clean = memo.clean
             # most families of a workload are empty (an owned one has one row in all): no call
-            memo.lines = tuple(
-                [
-                    lines.text(found, clean=clean) if (found := rows[name]) else b""
-                    for name, lines in self._each
-                ]
-            )
-            memo.rows = None  # the text is what scrapes read; keep one copy
+            identity: tuple[str, ...] | None = None
+            out: list[bytes] = []
+            for name, lines in self._each:
+                found = rows[name]
+                if shaped is not None and (name in shaped or lines.shapes is not None):
+                    out.append(shaped.get(name, b""))  # (made without rows: _rows)
+                elif not found:
+                    out.append(b"")
+                elif lines.shapes is not None:
+                    if identity is None:
+                        e = memo.entry
+                        identity = _identity(e.namespace, e.name, e.gvk.kind, e.gvk.group)
+                    out.append(lines.shared_text(found, identity))
+                else:
+                    out.append(lines.text(found, clean=clean))
+            memo.lines = tuple(out)
+            # the text is what scrapes read; keep one copy (the rows dropped first: above)
+            memo.rows = None
+            memo.shaped = None
         return memo.lines
 
     def _memoised(self, entry: Entry, *, text: bool = False) -> _Memo:
         memo = self._memo.get(entry.uid)
         if memo is None or memo.entry is not entry:
             values: list[str] = []
-            memo = _Memo(entry, self._rows(entry, values))
+            # for text, the shaped families go to text without rows (see _rows)
+            shaped: dict[str, bytes] | None = {} if text else None
+            memo = _Memo(entry, self._rows(entry, values, shaped))
             memo.clean = _CONSTANTS_CLEAN and not _has_escape(values)
+            memo.shaped = shaped
             self._memo[entry.uid] = memo
         if text:
             self._text(memo)
@@ -622,10 +760,18 @@ class WorkloadCollector:
         yield DEFINITION, info
         yield DEFINITION_READY, ready
 
-    def _rows(self, e: Entry, values: list[str]) -> dict[str, list[Row]]:
+    def _rows(
+        self, e: Entry, values: list[str], shaped: dict[str, bytes] | None = None
+    ) -> dict[str, list[Row]]:
         """The workload's rows by family; ``values`` gets every label value they hold that
         the collector did not write itself (checked for escapes once, not row by row: the
-        workload's identity repeats in every row, so the rows hold ten times as many)."""
+        workload's identity repeats in every row, so the rows hold ten times as many).
+
+        With ``shaped``, the families of :data:`_SHAPED` are not rows but their text, in
+        ``shaped`` by name, made from formats kept by what they hold past the workload's
+        identity (the phases matched, each tally: :meth:`_Lines.shape`), and so are the
+        pods' lines (:meth:`_pod_text`); they escape their own values, so ``values`` does not
+        get them."""
         rows: dict[str, list[Row]] = {f.name: [] for f in _PER_WORKLOAD}
         wl = (e.namespace, e.name, e.gvk.kind, e.gvk.group)
         meta = e.obj.get("metadata")
@@ -647,7 +793,11 @@ class WorkloadCollector:
             # an owned workload (the Jobs of a JobSet) is counted through its top-level one
             return rows
         matched = set(summary.phases)
-        rows[PHASE.name] = [((*wl, p), 1.0 if p in matched else 0.0) for p in PHASES]
+        identity = _identity(*wl)
+        if shaped is not None:
+            shaped[PHASE.name] = self._phase_text(summary.phases, matched, identity)
+        else:
+            rows[PHASE.name] = [((*wl, p), 1.0 if p in matched else 0.0) for p in PHASES]
         first_seen = self._phase_clock.seen(e.uid, matched)
         for phase in (x for x in PHASES if x in matched):
             since = status_since(e.definition.karta, e.obj, phase)
@@ -669,21 +819,22 @@ class WorkloadCollector:
             rows[OBSERVED_GENERATION.name].append((wl, observed))
         if e.error is not None:
             return rows  # counts of a half-evaluated workload would mislead: error counted
-        _tally_rows(rows, PODS, RESOURCES, REQUESTS, wl, summary.totals, values)
-        for c in summary.components:
-            key = (*wl, c.component, c.instance)
-            values += (c.component, c.instance)
-            _tally_rows(
-                rows, COMPONENT_PODS, COMPONENT_RESOURCES, COMPONENT_REQUESTS, key, c.tally, values
-            )
+        if shaped is not None:
+            self._tally_text(shaped, summary.totals, summary.components, identity)
+        else:
+            self._all_tally_rows(rows, wl, summary.totals, summary.components, values)
         gang_min, gang_pods = rows[GANG_MIN.name], rows[GANG_PODS.name]
         for g in summary.gangs:
             values.append(g.name)
             gang_min.append(((*wl, g.name), float(g.min_member)))
             gang_pods.append(((*wl, g.name, "total"), float(g.current)))
             gang_pods.append(((*wl, g.name, "scheduled"), float(g.scheduled)))
-        pod_rows = rows[POD.name]
         ns, name, kind = e.namespace, e.name, e.gvk.kind
+        if shaped is not None:
+            if summary.pods:
+                shaped[POD.name] = self._pod_text(summary.pods, ns, name, kind)
+            return rows
+        pod_rows = rows[POD.name]
         for p in summary.pods:
             values += (p.name, p.uid, p.component, p.instance, p.replica, p.pod_group)
             pod_rows.append(
@@ -703,6 +854,99 @@ class WorkloadCollector:
                 )
             )
         return rows
+
+    def _pod_text(self, pods: tuple[PodPlace, ...], ns: str, name: str, kind: str) -> bytes:
+        """The pods' lines (``workloadmap_pod_workload_info``, the rows' text), their values
+        given in the lines' label order (:data:`_POD_ORDER`) and checked for escapes at once."""
+        args: list[str] = []
+        for p in pods:
+            args += (p.component, p.instance, kind, ns, p.name, p.pod_group, p.replica, p.uid, name)
+        if _has_escape(args):
+            args = [_escape(a) for a in args]
+        return (self._formatters[POD.name].constant(len(pods), 1.0) % tuple(args)).encode()
+
+    def _all_tally_rows(
+        self,
+        rows: dict[str, list[Row]],
+        wl: tuple[str, ...],
+        totals: Tally,
+        components: tuple[ComponentTally, ...],
+        values: list[str],
+    ) -> None:
+        _tally_rows(rows, PODS, RESOURCES, REQUESTS, wl, totals, values)
+        for c in components:
+            key = (*wl, c.component, c.instance)
+            values += (c.component, c.instance)
+            _tally_rows(
+                rows, COMPONENT_PODS, COMPONENT_RESOURCES, COMPONENT_REQUESTS, key, c.tally, values
+            )
+
+    def _phase_text(
+        self, phases: tuple[str, ...], matched: set[str], identity: tuple[str, ...]
+    ) -> bytes:
+        lines = self._formatters[PHASE.name]
+        assert lines.shapes is not None
+        template = lines.shapes.get(phases)
+        if template is None:
+            if len(lines.shapes) >= _SHAPES_KEPT:
+                lines.shapes.clear()
+            rest = [((p,), 1.0 if p in matched else 0.0) for p in PHASES]
+            template = lines.shapes[phases] = lines.shape(rest)
+        return (template % (identity * len(PHASES))).encode()
+
+    def _tally_text(
+        self,
+        shaped: dict[str, bytes],
+        totals: Tally,
+        components: tuple[ComponentTally, ...],
+        identity: tuple[str, ...],
+    ) -> None:
+        """The text of the tally families: each tally's formats kept by the tally (equal
+        tallies are one object across a fleet: engine/summary.py) and what it is of."""
+        for name, (template, count) in zip(
+            (PODS.name, RESOURCES.name, REQUESTS.name), self._tally_shape((), totals), strict=True
+        ):
+            if count:
+                shaped[name] = (template % (identity * count)).encode()
+        if not components:
+            return
+        parts: tuple[list[str], list[str], list[str]] = ([], [], [])
+        counts = [0, 0, 0]
+        for c in components:
+            for at, (template, count) in enumerate(
+                self._tally_shape((c.component, c.instance), c.tally)
+            ):
+                parts[at].append(template)
+                counts[at] += count
+        for at, name in enumerate(
+            (COMPONENT_PODS.name, COMPONENT_RESOURCES.name, COMPONENT_REQUESTS.name)
+        ):
+            if counts[at]:
+                shaped[name] = ("".join(parts[at]) % (identity * counts[at])).encode()
+
+    def _tally_shape(self, key: tuple[str, ...], tally: Tally) -> _TallyShape:
+        """(format, lines) of the pods, resources and deprecated requests families of
+        ``tally`` under ``key`` (``()``: the workload's; (component, instance))."""
+        at = (key, id(tally))
+        found = self._tally_shapes.get(at)
+        if found is not None and found[0] is tally:
+            return found[1]
+        families = (PODS, RESOURCES, REQUESTS) if not key else _COMPONENT_TALLY
+        rows: dict[str, list[Row]] = {f.name: [] for f in families}
+        _tally_rows(rows, *families, key, tally, [])
+        made = cast(
+            _TallyShape,
+            tuple(
+                (self._formatters[f.name].shape(rows[f.name]), len(rows[f.name])) for f in families
+            ),
+        )
+        if len(self._tally_shapes) >= _SHAPES_KEPT:
+            self._tally_shapes.clear()
+        self._tally_shapes[at] = (tally, made)  # the tally held: its id stays its own
+        return made
+
+
+_COMPONENT_TALLY = (COMPONENT_PODS, COMPONENT_RESOURCES, COMPONENT_REQUESTS)
 
 
 def _tally_rows(

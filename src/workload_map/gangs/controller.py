@@ -78,13 +78,8 @@ class GangController:
             group_of(ref.api_version), ref.kind, ref.namespace or "", ref.name
         )
 
-    def _has_gangs(self, api_version: str, kind: str) -> bool:
-        return has_gangs(self.runtime.kartas.resolve(api_version, kind))
-
     def _owner_has_gangs(self, owner: Mapping[str, Any]) -> bool:
-        return has_gangs(
-            self.runtime.kartas.resolve(str(owner.get("apiVersion")), str(owner.get("kind")))
-        )
+        return self.runtime.kartas.covers(str(owner.get("apiVersion")), str(owner.get("kind")))
 
     def workload_of(
         self, pod: Mapping[str, Any]
@@ -275,13 +270,14 @@ class GangController:
     def inputs(self, key: str) -> tuple[Any, ...] | None:
         """(karta, workload, pods, namespace labels, existing, foreign) for one key."""
         rt = self.runtime
+        cache = rt.cache
         group, kind, ns, name = key.split("|", 3)
-        workload = rt.cache.get(group, kind, ns, name)
+        workload = cache.get(group, kind, ns, name)
         if workload is None:
             return None
-        karta = rt.kartas.resolve(str(workload.get("apiVersion")), kind)
+        karta = rt.kartas.with_gangs(str(workload.get("apiVersion")), kind)
         uid = str((workload.get("metadata") or {}).get("uid") or "")
-        if not has_gangs(karta) or self.nested(workload):
+        if karta is None or self.nested(workload):
             with self._lock:
                 held = list(self._ours.get(uid, {}).values())
             if not held:
@@ -292,8 +288,8 @@ class GangController:
             pod_keys = list(self._pods_of.get(key, ()))
             existing = list(self._ours.get(uid, {}).values())
             foreign = self._foreign.get((ns, group, kind, name))
-        pods = [p for p in (rt.cache.get("", "Pod", n, m) for n, m in pod_keys) if p is not None]
-        namespace = rt.cache.get("", "Namespace", "", ns)
+        pods = cache.get_many("", "Pod", pod_keys)
+        namespace = cache.get("", "Namespace", "", ns)
         labels = ((namespace or {}).get("metadata") or {}).get("labels") or {}
         return karta, workload, pods, labels, existing, foreign
 
@@ -304,33 +300,40 @@ class GangController:
         meta = workload.get("metadata")
         if type(meta) is dict and not meta.get("ownerReferences"):
             return False  # no reference, no controller: asked per workload of every resync
-        return has_covered_owner(workload, self._read, self._has_gangs)
+        return has_covered_owner(workload, self._read, self.runtime.kartas.covers)
 
     @staticmethod
     def _fingerprint(
         found: tuple[Any, ...], generation: object, priorities: object = ()
     ) -> tuple[Any, ...]:
         karta, workload, pods, labels, existing, foreign = found
-
-        def rv(obj: Mapping[str, Any] | None) -> str:
-            return str(((obj or {}).get("metadata") or {}).get("resourceVersion") or "")
-
-        # the pods' (every cached pod has metadata) read inline: a resync asks it of each pod
-        metas = [p["metadata"] for p in pods]
+        # a periodic resync builds this per workload and mostly stops at it: no call per
+        # object (comprehensions, reads inline; every cached object has metadata) and no sort
+        # where a dict compares the same regardless of order
         return (
             id(karta),
             generation,
             priorities,
-            rv(workload),
-            tuple(sorted((str(m.get("name")), str(m.get("resourceVersion") or "")) for m in metas)),
-            tuple(sorted(labels.items())),
-            tuple(sorted((str(o["metadata"].get("name")), rv(o)) for o in existing)),
-            rv(foreign),
+            _rv(workload),
+            # by name alone: a workload's pods are in its namespace (owners are namespace-local)
+            {p["metadata"].get("name"): p["metadata"].get("resourceVersion") for p in pods},
+            dict(labels),
+            sorted(
+                [
+                    (
+                        str(o["metadata"].get("name")),
+                        str(o["metadata"].get("resourceVersion") or ""),
+                    )
+                    for o in existing
+                ]
+            ),
+            _rv(foreign),
         )
 
     def reconcile_key(self, key: str) -> float | None:
-        with self._lock:
-            self._soon.discard(key)
+        if key in self._soon:  # one added meanwhile has its own reconcile coming to drop it
+            with self._lock:
+                self._soon.discard(key)
         found = self.inputs(key)
         if found is None:
             return None
@@ -346,7 +349,7 @@ class GangController:
         karta, workload, pods, labels, existing, foreign = found
         # in the inventory's order (by uid), so that a plan reads the evaluation the exporter
         # made of the same pods (engine.evaluations matches them in order); sorted only here,
-        # past the fingerprint (which sorts by name itself), as a resync mostly stops above
+        # past the fingerprint (which does not depend on the order), as a resync mostly stops above
         pods.sort(key=_pod_uid)
         name = str((workload.get("metadata") or {}).get("name"))
         rt = self.runtime
@@ -506,6 +509,10 @@ class GangController:
                 continue
             emit = self.ctx.events.warning if d.warning else self.ctx.events.normal
             emit(workload, d.reason, "GangScheduling", d.message)
+
+
+def _rv(obj: Mapping[str, Any] | None) -> str:
+    return str(((obj or {}).get("metadata") or {}).get("resourceVersion") or "")
 
 
 def _pod_uid(pod: Mapping[str, Any]) -> str:

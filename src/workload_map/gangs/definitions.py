@@ -52,6 +52,9 @@ class KartaIndex:
         self.generation = 0
         self._definitions: Definitions | None = None
         self._memo: dict[tuple[str, str], Karta | None] = {}
+        #: :meth:`with_gangs`'s answers, reset with ``_memo`` (after it: a reader that finds
+        #: this one new finds ``_memo`` new too)
+        self._gangs: dict[tuple[str, str], Karta | None] = {}
         self._builtin: dict[str, Karta] = {}
 
     def apply(self, event: str, obj: Mapping[str, Any]) -> None:
@@ -71,6 +74,7 @@ class KartaIndex:
             self.errors = {b.name: b.problem for b in definitions.broken}
             self._definitions = definitions
             self._memo = {}
+            self._gangs = {}
             self.generation += 1
 
     def _current(self) -> Definitions:
@@ -87,6 +91,25 @@ class KartaIndex:
         found = self._resolve(api_version, kind)
         memo[key] = found
         return found
+
+    def with_gangs(self, api_version: str, kind: str) -> Karta | None:
+        """:meth:`resolve`'s Karta if it has gang instructions (:func:`has_gangs`), else None;
+        memoised alike: the gang controller asks it per workload of every resync."""
+        key = (api_version, kind)
+        memo = self._gangs
+        if key in memo:
+            return memo[key]
+        karta = self.resolve(api_version, kind)
+        found = memo[key] = karta if has_gangs(karta) else None
+        return found
+
+    def covers(self, api_version: str, kind: str) -> bool:
+        """Whether the kind's definition has gang instructions (:meth:`with_gangs`)."""
+        key = (api_version, kind)
+        memo = self._gangs
+        if key in memo:
+            return memo[key] is not None
+        return self.with_gangs(api_version, kind) is not None
 
     def _resolve(self, api_version: str, kind: str) -> Karta | None:
         definitions = self._current()

@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workload_map.engine import EngineError, PodGroup, Workload
-from workload_map.engine.describe import instance_request
 from workload_map.engine.quantities import to_millis, to_units
+from workload_map.engine.resources import instance_request
 from workload_map.gangs.naming import dns_label
 from workload_map.model import Karta
 

@@ -28,6 +28,8 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
+import msgspec
+
 from workload_map.kube.auth import Credentials
 from workload_map.kube.errors import ApiError, ClusterError, Unreachable, api_error
 from workload_map.kube.kubeconfig import Impersonation, ResolvedConfig
@@ -52,6 +54,10 @@ READ_RETRIES = 4
 MAX_WAIT = 10.0
 _BACKOFF = 0.5  # the first wait without Retry-After; doubled per try
 _RETRIED = frozenset({429, 500, 502, 503, 504})
+#: an answer's JSON, read by msgspec's C decoder into the same dicts, lists and scalars as
+#: json.loads (which reads what it refuses): 1.5x faster on pod lists, a pod list of a fleet
+#: being most of what ``get -A`` reads (docs/cli.md)
+_JSON = msgspec.json.Decoder()
 
 
 class Transport(Protocol):
@@ -215,6 +221,10 @@ class KubeTransport:
             return payload
         if not payload:
             return {}
+        try:
+            return _JSON.decode(payload)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            pass  # what the standard library reads otherwise (1e400, a lone surrogate) or not
         try:
             return json.loads(payload)
         except ValueError as exc:

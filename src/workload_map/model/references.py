@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from workload_map import jq
 from workload_map.model.findings import ERROR, WARNING, Finding, FindingCode
 from workload_map.model.labels import match_label_findings
-from workload_map.model.shape import iter_jq_fields
+from workload_map.model.shape import JqField, iter_jq_fields
 from workload_map.model.types import GVK, Karta, Reference
 
 __all__ = [
@@ -294,10 +294,12 @@ def _declaration_findings(karta: Karta) -> list[Finding]:
     return out
 
 
-def _variable_findings(karta: Karta) -> list[Finding]:
+def _variable_findings(karta: Karta, fields: Iterable[JqField]) -> list[Finding]:
     names = reference_names(karta)
     out: list[Finding] = []
-    for field in iter_jq_fields(karta):
+    for field in fields:
+        if "$" not in field.expression:
+            continue  # every jq variable is spelled $name: nothing to bind or report
         in_reference = field.path.startswith(REFERENCES_PATH)
         selector = field.target == "pod" and field.key in SELECTOR_KEYS
         if in_reference:
@@ -349,6 +351,12 @@ def _variable_findings(karta: Karta) -> list[Finding]:
     return out
 
 
-def check(karta: Karta) -> list[Finding]:
-    """Every finding about the definition's references and the variables its paths use."""
-    return _declaration_findings(karta) + _variable_findings(karta)
+def check(karta: Karta, fields: Sequence[JqField] | None = None) -> list[Finding]:
+    """Every finding about the definition's references and the variables its paths use.
+
+    ``fields`` are the definition's jq fields (:func:`iter_jq_fields`) when the caller has
+    already walked them (the validator shares one walk with its jq rules).
+    """
+    if fields is None:
+        fields = tuple(iter_jq_fields(karta))
+    return _declaration_findings(karta) + _variable_findings(karta, fields)
