@@ -18,9 +18,10 @@ from tests.engine.conftest import karta_dict, root
 from tests.engine.test_pods_fast import ODDS, _engine_only, _EngineOnly
 from workload_map.catalog import catalog
 from workload_map.engine import Workload
-from workload_map.engine.gang_minimums import GangCounter, alpha_minimum
+from workload_map.engine.gang_minimums import GangCounter, alpha_minimum, dimensions
 from workload_map.engine.gang_rules import _Candidate, candidates_of
 from workload_map.engine.gang_views import group_name
+from workload_map.engine.pods import Placement
 
 LWS = "leaderworkerset.sigs.k8s.io"
 #: label and annotation keys the members below group by, each with values that group pods
@@ -210,3 +211,59 @@ def test_grouping_agrees_with_grouping_pod_by_pod(pods: list[Any]) -> None:
         else (None, "the gang would need no pods (minMember 0): no gang")
         for group, reason in want_assigned
     ]
+
+
+def _dimensions_reference(members: Any) -> tuple[dict[str, str], str | None]:
+    """What a group's keys pin, spelled out: a key pins the instance when it is every pod's
+    instance id (all of one component, the first pod's instance set), else the replica when it
+    is every pod's replica key (all of one replica component)."""
+    if not members or not members[0][1]:
+        return {}, None
+    first = members[0][1][0]
+    pins: dict[str, str] = {}
+    replica_of = None
+    pods = [(keys, p) for keys, placed in members for p in placed]
+    for index, value in enumerate(members[0][0]):
+        if first.instance and all(
+            p.instance == keys[index] and p.component == first.component for keys, p in pods
+        ):
+            if first.component is not None:
+                pins[first.component] = value
+            continue
+        if first.replica is not None and all(
+            p.replica == keys[index] and p.replica_component == first.replica_component
+            for keys, p in pods
+        ):
+            replica_of = first.replica_component
+    return pins, replica_of
+
+
+_SMALL = st.sampled_from(["", "0", "1", "a"])
+
+
+@st.composite
+def _members(draw: st.DrawFn) -> Any:
+    width = draw(st.integers(1, 3))
+    out = []
+    for _ in range(draw(st.integers(1, 3))):
+        keys = tuple(draw(_SMALL) for _ in range(width))
+        placed = [
+            Placement(
+                pod=draw(st.sampled_from(["p", "q"])),
+                component=draw(st.sampled_from(["c", "d", None])),
+                instance=draw(st.one_of(st.none(), _SMALL)),
+                replica=draw(st.one_of(st.none(), _SMALL)),
+                replica_component=draw(st.sampled_from(["g", "h", None])),
+            )
+            for _ in range(draw(st.integers(1, 3)))
+        ]
+        out.append((keys, placed))
+    return out
+
+
+@settings(max_examples=500, deadline=None)
+@given(_members())
+def test_dimensions_agree_with_the_rule_spelled_out(members: Any) -> None:
+    """``dimensions`` (loops that stop early, keys the first pod does not match skipped)
+    pins what the rule says."""
+    assert dimensions(members) == _dimensions_reference(members)

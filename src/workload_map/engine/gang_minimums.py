@@ -380,6 +380,10 @@ def dimensions(members: Members) -> tuple[dict[str, str], str | None]:
     replica_of: str | None = None
     # plain loops, not all() or a helper per key: this runs per group
     for index, value in enumerate(first_keys):
+        # the first pod has the first keys: a key it does not match pins nothing (a LWS
+        # group's name key), without the loops below (this runs per group)
+        if first.instance != value and first.replica != value:
+            continue
         if first.instance:
             component = first.component
             for keys, pods in members:

@@ -21,6 +21,7 @@ from workload_map.engine.gang_views import (
     GroupTopology,
     PodGroup,
     group_name,
+    is_dns1123_subdomain,
 )
 from workload_map.engine.pods import Placement, metadata_field, single_result
 from workload_map.engine.runner import Run
@@ -151,7 +152,24 @@ class _Candidate:
         their placements join; ``index`` is the first such pod's."""
         found = self.assigned.get(keys)
         if found is None:
-            found = self.assigned[keys] = (self._assignment(keys, None, owner_uid), [], index)
+            # _assignment and key, inlined: this runs per group (a LeaderWorkerSet's replica)
+            views: list[GroupKey] = []
+            known = self._keys
+            for path, value in zip(self.paths, keys, strict=False):  # as map() pairs them
+                view = known.get((path, value))
+                if view is None:
+                    view = known[(path, value)] = GroupKey(path, value)
+                views.append(view)
+            assignment = GangAssignment(
+                # group_name's own branch for complete keys, without its call (per group)
+                group="-".join(("pg", owner_uid, *keys)) if owner_uid else group_name("", *keys),
+                definition=self.definition.name,
+                member=self.member.component_name,
+                effective_component=self.level,
+                keys=tuple(views),
+                filters=self.filter_texts,
+            )
+            found = self.assigned[keys] = (assignment, [], index)
         return found
 
     def failed(self, keys: tuple[str, ...], reason: str, owner_uid: str) -> GangAssignment:
@@ -471,6 +489,14 @@ def alpha_groups(
     # the pods of one component mostly come together: its candidate is looked up on a change
     last: str | None = None
     chosen: _Candidate | GangAssignment | None = None
+    # the candidate whose section read is hoisted below (candidates change rarely): the
+    # section and keys its keys are (s_name None: not one section's fields), and its entries
+    hoisted: Any = None
+    fast: _Candidate | None = None
+    s_name: str | None = None
+    s_first, s_second = "", None
+    assigned: dict[tuple[str, ...], tuple[GangAssignment, list[Placement], int]] = {}
+    read: Any
     for pod, placement in zip(pods, placements, strict=True):
         component = placement.component
         if component is None or placement.reason is not None:
@@ -480,37 +506,39 @@ def alpha_groups(
             chosen = fixed.get(component)
             last = component
         current = chosen or candidates.choose(component, pod, run)
-        if type(current) is not _Candidate:  # not isinstance: a view's class check is slow
-            append(cast(GangAssignment, current))  # why the pod joins no group
-            continue
-        section = current.section
-        if section is not None and type(pod) is dict:
+        if current is not hoisted:
+            hoisted, fast, s_name = current, None, None
+            if type(current) is _Candidate and current.section is not None:
+                fast = current
+                s_name, s_first, s_second = current.section
+                assigned = current.assigned
+        if fast is not None and type(pod) is dict:
             # the keys as the pod has them, looked up among the entries: an entry is made only
             # for keys read as non-empty strings (here, by the reader or the expressions below)
             # and only a str equals a str, so a hit is the entry those reads would find; keys
             # that are not all non-empty strings are read below
             meta = pod.get("metadata")
-            held: Any = meta.get(section[0]) if type(meta) is dict else None
+            held: Any = meta.get(s_name) if type(meta) is dict else None
             if type(held) is dict:
-                second = section[2]
-                read: Any = (
-                    (held.get(section[1]),)
-                    if second is None
-                    else (held.get(section[1]), held.get(second))
+                read = (
+                    (held.get(s_first),)
+                    if s_second is None
+                    else (held.get(s_first), held.get(s_second))
                 )
-                entry = current.assigned.get(read)
+                entry = assigned.get(read)
                 if entry is None:
                     for value in read:  # the reader's rule: each a non-empty string
                         if type(value) is not str or not value:
                             break
                     else:
-                        entry = current.join(
-                            cast(tuple[str, ...], read), owner_uid, len(assignments)
-                        )
+                        entry = fast.join(read, owner_uid, len(assignments))
                 if entry is not None:
                     append(entry[0])
                     entry[1].append(placement)
                     continue
+        if type(current) is not _Candidate:  # not isinstance: a view's class check is slow
+            append(cast(GangAssignment, current))  # why the pod joins no group
+            continue
         reader = current.fielded
         keys = reader(pod) if reader is not None else None
         if keys is None:  # not all fields: the walks and the expressions read them
@@ -537,16 +565,19 @@ def alpha_groups(
         if len(entries) > 1:
             entries.sort(key=_first)
             chunks = [(keys, placed) for _, _, keys, placed in entries]
-            names = [p.pod for _, placed in chunks for p in placed]
+            names = tuple(p.pod for _, placed in chunks for p in placed)
         else:  # nearly always: one key tuple names the group
             chunks = [(entries[0][2], entries[0][3])]
-            names = [p.pod for p in entries[0][3]]
+            listed = []  # a loop, not a comprehension (a call): this runs per group
+            for placement in entries[0][3]:
+                listed.append(placement.pod)
+            names = tuple(listed)
         definition = entries[0][1].definition
         found = alpha_minimum(counter, definition, chunks)
         group = PodGroup(
             name=name,
             min_member=found.minimum,
-            pods=tuple(names),
+            pods=names,
             definition=definition.name,
             keys=entries[0][2],
             rule=found.rule,
@@ -554,7 +585,9 @@ def alpha_groups(
             created_later=found.later,
             min_resources=found.reserved,
         )
-        groups.append(group.flagged())
+        # PodGroup.flagged's test, without its call when the name is valid (per group)
+        valid = found.error is not None or is_dns1123_subdomain(name)
+        groups.append(group if valid else group.flagged())
     return groups, assignments
 
 
