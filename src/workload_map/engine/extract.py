@@ -370,25 +370,37 @@ class Extractor:
         sd = comp.scale_definition
         if sd is None or not (sd.replicas_path or sd.min_replicas_path or sd.max_replicas_path):
             return None
+        # plain loops, not comprehensions or helpers (each a call): this runs per workload
         columns: list[list[int | None]] = []
-        for what, path in (
-            ("replicas", sd.replicas_path),
-            ("minReplicas", sd.min_replicas_path),
-            ("maxReplicas", sd.max_replicas_path),
+        count = 0
+        for what, field_name, path in (
+            ("replicas", "replicasPath", sd.replicas_path),
+            ("minReplicas", "minReplicasPath", sd.min_replicas_path),
+            ("maxReplicas", "maxReplicasPath", sd.max_replicas_path),
         ):
-            if not path:
-                columns.append([])
-                continue
-            values = self._eval(comp, f"{what}Path", path)
-            columns.append([_to_int(v, what, i) for i, v in enumerate(values)])
-        count = max(len(c) for c in columns)
-
-        def at(column: list[int | None], index: int) -> int | None:
-            return column[index] if index < len(column) else None
-
-        rows = [
-            Scale(at(columns[0], i), at(columns[1], i), at(columns[2], i)) for i in range(count)
-        ]
+            column: list[int | None] = []
+            if path:
+                index = 0
+                for value in self._eval(comp, field_name, path):
+                    # an int (not a bool) or null is what _to_int gives for it
+                    column.append(
+                        value
+                        if value is None or type(value) is int
+                        else _to_int(value, what, index)
+                    )
+                    index += 1
+                count = max(count, index)
+            columns.append(column)
+        replicas, least, most = columns
+        rows = []
+        for i in range(count):
+            rows.append(
+                Scale(
+                    replicas[i] if i < len(replicas) else None,
+                    least[i] if i < len(least) else None,
+                    most[i] if i < len(most) else None,
+                )
+            )
         return self._align(comp, "scaleDefinition", rows)
 
     def instances(self, name: str) -> dict[str, ExtractedInstance]:
@@ -403,21 +415,33 @@ class Extractor:
         if found is not None:
             return found
         ids = self.instance_ids(name)
-        out = {i: ExtractedInstance(instance_id=i) for i in ids}
+        out: dict[str, ExtractedInstance] = {}
+        for i in ids:  # a loop, not a comprehension (a call): this runs per workload
+            out[i] = ExtractedInstance(instance_id=i)
+        spec = self._component(name).spec_definition
         spec_given: dict[str, bool] = {}
         for attr, path_attr, field_name in (
             ("pod_template_spec", "pod_template_spec_path", "podTemplateSpecPath"),
             ("pod_spec", "pod_spec_path", "podSpecPath"),
             ("metadata", "metadata_path", "metadataPath"),
         ):
-            values = self._part(name, path_attr, field_name, lenient=True)
+            # a part the definition does not describe is none (what _part says), without the call
+            values = (
+                self._part(name, path_attr, field_name, lenient=True)
+                if spec is not None and getattr(spec, path_attr)
+                else None
+            )
             if values is None:
                 continue
             for key, value in values.items():
                 setattr(out[key], attr, {} if value is None else value)
                 if attr != "metadata":
                     spec_given[key] = value is not None
-        fragments = self._fragments(name, lenient=True)
+        fragments = (
+            self._fragments(name, lenient=True)
+            if spec is not None and spec.fragmented_pod_spec_definition is not None
+            else None
+        )
         if fragments is not None:
             for key, row in fragments.items():
                 out[key].fragmented_pod_spec = row
@@ -446,11 +470,14 @@ class Extractor:
         then counts 0 everywhere — desired pods, its minimum and its gang share — rather than
         0 desired pods but a minimum of 1.
         """
-        values = {
-            "replicas": scale.replicas,
-            "minReplicas": scale.min_replicas,
-            "maxReplicas": scale.max_replicas,
-        }
+        replicas, least, most = scale.replicas, scale.min_replicas, scale.max_replicas
+        if (
+            (replicas is None or replicas >= 0)
+            and (least is None or least >= 0)
+            and (most is None or most >= 0)
+        ):
+            return scale  # nearly always, found without the report's dict (per instance)
+        values = {"replicas": replicas, "minReplicas": least, "maxReplicas": most}
         negative = [f"{k} {v}" for k, v in values.items() if v is not None and v < 0]
         if not negative:
             return scale

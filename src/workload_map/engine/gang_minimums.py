@@ -10,7 +10,7 @@ can exist before admission.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from workload_map.engine import resources as res
@@ -112,6 +112,8 @@ class GangCounter:
             )
         self.extensions = extensions
         self._late: dict[str, frozenset[str]] = {}
+        #: :meth:`_instances` by the names asked for
+        self._described: dict[tuple[str, ...], list[tuple[str, str, ExtractedInstance]]] = {}
         self._stated: object = _UNREAD
         #: per grouping component: its replicas' later pods and reservation (every group of
         #: one definition asks the same)
@@ -182,25 +184,44 @@ class GangCounter:
             for i, inst in self.extractor.instances(name).items()
         }
 
-    def _instances(self, names: Sequence[str]) -> Iterator[tuple[str, str, ExtractedInstance]]:
-        for name in dict.fromkeys(c for n in names for c in self.structure.subtree(n)):
-            if self.structure.has_pod_definition(name):
-                for i, inst in self.extractor.instances(name).items():
-                    if inst.describes_pods:
-                        yield name, i, inst
+    def _instances(self, names: Sequence[str]) -> list[tuple[str, str, ExtractedInstance]]:
+        """(component, instance id, instance) of every instance under ``names`` whose pods the
+        object describes; found once per ``names`` (several minimums of a group ask), by plain
+        loops (generators and comprehensions are calls: this runs per workload)."""
+        key = tuple(names)
+        found = self._described.get(key)
+        if found is None:
+            found = []
+            structure = self.structure
+            seen: set[str] = set()
+            for top in names:
+                for name in structure.subtree(top):
+                    if name in seen:
+                        continue
+                    seen.add(name)
+                    if structure.has_pod_definition(name):
+                        for i, inst in self.extractor.instances(name).items():
+                            if inst.describes_pods:
+                                found.append((name, i, inst))
+            self._described[key] = found
+        return found
 
     def capacity(self, names: Sequence[str]) -> int:
         """Pods under ``names`` that can exist before admission (the spec's count, not the
         minimum): no minimum may exceed it."""
-        return sum(
-            inst.desired_pods() for c, i, inst in self._instances(names) if i not in self.late(c)
-        )
+        total = 0
+        for c, i, inst in self._instances(names):
+            if i not in self.late(c):
+                total += inst.desired_pods()
+        return total
 
     def created_later(self, names: Sequence[str]) -> int:
         """Pods under ``names`` the operator creates only after admission."""
-        return sum(
-            inst.desired_pods() for c, i, inst in self._instances(names) if i in self.late(c)
-        )
+        total = 0
+        for c, i, inst in self._instances(names):
+            if i in self.late(c):
+                total += inst.desired_pods()
+        return total
 
     def reserved(self, names: Sequence[str]) -> dict[str, Any] | None:
         """The requests of every pod under ``names``, the later ones included (minResources)."""
