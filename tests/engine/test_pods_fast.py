@@ -26,9 +26,9 @@ LWS = "leaderworkerset.sigs.k8s.io"
 
 #: the keys the definitions below read, each with values that match something
 LABEL_KEYS = {
-    "role": ["a", "b", "c"],
+    "role": ["a", "b", "c", "d", "e"],
     "tier": ["x"],
-    "inst": ["i1", "i2", "I1"],
+    "inst": ["i1", "i2", "I1", "1"],
     "g": ["0", "1"],
     "lead": ["lws-0"],
     f"{LWS}/worker-index": ["0", "1"],
@@ -81,8 +81,9 @@ def pods(draw: st.DrawFn) -> Any:
 
 
 def _custom() -> tuple[dict[str, Any], dict[str, Any]]:
-    """Three leaves: a key path with matchLabels, a presence test on an annotation with a
-    computed instance path, matchLabels alone; field and non-field replica selectors."""
+    """Five leaves: a key path with matchLabels, a presence test on an annotation with a
+    computed instance path, matchLabels alone, and two key paths; field and non-field replica
+    selectors, and none."""
 
     def leaf(name: str, pod_selector: dict[str, Any]) -> dict[str, Any]:
         return {
@@ -123,12 +124,30 @@ def _custom() -> tuple[dict[str, Any], dict[str, Any]]:
                 "replicaSelector": {"keyPath": ".metadata.annotations.g"},
             },
         ),
+        leaf(
+            "d",
+            {
+                "componentTypeSelector": {"keyPath": ".metadata.labels.role", "value": "d"},
+                "componentInstanceSelector": {"idPath": ".metadata.labels.inst"},
+                "replicaSelector": {"keyPath": '.metadata.labels.g | tostring | "r" + .'},
+            },
+        ),
+        leaf(
+            "e",
+            {
+                "componentTypeSelector": {"keyPath": ".metadata.labels.role", "value": "e"},
+                "componentInstanceSelector": {"idPath": ".metadata.labels.inst"},
+            },
+        ),
     )
     obj = {
         "apiVersion": "example.com/v1",
         "kind": "Thing",
         "metadata": {"name": "x", "uid": "u"},
-        "spec": {"insts": ["i1", "i2"], "a": [{}, {}], "b": [{}, {}], "c": [{}, {}]},
+        "spec": {
+            "insts": ["i1", "i2", "1"],
+            **{name: [{}, {}, {}] for name in ("a", "b", "c", "d", "e")},
+        },
     }
     return karta, obj
 
@@ -182,7 +201,13 @@ def _lws(replicas: int = 2, size: int = 3) -> tuple[dict[str, Any], list[dict[st
 def _cases() -> list[tuple[str, Any, dict[str, Any]]]:
     js = catalog.get("jobset.x-k8s.io", "v1alpha2", "JobSet")
     lw = catalog.get("leaderworkerset.x-k8s.io", "v1", "LeaderWorkerSet")
-    return [("jobset", js, _jobset()), ("lws", lw, _lws()[0]), ("custom", *_custom())]
+    empty = {**_jobset(), "spec": {"replicatedJobs": []}}  # no instances: every pod's reason
+    return [
+        ("jobset", js, _jobset()),
+        ("lws", lw, _lws()[0]),
+        ("custom", *_custom()),
+        ("jobset without jobs", js, empty),
+    ]
 
 
 CASES = _cases()
@@ -255,6 +280,52 @@ def test_the_fast_plan_reads_fields_inline() -> None:
     assert custom.replica["b"] is not None and custom.replica["b"][3] is None  # defaulted
 
 
+def test_decisions_are_shared_by_fields_only_where_every_selector_is_one() -> None:
+    """A component's pods share decisions by their field values when its selectors are one
+    field or two of one section (``_Seen.fields``); a computed selector, or fields of two
+    sections, decide each pod in full."""
+    wl = Workload(*_custom())
+    plan = _Plan(wl.structure)
+    fields = {name: plan._seen(wl.extractor, name).fields for name in "abcde"}
+    assert fields["a"] == ("labels", "inst", "g", (None, None))
+    assert fields["b"][0] is None  # computed instance path
+    assert fields["c"][0] is None  # instance and replica in two sections
+    assert fields["d"][0] is None  # computed replica path
+    assert fields["e"] == ("labels", "inst", None, None)
+    lws = Workload(CASES[1][1], CASES[1][2])
+    # no instance to find: the replica decisions are shared by value as they were
+    assert _Plan(lws.structure)._seen(lws.extractor, "worker").fields[0] is None
+
+
+def test_equal_values_of_other_types_are_decided_apart() -> None:
+    """``1``, ``1.0`` and ``true`` are equal dictionary keys, and ``"1"`` an instance id: each
+    pod is placed as the jq engine places it, whatever its batch decided before (only
+    strings and nulls share decisions)."""
+    values: list[Any] = ["1", 1, 1.0, True, "1", None, "i1", ["i1"], {"k": "i1"}, "i1"]
+    batch = [
+        {
+            "metadata": {
+                "name": f"p{i}",
+                "labels": {"role": role, "tier": "x", "inst": value, "g": "0"},
+            },
+            "status": {"phase": "Running"},
+        }
+        for i, value in enumerate(values)
+        for role in ("a", "e")
+    ]
+    for value in values:  # the other way round too
+        batch.append({"metadata": {"name": "q", "labels": {"role": "e", "inst": value}}})
+    fast, slow = _both(2, batch)
+    assert [p.to_dict() for p in fast] == [p.to_dict() for p in slow]
+    placed = {(p.pod, p.component): p for p in fast}
+    # jq's outputs as Go prints them: 1 and 1.0 name the instance "1", true names none
+    assert [placed[(f"p{i}", "e")].instance for i in range(4)] == ["1", "1", "1", None]
+    assert placed[("p3", "e")].reason == (
+        'could not match instance id "true". existing instance ids [i1 i2 1]'
+    )
+    assert placed[("p6", "a")].instance == "i1" and placed[("p6", "a")].replica == "0"
+
+
 def test_pods_placed_alike_share_decisions_but_not_identity() -> None:
     """Each pod keeps its own name and state; the trace of pods decided alike is one tuple."""
     obj, lws_pods = _lws()
@@ -273,6 +344,18 @@ def test_pods_placed_alike_share_decisions_but_not_identity() -> None:
     assert placements[1].trace is placements[2].trace
     assert placements[1].steps == placements[2].steps
     assert placements[1].trace is not placements[4].trace
+
+
+def test_a_component_without_instances_is_each_pods_reason() -> None:
+    pods = [
+        {"metadata": {"name": f"p{i}", "labels": {f"{JS}/replicatedjob-name": "driver"}}}
+        for i in range(2)
+    ]
+    fast, slow = _both(3, pods)
+    assert [p.to_dict() for p in fast] == [p.to_dict() for p in slow]
+    assert [p.reason for p in fast] == [
+        "component replicatedjob has no instances in the object"
+    ] * 2
 
 
 def test_an_unknown_instance_is_each_pods_reason() -> None:

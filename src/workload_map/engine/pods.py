@@ -248,6 +248,15 @@ def metadata_field(expression: Expression | None) -> _Field | None:
 _Claimer = tuple[str, Callable[[Any, Run], bool], _Field | None, str | None, tuple[Any, ...]]
 #: an instance decision: (instance, reason, trace so far, replica decisions by selector value)
 _Instance = tuple[str | None, str | None, _Trace, dict[Any, tuple[str | None, str | None, _Trace]]]
+#: a pod's decision past its component: (instance, replica, replica component, reason, trace)
+_Decision = tuple[str | None, str | None, str | None, str | None, _Trace]
+
+
+def _plain_pair(key: tuple[Any, Any]) -> bool:
+    """Whether a pair of field values is only strings and nulls: the values a decision may be
+    shared by (``1``, ``1.0`` and ``true`` are equal keys, but decided apart)."""
+    first, second = key
+    return (first is None or type(first) is str) and (second is None or type(second) is str)
 
 
 class _Seen:
@@ -258,6 +267,8 @@ class _Seen:
 
     __slots__ = (
         "base",
+        "decisions",
+        "fields",
         "id_set",
         "ids",
         "instance",
@@ -286,6 +297,21 @@ class _Seen:
         else:
             self.unselected = "no instance selector provided but instance ids are not empty"
         self.instances: dict[Any, _Instance] = {}
+        #: the fields a pod's decision is read from when its instance selector is one (and its
+        #: replica selector none, or one of the same section): (section, instance key, replica
+        #: key or None, the read of a null section); section None otherwise. Without an
+        #: instance to find, the replica decisions above are all there is to share (a key of
+        #: both, missed by the pods of every other replica, costs more than it saves).
+        self.fields: tuple[str | None, str, str | None, Any] = (None, "", None, None)
+        #: each decision by the field values it was read from (one value, or a pair)
+        self.decisions: dict[Any, _Decision] = {}
+        instance, replica = self.instance, self.replica
+        if instance is not None and instance[2] is not None:
+            section, key = instance[2]
+            if replica is None:
+                self.fields = (section, key, None, None)
+            elif replica[3] is not None and replica[3][0] == section:
+                self.fields = (section, key, replica[3][1], (None, None))
 
     def decide_instance(self, values: list[Any] | ExtractionError) -> _Instance:
         """The instance an instance selector's outputs (or its error) name."""
@@ -312,12 +338,15 @@ class _Seen:
         a failure is only a step of the trace (the pod keeps its place without a replica)."""
         assert self.replica is not None
         owner, key_path = self.replica[0], self.replica[1]
-        try:
-            if isinstance(values, ExtractionError):
-                raise values
-            key = _single(values)
-        except ExtractionError as err:
-            return None, None, (*trace, ("replica of {}: {}: {}", owner, key_path, err))
+        if type(values) is list and len(values) == 1 and type(values[0]) is str and values[0]:
+            key = values[0]  # what _single gives, without its call: a label, once per replica
+        else:
+            try:
+                if isinstance(values, ExtractionError):
+                    raise values
+                key = _single(values)
+            except ExtractionError as err:
+                return None, None, (*trace, ("replica of {}: {}: {}", owner, key_path, err))
         return key, owner, (*trace, ("replica {} of {}: {}", key, owner, key_path))
 
 
@@ -434,6 +463,10 @@ class _Plan:
         seen_of: dict[str, _Seen] = {}
         last: str | None = None  # the component of ``seen``
         seen = cast(_Seen, None)
+        # ``seen``'s decisions and the fields they are read from
+        decisions: dict[Any, _Decision] = {}
+        f_section: str | None = None
+        f_first, f_second, f_null = "", None, None
         only = self.only
         tight = self.tight
         for pod in pods:
@@ -491,11 +524,37 @@ class _Plan:
                 if looked is None:
                     looked = seen_of[component] = self._seen(extractor, component)
                 seen, last = looked, component
+                decisions = seen.decisions
+                f_section, f_first, f_second, f_null = seen.fields
             if seen.problem is not None:
                 out.append(
                     Placement(name, component, None, None, None, seen.problem, seen.base, state)
                 )
                 continue
+            # the selectors' fields looked up among the decisions made: a hit is what the
+            # reads below give those values (only values that are all strings or null are
+            # entered, and only a str equals a str); a miss is decided below
+            read: Any = _SURPRISE
+            if f_section is not None:
+                section = meta.get(f_section)
+                if type(section) is dict:
+                    read = (
+                        section.get(f_first)
+                        if f_second is None
+                        else (section.get(f_first), section.get(f_second))
+                    )
+                elif section is None:
+                    read = f_null
+                try:
+                    hit = decisions.get(read)
+                except TypeError:  # an unhashable value (a list or an object)
+                    hit, read = None, _SURPRISE
+                if hit is not None:
+                    instance, replica, owner, reason, trace = hit
+                    out.append(
+                        Placement(name, component, instance, replica, owner, reason, trace, state)
+                    )
+                    continue
             selector = seen.instance
             decided: _Instance | str
             if selector is None:
@@ -518,32 +577,35 @@ class _Plan:
                     decided = found
                 else:
                     decided = seen.decide_instance([value])
-            if isinstance(decided, str):
-                out.append(Placement(name, component, None, None, None, decided, seen.base, state))
-                continue
-            instance, reason, trace, replicas = decided
+            replica = owner = None
             replica_selector = seen.replica
-            if reason is not None or replica_selector is None:
-                out.append(Placement(name, component, instance, None, None, reason, trace, state))
-                continue
-            field_ = replica_selector[3]
-            value = _SURPRISE
-            if field_ is not None:
-                section = meta.get(field_[0])
-                if type(section) is dict:
-                    value = section.get(field_[1])
-                elif section is None:
-                    value = None
-            if value is _SURPRISE:
-                outputs = _outputs(run, replica_selector[2], pod)
-                replica, owner, trace = seen.decide_replica(trace, outputs)
-            elif type(value) is str:
-                known = replicas.get(value)
-                if known is None:
-                    known = replicas[value] = seen.decide_replica(trace, [value])
-                replica, owner, trace = known
+            if isinstance(decided, str):
+                instance, reason, trace = None, decided, seen.base
             else:
-                replica, owner, trace = seen.decide_replica(trace, [value])
+                instance, reason, trace, replicas = decided
+                if reason is None and replica_selector is not None:
+                    field_ = replica_selector[3]
+                    value = _SURPRISE
+                    if field_ is not None:
+                        section = meta.get(field_[0])
+                        if type(section) is dict:
+                            value = section.get(field_[1])
+                        elif section is None:
+                            value = None
+                    if value is _SURPRISE:
+                        outputs = _outputs(run, replica_selector[2], pod)
+                        replica, owner, trace = seen.decide_replica(trace, outputs)
+                    elif type(value) is str:
+                        known = replicas.get(value)
+                        if known is None:
+                            known = replicas[value] = seen.decide_replica(trace, [value])
+                        replica, owner, trace = known
+                    else:
+                        replica, owner, trace = seen.decide_replica(trace, [value])
+            if read is not _SURPRISE and (
+                (read is None or type(read) is str) if f_second is None else _plain_pair(read)
+            ):
+                decisions[read] = (instance, replica, owner, reason, trace)
             out.append(Placement(name, component, instance, replica, owner, reason, trace, state))
         return out
 
