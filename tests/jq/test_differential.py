@@ -7,6 +7,7 @@ Outputs are compared as gojq-encoded text, and run-time errors by their message.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pytest
@@ -128,6 +129,18 @@ OPERATIONS = [
 ]  # fmt: skip
 
 
+def _negative_zero(value: Any) -> bool:
+    """Whether a float -0.0 is anywhere in ``value``. The oracle's JSON cannot hand gojq one:
+    it reads the text ``-0`` as the integer 0 and keeps ``-0.0`` as text (``tostring``)."""
+    if type(value) is float:
+        return value == 0 and math.copysign(1.0, value) < 0
+    if isinstance(value, list):
+        return any(_negative_zero(v) for v in value)
+    if isinstance(value, dict):
+        return any(_negative_zero(v) for v in value.values())
+    return False
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(pairs=st.lists(st.tuples(json_values, json_values), min_size=1, max_size=5))
 def test_operators_and_builtins_match_gojq(pairs: list[tuple[Any, Any]]) -> None:
@@ -138,6 +151,8 @@ def test_operators_and_builtins_match_gojq(pairs: list[tuple[Any, Any]]) -> None
     cases = [(op, None, [a, b]) for a, b in pairs for op in OPERATIONS]
     expected = gojq_calls(gojq, cases)
     for (op, _inp, args), want in zip(cases, expected, strict=True):
+        if _negative_zero(args):
+            continue  # gojq got the integer 0 for it (see _negative_zero)
         if op == "$x0 | -." and args[0] == 0 and type(args[0]) is int:
             continue  # gojq negates the input text "0" to "-0"; integers carry no text here
         if (
