@@ -267,3 +267,26 @@ def test_dimensions_agree_with_the_rule_spelled_out(members: Any) -> None:
     """``dimensions`` (loops that stop early, keys the first pod does not match skipped)
     pins what the rule says."""
     assert dimensions(members) == _dimensions_reference(members)
+
+
+def test_a_key_that_is_a_list_or_an_object_is_read_by_the_jq_engine() -> None:
+    """The section keys are looked up among the entries as the pod has them: a list or an
+    object among them (unhashable) is read as any other key that is not a string, by the jq
+    engine (as JSON text), next to pods grouped as usual."""
+    karta, obj = _lws()
+    pods = []
+    for name, value in (("a", ["0"]), ("b", {"k": "0"}), ("c", "0"), ("d", "0")):
+        labels = {f"{LWS}/name": "lws", f"{LWS}/group-index": value, f"{LWS}/worker-index": "0"}
+        pods.append(
+            {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "labels": labels}}
+        )
+    got = Workload(karta, obj, pods, owned=True).gangs
+    assert [a.group for a in got.assignments] == [
+        'pg-u-lws-lws-["0"]',
+        'pg-u-lws-lws-{"k":"0"}',
+        "pg-u-lws-lws-0",
+        "pg-u-lws-lws-0",
+    ]
+    errors = {g.name: g.error for g in got.groups}
+    assert "DNS-1123" in (errors['pg-u-lws-lws-["0"]'] or "")
+    assert errors["pg-u-lws-lws-0"] is None

@@ -525,13 +525,17 @@ def alpha_groups(
                     if s_second is None
                     else (held.get(s_first), held.get(s_second))
                 )
-                entry = assigned.get(read)
-                if entry is None:
-                    for value in read:  # the reader's rule: each a non-empty string
-                        if type(value) is not str or not value:
-                            break
-                    else:
-                        entry = fast.join(read, owner_uid, len(assignments))
+                try:
+                    entry = assigned.get(read)
+                except TypeError:  # an unhashable value (a list, an object): read below
+                    entry = None
+                else:
+                    if entry is None:
+                        for value in read:  # the reader's rule: each a non-empty string
+                            if type(value) is not str or not value:
+                                break
+                        else:
+                            entry = fast.join(read, owner_uid, len(assignments))
                 if entry is not None:
                     append(entry[0])
                     entry[1].append(placement)
