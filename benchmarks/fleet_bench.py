@@ -15,12 +15,15 @@ interleaved so they share the machine's load:
 project as it was), run in the same interleaved loop. ``WLMAP_FLEETS`` picks the fleets
 (``1000x4x2,10000x4x2``: JobSets x pods per Job x Jobs per JobSet; default ``1000x4x2``),
 ``WLMAP_FLEET_RUNS`` the samples per command (default 5). Each row gives the median and min
-wall time of the samples in ms and the ratio of the medians; the load average before and after.
+wall time of the samples in ms and the ratio of the medians, the median CPU time (user +
+system of the processes) and its ratio (the API server's work is in the wall time only); the
+load average before and after. The rounds alternate the tools' order.
 """
 
 from __future__ import annotations
 
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -39,17 +42,28 @@ def _load() -> str:
 
 
 def _env(src: Path | None) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("KUBECONFIG", "PYTHONPATH")}
+    dropped = ("KUBECONFIG", "PYTHONPATH", "PYTHONDONTWRITEBYTECODE")
+    env = {k: v for k, v in os.environ.items() if k not in dropped}
     env["HOME"] = tempfile.gettempdir()  # no user config, no user kubectl cache
+    # bytecode cached (as for an installed wlmap), outside the checkout
+    env["PYTHONPYCACHEPREFIX"] = os.path.join(tempfile.gettempdir(), "wlmap-bench-pycache")
     if src is not None:
         env["PYTHONPATH"] = str(src)
     return env
 
 
-def _time(argv: list[str], env: dict[str, str]) -> tuple[float, int, str]:
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _time(argv: list[str], env: dict[str, str]) -> tuple[float, float, int, str]:
+    """Wall and CPU seconds (user + system of the process), exit code, the end of stderr."""
+    cpu = _cpu()
     started = time.perf_counter()
     done = subprocess.run(argv, capture_output=True, text=True, check=False, env=env, cwd=ROOT)
-    return time.perf_counter() - started, done.returncode, done.stderr.strip()[-300:]
+    elapsed = time.perf_counter() - started
+    return elapsed, _cpu() - cpu, done.returncode, done.stderr.strip()[-300:]
 
 
 def _cases(ns: str, name: str) -> list[tuple[str, list[list[str]], list[str], float]]:
@@ -76,14 +90,16 @@ def _ms(samples: list[float]) -> tuple[float, float]:
     return round(statistics.median(samples) * 1000, 1), round(min(samples) * 1000, 1)
 
 
-def _measure(fleet: object, kubectl: str | None, before: Path | None) -> list[dict[str, object]]:
+def _measure(
+    fleet: object, kubectl: str | None, before: Path | None, script: str
+) -> list[dict[str, object]]:
     spec = fleet.spec  # type: ignore[attr-defined]
     kc = str(fleet.kubeconfig)  # type: ignore[attr-defined]
     ns, name = spec.namespace_of(7), spec.jobset_name(7)
     tools: list[tuple[str, Path | None]] = [("after", ROOT / "src")]
     if before is not None:
         tools.insert(0, ("before", before))
-    wlmap = [sys.executable, "-m", "workload_map.cli", "--kubeconfig", kc]
+    wlmap = [sys.executable, "-c", script, "--kubeconfig", kc]  # as the console script runs
     rows: list[dict[str, object]] = []
     for case, kwords, wwords, target in _cases(ns, name):
         runs: list[tuple[str, list[list[str]], dict[str, str]]] = []
@@ -94,27 +110,36 @@ def _measure(fleet: object, kubectl: str | None, before: Path | None) -> list[di
         for label, src in tools:
             runs.append((label, [[*wlmap, *wwords]], _env(src)))
         samples: dict[str, list[float]] = {label: [] for label, _, _ in runs}
+        cpus: dict[str, list[float]] = {label: [] for label, _, _ in runs}
         errors: dict[str, str] = {}
         for _, argvs, env in runs:  # warm: page cache, .pyc files, kubectl's discovery cache
             for argv in argvs:
                 _time(argv, env)
         load_before = _load()
-        for _ in range(RUNS):
-            for label, argvs, env in runs:
-                total = 0.0
+        for round_ in range(RUNS):
+            # interleaved, the order reversed every other round (neither tool always first)
+            for label, argvs, env in runs if round_ % 2 == 0 else runs[::-1]:
+                total = cpu_total = 0.0
                 for argv in argvs:
-                    elapsed, code, err = _time(argv, env)
+                    elapsed, cpu, code, err = _time(argv, env)
                     total += elapsed
+                    cpu_total += cpu
                     if code != 0:
                         errors[label] = err.splitlines()[-1] if err else f"exit {code}"
                 samples[label].append(total)
+                cpus[label].append(cpu_total)
         row: dict[str, object] = {"fleet": f"{spec.jobsets}/{spec.pods}", "case": case}
         kmed = _ms(samples["kubectl"])[0] if kubectl else None
+        kcpu = _ms(cpus["kubectl"])[0] if kubectl else None
         for label in samples:
             med, low = _ms(samples[label])
+            cpu_med, _ = _ms(cpus[label])
             row[f"{label}_ms"] = f"{med} / {low}"
+            row[f"{label}_cpu_ms"] = cpu_med
             if kmed and label != "kubectl":
                 row[f"{label}_x"] = round(med / kmed, 2)
+            if kcpu and label != "kubectl":
+                row[f"{label}_cpu_x"] = round(cpu_med / kcpu, 2)
         row["target_x"] = target
         if kmed and "after_x" in row:
             row["verdict"] = "ok" if float(str(row["after_x"])) <= target else "SLOW"
@@ -128,7 +153,8 @@ def _measure(fleet: object, kubectl: str | None, before: Path | None) -> list[di
 def run() -> list[dict[str, object]]:
     sys.path.insert(0, str(HERE))
     from fleet import iter_specs, kept_build, open_fleet  # type: ignore[import-not-found]
-    from live_bench import kubectl as find_kubectl  # type: ignore[import-not-found]
+    from live_bench import SCRIPT  # type: ignore[import-not-found]
+    from live_bench import kubectl as find_kubectl
 
     sys.path.insert(0, str(ROOT))
     from tests.integration.harness import HarnessError
@@ -149,8 +175,13 @@ def run() -> list[dict[str, object]]:
             if built and not fleet.report.built:
                 line += f" (built once in {built.get('seconds', 0):.0f} s)"
             rows.append({"fleet": line})
-            rows.extend(_measure(fleet, kubectl, before))
-    rows.append({"fleet": f"(ms: median / min of {RUNS} fresh processes; x: ratio to kubectl)"})
+            rows.extend(_measure(fleet, kubectl, before, SCRIPT))
+    rows.append(
+        {
+            "fleet": f"(ms: median / min of {RUNS} fresh processes; x: ratio to kubectl's "
+            "median wall, cpu_x: of its median CPU)"
+        }
+    )
     return rows
 
 

@@ -138,6 +138,7 @@ _COLUMNS = (
     "wlmap_ms",
     "wlmap_cpu_ms",
     "x_kubectl",
+    "cpu_x_kubectl",
     "target",
     "verdict",
 )
@@ -226,6 +227,7 @@ def _rows(
             if kkey in samples:
                 row["kubectl_cpu_ms"] = kcpu
                 row["x_kubectl"] = round(wall / kwall, 2) if kwall else ""
+                row["cpu_x_kubectl"] = round(cpu / kcpu, 2) if kcpu else ""
             row["wlmap_ms"] = f"{wall} / {wall_min}"
             row["wlmap_cpu_ms"] = f"{cpu} / {cpu_min}"
             row["target"] = (
@@ -290,7 +292,7 @@ def run() -> list[dict[str, object]]:
         rows.append(
             {
                 "case": f"(ms: median / min of {RUNS} fresh processes; {JOBSETS} JobSets; "
-                "x_kubectl: median wall / kubectl's)"
+                "x_kubectl: median wall / kubectl's; cpu_x_kubectl: median CPU / kubectl's)"
             }
         )
         if compiled() is None:

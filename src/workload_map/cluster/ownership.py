@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from workload_map.engine.owner_labels import OWNER_LABELS
 from workload_map.engine.owners import (
+    MISSING,
     STOPPED,
+    TOP,
     OwnerChain,
     OwnerRef,
     controller_ref,
@@ -391,16 +393,28 @@ class PodIndex:
         self._chains: list[Chain] = []
         self._by_uid: dict[str, list[int]] = {}
         self._broken: dict[str | None, list[int]] = {}
+        # the last chain added and its uids (the pods of one controller share one chain)
+        self._last: tuple[Chain | None, tuple[str, ...]] = (None, ())
 
     def add(self, pod: dict[str, Any], chain: Chain) -> None:
         at = len(self._pods)
         self._pods.append(pod)
         self._chains.append(chain)
+        last, uids = self._last
+        if chain is not last:
+            uids = chain.uids
+            self._last = (chain, uids)
         own = _uid(pod)
-        # a bare Pod listed as a workload is its own (only) pod
-        for uid in dict.fromkeys((own, *chain.uids) if own else chain.uids):
-            self._by_uid.setdefault(uid, []).append(at)
-        if chain.broken:
+        by_uid = self._by_uid
+        # a bare Pod listed as a workload is its own (only) pod; a uid twice on one chain (a
+        # cycle's end) counts once
+        for uid in (own, *uids) if own else uids:
+            found = by_uid.get(uid)
+            if found is None:
+                by_uid[uid] = [at]
+            elif found[-1] != at:
+                found.append(at)
+        if chain.end == MISSING:  # chain.broken
             self._broken.setdefault(_namespace(pod), []).append(at)
 
     def pods_of(self, workload: dict[str, Any]) -> list[dict[str, Any]]:
@@ -452,6 +466,37 @@ def _ref_dict(ref: OwnerRef) -> dict[str, Any]:
     return out
 
 
+class _Chains:
+    """:func:`walk_chain` of many pods, walked once per controller: the pods of one Job share
+    its chain above them. A pod's chain is the chain walked from another pod of the same
+    controller reference when that walk could not have gone otherwise: it ended at a top
+    owner or at one it could not read (not at a cycle, the depth bound or ``until``), every
+    reference on it has a uid (a reference without one is compared with the object itself),
+    and neither pod's uid is one of the chain's (the walk stops at an owner naming the object
+    itself). The owners come from one reader, which answers a reference the same way each
+    time (fetched once, listed once); ``tests/cluster/test_shared_chains.py`` holds the index
+    to one walked pod by pod."""
+
+    def __init__(self, owners: Callable[[OwnerRef], dict[str, Any] | None]) -> None:
+        self.owners = owners
+        self._shared: dict[OwnerRef, tuple[Chain, frozenset[str]]] = {}
+
+    def of(self, pod: dict[str, Any]) -> Chain:
+        ref = controller_ref(pod)
+        if ref is None or ref.uid is None:
+            return walk_chain(pod, self.owners)
+        own = _uid(pod)
+        found = self._shared.get(ref)
+        if found is not None and own not in found[1]:
+            return found[0]
+        chain = walk_chain(pod, self.owners)
+        if found is None and chain.end in (TOP, MISSING):
+            uids = frozenset(r.uid for r in chain.refs if r.uid is not None)
+            if len(uids) == len(chain.refs) and own not in uids:
+                self._shared[ref] = (chain, uids)
+        return chain
+
+
 def pods_by_owner(cluster: Cluster, namespace: str | None, *, chunk_size: int = 500) -> PodIndex:
     """Every pod of ``namespace`` (None: all) indexed by its controller chain, so many
     workloads share one pod list (``index.pods_of(workload)``). Owners are read as
@@ -475,8 +520,9 @@ def pods_by_owner(cluster: Cluster, namespace: str | None, *, chunk_size: int = 
                 cluster.iter_list(pods_res, namespace, chunk_size=chunk_size, resource_version="0")
             )
             owners.expect(pods)
+            chains = _Chains(owners)
             for pod in pods:
-                index.add(pod, walk_chain(pod, owners))
+                index.add(pod, chains.of(pod))
         except Gone:
             # the list outlived its continue token (the API server compacted meanwhile)
             if attempt == 2:
