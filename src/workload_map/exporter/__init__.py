@@ -7,13 +7,8 @@ from watch caches (see :mod:`workload_map.exporter.collector` and docs/metrics.m
 
 from __future__ import annotations
 
-from workload_map.exporter.collector import (
-    PHASES,
-    ExporterHealth,
-    LabelPolicy,
-    WorkloadCollector,
-    label_name,
-)
+from workload_map.exporter.collector import ExporterHealth, LabelPolicy, WorkloadCollector
+from workload_map.exporter.families import PHASES, label_name
 from workload_map.exporter.settings import ExporterSettings, add_flags, settings_from
 
 __all__ = [

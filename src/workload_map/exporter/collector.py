@@ -2,16 +2,14 @@
 
 A ``prometheus_client`` custom collector: ``collect()`` reads the watch-fed
 :class:`~workload_map.cluster.inventory.Inventory` (no API call per scrape) and yields one
-family per metric. Families are declared so that the exposition carries exactly the documented
-names: info families are named without ``_info`` (the client appends it), counters without
-``_total``, and phases are a plain gauge with a ``phase`` label (a ``StateSet`` would name the
-label after the metric).
+family per metric (declared in :mod:`workload_map.exporter.families`).
 
 Each workload's rows (and their formatted sample lines) are memoised with its inventory entry,
 so a scrape of 10k unchanged workloads only concatenates text. :meth:`WorkloadCollector.exposition`
 is that fast path: byte for byte what ``prometheus_client.generate_latest`` prints for this
 collector (a test holds it to that), without re-escaping every label of every series at every
-scrape, which alone would cost seconds for half a million series.
+scrape, which alone would cost seconds for half a million series (the lines are written by
+:mod:`workload_map.exporter.lines`).
 
 The memo holds each workload's lines already encoded, one ``bytes`` per family, and
 :meth:`WorkloadCollector.exposition_chunks` hands out those very objects in exposition order:
@@ -23,10 +21,8 @@ bytes: about 0.45 GiB at that size, issue 21).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from itertools import chain
-from operator import itemgetter
 from typing import Any, cast
 
 from prometheus_client.core import (
@@ -35,287 +31,57 @@ from prometheus_client.core import (
     InfoMetricFamily,
     Metric,
 )
-from prometheus_client.utils import floatToGoString
 
 from workload_map.cluster.inventory import Entry, Inventory
 from workload_map.engine.summary import ComponentTally, PodPlace, Tally
-from workload_map.exporter.phase_history import PhaseClock, generations, status_since
-from workload_map.model import SEVERITY_ORDER
-
-__all__ = [
-    "FAMILIES",
-    "PHASES",
-    "ExporterHealth",
-    "Family",
-    "LabelPolicy",
-    "WorkloadCollector",
-    "base_units",
-    "label_name",
-]
-
-#: every generic phase, most severe first (one phase series each)
-PHASES = SEVERITY_ORDER
-_WORKLOAD = ("namespace", "workload", "kind", "group")
-_STATES = ("desired", "current", "ready", "pending", "held")
-
-
-@dataclass(frozen=True)
-class Family:
-    """One metric family: its base name, type (gauge, info or counter), help and labels."""
-
-    name: str
-    type: str
-    help: str
-    labels: tuple[str, ...]
-
-    @property
-    def exposed(self) -> str:
-        """The name samples carry in the text format."""
-        suffix = {"info": "_info", "counter": "_total"}.get(self.type, "")
-        return self.name + suffix
-
-    def header(self) -> str:
-        kind = "gauge" if self.type == "info" else self.type
-        text = self.help.replace("\\", r"\\").replace("\n", r"\n")
-        return f"# HELP {self.exposed} {text}\n# TYPE {self.exposed} {kind}\n"
-
-    def metric(self, labels: tuple[str, ...] | None = None) -> Metric:
-        names = list(labels if labels is not None else self.labels)
-        if self.type == "info":
-            return InfoMetricFamily(self.name, self.help, labels=names)
-        if self.type == "counter":
-            return CounterMetricFamily(self.name, self.help, labels=names)
-        return GaugeMetricFamily(self.name, self.help, labels=names)
-
-
-def _f(name: str, kind: str, text: str, *labels: str) -> Family:
-    return Family(name, kind, text, labels)
-
-
-SYNC = _f(
-    "workloadmap_exporter_last_sync_timestamp_seconds",
-    "gauge",
-    "When every watch cache of the exporter last completed a full list (Unix time).",
-)
-RESTARTS = _f(
-    "workloadmap_exporter_watch_restarts",
-    "counter",
-    "Watches that had to list again (410 Gone, lost connection) since start.",
-)
-LEADER = _f(
-    "workloadmap_exporter_leader",
-    "gauge",
-    "1 on the replica that exports workload series, 0 on the others.",
-)
-SYNCED = _f(
-    "workloadmap_exporter_synced",
-    "gauge",
-    "1 once every watch cache has synced and every workload was evaluated once; 0 before "
-    "(a restart): no workload or definition series are served then, so a scrape in that "
-    "window records no workload as gone.",
-)
-ERRORS = _f(
-    "workloadmap_exporter_evaluation_errors",
-    "counter",
-    "Workload evaluations that failed, by definition.",
-    "definition",
-)
-DEFINITION = _f(
-    "workloadmap_definition",
-    "info",
-    "Every definition: the one in force per workload kind, and unusable cluster Kartas.",
-    "definition",
-    "group",
-    "version",
-    "kind",
-    "origin",
-)
-DEFINITION_READY = _f(
-    "workloadmap_definition_ready",
-    "gauge",
-    "1 when the definition is valid and in force (and, for a cluster Karta, the operator's "
-    "Ready condition is not False).",
-    "definition",
-    "origin",
-)
-WORKLOAD = _f(
-    "workloadmap_workload",
-    "info",
-    "One series per workload of a kind a definition covers.",
-    *_WORKLOAD,
-    "version",
-    "uid",
-    "definition",
-    "definition_origin",
-    "top_level",
-)
-POD = _f(
-    "workloadmap_pod_workload",
-    "info",
-    "Joins each pod to its top-level workload, component, instance and pod group.",
-    "namespace",
-    "pod",
-    "uid",
-    "workload",
-    "kind",
-    "component",
-    "instance",
-    "replica",
-    "pod_group",
-)
-PHASE = _f(
-    "workloadmap_workload_phase",
-    "gauge",
-    "1 for every generic phase the workload matches, 0 for the others.",
-    *_WORKLOAD,
-    "phase",
-)
-PHASE_SINCE = _f(
-    "workloadmap_workload_phase_since_timestamp_seconds",
-    "gauge",
-    "When the workload entered each of its current phases (Unix time): source=status from "
-    "its conditions' lastTransitionTime through the definition, source=exporter the time this "
-    "exporter first saw it in the phase (resets when the exporter restarts).",
-    *_WORKLOAD,
-    "phase",
-    "source",
-)
-GENERATION = _f(
-    "workloadmap_workload_generation",
-    "gauge",
-    "metadata.generation of the workload (where the kind has one).",
-    *_WORKLOAD,
-)
-OBSERVED_GENERATION = _f(
-    "workloadmap_workload_observed_generation",
-    "gauge",
-    "status.observedGeneration of the workload (where its controller writes one).",
-    *_WORKLOAD,
-)
-PODS = _f(
-    "workloadmap_workload_pods",
-    "gauge",
-    "Pods of the workload: desired by the spec, current (active), ready, pending (active, on "
-    "no node) and held (on a node, not finished; terminating included).",
-    *_WORKLOAD,
-    "state",
-)
-COMPONENT_PODS = _f(
-    "workloadmap_component_pods",
-    "gauge",
-    "Pods of one component instance: desired, current, ready, pending and held.",
-    *_WORKLOAD,
-    "component",
-    "instance",
-    "state",
-)
-RESOURCES = _f(
-    "workloadmap_workload_resources",
-    "gauge",
-    "Resources by state: requested by the spec's desired pods, pending (requested by active pods "
-    "on no node), held (requested by pods on a node, not finished) (cpu in cores, memory in "
-    "bytes, extended resources in units).",
-    *_WORKLOAD,
-    "resource",
-    "state",
-)
-COMPONENT_RESOURCES = _f(
-    "workloadmap_component_resources",
-    "gauge",
-    "Resources by state per component instance (same units and states).",
-    *_WORKLOAD,
-    "component",
-    "instance",
-    "resource",
-    "state",
-)
-REQUESTS = _f(
-    "workloadmap_workload_resource_requests",
-    "gauge",
-    "Deprecated (workloadmap_workload_resources): source=spec by the desired pods, source=pods "
-    "by active pods, bound or not (cpu in cores, memory in bytes, extended resources in units).",
-    *_WORKLOAD,
-    "resource",
-    "source",
-)
-COMPONENT_REQUESTS = _f(
-    "workloadmap_component_resource_requests",
-    "gauge",
-    "Deprecated (workloadmap_component_resources): per component instance (same units and "
-    "sources).",
-    *_WORKLOAD,
-    "component",
-    "instance",
-    "resource",
-    "source",
-)
-GANG_MIN = _f(
-    "workloadmap_gang_min_members",
-    "gauge",
-    "The minimum member count of each pod group (gang) the definition implies.",
-    *_WORKLOAD,
-    "pod_group",
-)
-GANG_PODS = _f(
-    "workloadmap_gang_pods",
-    "gauge",
-    "Member pods of each pod group: total (active) and scheduled (bound to a node).",
-    *_WORKLOAD,
-    "pod_group",
-    "state",
-)
-REFERENCES = _f(
-    "workloadmap_workload_references",
-    "gauge",
-    "Objects each reference of the workload's definition resolved to (0 or 1 for a lookup, "
-    "the count for a list). reason is empty when it resolved, else missing, forbidden, "
-    "unserved, invalid, error or truncated: the workload's other series then leave out what "
-    "the object would add.",
-    *_WORKLOAD,
-    "reference",
-    "object_kind",
-    "object",
-    "reason",
-)
-
-#: in exposition order
-FAMILIES = (
-    SYNC,
-    RESTARTS,
-    LEADER,
-    SYNCED,
-    ERRORS,
+from workload_map.exporter.families import (
+    COMPONENT_PODS,
+    COMPONENT_REQUESTS,
+    COMPONENT_RESOURCES,
     DEFINITION,
     DEFINITION_READY,
-    WORKLOAD,
-    POD,
-    PHASE,
-    PHASE_SINCE,
-    GENERATION,
-    OBSERVED_GENERATION,
-    PODS,
-    COMPONENT_PODS,
-    RESOURCES,
-    COMPONENT_RESOURCES,
-    REQUESTS,
-    COMPONENT_REQUESTS,
+    ERRORS,
+    FAMILIES,
     GANG_MIN,
     GANG_PODS,
+    GENERATION,
+    LEADER,
+    OBSERVED_GENERATION,
+    PER_WORKLOAD,
+    PHASE,
+    PHASE_SINCE,
+    PHASES,
+    POD,
+    PODS,
     REFERENCES,
+    REQUESTS,
+    RESOURCES,
+    RESTARTS,
+    SYNC,
+    SYNCED,
+    WORKLOAD,
+    Family,
+    label_name,
 )
-_PER_WORKLOAD = FAMILIES[7:]
+from workload_map.exporter.lines import (
+    CONSTANTS_CLEAN,
+    SHAPES_KEPT,
+    Lines,
+    Row,
+    escape,
+    escaped_identity,
+    has_escape,
+)
+from workload_map.exporter.phase_history import PhaseClock, generations, status_since
 
-Row = tuple[tuple[str, ...], float]
+__all__ = ["ExporterHealth", "LabelPolicy", "WorkloadCollector", "base_units"]
+
+
 #: (format, lines) of a tally's pods, resources and deprecated requests families
 _TallyShape = tuple[tuple[str, int], tuple[str, int], tuple[str, int]]
 
 #: the default clock of the phases' first-seen times (Unix seconds)
 CLOCK: Callable[[], float] = time.time
-
-
-def label_name(key: str) -> str:
-    """A Kubernetes label key as a Prometheus label name, as kube-state-metrics does."""
-    return "label_" + "".join(c if c.isalnum() or c == "_" else "_" for c in key)
 
 
 @dataclass(frozen=True)
@@ -344,231 +110,16 @@ class ExporterHealth:
         return self.watch_restarts + relists
 
 
-#: sample values as the client prints them, by value: counts repeat the same few numbers
-_NUMBERS: dict[float, str] = {}
-
-
-#: the same, each followed by the line's end (a row's text then takes one concatenation)
-_NUMBER_LINES: dict[float, str] = {}
-
-
-def _number_line(value: float) -> str:
-    text = _NUMBER_LINES.get(value)
-    if text is None:
-        text = _number(value) + "\n"
-        if len(_NUMBER_LINES) < 65536:
-            _NUMBER_LINES[value] = text
-    return text
-
-
-def _number(value: float) -> str:
-    """A sample value as the client prints it (Go's float formatting)."""
-    text = _NUMBERS.get(value)
-    if text is None:
-        text = str(floatToGoString(value))  # type: ignore[no-untyped-call]
-        if len(_NUMBERS) < 65536:
-            _NUMBERS[value] = text
-    return text
-
-
-def _escape(value: str) -> str:
-    if "\\" not in value and "\n" not in value and '"' not in value:
-        return value  # nearly every label value: nothing to escape
-    return value.replace("\\", r"\\").replace("\n", r"\n").replace('"', r"\"")
-
-
-class _Lines:
-    """Formats rows of one family as sample lines (labels sorted by name, as the client)."""
-
-    def __init__(self, family: Family, labels: tuple[str, ...]) -> None:
-        self.prefix = family.exposed
-        self.order = sorted(range(len(labels)), key=lambda i: labels[i])
-        self.names = labels
-        # one %-format per family: the label names in the client's order (names are
-        # [a-zA-Z_][a-zA-Z0-9_]*, so they hold no %), the values filled in per row
-        inner = ",".join(f'{labels[i]}="%s"' for i in self.order)
-        self.template = f"{self.prefix}{{{inner}}} "
-        # the values in that order, picked in C (itemgetter of one index returns the item,
-        # not a 1-tuple)
-        self.pick = _picker(self.order) if self.order else None
-        self._repeats: dict[int, str] = {}
-        self._constants: dict[tuple[int, float], str] = {}
-        if family.name == "workloadmap_pod_workload":
-            in_line = tuple(labels[i] for i in self.order)
-            assert in_line == _POD_ORDER, in_line  # the order _pod_text gives the values in
-        #: a workload's lines of this family by what its rows hold past the workload's
-        #: identity (see :meth:`shared_text`); None: the family's rows are the workload's own
-        shaped = family.name in _SHAPED and labels[: len(_WORKLOAD)] == _WORKLOAD
-        if shaped:
-            in_line = tuple(labels[i] for i in self.order if i < len(_WORKLOAD))
-            assert in_line == _IDENTITY_ORDER, in_line  # (labels are sorted by name)
-        self.shapes: dict[tuple[Any, ...], str] | None = {} if shaped else None
-
-    def line(self, row: Row) -> str:
-        values, value = row
-        if not self.order:
-            return f"{self.prefix} {_number(value)}\n"
-        shown = tuple(_escape(values[i]) for i in self.order)
-        return self.template % shown + _number(value) + "\n"
-
-    def text(self, rows: list[Row], *, clean: bool = False) -> bytes:
-        """The rows' lines, encoded (UTF-8, as ``generate_latest``). ``clean``: the caller
-        checked that no label value of ``rows`` holds a character to escape."""
-        if not rows:
-            return b""
-        pick = self.pick
-        # one check of every value of the rows at once, in C: label values almost never hold
-        # a character to escape, and escaping value by value was most of a first scrape's
-        # formatting (a call per label of 600k series)
-        if pick is None or (not clean and _escaped(rows)):
-            line = self.line
-            return "".join([line(r) for r in rows]).encode()
-        # one %-format for all the rows (the line's format repeated, each line's number a
-        # value): one call in C instead of a format, a concatenation and a list item per line
-        numbers = _NUMBER_LINES
-        args: list[str] = []
-        for v, x in rows:
-            args += pick(v)
-            args.append(numbers.get(x) or _number_line(x))
-        return (self._repeated(len(rows)) % tuple(args)).encode()
-
-    def constant(self, count: int, value: float) -> str:
-        """The line's format ``count`` times, each with the number ``value`` written in."""
-        key = (count, value)
-        found = self._constants.get(key)
-        if found is None:
-            if len(self._constants) >= _SHAPES_KEPT:
-                self._constants.clear()
-            line = self.template + _number(value).replace("%", "%%") + "\n"
-            found = self._constants[key] = line * count
-        return found
-
-    def _repeated(self, count: int) -> str:
-        """The line's format ``count`` times, its number a ``%s`` (kept per count)."""
-        found = self._repeats.get(count)
-        if found is None:
-            if len(self._repeats) >= _SHAPES_KEPT:
-                self._repeats.clear()
-            found = self._repeats[count] = (self.template + "%s") * count
-        return found
-
-    def shared_text(self, rows: list[Row], identity: tuple[str, ...]) -> bytes:
-        """The rows' lines, as :meth:`text`, for rows that start with the workload's identity
-        (:data:`_WORKLOAD`'s values; ``identity`` has them escaped, in the lines' order:
-        :func:`_identity`): the rest of each row written into one format (:meth:`shape`),
-        kept by that rest, and the identity formatted in once."""
-        assert self.shapes is not None
-        size = len(_WORKLOAD)
-        rest = [(v[size:], x) for v, x in rows]
-        key = tuple(rest)
-        template = self.shapes.get(key)
-        if template is None:
-            if len(self.shapes) >= _SHAPES_KEPT:
-                self.shapes.clear()
-            template = self.shapes[key] = self.shape(rest)
-        return (template % (identity * len(rows))).encode()
-
-    def shape(self, rest: Sequence[tuple[tuple[str, ...], float]]) -> str:
-        """The lines of a workload's rows as one %-format of its identity: each row's own
-        values (``rest``: past the identity) escaped and written in with its number, the
-        identity's four values left as ``%s`` in each line, in :func:`_identity`'s order
-        (labels are sorted by name, the identity's always come group, kind, namespace,
-        workload). The rest of a workload's rows (states, resources, counts) repeats across
-        a fleet's workloads: a format kept by it is one format per workload and family
-        instead of one per line."""
-        names, size, out = self.names, len(_WORKLOAD), []
-        for values, value in rest:
-            inner = ",".join(
-                f'{names[i]}="%s"'
-                if i < size
-                else f'{names[i]}="{_escape(values[i - size]).replace("%", "%%")}"'
-                for i in self.order
-            )
-            out.append(f"{self.prefix}{{{inner}}} {_number(value)}\n")
-        return "".join(out)
-
-
-#: the per-workload families whose rows past the workload's identity repeat across a fleet
-#: (phases, states, resources, components; not names or uids of pods, gangs or objects)
-_SHAPED = frozenset(
-    f.name
-    for f in (
-        PHASE,
-        PODS,
-        COMPONENT_PODS,
-        RESOURCES,
-        COMPONENT_RESOURCES,
-        REQUESTS,
-        COMPONENT_REQUESTS,
-    )
-)
-#: distinct shapes kept per family (emptied when full)
-_SHAPES_KEPT = 4096
-
-
-def _identity(namespace: str, name: str, kind: str, group: str) -> tuple[str, ...]:
-    """A workload's identity (:data:`_WORKLOAD`'s values) escaped, in the order of its labels
-    in a line (by name: group, kind, namespace, workload)."""
-    return (_escape(group), _escape(kind), _escape(namespace), _escape(name))
-
-
-#: the pods family's labels in their lines' order (by name)
-_POD_ORDER = (
-    "component",
-    "instance",
-    "kind",
-    "namespace",
-    "pod",
-    "pod_group",
-    "replica",
-    "uid",
-    "workload",
-)
-
-#: the identity labels, in that order (checked against each shaped family's)
-_IDENTITY_ORDER = ("group", "kind", "namespace", "workload")
-
-
-_VALUES = itemgetter(0)
-
-
-def _picker(order: list[int]) -> Callable[[tuple[str, ...]], tuple[str, ...]]:
-    """The values at ``order``, as a tuple (``itemgetter`` of one index gives the item)."""
-    if len(order) > 1:
-        return itemgetter(*order)
-    only = order[0]
-    return lambda values: (values[only],)
-
-
-def _escaped(rows: list[Row]) -> bool:
-    """Whether any label value of ``rows`` holds a character the text format escapes."""
-    blob = "".join(chain.from_iterable(map(_VALUES, rows)))
-    return "\\" in blob or "\n" in blob or '"' in blob
-
-
-def _has_escape(values: list[str]) -> bool:
-    """Whether any of ``values`` holds a character the text format escapes."""
-    blob = "".join(values)
-    return "\\" in blob or "\n" in blob or '"' in blob
-
-
-#: the label values the collector itself writes (phases, states, sources): checked once here,
-#: so a workload's check reads only the values that come from its objects
-_CONSTANTS_CLEAN = not _has_escape(
-    [*PHASES, *_STATES, "requested", "exporter", "status", "spec", "pods", "total", "scheduled"]
-)
-
-
 @dataclass(slots=True)
 class _Memo:
     entry: Entry
     rows: dict[str, list[Row]] | None  # dropped once formatted (rebuilt if collect() asks)
     #: no label value of ``rows`` holds a character to escape (see ``WorkloadCollector._rows``)
     clean: bool = False
-    #: the encoded lines of each per-workload family, in :data:`_PER_WORKLOAD` order (a tuple,
+    #: the encoded lines of each per-workload family, in :data:`PER_WORKLOAD` order (a tuple,
     #: not a dict by name: 10k workloads' memos are kept between scrapes)
     lines: tuple[bytes, ...] | None = None
-    #: the text of the shaped families (:data:`_SHAPED`) made without rows (``_rows`` with
+    #: the text of the shaped families (:data:`SHAPED`) made without rows (``_rows`` with
     #: ``shaped``), by name; None when ``rows`` hold them
     shaped: dict[str, bytes] | None = None
 
@@ -597,11 +148,10 @@ class WorkloadCollector:
         #: of: a scrape when nothing changed reuses it whole (no entry, memo or family walked)
         self._steady: tuple[int, list[bytes]] | None = None
         self._formatters = {
-            f.name: _Lines(f, self._workload_labels if f is WORKLOAD else f.labels)
-            for f in FAMILIES
+            f.name: Lines(f, self._workload_labels if f is WORKLOAD else f.labels) for f in FAMILIES
         }
         #: (name, formatter) of each per-workload family, in exposition order
-        self._each = [(f.name, self._formatters[f.name]) for f in _PER_WORKLOAD]
+        self._each = [(f.name, self._formatters[f.name]) for f in PER_WORKLOAD]
         #: the tally families' formats by (component and instance, or (), tally id), with
         #: the tally (see _tally_text)
         self._tally_shapes: dict[tuple[Any, ...], tuple[Tally, _TallyShape]] = {}
@@ -675,13 +225,13 @@ class WorkloadCollector:
             return
         yield from self._definition_rows()
         if chunks is None:
-            for family in _PER_WORKLOAD:
+            for family in PER_WORKLOAD:
                 yield family, [row for m in memos for row in self._rows_of(m).get(family.name, ())]
             return
         if reuse is None:
             reuse = []
             texts = [self._text(m) for m in memos]  # once per workload, not once per family
-            for index, family in enumerate(_PER_WORKLOAD):
+            for index, family in enumerate(PER_WORKLOAD):
                 reuse.append(family.header().encode())
                 reuse.extend([t[index] for t in texts])
             self._steady = (generation, reuse)
@@ -715,7 +265,7 @@ class WorkloadCollector:
                 elif lines.shapes is not None:
                     if identity is None:
                         e = memo.entry
-                        identity = _identity(e.namespace, e.name, e.gvk.kind, e.gvk.group)
+                        identity = escaped_identity(e.namespace, e.name, e.gvk.kind, e.gvk.group)
                     out.append(lines.shared_text(found, identity))
                 else:
                     out.append(lines.text(found, clean=clean))
@@ -732,7 +282,7 @@ class WorkloadCollector:
             # for text, the shaped families go to text without rows (see _rows)
             shaped: dict[str, bytes] | None = {} if text else None
             memo = _Memo(entry, self._rows(entry, values, shaped))
-            memo.clean = _CONSTANTS_CLEAN and not _has_escape(values)
+            memo.clean = CONSTANTS_CLEAN and not has_escape(values)
             memo.shaped = shaped
             self._memo[entry.uid] = memo
         if text:
@@ -767,12 +317,12 @@ class WorkloadCollector:
         the collector did not write itself (checked for escapes once, not row by row: the
         workload's identity repeats in every row, so the rows hold ten times as many).
 
-        With ``shaped``, the families of :data:`_SHAPED` are not rows but their text, in
+        With ``shaped``, the families of :data:`SHAPED` are not rows but their text, in
         ``shaped`` by name, made from formats kept by what they hold past the workload's
-        identity (the phases matched, each tally: :meth:`_Lines.shape`), and so are the
+        identity (the phases matched, each tally: :meth:`Lines.shape`), and so are the
         pods' lines (:meth:`_pod_text`); they escape their own values, so ``values`` does not
         get them."""
-        rows: dict[str, list[Row]] = {f.name: [] for f in _PER_WORKLOAD}
+        rows: dict[str, list[Row]] = {f.name: [] for f in PER_WORKLOAD}
         wl = (e.namespace, e.name, e.gvk.kind, e.gvk.group)
         meta = e.obj.get("metadata")
         obj_labels = meta.get("labels") if isinstance(meta, Mapping) else None
@@ -793,7 +343,7 @@ class WorkloadCollector:
             # an owned workload (the Jobs of a JobSet) is counted through its top-level one
             return rows
         matched = set(summary.phases)
-        identity = _identity(*wl)
+        identity = escaped_identity(*wl)
         if shaped is not None:
             shaped[PHASE.name] = self._phase_text(summary.phases, matched, identity)
         else:
@@ -857,12 +407,12 @@ class WorkloadCollector:
 
     def _pod_text(self, pods: tuple[PodPlace, ...], ns: str, name: str, kind: str) -> bytes:
         """The pods' lines (``workloadmap_pod_workload_info``, the rows' text), their values
-        given in the lines' label order (:data:`_POD_ORDER`) and checked for escapes at once."""
+        given in the lines' label order (:data:`POD_ORDER`) and checked for escapes at once."""
         args: list[str] = []
         for p in pods:
             args += (p.component, p.instance, kind, ns, p.name, p.pod_group, p.replica, p.uid, name)
-        if _has_escape(args):
-            args = [_escape(a) for a in args]
+        if has_escape(args):
+            args = [escape(a) for a in args]
         return (self._formatters[POD.name].constant(len(pods), 1.0) % tuple(args)).encode()
 
     def _all_tally_rows(
@@ -888,7 +438,7 @@ class WorkloadCollector:
         assert lines.shapes is not None
         template = lines.shapes.get(phases)
         if template is None:
-            if len(lines.shapes) >= _SHAPES_KEPT:
+            if len(lines.shapes) >= SHAPES_KEPT:
                 lines.shapes.clear()
             rest = [((p,), 1.0 if p in matched else 0.0) for p in PHASES]
             template = lines.shapes[phases] = lines.shape(rest)
@@ -940,7 +490,7 @@ class WorkloadCollector:
                 (self._formatters[f.name].shape(rows[f.name]), len(rows[f.name])) for f in families
             ),
         )
-        if len(self._tally_shapes) >= _SHAPES_KEPT:
+        if len(self._tally_shapes) >= SHAPES_KEPT:
             self._tally_shapes.clear()
         self._tally_shapes[at] = (tally, made)  # the tally held: its id stays its own
         return made
