@@ -58,6 +58,18 @@ CATALOG_LOOKUP = {
 }
 
 
+def fresh_python(code: str) -> subprocess.CompletedProcess[str]:
+    """``code`` run by a new interpreter on this checkout's sources, with no home directory."""
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={"HOME": "/nonexistent", "PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT / "src")},
+        timeout=120,
+        check=False,
+    )
+
+
 def ours(modules: set[str], prefix: str = "workload_map") -> set[str]:
     return {m for m in modules if m == prefix or m.startswith(prefix + ".")}
 
@@ -238,14 +250,7 @@ def test_a_deferred_module_loads_on_first_use() -> None:
         "assert dataclasses.copy.deepcopy({'a': [1]}) == {'a': [1]}\n"
         "print('ok')\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        env={"HOME": "/nonexistent", "PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT / "src")},
-        timeout=120,
-        check=False,
-    )
+    done = fresh_python(code)
     assert done.stdout.strip() == "ok", done.stderr
 
 
@@ -323,12 +328,5 @@ def test_msgspec_is_imported_without_typing_extensions_which_stays_importable() 
         "import typing_extensions\n"
         "print(typing_extensions.__name__)\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        env={"HOME": "/nonexistent", "PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT / "src")},
-        timeout=120,
-        check=False,
-    )
+    done = fresh_python(code)
     assert done.stdout.strip() == "typing_extensions", done.stderr
