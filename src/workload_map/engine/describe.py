@@ -45,7 +45,6 @@ __all__ = [
     "StatusView",
     "describe",
     "explanations",
-    "instance_request",  # re-exported from resources, where it lives, for gangs/tasks.py
 ]
 
 
