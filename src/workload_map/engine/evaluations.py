@@ -17,7 +17,9 @@ from its own caches).
 
 ``owned``: the inventory links pods by the owner rule and says so (no partition); the gang
 planner passes its pods to be partitioned. An evaluation made one way serves the other only
-when the partition would keep every pod given (checked, never assumed).
+when the partition would keep every pod given (checked, never assumed); a partitioned one whose
+partition keeps every pod is made as an owned one (the same evaluation), the pods whose
+controller reference names the workload needing no partition to say so.
 
 What is kept: one entry per workload uid (the newest inputs), until every consumer that
 joined (:meth:`Evaluations.join`) and covers its definition has taken it; then it is dropped
@@ -109,14 +111,19 @@ class Evaluations:
         if not isinstance(uid, str) or not uid or karta.spec.structure_definition.references:
             return self._make(karta, obj, pods, name, origin, owned, validate)
         prepare(karta, validate=validate)  # cached: an invalid definition raises here, as before
-        found = self._shareable(uid, karta, obj, pods, name, owned, consumer)
+        kept = None if owned else _keeps_all(obj, uid, pods)
+        if kept:
+            # the partition would keep every pod: the same evaluation as an owned one (and
+            # the owned one another consumer made serves without a partition of its own)
+            owned = True
+        found = self._shareable(uid, karta, obj, pods, name, owned, consumer, kept)
         if found is not None:
             return found
         wl = self._make(karta, obj, pods, name, origin, owned, validate)
         with self._lock:
             # both rooms start at once: another consumer may have made it meanwhile; its
             # evaluation is taken and this one dropped (nothing was derived from it yet)
-            found = self._shareable(uid, karta, obj, pods, name, owned, consumer)
+            found = self._shareable(uid, karta, obj, pods, name, owned, consumer, kept)
             if found is not None:
                 return found
             self.made += 1
@@ -144,13 +151,15 @@ class Evaluations:
         name: str,
         owned: bool,
         consumer: str,
+        kept: bool | None = None,
     ) -> Workload | None:
-        """The kept evaluation of these very inputs, taken by ``consumer``, if one serves."""
+        """The kept evaluation of these very inputs, taken by ``consumer``, if one serves
+        (``kept``: :func:`_keeps_all`'s answer for them, if known)."""
         with self._lock:
             entry = self._items.get(uid)
         if entry is None or not self._matches(entry, karta, obj, pods, name):
             return None
-        if entry.owned != owned and not self._interchangeable(entry, owned):
+        if entry.owned != owned and (kept is False or not self._interchangeable(entry, owned)):
             return None
         with self._lock:
             self.shared += 1
@@ -253,3 +262,42 @@ class Evaluations:
         entry.taken.add(consumer)
         if not self._others(entry, consumer) and self._items.get(uid) is entry:
             del self._items[uid]
+
+
+def _keeps_all(obj: dict[str, Any], uid: str, pods: Sequence[Any]) -> bool | None:
+    """Whether partitioning ``pods`` against ``obj`` (uid ``uid``) keeps every one, when every
+    item is a plain Pod (else None: not decided here). A pod whose controller reference names
+    ``obj`` by uid and kind is kept by its chain, so only the others are partitioned (each pod
+    of a list of pods alone is decided on its own): a Job's pods cost no partition."""
+    kind = obj.get("kind")
+    if type(kind) is not str or not kind:
+        return None
+    rest: list[dict[str, Any]] = []
+    for pod in pods:
+        if (
+            type(pod) is not dict
+            or pod.get("kind") != "Pod"
+            or (pod.get("apiVersion") or "v1") != "v1"
+            or type(pod.get("items")) is list
+        ):
+            return None
+        meta = pod.get("metadata")
+        refs = meta.get("ownerReferences") if type(meta) is dict else None
+        proven = False
+        if type(refs) is list:
+            for ref in refs:
+                if type(ref) is not dict:
+                    break  # (a reference of another type may be the controller)
+                if ref.get("controller") is True:
+                    # the controller the chain starts at (the first flagged reference) is the
+                    # workload, of its kind (so the partition walks the chain), not the pod
+                    proven = (
+                        ref.get("uid") == uid and ref.get("kind") == kind and meta.get("uid") != uid  # type: ignore[union-attr]
+                    )
+                    break
+        if not proven:
+            rest.append(pod)
+    if not rest:
+        return True
+    candidates, excluded = partition_pods(obj, rest)
+    return not excluded and len(candidates) == len(rest)
