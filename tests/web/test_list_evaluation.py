@@ -91,3 +91,31 @@ def test_both_sources_serve_an_inventory_without_details() -> None:
         assert inventory.detail is False
     finally:
         source.close()
+
+
+def _row_key(sort: str, r: views.Row) -> Any:
+    """The list's order by ``sort``, read from a shown row (the key of each sort column)."""
+    e = r.entry
+    return {
+        "cluster": (r.cluster, e.namespace, e.name),
+        "name": (e.name, e.namespace),
+        "kind": (e.gvk.kind, e.namespace, e.name),
+        "namespace": (e.namespace, e.name),
+        "phase": (views.PHASE_ORDER.index(r.phases[0]) if r.phases else 99, e.namespace, e.name),
+        "pods": (r.desired or 0, e.namespace, e.name),
+        "gpus": (r.gpus or 0, e.namespace, e.name),
+        "age": (str((e.obj.get("metadata") or {}).get("creationTimestamp") or ""), e.name),
+    }[sort]
+
+
+@pytest.mark.parametrize("descending", [False, True])
+@pytest.mark.parametrize(
+    "sort", ["cluster", "name", "kind", "namespace", "phase", "pods", "gpus", "age"]
+)
+def test_each_sort_orders_the_rows_it_shows(sort: str, descending: bool) -> None:
+    inventory = _fed(new_inventory())
+    listed = views.rows(inventory, views.Filters(sort=sort, descending=descending), NOW)
+    assert len(listed.rows) == listed.total > 3
+    ordered = sorted(listed.rows, key=lambda r: _row_key(sort, r), reverse=descending)
+    assert [r.path for r in listed.rows] == [r.path for r in ordered]
+    assert {_row_key(sort, r) for r in listed.rows} != {_row_key(sort, listed.rows[0])}
