@@ -66,6 +66,7 @@ def test_the_fields_keep_their_order_and_names() -> None:
         "components",
         "gangs",
         "pods",
+        "detailed",
     ]
     assert Tally(1, None, None, None, None, {}, None, None).current_requests is None
 

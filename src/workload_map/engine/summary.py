@@ -168,6 +168,9 @@ class WorkloadSummary:
     gangs: tuple[GangTally, ...]
     #: every known pod of the workload, by name
     pods: tuple[PodPlace, ...]
+    #: False when made for a reader of the numbers only (``summarize(detail=False)``):
+    #: ``gangs`` and ``pods`` are then left empty, not computed
+    detailed: bool = True
 
 
 def _request(pod: Mapping[str, Any]) -> Mapping[str, int]:
@@ -389,8 +392,12 @@ def sum_tallies(tallies: Iterable[Tally]) -> Tally:
     return Tally(desired, current, ready, pending_pods, held_pods, requested, pending, held, active)
 
 
-def summarize(wl: Summarized) -> WorkloadSummary:
-    """The shared evaluation of ``wl`` (see the module doc)."""
+def summarize(wl: Summarized, *, detail: bool = True) -> WorkloadSummary:
+    """The shared evaluation of ``wl`` (see the module doc).
+
+    Without ``detail``, the phases, error, totals and components only: no gangs (the pod
+    groups are not built) and no pod places, as a reader of the numbers needs them (the web
+    list, ``wlmap serve``); the summary says so (``detailed``)."""
     pods_known = wl.pods is not None
     errors: list[str] = []
     try:
@@ -415,8 +422,9 @@ def summarize(wl: Summarized) -> WorkloadSummary:
             facts_of[(component, instance)] = [facts]
         else:
             found.append(facts)
-        replica = p.replica
-        placed[p.pod] = (component, instance, "" if replica is None else replica, facts)
+        if detail:
+            replica = p.replica
+            placed[p.pod] = (component, instance, "" if replica is None else replica, facts)
     components: list[ComponentTally] = []
     desired = 0
     requested: dict[str, int] = {}
@@ -443,6 +451,17 @@ def summarize(wl: Summarized) -> WorkloadSummary:
                     name, instance_id, tally_of(count, asked, (mine or []) if pods_known else None)
                 )
             )
+    totals = tally_of(desired, requested, every if pods_known else None)
+    if not detail:
+        return WorkloadSummary(
+            phases=phases,
+            error=errors[0] if errors else None,
+            totals=totals,
+            components=tuple(components),
+            gangs=(),
+            pods=(),
+            detailed=False,
+        )
     groups: dict[str, str] = {}
     gangs: list[GangTally] = []
     for group in wl.gangs.groups:
@@ -485,7 +504,7 @@ def summarize(wl: Summarized) -> WorkloadSummary:
     return WorkloadSummary(
         phases=phases,
         error=errors[0] if errors else None,
-        totals=tally_of(desired, requested, every if pods_known else None),
+        totals=totals,
         components=tuple(components),
         gangs=tuple(gangs),
         pods=tuple(places),
