@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from tests.cli.fake_cluster import JOBSET, FakeAPI, obj, owner_ref, pod
+from workload_map.cluster import ownership
 from workload_map.cluster.ownership import PodIndex, _Owners, pods_by_owner
 from workload_map.engine.owners import MAX_DEPTH, walk_chain
 from workload_map.kube.client import Cluster
@@ -111,3 +112,20 @@ def test_the_pods_of_one_job_share_its_chain() -> None:
     index = pods_by_owner(Cluster(api), NS)
     assert len({id(c) for c in index._chains}) == 1
     assert [p["metadata"]["name"] for p in index.pods_of(js)] == [f"train-0-{i}" for i in range(4)]
+
+
+def test_each_pods_controller_reference_is_read_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The index reads a pod's controller reference once, for both the owners it expects and
+    its chain (a fleet's pods are most of a ``get -A``'s work): counted, not timed."""
+    api, _ = _fleet(3)
+    calls: list[str] = []
+    real = ownership.controller_ref
+
+    def counted(obj: Any) -> Any:
+        calls.append(str(obj["metadata"].get("uid")))
+        return real(obj)
+
+    monkeypatch.setattr(ownership, "controller_ref", counted)
+    index = pods_by_owner(Cluster(api), NS)
+    assert len(index) > 0
+    assert sorted(calls) == sorted(str(p["metadata"].get("uid")) for p in index._pods)

@@ -254,10 +254,13 @@ class _Owners:
         not after that many GETs (a listed namespace's pods say which owners their chains
         start at: the Jobs of 20 JobSets are one list, not 8 GETs and a list; each request is
         a round trip and ~1.5M instructions of a live ``get``, docs/cli.md)."""
+        self.expect_refs([controller_ref(obj) for obj in objs])
+
+    def expect_refs(self, refs: Iterable[OwnerRef | None]) -> None:
+        """:meth:`expect` of the objects whose controller references these are."""
         wanted: dict[tuple[str, str], set[tuple[str, str]]] = {}
         cluster = self.cluster
-        for obj in objs:
-            ref = controller_ref(obj)
+        for ref in refs:
             if ref is None:
                 continue
             namespace = self.namespace if self.namespace is not None else ref.namespace
@@ -481,8 +484,8 @@ class _Chains:
         self.owners = owners
         self._shared: dict[OwnerRef, tuple[Chain, frozenset[str]]] = {}
 
-    def of(self, pod: dict[str, Any]) -> Chain:
-        ref = controller_ref(pod)
+    def of(self, pod: dict[str, Any], ref: OwnerRef | None) -> Chain:
+        """``pod``'s chain; ``ref`` is its :func:`controller_ref` (the caller has read it)."""
         if ref is None or ref.uid is None:
             return walk_chain(pod, self.owners)
         own = _uid(pod)
@@ -519,10 +522,12 @@ def pods_by_owner(cluster: Cluster, namespace: str | None, *, chunk_size: int = 
             pods = list(
                 cluster.iter_list(pods_res, namespace, chunk_size=chunk_size, resource_version="0")
             )
-            owners.expect(pods)
+            # each pod's controller reference read once, for both (8000 pods: 8000 fewer)
+            refs = [controller_ref(pod) for pod in pods]
+            owners.expect_refs(refs)
             chains = _Chains(owners)
-            for pod in pods:
-                index.add(pod, chains.of(pod))
+            for pod, ref in zip(pods, refs, strict=True):
+                index.add(pod, chains.of(pod, ref))
         except Gone:
             # the list outlived its continue token (the API server compacted meanwhile)
             if attempt == 2:
