@@ -229,18 +229,18 @@ def _counting_partitions(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     import workload_map.engine.workload as workload
 
     seen: list[int] = []
-    real_pods, real_listed = evaluations.partition_pods, workload.partition_listed
 
-    def pods(obj: Any, items: Any) -> Any:
-        seen.append(len(items))
-        return real_pods(obj, items)
+    def counted(real: Any) -> Any:
+        def partition(obj: Any, items: Any) -> Any:
+            seen.append(len(items))
+            return real(obj, items)
 
-    def listed(obj: Any, items: Any) -> Any:
-        seen.append(len(items))
-        return real_listed(obj, items)
+        return partition
 
-    monkeypatch.setattr(evaluations, "partition_pods", pods)
-    monkeypatch.setattr(workload, "partition_listed", listed)
+    for module in (evaluations, workload):
+        for name in ("partition_pods", "partition_listed"):
+            if hasattr(module, name):
+                monkeypatch.setattr(module, name, counted(getattr(module, name)))
     return seen
 
 
@@ -292,3 +292,16 @@ def test_only_pods_their_controller_does_not_prove_are_partitioned(
     assert planned is not made and [n for n, _ in planned.excluded] == ["train-3"]
     assert seen == [1, 2]  # the one not proven, then the planner's own evaluation only
     assert [n for n, _ in Workload(karta, job, pods).excluded] == ["train-3"]
+
+
+def test_a_link_among_the_pods_is_no_candidate_of_a_planners_evaluation() -> None:
+    karta, job = _karta("Job"), _job()
+    link = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x", "uid": "uid-x"}}
+    pods = [_pod(0), link]
+    shared = _both()
+    made = shared.workload("inventory", karta, job, pods, owned=True)
+    planned = shared.workload("gangs", karta, job, pods, owned=False)
+    # as a Workload of its own partitions them: the link only links, and the inventory's
+    # owned evaluation (where it counts as given) does not serve
+    assert planned is not made and planned.candidate_pods == [pods[0]]
+    assert Workload(karta, job, pods).candidate_pods == planned.candidate_pods

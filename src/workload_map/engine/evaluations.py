@@ -34,7 +34,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from workload_map.engine.partition import partition_pods
+from workload_map.engine.partition import partition_listed, partition_pods
 from workload_map.engine.structure import prepare
 from workload_map.engine.workload import Workload
 from workload_map.model import Karta
@@ -266,38 +266,37 @@ class Evaluations:
 
 def _keeps_all(obj: dict[str, Any], uid: str, pods: Sequence[Any]) -> bool | None:
     """Whether partitioning ``pods`` against ``obj`` (uid ``uid``) keeps every one, when every
-    item is a plain Pod (else None: not decided here). A pod whose controller reference names
-    ``obj`` by uid and kind is kept by its chain, so only the others are partitioned (each pod
-    of a list of pods alone is decided on its own): a Job's pods cost no partition."""
+    item is a plain object (else None: not decided here). A Pod whose controller reference
+    (its first) names ``obj`` by uid and kind is kept by its chain, so only the others are
+    partitioned (each pod of a list of pods alone is decided on its own, and a pod whose
+    controller is the workload is kept whatever else the list holds): a Job's pods cost no
+    partition. Anything but a Pod among them is a link, not a candidate: False."""
     kind = obj.get("kind")
     if type(kind) is not str or not kind:
         return None
-    rest: list[dict[str, Any]] = []
-    for pod in pods:
-        if (
-            type(pod) is not dict
-            or pod.get("kind") != "Pod"
-            or (pod.get("apiVersion") or "v1") != "v1"
-            or type(pod.get("items")) is list
-        ):
-            return None
-        meta = pod.get("metadata")
-        refs = meta.get("ownerReferences") if type(meta) is dict else None
-        proven = False
-        if type(refs) is list:
-            for ref in refs:
-                if type(ref) is not dict:
-                    break  # (a reference of another type may be the controller)
-                if ref.get("controller") is True:
-                    # the controller the chain starts at (the first flagged reference) is the
-                    # workload, of its kind (so the partition walks the chain), not the pod
-                    proven = (
-                        ref.get("uid") == uid and ref.get("kind") == kind and meta.get("uid") != uid  # type: ignore[union-attr]
-                    )
-                    break
-        if not proven:
-            rest.append(pod)
+    rest: list[Any] = []
+    keep = rest.append
+    for pod in pods:  # per pod of every workload a cold resync plans: the common case first
+        meta = pod.get("metadata") if type(pod) is dict else None
+        if type(meta) is dict:
+            refs = meta.get("ownerReferences")
+            if type(refs) is list and refs:
+                ref = refs[0]
+                if (
+                    type(ref) is dict
+                    and ref.get("controller") is True
+                    and ref.get("uid") == uid
+                    and ref.get("kind") == kind
+                    and meta.get("uid") != uid  # (the pod itself: a cycle)
+                    and pod.get("kind") == "Pod"
+                    and (pod.get("apiVersion") or "v1") == "v1"
+                    and type(pod.get("items")) is not list
+                ):
+                    continue
+        keep(pod)
     if not rest:
         return True
-    candidates, excluded = partition_pods(obj, rest)
-    return not excluded and len(candidates) == len(rest)
+    split = partition_listed(obj, rest)
+    if split is None:
+        return None
+    return not split[1] and len(split[0]) == len(rest)
