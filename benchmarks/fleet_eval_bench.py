@@ -157,7 +157,11 @@ if shared is not None:
     out["shared"], out["made"], out["kept"] = shared.shared, shared.made, len(shared)
 out["rss_gib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 2**30
 if mode == "operator":
-    alone = Inventory()  # wlmap serve: the web list alone, its own evaluation
+    try:  # wlmap serve: the web list alone, its own evaluation, in the inventory it makes
+        from workload_map.web.source import new_inventory
+    except ImportError:  # a tree from before the served inventory's own kind
+        new_inventory = Inventory
+    alone = new_inventory()
     for kind, (apply, _, _) in feeds.items():
         for obj in stores[kind]:
             (alone.apply_intermediate if kind == "ReplicaSet" else alone.apply_workload)(

@@ -214,8 +214,10 @@ def test_describe_file_loads_no_cluster_code(tmp_path: Path) -> None:
 
 
 #: what dataclasses (inspect) and msgspec (its inspect, textwrap) import but no command uses
-#: while it runs: stand-ins until first used (cli.main._DEFERRED), with inspect's own imports
+#: while it runs: stand-ins until first used (cli.main._DEFERRED), with inspect's own imports;
+#: and ``platform``, which msgspec's ``uuid`` asks only for the system's name (cli.main._Platform)
 BOUND_UNUSED = (
+    "platform",
     "inspect",
     "ast",
     "dis",
@@ -248,6 +250,11 @@ def test_a_deferred_module_loads_on_first_use() -> None:
         "assert urllib.parse.urlsplit('https://[::1]:6443/x').hostname == '::1'\n"
         "assert type(sys.modules['ipaddress']) is types.ModuleType\n"
         "assert dataclasses.copy.deepcopy({'a': [1]}) == {'a': [1]}\n"
+        "import uuid, os\n"
+        "assert 'platform' not in sys.modules\n"
+        "assert uuid._LINUX is (os.uname().sysname == 'Linux')\n"
+        "import platform\n"
+        "assert type(platform) is types.ModuleType and platform.system() == os.uname().sysname\n"
         "print('ok')\n"
     )
     done = fresh_python(code)

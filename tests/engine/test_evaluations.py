@@ -221,3 +221,87 @@ def test_two_consumers_evaluating_at_once_share_the_first_stored(
     taken = shared.workload("gangs", karta, job, pods, owned=False)
     assert taken is made[0]  # the gangs' own, made meanwhile, is dropped
     assert len(shared) == 0 and (shared.shared, shared.made) == (1, 1)
+
+
+def _counting_partitions(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many pods the partition (the workload's own and the sharing check) decides."""
+    import workload_map.engine.evaluations as evaluations
+    import workload_map.engine.workload as workload
+
+    seen: list[int] = []
+
+    def counted(real: Any) -> Any:
+        def partition(obj: Any, items: Any) -> Any:
+            seen.append(len(items))
+            return real(obj, items)
+
+        return partition
+
+    for module in (evaluations, workload):
+        for name in ("partition_pods", "partition_listed"):
+            if hasattr(module, name):
+                monkeypatch.setattr(module, name, counted(getattr(module, name)))
+    return seen
+
+
+def test_pods_whose_controller_is_the_workload_are_not_partitioned(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    seen = _counting_partitions(monkeypatch)
+    karta, job, pods = _karta("Job"), _job(), [_pod(i) for i in range(3)]
+    # the planner first: its evaluation is an owned one, which the inventory takes as it is
+    shared = _both()
+    planned = shared.workload("gangs", karta, job, pods, owned=False)
+    assert seen == [] and planned.excluded == [] and planned.candidate_pods == pods
+    assert shared.workload("inventory", karta, job, pods, owned=True) is planned
+    # the inventory first: the planner takes its evaluation without a partition
+    shared = _both()
+    made = shared.workload("inventory", karta, job, pods, owned=True)
+    assert shared.workload("gangs", karta, job, pods, owned=False) is made and seen == []
+    alone = Workload(karta, job, pods)  # what a partition of them all gives
+    assert [g.min_member for g in planned.pod_groups()] == [
+        g.min_member for g in alone.pod_groups()
+    ]
+
+
+def test_only_pods_their_controller_does_not_prove_are_partitioned(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    seen = _counting_partitions(monkeypatch)
+    karta, job = _karta("Job"), _job()
+    # named by uid but as another kind: the partition reads its labels; without a controller
+    # flag the reference proves nothing either
+    other_kind = _pod(1)
+    other_kind["metadata"]["ownerReferences"][0]["kind"] = "CronJob"
+    unflagged = _pod(2)
+    del unflagged["metadata"]["ownerReferences"][0]["controller"]
+    pods = [_pod(0), other_kind, unflagged]
+    shared = _both()
+    planned = shared.workload("gangs", karta, job, pods, owned=False)
+    assert seen == [2] and planned.excluded == []  # both kept: an owned evaluation
+    assert shared.workload("inventory", karta, job, pods, owned=True) is planned
+    # a pod the partition leaves out (its label names another Job): the planner's own,
+    # partitioned as before
+    seen.clear()
+    stray = _pod(3, labels={"batch.kubernetes.io/job-name": "other"})
+    stray["metadata"]["ownerReferences"][0].update(kind="CronJob")
+    pods = [_pod(0), stray]
+    shared = _both()
+    made = shared.workload("inventory", karta, job, pods, owned=True)
+    planned = shared.workload("gangs", karta, job, pods, owned=False)
+    assert planned is not made and [n for n, _ in planned.excluded] == ["train-3"]
+    assert seen == [1, 2]  # the one not proven, then the planner's own evaluation only
+    assert [n for n, _ in Workload(karta, job, pods).excluded] == ["train-3"]
+
+
+def test_a_link_among_the_pods_is_no_candidate_of_a_planners_evaluation() -> None:
+    karta, job = _karta("Job"), _job()
+    link = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x", "uid": "uid-x"}}
+    pods = [_pod(0), link]
+    shared = _both()
+    made = shared.workload("inventory", karta, job, pods, owned=True)
+    planned = shared.workload("gangs", karta, job, pods, owned=False)
+    # as a Workload of its own partitions them: the link only links, and the inventory's
+    # owned evaluation (where it counts as given) does not serve
+    assert planned is not made and planned.candidate_pods == [pods[0]]
+    assert Workload(karta, job, pods).candidate_pods == planned.candidate_pods

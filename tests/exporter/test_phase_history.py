@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from tests.exporter.test_collector import exposition, samples
 from workload_map.catalog import catalog
 from workload_map.cluster.inventory import Inventory
-from workload_map.exporter import ExporterHealth, WorkloadCollector
+from workload_map.exporter import ExporterHealth, WorkloadCollector, phase_history
 from workload_map.exporter.phase_history import PhaseClock, generations, status_since
 
 
@@ -51,6 +53,25 @@ def test_a_phase_matched_by_conditions_entered_at_their_last_transition() -> Non
     assert status_since(karta, obj, "Completed") == 1767229205.0  # 2026-01-01T01:00:05Z
     assert status_since(karta, obj, "Running") is None  # an expression: no status time
     assert status_since(karta, _job({}), "Completed") is None
+
+
+def test_conditions_are_read_only_for_a_phase_matched_by_conditions(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    karta = catalog.get("batch", "v1", "Job")
+    assert karta is not None
+    reads: list[int] = []
+    real = phase_history._raw_conditions
+
+    def counting(*args: Any) -> Any:
+        reads.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(phase_history, "_raw_conditions", counting)
+    assert status_since(karta, _job(COMPLETE), "Running") is None  # an expression
+    assert reads == []  # (a jq evaluation per workload and phase, for nothing)
+    assert status_since(karta, _job(COMPLETE), "Completed") == 1767229205.0
+    assert reads == [1]
 
 
 def test_generations_where_the_object_has_them() -> None:

@@ -139,6 +139,9 @@ class Inventory(Holdings[Entry]):
     ``catalog`` seeds the built-in definitions (a cluster Karta of the same root GVK replaces
     one); ``namespaces`` filters what is kept; ``evaluate`` turns (definition, workload, pods)
     into the shared evaluation (:func:`~workload_map.engine.summary.summarize`, by default).
+    ``detail=False``: the default evaluation leaves out the gangs and the pod places
+    (``summarize(detail=False)``), for a reader of the numbers only (``wlmap serve``: its
+    list and vitals read the phases and totals, its workload page the describe view).
     """
 
     def __init__(
@@ -148,9 +151,11 @@ class Inventory(Holdings[Entry]):
         namespaces: NamespaceFilter | None = None,
         evaluate: Callable[[Definition, dict[str, Any], list[dict[str, Any]]], WorkloadSummary]
         | None = None,
+        detail: bool = True,
     ) -> None:
         super().__init__(catalog=catalog, namespaces=namespaces)
         self._evaluate = evaluate or _summarize
+        self.detail = detail
         self.errors: dict[str, int] = {}  # evaluation failures per definition name
         self._logged: set[tuple[str, str]] = set()
         self._shared: Evaluations | None = None
@@ -251,7 +256,7 @@ class Inventory(Holdings[Entry]):
         try:
             if self._evaluate is _summarize and _has_references(job.definition):
                 workload = _workload(job.definition, job.obj, list(job.pods), self.resolver(reads))
-                summary, resolution = summarize(workload), workload.resolution
+                summary, resolution = summarize(workload, detail=self.detail), workload.resolution
             elif self._evaluate is _summarize and self._shared is not None:
                 # the process's other consumer (the gang planner) reads the same evaluation
                 summary = self._shared.workload(
@@ -264,6 +269,10 @@ class Inventory(Holdings[Entry]):
                     owned=True,  # linked here by the owner rule: not partitioned again
                     validate=False,
                 ).summary()
+            elif self._evaluate is _summarize:
+                summary = summarize(
+                    _workload(job.definition, job.obj, list(job.pods)), detail=self.detail
+                )
             else:
                 summary = self._evaluate(job.definition, job.obj, list(job.pods))
             error = summary.error

@@ -17,7 +17,9 @@ from its own caches).
 
 ``owned``: the inventory links pods by the owner rule and says so (no partition); the gang
 planner passes its pods to be partitioned. An evaluation made one way serves the other only
-when the partition would keep every pod given (checked, never assumed).
+when the partition would keep every pod given (checked, never assumed); a partitioned one whose
+partition keeps every pod is made as an owned one (the same evaluation), the pods whose
+controller reference names the workload needing no partition to say so.
 
 What is kept: one entry per workload uid (the newest inputs), until every consumer that
 joined (:meth:`Evaluations.join`) and covers its definition has taken it; then it is dropped
@@ -32,7 +34,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from workload_map.engine.partition import partition_pods
+from workload_map.engine.partition import partition_listed, partition_pods
 from workload_map.engine.structure import prepare
 from workload_map.engine.workload import Workload
 from workload_map.model import Karta
@@ -109,14 +111,19 @@ class Evaluations:
         if not isinstance(uid, str) or not uid or karta.spec.structure_definition.references:
             return self._make(karta, obj, pods, name, origin, owned, validate)
         prepare(karta, validate=validate)  # cached: an invalid definition raises here, as before
-        found = self._shareable(uid, karta, obj, pods, name, owned, consumer)
+        kept = None if owned else _keeps_all(obj, uid, pods)
+        if kept:
+            # the partition would keep every pod: the same evaluation as an owned one (and
+            # the owned one another consumer made serves without a partition of its own)
+            owned = True
+        found = self._shareable(uid, karta, obj, pods, name, owned, consumer, kept)
         if found is not None:
             return found
         wl = self._make(karta, obj, pods, name, origin, owned, validate)
         with self._lock:
             # both rooms start at once: another consumer may have made it meanwhile; its
             # evaluation is taken and this one dropped (nothing was derived from it yet)
-            found = self._shareable(uid, karta, obj, pods, name, owned, consumer)
+            found = self._shareable(uid, karta, obj, pods, name, owned, consumer, kept)
             if found is not None:
                 return found
             self.made += 1
@@ -144,13 +151,15 @@ class Evaluations:
         name: str,
         owned: bool,
         consumer: str,
+        kept: bool | None = None,
     ) -> Workload | None:
-        """The kept evaluation of these very inputs, taken by ``consumer``, if one serves."""
+        """The kept evaluation of these very inputs, taken by ``consumer``, if one serves
+        (``kept``: :func:`_keeps_all`'s answer for them, if known)."""
         with self._lock:
             entry = self._items.get(uid)
         if entry is None or not self._matches(entry, karta, obj, pods, name):
             return None
-        if entry.owned != owned and not self._interchangeable(entry, owned):
+        if entry.owned != owned and (kept is False or not self._interchangeable(entry, owned)):
             return None
         with self._lock:
             self.shared += 1
@@ -253,3 +262,41 @@ class Evaluations:
         entry.taken.add(consumer)
         if not self._others(entry, consumer) and self._items.get(uid) is entry:
             del self._items[uid]
+
+
+def _keeps_all(obj: dict[str, Any], uid: str, pods: Sequence[Any]) -> bool | None:
+    """Whether partitioning ``pods`` against ``obj`` (uid ``uid``) keeps every one, when every
+    item is a plain object (else None: not decided here). A Pod whose controller reference
+    (its first) names ``obj`` by uid and kind is kept by its chain, so only the others are
+    partitioned (each pod of a list of pods alone is decided on its own, and a pod whose
+    controller is the workload is kept whatever else the list holds): a Job's pods cost no
+    partition. Anything but a Pod among them is a link, not a candidate: False."""
+    kind = obj.get("kind")
+    if type(kind) is not str or not kind:
+        return None
+    rest: list[Any] = []
+    keep = rest.append
+    for pod in pods:  # per pod of every workload a cold resync plans: the common case first
+        meta = pod.get("metadata") if type(pod) is dict else None
+        if type(meta) is dict:
+            refs = meta.get("ownerReferences")
+            if type(refs) is list and refs:
+                ref = refs[0]
+                if (
+                    type(ref) is dict
+                    and ref.get("controller") is True
+                    and ref.get("uid") == uid
+                    and ref.get("kind") == kind
+                    and meta.get("uid") != uid  # (the pod itself: a cycle)
+                    and pod.get("kind") == "Pod"
+                    and (pod.get("apiVersion") or "v1") == "v1"
+                    and type(pod.get("items")) is not list
+                ):
+                    continue
+        keep(pod)
+    if not rest:
+        return True
+    split = partition_listed(obj, rest)
+    if split is None:
+        return None
+    return not split[1] and len(split[0]) == len(rest)

@@ -168,6 +168,9 @@ class WorkloadSummary:
     gangs: tuple[GangTally, ...]
     #: every known pod of the workload, by name
     pods: tuple[PodPlace, ...]
+    #: False when made for a reader of the numbers only (``summarize(detail=False)``):
+    #: ``gangs`` and ``pods`` are then left empty, not computed
+    detailed: bool = True
 
 
 def _request(pod: Mapping[str, Any]) -> Mapping[str, int]:
@@ -209,20 +212,28 @@ def placed_facts(
     known: dict[tuple[int, str, bool, bool], PodFacts] = {}
     # readiness by the pod's status object: equal statuses are one object too (by identity)
     readiness: dict[int, bool] = {}
+    # a pod's facts are those of its spec, its status and its state: pods sharing all three
+    # (the watch caches keep equal specs and statuses as one object) are one lookup
+    by_objects: dict[tuple[int, int, str], PodFacts] = {}
     for pod, p in zip(pods, placements, strict=True):
         if p.component is None or p.reason is not None:  # not p.attributed (inlined)
             out.append(None)
             continue
+        spec = pod.get("spec")
+        state = p.state
+        seen = (id(spec), id(pod.get("status")), state)
+        facts = by_objects.get(seen)
+        if facts is not None:
+            out.append(facts)
+            continue
         # pod_facts, inlined (it runs per pod of a fleet): the request looked up by the spec's
         # identity, and equal facts one object (tally_of then counts pods per distinct facts)
-        spec = pod.get("spec")
         key = id(spec)
         request = requests.get(key)
         if request is None:
             # kept once by content: equal requests of every workload are one object, and so
             # are equal facts (_facts), so that equal tallies are made once (tally_of)
             request = requests[key] = _one(_request(pod))
-        state = p.state
         # dict first: the ABC check costs on every pod of a fleet (a trimmed pod's spec is a dict)
         bound = (type(spec) is dict or isinstance(spec, Mapping)) and bool(spec.get("nodeName"))
         ready = False
@@ -235,6 +246,7 @@ def placed_facts(
         facts = known.get((key, state, ready, bound))
         if facts is None:
             facts = known[(key, state, ready, bound)] = _facts(request, state, ready, bound)
+        by_objects[seen] = facts
         out.append(facts)
     return out
 
@@ -389,8 +401,12 @@ def sum_tallies(tallies: Iterable[Tally]) -> Tally:
     return Tally(desired, current, ready, pending_pods, held_pods, requested, pending, held, active)
 
 
-def summarize(wl: Summarized) -> WorkloadSummary:
-    """The shared evaluation of ``wl`` (see the module doc)."""
+def summarize(wl: Summarized, *, detail: bool = True) -> WorkloadSummary:
+    """The shared evaluation of ``wl`` (see the module doc).
+
+    Without ``detail``, the phases, error, totals and components only: no gangs (the pod
+    groups are not built) and no pod places, as a reader of the numbers needs them (the web
+    list, ``wlmap serve``); the summary says so (``detailed``)."""
     pods_known = wl.pods is not None
     errors: list[str] = []
     try:
@@ -415,8 +431,9 @@ def summarize(wl: Summarized) -> WorkloadSummary:
             facts_of[(component, instance)] = [facts]
         else:
             found.append(facts)
-        replica = p.replica
-        placed[p.pod] = (component, instance, "" if replica is None else replica, facts)
+        if detail:
+            replica = p.replica
+            placed[p.pod] = (component, instance, "" if replica is None else replica, facts)
     components: list[ComponentTally] = []
     desired = 0
     requested: dict[str, int] = {}
@@ -443,6 +460,17 @@ def summarize(wl: Summarized) -> WorkloadSummary:
                     name, instance_id, tally_of(count, asked, (mine or []) if pods_known else None)
                 )
             )
+    totals = tally_of(desired, requested, every if pods_known else None)
+    if not detail:
+        return WorkloadSummary(
+            phases=phases,
+            error=errors[0] if errors else None,
+            totals=totals,
+            components=tuple(components),
+            gangs=(),
+            pods=(),
+            detailed=False,
+        )
     groups: dict[str, str] = {}
     gangs: list[GangTally] = []
     for group in wl.gangs.groups:
@@ -485,7 +513,7 @@ def summarize(wl: Summarized) -> WorkloadSummary:
     return WorkloadSummary(
         phases=phases,
         error=errors[0] if errors else None,
-        totals=tally_of(desired, requested, every if pods_known else None),
+        totals=totals,
         components=tuple(components),
         gangs=tuple(gangs),
         pods=tuple(places),

@@ -23,6 +23,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any, cast
 
 from prometheus_client.core import (
@@ -33,7 +34,7 @@ from prometheus_client.core import (
 )
 
 from workload_map.cluster.inventory import Entry, Inventory
-from workload_map.engine.summary import ComponentTally, PodPlace, Tally
+from workload_map.engine.summary import ComponentTally, PodPlace, Tally, WorkloadSummary
 from workload_map.exporter.families import (
     COMPONENT_PODS,
     COMPONENT_REQUESTS,
@@ -152,8 +153,11 @@ class WorkloadCollector:
         }
         #: (name, formatter) of each per-workload family, in exposition order
         self._each = [(f.name, self._formatters[f.name]) for f in PER_WORKLOAD]
+        #: the phase and tally families' formats of a workload by its phases and tallies (by
+        #: id, the tallies held: see _shaped_text)
+        self._workload_shapes: dict[tuple[Any, ...], tuple[tuple[Any, ...], Any]] = {}
         #: the tally families' formats by (component and instance, or (), tally id), with
-        #: the tally (see _tally_text)
+        #: the tally (see _tally_formats)
         self._tally_shapes: dict[tuple[Any, ...], tuple[Tally, _TallyShape]] = {}
 
     def describe(self) -> list[Metric]:
@@ -345,7 +349,8 @@ class WorkloadCollector:
         matched = set(summary.phases)
         identity = escaped_identity(*wl)
         if shaped is not None:
-            shaped[PHASE.name] = self._phase_text(summary.phases, matched, identity)
+            # the phases' and (unless the evaluation failed) the tallies' text at once
+            self._shaped_text(shaped, summary, identity, tallies=e.error is None)
         else:
             rows[PHASE.name] = [((*wl, p), 1.0 if p in matched else 0.0) for p in PHASES]
         first_seen = self._phase_clock.seen(e.uid, matched)
@@ -369,9 +374,7 @@ class WorkloadCollector:
             rows[OBSERVED_GENERATION.name].append((wl, observed))
         if e.error is not None:
             return rows  # counts of a half-evaluated workload would mislead: error counted
-        if shaped is not None:
-            self._tally_text(shaped, summary.totals, summary.components, identity)
-        else:
+        if shaped is None:
             self._all_tally_rows(rows, wl, summary.totals, summary.components, values)
         gang_min, gang_pods = rows[GANG_MIN.name], rows[GANG_PODS.name]
         for g in summary.gangs:
@@ -406,14 +409,29 @@ class WorkloadCollector:
         return rows
 
     def _pod_text(self, pods: tuple[PodPlace, ...], ns: str, name: str, kind: str) -> bytes:
-        """The pods' lines (``workloadmap_pod_workload_info``, the rows' text), their values
-        given in the lines' label order (:data:`POD_ORDER`) and checked for escapes at once."""
+        """The pods' lines (``workloadmap_pod_workload_info``, the rows' text): the workload's
+        own values (kind, namespace, workload) written into the line's format once, each pod's
+        six read in C in the lines' label order (:data:`POD_ORDER`), all checked for escapes
+        at once."""
         args: list[str] = []
-        for p in pods:
-            args += (p.component, p.instance, kind, ns, p.name, p.pod_group, p.replica, p.uid, name)
+        for values in map(_POD_VALUES, pods):
+            args += values
         if has_escape(args):
             args = [escape(a) for a in args]
-        return (self._formatters[POD.name].constant(len(pods), 1.0) % tuple(args)).encode()
+        k, n, w = (escape(v).replace("%", "%%") for v in (kind, ns, name))
+        slot = "%s"
+        line = self._formatters[POD.name].constant(1, 1.0) % (
+            slot,
+            slot,
+            k,
+            n,
+            slot,
+            slot,
+            slot,
+            slot,
+            w,
+        )
+        return ((line * len(pods)) % tuple(args)).encode()
 
     def _all_tally_rows(
         self,
@@ -431,35 +449,67 @@ class WorkloadCollector:
                 rows, COMPONENT_PODS, COMPONENT_RESOURCES, COMPONENT_REQUESTS, key, c.tally, values
             )
 
-    def _phase_text(
-        self, phases: tuple[str, ...], matched: set[str], identity: tuple[str, ...]
-    ) -> bytes:
+    def _shaped_text(
+        self,
+        shaped: dict[str, bytes],
+        summary: WorkloadSummary,
+        identity: tuple[str, ...],
+        *,
+        tallies: bool,
+    ) -> None:
+        """The text of the phase and tally families of a workload, from one format per family
+        kept by all they hold past the workload's identity (its phases, and the tallies of it
+        and of its components: equal tallies are one object across a fleet,
+        engine/summary.py), as bytes: one lookup per workload, and the identity encoded once
+        for every family."""
+        components = summary.components if tallies else ()
+        key = (
+            summary.phases,
+            id(summary.totals) if tallies else None,
+            *[(c.component, c.instance, id(c.tally)) for c in components],
+        )
+        found = self._workload_shapes.get(key)
+        if found is None:
+            if len(self._workload_shapes) >= SHAPES_KEPT:
+                self._workload_shapes.clear()
+            made = [(PHASE.name, self._phase_format(summary.phases), len(PHASES))]
+            if tallies:
+                made += self._tally_formats(summary.totals, components)
+            formats = tuple((name, template.encode(), lines) for name, template, lines in made)
+            # the tallies held with their formats: their ids in the key stay theirs
+            held = (summary.totals, *[c.tally for c in components])
+            found = self._workload_shapes[key] = (held, formats)
+        ident = tuple(v.encode() for v in identity)
+        for name, template, lines in found[1]:
+            shaped[name] = template % (ident * lines)
+
+    def _phase_format(self, phases: tuple[str, ...]) -> str:
+        """The phase family's lines of a workload in ``phases``, a %-format of its identity."""
         lines = self._formatters[PHASE.name]
         assert lines.shapes is not None
         template = lines.shapes.get(phases)
         if template is None:
             if len(lines.shapes) >= SHAPES_KEPT:
                 lines.shapes.clear()
+            matched = set(phases)
             rest = [((p,), 1.0 if p in matched else 0.0) for p in PHASES]
             template = lines.shapes[phases] = lines.shape(rest)
-        return (template % (identity * len(PHASES))).encode()
+        return template
 
-    def _tally_text(
-        self,
-        shaped: dict[str, bytes],
-        totals: Tally,
-        components: tuple[ComponentTally, ...],
-        identity: tuple[str, ...],
-    ) -> None:
-        """The text of the tally families: each tally's formats kept by the tally (equal
-        tallies are one object across a fleet: engine/summary.py) and what it is of."""
+    def _tally_formats(
+        self, totals: Tally, components: tuple[ComponentTally, ...]
+    ) -> list[tuple[str, str, int]]:
+        """(family, %-format of the workload's identity, lines) of the tally families of a
+        workload, those with lines: its totals' and its components' (each tally's formats
+        kept by the tally and what it is of: :meth:`_tally_shape`)."""
+        out: list[tuple[str, str, int]] = []
         for name, (template, count) in zip(
             (PODS.name, RESOURCES.name, REQUESTS.name), self._tally_shape((), totals), strict=True
         ):
             if count:
-                shaped[name] = (template % (identity * count)).encode()
+                out.append((name, template, count))
         if not components:
-            return
+            return out
         parts: tuple[list[str], list[str], list[str]] = ([], [], [])
         counts = [0, 0, 0]
         for c in components:
@@ -472,7 +522,8 @@ class WorkloadCollector:
             (COMPONENT_PODS.name, COMPONENT_RESOURCES.name, COMPONENT_REQUESTS.name)
         ):
             if counts[at]:
-                shaped[name] = ("".join(parts[at]) % (identity * counts[at])).encode()
+                out.append((name, "".join(parts[at]), counts[at]))
+        return out
 
     def _tally_shape(self, key: tuple[str, ...], tally: Tally) -> _TallyShape:
         """(format, lines) of the pods, resources and deprecated requests families of
@@ -497,6 +548,10 @@ class WorkloadCollector:
 
 
 _COMPONENT_TALLY = (COMPONENT_PODS, COMPONENT_RESOURCES, COMPONENT_REQUESTS)
+
+#: a pod's own values in its line's label order (:data:`POD_ORDER` less the workload's kind,
+#: namespace and name, which :meth:`WorkloadCollector._pod_text` writes into the format)
+_POD_VALUES = attrgetter("component", "instance", "name", "pod_group", "replica", "uid")
 
 
 def _tally_rows(

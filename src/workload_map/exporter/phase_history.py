@@ -60,8 +60,10 @@ def status_since(karta: Karta, obj: Mapping[str, Any], phase: str) -> float | No
     if definition is None:
         return None
     matchers = getattr(definition.status_mappings, phase.lower(), ())
+    if not any(m.by_conditions for m in matchers):
+        return None  # no conditions to read (a phase matched by an expression or counts)
     conditions = _raw_conditions(karta, obj)
-    if not conditions or not matchers:
+    if not conditions:
         return None
     cd = definition.conditions_definition
     assert cd is not None

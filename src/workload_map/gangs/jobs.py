@@ -46,7 +46,8 @@ _EMPTY: Mapping[str, Any] = {}
 
 
 def _map(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else _EMPTY
+    # type() first: the ABC check costs a Python call, and a resync asks it per pod
+    return value if type(value) is dict or isinstance(value, Mapping) else _EMPTY
 
 
 def _is_job(obj: Mapping[str, Any]) -> bool:
@@ -121,7 +122,11 @@ def foreign_group(workload: Mapping[str, Any], pods: Iterable[Mapping[str, Any]]
     uid = _map(workload.get("metadata")).get("uid")
     ours = dns_subdomain(f"pg-{uid or _map(workload.get('metadata')).get('name')}")[:40]
     for pod in pods:
-        group = _map(_map(pod.get("spec")).get("schedulingGroup")).get("podGroupName")
+        spec = pod.get("spec")
+        stamped = (spec if type(spec) is dict else _map(spec)).get("schedulingGroup")
+        if stamped is None:
+            continue  # most pods (read per pod of every Job a resync plans)
+        group = _map(stamped).get("podGroupName")
         if isinstance(group, str) and group and not group.startswith(ours):
             return group
     return None

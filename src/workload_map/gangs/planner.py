@@ -550,7 +550,7 @@ def plan(
     notes.extend(n for n in wl_spec.gang_notes() if n not in notes)
     for note in notes:
         out.decisions.append(Decision("NoGang", note))
-    known_pods = _pod_fields(pod_list or ())
+    known_pods: dict[str, PodFields] | None = None  # read at the first gang that needs it
     peers: dict[str, int] = {}
     for group in groups.values():
         peers[group.definition] = peers.get(group.definition, 0) + 1
@@ -576,6 +576,8 @@ def plan(
             )
             continue
         members = member_components(wl_spec.karta, group)
+        if known_pods is None:
+            known_pods = _pod_fields(pod_list or ())
         schedulers, priority = _schedulers(group, members, known_pods, specs)
         backends = {config.backend_for(s) for s in schedulers}
         if len(schedulers) != 1 or len(backends) != 1:
@@ -690,7 +692,7 @@ def plan(
     disruption = (
         _disruption(wl_spec.obj, out) if any(g.backend == NATIVE for g in out.gangs) else {}
     )
-    if objects:
+    if objects and (out.gangs or out.composites):  # (no gang, no object: most Jobs)
         queue, timeout = _queue(wl_spec.obj, config), _timeout(wl_spec.obj, config)
         out.objects = build_objects(
             out, choice.reason, queue, timeout, _volcano_annotations(wl_spec.obj), disruption

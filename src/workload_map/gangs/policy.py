@@ -43,7 +43,7 @@ class OptIn:
 
 
 def _strings(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
+    return value if type(value) is dict or isinstance(value, Mapping) else {}
 
 
 def opt_in(

@@ -97,8 +97,11 @@ def _reference(pod: Mapping[str, Any], meta: Mapping[str, Any]) -> tuple[str, st
     if type(spec) is not dict and not isinstance(spec, Mapping):
         spec = _EMPTY
     group = spec.get("schedulingGroup")
-    if group and isinstance(group, Mapping) and isinstance(group.get("podGroupName"), str):
-        return NATIVE_API, group["podGroupName"]
+    # type() first: the ABC check costs a Python call, and a resync asks it per pod
+    if group and (type(group) is dict or isinstance(group, Mapping)):
+        name = group.get("podGroupName")
+        if type(name) is str or isinstance(name, str):
+            return NATIVE_API, name
     label = (meta.get("labels") or {}).get(COSCHEDULING_LABEL)
     if isinstance(label, str) and label:
         return COSCHEDULING_API, label
@@ -108,11 +111,14 @@ def _reference(pod: Mapping[str, Any], meta: Mapping[str, Any]) -> tuple[str, st
     return None
 
 
+_DONE = ("Succeeded", "Failed")
+
+
 def _live(pod: Mapping[str, Any], meta: Mapping[str, Any]) -> bool:
     """Not finished and not being deleted: a pod that still holds or waits for a place
     (``meta``: its metadata, read once by the caller)."""
     phase = (pod.get("status") or {}).get("phase")
-    return phase not in ("Succeeded", "Failed") and not meta.get("deletionTimestamp")
+    return phase not in _DONE and not meta.get("deletionTimestamp")
 
 
 def _bound(pod: Mapping[str, Any]) -> bool:
@@ -302,10 +308,18 @@ def reconcile(
     pod_list: list[Mapping[str, Any]] = []
     refs: list[tuple[str, tuple[str, str] | None]] = []
     for p in pods:
-        meta = _meta(p)
-        if _live(p, meta):
-            pod_list.append(p)
-            refs.append((str(meta.get("name")), _reference(p, meta)))
+        meta = p.get("metadata")
+        if type(meta) is not dict:
+            meta = _meta(p)
+        status = p.get("status")
+        if type(status) is dict:  # _live inlined for the common case: it runs per pod
+            if status.get("phase") in _DONE or meta.get("deletionTimestamp"):
+                continue
+        elif not _live(p, meta):
+            continue
+        pod_list.append(p)
+        name = meta.get("name")
+        refs.append((name if type(name) is str else str(name), _reference(p, meta)))
     # copied only where changed below: a resync of an unchanged workload copies nothing
     desired: dict[tuple[str, str, str], dict[str, Any]] = {_key(o): o for o in plan.objects}
     gangs = {g.name: g for g in plan.gangs}

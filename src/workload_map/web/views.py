@@ -116,21 +116,49 @@ class Filters:
         )
 
 
-def _sort_key(name: str) -> Any:
-    def key(r: Row) -> Any:
-        e = r.entry
-        return {
-            "cluster": (r.cluster, e.namespace, e.name),
-            "name": (e.name, e.namespace),
-            "kind": (e.gvk.kind, e.namespace, e.name),
-            "namespace": (e.namespace, e.name),
-            "phase": (PHASE_ORDER.index(r.phases[0]) if r.phases else 99, e.namespace, e.name),
-            "pods": (r.desired or 0, e.namespace, e.name),
-            "gpus": (r.gpus or 0, e.namespace, e.name),
-            "age": (str((e.obj.get("metadata") or {}).get("creationTimestamp") or ""), e.name),
-        }[name]
+#: what the list sorts by, read from a candidate row (cluster, entry, phases, totals); one
+#: function per sort, chosen once (a fleet's list sorts 10k rows)
+_Candidate = tuple[str, Entry, list[str], Any]
 
-    return key
+
+def _by_age(c: _Candidate) -> Any:
+    return (str((c[1].obj.get("metadata") or {}).get("creationTimestamp") or ""), c[1].name)
+
+
+_SORT_KEYS: dict[str, Any] = {
+    "cluster": lambda c: (c[0], c[1].namespace, c[1].name),
+    "name": lambda c: (c[1].name, c[1].namespace),
+    "kind": lambda c: (c[1].gvk.kind, c[1].namespace, c[1].name),
+    "namespace": lambda c: (c[1].namespace, c[1].name),
+    "phase": lambda c: (PHASE_ORDER.index(c[2][0]) if c[2] else 99, c[1].namespace, c[1].name),
+    "pods": lambda c: (
+        (c[3].desired if c[3] is not None else None) or 0,
+        c[1].namespace,
+        c[1].name,
+    ),
+    "gpus": lambda c: (
+        (c[3].requested.get(GPU, 0) if c[3] is not None else None) or 0,
+        c[1].namespace,
+        c[1].name,
+    ),
+    "age": _by_age,
+}
+
+
+def _row(c: _Candidate, now: dt.datetime) -> Row:
+    cluster, e, phases, t = c
+    return Row(
+        e,
+        phases,
+        t.ready if t is not None else None,
+        t.desired if t is not None else None,
+        t.requested.get(GPU, 0) if t is not None else None,
+        age((e.obj.get("metadata") or {}).get("creationTimestamp"), now),
+        workload_path(e, cluster),
+        gpus_held=_get(t.held_requests, GPU) if t is not None else None,
+        gpus_pending=_get(t.pending_requests, GPU) if t is not None else None,
+        cluster=cluster,
+    )
 
 
 _SORTS = ("cluster", "name", "kind", "namespace", "phase", "pods", "gpus", "age")
@@ -165,7 +193,8 @@ def cluster_rows(
     ]
     namespaces = sorted({e.namespace for _, e in everything})
     kinds = sorted({e.gvk.kind for _, e in everything})
-    out: list[Row] = []
+    # the rows are made for the shown page only: the rest are filtered, counted and sorted
+    out: list[_Candidate] = []
     needle = filters.text.lower()
     for cluster, e in everything:
         if filters.cluster and cluster != filters.cluster:
@@ -179,32 +208,11 @@ def cluster_rows(
             continue
         if needle and needle not in f"{e.namespace}/{e.name} {e.gvk.kind}".lower():
             continue
-        t = e.summary.totals if e.summary is not None else None
-        out.append(
-            Row(
-                e,
-                phases,
-                t.ready if t is not None else None,
-                t.desired if t is not None else None,
-                t.requested.get(GPU, 0) if t is not None else None,
-                "",  # filled for the shown page only
-                "",
-                gpus_held=_get(t.held_requests, GPU) if t is not None else None,
-                gpus_pending=_get(t.pending_requests, GPU) if t is not None else None,
-                cluster=cluster,
-            )
-        )
-    out.sort(key=_sort_key(filters.sort), reverse=filters.descending)
+        out.append((cluster, e, phases, e.summary.totals if e.summary is not None else None))
+    out.sort(key=_SORT_KEYS[filters.sort], reverse=filters.descending)
     pages = max(1, -(-len(out) // PAGE_SIZE))
     page = min(filters.page, pages)
-    shown = [
-        dataclasses.replace(
-            r,
-            age=age((r.entry.obj.get("metadata") or {}).get("creationTimestamp"), now),
-            path=workload_path(r.entry, r.cluster),
-        )
-        for r in out[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
-    ]
+    shown = [_row(c, now) for c in out[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]]
     clusters = [c for c in inventories if c]
     return Listing(shown, len(out), pages, filters, namespaces, kinds, clusters)
 
