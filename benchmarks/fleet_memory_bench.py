@@ -82,6 +82,12 @@ if what == "sample":
     raise SystemExit(0)
 
 inv = Inventory()
+if what == "serve":
+    try:  # the inventory wlmap serve makes (its list needs no gangs or pod places)
+        from workload_map.web.source import new_inventory
+        inv = new_inventory()
+    except ImportError:  # a tree from before it
+        pass
 stores = {"JobSet": {}, "Job": {}, "Pod": {}}  # the informers' stores
 if what == "operator":
     # one informer per kind serves both rooms (operator/main.py's InformerSet): the trim is the

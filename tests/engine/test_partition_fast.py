@@ -295,3 +295,74 @@ def test_a_link_after_the_pods_changes_their_verdict() -> None:
     candidates, excluded = partition_pods(workload, [member, job])
     assert candidates == []
     assert excluded == [(member, "owned by another JobSet: other")]
+
+
+@st.composite
+def plain_pod(draw: st.DrawFn) -> Any:
+    """A pod as a cluster lists it (a plain object, metadata an object, references objects):
+    what the C-level check (``_all_candidates``) decides; only its labels and references vary,
+    so lists of them reach that check and, where one would be excluded, the loop."""
+    meta: dict[str, Any] = {"name": draw(st.sampled_from(["p0", "p1", "p2"]))}
+    if draw(st.integers(0, 5)):
+        meta["labels"] = {
+            key: draw(st.sampled_from(good))
+            for key, good in LABEL_VALUES.items()
+            if draw(st.integers(0, 2)) == 0
+        }
+    elif draw(st.booleans()):
+        meta["labels"] = None
+    if draw(st.booleans()):
+        refs = draw(st.lists(reference().filter(lambda r: type(r) is dict), max_size=2))
+        meta["ownerReferences"] = refs if refs or draw(st.booleans()) else None
+    obj: dict[str, Any] = {"kind": "Pod", "metadata": meta}
+    if draw(st.integers(0, 3)):
+        obj["apiVersion"] = "v1"
+    return obj
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, len(WORKLOADS) - 1), st.lists(plain_pod(), min_size=1, max_size=4))
+def test_a_list_of_plain_pods_is_decided_as_pod_by_pod(which: int, pods: list[Any]) -> None:
+    """Lists of pods a cluster would list: the C-level check that every pod is a candidate
+    keeps them all only when the rule read pod by pod keeps them all (references naming the
+    workload's kind, name, uid and kind labels naming others reach the loop)."""
+    workload = WORKLOADS[which]
+    want = _reference_rule(workload, pods)
+    _same(partition_pods(workload, pods), want)
+    got = partition_listed(workload, pods)
+    assert got is not None
+    _same(got, want)
+
+
+def test_plain_pods_the_check_leaves_to_the_loop() -> None:
+    """One pod among plain ones whose kind label names another operator, or whose controller
+    is another workload of the same kind: excluded, with the loop's reason."""
+    plain = {"kind": "Pod", "apiVersion": "v1", "metadata": {"name": "a", "labels": {}}}
+    other_kind = {
+        "kind": "Pod",
+        "metadata": {"name": "b", "labels": {KF_NAME: "pt", KF_KIND: "tfjob-controller"}},
+    }
+    owned = {
+        "kind": "Pod",
+        "metadata": {
+            "name": "c",
+            "ownerReferences": [
+                {
+                    "apiVersion": "jobset.x-k8s.io/v1alpha2",
+                    "kind": "JobSet",
+                    "name": "other",
+                    "uid": "u-other",
+                    "controller": True,
+                }
+            ],
+        },
+    }
+    for workload, odd, why in (
+        (WORKLOADS[2], other_kind, f"its label {KF_KIND}=tfjob-controller names a workload"),
+        (WORKLOADS[0], owned, "owned by another JobSet: other"),
+    ):
+        got = partition_listed(workload, [plain, odd, plain])
+        assert got is not None
+        assert [id(p) for p in got[0]] == [id(plain), id(plain)]
+        assert [(id(p), reason[: len(why)]) for p, reason in got[1]] == [(id(odd), why)]
+        _same(got, _reference_rule(workload, [plain, odd, plain]))

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from workload_map.engine.pods import ACTIVE, Placement
+from workload_map.engine.pods import ACTIVE, TERMINATING, Placement
 from workload_map.engine.summary import (
     ComponentTally,
     GangTally,
@@ -137,3 +137,21 @@ def test_a_trimmed_pod_keeps_its_spec_a_dict_and_its_node() -> None:
     assert type(pod["spec"]) is dict
     facts = placed_facts([pod], [_placed()])[0]
     assert facts is not None and facts.bound and facts.held
+
+
+def test_pods_sharing_spec_and_status_objects_are_read_by_their_state_too() -> None:
+    # placed_facts reads a pod once per (spec, status, state) objects: the same spec and status
+    # objects in another state, or another status object, give that pod's own facts
+    bound = _pod(node="n1", ready=True)
+    spec, status = bound["spec"], bound["status"]
+    same = {"kind": "Pod", "metadata": {"name": "q"}, "spec": spec, "status": status}
+    unready = {**same, "status": _pod(ready=False)["status"]}
+    pods = [bound, same, same, unready]
+    states = [ACTIVE, ACTIVE, TERMINATING, ACTIVE]
+    placements = [Placement(pod="p", component="main", instance="", state=s) for s in states]
+    got = placed_facts(pods, placements)
+    assert got[0] is got[1]
+    expected = [pod_facts(p, s) for p, s in zip(pods, states, strict=True)]
+    assert got == expected
+    assert [f.ready if f else None for f in got] == [True, True, False, False]
+    assert [f.active if f else None for f in got] == [True, True, False, True]

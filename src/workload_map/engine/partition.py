@@ -11,7 +11,8 @@ chain rule is ``engine/owners.py``; the labels, ``engine/owner_labels.py``.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from itertools import chain, repeat
+from typing import Any, cast
 
 from workload_map.engine.owner_labels import (
     OWNER_LABELS,
@@ -122,6 +123,13 @@ def _partition(
     kind_values = rule.kind_values if rule is not None else frozenset()
     # read twice when the file holds links (below): an iterator is read into a list first
     listed = objects if type(objects) is list else list(objects)
+    if listed:
+        try:
+            passed = _all_candidates(listed, kind, expected, kind_label, kind_values)
+        except TypeError:  # an unhashable value where a set is made: the loop decides
+            passed = False
+        if passed:
+            return list(listed), []
     # One pass that decides each pod as it comes, as if the file held nothing but pods (pods
     # listed from a cluster, most --pods files): a pod's references then prove something only
     # when they name an object of the workload's kind. The first other object changes that
@@ -196,6 +204,69 @@ def _partition(
         pods = [o for o in listed if _is_pod(o)]
         return _partition_linked(pods, links, top, check)
     return candidates, excluded
+
+
+#: ``dict.get`` unbound, for ``map`` over a list of plain objects
+_GET = cast(Callable[[Any, str], Any], dict.get)
+_NONE = type(None)
+_LIST_OR_NONE = frozenset((list, _NONE))
+_DICT_OR_NONE = frozenset((dict, _NONE))
+
+
+def _all_candidates(
+    listed: list[Any],
+    kind: str,
+    expected: tuple[tuple[str, str, str], ...],
+    kind_label: str | None,
+    kind_values: frozenset[str],
+) -> bool:
+    """Whether :func:`_partition`'s loop would keep every item of ``listed`` without a word:
+    all plain pods (``v1``), their metadata plain objects, no owner reference that is not an
+    object or names the workload's kind, no owner label naming another workload. Decided in a
+    few passes of C-level ``map``/``set`` over the whole list, not a Python step per pod (the
+    pods of one workload listed from a cluster, nearly always); any other list (False, or
+    TypeError on an unhashable value) is left to the loop, which finds what is odd."""
+    n = len(listed)
+    get = _GET
+    if list(map(type, listed)).count(dict) != n:
+        return False
+    if list(map(get, listed, repeat("kind"))).count("Pod") != n:
+        return False
+    versions = list(map(get, listed, repeat("apiVersion")))
+    if versions.count("v1") + versions.count(None) != n:
+        return False  # (another falsy version is read as v1 too: the loop says so)
+    metas = list(map(get, listed, repeat("metadata")))
+    if list(map(type, metas)).count(dict) != n:
+        return False
+    refs = list(map(get, metas, repeat("ownerReferences")))
+    if not _LIST_OR_NONE.issuperset(map(type, refs)):
+        return False  # (a reference list that is not a list is ignored: the loop says so)
+    items = list(chain.from_iterable(filter(None, refs)))
+    if items:
+        if list(map(type, items)).count(dict) != len(items):
+            return False
+        if kind in map(get, items, repeat("kind")):
+            return False  # the chain decides
+    if not expected:
+        return True
+    labels = list(map(get, metas, repeat("labels")))
+    types = set(map(type, labels))
+    if not _DICT_OR_NONE.issuperset(types):
+        return False
+    if _NONE in types:
+        labels = list(filter(None, labels))  # (no labels, or none: no evidence)
+    for key, wanted, _ in expected:
+        # a string other than the workload's name or uid names another workload
+        for value in set(map(get, labels, repeat(key))):
+            if type(value) is str and value != wanted and wanted:
+                return False
+    if kind_label is not None:
+        # a kind label naming another kind counts only where a name label was seen: the
+        # loop decides such pods
+        for value in set(map(get, labels, repeat(kind_label))):
+            if type(value) is str and value not in kind_values:
+                return False
+    return True
 
 
 def _is_pod(obj: Any) -> bool:

@@ -212,20 +212,28 @@ def placed_facts(
     known: dict[tuple[int, str, bool, bool], PodFacts] = {}
     # readiness by the pod's status object: equal statuses are one object too (by identity)
     readiness: dict[int, bool] = {}
+    # a pod's facts are those of its spec, its status and its state: pods sharing all three
+    # (the watch caches keep equal specs and statuses as one object) are one lookup
+    by_objects: dict[tuple[int, int, str], PodFacts] = {}
     for pod, p in zip(pods, placements, strict=True):
         if p.component is None or p.reason is not None:  # not p.attributed (inlined)
             out.append(None)
             continue
+        spec = pod.get("spec")
+        state = p.state
+        seen = (id(spec), id(pod.get("status")), state)
+        facts = by_objects.get(seen)
+        if facts is not None:
+            out.append(facts)
+            continue
         # pod_facts, inlined (it runs per pod of a fleet): the request looked up by the spec's
         # identity, and equal facts one object (tally_of then counts pods per distinct facts)
-        spec = pod.get("spec")
         key = id(spec)
         request = requests.get(key)
         if request is None:
             # kept once by content: equal requests of every workload are one object, and so
             # are equal facts (_facts), so that equal tallies are made once (tally_of)
             request = requests[key] = _one(_request(pod))
-        state = p.state
         # dict first: the ABC check costs on every pod of a fleet (a trimmed pod's spec is a dict)
         bound = (type(spec) is dict or isinstance(spec, Mapping)) and bool(spec.get("nodeName"))
         ready = False
@@ -238,6 +246,7 @@ def placed_facts(
         facts = known.get((key, state, ready, bound))
         if facts is None:
             facts = known[(key, state, ready, bound)] = _facts(request, state, ready, bound)
+        by_objects[seen] = facts
         out.append(facts)
     return out
 
