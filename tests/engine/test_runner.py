@@ -126,3 +126,27 @@ def test_runner_facts_of_the_reference() -> None:
     assert Expression(".a // {}").all({}) == [{}]
     assert Expression(".a // []").all({"a": None}) == [[]]
     assert Expression('.a // .b // "c"').all({}) == ["c"]
+
+
+@pytest.mark.parametrize(
+    "expr",
+    [".a.b + 1", "(.a // 0) > 0 and .a != true", ".a | length", "[.a.b]", ".a[0] == 3"],
+)
+def test_computed_expressions_evaluate_the_same_before_and_after_the_shortcut(expr: str) -> None:
+    program = jq.compile(expr)
+    first = Expression(expr)
+    assert first.located is None
+    before = first.evaluate
+    for value in VALUES:
+        try:
+            expected: Any = program.all(value)
+        except jq.JqError as err:
+            expected = f"JQ execution error for expression '{expr}': {err}"
+        for e in (Expression(expr), first):  # a first evaluation, and a later one
+            try:
+                got: Any = e.all(value)
+            except ExtractionError as err:
+                got = str(err)
+            assert got == expected, (expr, value)
+    # after compiling, the program is called straight rather than through _slow
+    assert before != first.evaluate

@@ -15,6 +15,8 @@ from typing import Any
 import pytest
 
 from workload_map import jq
+from workload_map.jq import deep
+from workload_map.jq import program as program_module
 from workload_map.jq import values as jv
 
 VALUES: list[Any] = [
@@ -109,3 +111,85 @@ def test_optional_iterate_still_meets_the_deadline() -> None:
     prog = jq.compile("[.[]? as $x | .[]? | .[]? | .b?]")
     with pytest.raises(jq.JqDeadlineError):
         prog.all([list(range(3000))] * 3000, limits=limits)
+
+
+QUICK_PROGRAMS = [
+    ".a + 1",
+    ".a[0]",
+    '(.a // 0) > 0 and (.b // "") == ""',
+    '.a != true and any(.c[]?; .type == "S" and .status == "True")',
+    "(.a // 1) as $d | (.b // 0) as $r | $r > 0 and $r < $d",
+    ".a | length",
+    "{x: .a, y: [.b]}",
+    ".a | not",
+]
+QUICK_VALUES: list[Any] = [
+    None,
+    {},
+    {"a": 1, "b": 2},
+    {"a": "s", "b": ""},
+    {"a": [3], "b": 0, "c": [{"type": "S", "status": "True"}]},
+    {"a": {"k": 1}, "c": "x"},
+    [1],
+    "text",
+    7,
+]
+
+
+def _outcome(run: Any, value: Any) -> Any:
+    try:
+        return ("ok", run(value))
+    except jq.JqError as err:
+        return ("error", type(err), str(err), err.program)
+
+
+@pytest.mark.parametrize("text", QUICK_PROGRAMS)
+def test_quick_evaluation_is_all(text: str) -> None:
+    program = jq.compile(text)
+    handed: list[Any] = []
+
+    def general(value: Any) -> list[Any]:
+        handed.append(value)
+        return program.all(value)
+
+    quick = program.quick(general)
+    assert quick is not None, text
+    for value in QUICK_VALUES:
+        handed.clear()
+        expected = _outcome(program.all, value)
+        assert _outcome(quick, value) == expected, (text, value)
+        # outputs come from the shortcut itself; any error is the general path's own
+        assert handed == ([] if expected[0] == "ok" else [value]), (text, value)
+
+
+def test_quick_evaluation_hands_a_raised_recursion_limit_to_the_general_path(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    program = jq.compile(".a + 1")
+    handed: list[Any] = []
+
+    def general(value: Any) -> list[Any]:
+        handed.append(value)
+        return program.all(value)
+
+    quick = program.quick(general)
+    assert quick is not None
+    monkeypatch.setattr(program_module, "getrecursionlimit", lambda: deep.BOUND_ABOVE + 1)
+    assert quick({"a": 1}) == [2]
+    assert handed == [{"a": 1}]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        ".[]",
+        ".a[]?",
+        "empty",
+        "debug",
+        "[range(.)]",
+        "def f: if . > 0 then . - 1 | f else . end; f",
+    ],
+)
+def test_programs_with_other_outputs_or_a_context_have_no_quick_evaluation(text: str) -> None:
+    assert jq.compile(text).quick(lambda v: []) is None
+    assert jq.compile(". + $x", variables=["x"]).quick(lambda v: []) is None

@@ -154,6 +154,7 @@ class Expression:
 
     __slots__ = (
         "_program",
+        "_quick",
         "direct",
         "evaluate",
         "located",
@@ -172,6 +173,7 @@ class Expression:
         # definition costs one deadline per process (command), not one per object
         self.timed_out: ExtractionError | None = None
         self._program: jq.Program | None = None
+        self._quick: Callable[[Any], list[Any]] | None = None
         self.path: jq.Path | None = None
         self.located: jq.Path | None = None
         default: Any = _MISSING
@@ -202,6 +204,13 @@ class Expression:
                 raise ExtractionError(
                     f"failed to compile JQ expression '{self.text}': {err}"
                 ) from err
+            if self.evaluate == self._slow and not self.variables:
+                # later evaluations call the compiled program straight (it hands errors and
+                # anything unusual back to _slow): one layer instead of _slow and Program.all;
+                # not over a walker, nor over whatever else a caller put in the slot
+                quick = self._program.quick(self._slow)
+                if quick is not None:
+                    self.evaluate = self._quick = quick
         return self._program
 
     def _slow(self, value: Any, bindings: Mapping[str, Any] | None = None) -> list[Any]:
@@ -216,6 +225,8 @@ class Expression:
                 found = program.all(value)
             return found if type(found) is list else list(found)
         except jq.JqDeadlineError as err:
+            if self._quick is not None and self.evaluate is self._quick:
+                self.evaluate = self._slow  # fail at once from now on, without evaluating
             self.timed_out = ExtractionError(
                 f"JQ expression '{self.text}' ran past its deadline ({err.timeout:g} s); "
                 "it is not evaluated again in this command"

@@ -218,6 +218,31 @@ class Program:
         """``(path, default)`` when this program is ``CONSTANT_PATH // LITERAL``, else None."""
         return defaulted_path(self.tree)
 
+    def quick(self, general: Callable[[Any], list[Any]]) -> Callable[[Any], list[Any]] | None:
+        """A faster ``all(value)`` with default limits, when the program allows one, else None.
+
+        Only for programs with one output and nothing to arm per run (no variables, loops,
+        recursion or context, hence no side effect either): the function returns
+        ``[output]`` itself and hands everything else (an error, a deep stack, a raised
+        recursion limit) to ``general``, which must compute ``all(value)`` — it evaluates
+        again, which nothing can observe. Callers evaluating per object skip the keyword
+        handling and checks of :meth:`all` this way, about a fifth of a short program's cost.
+        """
+        one = self._one
+        env = self._shared_env
+        if one is None or env is None:
+            return None
+
+        def run(value: Any) -> list[Any]:
+            if getrecursionlimit() <= BOUND_ABOVE:
+                try:
+                    return [one(value, env)]
+                except (JqError, RecursionError):
+                    pass
+            return general(value)
+
+        return run
+
     def _env(
         self,
         variables: Mapping[str, Any] | None,
