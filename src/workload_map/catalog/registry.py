@@ -54,7 +54,7 @@ def slug(group: str, version: str, kind: str) -> str:
     return f"{(group or 'core').replace('.', '-')}-{kind.lower()}-{version}"
 
 
-_VERSION = re.compile(r"^v(\d+)(?:(alpha|beta)(\d+))?$")
+_VERSION = re.compile(r"^v(\d+)(?:(alpha|beta)(\d+))?\Z")
 
 
 def version_priority(version: str) -> tuple[int, int, int, str]:

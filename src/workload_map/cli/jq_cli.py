@@ -34,7 +34,7 @@ from workload_map.jq import (
 )
 
 PROG = "wlmap"
-_VAR_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
+_VAR_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*\Z")
 
 HELP = """wlmap jq - run a jq program (gojq semantics) on JSON
 
