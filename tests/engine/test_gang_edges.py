@@ -229,34 +229,3 @@ def test_offline_placeholders_of_two_definitions_say_whose() -> None:
     view = Workload(karta, _grouped(app_label=False)).describe()
     names = sorted(g["name"] for g in view["podGroups"])
     assert names == [f"pg-u-w-<g:app>-{i}" for i in range(3)] + ["pg-u-w-<s:name>"]
-
-
-def test_alpha_groups_build_their_views_in_field_order() -> None:
-    # gang_rules builds PodGroup and GangAssignment positionally (per group, keywords cost a
-    # match by name): a reordered field would silently land in another
-    import dataclasses
-
-    from workload_map.engine.gang_views import GangAssignment, PodGroup
-
-    assert [f.name for f in dataclasses.fields(PodGroup)] == [
-        "name",
-        "min_member",
-        "pods",
-        "sub_groups",
-        "definition",
-        "keys",
-        "rule",
-        "topology",
-        "error",
-        "unresolved_keys",
-        "created_later",
-        "min_resources",
-    ]
-    assert [f.name for f in dataclasses.fields(GangAssignment)][:6] == [
-        "group",
-        "definition",
-        "member",
-        "effective_component",
-        "keys",
-        "filters",
-    ]

@@ -160,16 +160,14 @@ class _Candidate:
                 if view is None:
                     view = known[(path, value)] = GroupKey(path, value)
                 views.append(view)
-            # positional (group, definition, member, effective_component, keys, filters):
-            # keywords are matched by name in the constructor, per group
             assignment = GangAssignment(
                 # group_name's own branch for complete keys, without its call (per group)
-                "-".join(("pg", owner_uid, *keys)) if owner_uid else group_name("", *keys),
-                self.definition.name,
-                self.member.component_name,
-                self.level,
-                tuple(views),
-                self.filter_texts,
+                group="-".join(("pg", owner_uid, *keys)) if owner_uid else group_name("", *keys),
+                definition=self.definition.name,
+                member=self.member.component_name,
+                effective_component=self.level,
+                keys=tuple(views),
+                filters=self.filter_texts,
             )
             found = self.assigned[keys] = (assignment, [], index)
         return found
@@ -580,22 +578,16 @@ def alpha_groups(
             names = tuple(listed)
         definition = entries[0][1].definition
         found = alpha_minimum(counter, definition, chunks)
-        # positional (name, min_member, pods, sub_groups, definition, keys, rule, topology,
-        # error, unresolved_keys, created_later, min_resources): keywords are matched by name
-        # in the constructor, per group
         group = PodGroup(
-            name,
-            found.minimum,
-            names,
-            (),
-            definition.name,
-            entries[0][2],
-            found.rule,
-            None,
-            found.error,
-            (),
-            found.later,
-            found.reserved,
+            name=name,
+            min_member=found.minimum,
+            pods=names,
+            definition=definition.name,
+            keys=entries[0][2],
+            rule=found.rule,
+            error=found.error,
+            created_later=found.later,
+            min_resources=found.reserved,
         )
         # PodGroup.flagged's test, without its call when the name is valid (per group)
         valid = found.error is not None or is_dns1123_subdomain(name)
