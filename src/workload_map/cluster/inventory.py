@@ -154,7 +154,8 @@ class Inventory(Holdings[Entry]):
         detail: bool = True,
     ) -> None:
         super().__init__(catalog=catalog, namespaces=namespaces)
-        self._evaluate = evaluate or _summarize
+        #: None: the shared evaluation (``summarize``, with references and shared evaluations)
+        self._evaluate = evaluate
         self.detail = detail
         self.errors: dict[str, int] = {}  # evaluation failures per definition name
         self._logged: set[tuple[str, str]] = set()
@@ -254,10 +255,12 @@ class Inventory(Holdings[Entry]):
         resolution: Resolution | None = None
         reads: set[ReadKey] = set()
         try:
-            if self._evaluate is _summarize and _has_references(job.definition):
+            if self._evaluate is not None:
+                summary = self._evaluate(job.definition, job.obj, list(job.pods))
+            elif _has_references(job.definition):
                 workload = _workload(job.definition, job.obj, list(job.pods), self.resolver(reads))
                 summary, resolution = summarize(workload, detail=self.detail), workload.resolution
-            elif self._evaluate is _summarize and self._shared is not None:
+            elif self._shared is not None:
                 # the process's other consumer (the gang planner) reads the same evaluation
                 summary = self._shared.workload(
                     EVALUATIONS_CONSUMER,
@@ -269,12 +272,10 @@ class Inventory(Holdings[Entry]):
                     owned=True,  # linked here by the owner rule: not partitioned again
                     validate=False,
                 ).summary()
-            elif self._evaluate is _summarize:
+            else:
                 summary = summarize(
                     _workload(job.definition, job.obj, list(job.pods)), detail=self.detail
                 )
-            else:
-                summary = self._evaluate(job.definition, job.obj, list(job.pods))
             error = summary.error
         except WlmapError as exc:
             error = str(exc)
@@ -354,12 +355,6 @@ def _workload(
         references=references,
         shared_inputs=True,  # the watch caches' objects, replaced on change
     )
-
-
-def _summarize(
-    definition: Definition, obj: dict[str, Any], pods: list[dict[str, Any]]
-) -> WorkloadSummary:
-    return summarize(_workload(definition, obj, pods))
 
 
 def _describe(
