@@ -54,6 +54,14 @@ WORKLOADS: list[dict[str, Any]] = [
     {"apiVersion": "example.com/v1", "kind": "Thing", "metadata": {"name": "t", "uid": "u-t"}},
 ]
 
+#: a controller reference to another JobSet than the workloads'
+OTHER_JOBSET = {
+    "apiVersion": "jobset.x-k8s.io/v1alpha2",
+    "kind": "JobSet",
+    "name": "other",
+    "uid": "u-other",
+    "controller": True,
+}
 ODD = st.one_of(st.none(), st.integers(0, 2), st.booleans(), st.just(["x"]), st.just({"a": 1}))
 LABEL_VALUES = {
     JS_NAME: ["js", "other", ""],
@@ -281,15 +289,7 @@ def test_a_link_after_the_pods_changes_their_verdict() -> None:
         "metadata": {
             "name": "j",
             "uid": "u-j",
-            "ownerReferences": [
-                {
-                    "apiVersion": "jobset.x-k8s.io/v1alpha2",
-                    "kind": "JobSet",
-                    "name": "other",
-                    "uid": "u-other",
-                    "controller": True,
-                }
-            ],
+            "ownerReferences": [OTHER_JOBSET],
         },
     }
     candidates, excluded = partition_pods(workload, [member, job])
@@ -346,15 +346,7 @@ def test_plain_pods_the_check_leaves_to_the_loop() -> None:
         "kind": "Pod",
         "metadata": {
             "name": "c",
-            "ownerReferences": [
-                {
-                    "apiVersion": "jobset.x-k8s.io/v1alpha2",
-                    "kind": "JobSet",
-                    "name": "other",
-                    "uid": "u-other",
-                    "controller": True,
-                }
-            ],
+            "ownerReferences": [OTHER_JOBSET],
         },
     }
     for workload, odd, why in (
