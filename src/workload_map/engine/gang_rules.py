@@ -9,6 +9,7 @@ keys (v2: the group name), and must be DNS-1123 subdomains.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
 
@@ -377,24 +378,18 @@ def v2_groups(
     whole = by_member[None]
     of_component = {c: by_member[subs[held[-1]].component_name] for c, held in holders.items()}
     sub_pods: list[list[str]] = [[] for _ in subs]
-    # one pass over the placements: the attributed pods (``Placement.attributed``, inlined: it
-    # runs per pod) join the group, and the subgroups that hold their component
-    assignments: list[GangAssignment] = []
-    append = assignments.append
-    names: list[str] = []
-    for placement in placements:
-        component = placement.component
-        if component is None or placement.reason is not None:
-            append(UNATTRIBUTED)
-            continue
-        names.append(placement.pod)
-        held = holders.get(component) if holders else None
-        if held is None:
-            append(whole)
-            continue
-        append(of_component[component])
-        for index in held:
-            sub_pods[index].append(placement.pod)
+    count = len(placements)
+    if (
+        not holders
+        and count
+        and list(map(_REASON, placements)).count(None) == count
+        and None not in map(_COMPONENT, placements)
+    ):
+        # no subgroups and every pod attributed: each joins the whole group, found by C-level
+        # passes over the placements, not a Python step per pod (a JobSet's pods)
+        names, assignments = list(map(_POD, placements)), [whole] * count
+    else:
+        names, assignments = _v2_members(placements, holders, of_component, whole, sub_pods)
     sub_groups = [
         _v2_sub_group(counter, mapping.name, sub.component_name, sub.topology, sub_pods[index])
         for index, sub in enumerate(subs)
@@ -433,6 +428,42 @@ def v2_groups(
         min_resources=reserved,
     )
     return [group.flagged()], assignments
+
+
+def _v2_members(
+    placements: Sequence[Placement],
+    holders: Mapping[str, Sequence[int]],
+    of_component: Mapping[str, GangAssignment],
+    whole: GangAssignment,
+    sub_pods: list[list[str]],
+) -> tuple[list[str], list[GangAssignment]]:
+    """The names of the attributed pods (the group's) and each pod's assignment; each
+    attributed pod also joins the subgroups that hold its component (``sub_pods``)."""
+    # one pass over the placements: the attributed pods (``Placement.attributed``, inlined: it
+    # runs per pod) join the group, and the subgroups that hold their component
+    assignments: list[GangAssignment] = []
+    append = assignments.append
+    names: list[str] = []
+    for placement in placements:
+        component = placement.component
+        if component is None or placement.reason is not None:
+            append(UNATTRIBUTED)
+            continue
+        names.append(placement.pod)
+        held = holders.get(component) if holders else None
+        if held is None:
+            append(whole)
+            continue
+        append(of_component[component])
+        for index in held:
+            sub_pods[index].append(placement.pod)
+    return names, assignments
+
+
+#: a placement's reason and pod name (C-level reads over every placement)
+_REASON = operator.attrgetter("reason")
+_POD = operator.attrgetter("pod")
+_COMPONENT = operator.attrgetter("component")
 
 
 def _v2_sub_group(
