@@ -337,3 +337,35 @@ def test_msgspec_is_imported_without_typing_extensions_which_stays_importable() 
     )
     done = fresh_python(code)
     assert done.stdout.strip() == "typing_extensions", done.stderr
+
+
+def test_a_live_get_builds_no_forward_reference(tmp_path: Path) -> None:
+    """``typing.ForwardRef`` calls the ``compile`` builtin, whose first call in a process builds
+    the ``ast`` module's node types (~10M instructions of a live get, callgrind, docs/cli.md):
+    a live ``get`` builds none, neither when discovery comes from the server nor from its cache
+    (msgspec's probe of the keyword is answered by a stand-in, NamedTuples on the path declare
+    their fields as types, the cached discovery's Structs have no string annotations)."""
+    api = FakeAPI(namespace="ml").serve(JOBSET)
+    api.add(obj("jobset.x-k8s.io/v1alpha2", "JobSet", "train", "ml", spec={"replicatedJobs": []}))
+    with serve(api) as (server, _):
+        kubeconfig = write_kubeconfig(tmp_path / "kc", server, namespace="ml")
+        args = ["get", "jobsets", "--kubeconfig", str(kubeconfig)]
+        args += ["--cache-dir", str(tmp_path / "cache")]
+        code = (
+            "import builtins, io, typing\n"
+            "made, cls = [], typing.ForwardRef\n"
+            "real = cls.__init__\n"
+            "def counted(self, arg, *rest, **kw):\n"
+            "    made.append(arg)\n"
+            "    real(self, arg, *rest, **kw)\n"
+            "typing.ForwardRef.__init__ = counted\n"
+            "from workload_map.cli.main import main\n"
+            "out = io.StringIO()\n"
+            f"code = main({args!r}, stdout=out)\n"
+            "print(code, 'train' in out.getvalue(), typing.ForwardRef is cls, made)\n"
+        )
+        first, second = fresh_python(code), fresh_python(code)
+    assert any((tmp_path / "cache").rglob("*")), "the second command read discovery from a cache"
+    # (and typing's class is the real one again once msgspec is imported)
+    assert first.stdout.split() == ["0", "True", "True", "[]"], first.stdout + first.stderr
+    assert second.stdout.split() == ["0", "True", "True", "[]"], second.stdout + second.stderr

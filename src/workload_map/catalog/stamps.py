@@ -67,11 +67,13 @@ def catalog_digest(doc: Mapping[str, Any]) -> str:
     return hashlib.sha256(body.encode()).hexdigest()[:16]
 
 
-class CopyStamp(NamedTuple):
+# digest: catalog_digest of the spec it was installed with; version: the workload-map release
+# it came from (None: not recorded). Fields given as types: string annotations would each be
+# a ForwardRef, built by the compile builtin (docs/cli.md#start-up).
+class CopyStamp(NamedTuple("CopyStamp", [("digest", str), ("version", str | None)])):
     """The catalog annotations of an installed copy of a built-in definition."""
 
-    digest: str  # catalog_digest of the spec it was installed with
-    version: str | None  # the workload-map release it came from (None: not recorded)
+    __slots__ = ()
 
     def is_current(self, built_in: Mapping[str, Any]) -> bool:
         """Whether the copy's spec is ``built_in``'s (this release's definition of the name)."""

@@ -260,14 +260,33 @@ def _import_msgspec() -> None:
     sys.modules["typing_extensions"] = None  # type: ignore[assignment]
     posix = hasattr(os, "uname") and "uuid" not in sys.modules
     standing_in = _stand_ins(("platform",), _Platform) if posix else []
+    import typing
+
+    forward_ref = typing.ForwardRef
+    typing.ForwardRef = _ForwardRefProbe  # type: ignore[misc,assignment]
     try:
         import msgspec  # noqa: F401
     finally:
+        typing.ForwardRef = forward_ref  # type: ignore[misc]
         if "typing_extensions" in sys.modules and sys.modules["typing_extensions"] is None:
             del sys.modules["typing_extensions"]
         for module in standing_in:
             if sys.modules.get(module.__name__) is module:
                 del sys.modules[module.__name__]
+
+
+class _ForwardRefProbe:
+    """``typing.ForwardRef`` while msgspec imports: its ``_utils`` builds ``ForwardRef("Foo",
+    is_class=True)`` once, only to learn whether the keyword exists (it does on every Python
+    this project supports), and throws it away. The real one calls the ``compile`` builtin,
+    whose first call in a process builds the ``ast`` module's ~120 node types (~10M
+    instructions of a live ``get``, callgrind) that nothing else on a command's path needs.
+    Same signature, nothing built; msgspec's own calls, later, reach the real class."""
+
+    def __init__(
+        self, arg: str, is_argument: bool = True, module: Any = None, *, is_class: bool = False
+    ) -> None:
+        pass
 
 
 class _Platform(_Deferred):

@@ -185,6 +185,40 @@ class Inventory(Holdings[Entry]):
         out.sort(key=lambda e: (e.namespace, e.gvk.kind, e.name))
         return out
 
+    def listed(self) -> list[Entry]:
+        """Every covered workload in :meth:`entries`' order, none evaluated here: an entry
+        already evaluated (and still current) as it is, any other without its evaluation
+        (``summary=None``, no error, no pods; :meth:`evaluated` gives it). For a reader that
+        shows a few of many (the web list's page): sorting and filtering by name, kind or
+        namespace reads nothing of the evaluation, so only the rows shown are evaluated."""
+        out: list[Entry] = []
+        with self._lock:
+            by_gvk = self._by_gvk
+            for uid, slot in self._workloads.items():
+                definition = by_gvk.get(slot.gvk)
+                if definition is None:
+                    continue
+                entry = slot.entry
+                if entry is None or entry.definition is not definition:
+                    # not stored: a top-level placeholder in the slot would read as evaluated
+                    top_level = self._top_level(slot.obj)
+                    entry = Entry(uid, slot.obj, slot.gvk, definition, top_level, (), None, None)
+                out.append(entry)
+        out.sort(key=lambda e: (e.namespace, e.gvk.kind, e.name))
+        return out
+
+    def evaluated(self, entries: list[Entry]) -> list[Entry]:
+        """``entries`` (of :meth:`listed`) with each top-level one evaluated, in their order
+        (one whose workload is gone meanwhile stays as given)."""
+        wanted = [e.uid for e in entries if e.top_level and e.summary is None and not e.error]
+        if not wanted:
+            return entries
+        with self._lock:
+            ready, jobs = self._collect(wanted)
+        done = {e.uid: e for e in ready}
+        done.update((e.uid, e) for e in map(self._finish, jobs))
+        return [done.get(e.uid, e) if e.top_level else e for e in entries]
+
     def entry(self, uid: str) -> Entry | None:
         with self._lock:
             ready, jobs = self._collect([uid])

@@ -95,15 +95,14 @@ GETS_BEFORE_LIST = 8
 GETS_OF_MEMBERS = 10
 
 
-class PodQuery(NamedTuple):
-    """How a workload's pods are asked for: pods matching ``selector`` are candidates (read in
-    full, then each checked by the owner rule); with ``complement``, the pods that lack the
-    identifying label (read as metadata only) are walked too, so a pod whose chain reaches the
-    workload counts without the label. ``source`` says where the selector comes from."""
-
-    selector: str
-    complement: str | None
-    source: str
+#: How a workload's pods are asked for: pods matching ``selector`` are candidates (read in
+#: full, then each checked by the owner rule); with ``complement``, the pods that lack the
+#: identifying label (read as metadata only) are walked too, so a pod whose chain reaches the
+#: workload counts without the label. ``source`` says where the selector comes from. (Fields
+#: given as types: string annotations would each be a ForwardRef, see docs/cli.md#start-up.)
+PodQuery = NamedTuple(  # noqa: UP014
+    "PodQuery", [("selector", str), ("complement", str | None), ("source", str)]
+)
 
 
 def pod_query(workload: Mapping[str, Any]) -> PodQuery | None:

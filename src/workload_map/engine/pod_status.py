@@ -74,12 +74,11 @@ def _terminated_reason(statuses: Any) -> str | None:
     return None
 
 
-class PodReading(NamedTuple):
-    """What a pod entry shows of the pod's status (:func:`read_pod`)."""
-
-    ready: bool
-    reason: str | None
-    message: str | None
+#: What a pod entry shows of the pod's status (:func:`read_pod`). Fields given as types:
+#: string annotations would each be a ForwardRef, built by ``compile`` (docs/cli.md#start-up).
+PodReading = NamedTuple(  # noqa: UP014
+    "PodReading", [("ready", bool), ("reason", str | None), ("message", str | None)]
+)
 
 
 def pod_reason(pod: Mapping[str, Any]) -> str | None:

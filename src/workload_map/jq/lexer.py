@@ -64,13 +64,12 @@ def _digit(ch: str) -> bool:
     return "0" <= ch <= "9"
 
 
-class Token(NamedTuple):
-    """One token: its kind, its text (decoded name for FIELD/VAR) and its source span."""
-
-    kind: str
-    text: str
-    start: int
-    end: int
+#: One token: its kind, its text (decoded name for FIELD/VAR) and its source span. Declared
+#: with types, not string annotations, as everything that ``typing.NamedTuple`` is given as a
+#: string becomes a ``ForwardRef``, built by the ``compile`` builtin (see docs/cli.md#start-up).
+Token = NamedTuple(  # noqa: UP014
+    "Token", [("kind", str), ("text", str), ("start", int), ("end", int)]
+)
 
 
 _new_tuple = tuple.__new__

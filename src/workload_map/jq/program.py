@@ -26,7 +26,6 @@ from workload_map.jq.values import type_error_preview
 __all__ = ["DEFAULT_LIMITS", "DEFINITION_LIMITS", "Limits", "Program", "SlowEvaluation", "compile"]
 
 _T = TypeVar("_T")
-_R = TypeVar("_R", bound="_Record")
 
 
 class _Record:
@@ -74,6 +73,9 @@ class _Record:
     def __reduce__(self) -> tuple[Any, ...]:
         # copy and pickle rebuild through __init__ (a frozen record refuses setattr)
         return (type(self), self._values())
+
+
+_R = TypeVar("_R", bound=_Record)  # the class, not its name (a ForwardRef: docs/cli.md)
 
 
 def _record(cls: type[_R]) -> type[_R]:

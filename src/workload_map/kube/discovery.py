@@ -6,8 +6,6 @@ preference order (the API server lists a group's versions in Kubernetes' version
 the first served version of a group is its preferred one and no version order is computed here.
 """
 
-from __future__ import annotations
-
 from collections.abc import Iterable
 from typing import Any
 

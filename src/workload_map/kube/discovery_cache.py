@@ -14,8 +14,6 @@ lacks what a command asks for (:class:`~workload_map.kube.client.Cluster`). Writ
 temporary file renamed over the old one, so a concurrent reader sees a whole file or none.
 """
 
-from __future__ import annotations
-
 import os
 import re
 import time

@@ -162,6 +162,26 @@ def _row(c: _Candidate, now: dt.datetime) -> Row:
 
 
 _SORTS = ("cluster", "name", "kind", "namespace", "phase", "pods", "gpus", "age")
+#: the sorts that read the evaluation of every workload (the others read its object)
+_EVALUATED_SORTS = frozenset({"phase", "pods", "gpus"})
+
+
+def _evaluated(inventories: Mapping[str, Inventory], page: list[_Candidate]) -> list[_Candidate]:
+    """The page's candidates with their workloads evaluated, each cluster's in one batch."""
+    by_cluster: dict[str, list[Entry]] = {}
+    for cluster, e, _, _ in page:
+        by_cluster.setdefault(cluster, []).append(e)
+    done = {
+        (cluster, e.uid): e
+        for cluster, entries in by_cluster.items()
+        for e in inventories[cluster].evaluated(entries)
+    }
+    out: list[_Candidate] = []
+    for cluster, e, _, _ in page:
+        e = done[(cluster, e.uid)]
+        totals = e.summary.totals if e.summary is not None else None
+        out.append((cluster, e, _ordered(e.phases), totals))
+    return out
 
 
 @dataclass(frozen=True)
@@ -184,11 +204,15 @@ def rows(inventory: Inventory, filters: Filters, now: dt.datetime) -> Listing:
 def cluster_rows(
     inventories: Mapping[str, Inventory], filters: Filters, now: dt.datetime
 ) -> Listing:
-    """:func:`rows` over several clusters (by context name; one named "" has no column)."""
+    """:func:`rows` over several clusters (by context name; one named "" has no column).
+
+    Filtering by phase and sorting by phase, pods or GPUs read every workload's evaluation;
+    otherwise only the rows of the page shown are evaluated (:meth:`Inventory.listed`)."""
+    every = bool(filters.phase) or filters.sort in _EVALUATED_SORTS
     everything = [
         (cluster, e)
         for cluster, inventory in inventories.items()
-        for e in inventory.entries()
+        for e in (inventory.entries() if every else inventory.listed())
         if e.top_level
     ]
     namespaces = sorted({e.namespace for _, e in everything})
@@ -212,7 +236,10 @@ def cluster_rows(
     out.sort(key=_SORT_KEYS[filters.sort], reverse=filters.descending)
     pages = max(1, -(-len(out) // PAGE_SIZE))
     page = min(filters.page, pages)
-    shown = [_row(c, now) for c in out[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]]
+    page_of = out[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
+    if not every:
+        page_of = _evaluated(inventories, page_of)
+    shown = [_row(c, now) for c in page_of]
     clusters = [c for c in inventories if c]
     return Listing(shown, len(out), pages, filters, namespaces, kinds, clusters)
 
@@ -408,7 +435,7 @@ def definition_rows(
 ) -> list[dict[str, Any]]:
     """Catalog and cluster definitions, which wins per kind, the operator's conditions."""
     counts: dict[str, int] = {}
-    for e in inventory.entries():
+    for e in inventory.listed():  # counted, not evaluated
         if e.top_level:
             counts[e.definition.name] = counts.get(e.definition.name, 0) + 1
     in_force = {(d.name, d.origin) for d in inventory.definitions()}
