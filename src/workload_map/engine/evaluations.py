@@ -284,8 +284,10 @@ def _keeps_all(obj: dict[str, Any], uid: str, pods: Sequence[Any]) -> bool | Non
                 ref = refs[0]
                 if (
                     type(ref) is dict
-                    and ref.get("controller") is True
+                    # the uid first: the pods of a workload whose controllers are its children
+                    # (a JobSet's Jobs) fail there, and these reads are pure
                     and ref.get("uid") == uid
+                    and ref.get("controller") is True
                     and ref.get("kind") == kind
                     and meta.get("uid") != uid  # (the pod itself: a cycle)
                     and pod.get("kind") == "Pod"

@@ -69,8 +69,6 @@ from workload_map.exporter.lines import (
     SHAPES_KEPT,
     Lines,
     Row,
-    _number_line,
-    _picker,
     escape,
     escaped_identity,
     has_escape,
@@ -161,17 +159,6 @@ class WorkloadCollector:
         #: the tally families' formats by (component and instance, or (), tally id), with
         #: the tally (see _tally_formats)
         self._tally_shapes: dict[tuple[Any, ...], tuple[Tally, _TallyShape]] = {}
-        #: the one format of a workload's families by its shape, with the tallies it is of
-        #: and its tally lines (see _workload_text)
-        self._combined: dict[tuple[Any, ...], tuple[tuple[Any, ...], str, int]] = {}
-        info = self._formatters[WORKLOAD.name]
-        #: the info line's format (its number written in), and its values in its order
-        self._info_format = info.constant(1, 1.0)
-        self._info_pick = _picker(info.order)
-        self._gang_picks = (
-            _picker(self._formatters[GANG_MIN.name].order),
-            _picker(self._formatters[GANG_PODS.name].order),
-        )
 
     def describe(self) -> list[Metric]:
         return []  # no families at registration time (they come from the caches)
@@ -295,10 +282,6 @@ class WorkloadCollector:
     def _memoised(self, entry: Entry, *, text: bool = False) -> _Memo:
         memo = self._memo.get(entry.uid)
         if memo is None or memo.entry is not entry:
-            lines = self._workload_text(entry) if text else None
-            if lines is not None:  # the text at once, no rows (rebuilt if collect() asks)
-                memo = self._memo[entry.uid] = _Memo(entry, None, lines=lines)
-                return memo
             values: list[str] = []
             # for text, the shaped families go to text without rows (see _rows)
             shaped: dict[str, bytes] | None = {} if text else None
@@ -309,137 +292,6 @@ class WorkloadCollector:
         if text:
             self._text(memo)
         return memo
-
-    def _workload_text(self, e: Entry) -> tuple[bytes, ...] | None:
-        """The workload's lines of every per-workload family (:data:`PER_WORKLOAD` order), as
-        :meth:`_text` of :meth:`_rows` gives them, written by one %-format per workload: the
-        lines of all its families in one format, kept by the workload's shape (its phases,
-        the phases' sources, which generations it has, its tallies, its gang count) with the
-        families apart by a NUL, the values that are the workload's own (identity, info,
-        timestamps, gang names and counts) its arguments, and the text split once. None when
-        a value of the workload needs escaping or holds a NUL, or it has references: the
-        rows' path (rare) writes it then."""
-        if e.references or not CONSTANTS_CLEAN:
-            return None
-        gvk = e.gvk
-        obj = e.obj
-        meta = obj.get("metadata")
-        if type(meta) is not dict:
-            return None
-        ns = str(meta.get("namespace") or "")  # Entry.namespace and .name, read inline
-        name = str(meta.get("name") or "")
-        values = [ns, name, gvk.kind, gvk.group, gvk.version, e.uid, e.definition.name]
-        values.append(e.definition.origin)
-        values.append("true" if e.top_level else "false")
-        if self._copied:
-            obj_labels = meta.get("labels")
-            obj_labels = obj_labels if isinstance(obj_labels, Mapping) else {}
-            values += [str(obj_labels.get(k, "")) for k in self._copied]
-        summary = e.summary
-        if summary is None or not e.top_level:
-            # an owned workload (the Jobs of a JobSet) is counted through its top-level one
-            if _unsafe(values):
-                return None
-            info = self._info_format % self._info_pick(tuple(values))
-            return (info.encode(), *_NO_LINES)
-        tallies = e.error is None
-        gangs = summary.gangs if tallies else ()
-        gang_names = [g.name for g in gangs]
-        checked = values + gang_names if gang_names else values
-        if _unsafe(checked):
-            return None
-        ident = (gvk.group, gvk.kind, ns, name)  # escaped_identity's order (nothing to escape)
-        phases = summary.phases
-        first_seen = self._phase_clock.seen(e.uid, phases)
-        karta = e.definition.karta
-        sources: list[tuple[str, str]] = []
-        numbers: list[str] = []
-        for phase in PHASES:
-            if phase in first_seen:
-                since = status_since(karta, obj, phase)
-                if since is None:
-                    sources.append((phase, "exporter"))
-                    numbers.append(_number_line(first_seen[phase]))
-                else:
-                    sources.append((phase, "status"))
-                    numbers.append(_number_line(since))
-        generation, observed = generations(obj)
-        components = summary.components if tallies else ()
-        key = (
-            phases,
-            tuple(sources),
-            generation is None,
-            observed is None,
-            len(gangs),
-            id(summary.totals) if tallies else None,
-            *[(c.component, c.instance, id(c.tally)) for c in components],
-        )
-        found = self._combined.get(key)
-        if found is None:
-            if len(self._combined) >= SHAPES_KEPT:
-                self._combined.clear()
-            template, tally_lines = self._combined_format(
-                summary, sources, generation, observed, len(gangs), tallies=tallies
-            )
-            # the tallies held with their format: their ids in the key stay theirs
-            held = (summary.totals, *[c.tally for c in components])
-            found = self._combined[key] = (held, template, tally_lines)
-        args = list(self._info_pick(tuple(values)))
-        args += ident * len(PHASES)
-        for number_line in numbers:
-            args += ident
-            args.append(number_line)
-        if generation is not None:
-            args += ident
-            args.append(_number_line(generation))
-        if observed is not None:
-            args += ident
-            args.append(_number_line(observed))
-        args += ident * found[2]
-        if gangs:
-            pick_min, pick_pods = self._gang_picks
-            for g in gangs:
-                args += pick_min((ns, name, gvk.kind, gvk.group, g.name))
-                args.append(_number_line(float(g.min_member)))
-            for g in gangs:
-                args += pick_pods((ns, name, gvk.kind, gvk.group, g.name, "total"))
-                args.append(_number_line(float(g.current)))
-                args += pick_pods((ns, name, gvk.kind, gvk.group, g.name, "scheduled"))
-                args.append(_number_line(float(g.scheduled)))
-        out = (found[1] % tuple(args)).encode().split(b"\0")
-        if tallies and summary.pods:
-            out[_POD_AT] = self._pod_text(summary.pods, ns, name, gvk.kind)
-        return tuple(out)
-
-    def _combined_format(
-        self,
-        summary: WorkloadSummary,
-        sources: list[tuple[str, str]],
-        generation: float | None,
-        observed: float | None,
-        gangs: int,
-        *,
-        tallies: bool,
-    ) -> tuple[str, int]:
-        """The one format of :meth:`_workload_text` for a workload of this shape, and how many
-        lines its tally families have (each takes the identity's four values)."""
-        texts = dict.fromkeys((f.name for f in PER_WORKLOAD), "")
-        texts[WORKLOAD.name] = self._info_format
-        texts[PHASE.name] = self._phase_format(summary.phases)
-        since = self._formatters[PHASE_SINCE.name]
-        texts[PHASE_SINCE.name] = "".join(since.open_shape(rest) for rest in sources)
-        for family, value in ((GENERATION, generation), (OBSERVED_GENERATION, observed)):
-            if value is not None:
-                texts[family.name] = self._formatters[family.name].open_shape(())
-        tally_lines = 0
-        if tallies:
-            for name, template, lines in self._tally_formats(summary.totals, summary.components):
-                texts[name] = template
-                tally_lines += lines
-        if gangs:
-            texts[GANG_MIN.name] = self._formatters[GANG_MIN.name].template_open * gangs
-            texts[GANG_PODS.name] = self._formatters[GANG_PODS.name].template_open * (2 * gangs)
-        return "\0".join(texts.values()), tally_lines
 
     def _definition_rows(self) -> Iterator[tuple[Family, list[Row]]]:
         info: list[Row] = []
@@ -696,19 +548,6 @@ class WorkloadCollector:
 
 
 _COMPONENT_TALLY = (COMPONENT_PODS, COMPONENT_RESOURCES, COMPONENT_REQUESTS)
-
-
-def _unsafe(values: list[str]) -> bool:
-    """Whether any of ``values`` holds a character the text format escapes, or a NUL (which
-    parts the families of :meth:`WorkloadCollector._workload_text`)."""
-    blob = "".join(values)
-    return "\\" in blob or "\n" in blob or '"' in blob or "\0" in blob
-
-
-#: the empty text of every per-workload family but the first (an owned workload's)
-_NO_LINES = (b"",) * (len(PER_WORKLOAD) - 1)
-#: where the pods' lines are among the per-workload families
-_POD_AT = PER_WORKLOAD.index(POD)
 
 #: a pod's own values in its line's label order (:data:`POD_ORDER` less the workload's kind,
 #: namespace and name, which :meth:`WorkloadCollector._pod_text` writes into the format)

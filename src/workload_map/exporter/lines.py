@@ -159,23 +159,6 @@ class Lines:
             template = self.shapes[key] = self.shape(rest)
         return (template % (identity * len(rows))).encode()
 
-    @property
-    def template_open(self) -> str:
-        """The line's format with every value a ``%s``, its number (and end) one more."""
-        return self.template + "%s"
-
-    def open_shape(self, rest: tuple[str, ...]) -> str:
-        """One line as :meth:`shape` writes it, its number (with the line's end) left a
-        ``%s`` after the identity's four."""
-        names, size = self.names, len(WORKLOAD_LABELS)
-        inner = ",".join(
-            f'{names[i]}="%s"'
-            if i < size
-            else f'{names[i]}="{escape(rest[i - size]).replace("%", "%%")}"'
-            for i in self.order
-        )
-        return f"{self.prefix}{{{inner}}} %s"
-
     def shape(self, rest: Sequence[tuple[tuple[str, ...], float]]) -> str:
         """The lines of a workload's rows as one %-format of its identity: each row's own
         values (``rest``: past the identity) escaped and written in with its number, the

@@ -465,20 +465,19 @@ def plan(
     it otherwise (a definition with references is not shared).
     """
     config = config or GangConfig()
-    given = list(pods) if pods is not None else None
-    cached = [p for p in given if type(p) is dict] if given and evaluations is not None else []
+    given: list[Any] | None = list(pods) if pods is not None else None
     pod_list: list[dict[str, Any]] | None
     if (
         evaluations is not None
         and given is not None
-        and len(cached) == len(given)
+        and list(map(type, given)).count(dict) == len(given)  # (C-level: no step per pod)
         and isinstance(karta, Karta)
         and not karta.spec.structure_definition.references
         and type(obj) is dict
     ):
         # the watch caches' own objects (the engine never mutates them): the evaluation of
         # these very objects that the process's other consumer made (the exporter's), if any
-        pod_list = cached
+        pod_list = given
         wl_spec = evaluations.workload(EVALUATIONS_CONSUMER, karta, obj, pod_list, owned=False)
     else:
         pod_list = [dict(p) for p in given] if given is not None else None
