@@ -11,6 +11,8 @@ from __future__ import annotations
 import hashlib
 import re
 
+from workload_map.engine.gangs import is_dns1123_subdomain
+
 __all__ = [
     "MAX_LABEL",
     "MAX_SUBDOMAIN",
@@ -27,7 +29,6 @@ _HASH = 8
 _NOT_SUBDOMAIN = re.compile(r"[^a-z0-9.-]+")
 _NOT_LABEL = re.compile(r"[^a-z0-9-]+")
 _NOT_VALUE = re.compile(r"[^A-Za-z0-9_.-]+")
-_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z")
 _LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
 _VALUE = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?\Z")
 
@@ -45,10 +46,10 @@ def _with_hash(base: str, original: str, limit: int, sep: str = "-") -> str:
 
 def dns_subdomain(name: str) -> str:
     """``name`` as a valid DNS-1123 subdomain: as is when valid, else cleaned and hashed."""
-    if len(name) <= MAX_SUBDOMAIN and _SUBDOMAIN.match(name):
+    if is_dns1123_subdomain(name):
         return name
     lowered = name.lower()
-    if len(lowered) <= MAX_SUBDOMAIN and _SUBDOMAIN.match(lowered):
+    if is_dns1123_subdomain(lowered):
         return lowered
     cleaned = _NOT_SUBDOMAIN.sub("-", lowered)
     labels = [part.strip("-") for part in cleaned.split(".")]
