@@ -9,6 +9,8 @@ interleaved so they share the machine's load:
   at most 1.5x;
 * ``get jobset js-7``: wlmap against kubectl's ``get jobset js-7`` plus the same ``get pods
   -l``, target at most 1.5x;
+* ``describe job/js-7-workers-0``: wlmap against kubectl's ``describe job`` (which lists the
+  Job's pods by its selector), target at most 1.5x;
 * ``get jobsets -A``: wlmap against ``kubectl get pods -A`` alone, target at most 1x.
 
 ``WLMAP_BENCH_BEFORE=/path/to/src`` adds a column for another checkout's sources (the
@@ -80,6 +82,12 @@ def _cases(ns: str, name: str) -> list[tuple[str, list[list[str]], list[str], fl
             f"get jobset {name}",
             [["get", "jobset", name, "-n", ns], pods],
             ["get", "jobset", name, "-n", ns],
+            1.5,
+        ),
+        (
+            f"describe job/{name}-workers-0",
+            [["describe", "job", f"{name}-workers-0", "-n", ns]],  # it lists the Job's pods
+            ["describe", f"job/{name}-workers-0", "-n", ns],
             1.5,
         ),
         ("get jobsets -A", [["get", "pods", "-A"]], ["get", "jobsets", "-A"], 1.0),
