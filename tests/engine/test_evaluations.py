@@ -305,3 +305,45 @@ def test_a_link_among_the_pods_is_no_candidate_of_a_planners_evaluation() -> Non
     # owned evaluation (where it counts as given) does not serve
     assert planned is not made and planned.candidate_pods == [pods[0]]
     assert Workload(karta, job, pods).candidate_pods == planned.candidate_pods
+
+
+def _owned_pod(
+    name: str, owner_kind: str, owner_uid: str, labels: dict[str, str]
+) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": "ns",
+            "uid": f"uid-{name}",
+            "labels": labels,
+            "ownerReferences": [
+                {"kind": owner_kind, "name": "o", "uid": owner_uid, "controller": True}
+            ],
+        },
+    }
+
+
+@pytest.mark.parametrize("foreign", [False, True])
+def test_whether_the_partition_keeps_every_pod_does_not_depend_on_which_pod_comes_first(
+    foreign: bool,
+) -> None:
+    # a list whose first pod the workload does not control (a JobSet's pods, owned by its
+    # Jobs) is partitioned whole; one led by a pod it controls is partitioned past those
+    from workload_map.engine.evaluations import _keeps_all
+
+    jobset = {
+        "apiVersion": "jobset.x-k8s.io/v1alpha2",
+        "kind": "JobSet",
+        "metadata": {"name": "js", "namespace": "ns", "uid": "js-uid"},
+    }
+    mine = {"jobset.sigs.k8s.io/jobset-name": "js"}
+    other = {"jobset.sigs.k8s.io/jobset-name": "other" if foreign else "js"}
+    by_job = [_owned_pod("a", "Job", "job-uid", mine), _owned_pod("b", "Job", "job-uid", other)]
+    direct = _owned_pod("c", "JobSet", "js-uid", {})
+    answers = {
+        _keeps_all(jobset, "js-uid", pods)
+        for pods in ([*by_job, direct], [direct, *by_job], [by_job[0], direct, by_job[1]])
+    }
+    assert answers == {not foreign}
