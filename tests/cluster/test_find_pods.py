@@ -535,3 +535,38 @@ def test_children_selectors_merge_and_narrow() -> None:
     assert children([], "uid-root") is None
     objs.pop("job-b")  # unreadable (or read as metadata only): no selector, walk instead
     assert children(chains("job-a", "job-b"), "uid-root") is None
+
+
+def test_many_jobs_are_one_list_of_the_jobsets_jobs() -> None:
+    """Past GETS_BEFORE_LIST Jobs, the labelled pods' Jobs are one list of the Jobs bearing the
+    JobSet's label, whole (their selectors then ask for the unlabelled pods), not a metadata
+    list of every Job of the namespace; a Job that list lacks is a GET."""
+    api = FakeAPI(namespace=NS).serve(JOBSET)
+    train = _jobset("train")
+    count = ownership.GETS_BEFORE_LIST + 5
+    jobs = [_real_job(f"train-w-{i}", train) for i in range(count)]
+    for job in jobs[:-1]:
+        job["metadata"]["labels"] = {NAME: "train"}
+    api.add(train, *jobs)
+    api.add(
+        *(
+            pod(
+                f"{j['metadata']['name']}-0",
+                j,
+                namespace=NS,
+                labels={NAME: "train", CUID: j["metadata"]["uid"]},
+            )
+            for j in jobs
+        )
+    )
+    api.add(pod("train-w-0-x", jobs[0], namespace=NS, labels={CUID: jobs[0]["metadata"]["uid"]}))
+    others = [_real_job(f"etl-{i}", None) for i in range(30)]
+    api.add(*others)
+    found = _names(find_pods(Cluster(api), train))
+    assert len(found) == count + 1 and "train-w-0-x" in found
+    job_lists = [(q.get("labelSelector"), a) for p, q, a in api.calls if p.endswith("/jobs")]
+    job_gets = [p.rsplit("/", 1)[-1] for p, _, _ in api.calls if "/jobs/" in p]
+    assert job_lists == [(f"{NAME}=train", None)]
+    assert job_gets == [f"train-w-{count - 1}"]  # not labelled: not in the list
+    uids = ",".join(sorted(j["metadata"]["uid"] for j in jobs))
+    assert _pod_lists(api) == [(f"{NAME}=train", False), (f"{CUID} in ({uids}),!{NAME}", True)]

@@ -226,11 +226,18 @@ class _Owners:
     """Owner-chain links of one namespace (None: of all): what the cluster has already read
     (the listed workloads), else a GET each (cached on the cluster) for the first
     :data:`GETS_BEFORE_LIST` of a kind, then that kind's metadata-only list, read once. A kind
-    that may not be listed stays one GET per owner."""
+    that may not be listed stays one GET per owner.
 
-    def __init__(self, cluster: Cluster, namespace: str | None) -> None:
+    With ``selector`` (a workload's owner label), that list is of the kind's objects bearing
+    the label, whole (their selectors are read), and an owner it lacks is a GET: the
+    namespace's other objects of the kind are not read."""
+
+    def __init__(
+        self, cluster: Cluster, namespace: str | None, selector: str | None = None
+    ) -> None:
         self.cluster = cluster
         self.namespace = namespace
+        self.selector = selector
         self._gets: dict[tuple[str, str], int] = {}
         self._lists: dict[tuple[str, str], dict[tuple[str, str], dict[str, Any]] | None] = {}
 
@@ -242,12 +249,13 @@ class _Owners:
         kind = (ref.api_version, ref.kind)
         key = (namespace or "", ref.name)
         listed = self._lists.get(kind)
+        if listed is None and kind not in self._lists:
+            if self._gets.get(kind, 0) >= GETS_BEFORE_LIST:
+                listed = self._list(kind)
         if listed is not None:
-            return listed.get(key)
-        if kind not in self._lists and self._gets.get(kind, 0) >= GETS_BEFORE_LIST:
-            listed = self._list(kind)
-            if listed is not None:
-                return listed.get(key)
+            found = listed.get(key)
+            if found is not None or self.selector is None:
+                return found
         self._gets[kind] = self._gets.get(kind, 0) + 1
         return cluster.get_cached(ref.api_version, ref.kind, ref.name, namespace)
 
@@ -281,10 +289,16 @@ class _Owners:
             try:
                 found = {}
                 for o in self.cluster.iter_list(
-                    res, self.namespace, resource_version="0", metadata_only=True
+                    res,
+                    self.namespace,
+                    label_selector=self.selector,
+                    resource_version="0",
+                    metadata_only=self.selector is None,
                 ):
                     meta = o["metadata"]
                     found[(str(meta.get("namespace") or ""), str(meta.get("name")))] = o
+                    if self.selector is not None:
+                        self.cluster.remember(o)  # whole: any later walk reads it there
             except ApiError:
                 found = None  # may not list it: a GET per owner, as before
         self._lists[kind] = found
@@ -320,11 +334,18 @@ def find_pods(cluster: Cluster, workload: dict[str, Any]) -> list[dict[str, Any]
     if query is not None:
         found: list[dict[str, Any]] = []
         chains: list[Chain] = []
-        for pod in cluster.iter_list(
-            pods_res, namespace, label_selector=query.selector, resource_version="0"
-        ):
+        labelled = list(
+            cluster.iter_list(
+                pods_res, namespace, label_selector=query.selector, resource_version="0"
+            )
+        )
+        # their owners (a JobSet's Jobs) by GET, or past GETS_BEFORE_LIST of a kind by one
+        # list of that kind's objects labelled as the pods are, never the namespace's all
+        ahead = owners if query.complement is None else _Owners(cluster, namespace, query.selector)
+        ahead.expect(labelled)
+        for pod in labelled:
             chain = walk_chain(
-                pod, owners, until=lambda ref: ref.uid is not None and ref.uid == root_uid
+                pod, ahead, until=lambda ref: ref.uid is not None and ref.uid == root_uid
             )
             if claims(workload, pod, chain):
                 found.append(pod)
