@@ -570,3 +570,32 @@ def test_many_jobs_are_one_list_of_the_jobsets_jobs() -> None:
     assert job_gets == [f"train-w-{count - 1}"]  # not labelled: not in the list
     uids = ",".join(sorted(j["metadata"]["uid"] for j in jobs))
     assert _pod_lists(api) == [(f"{NAME}=train", False), (f"{CUID} in ({uids}),!{NAME}", True)]
+
+
+def test_a_labelled_job_none_of_whose_pods_kept_the_label_is_asked_for() -> None:
+    """The JobSet's Jobs bearing its label are one list of Jobs (a Job list scans the
+    namespace's Jobs, not its pods): a Job whose every pod lost the JobSet's labels is not met
+    on a labelled pod's chain, yet its selector asks for its pods; another JobSet's Job, or a
+    Job the label claims but another JobSet owns, is not asked for."""
+    api = FakeAPI(namespace=NS).serve(JOBSET)
+    train, other = _jobset("train"), _jobset("other")
+    kept, stripped = _real_job("train-w-0", train), _real_job("train-w-1", train)
+    claimed = _real_job("other-w-0", other)
+    for job in (kept, stripped, claimed):
+        job["metadata"]["labels"] = {NAME: "train"}
+    api.add(train, other, kept, stripped, claimed)
+
+    def cuid(job: dict[str, Any]) -> dict[str, str]:
+        return {CUID: job["metadata"]["uid"]}
+
+    api.add(pod("train-w-0-0", kept, namespace=NS, labels={NAME: "train", **cuid(kept)}))
+    api.add(*(pod(f"train-w-1-{i}", stripped, namespace=NS, labels=cuid(stripped)) for i in (0, 1)))
+    api.add(pod("other-w-0-0", claimed, namespace=NS, labels=cuid(claimed)))
+    found = _names(find_pods(Cluster(api), train))
+    assert found == ["train-w-0-0", "train-w-1-0", "train-w-1-1"]
+    job_lists = [(q.get("labelSelector"), a) for p, q, a in api.calls if p.endswith("/jobs")]
+    assert job_lists == [(f"{NAME}=train", None)]
+    uids = f"{kept['metadata']['uid']},{stripped['metadata']['uid']}"
+    assert _pod_lists(api) == [(f"{NAME}=train", False), (f"{CUID} in ({uids}),!{NAME}", True)]
+    index = pods_by_owner(Cluster(api), NS)
+    assert found == _names(index.pods_of(train))

@@ -1,4 +1,5 @@
-"""What a group's keys pin, decided once per definition where the definition decides it.
+"""What a group's keys pin, decided once per definition where the definition decides it; a
+group name's DNS-1123 check by the part before a replica's index, once per workload.
 
 A LeaderWorkerSet's group key ``group-index`` reads the same label as the replica selector of
 both its pod components (and neither has an instance selector): every group pins one replica
@@ -15,10 +16,13 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from workload_map.catalog import catalog
 from workload_map.engine import Workload, gang_minimums
 from workload_map.engine.gang_rules import _reads
+from workload_map.engine.gang_views import is_dns1123_subdomain
 from workload_map.engine.structure import load_definition, prepare
 
 LWS = "leaderworkerset.sigs.k8s.io"
@@ -158,3 +162,31 @@ def test_where_the_definition_does_not_decide_every_group_is_checked(
     calls = _counting(monkeypatch)
     groups = _groups(load_definition(karta), _pods(3, 3, other="o"))
     assert calls[0] == len(groups) > 0
+
+
+_PART = st.text(alphabet="ab-.Z0_9", min_size=1, max_size=5)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    uid=st.one_of(_PART, st.integers(242, 251).map(lambda n: "u" * n)),
+    name=_PART,
+    indexes=st.lists(st.one_of(_PART, st.integers(0, 12).map(str)), min_size=1, max_size=4),
+)
+def test_a_group_name_is_flagged_exactly_when_it_is_not_a_dns_subdomain(
+    uid: str, name: str, indexes: list[str]
+) -> None:
+    """alpha_groups checks a name ending in a replica's index by the rest of it, once per
+    workload: the same verdict as checking each whole name."""
+    obj = _obj(3, 3)
+    obj["metadata"]["uid"] = uid
+    pods = []
+    for number, index in enumerate(indexes):
+        labels = {f"{LWS}/name": name, f"{LWS}/group-index": index, f"{LWS}/worker-index": "0"}
+        pods.append({"kind": "Pod", "metadata": {"name": f"p{number}", "labels": labels}})
+    karta = catalog.get("leaderworkerset.x-k8s.io", "v1", "LeaderWorkerSet")
+    groups = Workload(karta, obj, pods, owned=True).gangs.groups
+    assert groups
+    for group in groups:
+        flagged = group.error is not None and "DNS-1123" in group.error
+        assert flagged is not is_dns1123_subdomain(group.name), group.name

@@ -282,6 +282,13 @@ class _Owners:
             if len(names) > GETS_BEFORE_LIST:
                 self._gets[kind] = max(self._gets.get(kind, 0), GETS_BEFORE_LIST)
 
+    def listed(self, kind: tuple[str, str]) -> dict[tuple[str, str], dict[str, Any]] | None:
+        """The kind's list (read once): by ``apiVersion`` and kind; None if it may not be
+        listed."""
+        if kind in self._lists:
+            return self._lists[kind]
+        return self._list(kind)
+
     def _list(self, kind: tuple[str, str]) -> dict[tuple[str, str], dict[str, Any]] | None:
         res = self.cluster.resource_for(*kind)
         found: dict[tuple[str, str], dict[str, Any]] | None = None
@@ -343,6 +350,14 @@ def find_pods(cluster: Cluster, workload: dict[str, Any]) -> list[dict[str, Any]
         # list of that kind's objects labelled as the pods are, never the namespace's all
         ahead = owners if query.complement is None else _Owners(cluster, namespace, query.selector)
         ahead.expect(labelled)
+        if ahead is not owners:
+            # the pods' own controllers (a JobSet's Jobs) bearing the label: one list, read
+            # whole, that the walk reads instead of a GET each and that finds those none of
+            # whose pods kept the label (_labelled_children)
+            refs = [controller_ref(pod) for pod in labelled]
+            for kind in {(r.api_version, r.kind) for r in refs if r is not None}:
+                if (group_of(kind[0]), kind[1]) in SELECTING:
+                    ahead.listed(kind)
         for pod in labelled:
             chain = walk_chain(
                 pod, ahead, until=lambda ref: ref.uid is not None and ref.uid == root_uid
@@ -352,7 +367,9 @@ def find_pods(cluster: Cluster, workload: dict[str, Any]) -> list[dict[str, Any]
                 chains.append(chain)
         if query.complement is None:
             return found
-        children = _children_selectors(chains, root_uid)
+        children = _children_selectors(
+            chains, root_uid, _labelled_children(ahead, chains, root_uid)
+        )
         walks = (
             [f"{sel},{query.complement}" for sel in children]
             if children is not None
@@ -390,16 +407,44 @@ SELECTING = frozenset(
 CHILD_LISTS = 2
 
 
-def _children_selectors(chains: list[Chain], root_uid: str) -> list[str] | None:
+def _labelled_children(owners: _Owners, chains: list[Chain], root_uid: str) -> list[dict[str, Any]]:
+    """The controllers of the kinds met on the labelled pods' chains (:data:`SELECTING`)
+    that bear the workload's owner label and are owned by an owner met above them: one list
+    of that kind, by the label (:meth:`_Owners._list`, shared with the owners' walk), so a
+    Job of the JobSet none of whose pods kept the label is still asked for by its selector."""
+    parents: dict[tuple[str, str], set[str]] = {}
+    for chain in chains:
+        refs = chain.refs
+        for i, ref in enumerate(refs[:-1]):
+            if ref.uid is not None and ref.uid == root_uid:
+                break
+            parent = refs[i + 1].uid
+            if parent is not None and (group_of(ref.api_version), ref.kind) in SELECTING:
+                parents.setdefault((ref.api_version, ref.kind), set()).add(parent)
+    out: list[dict[str, Any]] = []
+    for kind, uids in parents.items():
+        listed = owners.listed(kind)
+        for obj in (listed or {}).values():
+            controller = controller_ref(obj)
+            if controller is not None and controller.uid in uids:
+                out.append(obj)
+    return out
+
+
+def _children_selectors(
+    chains: list[Chain], root_uid: str, labelled: Iterable[dict[str, Any]] = ()
+) -> list[str] | None:
     """The label selectors that find the pods of the workload's own controllers (its Jobs,
-    ReplicaSets, StatefulSets: :data:`SELECTING`) met on the chains of its labelled pods,
-    merged into ``key in (...)`` where they are one label each; None when a chain gives no
-    such controller or one whose selector cannot be read (then the pods without the owner
-    label are all walked, as before).
+    ReplicaSets, StatefulSets: :data:`SELECTING`) met on the chains of its labelled pods, and
+    of ``labelled`` (those bearing its owner label, :func:`_labelled_children`), merged into
+    ``key in (...)`` where they are one label each; None when a chain gives no such
+    controller or one whose selector cannot be read (then the pods without the owner label
+    are all walked, as before).
 
     A pod of the workload without its owner label is, through its controller's chain, a pod
     of one of these controllers, which owns it only while the pod matches its selector; a
-    controller met on no labelled pod's chain is not known here (docs/cli.md)."""
+    controller that lost the owner label and none of whose pods kept it is not known here
+    (docs/cli.md)."""
     found: dict[str, Mapping[str, Any]] = {}
     for chain in chains:
         # the owners read, one per reference; a broken chain's missing owner owns no pods
@@ -411,6 +456,8 @@ def _children_selectors(chains: list[Chain], root_uid: str) -> list[str] | None:
                 found.setdefault(ref.uid, owner)
     if not found:
         return None
+    for obj in labelled:
+        found.setdefault(_uid(obj), obj)
     terms: list[frozenset[str]] = []
     for owner in found.values():
         spec = owner.get("spec")

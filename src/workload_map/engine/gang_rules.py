@@ -616,13 +616,15 @@ def alpha_groups(
             assert name is not None  # complete keys always name a group
             grouped.setdefault(name, []).append((first, candidate, keys, placed))
     groups: list[PodGroup] = []
+    #: whether the name made of the keys but the last is a DNS-1123 subdomain
+    heads: dict[tuple[str, ...], bool] = {}
     for name, entries in sorted(grouped.items()):
         if len(entries) > 1:
             entries.sort(key=_first)
             chunks = [(keys, placed) for _, _, keys, placed in entries]
             names = tuple(p.pod for _, placed in chunks for p in placed)
         else:  # nearly always: one key tuple names the group
-            chunks = [(entries[0][2], entries[0][3])]
+            chunks = None  # (made below only when dimensions() needs them)
             listed = []  # a loop, not a comprehension (a call): this runs per group
             for placement in entries[0][3]:
                 listed.append(placement.pod)
@@ -638,6 +640,8 @@ def alpha_groups(
                     counter, definition, {}, candidate.replica_of
                 )
         else:
+            if chunks is None:
+                chunks = [(entries[0][2], entries[0][3])]
             found = alpha_minimum(counter, definition, chunks)
         group = PodGroup(
             name=name,
@@ -651,7 +655,22 @@ def alpha_groups(
             min_resources=found.reserved,
         )
         # PodGroup.flagged's test, without its call when the name is valid (per group)
-        valid = found.error is not None or is_dns1123_subdomain(name)
+        if found.error is not None:
+            valid = True
+        else:
+            keys = entries[0][2]
+            last = keys[-1] if keys and owner_uid else ""
+            if last.isascii() and last.isdigit():
+                # pg-<uid>-<keys>-<digits> (a replica's index): a valid name before the last
+                # key stays valid with "-<digits>" added, up to the length bound; the head is
+                # checked once per workload, not per group
+                head = keys[:-1]
+                fine = heads.get(head)
+                if fine is None:
+                    fine = heads[head] = is_dns1123_subdomain("-".join(("pg", owner_uid, *head)))
+                valid = len(name) <= 253 if fine else is_dns1123_subdomain(name)
+            else:
+                valid = is_dns1123_subdomain(name)
         groups.append(group if valid else group.flagged())
     return groups, assignments
 

@@ -17,7 +17,6 @@ blocks a pod.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -43,6 +42,7 @@ from workload_map.gangs.config import (
 from workload_map.gangs.definitions import KartaIndex
 from workload_map.gangs.jobs import foreign_group
 from workload_map.gangs.naming import label_value
+from workload_map.gangs.objects import decision_text
 from workload_map.gangs.planner import SpecMemo, plan
 from workload_map.gangs.plans import WorkloadRef, workload_ref
 from workload_map.model import Karta
@@ -313,7 +313,7 @@ def _note_left_alone(decision: PodDecision, pod: Mapping[str, Any], reason: str)
     group = ((pod.get("spec") or {}).get("schedulingGroup") or {}).get("podGroupName")
     note = {"leftAlone": reason, "podGroup": group, "gate": "WorkloadWithJob"}
     decision.reason = reason
-    decision.annotations[ANNOTATION_DECISION] = json.dumps(note, sort_keys=True)
+    decision.annotations[ANNOTATION_DECISION] = decision_text(note)
 
 
 def _named(pod: Mapping[str, Any], namespace: str) -> dict[str, Any]:

@@ -419,9 +419,9 @@ class GangController:
 
     def _drop_unserved(self, actions: Actions) -> None:
         """Objects of an API the cluster does not serve are not written (one event says so)."""
-        served = {api for api, _ in self.runtime.scheduling_paths}
         if not self.runtime.resources:
             return
+        served = {api for api, _ in self.runtime.scheduling_paths}
         dropped = sorted(
             {str(o["apiVersion"]) for o in actions.create if o["apiVersion"] not in served}
         )

@@ -43,7 +43,22 @@ class OptIn:
 
 
 def _strings(value: Any) -> Mapping[str, Any]:
-    return value if type(value) is dict or isinstance(value, Mapping) else {}
+    if type(value) is dict:
+        return value
+    # None (no labels, no annotations) is most of the rest: no ABC check for it
+    return value if value is not None and isinstance(value, Mapping) else {}
+
+
+_ANNOTATED_ON = OptIn(True, f"annotation {ANNOTATION_GANG}={ENABLED} on the workload")
+_ANNOTATED_OFF = OptIn(False, f"annotation {ANNOTATION_GANG}={DISABLED} on the workload")
+_EVERY_WORKLOAD = OptIn(True, "enabled for every workload (--gang-default-enabled)")
+_NOT_OPTED_IN = OptIn(
+    False, f"not opted in (namespace label or workload annotation {ANNOTATION_GANG}={ENABLED})"
+)
+#: (namespace, label enabled) -> the answer the namespace label gives: one per namespace
+#: instead of one per workload of a resync (an answer is immutable, so it can be shared)
+_BY_LABEL: dict[tuple[str, bool], OptIn] = {}
+_BY_LABEL_MAX = 4096
 
 
 def opt_in(
@@ -58,20 +73,33 @@ def opt_in(
         return OptIn(False, f"namespace {namespace} is excluded")
     annotation = _strings(meta.get("annotations")).get(ANNOTATION_GANG)
     if annotation == DISABLED:
-        return OptIn(False, f"annotation {ANNOTATION_GANG}={DISABLED} on the workload")
+        return _ANNOTATED_OFF
     if annotation == ENABLED:
-        return OptIn(True, f"annotation {ANNOTATION_GANG}={ENABLED} on the workload")
+        return _ANNOTATED_ON
     label = (namespace_labels or {}).get(LABEL_NAMESPACE_OPT_IN)
-    if label == ENABLED:
-        return OptIn(True, f"label {LABEL_NAMESPACE_OPT_IN}={ENABLED} on namespace {namespace}")
-    if label == DISABLED:
-        return OptIn(False, f"label {LABEL_NAMESPACE_OPT_IN}={DISABLED} on namespace {namespace}")
+    if label == ENABLED or label == DISABLED:
+        enabled = label == ENABLED
+        if type(namespace) is not str:
+            return _by_label(namespace, enabled)
+        key = (namespace, enabled)
+        found = _BY_LABEL.get(key)
+        if found is None:
+            if len(_BY_LABEL) >= _BY_LABEL_MAX:
+                _BY_LABEL.clear()
+            found = _BY_LABEL[key] = _by_label(namespace, enabled)
+        return found
     if config.default_enabled:
-        return OptIn(True, "enabled for every workload (--gang-default-enabled)")
-    return OptIn(
-        False,
-        f"not opted in (namespace label or workload annotation {ANNOTATION_GANG}={ENABLED})",
-    )
+        return _EVERY_WORKLOAD
+    return _NOT_OPTED_IN
+
+
+def _by_label(namespace: object, enabled: bool) -> OptIn:
+    value = ENABLED if enabled else DISABLED
+    return OptIn(enabled, f"label {LABEL_NAMESPACE_OPT_IN}={value} on namespace {namespace}")
+
+
+def _is_mapping(value: Any) -> bool:
+    return type(value) is dict or (value is not None and isinstance(value, Mapping))
 
 
 def left_alone(
@@ -84,7 +112,7 @@ def left_alone(
     spec = _strings(obj.get("spec"))
     labels = _strings(_strings(obj.get("metadata")).get("labels"))
     specs = list(pod_specs)
-    if any(isinstance(s.get("schedulingGroup"), Mapping) for s in specs):
+    if any(_is_mapping(s.get("schedulingGroup")) for s in specs):
         return "its pod templates already set spec.schedulingGroup"
     if group == "batch.volcano.sh" and kind == "Job":
         return "Volcano's job controller creates the PodGroup of a Volcano Job"

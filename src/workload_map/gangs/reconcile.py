@@ -40,7 +40,7 @@ from workload_map.gangs.config import (
 )
 from workload_map.gangs.jobs import is_job_controllers
 from workload_map.gangs.naming import dns_subdomain, label_value
-from workload_map.gangs.objects import owned_metadata
+from workload_map.gangs.objects import decision_text, owned_metadata
 from workload_map.gangs.plans import (
     COSCHEDULING_API,
     NATIVE_API,
@@ -319,7 +319,13 @@ def reconcile(
             continue
         pod_list.append(p)
         name = meta.get("name")
-        refs.append((name if type(name) is str else str(name), _reference(p, meta)))
+        # a native member's reference read inline (a gang workload's pods mostly carry one);
+        # anything else as _reference reads it
+        spec = p.get("spec")
+        group = spec.get("schedulingGroup") if type(spec) is dict else None
+        joined = group.get("podGroupName") if type(group) is dict else None
+        ref = (NATIVE_API, joined) if type(joined) is str else _reference(p, meta)
+        refs.append((name if type(name) is str else str(name), ref))
     # copied only where changed below: a resync of an unchanged workload copies nothing
     desired: dict[tuple[str, str, str], dict[str, Any]] = {_key(o): o for o in plan.objects}
     gangs = {g.name: g for g in plan.gangs}
@@ -378,7 +384,7 @@ def reconcile(
                         "minResourcesLoweredBy": resources[0],
                     }
                 )
-            obj["metadata"]["annotations"][ANNOTATION_DECISION] = json.dumps(note, sort_keys=True)
+            obj["metadata"]["annotations"][ANNOTATION_DECISION] = decision_text(note)
         out.decisions.append(
             Decision(
                 "MissedWebhook",
@@ -553,6 +559,8 @@ def _immutable_changed(
 def _keys(spec: Mapping[str, Any]) -> str:
     """The topology keys of a native group's ``schedulingConstraints``, joined ("": none)."""
     held = spec.get("schedulingConstraints")
+    if held is None:  # most groups (no ABC check for it)
+        return ""
     topology = held.get("topology") if isinstance(held, Mapping) else None
     if not isinstance(topology, list):
         return ""
