@@ -9,12 +9,15 @@ interleaved so they share the machine's load:
   at most 1.5x;
 * ``get jobset js-7``: wlmap against kubectl's ``get jobset js-7`` plus the same ``get pods
   -l``, target at most 1.5x;
+* ``describe job/js-7-workers-0``: wlmap against kubectl's ``describe job`` (which lists the
+  Job's pods by its selector), target at most 1.5x;
 * ``get jobsets -A``: wlmap against ``kubectl get pods -A`` alone, target at most 1x.
 
 ``WLMAP_BENCH_BEFORE=/path/to/src`` adds a column for another checkout's sources (the
 project as it was), run in the same interleaved loop. ``WLMAP_FLEETS`` picks the fleets
 (``1000x4x2,10000x4x2``: JobSets x pods per Job x Jobs per JobSet; default ``1000x4x2``),
-``WLMAP_FLEET_RUNS`` the samples per command (default 5). Each row gives the median and min
+``WLMAP_FLEET_RUNS`` the samples per command (default 5), ``WLMAP_FLEET_CASES`` the cases
+(comma-separated words a case starts with, e.g. ``describe,get jobset``; default all). Each row gives the median and min
 wall time of the samples in ms and the ratio of the medians, the median CPU time (user +
 system of the processes) and its ratio (the API server's work is in the wall time only); the
 load average before and after. The rounds alternate the tools' order.
@@ -82,6 +85,12 @@ def _cases(ns: str, name: str) -> list[tuple[str, list[list[str]], list[str], fl
             ["get", "jobset", name, "-n", ns],
             1.5,
         ),
+        (
+            f"describe job/{name}-workers-0",
+            [["describe", "job", f"{name}-workers-0", "-n", ns]],  # it lists the Job's pods
+            ["describe", f"job/{name}-workers-0", "-n", ns],
+            1.5,
+        ),
         ("get jobsets -A", [["get", "pods", "-A"]], ["get", "jobsets", "-A"], 1.0),
     ]
 
@@ -101,7 +110,10 @@ def _measure(
         tools.insert(0, ("before", before))
     wlmap = [sys.executable, "-c", script, "--kubeconfig", kc]  # as the console script runs
     rows: list[dict[str, object]] = []
+    only = [w.strip() for w in os.environ.get("WLMAP_FLEET_CASES", "").split(",") if w.strip()]
     for case, kwords, wwords, target in _cases(ns, name):
+        if only and not any(case.startswith(w) for w in only):
+            continue
         runs: list[tuple[str, list[list[str]], dict[str, str]]] = []
         if kubectl:
             runs.append(

@@ -344,3 +344,229 @@ def test_the_shared_index_lists_again_when_its_continue_token_expired() -> None:
     api.get = get  # type: ignore[method-assign]
     index = pods_by_owner(Cluster(api), NS, chunk_size=2)
     assert len(index) == 5 and expired
+
+
+# -- the workload's own controllers' selectors (issue 21: cost flat in the namespace) ------
+
+CUID = "batch.kubernetes.io/controller-uid"
+
+
+def _real_job(name: str, owner: dict[str, Any] | None) -> dict[str, Any]:
+    """A Job as the API server stores it: its selector and template carry its uid."""
+    uid = f"uid-job-{name}"
+    spec = {
+        "selector": {"matchLabels": {CUID: uid}},
+        "template": {"metadata": {"labels": {CUID: uid, "batch.kubernetes.io/job-name": name}}},
+    }
+    return obj(
+        "batch/v1", "Job", name, NS, uid=uid, owner=owner_ref(owner) if owner else None, spec=spec
+    )
+
+
+@pytest.fixture
+def mixed() -> tuple[FakeAPI, dict[str, Any], dict[str, Any]]:
+    """The fleet's odd cases with Jobs as the API server makes them (their pods carry their
+    selector), in a namespace whose other pods (a Deployment's, another team's Jobs') carry
+    no JobSet label at all."""
+    api = FakeAPI(namespace=NS).serve(JOBSET, LINK)
+    train, other = _jobset("train"), _jobset("other")
+    job0, job1 = _real_job("train-w-0", train), _real_job("train-w-1", train)
+    other_job = _real_job("other-w-0", other)
+    gone = _real_job("train-w-9", train)  # deleted: never served
+    api.add(train, other, job0, job1, other_job)
+
+    def of(job: dict[str, Any], labels: dict[str, str]) -> dict[str, str]:
+        return {**labels, CUID: job["metadata"]["uid"]}
+
+    api.add(
+        *(
+            pod(f"train-w-{j}-{i}", job, namespace=NS, labels=of(job, _mine(train)))
+            for j, job in enumerate((job0, job1))
+            for i in range(3)
+        )
+    )
+    api.add(
+        *(
+            pod(f"other-w-0-{i}", other_job, namespace=NS, labels=of(other_job, _mine(other)))
+            for i in range(3)
+        )
+    )
+    # lost the JobSet's labels, still matches its Job's selector: train's by its chain
+    api.add(pod("train-unlabelled", job1, namespace=NS, labels=of(job1, {})))
+    api.add(pod("train-orphan", gone, namespace=NS, labels=of(gone, _mine(train))))
+    api.add(pod("impostor", other_job, namespace=NS, labels=of(other_job, _mine(train))))
+    api.add(pod("bare-labelled", None, namespace=NS, labels=_mine(train)))
+    # the rest of the namespace: pods without the JobSet label, under owners of their own
+    rs = obj("apps/v1", "ReplicaSet", "web-1", NS)
+    api.add(rs, *(pod(f"web-1-{i}", rs, namespace=NS, labels={"app": "web"}) for i in range(40)))
+    batch = _real_job("etl-1", None)
+    api.add(
+        batch, *(pod(f"etl-1-{i}", batch, namespace=NS, labels=of(batch, {})) for i in range(20))
+    )
+    return api, train, other
+
+
+def _listed_pods(api: FakeAPI) -> set[str]:
+    """Every pod any list of pods answered with (metadata or whole)."""
+    from tests.cli.fake_cluster import matches
+
+    out: set[str] = set()
+    for path, query, _ in api.calls:
+        if not path.endswith("/pods"):
+            continue
+        selector = query.get("labelSelector")
+        for o in api.objects:
+            if o["kind"] == "Pod" and o["metadata"].get("namespace") == NS:
+                if not selector or matches(selector, o["metadata"].get("labels") or {}):
+                    out.add(o["metadata"]["name"])
+    return out
+
+
+def test_unlabelled_pods_are_asked_for_by_the_jobs_selectors(mixed: Any) -> None:
+    api, train, _ = mixed
+    found = find_pods(Cluster(api), train)
+    assert _names(found) == [
+        "train-orphan",
+        "train-unlabelled",
+        "train-w-0-0",
+        "train-w-0-1",
+        "train-w-0-2",
+        "train-w-1-0",
+        "train-w-1-1",
+        "train-w-1-2",
+    ]
+    uids = "uid-job-train-w-0,uid-job-train-w-1"
+    # the labelled pods, then the unlabelled pods of train's two Jobs in one set-based list
+    assert _pod_lists(api) == [(f"{NAME}=train", False), (f"{CUID} in ({uids}),!{NAME}", True)]
+    # no pod of the rest of the namespace is read, not even as metadata
+    assert not [n for n in _listed_pods(api) if n.startswith(("web-", "etl-", "other-"))]
+    assert _full_pods(api).count("train-unlabelled") == 1
+
+
+def test_the_jobs_selectors_give_the_owner_rules_answer(mixed: Any) -> None:
+    api, train, other = mixed
+    index = pods_by_owner(Cluster(api), NS)
+    for workload in (train, other):
+        rule = [p for p in index.pods_of(workload) if label_verdict(p, workload) is not False]
+        assert _names(find_pods(Cluster(api), workload)) == _names(rule)
+
+
+def test_a_pod_its_job_no_longer_selects_is_not_asked_for(mixed: Any) -> None:
+    """The Job controller releases a pod that stops matching its selector: one that lost
+    both the JobSet's labels and its Job's is not read (the whole namespace's walk still
+    links it until the controller releases it)."""
+    api, train, _ = mixed
+    job0 = next(o for o in api.objects if o["metadata"]["name"] == "train-w-0")
+    api.add(pod("train-stripped", job0, namespace=NS))
+    assert "train-stripped" not in _names(find_pods(Cluster(api), train))
+    assert "train-stripped" in _names(pods_by_owner(Cluster(api), NS).pods_of(train))
+
+
+def test_without_selecting_controllers_the_unlabelled_pods_are_walked() -> None:
+    """Pods the workload's operator owns itself (no Job between): the pods without the label
+    are walked as before, so an unlabelled one still counts."""
+    from tests.cli.fake_cluster import PYTORCHJOB
+
+    api = FakeAPI(namespace=NS).serve(PYTORCHJOB)
+    ptj = obj("kubeflow.org/v1", "PyTorchJob", "bert", NS, spec={})
+    kf = "training.kubeflow.org/job-name"
+    api.add(ptj, pod("bert-master-0", ptj, namespace=NS, labels={kf: "bert"}))
+    api.add(pod("bert-worker-0", ptj, namespace=NS, labels={"app": "x"}))
+    assert _names(find_pods(Cluster(api), ptj)) == ["bert-master-0", "bert-worker-0"]
+    assert _pod_lists(api) == [(f"{kf}=bert", False), (f"!{kf}", True)]
+
+
+def test_a_job_asks_by_its_selector_alone() -> None:
+    """A Job: its selector finds its pods, with or without ``job-name``, in one list."""
+    api = FakeAPI(namespace=NS)
+    job = _real_job("etl", None)
+    api.add(job, pod("etl-0", job, namespace=NS, labels={CUID: "uid-job-etl"}))
+    api.add(pod("etl-1", job, namespace=NS, labels={CUID: "uid-job-etl", "job-name": "etl"}))
+    api.add(*(pod(f"web-{i}", None, namespace=NS, labels={"app": "web"}) for i in range(10)))
+    assert pod_query(job) == ownership.PodQuery(f"{CUID}=uid-job-etl", None, ".spec.selector")
+    assert _names(find_pods(Cluster(api), job)) == ["etl-0", "etl-1"]
+    assert _pod_lists(api) == [(f"{CUID}=uid-job-etl", False)]
+
+
+def _ref(kind: str, name: str, api_version: str = "apps/v1") -> Any:
+    from workload_map.engine.owners import OwnerRef
+
+    return OwnerRef(api_version, kind, name, f"uid-{name}", NS)
+
+
+def test_children_selectors_merge_and_narrow() -> None:
+    """Single-label selectors of one key are one ``in`` list; a selector holding all of
+    another's terms is left to the other; more than CHILD_LISTS lists: none (walk)."""
+    from workload_map.engine.owners import OwnerChain
+
+    sel = {
+        "deploy": {"matchLabels": {"app": "web"}},
+        "rs-1": {"matchLabels": {"app": "web", "hash": "1"}},
+        "job-a": {"matchLabels": {CUID: "a"}},
+        "job-b": {"matchLabels": {CUID: "b"}},
+        "sts": {"matchExpressions": [{"key": "g", "operator": "In", "values": ["1", "2"]}]},
+        "sts-2": {"matchLabels": {"x": "1", "y": "2"}},
+        "sts-web": {"matchLabels": {"app": "web"}},
+    }
+    objs = {n: {"spec": {"selector": s}} for n, s in sel.items()}
+
+    def chains(*names: str) -> list[Any]:
+        # a Deployment owns ReplicaSets, not pods: not one of SELECTING
+        kinds = {"deploy": "Deployment", "rs-1": "ReplicaSet", "sts": "StatefulSet"}
+        kinds |= {"sts-2": "StatefulSet", "sts-web": "StatefulSet", "job-a": "Job", "job-b": "Job"}
+        out = []
+        for n in names:
+            ref = _ref(kinds[n], n, "batch/v1" if kinds[n] == "Job" else "apps/v1")
+            root = _ref("Root", "root", "example.com/v1")
+            out.append(OwnerChain(refs=(ref, root), owners=(objs.get(n, {}), {}), end="top"))
+        return out
+
+    children = ownership._children_selectors
+    assert children(chains("job-a", "job-b"), "uid-root") == [f"{CUID} in (a,b)"]
+    assert children(chains("job-a"), "uid-root") == [f"{CUID}=a"]
+    assert children(chains("rs-1"), "uid-root") == ["app=web,hash=1"]
+    # app=web selects every pod app=web,hash=1 does
+    assert children(chains("rs-1", "sts-web"), "uid-root") == ["app=web"]
+    assert children(chains("rs-1", "deploy"), "uid-root") == ["app=web,hash=1"]
+    assert children(chains("job-a", "sts"), "uid-root") == [f"{CUID}=a", "g in (1,2)"]
+    assert children(chains("job-a", "sts", "sts-2"), "uid-root") is None
+    # the chain stops at the workload: nothing above it counts
+    assert children(chains("job-a"), "uid-job-a") is None
+    assert children([], "uid-root") is None
+    objs.pop("job-b")  # unreadable (or read as metadata only): no selector, walk instead
+    assert children(chains("job-a", "job-b"), "uid-root") is None
+
+
+def test_many_jobs_are_one_list_of_the_jobsets_jobs() -> None:
+    """Past GETS_BEFORE_LIST Jobs, the labelled pods' Jobs are one list of the Jobs bearing the
+    JobSet's label, whole (their selectors then ask for the unlabelled pods), not a metadata
+    list of every Job of the namespace; a Job that list lacks is a GET."""
+    api = FakeAPI(namespace=NS).serve(JOBSET)
+    train = _jobset("train")
+    count = ownership.GETS_BEFORE_LIST + 5
+    jobs = [_real_job(f"train-w-{i}", train) for i in range(count)]
+    for job in jobs[:-1]:
+        job["metadata"]["labels"] = {NAME: "train"}
+    api.add(train, *jobs)
+    api.add(
+        *(
+            pod(
+                f"{j['metadata']['name']}-0",
+                j,
+                namespace=NS,
+                labels={NAME: "train", CUID: j["metadata"]["uid"]},
+            )
+            for j in jobs
+        )
+    )
+    api.add(pod("train-w-0-x", jobs[0], namespace=NS, labels={CUID: jobs[0]["metadata"]["uid"]}))
+    others = [_real_job(f"etl-{i}", None) for i in range(30)]
+    api.add(*others)
+    found = _names(find_pods(Cluster(api), train))
+    assert len(found) == count + 1 and "train-w-0-x" in found
+    job_lists = [(q.get("labelSelector"), a) for p, q, a in api.calls if p.endswith("/jobs")]
+    job_gets = [p.rsplit("/", 1)[-1] for p, _, _ in api.calls if "/jobs/" in p]
+    assert job_lists == [(f"{NAME}=train", None)]
+    assert job_gets == [f"train-w-{count - 1}"]  # not labelled: not in the list
+    uids = ",".join(sorted(j["metadata"]["uid"] for j in jobs))
+    assert _pod_lists(api) == [(f"{NAME}=train", False), (f"{CUID} in ({uids}),!{NAME}", True)]

@@ -170,19 +170,29 @@ def test_every_label_value_from_a_pod_is_escaped_as_the_client_escapes_it(
     assert text == _client(collector)
 
 
-def test_a_memo_whose_rows_another_scrape_dropped_gives_the_same_text() -> None:
-    # two scrapes may format one workload at once (the server's thread pool): the one that
-    # finishes first drops the memo's rows, then its text made without rows; the other, past
-    # reading that text, makes the rows whole again and must give the same lines
+def test_the_text_written_without_rows_is_the_text_of_the_rows() -> None:
+    # a scrape writes each workload's text straight (_lines); collect() and a memo made for
+    # it go through rows (_rows, then _text): both give every family's lines alike, for a
+    # top-level workload, the Jobs it owns, a workload with labels copied, and one whose
+    # evaluation failed
     inventory = _inventory()
-    collector = WorkloadCollector(inventory, health=ExporterHealth(last_sync=1.0))
-    for entry in inventory.entries():
-        whole = collector._text(collector._memoised(entry, text=False))
-        values: list[str] = []
-        shaped: dict[str, bytes] = {}
-        memo = collector_module._Memo(entry, collector._rows(entry, values, shaped))
-        memo.shaped = shaped
-        assert collector._text(memo) == whole  # (the usual way)
-        memo = collector_module._Memo(entry, collector._rows(entry, [], dict(shaped)))
-        memo.shaped, memo.rows = dict(shaped), None  # the rows dropped by the other scrape
-        assert collector._text(memo) == whole
+    collector = WorkloadCollector(
+        inventory,
+        health=ExporterHealth(last_sync=1.0),
+        labels=LabelPolicy(workload_labels=("app", "jobset.sigs.k8s.io/jobset-name")),
+    )
+    entries = inventory.entries()
+    assert {e.top_level for e in entries} == {True, False}
+    top = next(e for e in entries if e.top_level)
+    broken = Entry(**{**_fields(top), "error": "component 'x': unreadable"})
+    for entry in [*entries, broken]:
+        from_rows = collector._text(collector_module._Memo(entry, collector._rows(entry, [])))
+        written = collector._lines(entry)
+        assert len(written) == len(from_rows) == 15
+        assert written == from_rows, entry.name
+    assert any(b"workloadmap_pod_workload_info" in c for c in collector._lines(top))
+    assert not any(b"workloadmap_pod_workload_info" in c for c in collector._lines(broken))
+
+
+def _fields(entry: Entry) -> dict[str, Any]:
+    return {f: getattr(entry, f) for f in Entry.__dataclass_fields__ if not f.startswith("_")}

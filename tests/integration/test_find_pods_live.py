@@ -3,8 +3,9 @@
 The label query, the metadata-only lists (``PartialObjectMetadataList`` as kube-apiserver
 v1.37 answers it) and the member GETs of :func:`workload_map.cluster.ownership.find_pods`,
 through ``wlmap describe`` and ``wlmap get KIND NAME`` too, on a namespace that also holds
-another JobSet's pods: unlabelled members count, a pod claiming the name with another owner
-does not, a broken chain's labels decide.
+another JobSet's pods: unlabelled members count (found by their Job's selector), a pod
+claiming the name with another owner does not, a broken chain's labels decide; a Job's pods by
+its selector alone.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from workload_map.kube.options import ConnectionOptions
 JS = "jobset.x-k8s.io/v1alpha2"
 NAME = "jobset.sigs.k8s.io/jobset-name"
 RJOB = "jobset.sigs.k8s.io/replicatedjob-name"
+CUID = "batch.kubernetes.io/controller-uid"
 
 
 class _Recording:
@@ -121,7 +123,10 @@ def test_jobset_pods_by_label_on_a_busy_namespace(kube: Any, namespace: str) -> 
     mine = {NAME: "train", RJOB: "w"}
     for i in range(3):
         _pod(kube, ns, f"train-w-0-{i}", _owner(job), mine)
-    _pod(kube, ns, "train-unlabelled", _owner(job), {"app": "x"})
+    # lost the JobSet's labels, kept its Job's selector (the API server's controller-uid):
+    # asked for by that selector, not by a walk of every pod without the JobSet label
+    cuid = job["spec"]["selector"]["matchLabels"][CUID]
+    _pod(kube, ns, "train-unlabelled", _owner(job), {"app": "x", CUID: cuid})
     _pod(kube, ns, "impostor", _owner(other_job), {NAME: "train"})
     # an owner of a kind the server does not serve: the chain breaks there, labels decide
     gone = {
@@ -147,7 +152,7 @@ def test_jobset_pods_by_label_on_a_busy_namespace(kube: Any, namespace: str) -> 
     ]
     assert all("spec" in p for p in find_pods(cluster, train))  # members in full
     lists = [(q.get("labelSelector"), a) for p, q, a in seen.calls if p.endswith("/pods")]
-    assert [s for s, _ in lists] == [f"{NAME}=train", f"!{NAME}"] * 2
+    assert [s for s, _ in lists] == [f"{NAME}=train", f"{CUID}={cuid},!{NAME}"] * 2
     assert lists[1][1] is not None and "PartialObjectMetadataList" in lists[1][1]
 
     code, out, err = wlmap(kube, "-n", ns, "describe", "jobset/train", "-o", "json")
@@ -237,3 +242,20 @@ def test_metadata_walk_and_selector_on_the_real_server(kube: Any, namespace: str
         "web-1-1",
     ]
     assert [q.get("labelSelector") for p, q, _ in seen.calls if p.endswith("/pods")] == ["app=web"]
+
+
+def test_a_jobs_pods_by_its_selector_on_the_real_server(kube: Any, namespace: str) -> None:
+    """A Job's selector, as the API server gives it (``controller-uid``), finds its pods in
+    one list, ``job-name`` or not."""
+    ns = namespace
+    job = _job(kube, ns, "etl", None)
+    cuid = job["spec"]["selector"]["matchLabels"][CUID]
+    _pod(kube, ns, "etl-0", _owner(job), {CUID: cuid})
+    _pod(kube, ns, "etl-1", _owner(job), {CUID: cuid, "batch.kubernetes.io/job-name": "etl"})
+    _pod(kube, ns, "etl-namesake", None, {"batch.kubernetes.io/job-name": "etl"})
+    for i in range(5):
+        _pod(kube, ns, f"noise-{i}", None, {"app": "noise"})
+    cluster, seen = _cluster(kube, ns)
+    assert sorted(p["metadata"]["name"] for p in find_pods(cluster, job)) == ["etl-0", "etl-1"]
+    lists = [q.get("labelSelector") for p, q, _ in seen.calls if p.endswith("/pods")]
+    assert lists == [f"{CUID}={cuid}"]

@@ -109,22 +109,22 @@ def pod_query(workload: Mapping[str, Any]) -> PodQuery | None:
     """The label query that finds ``workload``'s pods without reading its namespace's, or None
     (then a metadata-only list of the namespace is walked).
 
-    * The operator's owner labels (:data:`~workload_map.engine.owner_labels.OWNER_LABELS`, the ones
-      the owner rule reads on a broken chain): its first name label equal to the workload's
-      name, and the pods without that label as the complement.
-    * Else the object's own ``.spec.selector`` when it is a label selector that selects its
+    * The object's own ``.spec.selector`` when it is a label selector that selects its
       ``.spec.template`` (the convention of Deployment, ReplicaSet, StatefulSet, DaemonSet and
-      Job: their controllers own only pods that match it and release any other).
+      Job: their controllers own only pods that match it and release any other, so it finds
+      every pod whose chain reaches the object, labelled or not, in one list). A Job takes
+      this way although its controller also stamps owner labels: its selector (the
+      ``controller-uid`` the API server gives it) finds its pods that lost ``job-name`` too,
+      where the owner label would need a second list of the pods without it.
+    * Else the operator's owner labels (:data:`~workload_map.engine.owner_labels.OWNER_LABELS`,
+      the ones the owner rule reads on a broken chain): its first name label equal to the
+      workload's name, and the pods without that label as the complement.
     """
     group = group_of(str(workload.get("apiVersion") or ""))
     meta = workload.get("metadata")
     name = meta.get("name") if isinstance(meta, Mapping) else None
     if not isinstance(name, str) or not name:
         return None
-    rule = OWNER_LABELS.get((group, str(workload.get("kind") or "")))
-    if rule is not None and rule.name and _label_value_ok(name):
-        key = rule.name[0]
-        return PodQuery(f"{key}={name}", f"!{key}", f"owner label {key}")
     spec = workload.get("spec")
     if isinstance(spec, Mapping):
         selector = selector_string(spec.get("selector"))
@@ -133,6 +133,10 @@ def pod_query(workload: Mapping[str, Any]) -> PodQuery | None:
         labels = tmeta.get("labels") if isinstance(tmeta, Mapping) else None
         if selector and isinstance(labels, Mapping) and selects(spec.get("selector"), labels):
             return PodQuery(selector, None, ".spec.selector")
+    rule = OWNER_LABELS.get((group, str(workload.get("kind") or "")))
+    if rule is not None and rule.name and _label_value_ok(name):
+        key = rule.name[0]
+        return PodQuery(f"{key}={name}", f"!{key}", f"owner label {key}")
     return None
 
 
@@ -145,12 +149,12 @@ def pod_path(karta: Karta) -> str:
         return "metadata"
     if (gvk.group, gvk.kind) == ("", "Pod"):
         return "itself"
-    rule = OWNER_LABELS.get((gvk.group, gvk.kind))
-    if rule is not None and rule.name:
-        return f"label `{rule.name[0]}`"
     spec = root.spec_definition
     if spec is not None and spec.pod_template_spec_path == ".spec.template":
         return "`.spec.selector`"
+    rule = OWNER_LABELS.get((gvk.group, gvk.kind))
+    if rule is not None and rule.name:
+        return f"label `{rule.name[0]}`"
     return "metadata"
 
 
@@ -222,11 +226,18 @@ class _Owners:
     """Owner-chain links of one namespace (None: of all): what the cluster has already read
     (the listed workloads), else a GET each (cached on the cluster) for the first
     :data:`GETS_BEFORE_LIST` of a kind, then that kind's metadata-only list, read once. A kind
-    that may not be listed stays one GET per owner."""
+    that may not be listed stays one GET per owner.
 
-    def __init__(self, cluster: Cluster, namespace: str | None) -> None:
+    With ``selector`` (a workload's owner label), that list is of the kind's objects bearing
+    the label, whole (their selectors are read), and an owner it lacks is a GET: the
+    namespace's other objects of the kind are not read."""
+
+    def __init__(
+        self, cluster: Cluster, namespace: str | None, selector: str | None = None
+    ) -> None:
         self.cluster = cluster
         self.namespace = namespace
+        self.selector = selector
         self._gets: dict[tuple[str, str], int] = {}
         self._lists: dict[tuple[str, str], dict[tuple[str, str], dict[str, Any]] | None] = {}
 
@@ -238,12 +249,13 @@ class _Owners:
         kind = (ref.api_version, ref.kind)
         key = (namespace or "", ref.name)
         listed = self._lists.get(kind)
+        if listed is None and kind not in self._lists:
+            if self._gets.get(kind, 0) >= GETS_BEFORE_LIST:
+                listed = self._list(kind)
         if listed is not None:
-            return listed.get(key)
-        if kind not in self._lists and self._gets.get(kind, 0) >= GETS_BEFORE_LIST:
-            listed = self._list(kind)
-            if listed is not None:
-                return listed.get(key)
+            found = listed.get(key)
+            if found is not None or self.selector is None:
+                return found
         self._gets[kind] = self._gets.get(kind, 0) + 1
         return cluster.get_cached(ref.api_version, ref.kind, ref.name, namespace)
 
@@ -277,10 +289,16 @@ class _Owners:
             try:
                 found = {}
                 for o in self.cluster.iter_list(
-                    res, self.namespace, resource_version="0", metadata_only=True
+                    res,
+                    self.namespace,
+                    label_selector=self.selector,
+                    resource_version="0",
+                    metadata_only=self.selector is None,
                 ):
                     meta = o["metadata"]
                     found[(str(meta.get("namespace") or ""), str(meta.get("name")))] = o
+                    if self.selector is not None:
+                        self.cluster.remember(o)  # whole: any later walk reads it there
             except ApiError:
                 found = None  # may not list it: a GET per owner, as before
         self._lists[kind] = found
@@ -312,21 +330,39 @@ def find_pods(cluster: Cluster, workload: dict[str, Any]) -> list[dict[str, Any]
         return claims(workload, pod, chain)
 
     query = pod_query(workload)
+    walks: list[str | None] = [None]  # without a query: the whole namespace
     if query is not None:
-        found = [
-            pod
-            for pod in cluster.iter_list(
+        found: list[dict[str, Any]] = []
+        chains: list[Chain] = []
+        labelled = list(
+            cluster.iter_list(
                 pods_res, namespace, label_selector=query.selector, resource_version="0"
             )
-            if member(pod)
-        ]
+        )
+        # their owners (a JobSet's Jobs) by GET, or past GETS_BEFORE_LIST of a kind by one
+        # list of that kind's objects labelled as the pods are, never the namespace's all
+        ahead = owners if query.complement is None else _Owners(cluster, namespace, query.selector)
+        ahead.expect(labelled)
+        for pod in labelled:
+            chain = walk_chain(
+                pod, ahead, until=lambda ref: ref.uid is not None and ref.uid == root_uid
+            )
+            if claims(workload, pod, chain):
+                found.append(pod)
+                chains.append(chain)
         if query.complement is None:
             return found
-        walked = query.complement
+        children = _children_selectors(chains, root_uid)
+        walks = (
+            [f"{sel},{query.complement}" for sel in children]
+            if children is not None
+            else [query.complement]
+        )
     else:
-        found, walked = [], None
+        found = []
     metas = [
         m
+        for walked in walks
         for m in cluster.iter_list(
             pods_res, namespace, label_selector=walked, resource_version="0", metadata_only=True
         )
@@ -334,7 +370,79 @@ def find_pods(cluster: Cluster, workload: dict[str, Any]) -> list[dict[str, Any]
     ]
     if not metas:
         return found
-    return _merge(found, _in_full(cluster, pods_res, namespace, metas))
+    return _merge(found, _in_full(cluster, pods_res, namespace, _once_each(metas)))
+
+
+#: built-in controllers that own only the pods their ``.spec.selector`` matches: they adopt
+#: and release pods by it (Kubernetes' ``ControllerRefManager``), so their selector finds
+#: every pod they own, whatever else its labels say
+SELECTING = frozenset(
+    {
+        ("batch", "Job"),
+        ("apps", "ReplicaSet"),
+        ("apps", "StatefulSet"),
+        ("apps", "DaemonSet"),
+        ("", "ReplicationController"),
+    }
+)
+#: at most this many selector lists in place of the list of the pods without the owner label
+#: (each list of pods costs the API server a scan of the namespace's pods, docs/cli.md)
+CHILD_LISTS = 2
+
+
+def _children_selectors(chains: list[Chain], root_uid: str) -> list[str] | None:
+    """The label selectors that find the pods of the workload's own controllers (its Jobs,
+    ReplicaSets, StatefulSets: :data:`SELECTING`) met on the chains of its labelled pods,
+    merged into ``key in (...)`` where they are one label each; None when a chain gives no
+    such controller or one whose selector cannot be read (then the pods without the owner
+    label are all walked, as before).
+
+    A pod of the workload without its owner label is, through its controller's chain, a pod
+    of one of these controllers, which owns it only while the pod matches its selector; a
+    controller met on no labelled pod's chain is not known here (docs/cli.md)."""
+    found: dict[str, Mapping[str, Any]] = {}
+    for chain in chains:
+        # the owners read, one per reference; a broken chain's missing owner owns no pods
+        # (those it had count by their labels, and the label list has them)
+        for ref, owner in zip(chain.refs, chain.owners, strict=False):
+            if ref.uid is not None and ref.uid == root_uid:
+                break
+            if ref.uid is not None and (group_of(ref.api_version), ref.kind) in SELECTING:
+                found.setdefault(ref.uid, owner)
+    if not found:
+        return None
+    terms: list[frozenset[str]] = []
+    for owner in found.values():
+        spec = owner.get("spec")
+        # a controller read as metadata only (past GETS_BEFORE_LIST of its kind) has no spec
+        selector = selector_string(spec.get("selector")) if isinstance(spec, Mapping) else None
+        if selector is None:
+            return None
+        # a set-based term holds commas of its own: such a selector is kept whole
+        terms.append(frozenset([selector] if "(" in selector else selector.split(",")))
+    # a selector holding all of another's terms selects fewer pods: the other finds them too
+    kept = sorted({t for t in terms if not any(o < t for o in terms)}, key=sorted)
+    single: dict[str, set[str]] = {}
+    out: list[str] = []
+    for t in kept:
+        key, eq, value = next(iter(t)).partition("=") if len(t) == 1 else ("", "", "")
+        if eq and key and not key.endswith("!") and "(" not in key:
+            single.setdefault(key, set()).add(value.removeprefix("="))
+        else:
+            out.append(",".join(sorted(t)))
+    merged = [
+        f"{key}={next(iter(values))}"
+        if len(values) == 1
+        else f"{key} in ({','.join(sorted(values))})"
+        for key, values in sorted(single.items())
+    ]
+    out = merged + out
+    return out if len(out) <= CHILD_LISTS else None
+
+
+def _once_each(objs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Objects found by several lists, once each (by uid)."""
+    return list({_uid(o): o for o in objs}.values())
 
 
 def _merge(first: list[dict[str, Any]], more: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -33,6 +33,7 @@ __all__ = [
     "Members",
     "alpha_minimum",
     "dimensions",
+    "pinned_minimum",
     "subtree_scale",
 ]
 
@@ -454,6 +455,17 @@ def alpha_minimum(
     of one workload that pin alike (every replica's group of a LeaderWorkerSet) share it.
     """
     pins, replica_of = dimensions(members)
+    return pinned_minimum(counter, definition, pins, replica_of)
+
+
+def pinned_minimum(
+    counter: GangCounter,
+    definition: PodGroupDefinition,
+    pins: Mapping[str, str],
+    replica_of: str | None,
+) -> AlphaMinimum:
+    """:func:`alpha_minimum` of a group whose keys pin ``pins`` and ``replica_of`` (what
+    :func:`dimensions` finds), computed once per workload for each such pinning."""
     key = (id(definition), tuple(pins.items()) if pins else (), replica_of)
     found = counter.alpha_minimums.get(key)
     if found is None or found[0] is not definition:

@@ -13,7 +13,12 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
 
 from workload_map.engine.errors import ExtractionError
-from workload_map.engine.gang_minimums import GangCounter, alpha_minimum
+from workload_map.engine.gang_minimums import (
+    AlphaMinimum,
+    GangCounter,
+    alpha_minimum,
+    pinned_minimum,
+)
 from workload_map.engine.gang_views import (
     UNATTRIBUTED,
     GangAssignment,
@@ -23,7 +28,7 @@ from workload_map.engine.gang_views import (
     group_name,
     is_dns1123_subdomain,
 )
-from workload_map.engine.pods import Placement, metadata_field, single_result
+from workload_map.engine.pods import Placement, metadata_field, replica_field, single_result
 from workload_map.engine.runner import Run
 from workload_map.engine.structure import Structure
 from workload_map.model import Member, PodGroupDefinition, Topology
@@ -62,7 +67,9 @@ class _Candidate:
         "keys",
         "level",
         "member",
+        "minimum",
         "paths",
+        "replica_of",
         "section",
     )
 
@@ -77,6 +84,10 @@ class _Candidate:
         self.paths = reads.paths
         self._walks, self._fields, self.fielded = reads.walks, reads.fields, reads.fielded
         self.section = reads.section
+        self.replica_of = reads.replica_of
+        #: the minimum of every group of this candidate when ``replica_of`` decides what
+        #: their keys pin (found for the first group, shared by the rest)
+        self.minimum: AlphaMinimum | None = None
         #: per key tuple read: the assignment the pods with these keys share, their
         #: placements, and the index of the first of them among the workload's pods
         self.assigned: dict[tuple[str, ...], tuple[GangAssignment, list[Placement], int]] = {}
@@ -184,7 +195,17 @@ class _Reads:
     """How a member's pods are filtered and keyed: its expressions looked up once per
     definition."""
 
-    __slots__ = ("fielded", "fields", "filters", "keys", "paths", "section", "texts", "walks")
+    __slots__ = (
+        "fielded",
+        "fields",
+        "filters",
+        "keys",
+        "paths",
+        "replica_of",
+        "section",
+        "texts",
+        "walks",
+    )
 
     def __init__(self, structure: Structure, member: Member):
         self.filters = [(f, structure.expressions.get(f)) for f in member.filters]
@@ -215,6 +236,36 @@ class _Reads:
         if len(fields_) in (1, 2) and len({name for name, _ in fields_}) == 1:
             second = fields_[1][1] if len(fields_) == 2 else None
             self.section = (fields_[0][0], fields_[0][1], second)
+        #: the replica component every group of the member pins, when that is decided by the
+        #: definition (:func:`_replica_dimension`); None: dimensions() decides per group
+        self.replica_of = _replica_dimension(structure, member, self.fields)
+
+
+def _replica_dimension(
+    structure: Structure, member: Member, fields: tuple[tuple[str, str], ...] | None
+) -> str | None:
+    """The replica component :func:`dimensions` finds for every group of ``member`` (and no
+    instance pins), when the definition decides it: every pod-describing component whose
+    pods may join the member (the member's component or a descendant) is placed without an
+    instance selector and by the replica selector of one owner reading one metadata field,
+    and the member's keys are fields and include that one. A grouped pod then has the
+    instance ``""`` (it pins no instance) and the key read from that field as its replica
+    (the same expression's one string: pods.replica_field), so that key pins the owner's
+    replica in every group, and any other key can pin only the same. A LeaderWorkerSet's
+    group-index key is its replica selector: no group's pods need be checked. None when any
+    of this does not hold."""
+    if fields is None:
+        return None
+    level = member.component_name
+    shared: tuple[str, tuple[str, str]] | None = None
+    for component in structure.pod_bearing:
+        if component != level and level not in structure.ancestors(component):
+            continue
+        found = replica_field(structure, component)
+        if found is None or found[1] not in fields or (shared is not None and found != shared):
+            return None
+        shared = found
+    return shared[0] if shared is not None else None
 
 
 def _reads(structure: Structure, member: Member) -> _Reads:
@@ -576,8 +627,18 @@ def alpha_groups(
             for placement in entries[0][3]:
                 listed.append(placement.pod)
             names = tuple(listed)
-        definition = entries[0][1].definition
-        found = alpha_minimum(counter, definition, chunks)
+        candidate = entries[0][1]
+        definition = candidate.definition
+        if len(entries) == 1 and candidate.replica_of is not None:
+            # what the keys pin is the definition's (_replica_dimension): one minimum for
+            # every group of the candidate, without a look at each group's pods
+            found = candidate.minimum
+            if found is None:
+                found = candidate.minimum = pinned_minimum(
+                    counter, definition, {}, candidate.replica_of
+                )
+        else:
+            found = alpha_minimum(counter, definition, chunks)
         group = PodGroup(
             name=name,
             min_member=found.minimum,

@@ -36,6 +36,7 @@ __all__ = [
     "metadata_field",
     "pod_name",
     "pod_state",
+    "replica_field",
     "single_result",
     "single_value",
     "type_matcher",
@@ -718,6 +719,21 @@ def _plan(structure: Structure) -> _Plan:
     if not isinstance(plan, _Plan):
         plan = structure.memo["attribution"] = _Plan(structure)
     return plan
+
+
+def replica_field(structure: Structure, component: str) -> tuple[str, _Field] | None:
+    """``(owner, (section, key))`` when the pods of ``component`` are placed without an
+    instance selector and by a replica selector (its own or its nearest ancestor's, of
+    ``owner``) that reads one metadata field: every such pod placed without a reason then has
+    the instance ``""`` and, as its replica, what that field's expression gives as one string
+    (gang_rules decides per definition what a group key reading the same field pins)."""
+    plan = _plan(structure)
+    if plan.instance.get(component) is not None:
+        return None
+    replica = plan.replica.get(component)
+    if replica is None or replica[3] is None:
+        return None
+    return replica[0], replica[3]
 
 
 def infer_component(structure: Structure, pod: Any, placement: Placement) -> str | None:

@@ -120,9 +120,6 @@ class _Memo:
     #: the encoded lines of each per-workload family, in :data:`PER_WORKLOAD` order (a tuple,
     #: not a dict by name: 10k workloads' memos are kept between scrapes)
     lines: tuple[bytes, ...] | None = None
-    #: the text of the shaped families (:data:`SHAPED`) made without rows (``_rows`` with
-    #: ``shaped``), by name; None when ``rows`` hold them
-    shaped: dict[str, bytes] | None = None
 
 
 class WorkloadCollector:
@@ -249,9 +246,6 @@ class WorkloadCollector:
 
     def _text(self, memo: _Memo) -> tuple[bytes, ...]:
         if memo.lines is None:
-            # the shaped text before the rows: another scrape's _text drops the rows first,
-            # so rows read after it (kept, or made whole again) always go with it
-            shaped = memo.shaped
             rows = self._rows_of(memo)
             # the escape check was made once for the workload's rows of every family (when
             # they were built), not once per family: a first scrape formats 10k workloads of
@@ -262,9 +256,7 @@ class WorkloadCollector:
             out: list[bytes] = []
             for name, lines in self._each:
                 found = rows[name]
-                if shaped is not None and (name in shaped or lines.shapes is not None):
-                    out.append(shaped.get(name, b""))  # (made without rows: _rows)
-                elif not found:
+                if not found:
                     out.append(b"")
                 elif lines.shapes is not None:
                     if identity is None:
@@ -276,22 +268,110 @@ class WorkloadCollector:
             memo.lines = tuple(out)
             # the text is what scrapes read; keep one copy (the rows dropped first: above)
             memo.rows = None
-            memo.shaped = None
         return memo.lines
 
     def _memoised(self, entry: Entry, *, text: bool = False) -> _Memo:
         memo = self._memo.get(entry.uid)
         if memo is None or memo.entry is not entry:
-            values: list[str] = []
-            # for text, the shaped families go to text without rows (see _rows)
-            shaped: dict[str, bytes] | None = {} if text else None
-            memo = _Memo(entry, self._rows(entry, values, shaped))
-            memo.clean = CONSTANTS_CLEAN and not has_escape(values)
-            memo.shaped = shaped
+            if text:
+                # straight to text, no rows (collect() builds them if it is ever asked)
+                memo = _Memo(entry, None, lines=self._lines(entry))
+            else:
+                values: list[str] = []
+                memo = _Memo(entry, self._rows(entry, values))
+                memo.clean = CONSTANTS_CLEAN and not has_escape(values)
             self._memo[entry.uid] = memo
         if text:
             self._text(memo)
         return memo
+
+    def _lines(self, e: Entry) -> tuple[bytes, ...]:
+        """The workload's text, one ``bytes`` per family of :data:`PER_WORKLOAD`, written
+        without rows: what :meth:`_text` makes of :meth:`_rows` (a test holds them equal),
+        each family's lines written as soon as its values are known. A first scrape formats
+        10k workloads of fifteen families each: no dict of row lists per workload, and no
+        second pass over the families."""
+        meta = e.obj.get("metadata")
+        if type(meta) is not dict:
+            meta = meta if isinstance(meta, Mapping) else {}
+        ns = str(meta.get("namespace") or "")
+        name = str(meta.get("name") or "")
+        gvk = e.gvk
+        kind = gvk.kind
+        wl = (ns, name, kind, gvk.group)
+        obj_labels = meta.get("labels")
+        obj_labels = obj_labels if isinstance(obj_labels, Mapping) else {}
+        info = (
+            *wl,
+            gvk.version,
+            e.uid,
+            e.definition.name,
+            e.definition.origin,
+            "true" if e.top_level else "false",
+            *(str(obj_labels.get(k, "")) for k in self._copied),
+        )
+        formatters = self._formatters
+        summary = e.summary
+        if summary is None or not e.top_level:
+            # an owned workload (the Jobs of a JobSet) is counted through its top-level one
+            return (formatters[WORKLOAD.name].text([(info, 1.0)]), *_NO_LINES)
+        values = list(info)  # checked for escapes at once (the identity included)
+        matched = set(summary.phases)
+        identity = escaped_identity(*wl)
+        shaped: dict[str, bytes] = {}
+        # the phases' and (unless the evaluation failed) the tallies' text at once
+        self._shaped_text(shaped, summary, identity, tallies=e.error is None)
+        first_seen = self._phase_clock.seen(e.uid, matched)
+        since_rows: list[Row] = []
+        for phase in (x for x in PHASES if x in matched):
+            since = status_since(e.definition.karta, e.obj, phase)
+            since_rows.append(
+                ((*wl, phase, "exporter"), first_seen[phase])
+                if since is None
+                else ((*wl, phase, "status"), since)
+            )
+        ref_rows: list[Row] = []
+        for ref in e.references:  # before the error return: a missing runtime is shown
+            ref_kind = (ref.kind or "").rpartition(" ")[2]
+            reason = (ref.reason or "") if ref.problem else ""
+            labels = (*wl, ref.name, ref_kind, ref.object_name or "", reason)
+            ref_rows.append((labels, float(ref.found)))
+            values += labels[4:]
+        generation, observed = generations(e.obj)
+        gang_min: list[Row] = []
+        gang_pods: list[Row] = []
+        pods = b""
+        if e.error is None:  # counts of a half-evaluated workload would mislead
+            for g in summary.gangs:
+                values.append(g.name)
+                gang_min.append(((*wl, g.name), float(g.min_member)))
+                gang_pods.append(((*wl, g.name, "total"), float(g.current)))
+                gang_pods.append(((*wl, g.name, "scheduled"), float(g.scheduled)))
+            if summary.pods:
+                pods = self._pod_text(summary.pods, ns, name, kind)
+        clean = CONSTANTS_CLEAN and not has_escape(values)
+        get = shaped.get
+        return (
+            formatters[WORKLOAD.name].text([(info, 1.0)], clean=clean),
+            pods,
+            get(PHASE.name, b""),
+            formatters[PHASE_SINCE.name].text(since_rows, clean=clean),
+            b""
+            if generation is None
+            else formatters[GENERATION.name].text([(wl, generation)], clean=clean),
+            b""
+            if observed is None
+            else formatters[OBSERVED_GENERATION.name].text([(wl, observed)], clean=clean),
+            get(PODS.name, b""),
+            get(COMPONENT_PODS.name, b""),
+            get(RESOURCES.name, b""),
+            get(COMPONENT_RESOURCES.name, b""),
+            get(REQUESTS.name, b""),
+            get(COMPONENT_REQUESTS.name, b""),
+            formatters[GANG_MIN.name].text(gang_min, clean=clean),
+            formatters[GANG_PODS.name].text(gang_pods, clean=clean),
+            formatters[REFERENCES.name].text(ref_rows, clean=clean),
+        )
 
     def _definition_rows(self) -> Iterator[tuple[Family, list[Row]]]:
         info: list[Row] = []
@@ -314,18 +394,11 @@ class WorkloadCollector:
         yield DEFINITION, info
         yield DEFINITION_READY, ready
 
-    def _rows(
-        self, e: Entry, values: list[str], shaped: dict[str, bytes] | None = None
-    ) -> dict[str, list[Row]]:
-        """The workload's rows by family; ``values`` gets every label value they hold that
-        the collector did not write itself (checked for escapes once, not row by row: the
-        workload's identity repeats in every row, so the rows hold ten times as many).
-
-        With ``shaped``, the families of :data:`SHAPED` are not rows but their text, in
-        ``shaped`` by name, made from formats kept by what they hold past the workload's
-        identity (the phases matched, each tally: :meth:`Lines.shape`), and so are the
-        pods' lines (:meth:`_pod_text`); they escape their own values, so ``values`` does not
-        get them."""
+    def _rows(self, e: Entry, values: list[str]) -> dict[str, list[Row]]:
+        """The workload's rows by family (for :meth:`collect`; the text is written without
+        rows: :meth:`_lines`); ``values`` gets every label value they hold that the collector
+        did not write itself (checked for escapes once, not row by row: the workload's
+        identity repeats in every row, so the rows hold ten times as many)."""
         rows: dict[str, list[Row]] = {f.name: [] for f in PER_WORKLOAD}
         wl = (e.namespace, e.name, e.gvk.kind, e.gvk.group)
         meta = e.obj.get("metadata")
@@ -347,12 +420,7 @@ class WorkloadCollector:
             # an owned workload (the Jobs of a JobSet) is counted through its top-level one
             return rows
         matched = set(summary.phases)
-        identity = escaped_identity(*wl)
-        if shaped is not None:
-            # the phases' and (unless the evaluation failed) the tallies' text at once
-            self._shaped_text(shaped, summary, identity, tallies=e.error is None)
-        else:
-            rows[PHASE.name] = [((*wl, p), 1.0 if p in matched else 0.0) for p in PHASES]
+        rows[PHASE.name] = [((*wl, p), 1.0 if p in matched else 0.0) for p in PHASES]
         first_seen = self._phase_clock.seen(e.uid, matched)
         for phase in (x for x in PHASES if x in matched):
             since = status_since(e.definition.karta, e.obj, phase)
@@ -374,8 +442,7 @@ class WorkloadCollector:
             rows[OBSERVED_GENERATION.name].append((wl, observed))
         if e.error is not None:
             return rows  # counts of a half-evaluated workload would mislead: error counted
-        if shaped is None:
-            self._all_tally_rows(rows, wl, summary.totals, summary.components, values)
+        self._all_tally_rows(rows, wl, summary.totals, summary.components, values)
         gang_min, gang_pods = rows[GANG_MIN.name], rows[GANG_PODS.name]
         for g in summary.gangs:
             values.append(g.name)
@@ -383,10 +450,6 @@ class WorkloadCollector:
             gang_pods.append(((*wl, g.name, "total"), float(g.current)))
             gang_pods.append(((*wl, g.name, "scheduled"), float(g.scheduled)))
         ns, name, kind = e.namespace, e.name, e.gvk.kind
-        if shaped is not None:
-            if summary.pods:
-                shaped[POD.name] = self._pod_text(summary.pods, ns, name, kind)
-            return rows
         pod_rows = rows[POD.name]
         for p in summary.pods:
             values += (p.name, p.uid, p.component, p.instance, p.replica, p.pod_group)
@@ -548,6 +611,27 @@ class WorkloadCollector:
 
 
 _COMPONENT_TALLY = (COMPONENT_PODS, COMPONENT_RESOURCES, COMPONENT_REQUESTS)
+
+#: the text of a workload counted through its owner: every family past its info line empty
+_NO_LINES = (b"",) * (len(PER_WORKLOAD) - 1)
+# the order WorkloadCollector._lines writes the families in
+assert PER_WORKLOAD == (
+    WORKLOAD,
+    POD,
+    PHASE,
+    PHASE_SINCE,
+    GENERATION,
+    OBSERVED_GENERATION,
+    PODS,
+    COMPONENT_PODS,
+    RESOURCES,
+    COMPONENT_RESOURCES,
+    REQUESTS,
+    COMPONENT_REQUESTS,
+    GANG_MIN,
+    GANG_PODS,
+    REFERENCES,
+), PER_WORKLOAD
 
 #: a pod's own values in its line's label order (:data:`POD_ORDER` less the workload's kind,
 #: namespace and name, which :meth:`WorkloadCollector._pod_text` writes into the format)

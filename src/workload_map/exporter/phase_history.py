@@ -53,14 +53,28 @@ def _raw_conditions(karta: Karta, obj: Mapping[str, Any]) -> list[Mapping[str, A
     return out
 
 
+#: (id of a definition, phase) -> (the definition, whether a matcher of that phase reads
+#: conditions)
+_BY_CONDITIONS: dict[tuple[int, str], tuple[Karta, bool]] = {}
+
+
 def status_since(karta: Karta, obj: Mapping[str, Any], phase: str) -> float | None:
     """When ``obj`` entered ``phase`` by its conditions' ``lastTransitionTime`` (Unix time),
     or None when no ``byConditions`` matcher of that phase holds (or none records a time)."""
+    key = (id(karta), phase)
+    known = _BY_CONDITIONS.get(key)
+    if known is not None and known[0] is karta and not known[1]:
+        return None  # (asked per workload of every first scrape: once per definition)
     definition = karta.root.status_definition
     if definition is None:
         return None
     matchers = getattr(definition.status_mappings, phase.lower(), ())
-    if not any(m.by_conditions for m in matchers):
+    if known is None or known[0] is not karta:
+        if len(_BY_CONDITIONS) >= 1024:
+            _BY_CONDITIONS.clear()
+        # the definition held: its id stays its own while kept
+        known = _BY_CONDITIONS[key] = (karta, any(m.by_conditions for m in matchers))
+    if not known[1]:
         return None  # no conditions to read (a phase matched by an expression or counts)
     conditions = _raw_conditions(karta, obj)
     if not conditions:
@@ -93,17 +107,21 @@ def status_since(karta: Karta, obj: Mapping[str, Any], phase: str) -> float | No
 
 def generations(obj: Mapping[str, Any]) -> tuple[float | None, float | None]:
     """(``metadata.generation``, ``status.observedGeneration``), each None when absent."""
-
-    def number(value: Any) -> float | None:
-        ok = isinstance(value, int | float) and not isinstance(value, bool)
-        return float(value) if ok else None
-
     meta = obj.get("metadata")
     status = obj.get("status")
     return (
-        number(meta.get("generation")) if isinstance(meta, Mapping) else None,
-        number(status.get("observedGeneration")) if isinstance(status, Mapping) else None,
+        _number(meta.get("generation")) if isinstance(meta, Mapping) else None,
+        _number(status.get("observedGeneration")) if isinstance(status, Mapping) else None,
     )
+
+
+def _number(value: Any) -> float | None:
+    # read per workload of every first scrape: the plain types first, no union isinstance
+    kind = type(value)
+    if kind is int or kind is float:
+        return float(value)
+    ok = isinstance(value, int | float) and not isinstance(value, bool)
+    return float(value) if ok else None
 
 
 class PhaseClock:
@@ -118,8 +136,11 @@ class PhaseClock:
 
     def seen(self, uid: str, phases: Iterable[str]) -> dict[str, float]:
         current = set(phases)
-        known = self._first.get(uid, {})
+        known = self._first.get(uid)
         stamp = self.now()
+        if not known:  # a first scrape: every workload seen anew
+            kept = self._first[uid] = dict.fromkeys(current, stamp)
+            return kept
         kept = {p: t for p, t in known.items() if p in current}
         for p in current - set(kept):
             kept[p] = stamp
