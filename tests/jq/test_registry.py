@@ -1,8 +1,9 @@
-"""The one builtin registry: nothing registered at import, built on first lookup, groups loaded
-on first call, the generated index in step with the marks, the safety rules reading its effects."""
+"""The one builtin registry: nothing registered at import, an indexed builtin's entry made on its
+first lookup, the whole registry on a listing or a name the index lacks, groups loaded on first call, the generated index in step with the marks, the safety rules reading its effects."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import subprocess
 import sys
@@ -13,7 +14,7 @@ import pytest
 
 import workload_map.jq as jq
 from workload_map.jq import safety
-from workload_map.jq.builtins import index, registry
+from workload_map.jq.builtins import index, marks, registry
 from workload_map.jq.builtins.registry import Builtin, builtin
 from workload_map.jq.compiler import compile_program
 
@@ -64,7 +65,8 @@ def test_a_program_loads_only_the_groups_it_calls() -> None:
     )
     seen = _fresh(_PROBE.format(setup=setup, groups=_GROUP_MODULES))
     assert seen == {
-        "built": True,
+        # natives only: their entries come from the index, builtin.jq is not read
+        "built": False,
         "groups": sorted(
             [*_AT_IMPORT, "workload_map.jq.builtins.collections", "workload_map.jq.builtins.time"]
         ),
@@ -72,6 +74,36 @@ def test_a_program_loads_only_the_groups_it_calls() -> None:
         "lexer": True,
         "safety": False,
     }
+
+
+def test_natives_make_only_their_entries_and_a_jq_builtin_builds_the_registry() -> None:
+    code = """
+import json
+import workload_map.jq as jq
+from workload_map.jq.builtins import registry
+seen = {}
+jq.compile('.a | length')
+seen["natives"] = [registry.built(), sorted(map(list, registry._REGISTRY)), len(registry._JQ_SOURCES)]
+before = registry.lookup("length", 0)
+assert jq.compile('with_entries(.)').all({'a': 1}) == [{'a': 1}]
+seen["jq"] = [registry.built(), len(registry._JQ_SOURCES) > 0, registry.lookup("length", 0) is before]
+print(json.dumps(seen))
+"""
+    seen = _fresh(code)
+    assert seen == {"natives": [False, [["length", 0]], 0], "jq": [True, True, True]}
+    unknown = "import json, workload_map.jq as jq\n"
+    unknown += "from workload_map.jq.builtins import registry\n"
+    unknown += "try:\n    jq.compile('nosuch(1)')\nexcept jq.JqCompileError as e:\n"
+    unknown += "    print(json.dumps({'built': registry.built(), 'error': e.message}))\n"
+    assert _fresh(unknown) == {"built": True, "error": "function not defined: nosuch/1"}
+
+
+@pytest.mark.parametrize("module", _GROUP_MODULES)
+def test_a_group_loads_from_the_functions_it_marked_as_the_scan_finds_them(module: str) -> None:
+    # registry._load_group reads marks.marked (cheap); the index is generated from scan_marks
+    loaded = importlib.import_module(module)
+    assert marks.marked(loaded) == marks.scan_marks(loaded)
+    assert marks.marked(loaded)  # every group marks something
 
 
 def test_the_index_is_what_the_marks_say() -> None:

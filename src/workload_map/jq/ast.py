@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, ClassVar, TypeVar, dataclass_transform
+from typing import Any, ClassVar, dataclass_transform
 
 __all__ = [
     "Alt",
@@ -52,10 +52,22 @@ __all__ = [
 ]
 
 
-_C = TypeVar("_C", bound=type)
+@dataclass_transform(frozen_default=True, eq_default=True)
+class _NodeType(type):
+    """Makes each node class (annotated fields, defaults as class values) slotted and frozen as
+    its class statement runs: one class object per node, where a class decorator rebuilding the
+    class for its slots made two (about 2M instructions of every start, callgrind)."""
+
+    def __new__(mcs, name: str, bases: tuple[type, ...], namespace: dict[str, Any]) -> Any:
+        if bases:  # a node class, not _Node itself
+            # the class's own annotations (inspect.get_annotations would import inspect, ~5 ms)
+            fields = tuple(namespace.get("__annotations__", {}))
+            namespace["DEFAULTS"] = {f: namespace.pop(f) for f in fields if f in namespace}
+            namespace["__slots__"] = namespace["FIELDS"] = namespace["__match_args__"] = fields
+        return super().__new__(mcs, name, bases, namespace)
 
 
-class _Node:
+class _Node(metaclass=_NodeType):
     """What the node classes share: ``__init__`` from the fields, equality and hash without
     ``offset``, immutability. Dataclasses did this but cost ~1 ms per class at import (each
     class's methods are generated and exec'd); these are generic, and ``__init__`` is written
@@ -107,37 +119,17 @@ def _specialised_init(cls: type[_Node]) -> Any:
     return namespace["__init__"]
 
 
-@dataclass_transform(frozen_default=True, eq_default=True)
-def node(cls: _C) -> _C:
-    """Make ``cls`` (annotated fields, defaults as class values) a slotted, frozen node."""
-    # the class's own annotations (inspect.get_annotations would import inspect, ~5 ms)
-    fields = tuple(cls.__dict__.get("__annotations__", {}))  # noqa: RUF063
-    namespace = {
-        k: v
-        for k, v in cls.__dict__.items()
-        if k not in fields and k not in ("__dict__", "__weakref__")
-    }
-    namespace["__slots__"] = fields
-    namespace["FIELDS"] = fields
-    namespace["DEFAULTS"] = {f: cls.__dict__[f] for f in fields if f in cls.__dict__}
-    namespace["__match_args__"] = fields
-    return type(cls.__name__, (_Node,), namespace)  # type: ignore[return-value]
-
-
-@node
-class Identity:
+class Identity(_Node):
     offset: int = -1
 
 
-@node
-class RecurseAll:
+class RecurseAll(_Node):
     """``..``"""
 
     offset: int = -1
 
 
-@node
-class Literal:
+class Literal(_Node):
     """null, true, false, a number or a string without interpolation."""
 
     value: Any
@@ -145,8 +137,7 @@ class Literal:
     offset: int = -1
 
 
-@node
-class Str:
+class Str(_Node):
     """A string with interpolations; ``fmt`` is the ``@format`` applied to each interpolation."""
 
     parts: tuple[str | Node, ...]
@@ -154,22 +145,19 @@ class Str:
     offset: int = -1
 
 
-@node
-class Format:
+class Format(_Node):
     """``@name`` alone, a filter."""
 
     name: str
     offset: int = -1
 
 
-@node
-class Var:
+class Var(_Node):
     name: str  # without the "$"
     offset: int = -1
 
 
-@node
-class Index:
+class Index(_Node):
     """``T.name``, ``T."str"``, ``T[key]``."""
 
     target: Node
@@ -177,24 +165,21 @@ class Index:
     offset: int = -1
 
 
-@node
-class Slice:
+class Slice(_Node):
     target: Node
     start: Node | None
     end: Node | None
     offset: int = -1
 
 
-@node
-class Iterate:
+class Iterate(_Node):
     """``T[]``"""
 
     target: Node
     offset: int = -1
 
 
-@node
-class Optional:
+class Optional(_Node):
     """``T?``. gojq guards only the last suffix of a suffix chain: ``.a.b?`` is ``.a | try .b``
     (``guards_all`` False), while ``(.a.b)?`` guards the whole term (``guards_all`` True)."""
 
@@ -203,14 +188,12 @@ class Optional:
     offset: int = -1
 
 
-@node
-class Array:
+class Array(_Node):
     body: Node | None
     offset: int = -1
 
 
-@node
-class ObjectEntry:
+class ObjectEntry(_Node):
     """One entry. ``key`` is a Literal string, a Str, a Var (``$x``) or any node for ``(q)``.
 
     ``value`` None is the shorthand form (``{a}``, ``{$x}``, ``{"a b"}``, ``{"\\(x)"}``).
@@ -222,35 +205,30 @@ class ObjectEntry:
     computed: bool = False
 
 
-@node
-class Object:
+class Object(_Node):
     entries: tuple[ObjectEntry, ...]
     offset: int = -1
 
 
-@node
-class Unary:
+class Unary(_Node):
     op: str  # "-" | "+"
     operand: Node
     offset: int = -1
 
 
-@node
-class Pipe:
+class Pipe(_Node):
     left: Node
     right: Node
     offset: int = -1
 
 
-@node
-class Comma:
+class Comma(_Node):
     left: Node
     right: Node
     offset: int = -1
 
 
-@node
-class Alt:
+class Alt(_Node):
     """``a // b``"""
 
     left: Node
@@ -258,8 +236,7 @@ class Alt:
     offset: int = -1
 
 
-@node
-class Binary:
+class Binary(_Node):
     """Arithmetic, comparison, ``and``/``or``."""
 
     op: str
@@ -268,8 +245,7 @@ class Binary:
     offset: int = -1
 
 
-@node
-class Update:
+class Update(_Node):
     """Assignment and update operators: ``=``, ``|=``, ``+=``, ``-=``, ``*=``, ``/=``, ``%=``, ``//=``."""
 
     op: str
@@ -278,20 +254,17 @@ class Update:
     offset: int = -1
 
 
-@node
-class PVar:
+class PVar(_Node):
     name: str
     offset: int = -1
 
 
-@node
-class PArray:
+class PArray(_Node):
     elements: tuple[Pattern, ...]
     offset: int = -1
 
 
-@node
-class PObject:
+class PObject(_Node):
     """Entries (key, pattern). key is a Var (``$x`` binds too), Literal string, Str or a node
     for ``(q)`` (``computed``); pattern None only for the ``$x`` shorthand."""
 
@@ -302,8 +275,7 @@ class PObject:
 Pattern = PVar | PArray | PObject
 
 
-@node
-class Bind:
+class Bind(_Node):
     """``source as $p ?// $q | body``"""
 
     source: Node
@@ -312,8 +284,7 @@ class Bind:
     offset: int = -1
 
 
-@node
-class Reduce:
+class Reduce(_Node):
     source: Node
     pattern: Pattern
     init: Node
@@ -321,8 +292,7 @@ class Reduce:
     offset: int = -1
 
 
-@node
-class Foreach:
+class Foreach(_Node):
     source: Node
     pattern: Pattern
     init: Node
@@ -331,8 +301,7 @@ class Foreach:
     offset: int = -1
 
 
-@node
-class If:
+class If(_Node):
     cond: Node
     then: Node
     elifs: tuple[tuple[Node, Node], ...]
@@ -340,43 +309,37 @@ class If:
     offset: int = -1
 
 
-@node
-class Try:
+class Try(_Node):
     body: Node
     catch: Node | None
     offset: int = -1
 
 
-@node
-class Label:
+class Label(_Node):
     name: str
     body: Node
     offset: int = -1
 
 
-@node
-class Break:
+class Break(_Node):
     name: str
     offset: int = -1
 
 
-@node
-class Call:
+class Call(_Node):
     name: str
     args: tuple[Node, ...]
     offset: int = -1
 
 
-@node
-class FuncDef:
+class FuncDef(_Node):
     name: str
     params: tuple[str, ...]  # "$x" for value params, "f" for filter params
     body: Node
     offset: int = -1
 
 
-@node
-class WithDefs:
+class WithDefs(_Node):
     defs: tuple[FuncDef, ...]
     body: Node
     offset: int = -1

@@ -11,11 +11,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-__all__ = ["EFFECTS", "KINDS", "builtin", "scan_marks"]
+__all__ = ["EFFECTS", "KINDS", "builtin", "marked", "scan_marks"]
 
 KINDS = ("value", "stream", "special", "jq")
 EFFECTS = ("environment", "input", "halt", "logging", "unbounded-loop")
 _MARK = "__jq_builtin__"
+#: the marked functions of each module, by the module's name, as they are marked
+_MARKED: dict[str, list[Callable[..., Any]]] = {}
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -37,7 +39,10 @@ def builtin(
 
     def mark(fn: F) -> F:
         ctx = kind != "value" if needs_ctx is None else needs_ctx
-        setattr(fn, _MARK, (*getattr(fn, _MARK, ()), (name, arity, kind, effect, listed, ctx)))
+        before = getattr(fn, _MARK, ())
+        if not before:
+            _MARKED.setdefault(fn.__module__, []).append(fn)
+        setattr(fn, _MARK, (*before, (name, arity, kind, effect, listed, ctx)))
         return fn
 
     return mark
@@ -69,4 +74,20 @@ def scan_marks(
                 if (name, arity) in found:
                     raise RuntimeError(f"builtin {name}/{arity} is registered twice")
                 found[(name, arity)] = (fn, kind, effect, listed, ctx)
+    return found
+
+
+def marked(
+    module: Any,
+) -> dict[tuple[str, int], tuple[Callable[..., Any], str, str, bool, bool]]:
+    """What :func:`scan_marks` finds in ``module``, from the functions it marked as they were
+    marked: loading a group on a program's first call of one of its builtins then reads a few
+    dozen functions instead of every global (about 0.5M instructions a group module). A test
+    checks that both agree for every group module."""
+    found: dict[tuple[str, int], tuple[Callable[..., Any], str, str, bool, bool]] = {}
+    for fn in _MARKED.get(module.__name__, ()):
+        for name, arity, kind, effect, listed, ctx in getattr(fn, _MARK):
+            if (name, arity) in found:
+                raise RuntimeError(f"builtin {name}/{arity} is registered twice")
+            found[(name, arity)] = (fn, kind, effect, listed, ctx)
     return found

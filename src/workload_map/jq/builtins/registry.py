@@ -29,7 +29,7 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from workload_map.jq.builtins.marks import EFFECTS, KINDS, builtin, scan_marks
+from workload_map.jq.builtins.marks import EFFECTS, KINDS, builtin, marked, scan_marks
 
 __all__ = [
     "EFFECTS",
@@ -97,7 +97,9 @@ class Builtin:
         return f"Builtin({self.name}/{self.arity}, {self.kind}, {self.group})"
 
 
+#: the entries made so far: those looked up, or all of them once ``_COMPLETE``
 _REGISTRY: dict[tuple[str, int], Builtin] = {}
+_COMPLETE = False
 _IMPLS: dict[str, dict[tuple[str, int], Callable[..., Any]]] = {}
 _JQ_SOURCES: dict[tuple[str, int], str] = {}
 _LOCK = threading.RLock()
@@ -106,15 +108,17 @@ _DEF_HEAD = r"def\s+([A-Za-z_][A-Za-z0-9_]*)\s*(?:\(([^)]*)\))?\s*:"
 
 
 def built() -> bool:
-    """Whether the registry has been built (it is on the first lookup, never at import)."""
-    return bool(_REGISTRY)
+    """Whether the whole registry has been built (by a listing, or a lookup of a name the index
+    does not hold); never at import, and not by looking up indexed builtins."""
+    return _COMPLETE
 
 
 def _build() -> dict[tuple[str, int], Builtin]:
-    if _REGISTRY:
+    global _COMPLETE
+    if _COMPLETE:
         return _REGISTRY
     with _LOCK:
-        if not _REGISTRY:
+        if not _COMPLETE:
             from workload_map.jq.builtins.index import INDEX
 
             found = {
@@ -125,8 +129,27 @@ def _build() -> dict[tuple[str, int], Builtin]:
                 if key in found:
                     raise RuntimeError(f"builtin {key[0]}/{key[1]} is registered twice")
                 found[key] = Builtin(key[0], key[1], "jq", "jq", "")
+            found.update(_REGISTRY)  # the entries already handed out stay the ones in use
             _REGISTRY.update(found)
+            _COMPLETE = True
     return _REGISTRY
+
+
+def _indexed(key: tuple[str, int]) -> Builtin | None:
+    """The entry of ``key`` from the generated index alone, made on its first lookup: a program
+    calling native builtins needs neither the other ~260 entries nor builtin.jq's text (together
+    about 3M instructions of a live ``get``, docs/cli.md). None when the index does not hold it
+    (builtin.jq's definitions, unknown names): the whole registry answers those."""
+    from workload_map.jq.builtins.index import INDEX
+
+    row = INDEX.get(key)
+    if row is None:
+        return None
+    with _LOCK:
+        entry = _REGISTRY.get(key)
+        if entry is None:
+            entry = _REGISTRY[key] = Builtin(key[0], key[1], *row)
+    return entry
 
 
 def _split_builtin_jq() -> dict[tuple[str, int], str]:
@@ -163,7 +186,11 @@ def _split_builtin_jq() -> dict[tuple[str, int], str]:
 
 def lookup(name: str, arity: int) -> Builtin | None:
     """The builtin ``name/arity``, or None (the one lookup: compiler, listing, safety rules)."""
-    return (_REGISTRY or _build()).get((name, arity))
+    key = (name, arity)
+    found = _REGISTRY.get(key)
+    if found is not None or _COMPLETE:
+        return found
+    return _indexed(key) or _build().get(key)
 
 
 def entries() -> Iterator[Builtin]:
@@ -206,9 +233,12 @@ def native(name: str, arity: int) -> Callable[..., Any]:
 def _load_group(group: str) -> dict[tuple[str, int], Callable[..., Any]]:
     import importlib
 
+    from workload_map.jq.builtins.index import INDEX
+
     module = importlib.import_module(GROUPS[group])
-    marks = scan_marks(module)
-    expected = {b.key for b in _build().values() if b.group == group}
+    marks = marked(module)
+    # from the index, not the registry: loading a group builds no entries of other builtins
+    expected = {key for key, row in INDEX.items() if row[0] == group}
     if set(marks) != expected:
         raise RuntimeError(
             f"jq builtin index is stale for {group} (run {__name__}.write_index()): "
