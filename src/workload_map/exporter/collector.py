@@ -614,24 +614,6 @@ _COMPONENT_TALLY = (COMPONENT_PODS, COMPONENT_RESOURCES, COMPONENT_REQUESTS)
 
 #: the text of a workload counted through its owner: every family past its info line empty
 _NO_LINES = (b"",) * (len(PER_WORKLOAD) - 1)
-# the order WorkloadCollector._lines writes the families in
-assert PER_WORKLOAD == (
-    WORKLOAD,
-    POD,
-    PHASE,
-    PHASE_SINCE,
-    GENERATION,
-    OBSERVED_GENERATION,
-    PODS,
-    COMPONENT_PODS,
-    RESOURCES,
-    COMPONENT_RESOURCES,
-    REQUESTS,
-    COMPONENT_REQUESTS,
-    GANG_MIN,
-    GANG_PODS,
-    REFERENCES,
-), PER_WORKLOAD
 
 #: a pod's own values in its line's label order (:data:`POD_ORDER` less the workload's kind,
 #: namespace and name, which :meth:`WorkloadCollector._pod_text` writes into the format)
