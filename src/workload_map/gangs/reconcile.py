@@ -324,7 +324,22 @@ def reconcile(
         spec = p.get("spec")
         group = spec.get("schedulingGroup") if type(spec) is dict else None
         joined = group.get("podGroupName") if type(group) is dict else None
-        ref = (NATIVE_API, joined) if type(joined) is str else _reference(p, meta)
+        ref: tuple[str, str] | None = None
+        if type(joined) is str:
+            ref = (NATIVE_API, joined)
+        else:
+            # no group, label or annotation (most pods of a workload without gangs) read
+            # inline, as plain dicts; anything else as _reference reads it
+            labels, notes = meta.get("labels"), meta.get("annotations")
+            if not (
+                group is None
+                and type(spec) is dict
+                and (labels is None or (type(labels) is dict and COSCHEDULING_LABEL not in labels))
+                and (
+                    notes is None or (type(notes) is dict and VOLCANO_GROUP_ANNOTATION not in notes)
+                )
+            ):
+                ref = _reference(p, meta)
         refs.append((name if type(name) is str else str(name), ref))
     # copied only where changed below: a resync of an unchanged workload copies nothing
     desired: dict[tuple[str, str, str], dict[str, Any]] = {_key(o): o for o in plan.objects}
