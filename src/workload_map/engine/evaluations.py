@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
+from operator import is_
 from typing import Any
 
 from workload_map.engine.partition import partition_listed, partition_pods
@@ -206,11 +207,9 @@ class Evaluations:
         if entry.obj is not obj or entry.definition_name != name:
             return False
         kept = entry.pods
-        if len(kept) != len(pods):
+        # each pod by identity, in C (no Python step per pod of every workload of a fleet)
+        if len(kept) != len(pods) or not all(map(is_, kept, pods)):
             return False
-        for a, b in zip(kept, pods, strict=True):
-            if a is not b:
-                return False
         return entry.karta is karta or self._same_karta(entry.karta, karta)
 
     def _same_karta(self, a: Karta, b: Karta) -> bool:
