@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import socket
+import ssl
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -18,8 +19,11 @@ from workload_map.kube.errors import ApiError
 
 
 @contextmanager
-def serve(api: FakeAPI) -> Iterator[tuple[str, list[dict[str, str]]]]:
-    """``(server URL, headers of every request)`` while the fake API answers over HTTP."""
+def serve(
+    api: FakeAPI, tls: ssl.SSLContext | None = None
+) -> Iterator[tuple[str, list[dict[str, str]]]]:
+    """``(server URL, headers of every request)`` while the fake API answers over HTTP (HTTPS
+    with the server context ``tls``)."""
     seen: list[dict[str, str]] = []
 
     class Handler(BaseHTTPRequestHandler):
@@ -57,10 +61,16 @@ def serve(api: FakeAPI) -> Iterator[tuple[str, list[dict[str, str]]]]:
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    if tls is not None:
+        # the handshake runs in the handler's thread (its first read), not in accept()
+        server.socket = tls.wrap_socket(
+            server.socket, server_side=True, do_handshake_on_connect=False
+        )
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", seen
+        scheme = "https" if tls is not None else "http"
+        yield f"{scheme}://127.0.0.1:{server.server_address[1]}", seen
     finally:
         server.shutdown()
         server.server_close()
@@ -105,10 +115,15 @@ def silent_server(accepted: list[socket.socket] | None = None) -> Iterator[str]:
         listener.close()
 
 
-def write_kubeconfig(path: Path, server: str, *, namespace: str = "default") -> Path:
+def write_kubeconfig(
+    path: Path, server: str, *, namespace: str = "default", ca_file: Path | None = None
+) -> Path:
+    """A kubeconfig for ``server``: its TLS certificate verified against ``ca_file`` when
+    given, else not verified."""
+    trust = f"certificate-authority: {ca_file}" if ca_file else "insecure-skip-tls-verify: true"
     path.write_text(
         "apiVersion: v1\nkind: Config\n"
-        f'clusters: [{{name: c, cluster: {{server: "{server}", insecure-skip-tls-verify: true}}}}]\n'
+        f'clusters: [{{name: c, cluster: {{server: "{server}", {trust}}}}}]\n'
         "users: [{name: u, user: {token: secret-token}}]\n"
         f"contexts: [{{name: ctx, context: {{cluster: c, user: u, namespace: {namespace}}}}}]\n"
         "current-context: ctx\n"

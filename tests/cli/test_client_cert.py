@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import datetime
 import os
-import ssl
 
 import pytest
 from cryptography import x509
@@ -14,7 +13,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from workload_map.kube import senders
+from workload_map.kube import senders, wire
 from workload_map.kube.errors import ClusterError
 from workload_map.kube.kubeconfig import ResolvedConfig
 
@@ -58,15 +57,15 @@ def test_inline_pair_loads_from_memory_without_temporary_files(
         pytest.skip("no memfd_create on this system: the temporary-directory test covers it")
     cert, key = _pair()
     opened: list[str] = []
-    real = ssl.SSLContext.load_cert_chain
+    real = wire.TLSContext.load_cert_chain
 
-    def spy(self: ssl.SSLContext, certfile: str, keyfile: str | None = None, *a: object) -> None:
+    def spy(self: wire.TLSContext, certfile: str, keyfile: str | None = None, *a: object) -> None:
         opened.extend([certfile, str(keyfile)])
         real(self, certfile, keyfile)
 
     import tempfile
 
-    monkeypatch.setattr(ssl.SSLContext, "load_cert_chain", spy)
+    monkeypatch.setattr(wire.TLSContext, "load_cert_chain", spy)
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     senders.ssl_context(_resolved(cert, key))
     assert [p.rpartition("/")[0] for p in opened] == ["/proc/self/fd", "/proc/self/fd"]
@@ -82,14 +81,14 @@ def test_without_memfd_a_private_temporary_directory_is_used_and_removed(
     monkeypatch.delattr(os, "memfd_create", raising=False)
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     opened: list[str] = []
-    real = ssl.SSLContext.load_cert_chain
+    real = wire.TLSContext.load_cert_chain
 
-    def spy(self: ssl.SSLContext, certfile: str, keyfile: str | None = None, *a: object) -> None:
+    def spy(self: wire.TLSContext, certfile: str, keyfile: str | None = None, *a: object) -> None:
         opened.extend([certfile, str(keyfile)])
         assert oct(os.stat(str(keyfile)).st_mode & 0o777) == "0o600"
         real(self, certfile, keyfile)
 
-    monkeypatch.setattr(ssl.SSLContext, "load_cert_chain", spy)
+    monkeypatch.setattr(wire.TLSContext, "load_cert_chain", spy)
     senders.ssl_context(_resolved(cert, key))
     assert all(p.startswith(str(tmp_path)) for p in opened), opened
     assert os.listdir(tmp_path) == []  # removed at once

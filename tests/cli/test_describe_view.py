@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from workload_map.cli.describe_view import RenderOptions, render_describe
 from workload_map.cli.humanize import age, cpu, human_duration, memory
-from workload_map.cli.render import Styler, format_table, wants_color
+from workload_map.cli.render import Styler, format_table, visible_len, wants_color
 
 
 def _pod(
@@ -212,3 +212,13 @@ def test_pending_pod_shows_the_schedulers_message() -> None:
     running = _pod("w-2")
     running["message"] = "not shown for a running pod"
     assert "not shown" not in render_describe(_view([running]), RenderOptions())
+
+
+def test_a_cell_s_width_is_its_visible_text_with_or_without_colour() -> None:
+    # plain cells are measured without the colour pattern (every cell of a table)
+    assert visible_len("Running") == 7
+    assert visible_len("\x1b[32mRunning\x1b[0m") == 7
+    assert visible_len("\x1b[1;31mFailed\x1b[0m x") == 8
+    coloured = format_table(["A", "B"], [["\x1b[32mok\x1b[0m", "1"], ["longer", "2"]])
+    plain = format_table(["A", "B"], [["ok", "1"], ["longer", "2"]])
+    assert [line.replace("\x1b[32m", "").replace("\x1b[0m", "") for line in coloured] == plain

@@ -15,7 +15,7 @@ from tests.cli.fake_cluster import JOBSET, FakeAPI, obj
 from tests.cli.http_fake import serve, silent_server, write_kubeconfig
 from workload_map.cli.config import parse_request_timeout
 from workload_map.cli.exits import UsageError
-from workload_map.kube import ConnectionOptions, Unreachable, connect
+from workload_map.kube import ConnectionOptions, Unreachable, connect, wire
 from workload_map.kube.errors import ClusterError, NotConfigured, NotFound
 from workload_map.kube.kubeconfig import resolve
 from workload_map.kube.transport import format_timeout
@@ -78,9 +78,9 @@ def test_default_timeout_is_thirty_seconds_and_applies_to_the_socket(tmp_path: P
         # the timeout the sockets were given, seen on the sockets (not timed: wall time on a
         # loaded machine says little); the listener's own 0.1 s poll is not a client's
         given: list[float | None] = []
-        settimeout = socket.socket.settimeout
+        settimeout = wire._Socket.settimeout
 
-        def spy(sock: socket.socket, value: float | None) -> None:
+        def spy(sock: wire._Socket, value: float | None) -> None:
             given.append(value)
             settimeout(sock, value)
 
@@ -88,7 +88,7 @@ def test_default_timeout_is_thirty_seconds_and_applies_to_the_socket(tmp_path: P
             pytest.MonkeyPatch.context() as patch,
             pytest.raises(Unreachable, match=r"did not answer GET /api within 0\.3s"),
         ):
-            patch.setattr(socket.socket, "settimeout", spy)
+            patch.setattr(wire._Socket, "settimeout", spy)
             quick.resources()
         client = [v for v in given if v != 0.1]
         assert client and set(client) == {0.3}, given

@@ -56,6 +56,11 @@ WEBHOOK_TIMEOUT = 2
 #: elsewhere the longest the API allows, so that on a loaded machine an answer of our operator
 #: is never late: which pods joined is then decided by the fault alone
 PATIENT_TIMEOUT = 30
+#: with the patient timeout, how long the operator waits for a pod's owner to reach its cache
+#: (its default is 1 s): on a loaded machine the Job's watch event can come later than the Job
+#: controller's first pods, which are then admitted unmarked by design, and the fault under test
+#: would no longer be what decides which pods joined
+PATIENT_MISS_WAIT = 20
 PLANE_OPTIONS = {"workload_controllers": True}
 
 # a hang guard, not a speed target: the operators' CRDs (KubeRay's are 3 MB) and processes
@@ -151,7 +156,8 @@ class AdmissionProxy:
     def wait_answered(self, count: int, timeout: float) -> None:
         """Until ``count`` requests have had the operator's answer (or its failure)."""
         with self._answers:
-            self._answers.wait_for(lambda: self.answered >= count, timeout)
+            done = self._answers.wait_for(lambda: self.answered >= count, timeout)
+        assert done, f"{self.answered} of {count} admissions answered in {timeout} s"
 
     def close(self) -> None:
         self.released.set()
@@ -182,8 +188,9 @@ class Setup:
             self.api, port=self.proxy.port, name=self.name, token=self.tok, timeout=timeout
         )
 
-    def operator(self) -> Any:
-        """Our operator behind the proxy (its webhook configuration names the proxy)."""
+    def operator(self, miss_wait: float | None = None) -> Any:
+        """Our operator behind the proxy (its webhook configuration names the proxy), waiting
+        ``miss_wait`` seconds for an owner not cached yet (else its default)."""
         self.restarts += 1
         return gang_operator(
             self.api,
@@ -192,6 +199,7 @@ class Setup:
             self.workdir / f"op-{self.restarts}",
             self.tok,
             install=False,
+            extra=[] if miss_wait is None else [f"--gang-webhook-miss-wait={miss_wait}"],
         )
 
     def attach(self, proc: OperatorProcess) -> None:
@@ -270,13 +278,14 @@ def test_operator_killed_in_the_middle_of_the_job_controllers_burst(
     ns = make_namespace(api, setup.tok)
     pool = f"{setup.tok}-kill"
     setup.install(PATIENT_TIMEOUT)
-    with setup.operator() as first:
+    with setup.operator(PATIENT_MISS_WAIT) as first:
         setup.attach(first)
         killed = threading.Event()
 
         def kill(n: int) -> None:
             if n == 3:  # two members joined; the operator dies with this admission in flight
-                setup.proxy.wait_answered(2, 30)  # the second may be in flight beside it
+                # the second may be in flight beside it
+                setup.proxy.wait_answered(2, 2 * PATIENT_TIMEOUT)
                 assert first.proc is not None
                 first.proc.kill()
                 first.proc.wait(30)
@@ -292,7 +301,7 @@ def test_operator_killed_in_the_middle_of_the_job_controllers_burst(
         assert sum(1 for p in pods if native_mark(p)) == 2
         before = [g["metadata"]["uid"] for g in podgroups(api, ns)]
     setup.proxy.on_request = lambda n: None
-    with setup.operator() as second:
+    with setup.operator(PATIENT_MISS_WAIT) as second:
         setup.attach(second)
         joined, missed = _repaired(api, ns, fake_nodes, pool)
         assert (joined, missed) == (2, SIZE - 2)
@@ -306,7 +315,7 @@ def test_api_server_restarted_during_the_burst(
     ns = make_namespace(api, setup.tok)
     pool = f"{setup.tok}-restart"
     setup.install(PATIENT_TIMEOUT)
-    with setup.operator() as proc:
+    with setup.operator(PATIENT_MISS_WAIT) as proc:
         setup.attach(proc)
         third = threading.Event()
         setup.proxy.on_request = lambda n: third.set() if n == 3 else None

@@ -56,6 +56,8 @@ def _plain(value: Any) -> Any:
 
 
 def visible_len(text: str) -> int:
+    if "\x1b" not in text:  # no colour: every cell of a plain table (no regex call per cell)
+        return len(text)
     import re
 
     return len(re.sub(r"\x1b\[[0-9;]*m", "", text))

@@ -115,7 +115,9 @@ class Entry:
         return self._view[0]
 
 
-@dataclass(frozen=True, slots=True)
+# not frozen: one is made per workload of every first read, and a frozen dataclass's
+# __init__ sets each of its nine fields through object.__setattr__ (about four times the cost)
+@dataclass(slots=True)
 class _Job:
     """One evaluation to run outside the lock: its inputs, and the slot version they are of."""
 

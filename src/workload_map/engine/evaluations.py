@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
+from operator import is_
 from typing import Any
 
 from workload_map.engine.partition import partition_listed, partition_pods
@@ -206,11 +207,9 @@ class Evaluations:
         if entry.obj is not obj or entry.definition_name != name:
             return False
         kept = entry.pods
-        if len(kept) != len(pods):
+        # each pod by identity, in C (no Python step per pod of every workload of a fleet)
+        if len(kept) != len(pods) or not all(map(is_, kept, pods)):
             return False
-        for a, b in zip(kept, pods, strict=True):
-            if a is not b:
-                return False
         return entry.karta is karta or self._same_karta(entry.karta, karta)
 
     def _same_karta(self, a: Karta, b: Karta) -> bool:
@@ -274,15 +273,7 @@ def _keeps_all(obj: dict[str, Any], uid: str, pods: Sequence[Any]) -> bool | Non
     kind = obj.get("kind")
     if type(kind) is not str or not kind:
         return None
-    if pods and not _controlled(pods[0], uid, kind):
-        # the first pod's controller is not the workload (a JobSet's pods, whose controllers
-        # are its Jobs): nearly always none is, and the partition of them all answers as that
-        # of the rest (a pod the workload controls is kept whatever the list holds) in a few
-        # C-level passes, without a Python step per pod first
-        split = partition_listed(obj, pods if type(pods) is list else list(pods))
-        if split is None:
-            return None
-        return not split[1] and len(split[0]) == len(pods)
+    first = pods[0] if pods else None
     rest: list[Any] = []
     keep = rest.append
     for pod in pods:  # per pod of every workload a cold resync plans: the common case first
@@ -304,6 +295,15 @@ def _keeps_all(obj: dict[str, Any], uid: str, pods: Sequence[Any]) -> bool | Non
                     and type(pod.get("items")) is not list
                 ):
                     continue
+        if pod is first:
+            # the first pod's controller is not the workload (a JobSet's pods, whose
+            # controllers are its Jobs): nearly always none is, and the partition of them all
+            # answers as that of the rest (a pod the workload controls is kept whatever the
+            # list holds) in a few C-level passes, without a Python step per pod first
+            split = partition_listed(obj, pods if type(pods) is list else list(pods))
+            if split is None:
+                return None
+            return not split[1] and len(split[0]) == len(pods)
         keep(pod)
     if not rest:
         return True
@@ -311,25 +311,3 @@ def _keeps_all(obj: dict[str, Any], uid: str, pods: Sequence[Any]) -> bool | Non
     if split is None:
         return None
     return not split[1] and len(split[0]) == len(rest)
-
-
-def _controlled(pod: Any, uid: str, kind: str) -> bool:
-    """:func:`_keeps_all`'s test of one pod: a plain Pod whose controller reference (its first)
-    names the workload (uid ``uid``, kind ``kind``)."""
-    meta = pod.get("metadata") if type(pod) is dict else None
-    if type(meta) is not dict:
-        return False
-    refs = meta.get("ownerReferences")
-    if type(refs) is not list or not refs:
-        return False
-    ref = refs[0]
-    return (
-        type(ref) is dict
-        and ref.get("uid") == uid
-        and ref.get("controller") is True
-        and ref.get("kind") == kind
-        and meta.get("uid") != uid
-        and pod.get("kind") == "Pod"
-        and (pod.get("apiVersion") or "v1") == "v1"
-        and type(pod.get("items")) is not list
-    )

@@ -13,7 +13,9 @@ from __future__ import annotations
 import dataclasses
 import operator
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
+
+import msgspec
 
 from workload_map.engine.extract import Extractor
 from workload_map.engine.gang_minimums import GangCounter, subtree_scale
@@ -42,7 +44,9 @@ __all__ = [
     "build_pod_groups",
     "group_name",
     "is_dns1123_subdomain",
+    "spec_pod_groups",
     "subtree_scale",
+    "with_members",
     "with_minimums",
 ]
 
@@ -97,6 +101,35 @@ def build_pod_groups(
             continue
         kept.append(group)
     return PodGroupResult(tuple(kept), tuple(assignments), tuple(notes), tuple(ungrouped))
+
+
+def spec_pod_groups(extractor: Extractor, owner_uid: str) -> PodGroupResult | None:
+    """The v2 group of a definition without subgroups, and the notes on it, without placing
+    any pod; None for any other form.
+
+    Such a group holds every attributed pod, and its name, minimum, topology and error come
+    from the object alone: only its member list needs the pods (left empty here). A caller
+    that reads no members (a group of one gets no scheduling object) is spared attributing
+    every pod. Subgroups and alpha groups split the pods by what each one carries.
+    """
+    gang = extractor.structure.karta.gang_scheduling
+    if gang is None or gang.pod_group is None or gang.pod_group.sub_groups:
+        return None
+    return build_pod_groups(extractor, (), (), owner_uid)
+
+
+def with_members(result: PodGroupResult, placements: Sequence[Placement]) -> PodGroupResult:
+    """:func:`spec_pod_groups`' answer with its group's members: every attributed pod (what
+    the v2 group without subgroups holds); the per-pod assignments are not made."""
+    # in the order PodGroup keeps (its __post_init__, which a struct's replace does not run);
+    # replaced without dataclasses.replace's Python-level walk of every field
+    names = tuple(
+        sorted([p.pod for p in placements if p.component is not None and p.reason is None])
+    )
+    # (views are msgspec Structs declared as dataclasses: model/views.py)
+    groups = tuple(msgspec.structs.replace(cast(Any, g), pods=names) for g in result.groups)
+    out: PodGroupResult = msgspec.structs.replace(cast(Any, result), groups=groups)
+    return out
 
 
 #: pod names shown per note on pods that join no group

@@ -299,17 +299,18 @@ class WorkloadCollector:
         gvk = e.gvk
         kind = gvk.kind
         wl = (ns, name, kind, gvk.group)
-        obj_labels = meta.get("labels")
-        obj_labels = obj_labels if isinstance(obj_labels, Mapping) else {}
-        info = (
+        info: tuple[str, ...] = (
             *wl,
             gvk.version,
             e.uid,
             e.definition.name,
             e.definition.origin,
             "true" if e.top_level else "false",
-            *(str(obj_labels.get(k, "")) for k in self._copied),
         )
+        if self._copied:  # (no labels copied by default: no generator per workload)
+            obj_labels = meta.get("labels")
+            obj_labels = obj_labels if isinstance(obj_labels, Mapping) else {}
+            info += tuple(str(obj_labels.get(k, "")) for k in self._copied)
         formatters = self._formatters
         summary = e.summary
         if summary is None or not e.top_level:

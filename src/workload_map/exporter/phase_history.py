@@ -109,9 +109,14 @@ def generations(obj: Mapping[str, Any]) -> tuple[float | None, float | None]:
     """(``metadata.generation``, ``status.observedGeneration``), each None when absent."""
     meta = obj.get("metadata")
     status = obj.get("status")
+    # dict first: the ABC check costs per workload of every first scrape
     return (
-        _number(meta.get("generation")) if isinstance(meta, Mapping) else None,
-        _number(status.get("observedGeneration")) if isinstance(status, Mapping) else None,
+        _number(meta.get("generation"))
+        if type(meta) is dict or isinstance(meta, Mapping)
+        else None,
+        _number(status.get("observedGeneration"))
+        if type(status) is dict or isinstance(status, Mapping)
+        else None,
     )
 
 

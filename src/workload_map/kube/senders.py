@@ -1,7 +1,7 @@
 """The senders: how a built request reaches the API server, behind one protocol.
 
 :class:`WireSender` keeps one connection per thread and is what a command line uses (it starts
-in a few milliseconds: a socket, ``ssl`` and :mod:`workload_map.kube.wire`); the pooled
+in a few milliseconds: :mod:`workload_map.kube.wire` over ``_socket`` and ``_ssl``); the pooled
 :class:`PooledSender` shares a bounded set of kept-alive connections between the threads of a
 long-running process (operator, exporter, web view). Both open connections the same way (TLS
 from the resolved configuration, ``proxy-url`` tunnels, ``tls-server-name``) and retry once,
@@ -20,11 +20,9 @@ from typing import TYPE_CHECKING, Protocol
 from workload_map.kube.auth import ClientCertificate
 from workload_map.kube.errors import ClusterError
 from workload_map.kube.kubeconfig import ResolvedConfig
-from workload_map.kube.wire import Connection
+from workload_map.kube.wire import CertificateError, Connection, TLSContext, TLSError
 
 if TYPE_CHECKING:
-    import ssl
-
     from workload_map.kube.wire import Connection, Response
 
 __all__ = ["PooledSender", "Reply", "Sender", "WireSender", "cause", "ssl_context"]
@@ -89,14 +87,10 @@ class _Reply:
             self._done(self._conn, reuse and not self._response.will_close)
 
     def abort(self) -> None:
-        sock = self._conn.sock
-        if sock is not None:
-            import socket
-
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:  # already closed: the read has ended anyway
-                pass
+        try:
+            self._conn.shutdown()
+        except OSError:  # already closed: the read has ended anyway
+            pass
 
 
 class _Connections:
@@ -125,7 +119,7 @@ class _Connections:
                     f"proxy-url {resolved.proxy_url!r}: only http:// proxies are supported"
                 )
             self._proxy = (p.hostname, p.port or 3128)
-        self._ssl: ssl.SSLContext | None = None
+        self._ssl: TLSContext | None = None
         self._ssl_lock = threading.Lock()
 
     def open(self, timeout: float | None) -> Connection:
@@ -142,7 +136,7 @@ class _Connections:
         with self._ssl_lock:
             self._ssl = None
 
-    def _context(self) -> ssl.SSLContext:
+    def _context(self) -> TLSContext:
         with self._ssl_lock:
             if self._ssl is None:
                 self._ssl = ssl_context(self._resolved, self._client_certificate())
@@ -332,37 +326,30 @@ class PooledSender:
 
 def cause(exc: BaseException) -> str:
     """What went wrong with a connection, in words (a TLS failure says which)."""
-    import ssl
-
-    if isinstance(exc, ssl.SSLCertVerificationError):
+    if isinstance(exc, CertificateError):
         return f"TLS certificate not trusted ({exc.verify_message or exc})"
     text = getattr(exc, "strerror", None) or str(exc)
     return text or type(exc).__name__
 
 
-def ssl_context(
-    resolved: ResolvedConfig, exec_cert: ClientCertificate | None = None
-) -> ssl.SSLContext:
+def ssl_context(resolved: ResolvedConfig, exec_cert: ClientCertificate | None = None) -> TLSContext:
     """Only the kubeconfig's CA (the system store when it names none), its client certificate
     (or the one an exec plugin gave), or no verification when it says
     ``insecure-skip-tls-verify`` (kubectl does not warn)."""
-    import ssl
-
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx = TLSContext()
     if resolved.insecure:
-        ctx.check_hostname = False
-        ctx.verify_mode = ssl.CERT_NONE
+        ctx.skip_verification()
     elif resolved.ca_data or resolved.ca_file:
         try:
             if resolved.ca_data:
                 ctx.load_verify_locations(cadata=resolved.ca_data.decode("ascii", "replace"))
             else:
                 ctx.load_verify_locations(cafile=resolved.ca_file)
-        except (OSError, ssl.SSLError, ValueError) as exc:
+        except (OSError, TLSError, ValueError) as exc:
             what = resolved.ca_file or "certificate-authority-data"
             raise ClusterError(f"certificate authority {what}: {cause(exc)}") from exc
     else:
-        ctx.load_default_certs()
+        ctx.set_default_verify_paths()  # ssl.SSLContext.load_default_certs() on Linux and macOS
     if exec_cert is not None:
         _load_pem(ctx, exec_cert.cert, exec_cert.key)
     elif resolved.cert_data or resolved.cert_file:
@@ -370,13 +357,11 @@ def ssl_context(
     return ctx
 
 
-def _load_client_cert(ctx: ssl.SSLContext, resolved: ResolvedConfig) -> None:
-    import ssl
-
+def _load_client_cert(ctx: TLSContext, resolved: ResolvedConfig) -> None:
     if resolved.cert_file and resolved.key_file and not (resolved.cert_data or resolved.key_data):
         try:
             ctx.load_cert_chain(resolved.cert_file, resolved.key_file)
-        except (OSError, ssl.SSLError) as exc:
+        except (OSError, TLSError) as exc:
             raise ClusterError(f"client certificate {resolved.cert_file}: {cause(exc)}") from exc
         return
     # ssl only loads certificates from files. Where the system has memory-backed files (Linux
@@ -395,9 +380,7 @@ def _load_client_cert(ctx: ssl.SSLContext, resolved: ResolvedConfig) -> None:
     _load_pem(ctx, cert, key)
 
 
-def _load_pem(ctx: ssl.SSLContext, cert: bytes, key: bytes) -> None:
-    import ssl
-
+def _load_pem(ctx: TLSContext, cert: bytes, key: bytes) -> None:
     try:
         if _load_from_memory(ctx, cert, key):
             return
@@ -410,13 +393,13 @@ def _load_pem(ctx: ssl.SSLContext, cert: bytes, key: bytes) -> None:
             key_path.touch(mode=0o600)
             key_path.write_bytes(key)
             ctx.load_cert_chain(str(cert_path), str(key_path))
-    except (OSError, ssl.SSLError) as exc:
+    except (OSError, TLSError) as exc:
         raise ClusterError(
             f"client certificate and key of the kubeconfig user: {cause(exc)}"
         ) from exc
 
 
-def _load_from_memory(ctx: ssl.SSLContext, cert: bytes, key: bytes) -> bool:
+def _load_from_memory(ctx: TLSContext, cert: bytes, key: bytes) -> bool:
     """Load the client certificate and key from memory-backed files; False where the system
     has none (no ``os.memfd_create``, no ``/proc``). A bad certificate still raises."""
     import os

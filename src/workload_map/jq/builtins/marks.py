@@ -1,5 +1,5 @@
-"""The ``@builtin`` mark a group module puts on the functions it implements, and the scan that
-finds them.
+"""The ``@builtin`` mark a group module puts on the functions it implements, and the record of
+them by module.
 
 Kept apart from ``registry`` so that a group module depends on the mark only: the registry names
 the group modules (it imports each on first use), and a group importing the registry back would
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-__all__ = ["EFFECTS", "KINDS", "builtin", "marked", "scan_marks"]
+__all__ = ["EFFECTS", "KINDS", "builtin", "marked"]
 
 KINDS = ("value", "stream", "special", "jq")
 EFFECTS = ("environment", "input", "halt", "logging", "unbounded-loop")
@@ -48,42 +48,15 @@ def builtin(
     return mark
 
 
-def scan_marks(
-    module: Any,
-) -> dict[tuple[str, int], tuple[Callable[..., Any], str, str, bool, bool]]:
-    """The builtins a module marks: (name, arity) -> (function, kind, effect, listed, needs_ctx).
-
-    Marked functions are found among the module's globals and one level into its global tuples,
-    lists and dicts (families built from a table, such as math's ``sin``/``cos``/…); only
-    functions defined in the module count, so an imported builtin is not registered twice.
-    """
-    found: dict[tuple[str, int], tuple[Callable[..., Any], str, str, bool, bool]] = {}
-    seen: set[int] = set()
-    for value in list(vars(module).values()):
-        candidates: list[Any] = [value]
-        if isinstance(value, (tuple, list)):
-            candidates.extend(value)
-        elif isinstance(value, dict):
-            candidates.extend(value.values())
-        for fn in candidates:
-            marks = getattr(fn, _MARK, None) if callable(fn) else None
-            if not marks or id(fn) in seen or fn.__module__ != module.__name__:
-                continue
-            seen.add(id(fn))
-            for name, arity, kind, effect, listed, ctx in marks:
-                if (name, arity) in found:
-                    raise RuntimeError(f"builtin {name}/{arity} is registered twice")
-                found[(name, arity)] = (fn, kind, effect, listed, ctx)
-    return found
-
-
 def marked(
     module: Any,
 ) -> dict[tuple[str, int], tuple[Callable[..., Any], str, str, bool, bool]]:
-    """What :func:`scan_marks` finds in ``module``, from the functions it marked as they were
-    marked: loading a group on a program's first call of one of its builtins then reads a few
-    dozen functions instead of every global (about 0.5M instructions a group module). A test
-    checks that both agree for every group module."""
+    """The builtins ``module`` marks: (name, arity) -> (function, kind, effect, listed,
+    needs_ctx), from the functions it marked as they were marked (families built from a table,
+    such as math's ``sin``/``cos``/…, included). A function counts for the module that defines
+    it, so an imported builtin is not registered twice. Both the registry's group loading (a
+    program's first call of one of the group's builtins) and ``index.py``'s generator read
+    this one record."""
     found: dict[tuple[str, int], tuple[Callable[..., Any], str, str, bool, bool]] = {}
     for fn in _MARKED.get(module.__name__, ()):
         for name, arity, kind, effect, listed, ctx in getattr(fn, _MARK):

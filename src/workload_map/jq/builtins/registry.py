@@ -29,7 +29,7 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from workload_map.jq.builtins.marks import EFFECTS, KINDS, builtin, marked, scan_marks
+from workload_map.jq.builtins.marks import EFFECTS, KINDS, builtin, marked
 
 __all__ = [
     "EFFECTS",
@@ -45,7 +45,6 @@ __all__ = [
     "lookup",
     "names",
     "native",
-    "scan_marks",
     "write_index",
 ]
 
@@ -257,7 +256,7 @@ def index_text() -> str:
     seen: dict[tuple[str, int], str] = {}
     for group in sorted(GROUPS):
         module = importlib.import_module(GROUPS[group])
-        for (name, arity), (_fn, kind, effect, listed, ctx) in sorted(scan_marks(module).items()):
+        for (name, arity), (_fn, kind, effect, listed, ctx) in sorted(marked(module).items()):
             if (name, arity) in seen:
                 raise RuntimeError(f"builtin {name}/{arity}: in {seen[name, arity]} and {group}")
             seen[name, arity] = group
