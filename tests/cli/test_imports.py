@@ -203,6 +203,7 @@ def test_describe_file_loads_no_cluster_code(tmp_path: Path) -> None:
     # path, no kubeconfig reader), and short names for TYPE/NAME
     assert ours(modules, "workload_map.kube") == {
         "workload_map.kube",
+        "workload_map.kube.cache_dir",  # where the parsed jq programs are kept
         "workload_map.kube.errors",
         "workload_map.kube.flags",
         "workload_map.kube.options",

@@ -313,7 +313,10 @@ def plain_pod(draw: st.DrawFn) -> Any:
         meta["labels"] = None
     if draw(st.booleans()):
         refs = draw(st.lists(reference().filter(lambda r: type(r) is dict), max_size=2))
-        meta["ownerReferences"] = refs if refs or draw(st.booleans()) else None
+        # an empty or odd value where the list goes: the loop ignores it (no chain), and the
+        # check reads only the values it does not ignore
+        odd = draw(st.sampled_from([None, None, {}, "", 0, False, "refs", {"a": 1}]))
+        meta["ownerReferences"] = refs if refs or draw(st.booleans()) else odd
     obj: dict[str, Any] = {"kind": "Pod", "metadata": meta}
     if draw(st.integers(0, 3)):
         obj["apiVersion"] = "v1"

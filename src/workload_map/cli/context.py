@@ -7,10 +7,13 @@ package), and warnings are held back and printed after the main output, as the r
 from __future__ import annotations
 
 import argparse
+import marshal
+import os
+import sys
 import zlib
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any
 
 import msgspec
 
@@ -18,6 +21,7 @@ from workload_map.catalog.definitions import Definitions
 from workload_map.cli.config import Settings, load_settings
 from workload_map.cli.exits import UsageError
 from workload_map.cli.render import Styler, dump_document, wants_color
+from workload_map.kube import cache_root
 from workload_map.kube.errors import ClusterError, NotConfigured
 from workload_map.kube.options import connection_options
 
@@ -27,6 +31,11 @@ if TYPE_CHECKING:
     from workload_map.kube import Cluster, ConnectionOptions
 
 __all__ = ["Context", "for_command"]
+
+_PROGRAMS_FILE = "jq-programs.marshal"
+_PROGRAMS_FORMAT = 1
+#: programs kept at most (the catalog's 46 definitions hold about 400)
+_PROGRAMS_MAX = 2000
 
 # what a user who may not list the cluster's Kartas sees on every command (can be turned off)
 _KARTA_NOTICES = (
@@ -60,6 +69,8 @@ class Context(msgspec.Struct):
     warnings: list[str] = msgspec.field(default_factory=list)
     _cluster: Cluster | None = None
     _definitions: Definitions | None = None
+    #: where the parsed jq programs are kept, under which key, and what was read from there
+    _programs: tuple[Path, list[Any], dict[str, Any]] | None = None
 
     @property
     def output(self) -> str:
@@ -174,11 +185,69 @@ class Context(msgspec.Struct):
     def definitions(self, cluster: Cluster | None) -> Definitions:
         """Catalog definitions merged with ``cluster``'s Kartas (warnings collected)."""
         if self._definitions is None:
+            self._recall_programs()
             if cluster is None:  # offline: the core's catalog, no cluster code
                 self._definitions = Definitions.builtin()
             else:
                 self._definitions = _cluster_services().definitions.load(cluster)
         return self._definitions
+
+    def _recall_programs(self) -> None:
+        """The jq programs earlier commands parsed, rebuilt instead of parsed again (the
+        definitions' programs are the same on every command: ``jq.trees``). They are kept in
+        the cache folder under the parser's own files' sizes and times, so a changed parser
+        (an upgrade, an edit) starts over; an unreadable file is a cache miss."""
+        # jq is loaded by then in every command that evaluates (its engine imports it); the
+        # others (definitions, completion) evaluate nothing and load no jq for this
+        jq = sys.modules.get("workload_map.jq")
+        root = cache_root(self.connection.cache_dir, self.environ)
+        if root is None or jq is None:
+            return
+        folder = os.path.dirname(str(jq.__file__))
+        key: list[Any] = [_PROGRAMS_FORMAT]
+        try:
+            for name in ("ast.py", "lexer.py", "parser.py", "trees.py"):
+                st = os.stat(os.path.join(folder, name))
+                key.extend((st.st_size, st.st_mtime_ns))
+        except OSError:
+            return
+        path = root / _PROGRAMS_FILE
+        kept: dict[str, Any] = {}
+        try:
+            with open(path, "rb") as file:
+                # loads of the bytes: load(file) reads each object's bytes by a call of its own
+                data = marshal.loads(file.read())
+            if type(data) is tuple and len(data) == 2 and data[0] == key and type(data[1]) is dict:
+                kept = data[1]
+        except (OSError, EOFError, ValueError, TypeError):
+            pass
+        jq.keep_trees(kept)
+        self._programs = (path, key, kept)
+
+    def keep_programs(self) -> None:
+        """Keep the programs this command parsed for the next ones (see
+        :meth:`_recall_programs`); failures only mean they are parsed again."""
+        jq = sys.modules.get("workload_map.jq")
+        if self._programs is None or jq is None:
+            return
+        fresh = jq.fresh_trees()
+        if not fresh:
+            return
+        path, key, kept = self._programs
+        # bounded: a file past the bound starts over with this command's programs
+        programs = {**kept, **fresh} if len(kept) + len(fresh) <= _PROGRAMS_MAX else fresh
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o750)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "wb") as out:
+                out.write(marshal.dumps((key, programs)))
+            os.replace(tmp, path)
+        except (OSError, ValueError):
+            try:
+                tmp.unlink()
+            except OSError:
+                pass
 
     @property
     def degraded(self) -> bool:

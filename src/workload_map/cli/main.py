@@ -170,6 +170,7 @@ def main(
     finally:
         if ctx is not None:
             ctx.flush_warnings()
+            ctx.keep_programs()
 
 
 def _command_name(argv: Sequence[str], first: tuple[int, str] | None) -> str | None:

@@ -209,7 +209,6 @@ def _partition(
 #: ``dict.get`` unbound, for ``map`` over a list of plain objects
 _GET = cast(Callable[[Any, str], Any], dict.get)
 _NONE = type(None)
-_LIST_OR_NONE = frozenset((list, _NONE))
 _DICT_OR_NONE = frozenset((dict, _NONE))
 
 
@@ -238,10 +237,11 @@ def _all_candidates(
     metas = list(map(get, listed, repeat("metadata")))
     if list(map(type, metas)).count(dict) != n:
         return False
-    refs = list(map(get, metas, repeat("ownerReferences")))
-    if not _LIST_OR_NONE.issuperset(map(type, refs)):
+    # (no references, or an empty value, the loop ignores: only the rest is read)
+    refs = list(filter(None, map(get, metas, repeat("ownerReferences"))))
+    if refs and list(map(type, refs)).count(list) != len(refs):
         return False  # (a reference list that is not a list is ignored: the loop says so)
-    items = list(chain.from_iterable(filter(None, refs)))
+    items = list(chain.from_iterable(refs))
     if items:
         if list(map(type, items)).count(dict) != len(items):
             return False

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from workload_map.jq import ast, errors
 from workload_map.jq.encode import dumps
 from workload_map.jq.errors import *  # noqa: F403  (the error classes, listed in errors.__all__)
+from workload_map.jq.parser import fresh_trees, keep_trees
 from workload_map.jq.parser import parse as _parse
 from workload_map.jq.paths import (
     Path,
@@ -80,10 +81,12 @@ __all__ = [
     "defaulted_path",
     "delpaths",
     "dumps",
+    "fresh_trees",
     "getpath",
     "is_writable",
     "iter_values",
     "karta_violations",
+    "keep_trees",
     "loads",
     "parse",
     "setpath",

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from workload_map.kube.api import Api
+    from workload_map.kube.cache_dir import cache_root
     from workload_map.kube.client import Cluster, connect
     from workload_map.kube.errors import (
         ApiError,
@@ -41,12 +42,14 @@ __all__ = [
     "ResolvedConfig",
     "Unauthorized",
     "Unreachable",
+    "cache_root",
     "connect",
     "resolve",
 ]
 
 _HOMES = {
     "Api": "api",
+    "cache_root": "cache_dir",
     "Impersonation": "kubeconfig",
     "ResolvedConfig": "kubeconfig",
     "resolve": "kubeconfig",

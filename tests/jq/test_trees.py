@@ -1,0 +1,105 @@
+"""Syntax trees kept as plain data (``jq.trees``) and rebuilt by ``jq.parser.parse`` instead of
+parsing (``jq.parser.keep``): what the command line keeps between commands."""
+
+from __future__ import annotations
+
+import marshal
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.conftest import SHARED
+from tests.jq.conformance_cases import jq_cases, yaml_cases
+from workload_map.jq import JqCompileError, JqParseError, ast, parser, trees
+
+#: every construct of the syntax: the definitions' programs and jq's and gojq's suites
+PROGRAMS = [
+    '.metadata.name // "" | ascii_downcase',
+    "[.spec.replicatedJobs[]? | {name, n: (.replicas // 1) * (.template.spec.parallelism // 1)}]",
+    'def f($x): reduce .[] as [$a, $b] ($x; . + $a) ; try f(0) catch "e" | label $out | 1',
+    'if . then "a\\(.b)" elif .c then @base64 "x\\(.)" else -1.5e3 end | .[1:2] |= . ?// null',
+    "foreach (.[] | select(. > 0)) as {a: $a, $b} (0; . + 1; [$a, $b]) | $__loc__ | ..",
+    '.a.b as $x | .c[.d] = $x | del(.e) | to_entries | getpath(["f"]) | import "m" as m; .',
+]
+if SHARED:
+    PROGRAMS += [case.program for case in [*jq_cases(SHARED), *yaml_cases(SHARED)]]
+
+
+def _parsed() -> Iterator[tuple[str, ast.Node]]:
+    for program in dict.fromkeys(PROGRAMS):
+        try:
+            yield program, parser.parse.__wrapped__(program)
+        except (JqParseError, JqCompileError, OverflowError):  # programs that parse
+            continue
+
+
+@pytest.fixture
+def clean_parser(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setattr(parser, "_KEPT", {})
+    monkeypatch.setattr(parser, "_FRESH", None)
+    parser.parse.cache_clear()
+    yield
+    parser.parse.cache_clear()
+
+
+def test_a_tree_comes_back_as_it_was_parsed_offsets_included() -> None:
+    seen = 0
+    for program, tree in _parsed():
+        kept = marshal.loads(marshal.dumps(trees.dump(tree)))
+        rebuilt = trees.load(kept)
+        assert rebuilt == tree, program
+        assert trees.dump(rebuilt) == trees.dump(tree), program  # offsets are not in ==
+        try:
+            shown = ast.format(tree)
+        except OverflowError:  # a literal past float's range prints from neither
+            continue
+        assert ast.format(rebuilt) == shown, program
+        seen += 1
+    assert seen >= 6
+
+
+def test_a_kept_tree_is_rebuilt_without_parsing(
+    clean_parser: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    program = ".spec.replicas // 1 | . * 2"
+    kept = {program: trees.dump(parser.parse.__wrapped__(program))}
+    parsed: list[str] = []
+    real = parser._Parser.__init__
+
+    def spy(self: Any, source: str, *args: Any) -> None:
+        parsed.append(source)
+        real(self, source, *args)
+
+    monkeypatch.setattr(parser._Parser, "__init__", spy)
+    parser.keep_trees(kept)
+    tree = parser.parse(program)
+    assert parsed == []
+    assert trees.dump(tree) == kept[program]
+    assert parser.fresh_trees() == {}
+    other = ".a | length"
+    assert parser.parse(other) is not None
+    assert parsed == [other]
+    assert parser.fresh_trees() == {other: trees.dump(parser.parse(other))}
+
+
+@pytest.mark.parametrize(
+    "damaged",
+    [
+        ("NoSuchNode", 1),  # a class the syntax no longer has
+        ("Pipe", ("Identity", -1)),  # a field count the class no longer has
+        ("Pipe",),
+    ],
+)
+def test_a_kept_tree_that_does_not_fit_the_syntax_is_parsed(
+    clean_parser: None, damaged: tuple[Any, ...]
+) -> None:
+    program = ".a | .b"
+    parser.keep_trees({program: damaged})
+    assert parser.parse(program) == parser.parse.__wrapped__(program)
+    assert program in parser.fresh_trees()
+
+
+def test_nothing_is_recorded_unless_trees_are_kept(clean_parser: None) -> None:
+    parser.parse(".x")
+    assert parser.fresh_trees() == {}
