@@ -663,8 +663,16 @@ def keep_trees(kept: dict[str, Any]) -> None:
 
 
 def fresh_trees() -> dict[str, Any]:
-    """The programs parsed, not rebuilt, since :func:`keep_trees`, in ``trees.dump``'s form."""
-    return {text: trees.dump(tree) for text, tree in (_FRESH or {}).items()}
+    """The programs parsed, not rebuilt, since :func:`keep_trees`, in ``trees.dump``'s form.
+    A tree too deep for ``trees.dump``'s recursion (a chain of thousands of terms, which the
+    parser reads iteratively) is left out: it is parsed again next time."""
+    kept: dict[str, Any] = {}
+    for text, tree in (_FRESH or {}).items():
+        try:
+            kept[text] = trees.dump(tree)
+        except RecursionError:
+            continue
+    return kept
 
 
 @functools.lru_cache(maxsize=4096)
@@ -676,7 +684,7 @@ def parse(source: str) -> ast.Node:
         try:
             rebuilt: ast.Node = trees.load(kept)
             return rebuilt
-        except (KeyError, ValueError, TypeError, IndexError):
+        except (KeyError, ValueError, TypeError, IndexError, RecursionError):
             pass
     try:
         tree: ast.Node = _Parser(source).program()
