@@ -24,7 +24,7 @@ Ready among them). Counts and held/pending totals are ``None`` when no pods are 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from operator import is_, itemgetter
+from operator import itemgetter
 from typing import Any, Protocol
 
 from workload_map.engine import resources as res
@@ -425,59 +425,8 @@ def summarize(wl: Summarized, *, detail: bool = True) -> WorkloadSummary:
     #: pod name -> (component, instance, replica, facts)
     placed: dict[str, tuple[str, str, str, PodFacts]] = {}
     placements = wl.placements
-    candidates = wl.candidate_pods
-    listed = wl.pods
-    #: pod name -> its gang (the first that names it)
-    groups: dict[str, str] = {}
-    rows: list[tuple[str, str, str, str, str, str]] | None = None
-    if detail:
-        for group in wl.gangs.groups:
-            for m in group.pods:
-                groups.setdefault(m, group.name)
-        if (
-            listed is not None
-            and len(listed) == len(candidates)
-            and all(map(is_, listed, candidates))
-        ):
-            # the pods listed are the candidates themselves (an owned workload's: every pod
-            # of the inventory's fleet): each pod's row is written in the pass that tallies
-            # it, not in a second pass reading every pod's metadata again
-            rows = []
-    for pod, facts, p in zip(
-        candidates, placed_facts(candidates, placements), placements, strict=True
-    ):
+    for facts, p in zip(placed_facts(wl.candidate_pods, placements), placements, strict=True):
         component = p.component
-        if rows is not None:
-            # the name and uid read as the second pass (below) reads them
-            if pod.get("kind", "Pod") == "Pod" and type(meta := pod.get("metadata")) is dict:
-                name = meta.get("name")
-                if type(name) is not str:
-                    name = str(name or "")
-                if name:
-                    uid = meta.get("uid")
-                    if type(uid) is not str:
-                        uid = str(uid or "")
-                    if facts is None or component is None:
-                        rows.append((name, uid, "", "", "", groups.get(name, "")))
-                        continue
-                    if name == p.pod:
-                        replica = p.replica
-                        rows.append(
-                            (
-                                name,
-                                uid,
-                                component,
-                                p.instance or "",
-                                "" if replica is None else replica,
-                                groups.get(name, ""),
-                            )
-                        )
-                    else:
-                        rows = None  # placed under another name: the second pass (below)
-                elif facts is not None and component is not None:
-                    rows = None  # placed, yet no row of its own: the second pass
-            elif facts is not None and component is not None:
-                rows = None  # placed, yet not a Pod with metadata: the second pass
         if facts is None or component is None:
             continue
         every.append(facts)
@@ -527,8 +476,11 @@ def summarize(wl: Summarized, *, detail: bool = True) -> WorkloadSummary:
             pods=(),
             detailed=False,
         )
+    groups: dict[str, str] = {}
     gangs: list[GangTally] = []
     for group in wl.gangs.groups:
+        for m in group.pods:
+            groups.setdefault(m, group.name)
         members = [placed[m][3] for m in group.pods if m in placed]
         active = [f for f in members if f.active]
         gangs.append(
@@ -540,30 +492,27 @@ def summarize(wl: Summarized, *, detail: bool = True) -> WorkloadSummary:
                 sum(1 for f in active if f.bound),
             )
         )
-    if rows is not None and len(set(map(_NAME, rows))) != len(rows):
-        rows = None  # two pods of one name: each row takes the name's placement (below)
-    if rows is None:
-        rows = []
-        unplaced = ("", "", "", None)
-        for pod in wl.pods or ():
-            # dict first: the ABC check costs on every pod of a fleet
-            if (type(pod) is not dict and not isinstance(pod, Mapping)) or pod.get(
-                "kind", "Pod"
-            ) != "Pod":
-                continue
-            meta = pod.get("metadata")  # name and uid read inline: this runs per pod of a fleet
-            if type(meta) is not dict:
-                continue
-            pod_name = meta.get("name")
-            if type(pod_name) is not str:
-                pod_name = str(pod_name or "")
-            if not pod_name:
-                continue
-            pod_uid = meta.get("uid")
-            if type(pod_uid) is not str:
-                pod_uid = str(pod_uid or "")
-            component, instance, replica, _ = placed.get(pod_name, unplaced)
-            rows.append((pod_name, pod_uid, component, instance, replica, groups.get(pod_name, "")))
+    rows: list[tuple[str, str, str, str, str, str]] = []
+    unplaced = ("", "", "", None)
+    for pod in wl.pods or ():
+        # dict first: the ABC check costs on every pod of a fleet
+        if (type(pod) is not dict and not isinstance(pod, Mapping)) or pod.get(
+            "kind", "Pod"
+        ) != "Pod":
+            continue
+        meta = pod.get("metadata")  # the name and uid read inline: this runs per pod of a fleet
+        if type(meta) is not dict:
+            continue
+        pod_name = meta.get("name")
+        if type(pod_name) is not str:
+            pod_name = str(pod_name or "")
+        if not pod_name:
+            continue
+        pod_uid = meta.get("uid")
+        if type(pod_uid) is not str:
+            pod_uid = str(pod_uid or "")
+        component, instance, replica, _ = placed.get(pod_name, unplaced)
+        rows.append((pod_name, pod_uid, component, instance, replica, groups.get(pod_name, "")))
     rows.sort(key=_NAME)  # by name, stable (as PodPlace by name)
     places = [PodPlace(*row) for row in rows]
     return WorkloadSummary(
