@@ -488,6 +488,19 @@ LAZY: dict[tuple[str, str], str] = {
     ("workload_map.jq.builtins.registry", "workload_map.jq.builtins.index"): (
         "the registry is built on the first lookup, not at import"
     ),
+    ("workload_map.model.load", "workload_map.model.findings"): (
+        "FindingCode (a StrEnum of 62 members, ~6M instructions to build) loads when a "
+        "problem is reported: a definition that loads cleanly (a live get's) needs none"
+    ),
+    ("workload_map.model.references", "workload_map.model.findings"): (
+        "the same boundary: the reference checks that report findings"
+    ),
+    ("workload_map.model.labels", "workload_map.model.findings"): (
+        "the same boundary: the label checks that report findings"
+    ),
+    ("workload_map.model.extensions", "workload_map.model.findings"): (
+        "the same boundary: the gang extensions' checks that report findings"
+    ),
 }
 
 

@@ -183,7 +183,9 @@ def test_get_loads_its_modules_and_no_other_commands(tmp_path: Path) -> None:
         "kubernetes",
         "urllib3",
         "difflib",
+        "fractions",  # quantities are integer ratios (engine.quantities)
         "workload_map.gangs",
+        "workload_map.model.findings",  # the finding codes: a definition's problems only
         "workload_map.model.validation",
         # the watch loop: get -w/--watch-only only
         "workload_map.cli.get_watch",

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from fractions import Fraction
+from pathlib import Path
+
 import pytest
 
 from workload_map.engine import resources as res
@@ -58,6 +63,65 @@ def test_units_round_up(text: str, units: int) -> None:
 def test_invalid_quantities_are_clear_errors(bad: object) -> None:
     with pytest.raises(EngineError, match="quantity"):
         parse_quantity(bad)
+
+
+@pytest.mark.parametrize(
+    ("text", "exact"),
+    [
+        ("1.5Gi", Fraction(3 * 2**29)),
+        ("-1.5", Fraction(-3, 2)),
+        ("1e-3", Fraction(1, 1000)),
+        ("2.5e2", Fraction(250)),
+        ("1.", Fraction(1)),
+        ("7n", Fraction(7, 10**9)),
+        ("0.001m", Fraction(1, 10**6)),
+        (12, Fraction(12)),
+        (0.25, Fraction(1, 4)),
+    ],
+)
+def test_parse_quantity_is_exact(text: object, exact: Fraction) -> None:
+    value = parse_quantity(text)
+    assert type(value) is Fraction
+    assert value == exact
+
+
+@pytest.mark.parametrize(
+    ("text", "millis", "units"),
+    [("-1.5", -1500, -1), ("-0.0001", 0, 0), ("-1m", -1, 0), ("0.0001", 1, 1), (-2, -2000, -2)],
+)
+def test_negative_and_tiny_quantities_round_up_as_the_api_server(
+    text: object, millis: int, units: int
+) -> None:
+    assert (to_millis(text), to_units(text)) == (millis, units)
+
+
+def test_summing_requests_does_not_import_fractions() -> None:
+    """Text and integer quantities are read as integer ratios: ``fractions`` is loaded only for
+    :func:`parse_quantity` itself or a float (its import is ~4M instructions of a live ``get``,
+    callgrind, docs/cli.md)."""
+    code = (
+        "import sys\n"
+        "from workload_map.engine import resources, quantities as q\n"
+        "spec = {'containers': [{'name': 'a', 'resources': {'requests': "
+        "{'cpu': '1.5', 'memory': '8Gi', 'nvidia.com/gpu': 2}}}]}\n"
+        "print(dict(resources.pod_request(spec)), q.to_millis('250m'), q.to_units(3), "
+        "'fractions' in sys.modules)\n"
+        "q.parse_quantity('1')\n"
+        "print('fractions' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(Path(__file__).parents[2] / "src")},
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    first, second = done.stdout.splitlines()
+    assert first.endswith("250 3 False"), first
+    assert "'cpu': 1500" in first, first
+    assert second == "True"
 
 
 def test_formatting() -> None:

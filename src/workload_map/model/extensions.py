@@ -33,11 +33,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workload_map import jq
-from workload_map.model.findings import ERROR, WARNING, Finding, FindingCode
 from workload_map.model.views import view
+
+if TYPE_CHECKING:
+    from workload_map.model.findings import Finding
 
 __all__ = [
     "CREATED_LATER",
@@ -98,6 +100,8 @@ def _path(key: str) -> str:
 
 
 def _jq_findings(key: str, expr: str) -> list[Finding]:
+    from workload_map.model.findings import ERROR, Finding, FindingCode
+
     try:
         jq.parse(expr)
         violations = jq.karta_violations(expr)
@@ -144,6 +148,8 @@ def check(karta: Any) -> list[Finding]:
     warning (there is no group it could set). Unknown keys under the prefix are warnings
     (a misspelt extension would otherwise be ignored silently).
     """
+    from workload_map.model.findings import ERROR, WARNING, Finding, FindingCode
+
     metadata = karta if isinstance(karta, Mapping) else getattr(karta, "metadata", None)
     annotations = _annotations(metadata)
     out: list[Finding] = []
@@ -186,6 +192,8 @@ def check(karta: Any) -> list[Finding]:
 
 
 def _min_member_rules(karta: Any, key: str) -> list[Finding]:
+    from workload_map.model.findings import WARNING, Finding, FindingCode
+
     spec = getattr(karta, "spec", None)
     instructions = getattr(spec, "optimization_instructions", None)
     gang = getattr(instructions, "gang_scheduling", None)
@@ -205,6 +213,8 @@ def _min_member_rules(karta: Any, key: str) -> list[Finding]:
 
 
 def _created_later_rules(components: Mapping[str, Any], key: str) -> list[Finding]:
+    from workload_map.model.findings import ERROR, Finding, FindingCode
+
     name = key[len(CREATED_LATER) :]
     if not name:
         return [

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import json
 import re
+from typing import TYPE_CHECKING
 
-from workload_map.model.findings import ERROR, Finding, FindingCode
+if TYPE_CHECKING:
+    from workload_map.model.findings import Finding
 
 __all__ = ["label_key_errors", "label_value_errors", "match_label_findings"]
 
@@ -83,6 +85,8 @@ def match_label_findings(
 ) -> list[Finding]:
     """The INVALID_LABEL findings of one ``matchLabels`` entry at ``path`` (a component's
     selector and a reference's list say the same)."""
+    from workload_map.model.findings import ERROR, Finding, FindingCode
+
     out = [
         Finding(
             path,

@@ -18,13 +18,12 @@ import json
 import re
 import warnings
 from collections.abc import Iterable, Mapping
-from dataclasses import MISSING
+from dataclasses import MISSING, field
 from dataclasses import fields as dataclass_fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workload_map.errors import WlmapError
-from workload_map.model.findings import FindingCode
 from workload_map.model.shape import (
     BOOL,
     FREE,
@@ -38,6 +37,9 @@ from workload_map.model.shape import (
 from workload_map.model.types import API_VERSION, GROUP, KIND, Karta, KartaSpec, KartaStatus
 from workload_map.model.views import json_type, view
 from workload_map.yaml_import import import_yaml
+
+if TYPE_CHECKING:
+    from workload_map.model.findings import FindingCode
 
 __all__ = [
     "LEGACY_API_VERSION",
@@ -68,10 +70,18 @@ class LoadProblem:
 
     path: str
     message: str
-    code: FindingCode = FindingCode.SCHEMA
+    code: FindingCode = field(default_factory=lambda: _codes().SCHEMA)  # no enum at import
 
     def __str__(self) -> str:
         return f"{self.path}: {self.message}" if self.path else self.message
+
+
+def _codes() -> type[FindingCode]:
+    """The finding codes, for a problem being reported: a definition that loads cleanly (every
+    command's) does not build their enum class (62 members, ~6M instructions, docs/cli.md)."""
+    from workload_map.model.findings import FindingCode
+
+    return FindingCode
 
 
 class KartaLoadError(WlmapError):
@@ -366,7 +376,7 @@ def _read_karta(doc: Any, source: str | None) -> LenientLoad:
             LoadProblem(
                 "apiVersion",
                 f"unsupported version {api_version!r} of {KIND}; expected {API_VERSION}",
-                FindingCode.UNSUPPORTED_VERSION,
+                _codes().UNSUPPORTED_VERSION,
             )
         )
     else:
@@ -375,7 +385,7 @@ def _read_karta(doc: Any, source: str | None) -> LenientLoad:
                 "apiVersion" if kind == KIND else "kind",
                 f"not a Karta definition: apiVersion {api_version!r}, kind {kind!r} "
                 f"(expected {API_VERSION} {KIND}, or {LEGACY_API_VERSION} {LEGACY_KIND})",
-                FindingCode.NOT_A_KARTA,
+                _codes().NOT_A_KARTA,
             )
         )
         spec = doc.get("spec")
@@ -392,7 +402,7 @@ def _read_karta(doc: Any, source: str | None) -> LenientLoad:
         problems.append(_wrong_type("metadata", "object", metadata))
         metadata = {}
     if doc.get("spec") is None:
-        problems.append(LoadProblem("spec", "required field is missing", FindingCode.MISSING_FIELD))
+        problems.append(LoadProblem("spec", "required field is missing", _codes().MISSING_FIELD))
         spec = _placeholder(KartaSpec)
     else:
         spec = _convert_object(KartaSpec, doc["spec"], "spec", problems)
@@ -410,7 +420,7 @@ def _read_karta(doc: Any, source: str | None) -> LenientLoad:
 def _to_karta(doc: Any, source: str | None) -> Karta:
     loaded = _read_karta(doc, source)
     problems = loaded.problems
-    if problems and problems[0].code in (FindingCode.UNSUPPORTED_VERSION, FindingCode.NOT_A_KARTA):
+    if problems and problems[0].code in (_codes().UNSUPPORTED_VERSION, _codes().NOT_A_KARTA):
         raise KartaLoadError(problems[0].message, source=source)
     if problems or loaded.karta is None:
         noun = "problem" if len(problems) == 1 else "problems"
@@ -432,7 +442,7 @@ def _unknown(path: str, key: Any, allowed: Iterable[str]) -> LoadProblem:
         close = difflib.get_close_matches(key, list(allowed), n=1, cutoff=0.6)
         if close:
             hint = f" (did you mean {close[0]!r}?)"
-    return LoadProblem(path, f"unknown field{hint}", FindingCode.UNKNOWN_FIELD)
+    return LoadProblem(path, f"unknown field{hint}", _codes().UNKNOWN_FIELD)
 
 
 def _wrong_type(path: str, expected: str, value: Any) -> LoadProblem:
@@ -440,7 +450,7 @@ def _wrong_type(path: str, expected: str, value: Any) -> LoadProblem:
     return LoadProblem(
         path,
         f"expected {expected}, got {json_type(value)} {_preview(value)}{hint}",
-        FindingCode.WRONG_TYPE,
+        _codes().WRONG_TYPE,
     )
 
 
@@ -478,7 +488,7 @@ def _convert(typ: Any, value: Any, path: str, problems: list[LoadProblem]) -> An
         for k, v in value.items():
             if not isinstance(k, str):
                 problems.append(
-                    LoadProblem(_map_key(path, k), "keys must be strings", FindingCode.WRONG_TYPE)
+                    LoadProblem(_map_key(path, k), "keys must be strings", _codes().WRONG_TYPE)
                 )
             elif not isinstance(v, str):
                 problems.append(_wrong_type(_map_key(path, k), "string", v))
@@ -554,7 +564,7 @@ def _convert_object(cls: type, value: Any, path: str, problems: list[LoadProblem
         elif f.required and (cls, f.key) not in LENIENT_REQUIRED:
             if raw is None:
                 problems.append(
-                    LoadProblem(fpath, "required field is missing", FindingCode.MISSING_FIELD)
+                    LoadProblem(fpath, "required field is missing", _codes().MISSING_FIELD)
                 )
             if f.attr not in has_default:
                 kwargs[f.attr] = _placeholder(f.type)

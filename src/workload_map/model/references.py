@@ -17,12 +17,15 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from workload_map import jq
-from workload_map.model.findings import ERROR, WARNING, Finding, FindingCode
 from workload_map.model.labels import match_label_findings
 from workload_map.model.shape import JqField, iter_jq_fields
 from workload_map.model.types import GVK, Karta, Reference
+
+if TYPE_CHECKING:
+    from workload_map.model.findings import Finding
 
 __all__ = [
     "MAX_LIST_ITEMS",
@@ -172,6 +175,8 @@ def resolution_order(karta: Karta) -> tuple[list[Reference], list[list[str]]]:
 
 
 def _kind_findings(path: str, reference: Reference, kinds: Sequence[GVK]) -> list[Finding]:
+    from workload_map.model.findings import ERROR, Finding, FindingCode
+
     out: list[Finding] = []
     if not kinds:
         out.append(
@@ -207,6 +212,8 @@ def _kind_findings(path: str, reference: Reference, kinds: Sequence[GVK]) -> lis
 
 
 def _declaration_findings(karta: Karta) -> list[Finding]:
+    from workload_map.model.findings import ERROR, WARNING, Finding, FindingCode
+
     refs = karta.spec.structure_definition.references
     out: list[Finding] = []
     if len(refs) > MAX_REFERENCES:
@@ -295,6 +302,8 @@ def _declaration_findings(karta: Karta) -> list[Finding]:
 
 
 def _variable_findings(karta: Karta, fields: Iterable[JqField]) -> list[Finding]:
+    from workload_map.model.findings import ERROR, Finding, FindingCode
+
     names = reference_names(karta)
     out: list[Finding] = []
     for field in fields:
