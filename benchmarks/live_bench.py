@@ -60,9 +60,16 @@ _ENV["HOME"] = tempfile.gettempdir()  # no user config, no kubectl discovery cac
 def _env(src: Path | None) -> dict[str, str]:
     """The environment of a wlmap run: the checkout's sources (or a compiled build) first."""
     env = dict(_ENV)
-    env["PYTHONPATH"] = os.pathsep.join(
-        p for p in (str(src or ROOT / "src"), os.environ.get("PYTHONPATH", "")) if p
+    tree = str(src or ROOT / "src")
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (tree, os.environ.get("PYTHONPATH", "")) if p)
+    # each tree its own home: the caches a command keeps there (the jq programs, keyed by the
+    # parser's own files; the kubeconfig's parse) would otherwise be rewritten by the other
+    # tree's run in every interleaved round, and both measured cold
+    home = (
+        Path(tempfile.gettempdir()) / "wlmap-bench-home" / tree.strip(os.sep).replace(os.sep, "_")
     )
+    home.mkdir(parents=True, exist_ok=True)
+    env["HOME"] = str(home)
     return env
 
 

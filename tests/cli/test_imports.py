@@ -12,6 +12,7 @@ in ``tests/test_rooms.py``.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +21,7 @@ import pytest
 
 from tests.cli.fake_cluster import JOBSET, FakeAPI, obj
 from tests.cli.http_fake import serve, write_kubeconfig
+from workload_map.cli import argparse_import
 
 ROOT = Path(__file__).resolve().parents[2]
 CLI = ROOT / "src" / "workload_map" / "cli"
@@ -58,6 +60,11 @@ CATALOG_LOOKUP = {
 }
 
 
+#: argparse's messages need no ``gettext`` (nor the ``locale`` its lookups import) where its
+#: default catalog directory does not exist (cli.argparse_import; 8M instructions, docs/cli.md)
+NO_CATALOGS = () if os.path.isdir(argparse_import.LOCALEDIR) else ("gettext", "locale")
+
+
 def fresh_python(code: str) -> subprocess.CompletedProcess[str]:
     """``code`` run by a new interpreter on this checkout's sources, with no home directory."""
     return subprocess.run(
@@ -92,6 +99,7 @@ def test_help_loads_the_command_table_and_no_command(flag: str, tmp_path: Path) 
         "workload_map.errors",
         "workload_map.cli",
         "workload_map.cli.main",
+        "workload_map.cli.argparse_import",  # argparse without gettext
         "workload_map.cli.commands",  # the command table and its parsers
         "workload_map.cli.exits",
         "workload_map.cli.style",  # colour for error lines (not cli.render's JSON and YAML)
@@ -99,7 +107,17 @@ def test_help_loads_the_command_table_and_no_command(flag: str, tmp_path: Path) 
         "workload_map.kube",
         "workload_map.kube.flags",
     }
-    unused = ("msgspec", "yaml", "json", "hashlib", "ssl", "socket", "shutil", "difflib")
+    unused = (
+        "msgspec",
+        "yaml",
+        "json",
+        "hashlib",
+        "ssl",
+        "socket",
+        "shutil",
+        "difflib",
+        *NO_CATALOGS,
+    )
     # no class of the table is generated at start-up (dataclasses, and the NamedTuple the
     # command rows were: they compiled code at every start, callgrind, docs/cli.md)
     generated = ("dataclasses", "inspect", "dis", "tokenize", "ast")
@@ -116,6 +134,7 @@ def test_get_loads_its_modules_and_no_other_commands(tmp_path: Path) -> None:
     assert ours(modules, "workload_map.cli") == {
         "workload_map.cli",
         "workload_map.cli.main",
+        "workload_map.cli.argparse_import",  # argparse without gettext
         "workload_map.cli.commands",
         "workload_map.cli.exits",
         "workload_map.cli.style",
@@ -172,6 +191,7 @@ def test_get_loads_its_modules_and_no_other_commands(tmp_path: Path) -> None:
         "workload_map.cli.get_watch",
         "workload_map.kube.watch",
         *BOUND_UNUSED,
+        *NO_CATALOGS,
     )
     assert loaded(modules, never) == []
 
@@ -183,6 +203,7 @@ def test_describe_file_loads_no_cluster_code(tmp_path: Path) -> None:
     assert ours(modules, "workload_map.cli") == {
         "workload_map.cli",
         "workload_map.cli.main",
+        "workload_map.cli.argparse_import",  # argparse without gettext
         "workload_map.cli.commands",
         "workload_map.cli.exits",
         "workload_map.cli.style",

@@ -9,12 +9,12 @@ kubectl's connection flags (:mod:`workload_map.kube.flags`) before or after its 
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from collections.abc import Callable
 from typing import IO, Any, NoReturn
 
+from workload_map.cli.argparse_import import argparse
 from workload_map.cli.exits import UsageError
 from workload_map.kube.flags import CONNECTION_VALUE_FLAGS, add_connection_flags
 

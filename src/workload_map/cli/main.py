@@ -16,7 +16,6 @@ interpreter teardown) and runs with a higher first GC threshold.
 
 from __future__ import annotations
 
-import argparse
 import io
 import os
 import sys
@@ -25,6 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import IO, TYPE_CHECKING, Any, NoReturn
 
 from workload_map import __version__
+from workload_map.cli.argparse_import import argparse
 from workload_map.cli.commands import (
     LISTING,
     TABLE,

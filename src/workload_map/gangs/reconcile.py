@@ -92,22 +92,28 @@ def pod_reference(pod: Mapping[str, Any]) -> tuple[str, str] | None:
 
 
 def _reference(pod: Mapping[str, Any], meta: Mapping[str, Any]) -> tuple[str, str] | None:
-    """:func:`pod_reference` of a pod whose ``metadata`` the caller has read already."""
+    """:func:`pod_reference` of a pod whose ``metadata`` the caller has read already: the one
+    reader of a pod's reference (a resync reads every pod's). A pod without one (every pod
+    of a workload without gangs) costs a lookup per place: no group, no label, no note."""
     spec = pod.get("spec")
-    if type(spec) is not dict and not isinstance(spec, Mapping):
-        spec = _EMPTY
-    group = spec.get("schedulingGroup")
     # type() first: the ABC check costs a Python call, and a resync asks it per pod
-    if group and (type(group) is dict or isinstance(group, Mapping)):
-        name = group.get("podGroupName")
-        if type(name) is str or isinstance(name, str):
-            return NATIVE_API, name
-    label = (meta.get("labels") or {}).get(COSCHEDULING_LABEL)
-    if isinstance(label, str) and label:
-        return COSCHEDULING_API, label
-    note = (meta.get("annotations") or {}).get(VOLCANO_GROUP_ANNOTATION)
-    if isinstance(note, str) and note:
-        return VOLCANO_API, note
+    if type(spec) is dict or isinstance(spec, Mapping):
+        group = spec.get("schedulingGroup")
+        if group is not None:
+            if type(group) is dict or (group and isinstance(group, Mapping)):
+                name = group.get("podGroupName")
+                if type(name) is str or isinstance(name, str):
+                    return NATIVE_API, name
+    labels = meta.get("labels")
+    if labels and COSCHEDULING_LABEL in labels:
+        label = labels.get(COSCHEDULING_LABEL)
+        if isinstance(label, str) and label:
+            return COSCHEDULING_API, label
+    notes = meta.get("annotations")
+    if notes and VOLCANO_GROUP_ANNOTATION in notes:
+        note = notes.get(VOLCANO_GROUP_ANNOTATION)
+        if isinstance(note, str) and note:
+            return VOLCANO_API, note
     return None
 
 
@@ -319,28 +325,7 @@ def reconcile(
             continue
         pod_list.append(p)
         name = meta.get("name")
-        # a native member's reference read inline (a gang workload's pods mostly carry one);
-        # anything else as _reference reads it
-        spec = p.get("spec")
-        group = spec.get("schedulingGroup") if type(spec) is dict else None
-        joined = group.get("podGroupName") if type(group) is dict else None
-        ref: tuple[str, str] | None = None
-        if type(joined) is str:
-            ref = (NATIVE_API, joined)
-        else:
-            # no group, label or annotation (most pods of a workload without gangs) read
-            # inline, as plain dicts; anything else as _reference reads it
-            labels, notes = meta.get("labels"), meta.get("annotations")
-            if not (
-                group is None
-                and type(spec) is dict
-                and (labels is None or (type(labels) is dict and COSCHEDULING_LABEL not in labels))
-                and (
-                    notes is None or (type(notes) is dict and VOLCANO_GROUP_ANNOTATION not in notes)
-                )
-            ):
-                ref = _reference(p, meta)
-        refs.append((name if type(name) is str else str(name), ref))
+        refs.append((name if type(name) is str else str(name), _reference(p, meta)))
     # copied only where changed below: a resync of an unchanged workload copies nothing
     desired: dict[tuple[str, str, str], dict[str, Any]] = {_key(o): o for o in plan.objects}
     gangs = {g.name: g for g in plan.gangs}
