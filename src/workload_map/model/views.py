@@ -72,13 +72,11 @@ def view(cls: type[T]) -> type[T]:
             namespace[name] = f.default
         elif f.default_factory is not dataclasses.MISSING:
             namespace[name] = msgspec.field(default_factory=f.default_factory)
-    built = types.new_class(
-        cls.__name__,
-        (msgspec.Struct,),
-        {"frozen": True},
-        lambda body: body.update(namespace),
-    )
-    built.__qualname__ = cls.__qualname__
+    namespace["__qualname__"] = cls.__qualname__
+    # the metaclass called directly: types.new_class's Python steps (resolving the bases,
+    # preparing and filling a namespace) add nothing for one known base
+    meta: Any = type(msgspec.Struct)
+    built: type[T] = meta(cls.__name__, (msgspec.Struct,), namespace, frozen=True)
     setattr(built, "__dataclass_fields__", fields)  # noqa: B010 (what dataclasses reads)
     setattr(built, "__dataclass_params__", _PARAMS)  # noqa: B010
     return built
