@@ -2,11 +2,12 @@
 
 The engine's and the CLI's machine outputs are immutable views, declared as dataclasses whose
 fields name their JSON key (``json_field``) and built as frozen ``msgspec`` Structs (see
-:func:`view`); :func:`to_json` turns any of them into plain JSON and :func:`json_schema`
-derives the schema of the same type from its annotations (a type with a ``__json_schema__``
-classmethod brings its own, e.g. an object whose schema is a CRD's), so the committed schema
-cannot drift from what is printed. No library is used because the needs are small and exact: pydantic would
-bring a runtime dependency into the pure core, and ``dataclasses.asdict`` knows neither JSON
+:func:`view`; subclassing :class:`View` builds the same class in one step); :func:`to_json`
+turns any of them into plain JSON and :func:`json_schema` derives the schema of the same type
+from its annotations (a type with a ``__json_schema__`` classmethod brings its own, e.g. an
+object whose schema is a CRD's), so the committed schema cannot drift from what is printed. No
+library is used because the needs are small and exact: pydantic would bring a runtime
+dependency into the pure core, and ``dataclasses.asdict`` knows neither JSON
 names nor fields that are left out when unset.
 """
 
@@ -19,7 +20,7 @@ import typing
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar, Union, dataclass_transform, get_args, get_origin, get_type_hints
 
-__all__ = ["json_field", "json_schema", "json_type", "set_field", "to_json", "view"]
+__all__ = ["View", "json_field", "json_schema", "json_type", "set_field", "to_json", "view"]
 
 T = TypeVar("T")
 
@@ -57,26 +58,56 @@ def view(cls: type[T]) -> type[T]:
     a frozen dataclass pays a Python-level ``object.__setattr__`` per field (about 10 times
     the cost of the Struct's C constructor). The dataclass fields (with their JSON names) stay
     attached, so ``dataclasses.fields``/``replace``/``is_dataclass``, :func:`to_json` and
-    :func:`json_schema` read a view as they read any dataclass.
+    :func:`json_schema` read a view as they read any dataclass. Subclassing :class:`View`
+    builds the same class without first making the plain class this decorator receives.
     """
+    built: type[T] = _struct(cls.__name__, cls.__qualname__, cls.__dict__)
+    return built
+
+
+@dataclass_transform(frozen_default=True, field_specifiers=(json_field,))
+class _Declared(type):
+    """The metaclass of :class:`View`: a subclass's body becomes the view's Struct directly."""
+
+    def __new__(
+        mcs, name: str, bases: tuple[type, ...], namespace: dict[str, Any], **kwargs: Any
+    ) -> Any:
+        if bases:  # a declared view: built once, as the Struct (never a class of this metaclass)
+            return _struct(name, namespace["__qualname__"], namespace)
+        return super().__new__(mcs, name, bases, namespace, **kwargs)
+
+
+class View(metaclass=_Declared):
+    """Declare a view by subclassing: ``class V(View): ...`` is ``@view class V: ...``, the same
+    class (a frozen ``msgspec.Struct`` whose only base is ``msgspec.Struct``: ``View`` is not
+    among its bases, so ``isinstance(obj, View)`` is false) made in one step. The decorator
+    gets a finished plain class, whose creation (``type.__new__`` filling every slot) is then
+    thrown away: about as costly as the Struct's own."""
+
+    __slots__ = ()
+
+
+def _struct(name: str, qualname: str, body: Mapping[str, Any]) -> Any:
+    """The frozen Struct of a view declared by ``body`` (a class namespace or ``__dict__``)."""
     import msgspec  # here, not at module import: only modules that declare views need it
 
-    fields = _dataclass_fields(cls)
+    fields = _dataclass_fields(body)
     namespace: dict[str, Any] = {}
-    for key, value in cls.__dict__.items():
+    for key, value in body.items():
         if key in ("__dict__", "__weakref__") or isinstance(value, dataclasses.Field):
             continue
         namespace[key] = value
-    for name, f in fields.items():
+    namespace.setdefault("__doc__", None)  # where a plain class has it: the same class __dict__
+    for field_name, f in fields.items():
         if f.default is not dataclasses.MISSING:
-            namespace[name] = f.default
+            namespace[field_name] = f.default
         elif f.default_factory is not dataclasses.MISSING:
-            namespace[name] = msgspec.field(default_factory=f.default_factory)
-    namespace["__qualname__"] = cls.__qualname__
+            namespace[field_name] = msgspec.field(default_factory=f.default_factory)
+    namespace["__qualname__"] = qualname
     # the metaclass called directly: types.new_class's Python steps (resolving the bases,
     # preparing and filling a namespace) add nothing for one known base
     meta: Any = type(msgspec.Struct)
-    built: type[T] = meta(cls.__name__, (msgspec.Struct,), namespace, frozen=True)
+    built = meta(name, (msgspec.Struct,), namespace, frozen=True)
     setattr(built, "__dataclass_fields__", fields)  # noqa: B010 (what dataclasses reads)
     setattr(built, "__dataclass_params__", _PARAMS)  # noqa: B010
     return built
@@ -90,17 +121,17 @@ _PARAMS: Any = types.SimpleNamespace(
 )
 
 
-def _dataclass_fields(cls: type) -> dict[str, dataclasses.Field[Any]]:
-    """The dataclass fields ``cls`` declares, as ``dataclasses`` would record them (what
+def _dataclass_fields(body: Mapping[str, Any]) -> dict[str, dataclasses.Field[Any]]:
+    """The dataclass fields a class body declares, as ``dataclasses`` would record them (what
     ``fields``/``replace`` read), without generating a dataclass: class creation is part of
     every command's start-up. ``ClassVar`` annotations are class attributes, not fields."""
     out: dict[str, dataclasses.Field[Any]] = {}
-    annotations = cls.__dict__.get("__annotations__", {})  # noqa: RUF063 (inspect: slow import)
+    annotations = body.get("__annotations__", {})
     for name, annotation in annotations.items():
         text = annotation if isinstance(annotation, str) else repr(annotation)
         if text.startswith(("ClassVar", "typing.ClassVar")):
             continue
-        value = cls.__dict__.get(name, dataclasses.MISSING)
+        value = body.get(name, dataclasses.MISSING)
         f: dataclasses.Field[Any] = (
             value if isinstance(value, dataclasses.Field) else dataclasses.field(default=value)
         )
