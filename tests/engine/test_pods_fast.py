@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from tests.engine.conftest import karta_dict, root
 from workload_map.catalog import catalog
 from workload_map.engine import Workload
+from workload_map.engine import pods as pods_module
 from workload_map.engine.pods import Placement, _Plan, metadata_field
 from workload_map.engine.runner import Expression, ExpressionCache
 from workload_map.engine.structure import Structure
@@ -66,7 +67,7 @@ def pods(draw: st.DrawFn) -> Any:
         ("generateName", st.just("gen-")),
         ("labels", sections()),
         ("annotations", sections()),
-        ("deletionTimestamp", st.sampled_from(["2026-01-01T00:00:00Z", None])),
+        ("deletionTimestamp", st.sampled_from(["2026-01-01T00:00:00Z", None, ""])),
     ):
         if draw(st.integers(0, 3)):  # mostly present
             meta[key] = draw(strategy)
@@ -76,7 +77,9 @@ def pods(draw: st.DrawFn) -> Any:
     if draw(st.integers(0, 9)):  # mostly present
         pod["metadata"] = meta
     phase = draw(st.sampled_from(["Running", "Succeeded", "Failed", "Pending", None, 1]))
-    pod["status"] = draw(st.one_of(st.just({"phase": phase}), st.sampled_from([None, "x"])))
+    status = draw(st.one_of(st.just({"phase": phase}), st.sampled_from([{}, None, "x"])))
+    if draw(st.integers(0, 5)):  # mostly present
+        pod["status"] = status
     return pod
 
 
@@ -293,8 +296,9 @@ def test_decisions_are_shared_by_fields_only_where_every_selector_is_one() -> No
     assert fields["d"][0] is None  # computed replica path
     assert fields["e"] == ("labels", "inst", None, None)
     lws = Workload(CASES[1][1], CASES[1][2])
-    # no instance to find: the replica decisions are shared by value as they were
-    assert _Plan(lws.structure)._seen(lws.extractor, "worker").fields[0] is None
+    # no instance to find: the replica field is the whole key
+    worker = _Plan(lws.structure)._seen(lws.extractor, "worker")
+    assert worker.fields == ("labels", f"{LWS}/group-index", None, None)
 
 
 def test_equal_values_of_other_types_are_decided_apart() -> None:
@@ -370,3 +374,162 @@ def test_an_unknown_instance_is_each_pods_reason() -> None:
         assert p.reason == (
             'could not match instance id "nope". existing instance ids [driver workers]'
         )
+
+
+def _groups() -> dict[str, Any]:
+    """Two leaves under a parent that selects replicas, neither with an instance selector:
+    ``s`` has no instanceIdPath (instance "" for every pod: its decisions are the
+    definition's), ``t`` has one and an instance selector (its ids are each object's)."""
+    group = {
+        "name": "group",
+        "ownerRef": "thing",
+        "podSelector": {"replicaSelector": {"keyPath": ".metadata.labels.g"}},
+    }
+
+    def leaf(name: str, **fields: Any) -> dict[str, Any]:
+        selector: dict[str, Any] = {
+            "componentTypeSelector": {"keyPath": ".metadata.labels.role", "value": name}
+        }
+        if fields:
+            selector["componentInstanceSelector"] = {"idPath": ".metadata.labels.inst"}
+        return {
+            "name": name,
+            "ownerRef": "group",
+            "specDefinition": {"podSpecPath": f".spec.{name}[]"},
+            "podSelector": selector,
+            **fields,
+        }
+
+    return karta_dict(root(), group, leaf("s"), leaf("t", instanceIdPath=".spec.insts[]"))
+
+
+#: objects of :func:`_groups`: ``t`` with an instance, with none, and unreadable ids
+GROUP_OBJECTS = [
+    {
+        "apiVersion": "example.com/v1",
+        "kind": "Thing",
+        "metadata": {"name": f"x{i}", "uid": f"u{i}"},
+        "spec": {"s": [{}], "t": [{}], **insts},
+    }
+    for i, insts in enumerate(
+        [{"insts": ["i1"]}, {"insts": []}, {"insts": [1]}, {"insts": ["i1", "i2"]}]
+    )
+]
+GROUP_VALUES = st.one_of(st.sampled_from(["0", "1", ""]), st.none(), st.sampled_from([1, True]))
+
+
+def _group_pod(name: str, role: str, value: Any) -> dict[str, Any]:
+    labels: dict[str, Any] = {"role": role, "inst": "i1"}
+    if value != "absent":
+        labels["g"] = value
+    return {"metadata": {"name": name, "labels": labels}, "status": {"phase": "Running"}}
+
+
+def _one_plan_many_objects(
+    karta: Any, objects: list[Any], batches: list[list[Any]]
+) -> tuple[_Plan, list[Placement], list[Placement]]:
+    """Each batch placed by ``place_all`` of ONE plan, as the catalog's definition places every
+    object's pods, and by ``place_odd`` of a fresh plan (no decision kept between pods)."""
+    plan = _Plan(Workload(karta, objects[0]).structure)
+    fast: list[Placement] = []
+    plain: list[Placement] = []
+    for obj, batch in zip(objects, batches, strict=True):
+        wl = Workload(karta, obj)
+        fast += plan.place_all(wl.extractor, batch, wl.extractor.run)
+        reference = _Plan(wl.structure)
+        seen: dict[str, Any] = {}
+        plain += [reference.place_odd(wl.extractor, p, wl.extractor.run, seen) for p in batch]
+    return plan, fast, plain
+
+
+def test_decisions_without_instances_are_shared_by_every_object_of_a_definition() -> None:
+    """Pods of equal replica values but of another component or another object's ids are
+    placed as the plain rule places them; those of a component without instance ids share
+    one decision (one trace) across objects, the others' stay with their object."""
+    karta = _groups()
+    objects = [GROUP_OBJECTS[0], GROUP_OBJECTS[1], GROUP_OBJECTS[2], GROUP_OBJECTS[0]]
+    batches = [
+        [
+            _group_pod(f"{o}-{role}-{v}", role, v)
+            for v in ("0", "1", 1, None, "absent", "0")
+            for role in ("s", "t")
+        ]
+        for o in range(len(objects))
+    ]
+    plan, fast, plain = _one_plan_many_objects(karta, objects, batches)
+    assert [p.to_dict() for p in fast] == [p.to_dict() for p in plain]
+    by_name = {p.pod: p for p in fast}
+    first, second = by_name["0-s-0"], by_name["1-s-0"]
+    assert (first.component, first.instance, first.replica) == ("s", "", "0")
+    assert first.trace is second.trace  # decided once for both objects
+    assert (by_name["0-t-0"].instance, by_name["0-t-0"].replica) == ("i1", "0")
+    assert by_name["1-t-0"].reason == "component t has no instances in the object"
+    assert by_name["0-s-1"].replica == by_name["1-s-1"].replica == "1"
+    assert set(plan.unselected) == {"s"} and set(plan.unselected["s"]) == {"0", "1", None}
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(0, len(GROUP_OBJECTS) - 1),
+            st.lists(
+                st.tuples(st.sampled_from(["s", "t", "u"]), GROUP_VALUES), min_size=1, max_size=5
+            ),
+        ),
+        min_size=1,
+        max_size=4,
+    )
+)
+def test_one_plan_places_every_objects_pods_as_the_plain_rule(
+    batches: list[tuple[int, list[tuple[str, Any]]]],
+) -> None:
+    objects = [GROUP_OBJECTS[i] for i, _ in batches]
+    pods = [[_group_pod(f"p{n}", r, v) for n, (r, v) in enumerate(b)] for _, b in batches]
+    _, fast, plain = _one_plan_many_objects(_groups(), objects, pods)
+    assert [p.to_dict() for p in fast] == [p.to_dict() for p in plain]
+
+
+def test_one_lws_plan_places_every_objects_pods_as_the_plain_rule() -> None:
+    """The catalog's LeaderWorkerSet: leader and worker pods of equal group indexes in two
+    objects, then pods whose group index is not a string."""
+    karta = CASES[1][1]
+    (obj, pods), (other, more) = _lws(), _lws(replicas=3, size=2)
+    odd = [dict(p, metadata=dict(p["metadata"], labels={**p["metadata"]["labels"]})) for p in more]
+    for pod, value in zip(odd, [0, None, True, 1.0, "", "2"], strict=True):
+        pod["metadata"]["labels"][f"{LWS}/group-index"] = value
+    _, fast, plain = _one_plan_many_objects(karta, [obj, other, other], [pods, more, odd])
+    assert [p.to_dict() for p in fast] == [p.to_dict() for p in plain]
+    assert [(p.component, p.replica) for p in fast[6:12]] == [
+        (c, g) for g in "012" for c in ("leader", "worker")
+    ]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(
+        st.tuples(st.booleans(), st.lists(pods(), min_size=1, max_size=5)), min_size=1, max_size=4
+    )
+)
+def test_one_lws_plan_places_any_pods_of_its_objects_as_the_plain_rule(
+    batches: list[tuple[bool, list[Any]]],
+) -> None:
+    """Pods of every shape (odd labels, sections that are not objects) of two LeaderWorkerSets,
+    in any order of objects, through one plan."""
+    objects = [_lws()[0], _lws(replicas=3, size=2)[0]]
+    _, fast, plain = _one_plan_many_objects(
+        CASES[1][1], [objects[other] for other, _ in batches], [b for _, b in batches]
+    )
+    assert [p.to_dict() for p in fast] == [p.to_dict() for p in plain]
+
+
+def test_a_dictionary_keeps_a_bounded_number_of_decisions(monkeypatch: Any) -> None:
+    """Past the bound a value is decided again for each pod, as the plain rule decides it."""
+    monkeypatch.setattr(pods_module, "_KEPT", 2)
+    batches = [
+        [_group_pod(f"{o}-{v}", "s", v) for v in ("0", "1", "2", "3", "2", None)] for o in range(2)
+    ]
+    plan, fast, plain = _one_plan_many_objects(_groups(), GROUP_OBJECTS[:2], batches)
+    assert [p.to_dict() for p in fast] == [p.to_dict() for p in plain]
+    assert [p.replica for p in fast[:6]] == ["0", "1", "2", "3", "2", None]
+    assert set(plan.unselected["s"]) == {"0", "1"}

@@ -93,13 +93,17 @@ class _Candidate:
         self.assigned: dict[tuple[str, ...], tuple[GangAssignment, list[Placement], int]] = {}
         #: the same for pods whose keys could not be read: (keys read, why not the rest)
         self._failed: dict[tuple[tuple[str, ...], str], GangAssignment] = {}
-        self._keys: dict[tuple[str, str], GroupKey] = {}
+        #: key views by (path, value), shared by the definition's workloads (immutable): a
+        #: replica's index repeats in every workload of a fleet
+        self._keys: dict[tuple[str, str], GroupKey] = reads.views
 
     def key(self, path: str, value: str) -> GroupKey:
         """One key view per (path, value): groups of one replica share them."""
         found = self._keys.get((path, value))
         if found is None:
-            found = self._keys[(path, value)] = GroupKey(path, value)
+            found = GroupKey(path, value)
+            if len(self._keys) < _MAX_VIEWS:
+                self._keys[(path, value)] = found
         return found
 
     def passes(self, pod: Any, run: Run) -> bool:
@@ -169,16 +173,20 @@ class _Candidate:
             for path, value in zip(self.paths, keys, strict=False):  # as map() pairs them
                 view = known.get((path, value))
                 if view is None:
-                    view = known[(path, value)] = GroupKey(path, value)
+                    view = GroupKey(path, value)
+                    if len(known) < _MAX_VIEWS:
+                        known[(path, value)] = view
                 views.append(view)
+            # positional (group, definition, member, effective_component, keys, filters; the
+            # order test_gang_positional_builds pins): a Struct matches keywords by name
             assignment = GangAssignment(
                 # group_name's own branch for complete keys, without its call (per group)
-                group="-".join(("pg", owner_uid, *keys)) if owner_uid else group_name("", *keys),
-                definition=self.definition.name,
-                member=self.member.component_name,
-                effective_component=self.level,
-                keys=tuple(views),
-                filters=self.filter_texts,
+                "-".join(("pg", owner_uid, *keys)) if owner_uid else group_name("", *keys),
+                self.definition.name,
+                self.member.component_name,
+                self.level,
+                tuple(views),
+                self.filter_texts,
             )
             found = self.assigned[keys] = (assignment, [], index)
         return found
@@ -189,6 +197,11 @@ class _Candidate:
         if found is None:
             found = self._failed[(keys, reason)] = self._assignment(keys, reason, owner_uid)
         return found
+
+
+#: key views a definition keeps (a fleet's group indexes; workload names beyond it are made
+#: per workload, as before)
+_MAX_VIEWS = 4096
 
 
 class _Reads:
@@ -204,10 +217,13 @@ class _Reads:
         "replica_of",
         "section",
         "texts",
+        "views",
         "walks",
     )
 
     def __init__(self, structure: Structure, member: Member):
+        #: the candidates' key views (:meth:`_Candidate.key`), immutable: shared
+        self.views: dict[tuple[str, str], GroupKey] = {}
         self.filters = [(f, structure.expressions.get(f)) for f in member.filters]
         self.texts = tuple(member.filters)
         self.keys = [(k, structure.expressions.get(k)) for k in member.group_by_key_paths]
@@ -643,16 +659,21 @@ def alpha_groups(
             if chunks is None:
                 chunks = [(entries[0][2], entries[0][3])]
             found = alpha_minimum(counter, definition, chunks)
+        # positional (name, min_member, pods, sub_groups, definition, keys, rule, topology,
+        # error, unresolved_keys, created_later, min_resources): keywords cost more, per group
         group = PodGroup(
-            name=name,
-            min_member=found.minimum,
-            pods=names,
-            definition=definition.name,
-            keys=entries[0][2],
-            rule=found.rule,
-            error=found.error,
-            created_later=found.later,
-            min_resources=found.reserved,
+            name,
+            found.minimum,
+            names,
+            (),
+            definition.name,
+            entries[0][2],
+            found.rule,
+            None,
+            found.error,
+            (),
+            found.later,
+            found.reserved,
         )
         # PodGroup.flagged's test, without its call when the name is valid (per group)
         if found.error is not None:

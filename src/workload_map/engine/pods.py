@@ -256,6 +256,11 @@ _Instance = tuple[str | None, str | None, _Trace, dict[Any, tuple[str | None, st
 _Decision = tuple[str | None, str | None, str | None, str | None, _Trace]
 
 
+#: the most decisions one dictionary keeps (shared ones live as long as the definition: a
+#: selector reading a value unique to each pod must not grow one without bound)
+_KEPT = 4096
+
+
 def _plain_pair(key: tuple[Any, Any]) -> bool:
     """Whether a pair of field values is only strings and nulls: the values a decision may be
     shared by (``1``, ``1.0`` and ``true`` are equal keys, but decided apart)."""
@@ -302,10 +307,9 @@ class _Seen:
             self.unselected = "no instance selector provided but instance ids are not empty"
         self.instances: dict[Any, _Instance] = {}
         #: the fields a pod's decision is read from when its instance selector is one (and its
-        #: replica selector none, or one of the same section): (section, instance key, replica
-        #: key or None, the read of a null section); section None otherwise. Without an
-        #: instance to find, the replica decisions above are all there is to share (a key of
-        #: both, missed by the pods of every other replica, costs more than it saves).
+        #: replica selector none, or one of the same section), or without an instance to find
+        #: when its replica selector is one: (section, first key, replica key or None, the
+        #: read of a null section); section None otherwise
         self.fields: tuple[str | None, str, str | None, Any] = (None, "", None, None)
         #: each decision by the field values it was read from (one value, or a pair)
         self.decisions: dict[Any, _Decision] = {}
@@ -316,6 +320,13 @@ class _Seen:
                 self.fields = (section, key, None, None)
             elif replica[3] is not None and replica[3][0] == section:
                 self.fields = (section, key, replica[3][1], (None, None))
+        elif instance is None and replica is not None and replica[3] is not None:
+            self.fields = (replica[3][0], replica[3][1], None, None)
+            if self.ids == [""]:
+                # instance "" for every pod: a decision is the definition's (its steps and
+                # replica selector) and the value's alone, so every object's pods share it (a
+                # LeaderWorkerSet's groups would otherwise be decided again per object)
+                self.decisions = plan.unselected.setdefault(component, {})
 
     def decide_instance(self, values: list[Any] | ExtractionError) -> _Instance:
         """The instance an instance selector's outputs (or its error) name."""
@@ -396,6 +407,8 @@ class _Plan:
             else None
         )
         self.unclaimed = "no component's componentTypeSelector matches"
+        #: decisions shared by every object's pods, by component (see :class:`_Seen`)
+        self.unselected: dict[str, dict[Any, _Decision]] = {}
         if self.unselectable:
             self.unclaimed += (
                 f"; {', '.join(self.unselectable)} cannot claim pods: several components "
@@ -474,21 +487,41 @@ class _Plan:
         only = self.only
         tight = self.tight
         for pod in pods:
-            meta: Any = pod.get("metadata")
-            if type(meta) is not dict or type(pod) is not dict:
+            # a plain object's keys are read by subscript (cheaper than .get by about a
+            # quarter, callgrind) where a pod almost always has them; a missing one is a
+            # KeyError taken as .get's None
+            meta: Any = None
+            if type(pod) is dict:
+                try:
+                    meta = pod["metadata"]
+                except KeyError:
+                    pass
+            if type(meta) is not dict:
                 # the inline reads need a plain pod and metadata object
                 out.append(self.place_odd(extractor, pod, run, seen_of))
                 continue
-            name = meta.get("name") or meta.get("generateName") or ""
+            try:
+                name = meta["name"] or meta.get("generateName") or ""
+            except KeyError:
+                name = meta.get("generateName") or ""
             if type(name) is not str:
                 name = str(name)
-            status = pod.get("status")
+            try:
+                status = pod["status"]
+            except KeyError:
+                status = None
             if type(status) is dict:  # pod_state() inlined: per pod
-                phase = status.get("phase")
+                try:
+                    phase = status["phase"]
+                except KeyError:
+                    phase = None
                 if phase == SUCCEEDED or phase == FAILED:
                     state = SUCCEEDED if phase == SUCCEEDED else FAILED
+                # mostly absent: a containment test costs less than .get's call
+                elif "deletionTimestamp" in meta and meta["deletionTimestamp"]:  # noqa: RUF019
+                    state = TERMINATING
                 else:
-                    state = TERMINATING if meta.get("deletionTimestamp") else ACTIVE
+                    state = ACTIVE
             else:
                 state = pod_state(pod)
             value: Any
@@ -606,8 +639,10 @@ class _Plan:
                         replica, owner, trace = known
                     else:
                         replica, owner, trace = seen.decide_replica(trace, [value])
-            if read is not _SURPRISE and (
-                (read is None or type(read) is str) if f_second is None else _plain_pair(read)
+            if (
+                read is not _SURPRISE
+                and ((read is None or type(read) is str) if f_second is None else _plain_pair(read))
+                and len(decisions) < _KEPT
             ):
                 decisions[read] = (instance, replica, owner, reason, trace)
             out.append(Placement(name, component, instance, replica, owner, reason, trace, state))

@@ -36,7 +36,7 @@ from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 from workload_map import jq
-from workload_map.model.views import view
+from workload_map.model.views import View
 
 if TYPE_CHECKING:
     from workload_map.model.findings import Finding
@@ -58,8 +58,7 @@ CREATED_LATER = PREFIX + "created-after-admission."
 _OTHER = ("checked-against", "served-versions", "derived-from")
 
 
-@view
-class GangExtensions:
+class GangExtensions(View):
     """The gang annotations of one definition (expressions as written)."""
 
     min_member: str | None = None

@@ -8,7 +8,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Literal
 
-from workload_map.model.views import view
+from workload_map.model.views import View
 
 __all__ = ["ERROR", "WARNING", "Finding", "FindingCode", "Severity"]
 
@@ -85,8 +85,7 @@ class FindingCode(StrEnum):
     WRONG_TYPE = "wrong-type"
 
 
-@view
-class Finding:
+class Finding(View):
     """One problem or piece of advice about a definition.
 
     ``path`` is JSON-style (``spec.structureDefinition.childComponents[2].podSelector``);

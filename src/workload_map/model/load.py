@@ -35,7 +35,7 @@ from workload_map.model.shape import (
     ListOf,
 )
 from workload_map.model.types import API_VERSION, GROUP, KIND, Karta, KartaSpec, KartaStatus
-from workload_map.model.views import json_type, view
+from workload_map.model.views import View, json_type
 from workload_map.yaml_import import import_yaml
 
 if TYPE_CHECKING:
@@ -60,8 +60,7 @@ LEGACY_API_VERSION = "optimization.nvidia.com/v1alpha1"
 LEGACY_KIND = "ResourceInterface"
 
 
-@view
-class LoadProblem:
+class LoadProblem(View):
     """One reason a document is not a Karta: a JSON-style field path, a message and a code.
 
     Codes: ``unknown-field``, ``wrong-type``, ``missing-field``, ``unsupported-version``,
@@ -323,8 +322,7 @@ def _preview(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-@view
-class LenientLoad:
+class LenientLoad(View):
     """What :func:`load_karta_leniently` could read: the Karta, every problem, the document.
 
     ``karta`` is None only when the document is not a Karta at all (another kind, no

@@ -23,7 +23,7 @@ from workload_map.jq import ast as jq_ast
 from workload_map.model.findings import ERROR, WARNING, Finding, FindingCode
 from workload_map.model.shape import iter_jq_fields
 from workload_map.model.types import GVK, Karta
-from workload_map.model.views import view
+from workload_map.model.views import View
 
 __all__ = [
     "check_against_crd",
@@ -36,8 +36,7 @@ __all__ = [
 Schema = Mapping[str, Any]
 
 
-@view
-class _Loc:
+class _Loc(View):
     """A place an expression's output may come from.
 
     ``schema`` None means unknown (anything may be there); ``path`` None means the value is
@@ -51,8 +50,7 @@ class _Loc:
 _UNKNOWN = _Loc(None, None)
 
 
-@view
-class _Problem:
+class _Problem(View):
     code: FindingCode
     message: str
     offset: int

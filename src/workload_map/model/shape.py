@@ -12,7 +12,7 @@ from dataclasses import field
 from typing import Any, Literal
 
 from workload_map.model import types as t
-from workload_map.model.views import view
+from workload_map.model.views import View
 
 __all__ = [
     "BOOL",
@@ -39,8 +39,7 @@ FREE: Scalar = "object-free"
 STRMAP: Scalar = "string-map"
 
 
-@view
-class ListOf:
+class ListOf(View):
     """A JSON array of ``item`` with Kubernetes list semantics."""
 
     item: FieldType
@@ -51,8 +50,7 @@ class ListOf:
 FieldType = Scalar | type | ListOf
 
 
-@view
-class Field:
+class Field(View):
     """One JSON key of an object.
 
     ``required`` is the CRD's verdict; ``load_default`` (when not None) is what the loader
@@ -74,8 +72,7 @@ class Field:
     enum: tuple[str, ...] = ()
 
 
-@view
-class Shape:
+class Shape(View):
     cls: type
     doc: str
     fields: tuple[Field, ...]
@@ -748,8 +745,7 @@ POD_EVALUATED: frozenset[type] = frozenset(
 )
 
 
-@view
-class JqField:
+class JqField(View):
     """One jq expression of a definition, where it is, and what it runs against."""
 
     path: str

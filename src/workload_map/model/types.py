@@ -13,7 +13,7 @@ from dataclasses import field
 from enum import StrEnum
 from typing import Any, ClassVar
 
-from workload_map.model.views import json_field, view
+from workload_map.model.views import View, json_field
 
 # no __all__: the package (``__init__``) lists what is public
 
@@ -57,8 +57,7 @@ SEVERITY_ORDER: tuple[str, ...] = tuple(
 )
 
 
-@view
-class GVK:
+class GVK(View):
     """A group/version/kind; ``group`` is ``""`` for the core group."""
 
     group: str = json_field("group")
@@ -86,8 +85,7 @@ class GVK:
         return f"{self.group}/{self.version}, Kind={self.kind}"
 
 
-@view
-class FragmentedPodSpecDefinition:
+class FragmentedPodSpecDefinition(View):
     """Eleven optional jq paths, each addressing one fragment of a pod spec."""
 
     scheduler_name_path: str | None = None
@@ -103,8 +101,7 @@ class FragmentedPodSpecDefinition:
     image_path: str | None = None
 
 
-@view
-class SpecDefinition:
+class SpecDefinition(View):
     """Where a component's pods are described: a template, a pod spec (+metadata) or fragments."""
 
     pod_template_spec_path: str | None = None
@@ -113,15 +110,13 @@ class SpecDefinition:
     fragmented_pod_spec_definition: FragmentedPodSpecDefinition | None = None
 
 
-@view
-class ScaleDefinition:
+class ScaleDefinition(View):
     replicas_path: str | None = None
     min_replicas_path: str | None = None
     max_replicas_path: str | None = None
 
 
-@view
-class ComponentTypeSelector:
+class ComponentTypeSelector(View):
     """Pod → component type: ``key_path`` existence/equality and/or every label equal."""
 
     key_path: str | None = None
@@ -129,30 +124,25 @@ class ComponentTypeSelector:
     match_labels: Mapping[str, str] | None = None
 
 
-@view
-class ComponentInstanceSelector:
+class ComponentInstanceSelector(View):
     id_path: str
 
 
-@view
-class ReplicaSelector:
+class ReplicaSelector(View):
     key_path: str
 
 
-@view
-class PodSelector:
+class PodSelector(View):
     component_type_selector: ComponentTypeSelector | None = None
     component_instance_selector: ComponentInstanceSelector | None = None
     replica_selector: ReplicaSelector | None = None
 
 
-@view
-class PhaseDefinition:
+class PhaseDefinition(View):
     path: str
 
 
-@view
-class ConditionsDefinition:
+class ConditionsDefinition(View):
     """Where conditions live and which keys name their fields (CRD defaults applied on load)."""
 
     path: str
@@ -162,21 +152,18 @@ class ConditionsDefinition:
     reason_field_name: str | None = "reason"
 
 
-@view
-class ConditionMatcher:
+class ConditionMatcher(View):
     type: str
     status: str | None = None
     reason: str | None = None
 
 
-@view
-class ExpressionMatcher:
+class ExpressionMatcher(View):
     expression: str
     expected_result: str
 
 
-@view
-class StatusMatcher:
+class StatusMatcher(View):
     """All present parts must hold (AND); matchers of one status are OR-ed."""
 
     by_phase: str | None = None
@@ -184,8 +171,7 @@ class StatusMatcher:
     by_expression: ExpressionMatcher | None = None
 
 
-@view
-class StatusMappings:
+class StatusMappings(View):
     initializing: tuple[StatusMatcher, ...] = ()
     running: tuple[StatusMatcher, ...] = ()
     completed: tuple[StatusMatcher, ...] = ()
@@ -212,29 +198,25 @@ class StatusMappings:
         return tuple((name, getattr(self, name.lower())) for name in STATUS_ORDER)
 
 
-@view
-class StatusDefinition:
+class StatusDefinition(View):
     phase_definition: PhaseDefinition | None = None
     conditions_definition: ConditionsDefinition | None = None
     status_mappings: StatusMappings = field(default_factory=StatusMappings)
 
 
-@view
-class Action:
+class Action(View):
     """Write ``value`` (JSON-encoded text) to ``path``."""
 
     path: str
     value: str
 
 
-@view
-class SuspendDefinition:
+class SuspendDefinition(View):
     suspend_actions: tuple[Action, ...] = ()
     resume_actions: tuple[Action, ...] = ()
 
 
-@view
-class Component:
+class Component(View):
     """A root or child component; ``kind is None`` makes it a logical grouping."""
 
     name: str
@@ -258,8 +240,7 @@ class Component:
         )
 
 
-@view
-class ReferenceLookup:
+class ReferenceLookup(View):
     """One object read by name: its kind (one of ``kinds``, chosen by ``kind_path``), its name
     and namespace (jq paths on the workload; the namespace defaults to the workload's)."""
 
@@ -270,8 +251,7 @@ class ReferenceLookup:
     cluster_scoped: bool | None = None
 
 
-@view
-class ReferenceList:
+class ReferenceList(View):
     """Every object of a kind whose labels match (``match_labels`` and/or the map a jq path on
     the workload yields), in a namespace (default the workload's) or cluster-wide."""
 
@@ -283,8 +263,7 @@ class ReferenceList:
     match_labels_path: str | None = None
 
 
-@view
-class Reference:
+class Reference(View):
     """Another object a definition reads, bound as ``$<name>`` in the workload's paths: the
     object (``lookup``; null when absent) or an array of objects (``list``)."""
 
@@ -300,29 +279,25 @@ class Reference:
         return self.lookup if self.lookup is not None else self.list
 
 
-@view
-class StructureDefinition:
+class StructureDefinition(View):
     root_component: Component
     child_components: tuple[Component, ...] = ()
     additional_child_kinds: tuple[GVK, ...] = ()
     references: tuple[Reference, ...] = ()
 
 
-@view
-class Topology:
+class Topology(View):
     topology_name: str | None = None
     preferred_topology_level: str | None = None
     required_topology_level: str | None = None
 
 
-@view
-class SubGroup:
+class SubGroup(View):
     component_name: str
     topology: Topology | None = None
 
 
-@view
-class PodGroupMapping:
+class PodGroupMapping(View):
     """The v2 ``podGroup`` form: one group, optional topology and per-component subgroups."""
 
     name: str
@@ -330,40 +305,34 @@ class PodGroupMapping:
     sub_groups: tuple[SubGroup, ...] = ()
 
 
-@view
-class Member:
+class Member(View):
     component_name: str
     group_by_key_paths: tuple[str, ...] = ()
     filters: tuple[str, ...] = ()
 
 
-@view
-class PodGroupDefinition:
+class PodGroupDefinition(View):
     """The deprecated alpha ``podGroups[]`` form."""
 
     name: str
     members: tuple[Member, ...] = ()
 
 
-@view
-class GangScheduling:
+class GangScheduling(View):
     pod_group: PodGroupMapping | None = None
     pod_groups: tuple[PodGroupDefinition, ...] = ()
 
 
-@view
-class OptimizationInstructions:
+class OptimizationInstructions(View):
     gang_scheduling: GangScheduling | None = None
 
 
-@view
-class KartaSpec:
+class KartaSpec(View):
     structure_definition: StructureDefinition
     optimization_instructions: OptimizationInstructions | None = None
 
 
-@view
-class KartaCondition:
+class KartaCondition(View):
     """A ``metav1.Condition`` on the Karta object itself (written by an operator)."""
 
     type: str
@@ -374,13 +343,11 @@ class KartaCondition:
     observed_generation: int | None = None
 
 
-@view
-class KartaStatus:
+class KartaStatus(View):
     conditions: tuple[KartaCondition, ...] = ()
 
 
-@view
-class Karta:
+class Karta(View):
     """A whole ``run.ai/v1alpha1`` Karta object."""
 
     api_version: str

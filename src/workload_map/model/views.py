@@ -2,11 +2,12 @@
 
 The engine's and the CLI's machine outputs are immutable views, declared as dataclasses whose
 fields name their JSON key (``json_field``) and built as frozen ``msgspec`` Structs (see
-:func:`view`); :func:`to_json` turns any of them into plain JSON and :func:`json_schema`
-derives the schema of the same type from its annotations (a type with a ``__json_schema__``
-classmethod brings its own, e.g. an object whose schema is a CRD's), so the committed schema
-cannot drift from what is printed. No library is used because the needs are small and exact: pydantic would
-bring a runtime dependency into the pure core, and ``dataclasses.asdict`` knows neither JSON
+:func:`view`; subclassing :class:`View` builds the same class in one step); :func:`to_json`
+turns any of them into plain JSON and :func:`json_schema` derives the schema of the same type
+from its annotations (a type with a ``__json_schema__`` classmethod brings its own, e.g. an
+object whose schema is a CRD's), so the committed schema cannot drift from what is printed. No
+library is used because the needs are small and exact: pydantic would bring a runtime
+dependency into the pure core, and ``dataclasses.asdict`` knows neither JSON
 names nor fields that are left out when unset.
 """
 
@@ -19,7 +20,7 @@ import typing
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar, Union, dataclass_transform, get_args, get_origin, get_type_hints
 
-__all__ = ["json_field", "json_schema", "json_type", "set_field", "to_json", "view"]
+__all__ = ["View", "json_field", "json_schema", "json_type", "set_field", "to_json", "view"]
 
 T = TypeVar("T")
 
@@ -57,28 +58,60 @@ def view(cls: type[T]) -> type[T]:
     a frozen dataclass pays a Python-level ``object.__setattr__`` per field (about 10 times
     the cost of the Struct's C constructor). The dataclass fields (with their JSON names) stay
     attached, so ``dataclasses.fields``/``replace``/``is_dataclass``, :func:`to_json` and
-    :func:`json_schema` read a view as they read any dataclass.
+    :func:`json_schema` read a view as they read any dataclass. Subclassing :class:`View`
+    builds the same class without first making the plain class this decorator receives.
     """
+    built: type[T] = _struct(cls.__name__, cls.__qualname__, cls.__dict__)
+    return built
+
+
+@dataclass_transform(frozen_default=True, field_specifiers=(json_field,))
+class _Declared(type):
+    """The metaclass of :class:`View`: a subclass's body becomes the view's Struct directly."""
+
+    def __new__(
+        mcs, name: str, bases: tuple[type, ...], namespace: dict[str, Any], **kwargs: Any
+    ) -> Any:
+        if bases:  # a declared view: built once, as the Struct (never a class of this metaclass)
+            return _struct(name, namespace["__qualname__"], namespace)
+        return super().__new__(mcs, name, bases, namespace, **kwargs)
+
+
+class View(metaclass=_Declared):
+    """Declare a view by subclassing: ``class V(View): ...`` is ``@view class V: ...``, the same
+    class (a frozen ``msgspec.Struct`` whose only base is ``msgspec.Struct``: ``View`` is not
+    among its bases, so ``isinstance(obj, View)`` is false) made in one step. The decorator
+    gets a finished plain class, whose creation (``type.__new__`` filling every slot) is then
+    thrown away: about as costly as the Struct's own."""
+
+    __slots__ = ()
+
+
+def _struct(name: str, qualname: str, body: Mapping[str, Any]) -> Any:
+    """The frozen Struct of a view declared by ``body`` (a class namespace or ``__dict__``)."""
     import msgspec  # here, not at module import: only modules that declare views need it
 
-    fields = _dataclass_fields(cls)
+    declared = _declared(body)
     namespace: dict[str, Any] = {}
-    for key, value in cls.__dict__.items():
+    for key, value in body.items():
         if key in ("__dict__", "__weakref__") or isinstance(value, dataclasses.Field):
             continue
         namespace[key] = value
-    for name, f in fields.items():
-        if f.default is not dataclasses.MISSING:
-            namespace[name] = f.default
-        elif f.default_factory is not dataclasses.MISSING:
-            namespace[name] = msgspec.field(default_factory=f.default_factory)
-    namespace["__qualname__"] = cls.__qualname__
+    namespace.setdefault("__doc__", None)  # where a plain class has it: the same class __dict__
+    for field_name, (_, value) in declared.items():
+        if not isinstance(value, dataclasses.Field):
+            continue  # a plain default is in the namespace already
+        if value.default is not dataclasses.MISSING:
+            namespace[field_name] = value.default
+        elif value.default_factory is not dataclasses.MISSING:
+            namespace[field_name] = msgspec.field(default_factory=value.default_factory)
+    namespace["__qualname__"] = qualname
     # the metaclass called directly: types.new_class's Python steps (resolving the bases,
     # preparing and filling a namespace) add nothing for one known base
     meta: Any = type(msgspec.Struct)
-    built: type[T] = meta(cls.__name__, (msgspec.Struct,), namespace, frozen=True)
-    setattr(built, "__dataclass_fields__", fields)  # noqa: B010 (what dataclasses reads)
-    setattr(built, "__dataclass_params__", _PARAMS)  # noqa: B010
+    built = meta(name, (msgspec.Struct,), namespace, frozen=True)
+    setattr(built, "__dataclass_fields__", _Fields(built, declared))  # noqa: B010
+    setattr(built, "__dataclass_params__", _PARAMS)  # noqa: B010 (what dataclasses reads)
     return built
 
 
@@ -90,25 +123,42 @@ _PARAMS: Any = types.SimpleNamespace(
 )
 
 
-def _dataclass_fields(cls: type) -> dict[str, dataclasses.Field[Any]]:
-    """The dataclass fields ``cls`` declares, as ``dataclasses`` would record them (what
-    ``fields``/``replace`` read), without generating a dataclass: class creation is part of
-    every command's start-up. ``ClassVar`` annotations are class attributes, not fields."""
-    out: dict[str, dataclasses.Field[Any]] = {}
-    annotations = cls.__dict__.get("__annotations__", {})  # noqa: RUF063 (inspect: slow import)
-    for name, annotation in annotations.items():
+def _declared(body: Mapping[str, Any]) -> dict[str, tuple[Any, Any]]:
+    """The fields a class body declares: name -> (annotation, value or ``MISSING``).
+    ``ClassVar`` annotations are class attributes, not fields."""
+    out: dict[str, tuple[Any, Any]] = {}
+    for name, annotation in body.get("__annotations__", {}).items():
         text = annotation if isinstance(annotation, str) else repr(annotation)
-        if text.startswith(("ClassVar", "typing.ClassVar")):
-            continue
-        value = cls.__dict__.get(name, dataclasses.MISSING)
-        f: dataclasses.Field[Any] = (
-            value if isinstance(value, dataclasses.Field) else dataclasses.field(default=value)
-        )
-        f.name = name
-        f.type = annotation
-        f._field_type = dataclasses._FIELD  # type: ignore[attr-defined]
-        out[name] = f
+        if not text.startswith(("ClassVar", "typing.ClassVar")):
+            out[name] = (annotation, body.get(name, dataclasses.MISSING))
     return out
+
+
+class _Fields:
+    """A view's ``__dataclass_fields__`` until it is first read (``dataclasses.fields``,
+    ``replace``, ``is_dataclass``, :func:`to_json`, :func:`json_schema`, the loader): then the
+    fields are made, as ``dataclasses`` would record them, and put in its place. A command
+    reads the fields of few of the views it imports; making them all took ~9k instructions a
+    field at every start-up (about 400 fields on a live ``get``'s path)."""
+
+    __slots__ = ("_cls", "_declared")
+
+    def __init__(self, cls: type, declared: dict[str, tuple[Any, Any]]) -> None:
+        self._cls = cls
+        self._declared = declared
+
+    def __get__(self, obj: object, owner: type | None = None) -> dict[str, dataclasses.Field[Any]]:
+        fields: dict[str, dataclasses.Field[Any]] = {}
+        for name, (annotation, value) in self._declared.items():
+            f: dataclasses.Field[Any] = (
+                value if isinstance(value, dataclasses.Field) else dataclasses.field(default=value)
+            )
+            f.name = name
+            f.type = annotation
+            f._field_type = dataclasses._FIELD  # type: ignore[attr-defined]
+            fields[name] = f
+        setattr(self._cls, "__dataclass_fields__", fields)  # noqa: B010 (in place of this)
+        return fields
 
 
 def set_field(obj: Any, name: str, value: Any) -> None:
