@@ -67,7 +67,7 @@ def pods(draw: st.DrawFn) -> Any:
         ("generateName", st.just("gen-")),
         ("labels", sections()),
         ("annotations", sections()),
-        ("deletionTimestamp", st.sampled_from(["2026-01-01T00:00:00Z", None])),
+        ("deletionTimestamp", st.sampled_from(["2026-01-01T00:00:00Z", None, ""])),
     ):
         if draw(st.integers(0, 3)):  # mostly present
             meta[key] = draw(strategy)
@@ -77,7 +77,9 @@ def pods(draw: st.DrawFn) -> Any:
     if draw(st.integers(0, 9)):  # mostly present
         pod["metadata"] = meta
     phase = draw(st.sampled_from(["Running", "Succeeded", "Failed", "Pending", None, 1]))
-    pod["status"] = draw(st.one_of(st.just({"phase": phase}), st.sampled_from([None, "x"])))
+    status = draw(st.one_of(st.just({"phase": phase}), st.sampled_from([{}, None, "x"])))
+    if draw(st.integers(0, 5)):  # mostly present
+        pod["status"] = status
     return pod
 
 

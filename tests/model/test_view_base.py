@@ -29,6 +29,20 @@ class _Owners:
         self.owners.append(owner)
 
 
+def _fresh(code: str) -> str:
+    """What ``code`` prints in a fresh interpreter."""
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={"HOME": "/nonexistent", "PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT / "src")},
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
 def _bodies() -> dict[str, dict[str, Any]]:
     """Class bodies (as the class statement's namespace holds them) of several kinds of view."""
 
@@ -184,13 +198,35 @@ def test_the_model_makes_no_throwaway_classes() -> None:
         " and id(o) not in kept and '<locals>' not in o.__qualname__:\n"
         "        print(o.__module__, o.__qualname__)\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        env={"HOME": "/nonexistent", "PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT / "src")},
-        timeout=60,
-        check=False,
+    assert _fresh(code) == ""
+
+
+def test_a_views_fields_are_made_when_first_read() -> None:
+    """``__dataclass_fields__`` is made on its first read, from either kind of declaration,
+    and stays: the same Field objects at every later read, through the class or an object."""
+    for cls in _both("doc") + _both("post_init"):
+        assert not isinstance(vars(cls)["__dataclass_fields__"], dict)
+        first = dataclasses.fields(cls)
+        assert isinstance(vars(cls)["__dataclass_fields__"], dict)
+        assert dataclasses.fields(cls) == first
+        assert all(a is b for a, b in zip(dataclasses.fields(cls), first, strict=True))
+        assert list(vars(cls)).index("__dataclass_fields__") == len(vars(cls)) - 2
+    doc = _both("doc")[1]
+    obj = doc(name="n")
+    assert dataclasses.is_dataclass(obj)
+    assert [f.name for f in dataclasses.fields(obj)] == ["name", "count", "tags"]
+    assert dataclasses.fields(obj)[0].metadata["json"] == "name"
+    fresh = _both("doc")[1]
+    assert dataclasses.replace(fresh(name="n"), name="m") == fresh(name="m")  # a first read
+    assert to_json(_both("doc")[1](name="n", count=2)) == {"name": "n", "count": 2}
+
+
+def test_importing_the_model_makes_no_dataclass_fields() -> None:
+    """A clean import of the model's types makes no view's dataclass fields (a command that
+    loads a definition reads those of the classes it converts, when it converts them)."""
+    code = (
+        "import workload_map.model.types as t, msgspec\n"
+        "print(sum(isinstance(vars(c)['__dataclass_fields__'], dict) for c in vars(t).values()"
+        " if isinstance(c, type) and issubclass(c, msgspec.Struct)))\n"
     )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split("\n") == [""]
+    assert _fresh(code).split() == ["0"]

@@ -487,21 +487,41 @@ class _Plan:
         only = self.only
         tight = self.tight
         for pod in pods:
-            meta: Any = pod.get("metadata")
-            if type(meta) is not dict or type(pod) is not dict:
+            # a plain object's keys are read by subscript (cheaper than .get by about a
+            # quarter, callgrind) where a pod almost always has them; a missing one is a
+            # KeyError taken as .get's None
+            meta: Any = None
+            if type(pod) is dict:
+                try:
+                    meta = pod["metadata"]
+                except KeyError:
+                    pass
+            if type(meta) is not dict:
                 # the inline reads need a plain pod and metadata object
                 out.append(self.place_odd(extractor, pod, run, seen_of))
                 continue
-            name = meta.get("name") or meta.get("generateName") or ""
+            try:
+                name = meta["name"] or meta.get("generateName") or ""
+            except KeyError:
+                name = meta.get("generateName") or ""
             if type(name) is not str:
                 name = str(name)
-            status = pod.get("status")
+            try:
+                status = pod["status"]
+            except KeyError:
+                status = None
             if type(status) is dict:  # pod_state() inlined: per pod
-                phase = status.get("phase")
+                try:
+                    phase = status["phase"]
+                except KeyError:
+                    phase = None
                 if phase == SUCCEEDED or phase == FAILED:
                     state = SUCCEEDED if phase == SUCCEEDED else FAILED
+                # mostly absent: a containment test costs less than .get's call
+                elif "deletionTimestamp" in meta and meta["deletionTimestamp"]:  # noqa: RUF019
+                    state = TERMINATING
                 else:
-                    state = TERMINATING if meta.get("deletionTimestamp") else ACTIVE
+                    state = ACTIVE
             else:
                 state = pod_state(pod)
             value: Any

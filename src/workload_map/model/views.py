@@ -91,25 +91,27 @@ def _struct(name: str, qualname: str, body: Mapping[str, Any]) -> Any:
     """The frozen Struct of a view declared by ``body`` (a class namespace or ``__dict__``)."""
     import msgspec  # here, not at module import: only modules that declare views need it
 
-    fields = _dataclass_fields(body)
+    declared = _declared(body)
     namespace: dict[str, Any] = {}
     for key, value in body.items():
         if key in ("__dict__", "__weakref__") or isinstance(value, dataclasses.Field):
             continue
         namespace[key] = value
     namespace.setdefault("__doc__", None)  # where a plain class has it: the same class __dict__
-    for field_name, f in fields.items():
-        if f.default is not dataclasses.MISSING:
-            namespace[field_name] = f.default
-        elif f.default_factory is not dataclasses.MISSING:
-            namespace[field_name] = msgspec.field(default_factory=f.default_factory)
+    for field_name, (_, value) in declared.items():
+        if not isinstance(value, dataclasses.Field):
+            continue  # a plain default is in the namespace already
+        if value.default is not dataclasses.MISSING:
+            namespace[field_name] = value.default
+        elif value.default_factory is not dataclasses.MISSING:
+            namespace[field_name] = msgspec.field(default_factory=value.default_factory)
     namespace["__qualname__"] = qualname
     # the metaclass called directly: types.new_class's Python steps (resolving the bases,
     # preparing and filling a namespace) add nothing for one known base
     meta: Any = type(msgspec.Struct)
     built = meta(name, (msgspec.Struct,), namespace, frozen=True)
-    setattr(built, "__dataclass_fields__", fields)  # noqa: B010 (what dataclasses reads)
-    setattr(built, "__dataclass_params__", _PARAMS)  # noqa: B010
+    setattr(built, "__dataclass_fields__", _Fields(built, declared))  # noqa: B010
+    setattr(built, "__dataclass_params__", _PARAMS)  # noqa: B010 (what dataclasses reads)
     return built
 
 
@@ -121,25 +123,42 @@ _PARAMS: Any = types.SimpleNamespace(
 )
 
 
-def _dataclass_fields(body: Mapping[str, Any]) -> dict[str, dataclasses.Field[Any]]:
-    """The dataclass fields a class body declares, as ``dataclasses`` would record them (what
-    ``fields``/``replace`` read), without generating a dataclass: class creation is part of
-    every command's start-up. ``ClassVar`` annotations are class attributes, not fields."""
-    out: dict[str, dataclasses.Field[Any]] = {}
-    annotations = body.get("__annotations__", {})
-    for name, annotation in annotations.items():
+def _declared(body: Mapping[str, Any]) -> dict[str, tuple[Any, Any]]:
+    """The fields a class body declares: name -> (annotation, value or ``MISSING``).
+    ``ClassVar`` annotations are class attributes, not fields."""
+    out: dict[str, tuple[Any, Any]] = {}
+    for name, annotation in body.get("__annotations__", {}).items():
         text = annotation if isinstance(annotation, str) else repr(annotation)
-        if text.startswith(("ClassVar", "typing.ClassVar")):
-            continue
-        value = body.get(name, dataclasses.MISSING)
-        f: dataclasses.Field[Any] = (
-            value if isinstance(value, dataclasses.Field) else dataclasses.field(default=value)
-        )
-        f.name = name
-        f.type = annotation
-        f._field_type = dataclasses._FIELD  # type: ignore[attr-defined]
-        out[name] = f
+        if not text.startswith(("ClassVar", "typing.ClassVar")):
+            out[name] = (annotation, body.get(name, dataclasses.MISSING))
     return out
+
+
+class _Fields:
+    """A view's ``__dataclass_fields__`` until it is first read (``dataclasses.fields``,
+    ``replace``, ``is_dataclass``, :func:`to_json`, :func:`json_schema`, the loader): then the
+    fields are made, as ``dataclasses`` would record them, and put in its place. A command
+    reads the fields of few of the views it imports; making them all took ~9k instructions a
+    field at every start-up (about 400 fields on a live ``get``'s path)."""
+
+    __slots__ = ("_cls", "_declared")
+
+    def __init__(self, cls: type, declared: dict[str, tuple[Any, Any]]) -> None:
+        self._cls = cls
+        self._declared = declared
+
+    def __get__(self, obj: object, owner: type | None = None) -> dict[str, dataclasses.Field[Any]]:
+        fields: dict[str, dataclasses.Field[Any]] = {}
+        for name, (annotation, value) in self._declared.items():
+            f: dataclasses.Field[Any] = (
+                value if isinstance(value, dataclasses.Field) else dataclasses.field(default=value)
+            )
+            f.name = name
+            f.type = annotation
+            f._field_type = dataclasses._FIELD  # type: ignore[attr-defined]
+            fields[name] = f
+        setattr(self._cls, "__dataclass_fields__", fields)  # noqa: B010 (in place of this)
+        return fields
 
 
 def set_field(obj: Any, name: str, value: Any) -> None:
