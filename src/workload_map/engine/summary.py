@@ -28,8 +28,9 @@ from operator import itemgetter
 from typing import Any, Protocol
 
 from workload_map.engine import resources as res
+from workload_map.engine.equal_inputs import SharedEvaluations
 from workload_map.engine.errors import EngineError
-from workload_map.engine.extract import Extractor
+from workload_map.engine.extract import ExtractedInstance, Extractor
 from workload_map.engine.gangs import PodGroupResult
 from workload_map.engine.pod_status import pod_is_ready
 from workload_map.engine.pods import ACTIVE, TERMINATING, Placement
@@ -200,10 +201,13 @@ def pod_facts(pod: Mapping[str, Any], state: str) -> PodFacts:
 
 
 def placed_facts(
-    pods: Sequence[Mapping[str, Any]], placements: Sequence[Placement]
+    pods: Sequence[Mapping[str, Any]], placements: Sequence[Placement], *, shared: bool = False
 ) -> list[PodFacts | None]:
     """The facts of each pod (one per placement; None for a pod no component holds), read once
-    for every consumer of one evaluation (``summarize``, ``describe``'s nodes and entries)."""
+    for every consumer of one evaluation (``summarize``, ``describe``'s nodes and entries).
+    ``shared``: the pods are a watch cache's (never changed in place), so the facts of a spec,
+    status and state are looked up in a process-wide table (:data:`_PLACED`) before they are
+    read: a fleet's workloads of one template share theirs."""
     out: list[PodFacts | None] = []
     # the request of each pod spec once: the watch caches keep equal specs as one object
     # (kube/trim.py), so the pods of one template on one node share theirs (by identity: the
@@ -226,6 +230,12 @@ def placed_facts(
         if facts is not None:
             out.append(facts)
             continue
+        if shared:
+            found_facts = _PLACED.get(seen)
+            if found_facts is not None:
+                facts = by_objects[seen] = found_facts[2]
+                out.append(facts)
+                continue
         # pod_facts, inlined (it runs per pod of a fleet): the request looked up by the spec's
         # identity, and equal facts one object (tally_of then counts pods per distinct facts)
         key = id(spec)
@@ -247,8 +257,19 @@ def placed_facts(
         if facts is None:
             facts = known[(key, state, ready, bound)] = _facts(request, state, ready, bound)
         by_objects[seen] = facts
+        if shared:
+            if len(_PLACED) >= _PLACED_KEPT:
+                _PLACED.clear()
+            # the spec and status held with the facts: their ids stay theirs while kept
+            _PLACED[seen] = (spec, pod.get("status"), facts)
         out.append(facts)
     return out
+
+
+#: facts by (spec, status, state) of watch-cache pods (placed_facts(shared=True)), specs and
+#: statuses by identity, held in the entry
+_PLACED: dict[tuple[int, int, str], tuple[object, object, PodFacts]] = {}
+_PLACED_KEPT = 4096
 
 
 #: facts by (request, state, ready, bound), the request by identity (it is one of _TOTALS's,
@@ -386,7 +407,7 @@ def sum_tallies(tallies: Iterable[Tally]) -> Tally:
     """The sum of many (a namespace's workloads); pod counts stay None only if all are."""
     desired = 0
     counts: list[int | None] = [None, None, None, None]
-    requested: dict[str, int] = {}
+    requested: Mapping[str, int] = {}
     pending: dict[str, int] | None = None
     held: dict[str, int] | None = None
     active: dict[str, int] | None = None
@@ -404,6 +425,39 @@ def sum_tallies(tallies: Iterable[Tally]) -> Tally:
             active = res.add(active or {}, t.current_requests)
     current, ready, pending_pods, held_pods = counts
     return Tally(desired, current, ready, pending_pods, held_pods, requested, pending, held, active)
+
+
+#: what one instance's ``desired`` pods ask (:func:`_asked`), by the part of the object its
+#: request is read from (by identity, held in the entry) and the count
+_ASKED: dict[tuple[str, int, int], tuple[object, Mapping[str, int]]] = {}
+_ASKED_KEPT = 4096
+
+
+def _asked(inst: ExtractedInstance, count: int) -> Mapping[str, int]:
+    """``res.scaled(res.instance_request(inst), count)`` (kept once by content: read only) for
+    an instance of a watch cache's object: a fleet's workloads of one template share the
+    template's subtree (kube/trim.py), so its request is read once, not once per workload.
+    Keyed by what ``instance_request`` reads: the template's spec, else the pod spec, else
+    the fragments."""
+    template = inst.pod_template_spec
+    if template is not None:
+        part: object = template.get("spec")
+        kind = "template"
+    elif inst.pod_spec is not None:
+        part, kind = inst.pod_spec, "pod"
+    elif inst.fragmented_pod_spec is not None:
+        part, kind = inst.fragmented_pod_spec, "fragments"
+    else:
+        return _one({})
+    key = (kind, id(part), count)
+    found = _ASKED.get(key)
+    if found is not None:
+        return found[1]
+    asked = _one(res.scaled(res.instance_request(inst), count))
+    if len(_ASKED) >= _ASKED_KEPT:
+        _ASKED.clear()
+    _ASKED[key] = (part, asked)  # the part held: its id stays its own while kept
+    return asked
 
 
 def summarize(wl: Summarized, *, detail: bool = True) -> WorkloadSummary:
@@ -425,7 +479,12 @@ def summarize(wl: Summarized, *, detail: bool = True) -> WorkloadSummary:
     #: pod name -> (component, instance, replica, facts)
     placed: dict[str, tuple[str, str, str, PodFacts]] = {}
     placements = wl.placements
-    for facts, p in zip(placed_facts(wl.candidate_pods, placements), placements, strict=True):
+    # a watch cache's objects (engine/equal_inputs.py): what depends on their subtrees alone is
+    # looked up by those subtrees across the fleet
+    shared = type(wl.extractor.run) is SharedEvaluations
+    for facts, p in zip(
+        placed_facts(wl.candidate_pods, placements, shared=shared), placements, strict=True
+    ):
         component = p.component
         if facts is None or component is None:
             continue
@@ -441,7 +500,7 @@ def summarize(wl: Summarized, *, detail: bool = True) -> WorkloadSummary:
             placed[p.pod] = (component, instance, "" if replica is None else replica, facts)
     components: list[ComponentTally] = []
     desired = 0
-    requested: dict[str, int] = {}
+    requested: Mapping[str, int] = {}
     for name in wl.structure.pod_bearing:
         try:
             instances = wl.extractor.instances(name)
@@ -451,7 +510,9 @@ def summarize(wl: Summarized, *, detail: bool = True) -> WorkloadSummary:
         for instance_id, inst in sorted(instances.items()):
             count = inst.desired_pods()
             try:
-                asked = res.scaled(res.instance_request(inst), count)
+                asked = (
+                    _asked(inst, count) if shared else res.scaled(res.instance_request(inst), count)
+                )
             except EngineError as err:
                 errors.append(f"component '{name}': {err}")
                 asked = {}
@@ -459,7 +520,8 @@ def summarize(wl: Summarized, *, detail: bool = True) -> WorkloadSummary:
             if not inst.describes_pods and not mine:
                 continue  # an instance the object leaves out, and no pods of it
             desired += count
-            requested = res.add(requested, asked)
+            # (one instance: its request is the sum, in the same order)
+            requested = res.add(requested, asked) if requested else asked
             components.append(
                 ComponentTally(
                     name, instance_id, tally_of(count, asked, (mine or []) if pods_known else None)

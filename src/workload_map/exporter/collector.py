@@ -23,6 +23,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from itertools import chain
 from operator import attrgetter
 from typing import Any, cast
 
@@ -477,9 +478,7 @@ class WorkloadCollector:
         own values (kind, namespace, workload) written into the line's format once, each pod's
         six read in C in the lines' label order (:data:`POD_ORDER`), all checked for escapes
         at once."""
-        args: list[str] = []
-        for values in map(_POD_VALUES, pods):
-            args += values
+        args = list(chain.from_iterable(map(_POD_VALUES, pods)))  # in C: no step per pod
         if has_escape(args):
             args = [escape(a) for a in args]
         k, n, w = (escape(v).replace("%", "%%") for v in (kind, ns, name))
