@@ -6,17 +6,13 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-import subprocess
-import sys
-from pathlib import Path
 from typing import Any, ClassVar
 
 import msgspec
 import pytest
 
+from tests.cli.test_imports import fresh_python
 from workload_map.model.views import View, json_field, json_schema, set_field, to_json, view
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 class _Owners:
@@ -31,14 +27,7 @@ class _Owners:
 
 def _fresh(code: str) -> str:
     """What ``code`` prints in a fresh interpreter."""
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        env={"HOME": "/nonexistent", "PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT / "src")},
-        timeout=60,
-        check=False,
-    )
+    done = fresh_python(code)
     assert done.returncode == 0, done.stderr
     return done.stdout
 

@@ -162,33 +162,32 @@ class _Candidate:
     def join(
         self, keys: tuple[str, ...], owner_uid: str, index: int
     ) -> tuple[GangAssignment, list[Placement], int]:
-        """The entry of the pods with these (complete) keys: their shared, immutable
-        assignment (building one per pod would be most of the cost of grouping), and the list
-        their placements join; ``index`` is the first such pod's."""
-        found = self.assigned.get(keys)
-        if found is None:
-            # _assignment and key, inlined: this runs per group (a LeaderWorkerSet's replica)
-            views: list[GroupKey] = []
-            known = self._keys
-            for path, value in zip(self.paths, keys, strict=False):  # as map() pairs them
-                view = known.get((path, value))
-                if view is None:
-                    view = GroupKey(path, value)
-                    if len(known) < _MAX_VIEWS:
-                        known[(path, value)] = view
-                views.append(view)
-            # positional (group, definition, member, effective_component, keys, filters; the
-            # order test_gang_positional_builds pins): a Struct matches keywords by name
-            assignment = GangAssignment(
-                # group_name's own branch for complete keys, without its call (per group)
-                "-".join(("pg", owner_uid, *keys)) if owner_uid else group_name("", *keys),
-                self.definition.name,
-                self.member.component_name,
-                self.level,
-                tuple(views),
-                self.filter_texts,
-            )
-            found = self.assigned[keys] = (assignment, [], index)
+        """The new entry of the pods with these (complete) keys, which have none yet (the
+        callers looked them up): their shared, immutable assignment (building one per pod
+        would be most of the cost of grouping), and the list their placements join;
+        ``index`` is the first such pod's."""
+        # _assignment and key, inlined: this runs per group (a LeaderWorkerSet's replica)
+        views: list[GroupKey] = []
+        known = self._keys
+        for path, value in zip(self.paths, keys, strict=False):  # as map() pairs them
+            view = known.get((path, value))
+            if view is None:
+                view = GroupKey(path, value)
+                if len(known) < _MAX_VIEWS:
+                    known[(path, value)] = view
+            views.append(view)
+        # positional (group, definition, member, effective_component, keys, filters; the
+        # order test_gang_positional_builds pins): a Struct matches keywords by name
+        assignment = GangAssignment(
+            # group_name's own branch for complete keys, without its call (per group)
+            "-".join(("pg", owner_uid, *keys)) if owner_uid else group_name("", *keys),
+            self.definition.name,
+            self.member.component_name,
+            self.level,
+            tuple(views),
+            self.filter_texts,
+        )
+        found = self.assigned[keys] = (assignment, [], index)
         return found
 
     def failed(self, keys: tuple[str, ...], reason: str, owner_uid: str) -> GangAssignment:
@@ -564,6 +563,13 @@ def alpha_groups(
     s_first, s_second = "", None
     assigned: dict[tuple[str, ...], tuple[GangAssignment, list[Placement], int]] = {}
     read: Any
+    # the last entry found there and its keys (the pods of one group mostly come together):
+    # a pod whose values equal them joins it without a tuple, its hash and a lookup
+    one: Any
+    two: Any
+    last_one: Any = _NEVER
+    last_two: Any = None
+    last_entry: Any = None
     for pod, placement in zip(pods, placements, strict=True):
         component = placement.component
         if component is None or placement.reason is not None:
@@ -579,6 +585,7 @@ def alpha_groups(
                 fast = current
                 s_name, s_first, s_second = current.section
                 assigned = current.assigned
+                last_one = _NEVER
         if fast is not None and type(pod) is dict:
             # the keys as the pod has them, looked up among the entries: an entry is made only
             # for keys read as non-empty strings (here, by the reader or the expressions below)
@@ -587,22 +594,27 @@ def alpha_groups(
             meta = pod.get("metadata")
             held: Any = meta.get(s_name) if type(meta) is dict else None
             if type(held) is dict:
-                read = (
-                    (held.get(s_first),)
-                    if s_second is None
-                    else (held.get(s_first), held.get(s_second))
-                )
-                try:
-                    entry = assigned.get(read)
-                except TypeError:  # an unhashable value (a list, an object): read below
-                    entry = None
+                one = held.get(s_first)
+                two = held.get(s_second) if s_second is not None else None
+                # the last keys are an entry's strings: a value equal to them is what the
+                # lookup would match (JSON values: only a string equals a string)
+                if one == last_one and two == last_two:
+                    entry = last_entry
                 else:
-                    if entry is None:
-                        for value in read:  # the reader's rule: each a non-empty string
-                            if type(value) is not str or not value:
-                                break
-                        else:
-                            entry = fast.join(read, owner_uid, len(assignments))
+                    read = (one,) if s_second is None else (one, two)
+                    try:
+                        entry = assigned.get(read)
+                    except TypeError:  # an unhashable value (a list, an object): read below
+                        entry = None
+                    else:
+                        if entry is None:
+                            for value in read:  # the reader's rule: each a non-empty string
+                                if type(value) is not str or not value:
+                                    break
+                            else:
+                                entry = fast.join(read, owner_uid, len(assignments))
+                        if entry is not None:
+                            last_one, last_two, last_entry = one, two, entry
                 if entry is not None:
                     append(entry[0])
                     entry[1].append(placement)
@@ -694,6 +706,10 @@ def alpha_groups(
                 valid = is_dns1123_subdomain(name)
         groups.append(group if valid else group.flagged())
     return groups, assignments
+
+
+#: equal to nothing but itself: no last keys yet
+_NEVER = object()
 
 
 def _first(entry: tuple[int, Any, Any, Any]) -> int:

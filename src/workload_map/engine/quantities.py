@@ -43,9 +43,15 @@ _DECIMAL = {
     "P": (10**15, 1),
     "E": (10**18, 1),
 }
-_QUANTITY = re.compile(
-    r"^([+-]?)(\d+(?:\.\d*)?|\.\d+)(?:([eE][+-]?\d+)|(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E))?$"
-)
+
+
+@functools.cache
+def _pattern() -> re.Pattern[str]:
+    """Every quantity's grammar; compiled (~2.8M instructions) only for a text that is not a
+    plain whole number with an optional suffix (see :func:`_plain`)."""
+    return re.compile(
+        r"^([+-]?)(\d+(?:\.\d*)?|\.\d+)(?:([eE][+-]?\d+)|(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E))?$"
+    )
 
 
 _MAX_DIGITS = 64
@@ -76,7 +82,35 @@ def _ratio(value: object) -> tuple[int, int]:
         return int(value), 1
     if not isinstance(value, str):
         raise EngineError(f"invalid quantity {value!r}: expected a string or a number")
-    match = _QUANTITY.match(value.strip())
+    text = value.strip()
+    return _plain(text) or _parsed(value, text)
+
+
+def _plain(text: str) -> tuple[int, int] | None:
+    """The ratio of an unsigned ASCII whole number with an optional suffix ("4", "500m",
+    "8Gi": nearly every quantity a pod requests), as :func:`_parsed` reads it; None for any
+    other text, which :func:`_parsed` reads (or refuses)."""
+    if not text.isascii():
+        return None
+    if text.isdigit():
+        digits, suffix = text, ""
+    elif text[-2:] in _BINARY:
+        digits, suffix = text[:-2], text[-2:]
+    elif text[-1:] in _DECIMAL:
+        digits, suffix = text[:-1], text[-1:]
+    else:
+        return None
+    if not digits.isdigit() or len(digits) > _MAX_DIGITS:
+        return None
+    if suffix in _BINARY:
+        return int(digits) * _BINARY[suffix], 1
+    times, per = _DECIMAL[suffix]
+    return int(digits) * times, per
+
+
+def _parsed(value: str, text: str) -> tuple[int, int]:
+    """The ratio of ``text`` (``value`` stripped) by the whole grammar."""
+    match = _pattern().match(text)
     if not match:
         raise EngineError(f"invalid quantity {_short(value)}")
     sign, digits, exponent, suffix = match.groups()
