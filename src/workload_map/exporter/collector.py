@@ -188,7 +188,7 @@ class WorkloadCollector:
         for family, rows in self._families(chunks=chunks):
             chunks.append(family.header().encode())
             chunks.append(self._formatters[family.name].text(rows))
-        return [c for c in chunks if c]
+        return list(filter(None, chunks))  # (in C: a fleet's text is ~15 pieces a workload)
 
     # -- building -------------------------------------------------------------------------
 
@@ -232,10 +232,13 @@ class WorkloadCollector:
             return
         if reuse is None:
             reuse = []
-            texts = [self._text(m) for m in memos]  # once per workload, not once per family
-            for index, family in enumerate(PER_WORKLOAD):
+            # once per workload, not once per family (made by _memoised: no call)
+            texts = [m.lines if m.lines is not None else self._text(m) for m in memos]
+            # each family's pieces of every workload (transposed in C), the empty ones left out
+            columns = zip(*texts, strict=True) if texts else [()] * len(PER_WORKLOAD)
+            for family, column in zip(PER_WORKLOAD, columns, strict=True):
                 reuse.append(family.header().encode())
-                reuse.extend([t[index] for t in texts])
+                reuse.extend(filter(None, column))
             self._steady = (generation, reuse)
         chunks.extend(reuse)
 
@@ -357,7 +360,9 @@ class WorkloadCollector:
             formatters[WORKLOAD.name].text([(info, 1.0)], clean=clean),
             pods,
             get(PHASE.name, b""),
-            formatters[PHASE_SINCE.name].text(since_rows, clean=clean),
+            # (no call for a family without rows: most workloads have no references, and
+            # a third no gangs)
+            formatters[PHASE_SINCE.name].text(since_rows, clean=clean) if since_rows else b"",
             b""
             if generation is None
             else formatters[GENERATION.name].text([(wl, generation)], clean=clean),
@@ -370,9 +375,9 @@ class WorkloadCollector:
             get(COMPONENT_RESOURCES.name, b""),
             get(REQUESTS.name, b""),
             get(COMPONENT_REQUESTS.name, b""),
-            formatters[GANG_MIN.name].text(gang_min, clean=clean),
-            formatters[GANG_PODS.name].text(gang_pods, clean=clean),
-            formatters[REFERENCES.name].text(ref_rows, clean=clean),
+            formatters[GANG_MIN.name].text(gang_min, clean=clean) if gang_min else b"",
+            formatters[GANG_PODS.name].text(gang_pods, clean=clean) if gang_pods else b"",
+            formatters[REFERENCES.name].text(ref_rows, clean=clean) if ref_rows else b"",
         )
 
     def _definition_rows(self) -> Iterator[tuple[Family, list[Row]]]:
@@ -542,7 +547,7 @@ class WorkloadCollector:
             # the tallies held with their formats: their ids in the key stay theirs
             held = (summary.totals, *[c.tally for c in components])
             found = self._workload_shapes[key] = (held, formats)
-        ident = tuple(v.encode() for v in identity)
+        ident = tuple(map(str.encode, identity))
         for name, template, lines in found[1]:
             shaped[name] = template % (ident * lines)
 

@@ -165,7 +165,9 @@ def _read_text(path: Path) -> str:
         raise KartaLoadError(f"cannot read: {exc.strerror or exc}", source=str(path)) from None
 
 
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abAB]")
+#: compiled (and kept) by ``re`` when YAML text is parsed, not at import: a live command reads
+#: JSON only
+_SURROGATE_ESCAPE = r"\\u[dD][89abAB]"
 
 
 def _join_surrogates(value: Any) -> Any:
@@ -202,7 +204,7 @@ def parse_documents(text: str, *, source: str | None = None) -> list[Any]:
     yaml = import_yaml()
     try:
         docs = [d for d in yaml.load_all(text, Loader=_text_timestamp_loader()) if d is not None]
-        if _SURROGATE_ESCAPE.search(text):
+        if re.search(_SURROGATE_ESCAPE, text):
             docs = [_join_surrogates(d) for d in docs]
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark

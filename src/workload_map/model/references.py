@@ -47,10 +47,12 @@ MAX_REFERENCES = 8
 MAX_LIST_ITEMS = 100
 #: the jq keys of the pod-selector objects: references are never bound there
 SELECTOR_KEYS = frozenset({"keyPath", "idPath"})
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
+#: patterns as text, compiled (and kept) by ``re`` at their first use: a command that reads a
+#: definition without references compiles neither
+_NAME = r"[A-Za-z_][A-Za-z0-9_]{0,62}"
 #: names jq itself gives a meaning (``$ENV``, ``$__loc__``, ``$__prog_args``)
 _RESERVED = frozenset({"ENV", "__loc__", "__prog_args"})
-_VAR = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
+_VAR = r"\$([A-Za-z_][A-Za-z0-9_]*)"
 
 
 def reference_names(karta: Karta) -> tuple[str, ...]:
@@ -63,7 +65,7 @@ def variables_used(expression: str, names: Iterable[str]) -> tuple[str, ...]:
     a local ``as $name`` or a string holding ``$name`` counts too, which only costs a binding)."""
     wanted = set(names)
     seen: list[str] = []
-    for match in _VAR.finditer(expression):
+    for match in re.finditer(_VAR, expression):
         name = match.group(1)
         if name in wanted and name not in seen:
             seen.append(name)
@@ -229,7 +231,7 @@ def _declaration_findings(karta: Karta) -> list[Finding]:
     seen: set[str] = set()
     for i, ref in enumerate(refs):
         path = f"{REFERENCES_PATH}[{i}]"
-        if not _NAME.fullmatch(ref.name) or ref.name in _RESERVED:
+        if not re.fullmatch(_NAME, ref.name) or ref.name in _RESERVED:
             out.append(
                 Finding(
                     f"{path}.name",
