@@ -130,7 +130,6 @@ PINNED: dict[str, list[str]] = {
         "json_type",
         "set_field",
         "to_json",
-        "view",
     ],
 }
 #: packages whose ``__all__`` their owners pin (jq: tests/jq/test_api.py) or that change fast;

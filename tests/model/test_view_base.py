@@ -1,6 +1,7 @@
-"""``class V(View)`` declares the same view as ``@view class V``, built in one step: the class
-body becomes the frozen Struct directly, with no plain class made first and thrown away (a
-``type.__new__`` as costly as the Struct's own). The model's views are declared this way."""
+"""``class V(View)`` declares the same view as the former ``@view class V`` decorator did,
+built in one step: the class body becomes the frozen Struct directly, with no plain class made
+first and thrown away (a ``type.__new__`` as costly as the Struct's own). Every view of the
+package is declared this way."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import msgspec
 import pytest
 
 from tests.cli.test_imports import fresh_python
-from workload_map.model.views import View, json_field, json_schema, set_field, to_json, view
+from workload_map.model.views import View, _struct, json_field, json_schema, set_field, to_json
 
 
 class _Owners:
@@ -80,8 +81,14 @@ def _bodies() -> dict[str, dict[str, Any]]:
     return {"doc": with_doc(), "post_init": post_init(), "plain": plain()}
 
 
+def view(cls: type) -> Any:
+    """The class decorator views were declared with before :class:`View` (e16247e): the
+    Struct built from a finished plain class's ``__dict__``."""
+    return _struct(cls.__name__, cls.__qualname__, cls.__dict__)
+
+
 def _both(key: str) -> tuple[type, type]:
-    """The same body declared with the decorator and with the base class."""
+    """The same body declared with the former decorator and with the base class."""
     name = _bodies()[key]["__qualname__"]
     old = view(type(name, (), _bodies()[key]))
     new = type(View)(name, (View,), _bodies()[key])

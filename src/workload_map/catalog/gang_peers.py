@@ -12,13 +12,12 @@ what the kind's own operator or its Volcano integration does, and why our gang i
 
 from __future__ import annotations
 
-from workload_map.model.views import view
+from workload_map.model.views import View
 
 __all__ = ["PEERS", "Peers"]
 
 
-@view
-class Peers:
+class Peers(View):
     kai: str
     operator: str
     why: str

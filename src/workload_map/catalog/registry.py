@@ -28,7 +28,7 @@ from workload_map.catalog.bundle import BUNDLE_NAME, Bundle
 from workload_map.catalog.stamps import GROUP_LABEL, KIND_LABEL, VERSION_LABEL
 from workload_map.errors import WlmapError
 from workload_map.model import GVK, load_karta
-from workload_map.model.views import view
+from workload_map.model.views import View
 from workload_map.yaml_import import import_yaml
 
 if TYPE_CHECKING:
@@ -67,8 +67,7 @@ def version_priority(version: str) -> tuple[int, int, int, str]:
     return (rank, -major, -minor, version)
 
 
-@view
-class CatalogEntry:
+class CatalogEntry(View):
     """One answer of the catalog: a definition for one exact GVK.
 
     ``source`` names the packaged file; ``derived`` is true when the entry is another served

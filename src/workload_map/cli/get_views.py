@@ -11,13 +11,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from workload_map.engine.describe import PodCounts
-from workload_map.model.views import json_field, view
+from workload_map.model.views import View, json_field
 
 __all__ = ["GetItem", "GetList", "GetMetadata"]
 
 
-@view
-class GetMetadata:
+class GetMetadata(View):
     """The object's metadata kept for kubectl habits (custom-columns, --sort-by, -L)."""
 
     name: str | None = json_field("name")
@@ -27,8 +26,7 @@ class GetMetadata:
     creation_timestamp: str | None = json_field("creationTimestamp")
 
 
-@view
-class GetItem:
+class GetItem(View):
     """One workload as ``wlmap get -o json`` prints it (one row of the table)."""
 
     name: str | None = json_field("name")
@@ -64,8 +62,7 @@ class GetItem:
     )
 
 
-@view
-class GetList:
+class GetList(View):
     """``wlmap get -o json`` for a list (a single named workload prints its item alone)."""
 
     items: tuple[GetItem, ...] = json_field("items")

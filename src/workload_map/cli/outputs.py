@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from workload_map.model.crd import crd_manifest
-from workload_map.model.views import json_field, view
+from workload_map.model.views import View, json_field
 
 __all__ = [
     "DefinitionsList",
@@ -46,16 +46,14 @@ class KartaObject(dict[str, Any]):
         }
 
 
-@view
-class InvalidKarta:
+class InvalidKarta(View):
     """A cluster Karta that cannot be used, and why."""
 
     name: str = json_field("name")
     problem: str = json_field("problem")
 
 
-@view
-class DefinitionsList:
+class DefinitionsList(View):
     """``wlmap definitions -o json`` (``definitions NAME -o json`` prints one Karta object)."""
 
     items: tuple[KartaObject, ...] = json_field("items")
@@ -63,8 +61,7 @@ class DefinitionsList:
     invalid: tuple[InvalidKarta, ...] = json_field("invalid", omit="falsy", default=())
 
 
-@view
-class PredictedComponent:
+class PredictedComponent(View):
     """What a definition implies for one component (summed over its instances) or one node."""
 
     instances: tuple[str, ...] | None = json_field(
@@ -74,16 +71,14 @@ class PredictedComponent:
     gpus: int = json_field("gpus", default=0)
 
 
-@view
-class PredictedGang:
+class PredictedGang(View):
     """One gang: its minimum and the component that defines it."""
 
     min_member: int | None = json_field("minMember")
     definition: str | None = json_field("definition", omit="none", default=None)
 
 
-@view
-class Prediction:
+class Prediction(View):
     """``wlmap verify --dump``: what a definition implies for an object, in the ``--predict``
     file's format (docs/verify.md)."""
 

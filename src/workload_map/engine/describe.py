@@ -30,7 +30,7 @@ from workload_map.engine.resources import ResourceSummary, instance_request
 from workload_map.engine.status import UNDEFINED, Condition, Status
 from workload_map.engine.summary import PodFacts, Tally, placed_facts, sum_tallies, tally_of
 from workload_map.model import GVK
-from workload_map.model.views import json_field, view
+from workload_map.model.views import View, json_field
 
 __all__ = [
     "ComponentView",
@@ -79,8 +79,7 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-@view
-class ReplicaCounts:
+class ReplicaCounts(View):
     """A component node's pods: desired by the spec, current and ready (null without pods);
     pending (active, on no node) and held (on a node, not finished)."""
 
@@ -100,8 +99,7 @@ class ReplicaCounts:
     )
 
 
-@view
-class PodEntry:
+class PodEntry(View):
     """One pod of a component node."""
 
     name: str = json_field("name")
@@ -127,8 +125,7 @@ def _not_split(node: Any, _value: Any) -> bool:
     return not node.split
 
 
-@view
-class ComponentView:
+class ComponentView(View):
     """One component node (per instance, per replica key when split) and what hangs under it."""
 
     name: str = json_field("name")
@@ -161,16 +158,14 @@ class ComponentView:
     tally: Tally | None = dataclasses.field(default=None, repr=False)
 
 
-@view
-class DefinitionRef:
+class DefinitionRef(View):
     """Which definition described the workload, and where it came from."""
 
     name: str | None = json_field("name")
     origin: str = json_field("origin")
 
 
-@view
-class PodCounts:
+class PodCounts(View):
     """The workload's pods: desired by the spec, current (active) and ready; pending (active,
     bound to no node) and held (bound to a node, not finished); null without pods."""
 
@@ -188,16 +183,14 @@ class PodCounts:
     )
 
 
-@view
-class StatusView:
+class StatusView(View):
     """The phase and conditions the root's status definition reads."""
 
     phase: str | None = json_field("phase")
     conditions: tuple[Condition, ...] = json_field("conditions")
 
 
-@view
-class GangNote:
+class GangNote(View):
     """Why a gang the definition names is not listed."""
 
     reason: str = json_field("reason")
@@ -207,8 +200,7 @@ def _not_placed(entry: Any, _value: Any) -> bool:
     return not entry.placed
 
 
-@view
-class Explanation:
+class Explanation(View):
     """How one pod was placed and grouped; or a pod left out; or a note on a gang not listed."""
 
     pod: str | None = json_field("pod")
@@ -241,8 +233,7 @@ class Explanation:
         )
 
 
-@view
-class DescribeView:
+class DescribeView(View):
     """The ``wlmap describe -o json`` view of one workload."""
 
     api_version: str | None = json_field("apiVersion")

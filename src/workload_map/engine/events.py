@@ -21,7 +21,7 @@ import re
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
-from workload_map.model.views import json_field, view
+from workload_map.model.views import View, json_field
 
 __all__ = [
     "EventEntry",
@@ -40,8 +40,7 @@ OTHER = "other"
 _RANK_ORDER = {GANG_SCHEDULING: 0, CREATE: 1, OTHER: 2}
 
 
-@view
-class EventEntry:
+class EventEntry(View):
     """One event of the workload itself, as ``kubectl describe`` lists it."""
 
     type: str = json_field("type", description="Normal or Warning")
@@ -53,8 +52,7 @@ class EventEntry:
     source: str = json_field("source", description="the reporting component (kubectl's FROM)")
 
 
-@view
-class WarningSummary:
+class WarningSummary(View):
     """The warnings of one reason, kind and message over the workload's objects and pods."""
 
     rank: str = json_field(
@@ -70,8 +68,7 @@ class WarningSummary:
     last_time: str | None = json_field("lastTime")
 
 
-@view
-class EventsView:
+class EventsView(View):
     """The ``events`` key of ``wlmap describe -o json`` (live only)."""
 
     items: tuple[EventEntry, ...] = json_field(

@@ -21,7 +21,7 @@ from workload_map.engine.runner import Evaluations, Expression, lookup
 from workload_map.engine.structure import Structure
 from workload_map.jq import ast as jq_ast
 from workload_map.model import Component, FragmentedPodSpecDefinition
-from workload_map.model.views import json_type, view
+from workload_map.model.views import View, json_type
 
 __all__ = [
     "FRAGMENT_FIELDS",
@@ -62,8 +62,7 @@ _FRAGMENT_TYPES: dict[str, type] = {
 }
 
 
-@view
-class Scale:
+class Scale(View):
     """Replica counts of one instance; None where the definition or the object has none.
 
     Three contracts read these counts, each by its own method: :meth:`desired_pods` (what the

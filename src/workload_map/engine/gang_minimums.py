@@ -25,7 +25,7 @@ from workload_map.model.extensions import (
     GangExtensions,
     gang_extensions,
 )
-from workload_map.model.views import view
+from workload_map.model.views import View
 
 __all__ = [
     "AlphaMinimum",
@@ -435,8 +435,7 @@ def dimensions(members: Members) -> tuple[dict[str, str], str | None]:
     return instance_pins, replica_of
 
 
-@view
-class AlphaMinimum:
+class AlphaMinimum(View):
     """One alpha group's minimum, its rule, an extraction failure, and its later pods."""
 
     minimum: int

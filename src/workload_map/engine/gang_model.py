@@ -22,7 +22,7 @@ from workload_map.engine.pods import Placement, single_result
 from workload_map.engine.runner import Expression, lookup
 from workload_map.engine.structure import Structure
 from workload_map.model import PodGroupDefinition
-from workload_map.model.views import view
+from workload_map.model.views import View
 
 __all__ = ["MAX_EXPECTED_REPLICAS", "expected_alpha_groups"]
 
@@ -92,8 +92,7 @@ def _unresolved(expression: Expression) -> str:
     return f"<{last}>"
 
 
-@view
-class _ModelPod:
+class _ModelPod(View):
     """A pod the spec implies, standing in for real ones: where it sits and its keys."""
 
     definition: PodGroupDefinition

@@ -11,7 +11,7 @@ import dataclasses
 import re
 from typing import Any
 
-from workload_map.model.views import json_field, set_field, view
+from workload_map.model.views import View, json_field, set_field
 
 __all__ = [
     "UNATTRIBUTED",
@@ -39,8 +39,7 @@ def group_name(owner: str, *keys: str) -> str:
     return "-".join([part for part in ("pg", owner, *keys) if part])
 
 
-@view
-class GroupTopology:
+class GroupTopology(View):
     """Where the scheduler should place the gang (the definition's topology, as given)."""
 
     topology_name: str | None = json_field("topologyName")
@@ -48,8 +47,7 @@ class GroupTopology:
     required_topology_level: str | None = json_field("requiredTopologyLevel")
 
 
-@view
-class PodGroup:
+class PodGroup(View):
     """One gang: its KAI-compatible name, minimum, member pods and subgroups."""
 
     name: str = json_field("name")
@@ -84,16 +82,14 @@ class PodGroup:
         return dataclasses.replace(self, error=error)
 
 
-@view
-class GroupKey:
+class GroupKey(View):
     """One key of a pod's group: the path read and the value it gave."""
 
     path: str = json_field("path")
     value: str = json_field("value")
 
 
-@view
-class SubGroupRef:
+class SubGroupRef(View):
     """The v2 subgroup a pod joined, with its minimum (for ``explain``)."""
 
     name: str = json_field("name")
@@ -101,8 +97,7 @@ class SubGroupRef:
     rule: str = json_field("minMemberRule")
 
 
-@view
-class GangAssignment:
+class GangAssignment(View):
     """How one pod was grouped (for ``explain``); the minimum is its group's."""
 
     group: str | None = json_field("group", default=None)
@@ -121,8 +116,7 @@ class GangAssignment:
 UNATTRIBUTED = GangAssignment(reason="not attributed to a component")
 
 
-@view
-class PodGroupResult:
+class PodGroupResult(View):
     """The pod groups, per candidate pod how it was grouped (its group's minimum is added by
     :func:`with_minimums`, for ``explain``), and notes on gangs not listed."""
 

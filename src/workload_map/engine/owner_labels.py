@@ -18,13 +18,12 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from workload_map.engine.owners import OwnerRef, self_ref
-from workload_map.model.views import view
+from workload_map.model.views import View
 
 __all__ = ["OWNER_LABELS", "OwnerLabels", "label_verdict"]
 
 
-@view
-class OwnerLabels:
+class OwnerLabels(View):
     """The labels an operator puts on the pods of one workload kind.
 
     ``name``/``uid``: labels whose value is the workload's name / uid; ``kind``: a label whose

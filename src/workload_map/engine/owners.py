@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Final, Literal
 
-from workload_map.model.views import view
+from workload_map.model.views import View
 
 __all__ = [
     "CYCLE",
@@ -43,8 +43,7 @@ __all__ = [
 MAX_DEPTH = 16
 
 
-@view
-class OwnerRef:
+class OwnerRef(View):
     """One link of a chain (what an ``ownerReferences`` entry names)."""
 
     api_version: str
@@ -147,8 +146,7 @@ STOPPED: Final = "stopped"  # the caller's ``until`` held for the last reference
 ChainEnd = Literal["top", "missing", "cycle", "depth", "stopped"]
 
 
-@view
-class OwnerChain:
+class OwnerChain(View):
     """An object's controller chain, nearest owner first (never the object itself).
 
     ``owners`` holds the owner objects read, one per reference, except that a chain ending

@@ -25,7 +25,7 @@ from workload_map.model.references import (
     reference_names,
     resolution_order,
 )
-from workload_map.model.views import json_field, view
+from workload_map.model.views import View, json_field
 
 __all__ = [
     "ReferenceRequest",
@@ -40,8 +40,7 @@ __all__ = [
 ]
 
 
-@view
-class ReferenceRequest:
+class ReferenceRequest(View):
     """One read a resolver answers: an object by name (``object_name``) or a list by labels."""
 
     name: str
@@ -77,8 +76,7 @@ class ReferenceUnavailable(WlmapError):
 Resolver = Callable[[ReferenceRequest], Any]
 
 
-@view
-class ReferenceView:
+class ReferenceView(View):
     """What one reference resolved to (the ``references`` of ``wlmap describe -o json``)."""
 
     name: str = json_field("name")
@@ -95,8 +93,7 @@ class ReferenceView:
     )
 
 
-@view
-class Resolution:
+class Resolution(View):
     """The bindings of one workload's references and what could not be resolved."""
 
     bindings: dict[str, Any]

@@ -18,7 +18,7 @@ from workload_map.engine.pod_status import pod_is_ready
 from workload_map.engine.pods import Placement
 from workload_map.engine.resources import ResourceSummary, instance_request
 from workload_map.engine.structure import Structure
-from workload_map.model.views import json_field, view
+from workload_map.model.views import View, json_field
 
 __all__ = [
     "ComponentResources",
@@ -46,8 +46,7 @@ class Observed(Protocol):
     def placements(self) -> Sequence[Placement]: ...  # one per candidate pod
 
 
-@view
-class InstanceResources:
+class InstanceResources(View):
     """One instance: what one pod requests, the pods desired and seen, and their totals."""
 
     per_pod: ResourceSummary = json_field("perPod")
@@ -58,8 +57,7 @@ class InstanceResources:
     actual: ResourceSummary | None = json_field("actual")
 
 
-@view
-class ComponentResources:
+class ComponentResources(View):
     """One pod-bearing component: its instances and their sums."""
 
     instances: Mapping[str, InstanceResources] = json_field("instances")
@@ -69,8 +67,7 @@ class ComponentResources:
     actual: ResourceSummary | None = json_field("actual")
 
 
-@view
-class WorkloadResources:
+class WorkloadResources(View):
     """Desired (spec times desired pods) and actual (pods) requests of a workload."""
 
     components: Mapping[str, ComponentResources] = json_field("components")

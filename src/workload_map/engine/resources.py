@@ -16,7 +16,7 @@ from typing import Any
 from workload_map.engine.errors import EngineError
 from workload_map.engine.extract import ExtractedInstance
 from workload_map.engine.quantities import to_millis, to_units
-from workload_map.model.views import json_field, to_json, view
+from workload_map.model.views import View, json_field, to_json
 
 __all__ = [
     "CLAIMS",
@@ -230,8 +230,7 @@ def _extended(name: str) -> bool:
     return "/" in name and not name.startswith("kubernetes.io/")
 
 
-@view
-class ResourceSummary:
+class ResourceSummary(View):
     """What pods request: GPUs, CPU, memory, extended resources and DRA claims."""
 
     gpus: int = json_field("gpus", description="nvidia.com/gpu")

@@ -17,15 +17,14 @@ from typing import Any
 
 from workload_map.engine.describe import DescribeView
 from workload_map.engine.resource_view import WorkloadResources
-from workload_map.model.views import json_schema, view
+from workload_map.model.views import View, json_schema
 
 __all__ = ["SCHEMAS", "Schema", "main", "render"]
 
 BASE_ID = "https://run.ai/workload-map/schemas/"
 
 
-@view
-class Schema:
+class Schema(View):
     """One committed schema: its file name, the view it describes and its title."""
 
     file: str

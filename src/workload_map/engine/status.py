@@ -16,15 +16,14 @@ from workload_map.engine.runner import Run, direct
 from workload_map.engine.structure import Structure
 from workload_map.jq import dumps as jq_dumps
 from workload_map.model import Phase, StatusDefinition, StatusMatcher
-from workload_map.model.views import json_field, to_json, view
+from workload_map.model.views import View, json_field, to_json
 
 __all__ = ["UNDEFINED", "Condition", "Status", "evaluate_status", "status_expressions"]
 
 UNDEFINED: str = Phase.UNDEFINED.value
 
 
-@view
-class Condition:
+class Condition(View):
     """One condition as the definition's field names read it (strings only)."""
 
     type: str = json_field("type")
@@ -37,8 +36,7 @@ class Condition:
         return out
 
 
-@view
-class Status:
+class Status(View):
     phase: str | None
     conditions: tuple[Condition, ...]
     matched: tuple[str, ...]

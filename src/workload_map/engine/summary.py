@@ -36,7 +36,7 @@ from workload_map.engine.pod_status import pod_is_ready
 from workload_map.engine.pods import ACTIVE, TERMINATING, Placement
 from workload_map.engine.status import UNDEFINED, Status
 from workload_map.engine.structure import Structure
-from workload_map.model.views import view
+from workload_map.model.views import View
 
 __all__ = [
     "STATES",
@@ -82,8 +82,7 @@ class Summarized(Protocol):
     def phases(self) -> list[str]: ...
 
 
-@view
-class PodFacts:
+class PodFacts(View):
     """One pod, read once: its state and what it asks of the scheduler."""
 
     active: bool  # counted as current (not finished, not terminating)
@@ -97,8 +96,7 @@ class PodFacts:
         return self.active and not self.bound
 
 
-@view
-class Tally:
+class Tally(View):
     """Pods and resources of a workload, a component instance or a namespace.
 
     ``requested`` is the spec's (``desired`` pods); ``pending_requests`` and ``held_requests``
@@ -125,8 +123,7 @@ class Tally:
         }
 
 
-@view
-class ComponentTally:
+class ComponentTally(View):
     """One pod-bearing component instance (``instance`` ``""`` for a single instance)."""
 
     component: str
@@ -134,8 +131,7 @@ class ComponentTally:
     tally: Tally
 
 
-@view
-class GangTally:
+class GangTally(View):
     """One top-level pod group: its minimum, its members, the active ones and the bound ones."""
 
     name: str
@@ -145,8 +141,7 @@ class GangTally:
     scheduled: int
 
 
-@view
-class PodPlace:
+class PodPlace(View):
     """Where one known pod sits (empty strings where nothing placed it)."""
 
     name: str
@@ -157,8 +152,7 @@ class PodPlace:
     pod_group: str
 
 
-@view
-class WorkloadSummary:
+class WorkloadSummary(View):
     """The shared evaluation of one workload (see the module doc)."""
 
     phases: tuple[str, ...]

@@ -2,7 +2,7 @@
 
 The engine's and the CLI's machine outputs are immutable views, declared as dataclasses whose
 fields name their JSON key (``json_field``) and built as frozen ``msgspec`` Structs (see
-:func:`view`; subclassing :class:`View` builds the same class in one step); :func:`to_json`
+:class:`View`); :func:`to_json`
 turns any of them into plain JSON and :func:`json_schema` derives the schema of the same type
 from its annotations (a type with a ``__json_schema__`` classmethod brings its own, e.g. an
 object whose schema is a CRD's), so the committed schema cannot drift from what is printed. No
@@ -18,11 +18,9 @@ import enum
 import types
 import typing
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar, Union, dataclass_transform, get_args, get_origin, get_type_hints
+from typing import Any, Union, dataclass_transform, get_args, get_origin, get_type_hints
 
-__all__ = ["View", "json_field", "json_schema", "json_type", "set_field", "to_json", "view"]
-
-T = TypeVar("T")
+__all__ = ["View", "json_field", "json_schema", "json_type", "set_field", "to_json"]
 
 _OMIT_NONE: Callable[[Any, Any], bool] = lambda _obj, value: value is None  # noqa: E731
 _OMIT_FALSY: Callable[[Any, Any], bool] = lambda _obj, value: not value  # noqa: E731
@@ -50,22 +48,6 @@ def json_field(
 
 
 @dataclass_transform(frozen_default=True, field_specifiers=(json_field,))
-def view(cls: type[T]) -> type[T]:
-    """A typed view: an immutable object whose ``json_field`` fields are its JSON.
-
-    Declared as a dataclass, built as a frozen ``msgspec.Struct`` with the same fields,
-    defaults, methods and ``__post_init__``: the engine builds views per pod and per gang, and
-    a frozen dataclass pays a Python-level ``object.__setattr__`` per field (about 10 times
-    the cost of the Struct's C constructor). The dataclass fields (with their JSON names) stay
-    attached, so ``dataclasses.fields``/``replace``/``is_dataclass``, :func:`to_json` and
-    :func:`json_schema` read a view as they read any dataclass. Subclassing :class:`View`
-    builds the same class without first making the plain class this decorator receives.
-    """
-    built: type[T] = _struct(cls.__name__, cls.__qualname__, cls.__dict__)
-    return built
-
-
-@dataclass_transform(frozen_default=True, field_specifiers=(json_field,))
 class _Declared(type):
     """The metaclass of :class:`View`: a subclass's body becomes the view's Struct directly."""
 
@@ -78,11 +60,17 @@ class _Declared(type):
 
 
 class View(metaclass=_Declared):
-    """Declare a view by subclassing: ``class V(View): ...`` is ``@view class V: ...``, the same
-    class (a frozen ``msgspec.Struct`` whose only base is ``msgspec.Struct``: ``View`` is not
-    among its bases, so ``isinstance(obj, View)`` is false) made in one step. The decorator
-    gets a finished plain class, whose creation (``type.__new__`` filling every slot) is then
-    thrown away: about as costly as the Struct's own."""
+    """Declare a view by subclassing: ``class V(View): ...`` is written as a frozen dataclass
+    (``json_field`` fields, defaults, methods, ``__post_init__``) and built, in one step, as a
+    frozen ``msgspec.Struct`` with the same fields: the engine builds views per pod and per
+    gang, and a frozen dataclass pays a Python-level ``object.__setattr__`` per field (about 10
+    times the cost of the Struct's C constructor). ``View`` is not among the Struct's bases
+    (``isinstance(obj, View)`` is false). The dataclass fields (with their JSON names) are
+    attached, so ``dataclasses.fields``/``replace``/``is_dataclass``, :func:`to_json` and
+    :func:`json_schema` read a view as they read any dataclass. The class body becomes the
+    Struct directly: a class decorator would get a finished plain class whose creation
+    (``type.__new__`` filling every slot) is then thrown away, about as costly as the Struct's
+    own."""
 
     __slots__ = ()
 
