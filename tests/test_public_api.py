@@ -124,6 +124,7 @@ PINNED: dict[str, list[str]] = {
         "validate_loaded",
     ],
     "workload_map.model.views": [
+        "View",
         "json_field",
         "json_schema",
         "json_type",

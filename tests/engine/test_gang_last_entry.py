@@ -129,3 +129,36 @@ def test_the_pods_of_one_group_in_a_row_look_their_entry_up_once(
     # per group: the loop's lookup of its first pod (join makes the entry without another),
     # not one per pod
     assert _Counted.lookups == 5
+
+
+def test_key_tuples_that_make_one_name_make_one_group() -> None:
+    # three key tuples join to the same name: one group of their pods, the first pod's keys
+    def pod(name: str, first: str, second: str) -> dict[str, Any]:
+        out = _pod(name, "a", second)
+        out["metadata"]["labels"][SET] = first
+        return out
+
+    pods = [
+        pod("p3", "a-b-c", "d"),
+        pod("p1", "a", "b-c-d"),
+        pod("p2", "a-b", "c-d"),
+        pod("p4", "a", "b-c-d"),
+    ]
+    workload = Workload(_two_definitions(), _OBJ, pods)
+    assert to_json(workload.gangs.groups) == [
+        {
+            "name": "pg-u-a-b-c-d",
+            "minMember": 2,
+            "pods": ["p1", "p2", "p3", "p4"],
+            "subGroups": [],
+            "definition": "ga",
+            "keys": ["a-b-c", "d"],
+            "minMemberRule": "pods implied for a",
+        }
+    ]
+    assert [a.group for a in workload.gangs.assignments] == ["pg-u-a-b-c-d"] * 4
+    assert [[k.value for k in a.keys] for a in workload.gangs.assignments][:3] == [
+        ["a-b-c", "d"],
+        ["a", "b-c-d"],
+        ["a-b", "c-d"],
+    ]

@@ -636,30 +636,41 @@ def alpha_groups(
         append(entry[0])
         entry[1].append(placement)
     # the groups by name: the entries of every candidate whose keys name it, the first pod's
-    # first (its definition and keys are the group's)
-    grouped: dict[str, list[tuple[int, _Candidate, tuple[str, ...], list[Placement]]]] = {}
+    # first (its definition and keys are the group's); nearly every name has one entry, kept
+    # as it is (no list made and appended to per group), a list only for a name that several
+    # key tuples make
+    grouped: dict[str, Any] = {}
     for candidate in candidates.made():
         for keys, (assignment, placed, first) in candidate.assigned.items():
             name = assignment.group
             assert name is not None  # complete keys always name a group
-            grouped.setdefault(name, []).append((first, candidate, keys, placed))
+            if name in grouped:
+                held = grouped[name]
+                if type(held) is list:
+                    held.append((first, candidate, keys, placed))
+                else:
+                    grouped[name] = [held, (first, candidate, keys, placed)]
+            else:
+                grouped[name] = (first, candidate, keys, placed)
     groups: list[PodGroup] = []
     #: whether the name made of the keys but the last is a DNS-1123 subdomain
     heads: dict[tuple[str, ...], bool] = {}
     for name, entries in sorted(grouped.items()):
-        if len(entries) > 1:
+        if type(entries) is list:
             entries.sort(key=_first)
             chunks = [(keys, placed) for _, _, keys, placed in entries]
             names = tuple(p.pod for _, placed in chunks for p in placed)
+            leading, several = entries[0], True
         else:  # nearly always: one key tuple names the group
+            leading, several = entries, False
             chunks = None  # (made below only when dimensions() needs them)
             listed = []  # a loop, not a comprehension (a call): this runs per group
-            for placement in entries[0][3]:
+            for placement in leading[3]:
                 listed.append(placement.pod)
             names = tuple(listed)
-        candidate = entries[0][1]
+        candidate = leading[1]
         definition = candidate.definition
-        if len(entries) == 1 and candidate.replica_of is not None:
+        if not several and candidate.replica_of is not None:
             # what the keys pin is the definition's (_replica_dimension): one minimum for
             # every group of the candidate, without a look at each group's pods
             found = candidate.minimum
@@ -669,7 +680,7 @@ def alpha_groups(
                 )
         else:
             if chunks is None:
-                chunks = [(entries[0][2], entries[0][3])]
+                chunks = [(leading[2], leading[3])]
             found = alpha_minimum(counter, definition, chunks)
         # positional (name, min_member, pods, sub_groups, definition, keys, rule, topology,
         # error, unresolved_keys, created_later, min_resources): keywords cost more, per group
@@ -679,7 +690,7 @@ def alpha_groups(
             names,
             (),
             definition.name,
-            entries[0][2],
+            leading[2],
             found.rule,
             None,
             found.error,
@@ -691,7 +702,7 @@ def alpha_groups(
         if found.error is not None:
             valid = True
         else:
-            keys = entries[0][2]
+            keys = leading[2]
             last = keys[-1] if keys and owner_uid else ""
             if last.isascii() and last.isdigit():
                 # pg-<uid>-<keys>-<digits> (a replica's index): a valid name before the last

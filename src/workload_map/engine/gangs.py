@@ -13,13 +13,16 @@ from __future__ import annotations
 import dataclasses
 import operator
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
+
+import msgspec
 
 from workload_map.engine.extract import Extractor
 from workload_map.engine.gang_minimums import GangCounter, subtree_scale
 from workload_map.engine.gang_model import expected_alpha_groups
 from workload_map.engine.gang_rules import alpha_groups, v2_groups
 from workload_map.engine.gang_views import (
+    UNATTRIBUTED,
     GangAssignment,
     GroupKey,
     GroupTopology,
@@ -43,6 +46,9 @@ __all__ = [
     "group_name",
     "is_dns1123_subdomain",
     "subtree_scale",
+    "v2_members",
+    "v2_spec_group",
+    "v2_spec_result",
     "with_minimums",
 ]
 
@@ -84,6 +90,15 @@ def build_pod_groups(
     # the v2 group without subgroups holds every attributed pod: no pod can be left out
     v2_whole = gang.pod_group is not None and not sub_grouped
     ungrouped = [] if v2_whole else _ungrouped_notes(placements, assignments, sub_grouped)
+    kept, assignments = _listed(groups, assignments, notes)
+    return PodGroupResult(tuple(kept), tuple(assignments), tuple(notes), tuple(ungrouped))
+
+
+def _listed(
+    groups: Sequence[PodGroup], assignments: list[GangAssignment], notes: list[str]
+) -> tuple[list[PodGroup], list[GangAssignment]]:
+    """The groups listed and the assignments: a gang that needs no pods is not listed (its
+    pods join none), a note in ``notes`` says why."""
     kept: list[PodGroup] = []
     for group in groups:
         if group.min_member == 0 and group.error is None:
@@ -96,7 +111,60 @@ def build_pod_groups(
             ]
             continue
         kept.append(group)
-    return PodGroupResult(tuple(kept), tuple(assignments), tuple(notes), tuple(ungrouped))
+    return kept, assignments
+
+
+def v2_spec_group(extractor: Extractor, owner_uid: str) -> PodGroup | None:
+    """The v2 group of a definition without subgroups as the object alone gives it (no
+    members), None for any other form.
+
+    Such a group holds every attributed pod, and its name, minimum, topology and error come
+    from the object alone: only its member list needs the pods. A caller that reads no
+    members (a group of one gets no scheduling object) is spared attributing every pod, and
+    one that does reads them alone (:func:`v2_members`). Subgroups and alpha groups split
+    the pods by what each one carries.
+    """
+    gang = extractor.structure.karta.gang_scheduling
+    if gang is None or gang.pod_group is None or gang.pod_group.sub_groups:
+        return None
+    (group,), _ = v2_groups(GangCounter(extractor, ()), (), owner_uid)
+    return group
+
+
+def v2_spec_result(group: PodGroup) -> PodGroupResult:
+    """:func:`build_pod_groups` without pods, from :func:`v2_spec_group`'s ``group`` alone
+    (the group listed, or the note on it)."""
+    notes: list[str] = []
+    kept, _ = _listed([group], [], notes)
+    return PodGroupResult(tuple(kept), (), tuple(notes), ())
+
+
+def v2_members(group: PodGroup, placements: Sequence[Placement]) -> PodGroupResult:
+    """:func:`build_pod_groups` of the workload :func:`v2_spec_group` made ``group`` for:
+    every attributed pod joins it (as ``gang_rules.v2_groups`` assigns them), all else is
+    the group's already."""
+    whole = GangAssignment(
+        group=group.name,
+        definition=group.definition,
+        keys=(GroupKey("podGroup.name", group.definition),),
+    )
+    members: list[str] = []
+    assignments: list[GangAssignment] = []
+    join, assign = members.append, assignments.append
+    for p in placements:  # one step per pod (``Placement.attributed`` inlined)
+        if p.component is not None and p.reason is None:
+            join(p.pod)
+            assign(whole)
+        else:
+            assign(UNATTRIBUTED)
+    names = tuple(members)
+    if names != group.pods:
+        # in C (views are msgspec Structs, whose replace runs ``__post_init__``, which orders
+        # the pods as ``dataclasses.replace`` would)
+        group = msgspec.structs.replace(cast(Any, group), pods=names)
+    notes: list[str] = []
+    kept, assignments = _listed([group], assignments, notes)
+    return PodGroupResult(tuple(kept), tuple(assignments), tuple(notes), ())
 
 
 #: pod names shown per note on pods that join no group

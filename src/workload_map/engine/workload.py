@@ -14,7 +14,15 @@ from workload_map.engine.describe import DescribeView, Explanation, describe, ex
 from workload_map.engine.equal_inputs import SharedEvaluations, derived
 from workload_map.engine.errors import EngineError
 from workload_map.engine.extract import ExtractedInstance, Extractor, Scale
-from workload_map.engine.gangs import PodGroup, PodGroupResult, build_pod_groups, subtree_scale
+from workload_map.engine.gangs import (
+    PodGroup,
+    PodGroupResult,
+    build_pod_groups,
+    subtree_scale,
+    v2_members,
+    v2_spec_group,
+    v2_spec_result,
+)
 from workload_map.engine.objects import plain_items, to_plain, workload_object
 from workload_map.engine.once import cached_property
 from workload_map.engine.partition import partition_listed, partition_pods
@@ -214,6 +222,11 @@ class Workload:
     @cached_property
     def gangs(self) -> PodGroupResult:
         """The gangs, per candidate pod how it was grouped, and notes on gangs not listed."""
+        made = self.__dict__.get("spec_group")
+        if made is not None:
+            # the group :attr:`spec_group` made (the gang planner's, when it planned first):
+            # only its members are read from the placements
+            return v2_members(made, self.placements)
         return build_pod_groups(
             self.extractor,
             self.candidate_pods,
@@ -221,6 +234,19 @@ class Workload:
             self.uid,
             pods_known=self.pods is not None,
         )
+
+    @cached_property
+    def spec_group(self) -> PodGroup | None:
+        """The v2 group without subgroups from the object alone, its members left out; None
+        for any other form (``engine.gangs.v2_spec_group``)."""
+        return v2_spec_group(self.extractor, self.uid)
+
+    def spec_gangs(self) -> PodGroupResult | None:
+        """:attr:`gangs` but for the members and the pods' assignments, without attributing
+        any pod: for the v2 group without subgroups only (else None). A later :attr:`gangs`
+        reuses the group."""
+        group = self.spec_group
+        return None if group is None else v2_spec_result(group)
 
     def pod_groups(self) -> list[PodGroup]:
         """The gangs the definition implies for the known pods (no pods: for the spec)."""

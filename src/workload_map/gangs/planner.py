@@ -51,6 +51,7 @@ from typing import Any
 
 from workload_map.engine import EngineError, PodGroup, Workload
 from workload_map.engine.evaluations import Evaluations
+from workload_map.engine.gangs import PodGroupResult
 from workload_map.engine.references import Resolver
 from workload_map.gangs.config import (
     ANNOTATION_DISRUPTION,
@@ -297,6 +298,34 @@ def _member_priority(
     return _MemberPriority(chosen or None)
 
 
+def _gangs(wl: Workload) -> PodGroupResult:
+    """The engine's gangs of ``wl`` as far as :func:`plan` reads them (groups and notes).
+
+    A v2 group without subgroups comes from the object alone where no decision reads its
+    members (:func:`_needs_members`): a plain Job's group of one costs no placement of its
+    pods. Otherwise the engine's gangs, which reuse that group (``Workload.spec_group``), as
+    does a later consumer's (the exporter's, after the gang resync); what another consumer
+    of a shared evaluation derived already is read as it is.
+    """
+    derived = wl.__dict__.get("gangs")  # (engine.once: a derived value is in the instance)
+    if isinstance(derived, PodGroupResult):
+        return derived
+    group = wl.spec_group
+    if group is None or _needs_members(group):
+        return wl.gangs
+    alone = wl.spec_gangs()
+    assert alone is not None  # (a spec group)
+    return alone
+
+
+def _needs_members(group: PodGroup) -> bool:
+    """Whether :func:`plan` reads the group's pods: not for an error it reports, nor for a
+    group of one that reserves for no later pods (both decided by the group alone)."""
+    if group.error is not None and not _bad_name_only(group):
+        return False
+    return group.min_member >= 2 or (group.min_member == 1 and group.created_later > 0)
+
+
 def _bad_name_only(group: PodGroup) -> bool:
     """Whether the engine's only complaint is the name, which the object's name fixes."""
     return bool(group.error) and str(group.error).startswith(f"pod group name {group.name!r}")
@@ -539,14 +568,15 @@ def plan(
             else:
                 waiting = True
         notes.extend(implied_notes)
-    for group in wl_spec.pod_groups():
+    found = _gangs(wl_spec)
+    for group in found.groups:
         if pod_list is None:
             implied_count[group.definition] = implied_count.get(group.definition, 0) + 1
         if group.unresolved_keys:
             waiting = True
             continue  # keys only pods carry: the gang appears with its first pod
         groups[group.name] = group
-    notes.extend(n for n in wl_spec.gang_notes() if n not in notes)
+    notes.extend(n for n in (*found.notes, *found.ungrouped) if n not in notes)
     for note in notes:
         out.decisions.append(Decision("NoGang", note))
     known_pods: dict[str, PodFields] | None = None  # read at the first gang that needs it
