@@ -24,6 +24,7 @@ Ready among them). Counts and held/pending totals are ``None`` when no pods are 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import starmap
 from operator import itemgetter
 from typing import Any, Protocol
 
@@ -570,7 +571,7 @@ def summarize(wl: Summarized, *, detail: bool = True) -> WorkloadSummary:
         component, instance, replica, _ = placed.get(pod_name, unplaced)
         rows.append((pod_name, pod_uid, component, instance, replica, groups.get(pod_name, "")))
     rows.sort(key=_NAME)  # by name, stable (as PodPlace by name)
-    places = [PodPlace(*row) for row in rows]
+    places = list(starmap(PodPlace, rows))  # (in C: one per pod of a fleet)
     return WorkloadSummary(
         phases=phases,
         error=errors[0] if errors else None,
