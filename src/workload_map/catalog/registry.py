@@ -54,12 +54,13 @@ def slug(group: str, version: str, kind: str) -> str:
     return f"{(group or 'core').replace('.', '-')}-{kind.lower()}-{version}"
 
 
-_VERSION = re.compile(r"^v(\d+)(?:(alpha|beta)(\d+))?\Z")
+#: text, compiled (and kept) by ``re`` when versions are first ordered, not at import
+_VERSION = r"^v(\d+)(?:(alpha|beta)(\d+))?\Z"
 
 
 def version_priority(version: str) -> tuple[int, int, int, str]:
     """Sort key, most stable first, as Kubernetes orders versions (v1 > v1beta1 > v1alpha1)."""
-    m = _VERSION.match(version)
+    m = re.match(_VERSION, version)
     if m is None:
         return (3, 0, 0, version)
     major, stage, minor = int(m.group(1)), m.group(2), int(m.group(3) or 0)

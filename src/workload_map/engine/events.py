@@ -156,12 +156,13 @@ def warning_rank(event: Mapping[str, Any], gang_pods: Collection[str]) -> str:
 
 
 #: a generated object name in a message (``pods "train-workers-1-dp6fn"``): one line for the
-#: same refusal of every pod a controller tries, not one per random suffix
-_GENERATED = re.compile(r'"([a-z0-9]([-a-z0-9.]*[a-z0-9])?)-[a-z0-9]{5}"')
+#: same refusal of every pod a controller tries, not one per random suffix. Text, compiled (and
+#: kept) by ``re`` at its first use: a command that reads no event compiles it never
+_GENERATED = r'"([a-z0-9]([-a-z0-9.]*[a-z0-9])?)-[a-z0-9]{5}"'
 
 
 def _message_key(message: str) -> str:
-    return _GENERATED.sub(r'"\1-*"', message)
+    return re.sub(_GENERATED, r'"\1-*"', message)
 
 
 def _entry(event: Mapping[str, Any]) -> EventEntry:

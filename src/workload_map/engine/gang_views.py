@@ -8,6 +8,7 @@ in :mod:`workload_map.engine.gang_minimums`.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from typing import Any
 
@@ -25,11 +26,17 @@ __all__ = [
     "is_dns1123_subdomain",
 ]
 
-_DNS1123 = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z")
+
+@functools.cache
+def _dns1123() -> re.Pattern[str]:
+    """Compiled at the first name checked, not at import (a command that names no gang, a live
+    ``get``, compiles it never), and kept here rather than in ``re``'s bounded cache, which
+    the jq engine's user patterns share: groups are named per workload."""
+    return re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z")
 
 
 def is_dns1123_subdomain(name: str) -> bool:
-    return len(name) <= 253 and bool(_DNS1123.match(name))
+    return len(name) <= 253 and _dns1123().match(name) is not None
 
 
 def group_name(owner: str, *keys: str) -> str:

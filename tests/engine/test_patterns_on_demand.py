@@ -1,0 +1,44 @@
+"""The engine's and the catalog's patterns (a gang name's DNS-1123 check, an event message's
+generated names, a version's order) are compiled at their first use, not at import: a live
+``get`` imports the engine and the catalog and uses none of them."""
+
+from __future__ import annotations
+
+from tests.cli.test_imports import fresh_python
+
+#: the patterns as text, in the order the program below reports them
+PATTERNS = (
+    r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z",
+    r'"([a-z0-9]([-a-z0-9.]*[a-z0-9])?)-[a-z0-9]{5}"',
+    r"^v(\d+)(?:(alpha|beta)(\d+))?\Z",
+)
+
+
+def test_importing_the_engine_and_catalog_compiles_none_of_their_patterns() -> None:
+    code = (
+        "import gc, re\n"
+        "import workload_map.engine, workload_map.catalog, workload_map.cli.get_views\n"
+        "from workload_map.engine import gang_views, events\n"
+        "from workload_map.catalog.registry import version_priority\n"
+        f"patterns = {PATTERNS!r}\n"
+        "def compiled():\n"
+        "    cached = {key[1] for key in re._cache}\n"
+        "    kept = [o.pattern for o in gc.get_objects() if isinstance(o, re.Pattern)]\n"
+        "    return [p in cached or p in kept for p in patterns]\n"
+        "print(compiled())\n"
+        "print(gang_views.is_dns1123_subdomain('pg-a.b'), "
+        "gang_views.is_dns1123_subdomain('pg_a'), gang_views.is_dns1123_subdomain('a' * 254))\n"
+        "print(compiled())\n"
+        "print(events._message_key('pods \"train-workers-1-dp6fn\" is forbidden'), compiled())\n"
+        "print(sorted(['v1alpha1', 'v2', 'v1', 'v1beta2', 'x'], key=version_priority), "
+        "compiled())\n"
+    )
+    done = fresh_python(code)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "[False, False, False]",
+        "True False False",
+        "[True, False, False]",
+        'pods "train-workers-1-*" is forbidden [True, True, False]',
+        "['v2', 'v1', 'v1beta2', 'v1alpha1', 'x'] [True, True, True]",
+    ]
