@@ -393,3 +393,27 @@ def test_a_live_get_builds_no_forward_reference(tmp_path: Path) -> None:
     # (and typing's class is the real one again once msgspec is imported)
     assert first.stdout.split() == ["0", "True", "True", "[]"], first.stdout + first.stderr
     assert second.stdout.split() == ["0", "True", "True", "[]"], second.stdout + second.stderr
+
+
+def test_a_live_get_makes_no_dataclass(tmp_path: Path) -> None:
+    """``@dataclass`` generates and compiles its methods when the class is made (about 5M
+    instructions for the engine's Structure, docs/cli.md): a live ``get`` makes none."""
+    api = FakeAPI(namespace="ml").serve(JOBSET)
+    api.add(obj("jobset.x-k8s.io/v1alpha2", "JobSet", "train", "ml", spec={"replicatedJobs": []}))
+    with serve(api) as (server, _):
+        kubeconfig = write_kubeconfig(tmp_path / "kc", server, namespace="ml")
+        args = ["get", "jobsets", "--kubeconfig", str(kubeconfig)]
+        code = (
+            "import dataclasses, io\n"
+            "made, real = [], dataclasses._process_class\n"
+            "def counted(cls, *rest, **kw):\n"
+            "    made.append(cls.__qualname__)\n"
+            "    return real(cls, *rest, **kw)\n"
+            "dataclasses._process_class = counted\n"
+            "from workload_map.cli.main import main\n"
+            "out = io.StringIO()\n"
+            f"code = main({args!r}, stdout=out)\n"
+            "print(code, 'train' in out.getvalue(), made)\n"
+        )
+        done = fresh_python(code)
+    assert done.stdout.split() == ["0", "True", "[]"], done.stdout + done.stderr

@@ -8,14 +8,13 @@ the same keys and the same reason.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.engine.conftest import karta_dict, root
-from tests.engine.test_pods_fast import ODDS, _engine_only, _EngineOnly
+from tests.engine.test_pods_fast import ODDS, _engine_only, _EngineOnly, fresh_structure
 from workload_map.catalog import catalog
 from workload_map.engine import Workload
 from workload_map.engine.gang_minimums import GangCounter, alpha_minimum, dimensions
@@ -90,11 +89,8 @@ def _candidates() -> list[tuple[_Candidate, _Candidate, Workload]]:
     for karta, obj in (_lws(), _custom()):
         wl = Workload(karta, obj)
         structure = wl.structure
-        slow_structure = dataclasses.replace(
-            structure,
-            expressions=_EngineOnly(structure.expressions.variables),
-            memo={},
-            _ancestors={},
+        slow_structure = fresh_structure(
+            structure, expressions=_EngineOnly(structure.expressions.variables)
         )
         for component in structure.components:
             for level, definition, member in candidates_of(structure, component):

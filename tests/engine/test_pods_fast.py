@@ -8,7 +8,6 @@ or not, both must give the same placements, reasons and steps.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -232,13 +231,31 @@ def _engine_only(expression: Expression, value: Any) -> list[Any]:
     return expression.evaluate(value)
 
 
+def fresh_structure(
+    known: Structure,
+    *,
+    expressions: ExpressionCache | None = None,
+    selectors: ExpressionCache | None = None,
+) -> Structure:
+    """The same definition's indexes with other expression caches and fresh memos (what
+    ``dataclasses.replace`` gave while Structure was a dataclass)."""
+    return Structure(
+        known.karta,
+        known.components,
+        known.order,
+        known.parent,
+        known.children,
+        known.pod_bearing,
+        expressions=known.expressions if expressions is None else expressions,
+        selectors=known.selectors if selectors is None else selectors,
+    )
+
+
 def _both(case: int, batch: list[Any]) -> tuple[list[Placement], list[Placement]]:
     _, karta, obj = CASES[case]
     wl = Workload(karta, obj)
     fast = _Plan(wl.structure).place_all(wl.extractor, batch, wl.extractor.run)
-    structure: Structure = dataclasses.replace(
-        wl.structure, selectors=_EngineOnly(), memo={}, _ancestors={}
-    )
+    structure = fresh_structure(wl.structure, selectors=_EngineOnly())
     engine = _Plan(structure)
     assert not any(metadata_field(sel[1]) for sel in engine.instance.values() if sel)
     slow = engine.place_all(wl.extractor, batch, _engine_only)

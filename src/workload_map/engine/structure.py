@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from workload_map.engine.errors import InvalidDefinitionError
@@ -20,27 +19,41 @@ from workload_map.model.references import reference_names
 __all__ = ["Structure", "load_definition", "prepare"]
 
 
-@dataclass
 class Structure:
-    """Indexes over one definition's components."""
+    """Indexes over one definition's components.
 
-    karta: Karta
-    components: dict[str, Component]
-    order: tuple[str, ...]
-    parent: dict[str, str | None]
-    children: dict[str, tuple[str, ...]]
-    #: the components that describe pods (``Component.has_pod_definition``), in order
-    pod_bearing: tuple[str, ...]
-    expressions: ExpressionCache = field(default_factory=ExpressionCache)
-    #: the pod-selector paths: compiled without the reference variables (#80's rule)
-    selectors: ExpressionCache = field(default_factory=ExpressionCache)
-    _ancestors: dict[str, list[str]] = field(default_factory=dict)
-    _entries: dict[str, Any] = field(default_factory=dict)
-    _subtrees: dict[str, list[str]] = field(default_factory=dict)
-    #: derived tables other modules build once per definition (attribution plans, …)
-    memo: dict[Any, Any] = field(default_factory=dict)
-    #: per fragmented component, where the object holds it (see ``Extractor._fragment_root``)
-    fragment_roots: dict[str, tuple[str | int, ...] | None] = field(default_factory=dict)
+    A plain class, not a dataclass: ``@dataclass`` generates and compiles its methods at
+    import, about 5M instructions of every command (this module is on a live ``get``'s path),
+    and one Structure is made per definition, compared and printed by nobody."""
+
+    def __init__(
+        self,
+        karta: Karta,
+        components: dict[str, Component],
+        order: tuple[str, ...],
+        parent: dict[str, str | None],
+        children: dict[str, tuple[str, ...]],
+        pod_bearing: tuple[str, ...],
+        expressions: ExpressionCache | None = None,
+        selectors: ExpressionCache | None = None,
+    ) -> None:
+        self.karta = karta
+        self.components = components
+        self.order = order
+        self.parent = parent
+        self.children = children
+        #: the components that describe pods (``Component.has_pod_definition``), in order
+        self.pod_bearing = pod_bearing
+        self.expressions = ExpressionCache() if expressions is None else expressions
+        #: the pod-selector paths: compiled without the reference variables (#80's rule)
+        self.selectors = ExpressionCache() if selectors is None else selectors
+        self._ancestors: dict[str, list[str]] = {}
+        self._entries: dict[str, Any] = {}
+        self._subtrees: dict[str, list[str]] = {}
+        #: derived tables other modules build once per definition (attribution plans, …)
+        self.memo: dict[Any, Any] = {}
+        #: per fragmented component, where the object holds it (see ``Extractor._fragment_root``)
+        self.fragment_roots: dict[str, tuple[str | int, ...] | None] = {}
 
     def status_entries(self, name: str) -> Any:
         """The component's status mappings in the fixed order, only statuses with matchers."""
