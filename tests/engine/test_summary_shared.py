@@ -56,10 +56,11 @@ def _pod(name: str, job: dict[str, Any], spec: Any, status: Any) -> dict[str, An
 
 
 def _counting(monkeypatch: pytest.MonkeyPatch, name: str) -> list[object]:
-    """Calls of ``name`` (a template's request, ``res.instance_request``; a pod's,
-    ``summary._request``) as summary.py makes them, recorded."""
+    """Calls of ``name`` (a template's request, ``res.pod_request``, which
+    ``res.request_source`` names as its reader; a pod's, ``summary._request``) as summary.py
+    makes them, recorded."""
     calls: list[object] = []
-    owner: Any = summary.res if name == "instance_request" else summary
+    owner: Any = summary.res if name == "pod_request" else summary
     real = getattr(owner, name)
 
     def counted(value: Any) -> Any:
@@ -76,7 +77,7 @@ def test_a_template_shared_by_workloads_has_its_request_read_once(
     template = _template("2")  # one object, as the watch caches keep equal subtrees
     jobs = [_job("a", template, 2), _job("b", template, 2), _job("c", template, 3)]
     own = [summarize(Workload(_karta(), j, [], owned=True)) for j in jobs]
-    calls = _counting(monkeypatch, "instance_request")
+    calls = _counting(monkeypatch, "pod_request")
     got = [summarize(Workload(_karta(), j, [], owned=True, shared_inputs=True)) for j in jobs]
     # a, then c (another count: its own entry); b asked nothing of the template
     assert len(calls) == 2
@@ -95,7 +96,7 @@ def test_without_shared_inputs_each_workload_reads_its_template(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     template = _template("2")
-    calls = _counting(monkeypatch, "instance_request")
+    calls = _counting(monkeypatch, "pod_request")
     for name in ("a", "b"):
         summarize(Workload(_karta(), _job(name, template, 2), [], owned=True))
     assert len(calls) == 2

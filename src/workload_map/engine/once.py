@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar, overload
 
-__all__ = ["cached_property"]
+__all__ = ["cached_property", "computed"]
 
 T = TypeVar("T")
 
@@ -39,3 +39,9 @@ class cached_property(Generic[T]):  # noqa: N801 (named as the functools one it 
             return self
         value = instance.__dict__[self.attrname] = self.func(instance)
         return value
+
+
+def computed(instance: object, name: str) -> Any:
+    """The value ``instance``'s cached property ``name`` holds already, None when it was not
+    computed yet: a reader that takes a value another consumer derived, without deriving it."""
+    return instance.__dict__.get(name)

@@ -10,7 +10,7 @@ integers: CPU in millicores, everything else in whole units (bytes, devices). DR
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from workload_map.engine.errors import EngineError
@@ -28,6 +28,7 @@ __all__ = [
     "fragment_request",
     "instance_request",
     "pod_request",
+    "request_source",
     "scaled",
     "summarize",
     "total_of",
@@ -217,13 +218,22 @@ def fragment_request(fragment: Mapping[str, Any]) -> Totals:
 
 def instance_request(inst: ExtractedInstance) -> Totals:
     """The effective request of one pod of this instance (its template, pod spec or fragments)."""
+    source = request_source(inst)
+    return {} if source is None else source[0](source[1])
+
+
+def request_source(inst: ExtractedInstance) -> tuple[Callable[[Any], Totals], object] | None:
+    """What :func:`instance_request` reads for this instance: the reader and the part of the
+    object it reads (the template's spec, else the pod spec, else the fragments); None when
+    the instance describes none. A caller that keeps requests by that part's identity (a
+    watch cache's shared subtrees) keys them by it."""
     if inst.pod_template_spec is not None:
-        return pod_request(inst.pod_template_spec.get("spec"))
+        return pod_request, inst.pod_template_spec.get("spec")
     if inst.pod_spec is not None:
-        return pod_request(inst.pod_spec)
+        return pod_request, inst.pod_spec
     if inst.fragmented_pod_spec is not None:
-        return fragment_request(inst.fragmented_pod_spec)
-    return {}
+        return fragment_request, inst.fragmented_pod_spec
+    return None
 
 
 def _extended(name: str) -> bool:

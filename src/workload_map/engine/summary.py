@@ -422,9 +422,9 @@ def sum_tallies(tallies: Iterable[Tally]) -> Tally:
     return Tally(desired, current, ready, pending_pods, held_pods, requested, pending, held, active)
 
 
-#: what one instance's ``desired`` pods ask (:func:`_asked`), by the part of the object its
-#: request is read from (by identity, held in the entry) and the count
-_ASKED: dict[tuple[str, int, int], tuple[object, Mapping[str, int]]] = {}
+#: what one instance's ``desired`` pods ask (:func:`_asked`), by the reader, the part of the
+#: object its request is read from (by identity, held in the entry) and the count
+_ASKED: dict[tuple[object, int, int], tuple[object, Mapping[str, int]]] = {}
 _ASKED_KEPT = 4096
 
 
@@ -432,23 +432,16 @@ def _asked(inst: ExtractedInstance, count: int) -> Mapping[str, int]:
     """``res.scaled(res.instance_request(inst), count)`` (kept once by content: read only) for
     an instance of a watch cache's object: a fleet's workloads of one template share the
     template's subtree (kube/trim.py), so its request is read once, not once per workload.
-    Keyed by what ``instance_request`` reads: the template's spec, else the pod spec, else
-    the fragments."""
-    template = inst.pod_template_spec
-    if template is not None:
-        part: object = template.get("spec")
-        kind = "template"
-    elif inst.pod_spec is not None:
-        part, kind = inst.pod_spec, "pod"
-    elif inst.fragmented_pod_spec is not None:
-        part, kind = inst.fragmented_pod_spec, "fragments"
-    else:
+    Keyed by what ``instance_request`` reads (``res.request_source``)."""
+    source = res.request_source(inst)
+    if source is None:
         return _one({})
-    key = (kind, id(part), count)
+    reader, part = source
+    key = (reader, id(part), count)
     found = _ASKED.get(key)
     if found is not None:
         return found[1]
-    asked = _one(res.scaled(res.instance_request(inst), count))
+    asked = _one(res.scaled(reader(part), count))
     if len(_ASKED) >= _ASKED_KEPT:
         _ASKED.clear()
     _ASKED[key] = (part, asked)  # the part held: its id stays its own while kept

@@ -24,7 +24,7 @@ from workload_map.engine.gangs import (
     v2_spec_result,
 )
 from workload_map.engine.objects import plain_items, to_plain, workload_object
-from workload_map.engine.once import cached_property
+from workload_map.engine.once import cached_property, computed
 from workload_map.engine.partition import partition_listed, partition_pods
 from workload_map.engine.pods import Placement, attribute, attribute_all, pod_name
 from workload_map.engine.references import (
@@ -222,7 +222,7 @@ class Workload:
     @cached_property
     def gangs(self) -> PodGroupResult:
         """The gangs, per candidate pod how it was grouped, and notes on gangs not listed."""
-        made = self.__dict__.get("spec_group")
+        made: PodGroup | None = computed(self, "spec_group")
         if made is not None:
             # the group :attr:`spec_group` made (the gang planner's, when it planned first):
             # only its members are read from the placements
@@ -234,6 +234,12 @@ class Workload:
             self.uid,
             pods_known=self.pods is not None,
         )
+
+    def derived_gangs(self) -> PodGroupResult | None:
+        """:attr:`gangs` when a consumer derived them already, else None (deriving nothing): a
+        reader that can answer more cheaply takes them only where they exist."""
+        found: PodGroupResult | None = computed(self, "gangs")
+        return found
 
     @cached_property
     def spec_group(self) -> PodGroup | None:

@@ -307,8 +307,8 @@ def _gangs(wl: Workload) -> PodGroupResult:
     does a later consumer's (the exporter's, after the gang resync); what another consumer
     of a shared evaluation derived already is read as it is.
     """
-    derived = wl.__dict__.get("gangs")  # (engine.once: a derived value is in the instance)
-    if isinstance(derived, PodGroupResult):
+    derived = wl.derived_gangs()
+    if derived is not None:
         return derived
     group = wl.spec_group
     if group is None or _needs_members(group):

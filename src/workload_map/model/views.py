@@ -2,13 +2,12 @@
 
 The engine's and the CLI's machine outputs are immutable views, declared as dataclasses whose
 fields name their JSON key (``json_field``) and built as frozen ``msgspec`` Structs (see
-:class:`View`); :func:`to_json`
-turns any of them into plain JSON and :func:`json_schema` derives the schema of the same type
-from its annotations (a type with a ``__json_schema__`` classmethod brings its own, e.g. an
-object whose schema is a CRD's), so the committed schema cannot drift from what is printed. No
-library is used because the needs are small and exact: pydantic would bring a runtime
-dependency into the pure core, and ``dataclasses.asdict`` knows neither JSON
-names nor fields that are left out when unset.
+:class:`View`); :func:`to_json` turns any of them into plain JSON and :func:`json_schema`
+derives the schema of the same type from its annotations (a type with a ``__json_schema__``
+classmethod brings its own, e.g. an object whose schema is a CRD's), so the committed schema
+cannot drift from what is printed. No library is used because the needs are small and exact:
+pydantic would bring a runtime dependency into the pure core, and ``dataclasses.asdict`` knows
+neither JSON names nor fields that are left out when unset.
 """
 
 from __future__ import annotations
