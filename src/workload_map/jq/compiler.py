@@ -70,9 +70,9 @@ from workload_map.jq.combinators import (
 )
 from workload_map.jq.errors import JqBreak, JqCompileError, JqError, JqRuntimeError
 from workload_map.jq.fieldchains import chain_constant_path
-from workload_map.jq.parser import parse
 from workload_map.jq.pathmode import modify_paths, setpath_at
 from workload_map.jq.terms import TermCompiler
+from workload_map.jq.trees import parse
 
 __all__ = ["Code", "Ctx", "compile_program", "compile_tree"]
 

@@ -19,8 +19,8 @@ from workload_map.jq.closures import clock
 from workload_map.jq.compiler import Code, Ctx, compile_program
 from workload_map.jq.deep import BOUND_ABOVE, run_bounded, run_deep
 from workload_map.jq.errors import JqError, JqLimitError, JqRuntimeError
-from workload_map.jq.parser import parse
 from workload_map.jq.paths import Path, constant_path, defaulted_path
+from workload_map.jq.trees import parse
 from workload_map.jq.values import type_error_preview
 
 __all__ = ["DEFAULT_LIMITS", "DEFINITION_LIMITS", "Limits", "Program", "SlowEvaluation", "compile"]
