@@ -64,3 +64,31 @@ def test_a_get_whose_programs_are_kept_loads_no_jq_parser(tmp_path: Path) -> Non
     assert second[:2] == first[:2]
     assert "workload_map.jq.trees" in second[2]
     assert not parser & second[2]
+
+
+def test_the_core_and_wlmap_jq_load_no_threading(tmp_path: Path) -> None:
+    """The jq engine's and the engine's locks and thread-local state are ``_thread``'s (the
+    objects ``threading`` hands out), so neither imports ``threading`` (~2M instructions of
+    ``wlmap jq``, docs/cli.md); a deep retry (jq.deep.run_deep) imports it for its thread."""
+    data = tmp_path / "in.json"
+    data.write_text('{"a": [1, {"b": 3}]}')
+    code = (
+        "import io, sys\n"
+        "import workload_map.engine, workload_map.model\n"
+        "from workload_map import jq\n"
+        "from workload_map.cli.main import main\n"
+        "out = io.StringIO()\n"
+        f"code = main(['jq', '.a[1].b', {str(data)!r}], stdout=out)\n"
+        "print(code, out.getvalue().strip(), 'threading' in sys.modules)\n"
+        "deep = jq.compile('def f: if . > 0 then (. - 1 | f) + 1 else 0 end; f')\n"
+        "print(deep.first(900), 'threading' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT / "src")},
+        timeout=120,
+        check=False,
+    )
+    assert done.stdout.split() == ["0", "3", "False", "900", "True"], done.stdout + done.stderr

@@ -8,9 +8,9 @@ program carry its text and the offset of the failing term.
 
 from __future__ import annotations
 
+import _thread
 import dataclasses
 import sys
-import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from sys import getrecursionlimit
 from typing import Any, ClassVar, TypeVar
@@ -151,7 +151,7 @@ _SHARED_ENV: tuple[Any, ...] = (Ctx(None, DEFAULT_LIMITS.max_depth, None),)
 
 _CACHE: dict[tuple[str, tuple[str, ...]], Program] = {}
 _CACHE_MAX = 1024
-_CACHE_LOCK = threading.Lock()
+_CACHE_LOCK = _thread.allocate_lock()  # threading.Lock, without importing threading
 
 
 def _normalise_vars(variables: Sequence[str]) -> tuple[str, ...]:
