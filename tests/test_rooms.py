@@ -240,6 +240,7 @@ PUBLIC: dict[str, frozenset[str]] = {
             "kubeconfig",
             "leader",
             "options",
+            "paths",  # pathlib's answers as strings (the CLI's settings and cache files)
             "pager",
             "shortnames",
             "transport",
@@ -485,6 +486,7 @@ LAZY: dict[tuple[str, str], str] = {
     ("workload_map.model.validation", "workload_map.model.schema_check"): (
         "the CRD schema checks (and difflib) load only when a CRD is given"
     ),
+    ("workload_map.jq.trees", "workload_map.jq.parser"): "only a program not kept is parsed",
     ("workload_map.jq.builtins.registry", "workload_map.jq.builtins.index"): (
         "the registry is built on the first lookup, not at import"
     ),

@@ -1,5 +1,5 @@
-"""Syntax trees kept as plain data (``jq.trees``) and rebuilt by ``jq.parser.parse`` instead of
-parsing (``jq.parser.keep``): what the command line keeps between commands."""
+"""Syntax trees kept as plain data (``jq.trees``) and rebuilt by ``jq.trees.parse`` instead of
+parsing (``jq.trees.keep_trees``): what the command line keeps between commands."""
 
 from __future__ import annotations
 
@@ -29,18 +29,18 @@ if SHARED:
 def _parsed() -> Iterator[tuple[str, ast.Node]]:
     for program in dict.fromkeys(PROGRAMS):
         try:
-            yield program, parser.parse.__wrapped__(program)
+            yield program, parser.parse(program)
         except (JqParseError, JqCompileError, OverflowError):  # programs that parse
             continue
 
 
 @pytest.fixture
 def clean_parser(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setattr(parser, "_KEPT", {})
-    monkeypatch.setattr(parser, "_FRESH", None)
-    parser.parse.cache_clear()
+    monkeypatch.setattr(trees, "_KEPT", {})
+    monkeypatch.setattr(trees, "_FRESH", None)
+    trees.parse.cache_clear()
     yield
-    parser.parse.cache_clear()
+    trees.parse.cache_clear()
 
 
 def test_a_tree_comes_back_as_it_was_parsed_offsets_included() -> None:
@@ -63,7 +63,7 @@ def test_a_kept_tree_is_rebuilt_without_parsing(
     clean_parser: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     program = ".spec.replicas // 1 | . * 2"
-    kept = {program: trees.dump(parser.parse.__wrapped__(program))}
+    kept = {program: trees.dump(parser.parse(program))}
     parsed: list[str] = []
     real = parser._Parser.__init__
 
@@ -72,15 +72,15 @@ def test_a_kept_tree_is_rebuilt_without_parsing(
         real(self, source, *args)
 
     monkeypatch.setattr(parser._Parser, "__init__", spy)
-    parser.keep_trees(kept)
-    tree = parser.parse(program)
+    trees.keep_trees(kept)
+    tree = trees.parse(program)
     assert parsed == []
     assert trees.dump(tree) == kept[program]
-    assert parser.fresh_trees() == {}
+    assert trees.fresh_trees() == {}
     other = ".a | length"
-    assert parser.parse(other) is not None
+    assert trees.parse(other) is not None
     assert parsed == [other]
-    assert parser.fresh_trees() == {other: trees.dump(parser.parse(other))}
+    assert trees.fresh_trees() == {other: trees.dump(trees.parse(other))}
 
 
 @pytest.mark.parametrize(
@@ -95,21 +95,21 @@ def test_a_kept_tree_that_does_not_fit_the_syntax_is_parsed(
     clean_parser: None, damaged: tuple[Any, ...]
 ) -> None:
     program = ".a | .b"
-    parser.keep_trees({program: damaged})
-    assert parser.parse(program) == parser.parse.__wrapped__(program)
-    assert program in parser.fresh_trees()
+    trees.keep_trees({program: damaged})
+    assert trees.parse(program) == parser.parse(program)
+    assert program in trees.fresh_trees()
 
 
 def test_nothing_is_recorded_unless_trees_are_kept(clean_parser: None) -> None:
-    parser.parse(".x")
-    assert parser.fresh_trees() == {}
+    trees.parse(".x")
+    assert trees.fresh_trees() == {}
 
 
 def test_a_tree_too_deep_to_dump_is_left_out_not_raised(clean_parser: None) -> None:
     # the parser reads a chain of any length iteratively; dump recurses, and the command line
     # calls fresh_trees after its output, where an exception would be a traceback
     deep = " | ".join(["(. + 1)"] * 3000)
-    parser.keep_trees({})
-    parser.parse(deep)
-    parser.parse(".a")
-    assert list(parser.fresh_trees()) == [".a"]
+    trees.keep_trees({})
+    trees.parse(deep)
+    trees.parse(".a")
+    assert list(trees.fresh_trees()) == [".a"]

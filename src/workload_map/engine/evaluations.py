@@ -30,7 +30,7 @@ consumer took them.
 
 from __future__ import annotations
 
-import threading
+import _thread
 from collections.abc import Callable, Sequence
 from operator import is_
 from typing import Any
@@ -70,7 +70,7 @@ class Evaluations:
 
     def __init__(self, capacity: int = 50_000) -> None:
         self.capacity = capacity
-        self._lock = threading.RLock()  # (a match is checked again under it before storing)
+        self._lock = _thread.RLock()  # (a match is checked again under it before storing)
         self._items: dict[str, _Entry] = {}
         self._consumers: dict[str, Callable[[Karta], bool]] = {}
         #: (consumer, id of a definition) -> (the definition, the consumer's test, its answer)

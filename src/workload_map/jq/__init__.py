@@ -29,8 +29,6 @@ from typing import TYPE_CHECKING, Any
 from workload_map.jq import ast, errors
 from workload_map.jq.encode import dumps
 from workload_map.jq.errors import *  # noqa: F403  (the error classes, listed in errors.__all__)
-from workload_map.jq.parser import fresh_trees, keep_trees
-from workload_map.jq.parser import parse as _parse
 from workload_map.jq.paths import (
     Path,
     PathKey,
@@ -48,6 +46,8 @@ from workload_map.jq.program import (
     SlowEvaluation,
     compile,
 )
+from workload_map.jq.trees import fresh_trees, keep_trees
+from workload_map.jq.trees import parse as _parse
 from workload_map.jq.values import valid_text
 
 if TYPE_CHECKING:

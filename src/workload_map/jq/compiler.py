@@ -25,7 +25,7 @@ definitions and calls, the lazily compiled ``builtin.jq`` library and the entry 
 
 from __future__ import annotations
 
-import threading
+import _thread
 from collections.abc import Callable, Generator, Iterable, Iterator
 from typing import Any
 
@@ -70,9 +70,9 @@ from workload_map.jq.combinators import (
 )
 from workload_map.jq.errors import JqBreak, JqCompileError, JqError, JqRuntimeError
 from workload_map.jq.fieldchains import chain_constant_path
-from workload_map.jq.parser import parse
 from workload_map.jq.pathmode import modify_paths, setpath_at
 from workload_map.jq.terms import TermCompiler
+from workload_map.jq.trees import parse
 
 __all__ = ["Code", "Ctx", "compile_program", "compile_tree"]
 
@@ -453,7 +453,7 @@ class Compiler(TermCompiler):
 
 _BUILTIN_DEFS: dict[tuple[str, int], ast.FuncDef] = {}
 _BUILTIN_FUNCS: dict[tuple[str, int], FuncInfo] = {}
-_BUILTIN_LOCK = threading.RLock()
+_BUILTIN_LOCK = _thread.RLock()  # threading.RLock, without importing threading
 
 
 def _builtin_def(key: tuple[str, int]) -> ast.FuncDef | None:

@@ -13,8 +13,8 @@ return. No library offers a per-thread CPU clock net of collections, hence this 
 
 from __future__ import annotations
 
+import _thread
 import gc
-import threading
 import time
 
 __all__ = ["clock", "thread_time"]
@@ -24,7 +24,7 @@ _OLDEST = 2
 thread_time = time.thread_time
 
 
-class _PerThread(threading.local):
+class _PerThread(_thread._local):  # threading.local, without importing threading
     started: float | None = None  # a full collection under way on this thread
     spent = 0.0  # CPU seconds this thread's full collections took
 

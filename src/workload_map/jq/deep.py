@@ -26,8 +26,8 @@ not read back as expected, there is no deep stack: the evaluation stays a clean
 
 from __future__ import annotations
 
+import _thread
 import sys
-import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -51,7 +51,7 @@ DEEP_RECURSION_LIMIT = 60_000
 SAFE_RECURSION_LIMIT = 4_000
 _DEEP_STACK_BYTES = 1024 * 1024 * 1024  # virtual: pages are only used as the stack grows
 # threading.stack_size is process-wide too: set, start and reset it under one lock
-_LOCK = threading.Lock()
+_LOCK = _thread.allocate_lock()
 
 
 def _limit_fields() -> tuple[int, int] | None:
@@ -172,16 +172,18 @@ def run_deep(fn: Callable[[], _T]) -> _T:
         except BaseException as e:  # handed back to the caller's thread
             box["error"] = _without_tracebacks(e)
 
+    import threading  # the first deep retry of the process (a command's start needs none)
+
     thread = threading.Thread(target=target, name="jq-deep-stack", daemon=True)
     with _LOCK:
         try:
-            old_size = threading.stack_size(_DEEP_STACK_BYTES)
+            old_size = _thread.stack_size(_DEEP_STACK_BYTES)
         except (ValueError, RuntimeError):  # no big thread stacks here: stay too deep
             raise RecursionError("no deep stack available") from None
         try:
             thread.start()
         finally:
-            threading.stack_size(old_size)
+            _thread.stack_size(old_size)
     thread.join()
     if "error" in box:
         error: BaseException = box.pop("error")

@@ -14,14 +14,11 @@ any length (``a | b | …``, ``a, b, …``, ``1 + 1 + …``, ``.a.b.c…``) are 
 
 from __future__ import annotations
 
-import functools
-from typing import Any
-
-from workload_map.jq import ast, trees
+from workload_map.jq import ast
 from workload_map.jq.errors import JqCompileError, JqParseError
 from workload_map.jq.lexer import Lexer, Token, quote_token
 
-__all__ = ["MAX_DEPTH", "fresh_trees", "keep_trees", "parse"]
+__all__ = ["MAX_DEPTH", "parse"]
 
 # Real nesting levels (parentheses, brackets, objects, bodies, arguments, interpolations):
 # each costs a few Python frames to parse, compile and run, and this bound keeps all three well
@@ -646,50 +643,12 @@ class _Parser:
         return node
 
 
-#: trees parsed by earlier processes (``trees.dump``'s form), by program text: see keep_trees()
-_KEPT: dict[str, Any] = {}
-#: the programs parsed since keep_trees() was first called (None: not recording)
-_FRESH: dict[str, ast.Node] | None = None
-
-
-def keep_trees(kept: dict[str, Any]) -> None:
-    """Trees an earlier process parsed (``trees.dump``'s form, by program text): :func:`parse`
-    rebuilds those instead of parsing them (a tree that does not fit the syntax any more is
-    parsed), and from now on records the programs it parses, for :func:`fresh_trees`."""
-    global _FRESH
-    _KEPT.update(kept)
-    if _FRESH is None:
-        _FRESH = {}
-
-
-def fresh_trees() -> dict[str, Any]:
-    """The programs parsed, not rebuilt, since :func:`keep_trees`, in ``trees.dump``'s form.
-    A tree too deep for ``trees.dump``'s recursion (a chain of thousands of terms, which the
-    parser reads iteratively) is left out: it is parsed again next time."""
-    kept: dict[str, Any] = {}
-    for text, tree in (_FRESH or {}).items():
-        try:
-            kept[text] = trees.dump(tree)
-        except RecursionError:
-            continue
-    return kept
-
-
-@functools.lru_cache(maxsize=4096)
 def parse(source: str) -> ast.Node:
-    """Parse a jq program into its tree; raises ``JqParseError``. Trees are immutable, so a
-    repeated text (the same path in many definitions) is parsed once."""
-    kept = _KEPT.get(source)
-    if kept is not None:
-        try:
-            rebuilt: ast.Node = trees.load(kept)
-            return rebuilt
-        except (KeyError, ValueError, TypeError, IndexError, RecursionError):
-            pass
+    """Parse a jq program into its tree; raises ``JqParseError``. Uncached: the engine parses
+    through :func:`jq.trees.parse <workload_map.jq.trees.parse>`, which caches by text and
+    rebuilds the trees kept between commands without importing this module."""
     try:
         tree: ast.Node = _Parser(source).program()
-        if _FRESH is not None:
-            _FRESH[source] = tree
         return tree
     except RecursionError:
         raise JqParseError(

@@ -8,9 +8,9 @@ program carry its text and the offset of the failing term.
 
 from __future__ import annotations
 
+import _thread
 import dataclasses
 import sys
-import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from sys import getrecursionlimit
 from typing import Any, ClassVar, TypeVar
@@ -19,8 +19,8 @@ from workload_map.jq.closures import clock
 from workload_map.jq.compiler import Code, Ctx, compile_program
 from workload_map.jq.deep import BOUND_ABOVE, run_bounded, run_deep
 from workload_map.jq.errors import JqError, JqLimitError, JqRuntimeError
-from workload_map.jq.parser import parse
 from workload_map.jq.paths import Path, constant_path, defaulted_path
+from workload_map.jq.trees import parse
 from workload_map.jq.values import type_error_preview
 
 __all__ = ["DEFAULT_LIMITS", "DEFINITION_LIMITS", "Limits", "Program", "SlowEvaluation", "compile"]
@@ -151,7 +151,7 @@ _SHARED_ENV: tuple[Any, ...] = (Ctx(None, DEFAULT_LIMITS.max_depth, None),)
 
 _CACHE: dict[tuple[str, tuple[str, ...]], Program] = {}
 _CACHE_MAX = 1024
-_CACHE_LOCK = threading.Lock()
+_CACHE_LOCK = _thread.allocate_lock()  # threading.Lock, without importing threading
 
 
 def _normalise_vars(variables: Sequence[str]) -> tuple[str, ...]:

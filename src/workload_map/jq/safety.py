@@ -28,7 +28,7 @@ from typing import Any
 
 from workload_map.jq import ast
 from workload_map.jq.builtins import registry
-from workload_map.jq.parser import parse
+from workload_map.jq.trees import parse
 
 __all__ = [
     "SafetyRule",

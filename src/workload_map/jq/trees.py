@@ -4,17 +4,22 @@ Every command parses its definitions' jq programs again (the JobSet's 13: the le
 each node class's ``__init__`` written on its first use and the parse itself, about 16M
 instructions of a live ``get``). :func:`dump` writes a tree as tuples, lists and scalars (what
 ``marshal`` reads back in C); :func:`load` rebuilds the nodes without running the parser or
-the nodes' ``__init__``. ``jq.keep_trees`` takes such trees by program text; the command line
-keeps them between commands (``cli.context``).
+the nodes' ``__init__``. :func:`keep_trees` (``jq.keep_trees``) takes such trees by program
+text; the command line keeps them between commands (``cli.context``).
+
+:func:`parse`, the jq engine's one entry to the parser, lives here so that a command whose
+programs are all kept imports neither the parser nor the lexer (about 58 KB of bytecode):
+``jq.parser`` is imported by the first program that is really parsed.
 """
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from workload_map.jq import ast
 
-__all__ = ["dump", "load"]
+__all__ = ["dump", "fresh_trees", "keep_trees", "load", "parse"]
 
 _SCALARS = (str, int, float, bool, type(None))
 _new = object.__new__
@@ -77,3 +82,51 @@ def _items(data: list[Any]) -> tuple[Any, ...]:
     return tuple(
         [_node(v) if type(v) is tuple else _items(v) if type(v) is list else v for v in data]
     )
+
+
+#: trees parsed by earlier processes (:func:`dump`'s form), by program text: see keep_trees()
+_KEPT: dict[str, Any] = {}
+#: the programs parsed since keep_trees() was first called (None: not recording)
+_FRESH: dict[str, ast.Node] | None = None
+
+
+def keep_trees(kept: dict[str, Any]) -> None:
+    """Trees an earlier process parsed (:func:`dump`'s form, by program text): :func:`parse`
+    rebuilds those instead of parsing them (a tree that does not fit the syntax any more is
+    parsed), and from now on records the programs it parses, for :func:`fresh_trees`."""
+    global _FRESH
+    _KEPT.update(kept)
+    if _FRESH is None:
+        _FRESH = {}
+
+
+def fresh_trees() -> dict[str, Any]:
+    """The programs parsed, not rebuilt, since :func:`keep_trees`, in :func:`dump`'s form.
+    A tree too deep for :func:`dump`'s recursion (a chain of thousands of terms, which the
+    parser reads iteratively) is left out: it is parsed again next time."""
+    kept: dict[str, Any] = {}
+    for text, tree in (_FRESH or {}).items():
+        try:
+            kept[text] = dump(tree)
+        except RecursionError:
+            continue
+    return kept
+
+
+@functools.lru_cache(maxsize=4096)
+def parse(source: str) -> ast.Node:
+    """Parse a jq program into its tree; raises ``JqParseError``. Trees are immutable, so a
+    repeated text (the same path in many definitions) is parsed once; a kept one is rebuilt."""
+    kept = _KEPT.get(source)
+    if kept is not None:
+        try:
+            rebuilt: ast.Node = load(kept)
+            return rebuilt
+        except (KeyError, ValueError, TypeError, IndexError, RecursionError):
+            pass
+    from workload_map.jq import parser  # loaded by the first program really parsed
+
+    tree = parser.parse(source)
+    if _FRESH is not None:
+        _FRESH[source] = tree
+    return tree

@@ -25,7 +25,7 @@ does this: Python's entry points are per distribution and cost more to read than
 
 from __future__ import annotations
 
-import threading
+import _thread
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -101,7 +101,7 @@ _REGISTRY: dict[tuple[str, int], Builtin] = {}
 _COMPLETE = False
 _IMPLS: dict[str, dict[tuple[str, int], Callable[..., Any]]] = {}
 _JQ_SOURCES: dict[tuple[str, int], str] = {}
-_LOCK = threading.RLock()
+_LOCK = _thread.RLock()  # threading.RLock, without importing threading
 #: a definition's head in builtin.jq: every one starts a line (its body lines are indented)
 _DEF_HEAD = r"def\s+([A-Za-z_][A-Za-z0-9_]*)\s*(?:\(([^)]*)\))?\s*:"
 

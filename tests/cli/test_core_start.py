@@ -1,0 +1,94 @@
+"""What the core (jq, engine, model) loads for a live ``get``: modules that only some commands
+need stay unloaded until one of them needs it (start-up is most of what a live get costs,
+docs/cli.md). Each command runs in a fresh interpreter against the fake API server, with a
+cache folder of its own, as a user's second and later commands do (the definition's programs
+kept between commands)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.cli.fake_cluster import JOBSET, FakeAPI, obj
+from tests.cli.http_fake import serve, write_kubeconfig
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# the command, then the modules it loaded (read before the interpreter's end)
+_RUN = """
+import io, json, sys
+from workload_map.cli.main import main
+out = io.StringIO()
+code = main(sys.argv[1:], stdout=out, stderr=io.StringIO())
+print(json.dumps([code, out.getvalue(), sorted(sys.modules)]))
+"""
+
+
+def live_gets(tmp_path: Path, count: int) -> list[tuple[int, str, set[str]]]:
+    """``wlmap get jobsets`` run ``count`` times against one fake API server and one cache
+    folder: each run's exit code, output and loaded modules."""
+    api = FakeAPI(namespace="ml").serve(JOBSET)
+    api.add(obj("jobset.x-k8s.io/v1alpha2", "JobSet", "train", "ml", spec={"replicatedJobs": []}))
+    runs = []
+    with serve(api) as (server, _):
+        kubeconfig = str(write_kubeconfig(tmp_path / "kc", server, namespace="ml"))
+        args = ["get", "jobsets", "--kubeconfig", kubeconfig, "--cache-dir", str(tmp_path / "c")]
+        for _ in range(count):
+            done = subprocess.run(
+                [sys.executable, "-c", _RUN, *args],
+                capture_output=True,
+                text=True,
+                env={
+                    "HOME": str(tmp_path),
+                    "PATH": "/usr/bin:/bin",
+                    "PYTHONPATH": str(ROOT / "src"),
+                },
+                timeout=120,
+                check=True,
+            )
+            code, output, modules = json.loads(done.stdout.splitlines()[-1])
+            runs.append((code, output, set(modules)))
+    return runs
+
+
+def test_a_get_whose_programs_are_kept_loads_no_jq_parser(tmp_path: Path) -> None:
+    """The definition's programs are rebuilt from the kept trees (jq.trees), so the parser and
+    its lexer (about 58 KB of bytecode, 1.9M instructions of a live get, docs/cli.md) load only
+    in the first command, which parses them."""
+    first, second = live_gets(tmp_path, 2)
+    parser = {"workload_map.jq.parser", "workload_map.jq.lexer"}
+    assert first[0] == 0 and "train" in first[1], first[:2]
+    assert parser <= first[2]
+    assert second[:2] == first[:2]
+    assert "workload_map.jq.trees" in second[2]
+    assert not parser & second[2]
+
+
+def test_the_core_and_wlmap_jq_load_no_threading(tmp_path: Path) -> None:
+    """The jq engine's and the engine's locks and thread-local state are ``_thread``'s (the
+    objects ``threading`` hands out), so neither imports ``threading`` (~2M instructions of
+    ``wlmap jq``, docs/cli.md); a deep retry (jq.deep.run_deep) imports it for its thread."""
+    data = tmp_path / "in.json"
+    data.write_text('{"a": [1, {"b": 3}]}')
+    code = (
+        "import io, sys\n"
+        "import workload_map.engine, workload_map.model\n"
+        "from workload_map import jq\n"
+        "from workload_map.cli.main import main\n"
+        "out = io.StringIO()\n"
+        f"code = main(['jq', '.a[1].b', {str(data)!r}], stdout=out)\n"
+        "print(code, out.getvalue().strip(), 'threading' in sys.modules)\n"
+        "deep = jq.compile('def f: if . > 0 then (. - 1 | f) + 1 else 0 end; f')\n"
+        "print(deep.first(900), 'threading' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT / "src")},
+        timeout=120,
+        check=False,
+    )
+    assert done.stdout.split() == ["0", "3", "False", "900", "True"], done.stdout + done.stderr
