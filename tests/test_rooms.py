@@ -240,6 +240,7 @@ PUBLIC: dict[str, frozenset[str]] = {
             "kubeconfig",
             "leader",
             "options",
+            "paths",  # pathlib's answers as strings (the CLI's settings and cache files)
             "pager",
             "shortnames",
             "transport",

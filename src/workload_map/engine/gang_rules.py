@@ -444,23 +444,30 @@ def v2_groups(
     of_component = {c: by_member[subs[held[-1]].component_name] for c, held in holders.items()}
     sub_pods: list[list[str]] = [[] for _ in subs]
     # one pass over the placements: the attributed pods (``Placement.attributed``, inlined: it
-    # runs per pod) join the group, and the subgroups that hold their component
+    # runs per pod) join the group, and the subgroups that hold their component (the second
+    # loop when no subgroup holds a component: no lookup per pod)
     assignments: list[GangAssignment] = []
     append = assignments.append
     names: list[str] = []
-    for placement in placements:
+    for placement in placements if holders else ():
         component = placement.component
         if component is None or placement.reason is not None:
             append(UNATTRIBUTED)
             continue
         names.append(placement.pod)
-        held = holders.get(component) if holders else None
+        held = holders.get(component)
         if held is None:
             append(whole)
             continue
         append(of_component[component])
         for index in held:
             sub_pods[index].append(placement.pod)
+    for placement in () if holders else placements:
+        if placement.component is None or placement.reason is not None:
+            append(UNATTRIBUTED)
+        else:
+            names.append(placement.pod)
+            append(whole)
     sub_groups = [
         _v2_sub_group(counter, mapping.name, sub.component_name, sub.topology, sub_pods[index])
         for index, sub in enumerate(subs)
@@ -563,29 +570,35 @@ def alpha_groups(
     s_first, s_second = "", None
     assigned: dict[tuple[str, ...], tuple[GangAssignment, list[Placement], int]] = {}
     read: Any
+    entry: Any
     # the last entry found there and its keys (the pods of one group mostly come together):
     # a pod whose values equal them joins it without a tuple, its hash and a lookup
     one: Any
     two: Any
     last_one: Any = _NEVER
     last_two: Any = None
-    last_entry: Any = None
+    # that entry's assignment and its placements' append (read once per entry, not per pod)
+    last_assignment: Any = None
+    add: Any = None
+    current: _Candidate | GangAssignment | None = None
     for pod, placement in zip(pods, placements, strict=True):
         component = placement.component
         if component is None or placement.reason is not None:
             append(UNATTRIBUTED)
             continue
         if component is not last or chosen is None:
+            # (a component's fixed candidate holds until the component changes; without
+            # one, the pod's own filters choose, per pod)
             chosen = fixed.get(component)
             last = component
-        current = chosen or candidates.choose(component, pod, run)
-        if current is not hoisted:
-            hoisted, fast, s_name = current, None, None
-            if type(current) is _Candidate and current.section is not None:
-                fast = current
-                s_name, s_first, s_second = current.section
-                assigned = current.assigned
-                last_one = _NEVER
+            current = chosen or candidates.choose(component, pod, run)
+            if current is not hoisted:
+                hoisted, fast, s_name = current, None, None
+                if type(current) is _Candidate and current.section is not None:
+                    fast = current
+                    s_name, s_first, s_second = current.section
+                    assigned = current.assigned
+                    last_one = _NEVER
         if fast is not None and type(pod) is dict:
             # the keys as the pod has them, looked up among the entries: an entry is made only
             # for keys read as non-empty strings (here, by the reader or the expressions below)
@@ -599,25 +612,27 @@ def alpha_groups(
                 # the last keys are an entry's strings: a value equal to them is what the
                 # lookup would match (JSON values: only a string equals a string)
                 if one == last_one and two == last_two:
-                    entry = last_entry
+                    append(last_assignment)
+                    add(placement)
+                    continue
+                read = (one,) if s_second is None else (one, two)
+                try:
+                    entry = assigned.get(read)
+                except TypeError:  # an unhashable value (a list, an object): read below
+                    entry = None
                 else:
-                    read = (one,) if s_second is None else (one, two)
-                    try:
-                        entry = assigned.get(read)
-                    except TypeError:  # an unhashable value (a list, an object): read below
-                        entry = None
-                    else:
-                        if entry is None:
-                            for value in read:  # the reader's rule: each a non-empty string
-                                if type(value) is not str or not value:
-                                    break
-                            else:
-                                entry = fast.join(read, owner_uid, len(assignments))
-                        if entry is not None:
-                            last_one, last_two, last_entry = one, two, entry
+                    # the reader's rule: each a non-empty string
+                    if entry is None and (
+                        type(one) is str
+                        and one
+                        and (s_second is None or (type(two) is str and two))
+                    ):
+                        entry = fast.join(read, owner_uid, len(assignments))
                 if entry is not None:
-                    append(entry[0])
-                    entry[1].append(placement)
+                    last_one, last_two = one, two
+                    last_assignment, add = entry[0], entry[1].append
+                    append(last_assignment)
+                    add(placement)
                     continue
         if type(current) is not _Candidate:  # not isinstance: a view's class check is slow
             append(cast(GangAssignment, current))  # why the pod joins no group
@@ -655,7 +670,8 @@ def alpha_groups(
     groups: list[PodGroup] = []
     #: whether the name made of the keys but the last is a DNS-1123 subdomain
     heads: dict[tuple[str, ...], bool] = {}
-    for name, entries in sorted(grouped.items()):
+    for name in sorted(grouped):  # (the names alone: a str sort, not a tuple sort)
+        entries = grouped[name]
         if type(entries) is list:
             entries.sort(key=_first)
             chunks = [(keys, placed) for _, _, keys, placed in entries]

@@ -484,7 +484,10 @@ class _Plan:
         decisions: dict[Any, _Decision] = {}
         f_section: str | None = None
         f_first, f_second, f_null = "", None, None
-        only = self.only
+        # the single leaf's name (None: the claimers decide), and ``seen``'s problem: read once,
+        # not per pod
+        only = self.only[1] if self.only is not None else None
+        problem: str | None = None
         tight = self.tight
         for pod in pods:
             # a plain object's keys are read by subscript (cheaper than .get by about a
@@ -526,7 +529,7 @@ class _Plan:
                 state = pod_state(pod)
             value: Any
             if only is not None:  # the single-leaf rule, without a call per pod
-                component = only[1]
+                component = only
             else:
                 found_by: str | None = None
                 odd = tight is None
@@ -563,17 +566,19 @@ class _Plan:
                 seen, last = looked, component
                 decisions = seen.decisions
                 f_section, f_first, f_second, f_null = seen.fields
-            if seen.problem is not None:
-                out.append(
-                    Placement(name, component, None, None, None, seen.problem, seen.base, state)
-                )
+                problem = seen.problem
+            if problem is not None:
+                out.append(Placement(name, component, None, None, None, problem, seen.base, state))
                 continue
             # the selectors' fields looked up among the decisions made: a hit is what the
             # reads below give those values (only values that are all strings or null are
             # entered, and only a str equals a str); a miss is decided below
             read: Any = _SURPRISE
             if f_section is not None:
-                section = meta.get(f_section)
+                try:  # (by subscript: the selectors' section, nearly every pod has it)
+                    section = meta[f_section]
+                except KeyError:
+                    section = None
                 if type(section) is dict:
                     read = (
                         section.get(f_first)
