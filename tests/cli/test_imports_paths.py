@@ -3,7 +3,8 @@ files, the cache folder, the settings files, the catalog's folder) are strings b
 :mod:`workload_map.kube.paths` as pathlib builds them, and its server URL and request targets
 are split and quoted by :mod:`workload_map.kube.urls` as urllib.parse does. With what they
 import (``fnmatch``, ``ntpath``, ``ipaddress``) they were about 10M instructions of a live
-``get`` (callgrind, docs/cli.md)."""
+``get`` (callgrind, docs/cli.md). Nor ``threading`` (~2M): the connection's and the catalog's
+locks and thread-local are ``_thread``'s, the very objects threading hands out."""
 
 from __future__ import annotations
 
@@ -13,11 +14,11 @@ from tests.cli.fake_cluster import JOBSET, FakeAPI, obj
 from tests.cli.http_fake import serve, write_kubeconfig
 from tests.cli.test_imports import fresh_python
 
-#: pathlib and what it imports; none of it is on a live get's path
-PATHLIB = ("pathlib", "fnmatch", "ntpath", "urllib.parse", "ipaddress")
+#: pathlib and what it imports, and threading; none of it is on a live get's path
+PATHLIB = ("pathlib", "fnmatch", "ntpath", "urllib.parse", "ipaddress", "threading")
 
 
-def test_a_live_get_imports_no_pathlib_nor_urllib(tmp_path: Path) -> None:
+def test_a_live_get_imports_no_pathlib_urllib_nor_threading(tmp_path: Path) -> None:
     api = FakeAPI(namespace="ml").serve(JOBSET)
     api.add(obj("jobset.x-k8s.io/v1alpha2", "JobSet", "train", "ml", spec={"replicatedJobs": []}))
     cache = tmp_path / "cache"
