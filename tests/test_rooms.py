@@ -240,6 +240,7 @@ PUBLIC: dict[str, frozenset[str]] = {
             "kubeconfig",
             "leader",
             "options",
+            "paths",  # pathlib's answers as strings (the CLI's settings and cache files)
             "pager",
             "shortnames",
             "transport",
@@ -486,6 +487,10 @@ LAZY: dict[tuple[str, str], str] = {
         "the CRD schema checks (and difflib) load only when a CRD is given"
     ),
     ("workload_map.jq.trees", "workload_map.jq.parser"): "only a program not kept is parsed",
+    ("workload_map.engine.workload", "workload_map.engine.describe"): "a workload viewed",
+    ("workload_map.engine.workload", "workload_map.engine.resource_view"): "the same, resources",
+    ("workload_map.engine.workload", "workload_map.engine.tree"): "the same, its tree",
+    ("workload_map.engine.workload", "workload_map.engine.writeback"): "a workload written",
     ("workload_map.jq.builtins.registry", "workload_map.jq.builtins.index"): (
         "the registry is built on the first lookup, not at import"
     ),

@@ -92,3 +92,15 @@ def test_the_core_and_wlmap_jq_load_no_threading(tmp_path: Path) -> None:
         check=False,
     )
     assert done.stdout.split() == ["0", "3", "False", "900", "True"], done.stdout + done.stderr
+
+
+def test_a_get_loads_none_of_the_engines_views_of_one_workload(tmp_path: Path) -> None:
+    """A get row is the workload's summary (engine.summary, with its PodCounts): describe's
+    views, the resources' and the tree's (about 20 view classes and the events' with them) and
+    the write-back load when a workload is viewed or written (engine.workload), not with the
+    engine (about 7M instructions of a live get, docs/cli.md)."""
+    ((code, output, modules),) = live_gets(tmp_path, 1)
+    assert code == 0 and "train" in output, output
+    assert {"workload_map.engine.workload", "workload_map.engine.summary"} <= modules
+    views = ("describe", "resource_view", "tree", "events", "writeback")
+    assert sorted(modules & {f"workload_map.engine.{name}" for name in views}) == []

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 
-from tests.cli.fake_cluster import EVENT, FakeAPI, event, obj, owner_ref
+from tests.cli.fake_cluster import EVENT, JOBSET, FakeAPI, event, obj, owner_ref, pod
 from tests.cli.test_describe import _jobset_api
+
+METADATA = "PartialObjectMetadataList"
 
 
 def _objects(api: FakeAPI, kind: str, name: str) -> dict:
@@ -188,3 +190,81 @@ def test_the_events_key_validates_against_the_describe_schema(wlmap) -> None:
         bad = json.loads(r.out)
         bad["events"]["surprise"] = 1
         assert not validator.is_valid(bad)
+
+
+def _job_of(js: dict, index: int) -> tuple[dict, dict]:
+    """A Job of ``js`` as the API server completes it (its selector, its template's labels)
+    and its pod, pending, labelled as the Job controller labels it."""
+    name = f"{js['metadata']['name']}-workers-{index}"
+    uid = f"uid-job-{name}"
+    labels = {"batch.kubernetes.io/controller-uid": uid, "batch.kubernetes.io/job-name": name}
+    spec = {"selector": {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}}
+    spec["template"] = {"metadata": {"labels": labels}, "spec": {"containers": []}}
+    job = obj("batch/v1", "Job", name, "ml", uid=uid, owner=owner_ref(js), spec=spec)
+    return job, pod(f"{name}-0", job, namespace="ml", phase="Pending", node=None, labels=labels)
+
+
+def _busy_namespace(others: int) -> FakeAPI:
+    """A JobSet's Job with a pending pod, and ``others`` more JobSets alike: in a busy
+    namespace every pending pod has the scheduler's warning."""
+    api = FakeAPI().serve(JOBSET, EVENT)
+    for i in range(others + 1):
+        js = obj("jobset.x-k8s.io/v1alpha2", "JobSet", "train" if i == 0 else f"other-{i}", "ml")
+        job, waiting = _job_of(js, 0)
+        api.add(js, job, waiting)
+        api.add(event(waiting, "FailedScheduling", "0/2 nodes are available."))
+    return api
+
+
+def _by_name(api: FakeAPI) -> list[str]:
+    """The objects the fake answered a GET by name for (discovery's paths are shorter)."""
+    return [p.rsplit("/", 1)[-1] for p, q, _ in api.calls if not q and p.count("/") >= 6]
+
+
+def test_a_busy_namespaces_warnings_are_placed_by_lists_not_a_get_each(wlmap) -> None:
+    """The warnings of a namespace are placed by their objects' owner chains, read a level at
+    a time: the 12 warned pods of other JobSets, their Jobs and their JobSets are a list of
+    each kind (metadata only), not 36 GETs; the member's warnings are the same as alone."""
+    argv = ["describe", "job/train-workers-0", "-n", "ml", "-o", "json"]
+    alone = json.loads(wlmap(argv, api=_busy_namespace(0)).out)["events"]
+    api = _busy_namespace(12)
+    r = wlmap(argv, api=api)
+    assert r.code == 0, r.err
+    events = json.loads(r.out)["events"]
+    assert events == alone
+    assert [w["objects"] for w in events["warnings"]] == [["train-workers-0-0"]]
+    assert _by_name(api) == ["train-workers-0"]  # the Job described, nothing else
+    listed = [p.rsplit("/", 1)[-1] for p, _, accept in api.calls if accept and METADATA in accept]
+    assert listed == ["pods", "jobs", "jobsets"]
+
+
+def test_a_few_warned_objects_are_a_get_each(wlmap) -> None:
+    api = _busy_namespace(2)
+    r = wlmap(["describe", "job/train-workers-0", "-n", "ml", "-o", "json"], api=api)
+    assert r.code == 0, r.err
+    assert sorted(_by_name(api)) == [
+        "other-1",
+        "other-1-workers-0",
+        "other-1-workers-0-0",
+        "other-2",
+        "other-2-workers-0",
+        "other-2-workers-0-0",
+        "train-workers-0",
+    ]  # as before: each warned pod, its Job and its JobSet once
+    assert not [p for p, _, accept in api.calls if accept and METADATA in accept]
+
+
+def test_describe_type_places_the_warnings_of_all_its_workloads_with_one_reader(wlmap) -> None:
+    """``describe TYPE``: the workloads share the namespace's reads: each kind listed once
+    for all of them, not a GET per warned pod and per Job of each workload."""
+    api = _busy_namespace(12)
+    r = wlmap(["describe", "jobsets", "-n", "ml", "-o", "json"], api=api)
+    assert r.code == 0, r.err
+    items = json.loads(r.out)["items"]
+    # each JobSet has its own pod's warning, and no other
+    assert sorted(o for i in items for w in i["events"]["warnings"] for o in w["objects"]) == [
+        f"{name}-workers-0-0" for name in sorted([*(f"other-{i}" for i in range(1, 13)), "train"])
+    ]
+    assert all(len(i["events"]["warnings"]) == 1 for i in items)
+    assert [n for n in _by_name(api) if "/pods/" in n] == []
+    assert len(_by_name(api)) <= 8  # was a pod and a Job per JobSet (26)

@@ -167,8 +167,10 @@ def test_get_loads_its_modules_and_no_other_commands(tmp_path: Path) -> None:
         "workload_map.kube.kubeconfig_cache",
         "workload_map.kube.options",
         "workload_map.kube.pager",
+        "workload_map.kube.paths",
         "workload_map.kube.senders",
         "workload_map.kube.transport",
+        "workload_map.kube.urls",
         "workload_map.kube.wire",
     }
     assert ours(modules, "workload_map.cluster") == {
@@ -230,6 +232,7 @@ def test_describe_file_loads_no_cluster_code(tmp_path: Path) -> None:
         "workload_map.kube.errors",
         "workload_map.kube.flags",
         "workload_map.kube.options",
+        "workload_map.kube.paths",
         "workload_map.kube.shortnames",
     }
     assert ours(modules, "workload_map.catalog") == CATALOG_LOOKUP

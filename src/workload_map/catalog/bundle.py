@@ -19,10 +19,13 @@ import json
 import sys
 import zlib
 from collections.abc import Mapping
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workload_map.yaml_import import import_yaml
+
+if TYPE_CHECKING:
+    import os
+    from pathlib import Path
 
 __all__ = ["BUNDLE_NAME", "Bundle", "render_bundle"]
 
@@ -49,10 +52,11 @@ class Bundle:
         self._index: dict[str, list[int]] = meta["index"]
 
     @classmethod
-    def read(cls, path: Path) -> Bundle | None:
+    def read(cls, path: str | os.PathLike[str]) -> Bundle | None:
         """The bundle at ``path``, or None when there is none (or it is unreadable)."""
         try:
-            return cls(path.read_bytes())
+            with open(path, "rb") as file:
+                return cls(file.read())
         except (OSError, ValueError, KeyError, TypeError):
             return None
 
@@ -106,6 +110,8 @@ def parse_sources(directory: Path) -> dict[str, tuple[bytes, Any]]:
 
 
 def data_directory() -> Path:
+    from pathlib import Path  # make catalog-bundle and the tests: no command's import
+
     return Path(__file__).with_name("data")
 
 

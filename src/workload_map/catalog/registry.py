@@ -17,11 +17,11 @@ find by its exact GVK labels.
 
 from __future__ import annotations
 
+import _thread
 import copy
+import os
 import re
-import threading
 from collections.abc import Iterator, Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workload_map.catalog.bundle import BUNDLE_NAME, Bundle
@@ -155,9 +155,10 @@ class Catalog:
     """The built-in definitions (or those of any directory of ``<slug>.yaml`` files)."""
 
     def __init__(self, directory: Traversable | None = None) -> None:
-        self._directory = directory
-        self._lock = threading.RLock()
-        self._files: dict[str, Traversable] | None = None
+        #: the package's own folder is a ``str`` (no pathlib at start-up), any other a Traversable
+        self._directory: Traversable | str | None = directory
+        self._lock = _thread.RLock()  # threading.RLock, without importing threading
+        self._files: dict[str, Traversable | str] | None = None
         self._docs: dict[str, dict[str, Any]] = {}  # file slug -> parsed document
         self._entries: dict[str, tuple[CatalogEntry, dict[str, Any]]] = {}  # entry name -> doc
         self._by_gvk: dict[tuple[str, str, str], str] = {}
@@ -165,10 +166,10 @@ class Catalog:
         self._bundle_read: tuple[Bundle | None] | None = None
 
     # -- loading ---------------------------------------------------------------------------
-    def _dir(self) -> Traversable:
+    def _dir(self) -> Traversable | str:
         if self._directory is None:
-            here = Path(__file__).with_name("data")
-            if here.is_dir():  # an installed or checked-out package: no importlib.resources
+            here = os.path.join(os.path.dirname(__file__), "data")
+            if os.path.isdir(here):  # an installed or checked-out package: no importlib.resources
                 self._directory = here  # (it imports zipfile, ~10 ms of every start-up)
             else:
                 from importlib import resources
@@ -179,12 +180,19 @@ class Catalog:
                 self._directory = resources.files(package).joinpath("data")
         return self._directory
 
-    def _file_index(self) -> dict[str, Traversable]:
+    def _file_index(self) -> dict[str, Traversable | str]:
         if self._files is None:
-            files: dict[str, Traversable] = {}
-            for item in self._dir().iterdir():
-                if item.is_file() and item.name.endswith(_SUFFIX):
-                    files[item.name[: -len(_SUFFIX)]] = item
+            files: dict[str, Traversable | str] = {}
+            directory = self._dir()
+            if isinstance(directory, str):
+                for name in os.listdir(directory):
+                    path = os.path.join(directory, name)
+                    if name.endswith(_SUFFIX) and os.path.isfile(path):
+                        files[name[: -len(_SUFFIX)]] = path
+            else:
+                for item in directory.iterdir():
+                    if item.is_file() and item.name.endswith(_SUFFIX):
+                        files[item.name[: -len(_SUFFIX)]] = item
             self._files = dict(sorted(files.items()))
         return self._files
 
@@ -193,8 +201,13 @@ class Catalog:
         if self._bundle_read is None:
             directory = self._dir()
             found = None
-            if isinstance(directory, Path):  # the package's own files, or a directory given
-                found = Bundle.read(directory / BUNDLE_NAME)
+            if isinstance(directory, str):  # the package's own files
+                found = Bundle.read(os.path.join(directory, BUNDLE_NAME))
+            elif isinstance(directory, os.PathLike):  # a directory given (a Path: pathlib is in)
+                from pathlib import Path
+
+                if isinstance(directory, Path):
+                    found = Bundle.read(directory / BUNDLE_NAME)
             self._bundle_read = (found,)
         return self._bundle_read[0]
 
@@ -213,7 +226,11 @@ class Catalog:
             return
         item = self._file_index()[stem]
         source = f"{stem}{_SUFFIX}"
-        text = item.read_bytes()
+        if isinstance(item, str):
+            with open(item, "rb") as file:
+                text = file.read()
+        else:
+            text = item.read_bytes()
         bundle = self._bundle()
         doc = None if bundle is None else bundle.document(stem, text)
         if doc is None:  # not bundled, or edited since: the YAML is the source of truth

@@ -9,12 +9,12 @@ unknown key or a bad value is an error. Output format: ``table`` < file < ``$WLM
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 
 import msgspec
 
 from workload_map.cli.exits import UsageError
 from workload_map.cli.printers import is_template_output
+from workload_map.kube import paths
 from workload_map.kube.flags import parse_timeout
 from workload_map.yaml_import import import_yaml
 
@@ -37,11 +37,12 @@ class Settings(msgspec.Struct, frozen=True):
     cluster_karta_warning: bool = True
 
 
-def default_config_paths(environ: Mapping[str, str]) -> list[Path]:
-    home = Path(environ.get("HOME") or Path.home())
-    xdg = environ.get("XDG_CONFIG_HOME")
-    base = Path(xdg) if xdg else home / ".config"
-    return [base / "wlmap" / "config.yaml", home / ".karta" / "config.yaml"]
+def default_config_paths(environ: Mapping[str, str]) -> list[str]:
+    """The default settings files, in order, each as the ``str`` of its ``Path`` (no pathlib
+    at start-up: :mod:`workload_map.kube.paths`)."""
+    home = environ.get("HOME") or paths.home()
+    base = environ.get("XDG_CONFIG_HOME") or paths.join(home, ".config")
+    return [paths.join(base, "wlmap", "config.yaml"), paths.join(home, ".karta", "config.yaml")]
 
 
 def _explicit_file(flag: str | None, environ: Mapping[str, str]) -> tuple[str, str] | None:
@@ -62,11 +63,11 @@ def load_settings(
     explicit = _explicit_file(config_flag, environ)
     if explicit is not None:
         path, origin = explicit
-        if not Path(path).expanduser().is_file():
+        path_used = paths.expand(path)
+        if not paths.is_file(path_used):
             raise UsageError(f"config file {path} (from {origin}): no such file")
-        path_used = str(Path(path).expanduser())
     else:
-        path_used = next((str(p) for p in default_config_paths(environ) if p.is_file()), None)
+        path_used = next((p for p in default_config_paths(environ) if paths.is_file(p)), None)
     if path_used is not None:
         data = _read(path_used)
         if "clusterKartaWarning" in data:
@@ -109,7 +110,8 @@ def _read(path: str) -> dict[str, object]:
     yaml = import_yaml()
 
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        with open(path, encoding="utf-8") as file:
+            text = file.read()
     except OSError as exc:
         raise UsageError(f"config file {path}: {exc.strerror or exc}") from exc
     try:

@@ -12,7 +12,6 @@ import os
 import sys
 import zlib
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 import msgspec
@@ -21,7 +20,7 @@ from workload_map.catalog.definitions import Definitions
 from workload_map.cli.config import Settings, load_settings
 from workload_map.cli.exits import UsageError
 from workload_map.cli.render import Styler, dump_document, wants_color
-from workload_map.kube import cache_root
+from workload_map.kube import cache_folder, paths
 from workload_map.kube.errors import ClusterError, NotConfigured
 from workload_map.kube.options import connection_options
 
@@ -70,7 +69,7 @@ class Context(msgspec.Struct):
     _cluster: Cluster | None = None
     _definitions: Definitions | None = None
     #: where the parsed jq programs are kept, under which key, and what was read from there
-    _programs: tuple[Path, list[Any], dict[str, Any]] | None = None
+    _programs: tuple[str, list[Any], dict[str, Any]] | None = None
 
     @property
     def output(self) -> str:
@@ -117,19 +116,20 @@ class Context(msgspec.Struct):
         """True when ``message`` was already shown for this cluster on this machine; else
         remembers that it is shown now. An unwritable cache only means it is said again."""
         server = str(getattr(self._cluster, "server", "")) if self._cluster is not None else ""
-        base = self.environ.get("XDG_CACHE_HOME") or str(
-            Path(self.environ.get("HOME") or Path.home()) / ".cache"
+        base = self.environ.get("XDG_CACHE_HOME") or paths.join(
+            self.environ.get("HOME") or paths.home(), ".cache"
         )
         # a file name per (cluster, notice): two checksums, not hashlib, whose OpenSSL binding
         # costs every command ~12M instructions of start-up for a marker name
         said = f"{server}\n{message}".encode()
         key = f"{zlib.crc32(said):08x}{zlib.adler32(said):08x}"
-        marker = Path(base) / "workload-map" / "notices" / key
-        if marker.exists():
+        marker = paths.join(base, "workload-map", "notices", key)
+        if paths.exists(marker):
             return True
         try:
-            marker.parent.mkdir(parents=True, exist_ok=True)
-            marker.write_text(f"{server}\n{message}\n")
+            os.makedirs(paths.parent(marker), exist_ok=True)
+            with open(marker, "w") as file:  # the locale's encoding, as Path.write_text
+                file.write(f"{server}\n{message}\n")
         except OSError:
             pass
         return False
@@ -166,7 +166,7 @@ class Context(msgspec.Struct):
         """A ``--kubeconfig`` that names no file is an unreadable file (exit 2), in every
         command that connects."""
         kubeconfig = self.connection.kubeconfig
-        if kubeconfig is not None and not Path(kubeconfig).expanduser().is_file():
+        if kubeconfig is not None and not paths.is_file(paths.expand(kubeconfig)):
             raise UsageError(f"--kubeconfig {kubeconfig}: no such file")
 
     def optional_cluster(self, *, explicit_only: bool = False) -> Cluster | None:
@@ -200,7 +200,7 @@ class Context(msgspec.Struct):
         # jq is loaded by then in every command that evaluates (its engine imports it); the
         # others (definitions, completion) evaluate nothing and load no jq for this
         jq = sys.modules.get("workload_map.jq")
-        root = cache_root(self.connection.cache_dir, self.environ)
+        root = cache_folder(self.connection.cache_dir, self.environ)
         if root is None or jq is None:
             return
         folder = os.path.dirname(str(jq.__file__))
@@ -211,7 +211,7 @@ class Context(msgspec.Struct):
                 key.extend((st.st_size, st.st_mtime_ns))
         except OSError:
             return
-        path = root / _PROGRAMS_FILE
+        path = paths.join(root, _PROGRAMS_FILE)
         kept: dict[str, Any] = {}
         try:
             with open(path, "rb") as file:
@@ -236,18 +236,10 @@ class Context(msgspec.Struct):
         path, key, kept = self._programs
         # bounded: a file past the bound starts over with this command's programs
         programs = {**kept, **fresh} if len(kept) + len(fresh) <= _PROGRAMS_MAX else fresh
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         try:
-            path.parent.mkdir(parents=True, exist_ok=True, mode=0o750)
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            with os.fdopen(fd, "wb") as out:
-                out.write(marshal.dumps((key, programs)))
-            os.replace(tmp, path)
-        except (OSError, ValueError):
-            try:
-                tmp.unlink()
-            except OSError:
-                pass
+            paths.replace_file(path, marshal.dumps((key, programs)), 0o600)
+        except (OSError, ValueError):  # ValueError: a value marshal cannot write
+            pass
 
     @property
     def degraded(self) -> bool:

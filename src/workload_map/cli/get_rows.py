@@ -14,11 +14,10 @@ from workload_map.cli.workload_view import DescribeFailed, evaluate
 from workload_map.cluster.ownership import find_pods
 from workload_map.cluster.references import run_resolver
 from workload_map.engine import EngineError
-from workload_map.engine.describe import PodCounts
 from workload_map.engine.gangs import PodGroup
 from workload_map.engine.pod_status import read_pod
 from workload_map.engine.resources import GPU
-from workload_map.engine.summary import WorkloadSummary
+from workload_map.engine.summary import PodCounts, WorkloadSummary
 from workload_map.kube.errors import Forbidden
 from workload_map.model.views import to_json
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from workload_map.engine.describe import PodCounts
+from workload_map.engine.summary import PodCounts
 from workload_map.model.views import View, json_field
 
 __all__ = ["GetItem", "GetList", "GetMetadata"]

@@ -9,7 +9,6 @@ naming the file, and the document or YAML line, so a user never sees a parser tr
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import IO, Any
 
 import msgspec
@@ -17,6 +16,7 @@ import msgspec
 from workload_map.catalog.definitions import gvk_text
 from workload_map.cli.exits import UsageError
 from workload_map.engine.owners import controller_ref
+from workload_map.kube import paths
 from workload_map.model import GVK
 from workload_map.model.load import KartaLoadError, parse_documents
 
@@ -105,7 +105,8 @@ def read_text(path: str, stdin: IO[str] | None) -> str:
 
             with gzip.open(path, "rt", encoding="utf-8") as fh:
                 return fh.read()
-        return Path(path).read_text(encoding="utf-8")
+        with open(paths.join(path), encoding="utf-8") as fh:  # the file Path(path) names
+            return fh.read()
     except FileNotFoundError as exc:
         raise UsageError(f"cannot read {path}: no such file") from exc
     except IsADirectoryError as exc:

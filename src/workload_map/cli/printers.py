@@ -8,12 +8,12 @@ padding, the last column unpadded), so scripts that cut kubectl's columns cut ou
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from workload_map.cli.exits import JsonPathError, UsageError
+from workload_map.kube import paths
 
 if TYPE_CHECKING:  # the template engine loads only when a template is used (fast start-up)
     from workload_map.cli.jsonpath import Template
@@ -72,7 +72,8 @@ class OutputSpec(msgspec.Struct):
 
 def _read_file(path: str, flag: str) -> str:
     try:
-        return Path(path).expanduser().read_text(encoding="utf-8")
+        with open(paths.expand(path), encoding="utf-8") as file:  # Path(path).expanduser()
+            return file.read()
     except OSError as exc:
         raise UsageError(f"-o {flag}={path}: {exc.strerror or exc}") from exc
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from workload_map.engine.owner_labels import OWNER_LABELS
 from workload_map.engine.owners import (
+    MAX_DEPTH,
     MISSING,
     STOPPED,
     TOP,
@@ -21,6 +22,7 @@ from workload_map.engine.owners import (
     OwnerRef,
     controller_ref,
     group_of,
+    is_owner,
     walk_chain,
 )
 from workload_map.engine.partition import claims
@@ -34,6 +36,7 @@ __all__ = [
     "GETS_BEFORE_LIST",
     "GETS_OF_MEMBERS",
     "Chain",
+    "OwnerReader",
     "PodIndex",
     "PodQuery",
     "claims",
@@ -43,6 +46,7 @@ __all__ = [
     "pod_path",
     "pod_query",
     "pods_by_owner",
+    "reaching",
     "selector_string",
     "selects",
 ]
@@ -240,6 +244,9 @@ class _Owners:
         self.selector = selector
         self._gets: dict[tuple[str, str], int] = {}
         self._lists: dict[tuple[str, str], dict[tuple[str, str], dict[str, Any]] | None] = {}
+        self._cluster_scoped: set[tuple[str, str]] = set()
+        #: per object uid, the uids of its whole chain (empty: gone), walked by reaching
+        self.walked: dict[str, tuple[str, ...]] = {}
 
     def __call__(self, ref: OwnerRef) -> dict[str, Any] | None:
         namespace = self.namespace if self.namespace is not None else ref.namespace
@@ -247,13 +254,14 @@ class _Owners:
         if cluster.has_cached(ref.api_version, ref.kind, ref.name, namespace):
             return cluster.get_cached(ref.api_version, ref.kind, ref.name, namespace)
         kind = (ref.api_version, ref.kind)
-        key = (namespace or "", ref.name)
         listed = self._lists.get(kind)
         if listed is None and kind not in self._lists:
             if self._gets.get(kind, 0) >= GETS_BEFORE_LIST:
                 listed = self._list(kind)
         if listed is not None:
-            found = listed.get(key)
+            # a cluster-scoped owner (the Node of a mirror pod) is listed without a namespace
+            scope = "" if kind in self._cluster_scoped else namespace or ""
+            found = listed.get((scope, ref.name))
             if found is not None or self.selector is None:
                 return found
         self._gets[kind] = self._gets.get(kind, 0) + 1
@@ -292,6 +300,8 @@ class _Owners:
     def _list(self, kind: tuple[str, str]) -> dict[tuple[str, str], dict[str, Any]] | None:
         res = self.cluster.resource_for(*kind)
         found: dict[tuple[str, str], dict[str, Any]] | None = None
+        if res is not None and not res.namespaced:
+            self._cluster_scoped.add(kind)
         if res is not None:
             try:
                 found = {}
@@ -310,6 +320,10 @@ class _Owners:
                 found = None  # may not list it: a GET per owner, as before
         self._lists[kind] = found
         return found
+
+
+#: the reader of a namespace's owner-chain links that :func:`reaching` reads through
+OwnerReader = _Owners
 
 
 def find_pods(cluster: Cluster, workload: dict[str, Any]) -> list[dict[str, Any]]:
@@ -584,6 +598,58 @@ class PodIndex:
 
     def __len__(self) -> int:
         return len(self._pods)
+
+
+def reaching(
+    cluster: Cluster,
+    namespace: str,
+    refs: Iterable[OwnerRef],
+    root_uid: str,
+    *,
+    owners: OwnerReader | None = None,
+) -> set[str]:
+    """The uids of the objects of ``namespace`` named by ``refs`` (each with its uid) that
+    exist with that uid and whose controller chain reaches ``root_uid``: what
+    :func:`owner_chain` of each, stopped at the root, says, for many objects at once (the
+    objects a namespace's warnings concern: 400 pending pods of other JobSets were 400 GETs,
+    then one per Job and one per JobSet above them).
+
+    The objects and their owners are read as :class:`_Owners` reads owners, a level of the
+    chains at a time, so that a kind with more than :data:`GETS_BEFORE_LIST` unread objects
+    on one level is one metadata-only list of the namespace's objects of that kind, read
+    before the first of them is needed; fewer are a GET each, as before. Each object's chain
+    is walked whole, once per reader (a walk stopped at the root is the start of the whole
+    walk, ending at the root's reference: the root is on one iff on the other), so
+    ``owners`` (an :class:`OwnerReader` of ``namespace``) shares the reads and the walks
+    between calls: the workloads of one ``describe TYPE`` ask about the same warnings."""
+    owners = owners if owners is not None else OwnerReader(cluster, namespace)
+    walked = owners.walked
+    level = list({ref.uid: ref for ref in refs if ref.uid and ref.uid not in walked}.values())
+    named = list(level)
+    seen = {ref.uid for ref in level}
+    for depth in range(MAX_DEPTH + 1):
+        if not level:
+            break
+        owners.expect_refs(level)
+        above: list[OwnerRef] = []
+        for ref in level:
+            found = owners(ref)
+            # the object itself: gone, or a namesake made since the event, reaches nothing
+            if found is None or (
+                _uid(found) != ref.uid if depth == 0 else not is_owner(ref, found)
+            ):
+                continue
+            up = controller_ref(found)
+            # read ahead what the walks below read, each owner once (a shared Job, a cycle)
+            if up is not None and up.uid is not None and up.uid not in seen:
+                seen.add(up.uid)
+                above.append(up)
+        level = above
+    for ref in named:
+        found = owners(ref)
+        ok = found is not None and _uid(found) == ref.uid
+        walked[str(ref.uid)] = walk_chain(found, owners).uids if ok and found else ()
+    return {str(ref.uid) for ref in refs if ref.uid and root_uid in walked.get(ref.uid, ())}
 
 
 def owning_workload(

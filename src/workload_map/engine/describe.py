@@ -28,7 +28,14 @@ from workload_map.engine.references import ReferenceView
 from workload_map.engine.resource_view import Observed
 from workload_map.engine.resources import ResourceSummary, instance_request
 from workload_map.engine.status import UNDEFINED, Condition, Status
-from workload_map.engine.summary import PodFacts, Tally, placed_facts, sum_tallies, tally_of
+from workload_map.engine.summary import (
+    PodCounts,
+    PodFacts,
+    Tally,
+    placed_facts,
+    sum_tallies,
+    tally_of,
+)
 from workload_map.model import GVK
 from workload_map.model.views import View, json_field
 
@@ -163,24 +170,6 @@ class DefinitionRef(View):
 
     name: str | None = json_field("name")
     origin: str = json_field("origin")
-
-
-class PodCounts(View):
-    """The workload's pods: desired by the spec, current (active) and ready; pending (active,
-    bound to no node) and held (bound to a node, not finished); null without pods."""
-
-    desired: int = json_field("desired")
-    current: int | None = json_field("current")
-    ready: int | None = json_field("ready")
-    pending: int | None = json_field(
-        "pending", default=None, description="active pods bound to no node"
-    )
-    held: int | None = json_field(
-        "held",
-        default=None,
-        description="pods bound to a node and not finished (a terminating pod still bound "
-        "is held but not current)",
-    )
 
 
 class StatusView(View):

@@ -37,12 +37,13 @@ from workload_map.engine.pod_status import pod_is_ready
 from workload_map.engine.pods import ACTIVE, TERMINATING, Placement
 from workload_map.engine.status import UNDEFINED, Status
 from workload_map.engine.structure import Structure
-from workload_map.model.views import View
+from workload_map.model.views import View, json_field
 
 __all__ = [
     "STATES",
     "ComponentTally",
     "GangTally",
+    "PodCounts",
     "PodFacts",
     "PodPlace",
     "Summarized",
@@ -167,6 +168,26 @@ class WorkloadSummary(View):
     #: False when made for a reader of the numbers only (``summarize(detail=False)``):
     #: ``gangs`` and ``pods`` are then left empty, not computed
     detailed: bool = True
+
+
+# the pod counts of describe and of a get row (here, not in engine.describe: a get loads
+# none of describe's views)
+class PodCounts(View):
+    """The workload's pods: desired by the spec, current (active) and ready; pending (active,
+    bound to no node) and held (bound to a node, not finished); null without pods."""
+
+    desired: int = json_field("desired")
+    current: int | None = json_field("current")
+    ready: int | None = json_field("ready")
+    pending: int | None = json_field(
+        "pending", default=None, description="active pods bound to no node"
+    )
+    held: int | None = json_field(
+        "held",
+        default=None,
+        description="pods bound to a node and not finished (a terminating pod still bound "
+        "is held but not current)",
+    )
 
 
 def _request(pod: Mapping[str, Any]) -> Mapping[str, int]:

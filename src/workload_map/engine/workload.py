@@ -7,10 +7,8 @@ inputs are never mutated and write methods return new objects.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-from workload_map.engine import writeback
-from workload_map.engine.describe import DescribeView, Explanation, describe, explanations
 from workload_map.engine.equal_inputs import SharedEvaluations, derived
 from workload_map.engine.errors import EngineError
 from workload_map.engine.extract import ExtractedInstance, Extractor, Scale
@@ -33,13 +31,16 @@ from workload_map.engine.references import (
     objects_resolver,
     resolve_references,
 )
-from workload_map.engine.resource_view import WorkloadResources, workload_resources
 from workload_map.engine.status import UNDEFINED, Status, evaluate_status, status_expressions
 from workload_map.engine.structure import Structure, load_definition, prepare
 from workload_map.engine.summary import WorkloadSummary, summarize
-from workload_map.engine.tree import WorkloadTree, build_tree
 from workload_map.model import Karta
 from workload_map.model.views import to_json
+
+if TYPE_CHECKING:
+    from workload_map.engine.describe import DescribeView, Explanation
+    from workload_map.engine.resource_view import WorkloadResources
+    from workload_map.engine.tree import WorkloadTree
 
 __all__ = ["Workload"]
 
@@ -269,6 +270,8 @@ class Workload:
 
     def explanations(self) -> tuple[Explanation, ...]:
         """Per pod: the expressions and values that placed it, and its group with its minimum."""
+        from workload_map.engine.describe import explanations  # see view()
+
         return explanations(self)
 
     def explain(self) -> list[dict[str, Any]]:
@@ -279,6 +282,8 @@ class Workload:
     # -- resources --------------------------------------------------------------------------
     def resource_view(self) -> WorkloadResources:
         """Desired (spec times desired pods) and actual (pods) requests per instance/component."""
+        from workload_map.engine.resource_view import workload_resources  # see view()
+
         return workload_resources(self)
 
     def resources(self) -> dict[str, Any]:
@@ -288,6 +293,8 @@ class Workload:
 
     # -- views ------------------------------------------------------------------------------
     def tree(self) -> WorkloadTree:
+        from workload_map.engine.tree import build_tree  # see view()
+
         status = self._status
         return build_tree(
             self.structure,
@@ -306,6 +313,11 @@ class Workload:
 
     def view(self, *, explain: bool = False) -> DescribeView:
         """The typed describe view (``explain``: with how each pod was placed and grouped)."""
+        # the views (describe's, the resources', the tree's: ~20 view classes and the
+        # modules they need) load when a workload is first viewed so: a get reads only
+        # the summary (6M instructions of a live get, docs/cli.md)
+        from workload_map.engine.describe import describe
+
         return describe(self, explain=explain)
 
     def describe(self, *, explain: bool = False) -> dict[str, Any]:
@@ -347,6 +359,8 @@ class Workload:
         self, component: str, values: Any, *, instance: str | None = None
     ) -> dict[str, Any]:
         """Merge fragmented pod spec fields per instance (as :meth:`update_pod_template`)."""
+        from workload_map.engine import writeback  # the writes: see view()
+
         return writeback.update_fragments(  # type: ignore[no-any-return]
             self.structure, self.obj, component, values, instance
         )
@@ -354,15 +368,21 @@ class Workload:
     def _update_path(
         self, component: str, attr: str, label: str, values: Any, instance: str | None
     ) -> dict[str, Any]:
+        from workload_map.engine import writeback  # the writes: see view()
+
         return writeback.update_path(  # type: ignore[no-any-return]
             self.structure, self.obj, component, attr, label, values, instance
         )
 
     def suspend(self) -> dict[str, Any]:
         """The object with every suspend action applied (children first, then the root)."""
+        from workload_map.engine import writeback  # the writes: see view()
+
         return writeback.apply_actions(self.structure, self.obj, "suspend")  # type: ignore[no-any-return]
 
     def resume(self) -> dict[str, Any]:
+        from workload_map.engine import writeback  # the writes: see view()
+
         return writeback.apply_actions(self.structure, self.obj, "resume")  # type: ignore[no-any-return]
 
     def with_object(self, obj: Any) -> Workload:

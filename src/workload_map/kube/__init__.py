@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from workload_map.kube.api import Api
-    from workload_map.kube.cache_dir import cache_root
+    from workload_map.kube.cache_dir import cache_folder, cache_root
     from workload_map.kube.client import Cluster, connect
     from workload_map.kube.errors import (
         ApiError,
@@ -42,6 +42,7 @@ __all__ = [
     "ResolvedConfig",
     "Unauthorized",
     "Unreachable",
+    "cache_folder",
     "cache_root",
     "connect",
     "resolve",
@@ -49,6 +50,7 @@ __all__ = [
 
 _HOMES = {
     "Api": "api",
+    "cache_folder": "cache_dir",
     "cache_root": "cache_dir",
     "Impersonation": "kubeconfig",
     "ResolvedConfig": "kubeconfig",

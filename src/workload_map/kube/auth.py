@@ -15,10 +15,10 @@ the plugin to use instead.
 
 from __future__ import annotations
 
+import _thread
 import base64
 import json
 import os
-import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -94,7 +94,7 @@ class Credentials:
         self._resolved = resolved
         self._run_exec = run_exec
         self._now = now or _utc_now
-        self._lock = threading.Lock()
+        self._lock = _thread.allocate_lock()  # threading.Lock, without importing threading
         self._token: str | None = resolved.token
         self._cert: ClientCertificate | None = None
         self._expires: datetime | None = None

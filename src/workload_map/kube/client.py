@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from workload_map.kube.cache_dir import cache_folder
 from workload_map.kube.discovery import APIResource, discover, match_type
-from workload_map.kube.discovery_cache import DiscoveryCache, cache_root
+from workload_map.kube.discovery_cache import DiscoveryCache
 from workload_map.kube.errors import ApiError, Forbidden, NotFound, NotServed
 from workload_map.kube.kubeconfig import resolve
 from workload_map.kube.options import ConnectionOptions
@@ -23,7 +24,7 @@ __all__ = ["Cluster", "connect"]
 def connect(options: ConnectionOptions) -> Cluster:
     """A :class:`Cluster` for the kubeconfig/context/in-cluster config the options select."""
     resolved = resolve(options)
-    root = cache_root(options.cache_dir, options.environ)
+    root = cache_folder(options.cache_dir, options.environ)
     cache = None
     if root is not None:
         trust = (

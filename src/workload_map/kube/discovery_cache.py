@@ -19,12 +19,16 @@ import re
 import time
 from binascii import crc32
 from collections.abc import Callable
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import msgspec
 
 from workload_map.kube.cache_dir import cache_root
 from workload_map.kube.discovery import APIResource
+from workload_map.kube.paths import PathText, join, replace_file
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = ["TTL", "DiscoveryCache", "cache_root"]
 
@@ -33,6 +37,8 @@ TTL = 6 * 3600.0
 _FORMAT = 1
 
 
+# real annotations (no ``from __future__ import annotations`` here): msgspec reads _File's
+# field types when its decoder is made, at import, and would compile each one written as text
 class _File(msgspec.Struct, frozen=True):
     format: int
     server: str
@@ -50,7 +56,7 @@ class DiscoveryCache:
 
     def __init__(
         self,
-        root: Path,
+        root: PathText,
         server: str,
         trust: tuple[str, ...] = (),
         *,
@@ -61,15 +67,23 @@ class DiscoveryCache:
         # what this module adds to a command's imports; the key only tells clusters apart
         digest = f"{crc32(chr(0).join((server, *trust)).encode()):08x}"
         host = re.sub(r"[^A-Za-z0-9.-]+", "_", server.split("://", 1)[-1]).strip("_")[:64]
-        self.path = root / "discovery" / f"{host or 'server'}-{digest}.json"
+        self.file = join(root, "discovery", f"{host or 'server'}-{digest}.json")
         self.server = server
         self.ttl = ttl
         self.clock = clock
 
+    @property
+    def path(self) -> "Path":
+        """:attr:`file` as a ``Path``."""
+        from pathlib import Path
+
+        return Path(self.file)
+
     def load(self) -> list[APIResource] | None:
         """The cached resources, or None when there is no fresh, readable file."""
         try:
-            data = self.path.read_bytes()
+            with open(self.file, "rb") as fh:
+                data = fh.read()
             doc = _DECODER.decode(data)
         except (OSError, msgspec.DecodeError, ValueError):
             return None
@@ -82,23 +96,14 @@ class DiscoveryCache:
         """Write the file atomically (a temporary file renamed over it); errors are ignored:
         a read-only home only costs the next command its discovery requests."""
         doc = _File(_FORMAT, self.server, self.clock(), tuple(resources))
-        # one temporary name per process (two live processes never share a pid)
-        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o750)
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o640)
-            with os.fdopen(fd, "wb") as out:
-                out.write(_ENCODER.encode(doc))
-            os.replace(tmp, self.path)
+            replace_file(self.file, _ENCODER.encode(doc), 0o640)
         except OSError:
-            try:
-                tmp.unlink()
-            except OSError:
-                pass
+            pass
 
     def drop(self) -> None:
         """Forget the file (its answer was found stale)."""
         try:
-            self.path.unlink()
+            os.unlink(self.file)
         except OSError:
             pass

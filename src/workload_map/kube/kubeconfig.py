@@ -22,15 +22,16 @@ from __future__ import annotations
 import base64
 import os
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import msgspec
 
-from workload_map.kube import kubeconfig_cache
-from workload_map.kube.cache_dir import cache_root
+from workload_map.kube import kubeconfig_cache, paths
+from workload_map.kube.cache_dir import cache_folder
 from workload_map.kube.errors import ClusterError, NotConfigured
 from workload_map.kube.options import ConnectionOptions
+from workload_map.kube.paths import expand, is_dir, is_file, join, parent
+from workload_map.kube.urls import quote
 from workload_map.yaml_import import import_yaml
 
 __all__ = [
@@ -59,8 +60,6 @@ class Impersonation(msgspec.Struct, frozen=True):
     def headers(self) -> list[tuple[str, str]]:
         """The ``Impersonate-*`` header lines; a group or an extra value is one line each (the
         API server reads every line as one value, a comma is part of the value)."""
-        from urllib.parse import quote
-
         out: list[tuple[str, str]] = []
         if self.user:
             out.append(("Impersonate-User", self.user))
@@ -100,22 +99,23 @@ class ResolvedConfig(msgspec.Struct, frozen=True):
     timeout: float | None = 30.0  # seconds per request; None: none
 
 
-def kubeconfig_files(options: ConnectionOptions) -> list[Path]:
-    """The kubeconfig files that apply, in merge order (may be empty)."""
+def kubeconfig_files(options: ConnectionOptions) -> list[str]:
+    """The kubeconfig files that apply, in merge order (may be empty), each as the ``str`` of
+    its ``Path`` (:mod:`workload_map.kube.paths`)."""
     if options.kubeconfig:
-        path = Path(options.kubeconfig).expanduser()
-        if path.is_dir():
+        path = expand(options.kubeconfig)
+        if is_dir(path):
             raise ClusterError(f"kubeconfig {options.kubeconfig}: is a directory, not a file")
-        if not path.is_file():
+        if not is_file(path):
             raise ClusterError(f"kubeconfig {options.kubeconfig}: no such file")
         return [path]
     env = options.environ.get("KUBECONFIG")
     if env:
-        listed = [Path(p).expanduser() for p in env.split(os.pathsep) if p]
-        files = [p for p in listed if p.is_file()]
-        dirs = [p for p in listed if p.is_dir()]
+        listed = [expand(p) for p in env.split(os.pathsep) if p]
+        files = [p for p in listed if is_file(p)]
+        dirs = [p for p in listed if is_dir(p)]
         if not files and dirs:
-            names = ", ".join(str(d) for d in dirs)
+            names = ", ".join(dirs)
             raise NotConfigured(
                 f"no cluster configured: KUBECONFIG names {names}, which "
                 f"{'is a directory' if len(dirs) == 1 else 'are directories'}; KUBECONFIG "
@@ -123,14 +123,14 @@ def kubeconfig_files(options: ConnectionOptions) -> list[Path]:
             )
         return files
     home = options.environ.get("HOME")
-    default = Path(home) / ".kube" / "config" if home else Path.home() / ".kube" / "config"
-    return [default] if default.is_file() else []
+    default = join(home or paths.home(), ".kube", "config")
+    return [default] if is_file(default) else []
 
 
 def _in_cluster(options: ConnectionOptions) -> bool:
     env = options.environ
-    token = options.service_account_dir / "token"
-    return bool(env.get("KUBERNETES_SERVICE_HOST")) and token.is_file()
+    token = join(options.service_account_dir, "token")
+    return bool(env.get("KUBERNETES_SERVICE_HOST")) and is_file(token)
 
 
 def resolve(options: ConnectionOptions) -> ResolvedConfig:
@@ -158,15 +158,16 @@ class _Merged(msgspec.Struct):
     """The kubeconfig files merged by kubectl's first-wins rules; entries keep their file."""
 
     source: str
-    clusters: dict[str, tuple[dict[str, Any], Path]] = msgspec.field(default_factory=dict)
-    users: dict[str, tuple[dict[str, Any], Path]] = msgspec.field(default_factory=dict)
+    clusters: dict[str, tuple[dict[str, Any], str]] = msgspec.field(default_factory=dict)
+    users: dict[str, tuple[dict[str, Any], str]] = msgspec.field(default_factory=dict)
     contexts: dict[str, dict[str, Any]] = msgspec.field(default_factory=dict)
     current: str = ""
 
 
-def _read(path: Path) -> tuple[bytes, str]:
+def _read(path: str) -> tuple[bytes, str]:
     try:
-        data = path.read_bytes()
+        with open(path, "rb") as fh:
+            data = fh.read()
         return data, data.decode("utf-8")
     except OSError as exc:
         raise ClusterError(f"kubeconfig {path}: {exc.strerror or exc}") from exc
@@ -174,7 +175,7 @@ def _read(path: Path) -> tuple[bytes, str]:
         raise ClusterError(f"kubeconfig {path}: not UTF-8 ({exc})") from exc
 
 
-def _document(path: Path, root: Path | None) -> Any:
+def _document(path: str, root: str | None) -> Any:
     """The parsed kubeconfig file: from the skeleton :mod:`~workload_map.kube.kubeconfig_cache`
     kept of its last parse when the file is unchanged, else parsed with PyYAML (and its
     skeleton kept for the next command)."""
@@ -204,7 +205,7 @@ def kubeconfig_needs_yaml(options: ConnectionOptions) -> bool:
     the cache has no skeleton of it as it is now (so the caller may import PyYAML its own way
     first)."""
     files = kubeconfig_files(options)
-    root = cache_root(options.cache_dir, options.environ)
+    root = cache_folder(options.cache_dir, options.environ)
     if root is None:
         return bool(files)
     for path in files:
@@ -217,8 +218,8 @@ def kubeconfig_needs_yaml(options: ConnectionOptions) -> bool:
     return False
 
 
-def _merge(files: list[Path], root: Path | None) -> _Merged:
-    merged = _Merged(os.pathsep.join(str(f) for f in files))
+def _merge(files: list[str], root: str | None) -> _Merged:
+    merged = _Merged(os.pathsep.join(files))
     for path in files:
         doc = _document(path, root)
         if doc is None:
@@ -248,7 +249,7 @@ def _merge(files: list[Path], root: Path | None) -> _Merged:
     return merged
 
 
-def _entries(doc: dict[str, Any], key: str, path: Path) -> list[dict[str, Any]]:
+def _entries(doc: dict[str, Any], key: str, path: str) -> list[dict[str, Any]]:
     value = doc.get(key) or []
     if not isinstance(value, list) or not all(isinstance(e, dict) and "name" in e for e in value):
         raise ClusterError(f"kubeconfig {path}: {key} must be a list of named entries")
@@ -258,12 +259,12 @@ def _entries(doc: dict[str, Any], key: str, path: Path) -> list[dict[str, Any]]:
 def kubeconfig_contexts(options: ConnectionOptions) -> list[str]:
     """The context names of the kubeconfig files that apply (for completion)."""
     files = kubeconfig_files(options)
-    root = cache_root(options.cache_dir, options.environ)
+    root = cache_folder(options.cache_dir, options.environ)
     return sorted(_merge(files, root).contexts) if files else []
 
 
-def _from_kubeconfig(files: list[Path], options: ConnectionOptions) -> ResolvedConfig:
-    merged = _merge(files, cache_root(options.cache_dir, options.environ))
+def _from_kubeconfig(files: list[str], options: ConnectionOptions) -> ResolvedConfig:
+    merged = _merge(files, cache_folder(options.cache_dir, options.environ))
     name = options.context or merged.current
     if not name:
         raise ClusterError(f"kubeconfig {merged.source}: no current-context set; pass --context")
@@ -370,11 +371,11 @@ def _timeout(options: ConnectionOptions) -> float | None:
     return options.timeout if options.timeout else None  # 0: no timeout, as in kubectl
 
 
-def _exec_paths(plugin: dict[str, Any], base: Path) -> dict[str, Any]:
+def _exec_paths(plugin: dict[str, Any], base: str) -> dict[str, Any]:
     """A relative ``command`` with a slash is relative to the kubeconfig file (client-go)."""
     command = str(plugin.get("command") or "")
-    if "/" in command and not Path(command).is_absolute():
-        return {**plugin, "command": str(base.parent / command)}
+    if "/" in command and not command.startswith("/"):
+        return {**plugin, "command": join(parent(base), command)}
     return plugin
 
 
@@ -399,11 +400,11 @@ def _impersonation(
     )
 
 
-def _path(value: Any, base: Path) -> str | None:
+def _path(value: Any, base: str) -> str | None:
     if not value:
         return None
-    path = Path(str(value)).expanduser()
-    return str(path if path.is_absolute() else base.parent / path)
+    path = expand(str(value))
+    return path if path.startswith("/") else join(parent(base), path)
 
 
 def _b64(value: Any, where: str) -> bytes | None:
@@ -421,11 +422,12 @@ def _from_service_account(options: ConnectionOptions) -> ResolvedConfig:
     if ":" in host and not host.startswith("["):  # an IPv6 address
         host = f"[{host}]"
     sa_dir = options.service_account_dir
-    ca = sa_dir / "ca.crt"
+    ca = join(sa_dir, "ca.crt")
     namespace = options.namespace
     if namespace is None:
         try:
-            namespace = (sa_dir / "namespace").read_text().strip() or "default"
+            with open(join(sa_dir, "namespace")) as fh:  # the locale encoding, as read_text
+                namespace = fh.read().strip() or "default"
         except OSError:
             namespace = "default"
     server = f"https://{host}:{port or '443'}"
@@ -435,8 +437,8 @@ def _from_service_account(options: ConnectionOptions) -> ResolvedConfig:
         namespace=namespace,
         context=None,
         source="in-cluster",
-        ca_file=str(ca) if ca.is_file() else None,
-        token_file=str(sa_dir / "token"),
+        ca_file=ca if is_file(ca) else None,
+        token_file=join(sa_dir, "token"),
         impersonation=_flags(options),
         timeout=_timeout(options),
     )

@@ -25,10 +25,11 @@ from __future__ import annotations
 
 import os
 from binascii import crc32
-from pathlib import Path
 from typing import Any
 
 import msgspec
+
+from workload_map.kube.paths import PathText, join, replace_file
 
 __all__ = ["MISS", "load", "skeleton", "store"]
 
@@ -39,21 +40,22 @@ _DECODER = msgspec.json.Decoder()
 _ENCODER = msgspec.json.Encoder()
 
 
-def _file(root: Path, path: Path) -> Path:
+def _file(root: PathText, path: PathText) -> str:
     where = os.path.abspath(path)
-    return root / "kubeconfig" / f"{crc32(where.encode()):08x}.json"
+    return join(root, "kubeconfig", f"{crc32(where.encode()):08x}.json")
 
 
-def _key(path: Path, data: bytes) -> list[Any]:
+def _key(path: PathText, data: bytes) -> list[Any]:
     st = os.stat(path)
     return [os.path.abspath(path), len(data), st.st_mtime_ns, crc32(data)]
 
 
-def load(root: Path, path: Path, data: bytes, text: str) -> Any:
+def load(root: PathText, path: PathText, data: bytes, text: str) -> Any:
     """The document of ``text`` (the file's ``data`` decoded) from its cached skeleton, or
     :data:`MISS`."""
     try:
-        cached = _DECODER.decode(_file(root, path).read_bytes())
+        with open(_file(root, path), "rb") as fh:
+            cached = _DECODER.decode(fh.read())
         if (
             not isinstance(cached, dict)
             or cached.get("format") != _FORMAT
@@ -65,23 +67,15 @@ def load(root: Path, path: Path, data: bytes, text: str) -> Any:
         return MISS
 
 
-def store(root: Path, path: Path, data: bytes, skeleton_of: Any) -> None:
+def store(root: PathText, path: PathText, data: bytes, skeleton_of: Any) -> None:
     """Keep ``skeleton_of`` (from :func:`skeleton`) for the file's ``data``; failures are
     ignored (the next command parses the file again)."""
     target = _file(root, path)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     try:
         doc = {"format": _FORMAT, "key": _key(path, data), "skeleton": skeleton_of}
-        target.parent.mkdir(parents=True, exist_ok=True, mode=0o750)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "wb") as out:
-            out.write(_ENCODER.encode(doc))
-        os.replace(tmp, target)
+        replace_file(target, _ENCODER.encode(doc), 0o600)
     except OSError:
-        try:
-            tmp.unlink()
-        except OSError:
-            pass
+        pass
 
 
 class _NotSpanned(Exception):

@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Mapping
-from pathlib import Path
 
 import msgspec
 
@@ -20,8 +19,9 @@ from workload_map.kube.flags import parse_timeout
 
 __all__ = ["SERVICE_ACCOUNT_DIR", "ConnectionOptions", "connection_options"]
 
-#: where a pod's service-account token, CA and namespace are mounted
-SERVICE_ACCOUNT_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
+#: where a pod's service-account token, CA and namespace are mounted (a string, not a
+#: ``Path``: every command builds the options, and pathlib is not imported for them)
+SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 
 
 class ConnectionOptions(msgspec.Struct, frozen=True):
@@ -34,7 +34,7 @@ class ConnectionOptions(msgspec.Struct, frozen=True):
     impersonate_groups: tuple[str, ...] = ()
     timeout: float | None = 30.0  # seconds per request (connect, read and total); None: none
     environ: Mapping[str, str] = msgspec.field(default_factory=lambda: dict(os.environ))
-    service_account_dir: Path = SERVICE_ACCOUNT_DIR
+    service_account_dir: str | os.PathLike[str] = SERVICE_ACCOUNT_DIR
     impersonate_uid: str | None = None  # --as-uid (the operator's flag)
     #: --cache-dir: where discovery is kept between commands ("" none; None the default)
     cache_dir: str | None = None

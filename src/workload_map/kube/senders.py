@@ -13,13 +13,15 @@ retried, do not meet it. Watches get a connection of their own, closed at their 
 
 from __future__ import annotations
 
-import threading
+import _thread
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 from workload_map.kube.auth import ClientCertificate
 from workload_map.kube.errors import ClusterError
 from workload_map.kube.kubeconfig import ResolvedConfig
+from workload_map.kube.paths import join
+from workload_map.kube.urls import hostname_of, port_of, split_url
 from workload_map.kube.wire import CertificateError, Connection, TLSContext, TLSError
 
 if TYPE_CHECKING:
@@ -101,26 +103,26 @@ class _Connections:
         resolved: ResolvedConfig,
         client_certificate: Callable[[], ClientCertificate | None] = lambda: None,
     ) -> None:
-        from urllib.parse import urlsplit
-
         self._resolved = resolved
         self._client_certificate = client_certificate
-        parts = urlsplit(resolved.server)
-        if parts.scheme not in ("https", "http") or not parts.hostname:
+        scheme, netloc, _ = split_url(resolved.server)
+        host = hostname_of(netloc)
+        if scheme not in ("https", "http") or not host:
             raise ClusterError(f"server {resolved.server!r}: expected an https:// or http:// URL")
-        self._tls_wanted = parts.scheme == "https"
-        self.host = parts.hostname
-        self.port = parts.port or (443 if self._tls_wanted else 80)
+        self._tls_wanted = scheme == "https"
+        self.host = host
+        self.port = port_of(netloc) or (443 if self._tls_wanted else 80)
         self._proxy: tuple[str, int] | None = None
         if resolved.proxy_url:
-            p = urlsplit(resolved.proxy_url)
-            if p.scheme != "http" or not p.hostname:
+            scheme, netloc, _ = split_url(resolved.proxy_url)
+            host = hostname_of(netloc)
+            if scheme != "http" or not host:
                 raise ClusterError(
                     f"proxy-url {resolved.proxy_url!r}: only http:// proxies are supported"
                 )
-            self._proxy = (p.hostname, p.port or 3128)
+            self._proxy = (host, port_of(netloc) or 3128)
         self._ssl: TLSContext | None = None
-        self._ssl_lock = threading.Lock()
+        self._ssl_lock = _thread.allocate_lock()  # threading.Lock: no threading import
 
     def open(self, timeout: float | None) -> Connection:
         return Connection(
@@ -179,7 +181,7 @@ class WireSender:
         client_certificate: Callable[[], ClientCertificate | None] = lambda: None,
     ) -> None:
         self._connections = _Connections(resolved, client_certificate)
-        self._local = threading.local()
+        self._local = _thread._local()  # threading.local, without importing threading
 
     def send(
         self,
@@ -253,7 +255,7 @@ class PooledSender:
     ) -> None:
         self._connections = _Connections(resolved, client_certificate)
         self._idle: list[Connection] = []
-        self._lock = threading.Lock()
+        self._lock = _thread.allocate_lock()  # threading.Lock
         self._max_idle = max_idle
         self._generation = 0  # connections of an older generation are not reused (reset)
         self._born: dict[int, int] = {}
@@ -368,16 +370,20 @@ def _load_client_cert(ctx: TLSContext, resolved: ResolvedConfig) -> None:
     # memfd) the inline ones are handed over as such: the key never reaches a disk, and no
     # temporary directory (tempfile, random, shutil) is set up on every live command. Else they
     # go to a private temporary directory, removed at once.
-    from pathlib import Path
-
     try:
-        cert = resolved.cert_data or Path(resolved.cert_file or "").read_bytes()
-        key = resolved.key_data or Path(resolved.key_file or "").read_bytes()
+        cert = resolved.cert_data or _read_bytes(resolved.cert_file or "")
+        key = resolved.key_data or _read_bytes(resolved.key_file or "")
     except OSError as exc:
         raise ClusterError(
             f"client certificate and key of the kubeconfig user: {cause(exc)}"
         ) from exc
     _load_pem(ctx, cert, key)
+
+
+def _read_bytes(path: str) -> bytes:
+    """``Path(path).read_bytes()`` (``""`` is the current folder): no pathlib for it."""
+    with open(join(path), "rb") as file:
+        return file.read()
 
 
 def _load_pem(ctx: TLSContext, cert: bytes, key: bytes) -> None:

@@ -34,6 +34,7 @@ from workload_map.kube.auth import Credentials
 from workload_map.kube.errors import ApiError, ClusterError, Unreachable, api_error
 from workload_map.kube.kubeconfig import Impersonation, ResolvedConfig
 from workload_map.kube.senders import PooledSender, WireSender, cause
+from workload_map.kube.urls import encode_query, quote, split_url
 
 if TYPE_CHECKING:
     from workload_map.kube.senders import Reply, Sender
@@ -111,8 +112,6 @@ class KubeTransport:
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        from urllib.parse import urlsplit
-
         self.resolved = resolved
         self.namespace = resolved.namespace
         self.context = resolved.context
@@ -128,7 +127,7 @@ class KubeTransport:
                 else WireSender(resolved, certificate)
             )
         self.sender = sender
-        self._prefix = urlsplit(resolved.server).path.rstrip("/")
+        self._prefix = split_url(resolved.server)[2].rstrip("/")
         self._fixed = [
             ("User-Agent", _USER_AGENT),
             ("Accept-Encoding", "gzip"),
@@ -145,10 +144,8 @@ class KubeTransport:
     # -- building ------------------------------------------------------------------------
     def target(self, path: str, query: Sequence[tuple[str, str]] = ()) -> str:
         """The request target: the server's path prefix, ``path`` quoted, the query encoded."""
-        from urllib.parse import quote, urlencode
-
         url = quote(self._prefix + path, safe="/:@!$&'()*+,;=-._~%")
-        return f"{url}?{urlencode(list(query))}" if query else url
+        return f"{url}?{encode_query(query)}" if query else url
 
     def headers(self, accept: str, content_type: str | None) -> list[tuple[str, str]]:
         """Every header of a request: fixed ones, ``Accept``, credentials, impersonation."""

@@ -15,12 +15,12 @@ empty object) so that list indexes, and therefore finding paths, stay those of t
 from __future__ import annotations
 
 import json
+import os
 import re
 import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import MISSING, field
 from dataclasses import fields as dataclass_fields
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workload_map.errors import WlmapError
@@ -39,6 +39,8 @@ from workload_map.model.views import View, json_type
 from workload_map.yaml_import import import_yaml
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from workload_map.model.findings import FindingCode
 
 __all__ = [
@@ -147,9 +149,17 @@ def _looks_like_path(text: str) -> bool:
     if stripped.endswith((".yaml", ".yml", ".json")):
         return True
     try:
-        return Path(stripped).is_file()
+        return _path_class()(stripped).is_file()
     except (OSError, ValueError):  # too long for a file name, or NUL inside
         return False
+
+
+def _path_class() -> type[Path]:
+    """``pathlib.Path``, imported on first use: a command loads definitions from data, and
+    pathlib (with what it imports) is millions of instructions of its start-up."""
+    from pathlib import Path
+
+    return Path
 
 
 def _read_text(path: Path) -> str:
@@ -256,7 +266,8 @@ def _expand_lists(docs: Iterable[Any]) -> list[Any]:
 
 
 def _documents(src: Any) -> tuple[list[Any], str | None]:
-    if isinstance(src, Path):
+    # a Path is an os.PathLike: only then is pathlib needed (and imported already)
+    if isinstance(src, os.PathLike) and isinstance(src, _path_class()):
         return parse_documents(_read_text(src), source=str(src)), str(src)
     if isinstance(src, bytes):
         try:
@@ -265,7 +276,7 @@ def _documents(src: Any) -> tuple[list[Any], str | None]:
             raise KartaLoadError(f"not UTF-8 text ({exc.reason})") from None
     if isinstance(src, str):
         if _looks_like_path(src):
-            path = Path(src.strip())
+            path = _path_class()(src.strip())
             return parse_documents(_read_text(path), source=str(path)), str(path)
         return parse_documents(src), None
     if isinstance(src, Mapping):
