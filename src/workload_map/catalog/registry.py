@@ -17,10 +17,10 @@ find by its exact GVK labels.
 
 from __future__ import annotations
 
+import _thread
 import copy
 import os
 import re
-import threading
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -157,7 +157,7 @@ class Catalog:
     def __init__(self, directory: Traversable | None = None) -> None:
         #: the package's own folder is a ``str`` (no pathlib at start-up), any other a Traversable
         self._directory: Traversable | str | None = directory
-        self._lock = threading.RLock()
+        self._lock = _thread.RLock()  # threading.RLock, without importing threading
         self._files: dict[str, Traversable | str] | None = None
         self._docs: dict[str, dict[str, Any]] = {}  # file slug -> parsed document
         self._entries: dict[str, tuple[CatalogEntry, dict[str, Any]]] = {}  # entry name -> doc

@@ -13,7 +13,7 @@ retried, do not meet it. Watches get a connection of their own, closed at their 
 
 from __future__ import annotations
 
-import threading
+import _thread
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
@@ -122,7 +122,7 @@ class _Connections:
                 )
             self._proxy = (host, port_of(netloc) or 3128)
         self._ssl: TLSContext | None = None
-        self._ssl_lock = threading.Lock()
+        self._ssl_lock = _thread.allocate_lock()  # threading.Lock: no threading import
 
     def open(self, timeout: float | None) -> Connection:
         return Connection(
@@ -181,7 +181,7 @@ class WireSender:
         client_certificate: Callable[[], ClientCertificate | None] = lambda: None,
     ) -> None:
         self._connections = _Connections(resolved, client_certificate)
-        self._local = threading.local()
+        self._local = _thread._local()  # threading.local, without importing threading
 
     def send(
         self,
@@ -255,7 +255,7 @@ class PooledSender:
     ) -> None:
         self._connections = _Connections(resolved, client_certificate)
         self._idle: list[Connection] = []
-        self._lock = threading.Lock()
+        self._lock = _thread.allocate_lock()  # threading.Lock
         self._max_idle = max_idle
         self._generation = 0  # connections of an older generation are not reused (reset)
         self._born: dict[int, int] = {}
