@@ -116,3 +116,13 @@ def test_a_get_loads_no_table_of_equal_inputs(tmp_path: Path) -> None:
     assert "workload_map.engine.runner" in modules
     shared = {"workload_map.engine.equal_inputs", "workload_map.engine.reads"}
     assert sorted(modules & shared) == []
+
+
+def test_a_get_builds_no_phase_enum(tmp_path: Path) -> None:
+    """The statuses are read as the plain strings of model.types (STATUS_ORDER and
+    SEVERITY_ORDER): model.Phase, a StrEnum of nine members (~1M instructions), is built in
+    model.phases when asked for (tests/model/test_phases.py pins the two equal)."""
+    ((code, output, modules),) = live_gets(tmp_path, 1)
+    assert code == 0 and "train" in output, output
+    assert "workload_map.model.types" in modules
+    assert "workload_map.model.phases" not in modules

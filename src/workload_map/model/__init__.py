@@ -19,6 +19,7 @@ if TYPE_CHECKING:
         load_karta_leniently,
         load_kartas,
     )
+    from workload_map.model.phases import Phase
     from workload_map.model.schema_check import (
         check_against_crd,
         check_references_against_crds,
@@ -45,7 +46,6 @@ if TYPE_CHECKING:
         KartaStatus,
         Member,
         OptimizationInstructions,
-        Phase,
         PhaseDefinition,
         PodGroupDefinition,
         PodGroupMapping,
@@ -146,7 +146,7 @@ _HOMES = {
     "LenientLoad": "load",
     "Member": "types",
     "OptimizationInstructions": "types",
-    "Phase": "types",
+    "Phase": "phases",
     "PhaseDefinition": "types",
     "PodGroupDefinition": "types",
     "PodGroupMapping": "types",

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import field
-from enum import StrEnum
 from typing import Any, ClassVar
 
 from workload_map.model.views import View, json_field
@@ -23,37 +22,17 @@ KIND = "Karta"
 API_VERSION = f"{GROUP}/{VERSION}"
 
 
-class Phase(StrEnum):
-    """The generic statuses (``UNDEFINED`` when none matches); str-valued, so JSON is unchanged."""
-
-    RESUMING = "Resuming"
-    SUSPENDING = "Suspending"
-    SUSPENDED = "Suspended"
-    RUNNING = "Running"
-    FAILED = "Failed"
-    COMPLETED = "Completed"
-    INITIALIZING = "Initializing"
-    DEGRADED = "Degraded"
-    UNDEFINED = "Undefined"
-
-
-#: The generic statuses in the reference's fixed evaluation/report order.
-STATUS_ORDER: tuple[str, ...] = tuple(p.value for p in Phase if p is not Phase.UNDEFINED)
+#: The generic statuses in the reference's fixed evaluation/report order (``Phase``'s values but
+#: ``Undefined``, the phase when none matches). Written out, not read from :class:`Phase
+#: <workload_map.model.phases.Phase>`: the enum is built when it is asked for (a StrEnum of
+#: nine members is ~1M instructions of every command that loads the model; a test pins both).
+STATUS_ORDER: tuple[str, ...] = tuple(
+    "Resuming Suspending Suspended Running Failed Completed Initializing Degraded".split()
+)
 
 #: The generic statuses most severe first: the order the reference's UIs show status chips in.
 SEVERITY_ORDER: tuple[str, ...] = tuple(
-    p.value
-    for p in (
-        Phase.FAILED,
-        Phase.DEGRADED,
-        Phase.SUSPENDING,
-        Phase.RESUMING,
-        Phase.SUSPENDED,
-        Phase.INITIALIZING,
-        Phase.RUNNING,
-        Phase.COMPLETED,
-        Phase.UNDEFINED,
-    )
+    "Failed Degraded Suspending Resuming Suspended Initializing Running Completed Undefined".split()
 )
 
 
