@@ -16,7 +16,6 @@ the plugin to use instead.
 from __future__ import annotations
 
 import _thread
-import base64
 import json
 import os
 from collections.abc import Callable
@@ -117,6 +116,8 @@ class Credentials:
                 return f"Bearer {self._token}"
         r = self._resolved
         if r.username and r.password:
+            import base64  # basic auth only: no command's import
+
             basic = base64.b64encode(f"{r.username}:{r.password}".encode()).decode()
             return f"Basic {basic}"
         return None
@@ -170,6 +171,8 @@ class Credentials:
                 env[str(entry["name"])] = str(entry.get("value") or "")
         spec: dict[str, Any] = {"interactive": False}
         if plugin.get("provideClusterInfo"):
+            import base64  # a plugin asking for the cluster's data only
+
             spec["cluster"] = {
                 "server": self._resolved.server,
                 "tls-server-name": self._resolved.tls_server_name,
@@ -231,6 +234,8 @@ class Credentials:
 
 def _jwt_expired(token: str, now: datetime) -> bool:
     """Whether a JWT's ``exp`` is past (10 s early); unreadable tokens count as valid."""
+    import base64  # OIDC tokens only
+
     try:
         payload = token.split(".")[1]
         claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
@@ -241,6 +246,7 @@ def _jwt_expired(token: str, now: datetime) -> bool:
 
 def _oidc_refresh(settings: dict[str, str], who: str) -> dict[str, str]:
     """New tokens from the issuer's token endpoint (OpenID discovery, then the refresh grant)."""
+    import base64
     import ssl
     import urllib.parse
     import urllib.request

@@ -19,8 +19,8 @@ all resolve through :func:`resolve`, from the :class:`ConnectionOptions` their f
 
 from __future__ import annotations
 
-import base64
 import os
+from binascii import a2b_base64
 from collections.abc import Mapping
 from typing import Any
 
@@ -411,9 +411,18 @@ def _b64(value: Any, where: str) -> bytes | None:
     if not value:
         return None
     try:
-        return base64.b64decode(str(value), validate=False)
+        return _b64decode(str(value))
     except ValueError as exc:
         raise ClusterError(f"{where}: not valid base64 ({exc})") from exc
+
+
+def _b64decode(text: str) -> bytes:
+    """``base64.b64decode(text, validate=False)``, without importing base64 (and struct) for it."""
+    try:
+        data = text.encode("ascii")
+    except UnicodeEncodeError:
+        raise ValueError("string argument should contain only ASCII characters") from None
+    return a2b_base64(data, strict_mode=False)
 
 
 def _from_service_account(options: ConnectionOptions) -> ResolvedConfig:
