@@ -491,6 +491,7 @@ LAZY: dict[tuple[str, str], str] = {
     ("workload_map.engine.workload", "workload_map.engine.resource_view"): "the same, resources",
     ("workload_map.engine.workload", "workload_map.engine.tree"): "the same, its tree",
     ("workload_map.engine.workload", "workload_map.engine.writeback"): "a workload written",
+    ("workload_map.engine.workload", "workload_map.engine.equal_inputs"): "a watch cache's",
     ("workload_map.jq.builtins.registry", "workload_map.jq.builtins.index"): (
         "the registry is built on the first lookup, not at import"
     ),

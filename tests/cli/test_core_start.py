@@ -104,3 +104,15 @@ def test_a_get_loads_none_of_the_engines_views_of_one_workload(tmp_path: Path) -
     assert {"workload_map.engine.workload", "workload_map.engine.summary"} <= modules
     views = ("describe", "resource_view", "tree", "events", "writeback")
     assert sorted(modules & {f"workload_map.engine.{name}" for name in views}) == []
+
+
+def test_a_get_loads_no_table_of_equal_inputs(tmp_path: Path) -> None:
+    """Results shared between workloads with equal inputs (engine.equal_inputs, with the read
+    analysis of engine.reads) serve a watch cache's objects (the exporter, the web view, the
+    operator): a command's workloads share none, so neither module loads (about 1.4M
+    instructions of a live get, docs/cli.md)."""
+    ((code, output, modules),) = live_gets(tmp_path, 1)
+    assert code == 0 and "train" in output, output
+    assert "workload_map.engine.runner" in modules
+    shared = {"workload_map.engine.equal_inputs", "workload_map.engine.reads"}
+    assert sorted(modules & shared) == []

@@ -23,7 +23,7 @@ entry lives.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from workload_map.engine.reads import Path, input_paths, minimal
 from workload_map.engine.runner import Evaluations, Expression
@@ -137,6 +137,7 @@ class SharedEvaluations(Evaluations):
     that takes and leaves results in the process's table of equal inputs (module doc)."""
 
     __slots__ = ()
+    shared: ClassVar[bool] = True
 
     def __call__(self, expression: Expression, value: Any) -> list[Any]:
         if expression.direct or type(value) is not dict or self.bindings:

@@ -11,7 +11,7 @@ type surprise on the way, goes through the jq engine.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from workload_map import jq
 from workload_map.engine.errors import ExtractionError
@@ -303,6 +303,9 @@ class Evaluations:
     """
 
     __slots__ = ("_done", "bindings")
+    #: whether results are shared with other workloads (``engine.equal_inputs``'s subclass):
+    #: read instead of an ``isinstance`` so that a command sharing none loads no such module
+    shared: ClassVar[bool] = False
 
     def __init__(self, bindings: Mapping[str, Any] | None = None) -> None:
         self._done: dict[tuple[int, int], tuple[Any, list[Any] | None, ExtractionError | None]] = {}

@@ -29,7 +29,6 @@ from operator import itemgetter
 from typing import Any, Protocol
 
 from workload_map.engine import resources as res
-from workload_map.engine.equal_inputs import SharedEvaluations
 from workload_map.engine.errors import EngineError
 from workload_map.engine.extract import ExtractedInstance, Extractor
 from workload_map.engine.gangs import PodGroupResult
@@ -490,7 +489,7 @@ def summarize(wl: Summarized, *, detail: bool = True) -> WorkloadSummary:
     placements = wl.placements
     # a watch cache's objects (engine/equal_inputs.py): what depends on their subtrees alone is
     # looked up by those subtrees across the fleet
-    shared = type(wl.extractor.run) is SharedEvaluations
+    shared: bool = getattr(wl.extractor.run, "shared", False)
     for facts, p in zip(
         placed_facts(wl.candidate_pods, placements, shared=shared), placements, strict=True
     ):

@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
-from workload_map.engine.equal_inputs import SharedEvaluations, derived
 from workload_map.engine.errors import EngineError
 from workload_map.engine.extract import ExtractedInstance, Extractor, Scale
 from workload_map.engine.gangs import (
@@ -151,6 +150,10 @@ class Workload:
         bindings = self.resolution.bindings
         extractor = Extractor(self.structure, self.obj, bindings)
         if self._shared_inputs and not bindings:
+            # (here: a command whose objects are not a watch cache's loads no table of equal
+            # inputs, engine.equal_inputs with engine.reads: ~1.3M instructions of a live get)
+            from workload_map.engine.equal_inputs import SharedEvaluations
+
             extractor.run = SharedEvaluations(bindings)
         return extractor
 
@@ -184,8 +187,10 @@ class Workload:
     @cached_property
     def _status(self) -> Status | None:
         run = self.extractor.run
-        if isinstance(run, SharedEvaluations):
+        if getattr(run, "shared", False):
             # a fleet's workloads share equal status inputs (engine/equal_inputs.py)
+            from workload_map.engine.equal_inputs import derived  # loaded: run is its own
+
             structure = self.structure
             return derived(
                 structure.memo,
