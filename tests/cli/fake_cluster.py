@@ -171,7 +171,12 @@ class FakeAPI:
             {k: v for k, v in o.items() if k not in ("apiVersion", "kind")}
             for o in items[start:end]
         ]
-        meta = {"continue": str(end)} if end < len(items) else {}
+        # as an API server paging from etcd: the continue token and how many remain
+        meta = (
+            {"continue": str(end), "remainingItemCount": len(items) - end}
+            if end < len(items)
+            else {}
+        )
         if partial:
             return {
                 "kind": "PartialObjectMetadataList",

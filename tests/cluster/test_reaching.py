@@ -14,6 +14,7 @@ import pytest
 from tests.cli.fake_cluster import FakeAPI, Res, obj, owner_ref, pod
 from workload_map.cluster.ownership import (
     GETS_BEFORE_LIST,
+    LISTED_PER_GET,
     OwnerReader,
     _Owners,
     owner_chain,
@@ -109,7 +110,10 @@ def _reads(api: FakeAPI) -> tuple[list[str], list[str]]:
     """(the GETs by name, the kinds listed as metadata) the fake answered."""
     # a GET by name has no query and a name after the plural (discovery's paths are shorter)
     gets = [p.rsplit("/", 2)[-2] for p, q, _ in api.calls if not q and p.count("/") >= 4]
-    lists = [p.rsplit("/", 1)[-1] for p, _, a in api.calls if a and METADATA in a]
+    # a one-object list counts the kind first (limit=1)
+    lists = [
+        p.rsplit("/", 1)[-1] for p, q, a in api.calls if a and METADATA in a and q["limit"] != "1"
+    ]
     return gets, lists
 
 
@@ -121,6 +125,25 @@ def test_many_objects_of_a_kind_on_a_level_are_one_list() -> None:
     gets, lists = _reads(api)
     assert gets == []  # not 24 + 12 + 12 GETs
     assert lists == ["pods", "replicasets", "deployments"]
+
+
+def test_a_few_of_a_big_namespace_are_a_get_each() -> None:
+    """More than GETS_BEFORE_LIST wanted, but the namespace holds more than LISTED_PER_GET
+    times as many of the kind: counted, then a GET each (not a list of the namespace)."""
+    api, named = _tangle(12)
+    wanted = [o for o in named if o["kind"] == "Pod"][: GETS_BEFORE_LIST + 1]
+    for i in range(LISTED_PER_GET * len(wanted)):
+        api.add(pod(f"crowd-{i}", None, namespace=NS))
+    api.calls.clear()
+    cluster = Cluster(api)
+    assert reaching(cluster, NS, [_ref(o) for o in wanted], "uid-deployment-web-0") == {
+        "uid-pod-web-0-1-0",
+        "uid-pod-web-0-1-1",
+    }
+    gets, lists = _reads(api)
+    assert gets.count("pods") == len(wanted) and "pods" not in lists
+    counted = [p.rsplit("/", 1)[-1] for p, q, _ in api.calls if q.get("limit") == "1"]
+    assert counted == ["pods"]  # the ReplicaSets above: 5 of them, GETs without asking
 
 
 def test_few_objects_are_a_get_each() -> None:

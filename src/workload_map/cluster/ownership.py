@@ -28,6 +28,7 @@ from workload_map.engine.owners import (
 from workload_map.engine.partition import claims
 from workload_map.kube.client import Cluster
 from workload_map.kube.errors import ApiError, Gone, NotFound
+from workload_map.kube.pager import METADATA_LIST
 
 if TYPE_CHECKING:
     from workload_map.model import Karta
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
 __all__ = [
     "GETS_BEFORE_LIST",
     "GETS_OF_MEMBERS",
+    "LISTED_PER_GET",
     "Chain",
     "OwnerReader",
     "PodIndex",
@@ -94,6 +96,9 @@ def owner_chain(
 #: kind is read in one metadata-only list (a chain walk over a namespace's unlabelled pods
 #: needs many owners; a workload's own pods need two or three)
 GETS_BEFORE_LIST = 8
+#: a GET costs about what listing this many objects' metadata does (docs/cli.md: a GET or a
+#: field-selected list 2-3 ms; the metadata of 40k pods 2.7 s and 0.6 s of CPU, a GET ~0.4 ms)
+LISTED_PER_GET = 30
 #: members found in a metadata-only list are fetched one GET each up to this many; more are
 #: read in one list selected by the labels they all share
 GETS_OF_MEMBERS = 10
@@ -275,8 +280,14 @@ class _Owners:
         a round trip and ~1.5M instructions of a live ``get``, docs/cli.md)."""
         self.expect_refs([controller_ref(obj) for obj in objs])
 
-    def expect_refs(self, refs: Iterable[OwnerRef | None]) -> None:
-        """:meth:`expect` of the objects whose controller references these are."""
+    def expect_refs(self, refs: Iterable[OwnerRef | None], *, weigh: bool = False) -> None:
+        """:meth:`expect` of the objects whose controller references these are.
+
+        ``weigh``: a kind with more than :data:`GETS_BEFORE_LIST` of them is listed only
+        when the namespace holds at most :data:`LISTED_PER_GET` times as many objects of
+        it (asked first by a one-object list, which says how many remain: a request as
+        cheap as a GET), else each is a GET (and the kind is never listed by this reader):
+        20 pods wanted of a namespace of 40k are 20 GETs, not a list of 40k."""
         wanted: dict[tuple[str, str], set[tuple[str, str]]] = {}
         cluster = self.cluster
         for ref in refs:
@@ -287,8 +298,36 @@ class _Owners:
                 continue
             wanted.setdefault((ref.api_version, ref.kind), set()).add((namespace or "", ref.name))
         for kind, names in wanted.items():
-            if len(names) > GETS_BEFORE_LIST:
-                self._gets[kind] = max(self._gets.get(kind, 0), GETS_BEFORE_LIST)
+            if len(names) <= GETS_BEFORE_LIST or kind in self._lists:
+                continue
+            if weigh:
+                held = self._count(kind)
+                if held is None or held > LISTED_PER_GET * len(names):
+                    self._lists[kind] = None  # a GET each
+                    continue
+            self._gets[kind] = max(self._gets.get(kind, 0), GETS_BEFORE_LIST)
+
+    def _count(self, kind: tuple[str, str]) -> int | None:
+        """How many objects of the kind the namespace holds (None: unknown), from a list of
+        one object's metadata (from etcd, which counts the rest: ``remainingItemCount``)."""
+        res = self.cluster.resource_for(*kind)
+        if res is None:
+            return None
+        namespace = self.namespace if res.namespaced else None
+        try:
+            doc = self.cluster.transport.get(
+                res.path(namespace), [("limit", "1")], accept=METADATA_LIST
+            )
+        except ApiError:
+            return None
+        meta = doc.get("metadata") if isinstance(doc, dict) else None
+        items = doc.get("items") if isinstance(doc, dict) else None
+        if not isinstance(meta, dict) or not isinstance(items, list):
+            return None
+        if not meta.get("continue"):
+            return len(items)
+        rest = meta.get("remainingItemCount")
+        return len(items) + rest if isinstance(rest, int) else None
 
     def listed(self, kind: tuple[str, str]) -> dict[tuple[str, str], dict[str, Any]] | None:
         """The kind's list (read once): by ``apiVersion`` and kind; None if it may not be
@@ -630,7 +669,7 @@ def reaching(
     for depth in range(MAX_DEPTH + 1):
         if not level:
             break
-        owners.expect_refs(level)
+        owners.expect_refs(level, weigh=True)
         above: list[OwnerRef] = []
         for ref in level:
             found = owners(ref)

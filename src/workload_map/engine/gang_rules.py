@@ -55,6 +55,7 @@ class _Candidate:
     """One group a pod of some component may join, its expressions looked up once."""
 
     __slots__ = (
+        "_at",
         "_failed",
         "_fields",
         "_keys",
@@ -93,17 +94,20 @@ class _Candidate:
         self.assigned: dict[tuple[str, ...], tuple[GangAssignment, list[Placement], int]] = {}
         #: the same for pods whose keys could not be read: (keys read, why not the rest)
         self._failed: dict[tuple[tuple[str, ...], str], GangAssignment] = {}
-        #: key views by (path, value), shared by the definition's workloads (immutable): a
-        #: replica's index repeats in every workload of a fleet
-        self._keys: dict[tuple[str, str], GroupKey] = reads.views
+        #: key views by path and value, shared by the definition's workloads (immutable): a
+        #: replica's index repeats in every workload of a fleet; and the same dictionaries
+        #: in the order of the key paths (join reads them per group)
+        self._keys: dict[str, dict[str, GroupKey]] = reads.views
+        self._at: tuple[dict[str, GroupKey], ...] = reads.at
 
     def key(self, path: str, value: str) -> GroupKey:
         """One key view per (path, value): groups of one replica share them."""
-        found = self._keys.get((path, value))
+        known = self._keys[path]
+        found = known.get(value)
         if found is None:
             found = GroupKey(path, value)
-            if len(self._keys) < _MAX_VIEWS:
-                self._keys[(path, value)] = found
+            if len(known) < _MAX_VIEWS:
+                known[value] = found
         return found
 
     def passes(self, pod: Any, run: Run) -> bool:
@@ -168,15 +172,14 @@ class _Candidate:
         ``index`` is the first such pod's."""
         # _assignment and key, inlined: this runs per group (a LeaderWorkerSet's replica)
         views: list[GroupKey] = []
-        known = self._keys
         # as map() pairs them; no strict= keyword: a keyword costs the zip() call a parsed
         # dictionary, about a sixteenth of a group's cost (callgrind)
-        for path, value in zip(self.paths, keys):  # noqa: B905
-            view = known.get((path, value))
+        for known, path, value in zip(self._at, self.paths, keys):  # noqa: B905
+            view = known.get(value)  # (by the value alone: no (path, value) tuple per key)
             if view is None:
                 view = GroupKey(path, value)
                 if len(known) < _MAX_VIEWS:
-                    known[(path, value)] = view
+                    known[value] = view
             views.append(view)
         # positional (group, definition, member, effective_component, keys, filters; the
         # order test_gang_positional_builds pins): a Struct matches keywords by name
@@ -200,8 +203,8 @@ class _Candidate:
         return found
 
 
-#: key views a definition keeps (a fleet's group indexes; workload names beyond it are made
-#: per workload, as before)
+#: key views a definition keeps per key path (a fleet's group indexes; workload names beyond
+#: it are made per workload, as before)
 _MAX_VIEWS = 4096
 
 
@@ -210,6 +213,7 @@ class _Reads:
     definition."""
 
     __slots__ = (
+        "at",
         "fielded",
         "fields",
         "filters",
@@ -223,12 +227,14 @@ class _Reads:
     )
 
     def __init__(self, structure: Structure, member: Member):
-        #: the candidates' key views (:meth:`_Candidate.key`), immutable: shared
-        self.views: dict[tuple[str, str], GroupKey] = {}
         self.filters = [(f, structure.expressions.get(f)) for f in member.filters]
         self.texts = tuple(member.filters)
         self.keys = [(k, structure.expressions.get(k)) for k in member.group_by_key_paths]
         self.paths = tuple(member.group_by_key_paths)
+        #: the candidates' key views (:meth:`_Candidate.key`), immutable: shared; by path,
+        #: then value, and the same dictionaries in the order of the paths
+        self.views: dict[str, dict[str, GroupKey]] = {path: {} for path in self.paths}
+        self.at = tuple(self.views[path] for path in self.paths)
         #: the direct walks of the keys when every key is a constant path (the common case,
         #: labels): read without the memo, as any ``run`` reads them (runner.py)
         self.walks = (
