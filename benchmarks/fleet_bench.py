@@ -18,10 +18,13 @@ interleaved so they share the machine's load:
 project as it was), run in the same interleaved loop. ``WLMAP_FLEETS`` picks the fleets
 (``1000x4x2,10000x4x2``: JobSets x pods per Job x Jobs per JobSet; default ``1000x4x2``),
 ``WLMAP_FLEET_RUNS`` the samples per command (default 5), ``WLMAP_FLEET_CASES`` the cases
-(comma-separated words a case starts with, e.g. ``describe,get jobset``; default all). Each row gives the median and min
-wall time of the samples in ms and the ratio of the medians, the median CPU time (user +
-system of the processes) and its ratio (the API server's work is in the wall time only); the
-load average before and after. The rounds alternate the tools' order.
+(comma-separated words a case starts with, e.g. ``describe,get jobset``; default all).
+``WLMAP_FLEET_WARNINGS=1`` then posts the scheduler's FailedScheduling warning on each
+pending pod of JobSet 7's namespace (400 in 1000x4x2, as a busy namespace has them) and
+measures the describe cases again (describe places every warning of the namespace).
+Each row gives the median and min wall time of the samples in ms and the ratio of the
+medians, the median CPU time (user + system of the processes) and its ratio (the API server's
+work is in the wall time only); the load average before and after. The rounds alternate the tools' order.
 """
 
 from __future__ import annotations
@@ -109,8 +112,47 @@ def _ms(samples: list[float]) -> tuple[float, float]:
     return round(statistics.median(samples) * 1000, 1), round(min(samples) * 1000, 1)
 
 
+def _warn_pending(fleet: object) -> int:
+    """The scheduler's FailedScheduling warning on each pending pod of JobSet 7's namespace,
+    as a busy namespace has them (describe places every warning of the namespace by its
+    object's owner chain); the number posted. The fleet is a copy: its kept snapshot stays."""
+    from workload_map.kube.api import Api
+    from workload_map.kube.options import ConnectionOptions
+
+    spec = fleet.spec  # type: ignore[attr-defined]
+    ns = spec.namespace_of(7)
+    options = ConnectionOptions(kubeconfig=str(fleet.kubeconfig), timeout=120.0)  # type: ignore[attr-defined]
+    api = Api.connect(options, pooled=False)
+    pending = api.get(f"/api/v1/namespaces/{ns}/pods", [("fieldSelector", "status.phase=Pending")])
+    for i, pod in enumerate(pending.get("items") or []):
+        meta = pod["metadata"]
+        involved = {"apiVersion": "v1", "kind": "Pod", "name": meta["name"], "namespace": ns}
+        event = {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"name": f"{meta['name']}.{i}", "namespace": ns},
+            "involvedObject": involved | {"uid": meta["uid"]},
+            "type": "Warning",
+            "reason": "FailedScheduling",
+            "message": "0/100 nodes are available: 100 Insufficient nvidia.com/gpu.",
+            "source": {"component": "default-scheduler"},
+            "count": 3,
+            "firstTimestamp": "2026-12-01T00:00:00Z",
+            "lastTimestamp": "2026-12-01T00:00:00Z",
+        }
+        api.request("POST", f"/api/v1/namespaces/{ns}/events", event)
+    api.close()
+    return len(pending.get("items") or [])
+
+
 def _measure(
-    fleet: object, kubectl: str | None, before: Path | None, script: str
+    fleet: object,
+    kubectl: str | None,
+    before: Path | None,
+    script: str,
+    *,
+    only: list[str] | None = None,
+    note: str = "",
 ) -> list[dict[str, object]]:
     spec = fleet.spec  # type: ignore[attr-defined]
     kc = str(fleet.kubeconfig)  # type: ignore[attr-defined]
@@ -120,7 +162,8 @@ def _measure(
         tools.insert(0, ("before", before))
     wlmap = [sys.executable, "-c", script, "--kubeconfig", kc]  # as the console script runs
     rows: list[dict[str, object]] = []
-    only = [w.strip() for w in os.environ.get("WLMAP_FLEET_CASES", "").split(",") if w.strip()]
+    if only is None:
+        only = [w.strip() for w in os.environ.get("WLMAP_FLEET_CASES", "").split(",") if w.strip()]
     for case, kwords, wwords, target in _cases(ns, name):
         if only and not any(case.startswith(w) for w in only):
             continue
@@ -150,7 +193,7 @@ def _measure(
                         errors[label] = err.splitlines()[-1] if err else f"exit {code}"
                 samples[label].append(total)
                 cpus[label].append(cpu_total)
-        row: dict[str, object] = {"fleet": f"{spec.jobsets}/{spec.pods}", "case": case}
+        row: dict[str, object] = {"fleet": f"{spec.jobsets}/{spec.pods}", "case": case + note}
         kmed = _ms(samples["kubectl"])[0] if kubectl else None
         kcpu = _ms(cpus["kubectl"])[0] if kubectl else None
         for label in samples:
@@ -198,6 +241,10 @@ def run() -> list[dict[str, object]]:
                 line += f" (built once in {built.get('seconds', 0):.0f} s)"
             rows.append({"fleet": line})
             rows.extend(_measure(fleet, kubectl, before, SCRIPT))
+            if os.environ.get("WLMAP_FLEET_WARNINGS"):
+                warned = _warn_pending(fleet)
+                note = f" ({warned} warnings)"
+                rows.extend(_measure(fleet, kubectl, before, SCRIPT, only=["describe"], note=note))
     rows.append(
         {
             "fleet": f"(ms: median / min of {RUNS} fresh processes; x: ratio to kubectl's "
