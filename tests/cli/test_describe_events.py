@@ -204,7 +204,7 @@ def _job_of(js: dict, index: int) -> tuple[dict, dict]:
     return job, pod(f"{name}-0", job, namespace="ml", phase="Pending", node=None, labels=labels)
 
 
-def _busy_namespace(others: int) -> FakeAPI:
+def _busy_namespace(others: int, *, warned: bool = True) -> FakeAPI:
     """A JobSet's Job with a pending pod, and ``others`` more JobSets alike: in a busy
     namespace every pending pod has the scheduler's warning."""
     api = FakeAPI().serve(JOBSET, EVENT)
@@ -212,7 +212,8 @@ def _busy_namespace(others: int) -> FakeAPI:
         js = obj("jobset.x-k8s.io/v1alpha2", "JobSet", "train" if i == 0 else f"other-{i}", "ml")
         job, waiting = _job_of(js, 0)
         api.add(js, job, waiting)
-        api.add(event(waiting, "FailedScheduling", "0/2 nodes are available."))
+        if warned:
+            api.add(event(waiting, "FailedScheduling", "0/2 nodes are available."))
     return api
 
 
@@ -269,3 +270,13 @@ def test_describe_type_places_the_warnings_of_all_its_workloads_with_one_reader(
     assert all(len(i["events"]["warnings"]) == 1 for i in items)
     assert [n for n in _by_name(api) if "/pods/" in n] == []
     assert len(_by_name(api)) <= 8  # was a pod and a Job per JobSet (26)
+
+
+def test_without_warnings_no_chain_is_walked(wlmap) -> None:
+    """A namespace without warnings has none to place: describe TYPE reads no owner of its
+    workloads' pods (it read a GET of each JobSet's Job, then their list, for nothing)."""
+    api = _busy_namespace(12, warned=False)
+    r = wlmap(["describe", "jobsets", "-n", "ml", "-o", "json"], api=api)
+    assert r.code == 0, r.err
+    assert all(i["events"]["warnings"] == [] for i in json.loads(r.out)["items"])
+    assert _by_name(api) == []

@@ -209,6 +209,9 @@ def workload_events(
         return events_view((), (), note="this cluster serves no events")
     own, notes = reader.own(namespace, uid)
     warnings, more = reader.warnings(namespace)
+    note = "; ".join(dict.fromkeys([*notes, *more])) or None
+    if not warnings:  # nothing to place: the pods' chains are not walked (nor owners read)
+        return events_view(own, (), gang_pods=gang_pods, note=note)
     owners = reader.owners(namespace) if namespace is not None else None
     members = _Members(cluster, uid, pods or (), owners)
     if namespace is not None and owners is not None:
@@ -220,5 +223,4 @@ def workload_events(
             cluster.remember(workload)
         members.settle([_involved(e) for e in warnings], namespace, owners)
     theirs = [e for e in warnings if members(_involved(e), namespace)]
-    note = "; ".join(dict.fromkeys([*notes, *more])) or None
     return events_view(own, theirs, gang_pods=gang_pods, note=note)
