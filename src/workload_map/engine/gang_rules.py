@@ -61,6 +61,7 @@ class _Candidate:
         "_keys",
         "_walks",
         "assigned",
+        "by_name",
         "definition",
         "fielded",
         "filter_texts",
@@ -86,12 +87,17 @@ class _Candidate:
         self._walks, self._fields, self.fielded = reads.walks, reads.fields, reads.fielded
         self.section = reads.section
         self.replica_of = reads.replica_of
+        #: whether an entry lists its pods' names rather than their placements: the minimum
+        #: of a group needs no placement when ``replica_of`` decides it (below), and the
+        #: names are what the group lists (read once per pod, as the pods join)
+        self.by_name = self.replica_of is not None
         #: the minimum of every group of this candidate when ``replica_of`` decides what
         #: their keys pin (found for the first group, shared by the rest)
         self.minimum: AlphaMinimum | None = None
         #: per key tuple read: the assignment the pods with these keys share, their
-        #: placements, and the index of the first of them among the workload's pods
-        self.assigned: dict[tuple[str, ...], tuple[GangAssignment, list[Placement], int]] = {}
+        #: placements (their names when ``by_name``), and the index of the first of them
+        #: among the workload's pods
+        self.assigned: dict[tuple[str, ...], tuple[GangAssignment, list[Any], int]] = {}
         #: the same for pods whose keys could not be read: (keys read, why not the rest)
         self._failed: dict[tuple[tuple[str, ...], str], GangAssignment] = {}
         #: key views by path and value, shared by the definition's workloads (immutable): a
@@ -576,7 +582,8 @@ def alpha_groups(
     fast: _Candidate | None = None
     s_name: str | None = None
     s_first, s_second = "", None
-    assigned: dict[tuple[str, ...], tuple[GangAssignment, list[Placement], int]] = {}
+    assigned: dict[tuple[str, ...], tuple[GangAssignment, list[Any], int]] = {}
+    by_name = False
     read: Any
     entry: Any
     # the last entry found there and its keys (the pods of one group mostly come together):
@@ -606,6 +613,7 @@ def alpha_groups(
                     fast = current
                     s_name, s_first, s_second = current.section
                     assigned = current.assigned
+                    by_name = current.by_name
                     last_one = _NEVER
         if fast is not None and type(pod) is dict:
             # the keys as the pod has them, looked up among the entries: an entry is made only
@@ -635,7 +643,7 @@ def alpha_groups(
                 # lookup would match (JSON values: only a string equals a string)
                 if one == last_one and two == last_two:
                     append(last_assignment)
-                    add(placement)
+                    add(placement.pod if by_name else placement)
                     continue
                 read = (one,) if s_second is None else (one, two)
                 try:
@@ -654,7 +662,7 @@ def alpha_groups(
                     last_one, last_two = one, two
                     last_assignment, add = entry[0], entry[1].append
                     append(last_assignment)
-                    add(placement)
+                    add(placement.pod if by_name else placement)
                     continue
         if type(current) is not _Candidate:  # not isinstance: a view's class check is slow
             append(cast(GangAssignment, current))  # why the pod joins no group
@@ -671,7 +679,7 @@ def alpha_groups(
         if entry is None:
             entry = current.join(keys, owner_uid, len(assignments))
         append(entry[0])
-        entry[1].append(placement)
+        entry[1].append(placement.pod if current.by_name else placement)
     # the groups by name: the entries of every candidate whose keys name it, the first pod's
     # first (its definition and keys are the group's); nearly every name has one entry, kept
     # as it is (no list made and appended to per group), a list only for a name that several
@@ -684,22 +692,33 @@ def alpha_groups(
             if name in grouped:
                 held = grouped[name]
                 if type(held) is list:
-                    held.append((first, candidate, keys, placed))
+                    held.append((first, candidate, keys, placed, assignment))
                 else:
-                    grouped[name] = [held, (first, candidate, keys, placed)]
+                    grouped[name] = [held, (first, candidate, keys, placed, assignment)]
             else:
-                grouped[name] = (first, candidate, keys, placed)
+                grouped[name] = (first, candidate, keys, placed, assignment)
     groups: list[PodGroup] = []
+    #: the placements of each entry's pods by its assignment (an entry listing names: only
+    #: when several key tuples name one group)
+    placed_of: dict[int, list[Placement]] | None = None
     #: whether the name made of the keys but the last is a DNS-1123 subdomain
     heads: dict[str | tuple[str, ...], bool] = {}
     for name in sorted(grouped):  # (the names alone: a str sort, not a tuple sort)
         entries = grouped[name]
         if type(entries) is list:
             entries.sort(key=_first)
-            chunks = [(keys, placed) for _, _, keys, placed in entries]
+            if placed_of is None:
+                placed_of = _placed_of(placements, assignments)
+            chunks = [
+                (keys, placed_of[id(assignment)] if candidate.by_name else placed)
+                for _, candidate, keys, placed, assignment in entries
+            ]
             names = tuple(p.pod for _, placed in chunks for p in placed)
             leading, several = entries[0], True
-        else:  # nearly always: one key tuple names the group
+        elif entries[1].by_name:  # nearly always: one key tuple names the group
+            leading, several, chunks = entries, False, None
+            names = tuple(entries[3])
+        else:
             leading, several = entries, False
             chunks = None  # (made below only when dimensions() needs them)
             listed = []  # a loop, not a comprehension (a call): this runs per group
@@ -760,9 +779,20 @@ def alpha_groups(
     return groups, assignments
 
 
+def _placed_of(
+    placements: Sequence[Placement], assignments: Sequence[GangAssignment]
+) -> dict[int, list[Placement]]:
+    """The placements by their assignment's identity (an entry's own: join makes one per
+    entry), in pod order."""
+    out: dict[int, list[Placement]] = {}
+    for placement, assignment in zip(placements, assignments, strict=True):
+        out.setdefault(id(assignment), []).append(placement)
+    return out
+
+
 #: equal to nothing but itself: no last keys yet
 _NEVER = object()
 
 
-def _first(entry: tuple[int, Any, Any, Any]) -> int:
+def _first(entry: tuple[int, Any, Any, Any, Any]) -> int:
     return entry[0]
