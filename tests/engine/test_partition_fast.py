@@ -15,14 +15,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from workload_map.engine import Workload
+from workload_map.engine import Workload, partition
 from workload_map.engine.objects import plain_items
 from workload_map.engine.owner_labels import label_checker
 from workload_map.engine.owners import self_ref
 from workload_map.engine.partition import (
+    _LOOP_AT_MOST,
     _chain_verdict,
     _Index,
     partition_listed,
@@ -330,11 +332,39 @@ def test_a_list_of_plain_pods_is_decided_as_pod_by_pod(which: int, pods: list[An
     keeps them all only when the rule read pod by pod keeps them all (references naming the
     workload's kind, name, uid and kind labels naming others reach the loop)."""
     workload = WORKLOADS[which]
-    want = _reference_rule(workload, pods)
-    _same(partition_pods(workload, pods), want)
-    got = partition_listed(workload, pods)
-    assert got is not None
-    _same(got, want)
+    # as they are (decided by the loop) and repeated past what the loop alone decides
+    for listed in (pods, _long(pods)):
+        want = _reference_rule(workload, listed)
+        _same(partition_pods(workload, listed), want)
+        got = partition_listed(workload, listed)
+        assert got is not None
+        _same(got, want)
+
+
+def _long(pods: list[Any]) -> list[Any]:
+    """``pods`` repeated into a list the C-level check (``_all_candidates``) decides."""
+    return pods * (_LOOP_AT_MOST // len(pods) + 1)
+
+
+def test_a_small_workloads_pods_cost_no_checker_and_no_column_passes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The pods of a small workload (a get row's JobSet: two pods, plain labels) are decided
+    by the loop alone: no label checker is made and no C-level pass over the list runs (both
+    cost more than the loop for a few pods); a long list still takes the C-level check."""
+    made: list[str] = []
+    for name in ("label_checker", "_all_candidates"):
+        real = getattr(partition, name)
+        monkeypatch.setattr(
+            partition, name, lambda *a, _real=real, _name=name: made.append(_name) or _real(*a)
+        )
+    labels = {JS_NAME: "js", JS_UID: "u-js"}
+    pods = [{"kind": "Pod", "metadata": {"name": f"p{i}", "labels": labels}} for i in range(2)]
+    got = partition_listed(WORKLOADS[0], pods)
+    assert got == (pods, [])
+    assert made == []
+    assert partition_listed(WORKLOADS[0], _long(pods)) == (_long(pods), [])
+    assert made == ["_all_candidates"]
 
 
 def test_plain_pods_the_check_leaves_to_the_loop() -> None:
@@ -356,8 +386,10 @@ def test_plain_pods_the_check_leaves_to_the_loop() -> None:
         (WORKLOADS[2], other_kind, f"its label {KF_KIND}=tfjob-controller names a workload"),
         (WORKLOADS[0], owned, "owned by another JobSet: other"),
     ):
-        got = partition_listed(workload, [plain, odd, plain])
-        assert got is not None
-        assert [id(p) for p in got[0]] == [id(plain), id(plain)]
-        assert [(id(p), reason[: len(why)]) for p, reason in got[1]] == [(id(odd), why)]
-        _same(got, _reference_rule(workload, [plain, odd, plain]))
+        for extra in (0, _LOOP_AT_MOST):  # the loop alone, and the C-level check first
+            listed = [plain, odd, plain, *[plain] * extra]
+            got = partition_listed(workload, listed)
+            assert got is not None
+            assert [id(p) for p in got[0]] == [id(plain)] * (2 + extra)
+            assert [(id(p), reason[: len(why)]) for p, reason in got[1]] == [(id(odd), why)]
+            _same(got, _reference_rule(workload, listed))

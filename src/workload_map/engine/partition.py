@@ -112,7 +112,6 @@ def _partition(
     workload: Mapping[str, Any], objects: Iterable[Any], strict: bool
 ) -> _Partition | None:
     top = self_ref(workload)
-    check = label_checker(workload, top)
     candidates: list[Mapping[str, Any]] = []
     excluded: list[tuple[Mapping[str, Any], str]] = []
     links: list[Mapping[str, Any]] = []
@@ -123,13 +122,18 @@ def _partition(
     kind_values = rule.kind_values if rule is not None else frozenset()
     # read twice when the file holds links (below): an iterator is read into a list first
     listed = objects if type(objects) is list else list(objects)
-    if listed:
+    # a few C-level passes over the whole list cost more than the loop below for the pods of
+    # a small workload (a get row's JobSet: two pods); measured even at about 30 pods
+    if len(listed) > _LOOP_AT_MOST:
         try:
             passed = _all_candidates(listed, kind, expected, kind_label, kind_values)
         except TypeError:  # an unhashable value where a set is made: the loop decides
             passed = False
         if passed:
             return list(listed), []
+    # the label checker at first need (pods whose labels or metadata are not a plain object,
+    # links): the loop reads a plain labels object itself
+    check: Callable[[Any], tuple[bool | None, str]] | None = None
     # One pass that decides each pod as it comes, as if the file held nothing but pods (pods
     # listed from a cluster, most --pods files): a pod's references then prove something only
     # when they name an object of the workload's kind. The first other object changes that
@@ -150,6 +154,7 @@ def _partition(
             continue
         meta = o.get("metadata")
         if type(meta) is not dict:  # a Mapping, or no metadata object: the rule as it reads
+            check = check or label_checker(workload, top)
             reason = _pod_verdict(o, meta if isinstance(meta, Mapping) else None, top, check)
             if reason is None:
                 keep(o)
@@ -192,7 +197,7 @@ def _partition(
                             reason = (
                                 f"its label {kind_label}={value} names a workload of another kind"
                             )
-            elif check is not None:
+            elif (check := check or label_checker(workload, top)) is not None:
                 by_labels, why = check(labels)
                 if by_labels is False:
                     reason = why
@@ -202,9 +207,12 @@ def _partition(
             excluded.append((o, reason))
     if links:
         pods = [o for o in listed if _is_pod(o)]
-        return _partition_linked(pods, links, top, check)
+        return _partition_linked(pods, links, top, check or label_checker(workload, top))
     return candidates, excluded
 
+
+#: the longest list :func:`_partition` decides by its loop alone, not :func:`_all_candidates`
+_LOOP_AT_MOST = 16
 
 #: ``dict.get`` unbound, for ``map`` over a list of plain objects
 _GET = cast(Callable[[Any, str], Any], dict.get)
