@@ -8,15 +8,13 @@ answer (a bound domain's translation) when it is imported or the directory exist
 from __future__ import annotations
 
 import struct
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.fresh import fresh_python
 from workload_map.cli import argparse_import
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def _mo(pairs: dict[str, str]) -> bytes:
@@ -89,14 +87,7 @@ def test_argparse_binds_the_stand_in_in_a_fresh_process(tmp_path: Path) -> None:
         "    pass\n"
         "print(os.path.isdir(a.LOCALEDIR), 'gettext' in sys.modules, 'locale' in sys.modules)\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        env={"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT / "src")},
-        timeout=60,
-        check=True,
-    )
+    done = fresh_python(code, home=tmp_path, check=True)
     assert "x: error: argument --n: invalid int value: 'q'" in done.stderr
     exists, gettext_loaded, locale_loaded = done.stdout.split()
     assert gettext_loaded == exists

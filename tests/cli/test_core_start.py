@@ -7,14 +7,11 @@ kept between commands)."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 from tests.cli.fake_cluster import JOBSET, FakeAPI, obj
 from tests.cli.http_fake import serve, write_kubeconfig
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.fresh import fresh_python
 
 # the command, then the modules it loaded (read before the interpreter's end)
 _RUN = """
@@ -36,18 +33,7 @@ def live_gets(tmp_path: Path, count: int) -> list[tuple[int, str, set[str]]]:
         kubeconfig = str(write_kubeconfig(tmp_path / "kc", server, namespace="ml"))
         args = ["get", "jobsets", "--kubeconfig", kubeconfig, "--cache-dir", str(tmp_path / "c")]
         for _ in range(count):
-            done = subprocess.run(
-                [sys.executable, "-c", _RUN, *args],
-                capture_output=True,
-                text=True,
-                env={
-                    "HOME": str(tmp_path),
-                    "PATH": "/usr/bin:/bin",
-                    "PYTHONPATH": str(ROOT / "src"),
-                },
-                timeout=120,
-                check=True,
-            )
+            done = fresh_python(_RUN, *args, home=tmp_path, check=True)
             code, output, modules = json.loads(done.stdout.splitlines()[-1])
             runs.append((code, output, set(modules)))
     return runs
@@ -83,14 +69,7 @@ def test_the_core_and_wlmap_jq_load_no_threading(tmp_path: Path) -> None:
         "deep = jq.compile('def f: if . > 0 then (. - 1 | f) + 1 else 0 end; f')\n"
         "print(deep.first(900), 'threading' in sys.modules)\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        env={"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT / "src")},
-        timeout=120,
-        check=False,
-    )
+    done = fresh_python(code, home=tmp_path)
     assert done.stdout.split() == ["0", "3", "False", "900", "True"], done.stdout + done.stderr
 
 

@@ -21,6 +21,7 @@ import pytest
 
 from tests.cli.fake_cluster import JOBSET, FakeAPI, obj
 from tests.cli.http_fake import serve, write_kubeconfig
+from tests.fresh import fresh_python
 from workload_map.cli import argparse_import
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -63,18 +64,6 @@ CATALOG_LOOKUP = {
 #: argparse's messages need no ``gettext`` (nor the ``locale`` its lookups import) where its
 #: default catalog directory does not exist (cli.argparse_import; 8M instructions, docs/cli.md)
 NO_CATALOGS = () if os.path.isdir(argparse_import.LOCALEDIR) else ("gettext", "locale")
-
-
-def fresh_python(code: str) -> subprocess.CompletedProcess[str]:
-    """``code`` run by a new interpreter on this checkout's sources, with no home directory."""
-    return subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        env={"HOME": "/nonexistent", "PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT / "src")},
-        timeout=120,
-        check=False,
-    )
 
 
 def ours(modules: set[str], prefix: str = "workload_map") -> set[str]:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from tests.cli.fake_cluster import JOBSET, FakeAPI, obj
 from tests.cli.http_fake import serve, write_kubeconfig
-from tests.cli.test_imports import fresh_python
+from tests.fresh import fresh_python
 
 #: pathlib and what it imports, threading, base64; none of it is on a live get's path
 PATHLIB = ("pathlib", "fnmatch", "ntpath", "urllib.parse", "ipaddress", "threading", "base64")

@@ -5,14 +5,11 @@ foreign cache file is only a miss; ``--cache-dir ""`` keeps nothing."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 from tests.cli.fake_cluster import JOBSET, FakeAPI, obj
 from tests.cli.http_fake import serve, write_kubeconfig
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.fresh import fresh_python
 
 # the command in a fresh interpreter, counting the programs the jq parser parses
 _RUN = """
@@ -32,14 +29,7 @@ print(json.dumps([code, out.getvalue(), len(parsed)]))
 
 
 def _get(home: Path, *args: str) -> tuple[int, str, int]:
-    done = subprocess.run(
-        [sys.executable, "-c", _RUN, *args],
-        capture_output=True,
-        text=True,
-        env={"HOME": str(home), "PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT / "src")},
-        timeout=120,
-        check=True,
-    )
+    done = fresh_python(_RUN, *args, home=home, check=True)
     code, output, parsed = json.loads(done.stdout.splitlines()[-1])
     return code, output, parsed
 

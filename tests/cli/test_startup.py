@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import argparse
 import io
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.cli.fake_cluster import JOBSET, FakeAPI, obj, owner_ref, pod
 from tests.cli.http_fake import serve, write_kubeconfig
+from tests.fresh import fresh_python
 from workload_map.cli.commands import COMMANDS, LISTING, build_parser, help_width
 from workload_map.cli.main import main
 
@@ -63,14 +62,7 @@ _WATCH_ONLY = (
 
 
 def _modules(args: list[str], tmp_path: Path) -> tuple[set[str], str]:
-    done = subprocess.run(
-        [sys.executable, "-c", _PROBE, *args],
-        capture_output=True,
-        text=True,
-        env={"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT / "src")},
-        timeout=120,
-        check=False,
-    )
+    done = fresh_python(_PROBE, *args, home=tmp_path)
     head, _, listed = done.stderr.rpartition("MODULES=")
     return set(listed.strip().split(",")), done.stdout + head
 

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import json
 import socket
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.cli.fake_cluster import JOBSET, FakeAPI, obj
 from tests.cli.http_fake import serve, silent_server, write_kubeconfig
+from tests.fresh import fresh_python
 from workload_map.cli.config import parse_request_timeout
 from workload_map.cli.exits import UsageError
 from workload_map.kube import ConnectionOptions, Unreachable, connect, wire
@@ -200,16 +199,7 @@ print("\\nLEAKED=" + ",".join(leaked[:3]), file=sys.stderr)
 
 
 def _imports_kubernetes(args: list[str], tmp_path: Path, stdin: str = "") -> tuple[bool, str]:
-    env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT / "src")}
-    done = subprocess.run(
-        [sys.executable, "-c", _PROBE, *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-        check=False,
-    )
+    done = fresh_python(_PROBE, *args, home=tmp_path, stdin=stdin)
     leaked = done.stderr.rsplit("LEAKED=", 1)[-1].strip()
     return bool(leaked), done.stdout + done.stderr
 

@@ -4,7 +4,7 @@ generated names, a version's order) are compiled at their first use, not at impo
 
 from __future__ import annotations
 
-from tests.cli.test_imports import fresh_python
+from tests.fresh import fresh_python
 
 #: the patterns as text, in the order the program below reports them
 PATTERNS = (

@@ -8,7 +8,7 @@ import itertools
 
 import pytest
 
-from tests.cli.test_imports import fresh_python
+from tests.fresh import fresh_python
 from workload_map.engine import quantities
 from workload_map.engine.errors import EngineError
 

@@ -5,10 +5,9 @@ their reports."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
+from tests.fresh import fresh_python
 from workload_map.model import FindingCode
 from workload_map.model.load import LoadProblem
 
@@ -17,14 +16,7 @@ JOBSET = ROOT / "src/workload_map/catalog/data/jobset-x-k8s-io-jobset-v1alpha2.y
 
 
 def _fresh(code: str) -> list[str]:
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        env={"HOME": "/nonexistent", "PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT / "src")},
-        timeout=60,
-        check=False,
-    )
+    done = fresh_python(code)
     assert done.returncode == 0, done.stderr
     return done.stdout.split()
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from tests.cli.test_imports import fresh_python
+from tests.fresh import fresh_python
 from tests.model.conftest import base_doc
 
 #: the model's patterns, as text: reference names and variables, YAML's surrogate escapes

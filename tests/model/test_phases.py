@@ -3,15 +3,10 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
+from tests.fresh import fresh_python
 from workload_map import model
 from workload_map.engine import status
 from workload_map.model import phases, types
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_orders_are_the_enums_values() -> None:
@@ -34,12 +29,5 @@ def test_the_enum_is_built_when_asked_for() -> None:
         "print('workload_map.model.phases' in sys.modules, status.UNDEFINED)\n"
         "print(model.Phase.RUNNING.value, 'workload_map.model.phases' in sys.modules)\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        env={"HOME": "/nonexistent", "PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT / "src")},
-        timeout=120,
-        check=False,
-    )
+    done = fresh_python(code)
     assert done.stdout.split() == ["False", "Undefined", "Running", "True"], done.stderr

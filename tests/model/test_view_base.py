@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 import msgspec
 import pytest
 
-from tests.cli.test_imports import fresh_python
+from tests.fresh import fresh_python
 from workload_map.model.views import View, _struct, json_field, json_schema, set_field, to_json
 
 

@@ -3,7 +3,8 @@
 ``get`` builds these and prints their :func:`~workload_map.model.views.to_json`;
 ``python -m workload_map.cli.schemas`` derives ``schemas/get.schema.json`` from the same types.
 Apart from :mod:`workload_map.cli.outputs` because an item holds the engine's
-:class:`~workload_map.engine.describe.PodCounts`: the other commands' outputs load no engine.
+:class:`~workload_map.engine.summary.PodCounts` (describe's counts): the other commands'
+outputs load no engine.
 """
 
 from __future__ import annotations
