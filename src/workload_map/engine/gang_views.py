@@ -8,8 +8,6 @@ in :mod:`workload_map.engine.gang_minimums`.
 from __future__ import annotations
 
 import dataclasses
-import functools
-import re
 from typing import Any
 
 from workload_map.model.views import View, json_field, set_field
@@ -27,16 +25,24 @@ __all__ = [
 ]
 
 
-@functools.cache
-def _dns1123() -> re.Pattern[str]:
-    """Compiled at the first name checked, not at import (a command that names no gang, a live
-    ``get``, compiles it never), and kept here rather than in ``re``'s bounded cache, which
-    the jq engine's user patterns share: groups are named per workload."""
-    return re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z")
+#: what a label of a DNS-1123 subdomain is made of
+_LABEL_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")
 
 
 def is_dns1123_subdomain(name: str) -> bool:
-    return len(name) <= 253 and _dns1123().match(name) is not None
+    """A DNS-1123 subdomain: at most 253 characters, ``.``-separated labels of lowercase
+    letters, digits and ``-``, each starting and ending with a letter or digit.
+
+    Read with string methods, not a regular expression: compiling one (~1.2M instructions)
+    cost a live ``get`` more than all its rows' gang names checked."""
+    if not name or len(name) > 253:
+        return False
+    for label in name.split("."):
+        if not label or label[0] == "-" or label[-1] == "-":
+            return False
+        if not _LABEL_CHARS.issuperset(label):
+            return False
+    return True
 
 
 def group_name(owner: str, *keys: str) -> str:
