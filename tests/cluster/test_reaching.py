@@ -16,7 +16,6 @@ from workload_map.cluster.ownership import (
     GETS_BEFORE_LIST,
     LISTED_PER_GET,
     OwnerReader,
-    _Owners,
     owner_chain,
     reaching,
 )
@@ -184,7 +183,7 @@ def test_a_listed_cluster_scoped_owner_is_found() -> None:
     missing owner)."""
     api, named = _tangle(1)
     mirrors = [o for o in named if o["metadata"]["name"].startswith("etcd-")]
-    owners = _Owners(Cluster(api), NS)
+    owners = OwnerReader(Cluster(api), NS)
     owners.expect(mirrors)
     chains = [walk_chain(m, owners) for m in mirrors]
     assert [c.end for c in chains] == [TOP] * len(mirrors)

@@ -12,7 +12,7 @@ import pytest
 
 from tests.cli.fake_cluster import JOBSET, FakeAPI, obj, owner_ref, pod
 from workload_map.cluster import ownership
-from workload_map.cluster.ownership import PodIndex, _Owners, pods_by_owner
+from workload_map.cluster.ownership import OwnerReader, PodIndex, pods_by_owner
 from workload_map.engine.owners import MAX_DEPTH, walk_chain
 from workload_map.kube.client import Cluster
 
@@ -77,7 +77,7 @@ def _walked(api: FakeAPI) -> PodIndex:
     res = cluster.resource_for("v1", "Pod")
     assert res is not None
     pods = list(cluster.iter_list(res, NS, resource_version="0"))
-    owners = _Owners(cluster, NS)
+    owners = OwnerReader(cluster, NS)
     owners.expect(pods)
     index = PodIndex()
     for at, one in enumerate(pods):  # PodIndex.add as it was, on the walk of each pod

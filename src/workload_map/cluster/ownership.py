@@ -231,7 +231,7 @@ def selects(selector: Any, labels: Mapping[str, Any]) -> bool:
     return True
 
 
-class _Owners:
+class OwnerReader:
     """Owner-chain links of one namespace (None: of all): what the cluster has already read
     (the listed workloads), else a GET each (cached on the cluster) for the first
     :data:`GETS_BEFORE_LIST` of a kind, then that kind's metadata-only list, read once. A kind
@@ -361,10 +361,6 @@ class _Owners:
         return found
 
 
-#: the reader of a namespace's owner-chain links that :func:`reaching` reads through
-OwnerReader = _Owners
-
-
 def find_pods(cluster: Cluster, workload: dict[str, Any]) -> list[dict[str, Any]]:
     """The pods whose controller chain reaches ``workload`` (a bare Pod is its own pod), and
     those whose chain breaks at a deleted owner while their operator's owner labels name
@@ -373,7 +369,7 @@ def find_pods(cluster: Cluster, workload: dict[str, Any]) -> list[dict[str, Any]
     The namespace's pods are not all read: where :func:`pod_query` has a label query, the
     matching pods are read and checked, plus (owner labels) the metadata of the pods without
     the label; otherwise the metadata of every pod of the namespace is walked. Either way
-    only the members are read in full. Owners are read through :class:`_Owners`."""
+    only the members are read in full. Owners are read through :class:`OwnerReader`."""
     if workload.get("apiVersion") == "v1" and workload.get("kind") == "Pod":
         return [workload]
     root_uid = _uid(workload)
@@ -381,7 +377,7 @@ def find_pods(cluster: Cluster, workload: dict[str, Any]) -> list[dict[str, Any]
     pods_res = cluster.resource_for("v1", "Pod")
     if pods_res is None or not root_uid:
         return []
-    owners = _Owners(cluster, namespace)
+    owners = OwnerReader(cluster, namespace)
 
     def member(pod: dict[str, Any]) -> bool:
         chain = walk_chain(
@@ -401,7 +397,9 @@ def find_pods(cluster: Cluster, workload: dict[str, Any]) -> list[dict[str, Any]
         )
         # their owners (a JobSet's Jobs) by GET, or past GETS_BEFORE_LIST of a kind by one
         # list of that kind's objects labelled as the pods are, never the namespace's all
-        ahead = owners if query.complement is None else _Owners(cluster, namespace, query.selector)
+        ahead = (
+            owners if query.complement is None else OwnerReader(cluster, namespace, query.selector)
+        )
         ahead.expect(labelled)
         if ahead is not owners:
             # the pods' own controllers (a JobSet's Jobs) bearing the label: one list, read
@@ -460,10 +458,12 @@ SELECTING = frozenset(
 CHILD_LISTS = 2
 
 
-def _labelled_children(owners: _Owners, chains: list[Chain], root_uid: str) -> list[dict[str, Any]]:
+def _labelled_children(
+    owners: OwnerReader, chains: list[Chain], root_uid: str
+) -> list[dict[str, Any]]:
     """The controllers of the kinds met on the labelled pods' chains (:data:`SELECTING`)
     that bear the workload's owner label and are owned by an owner met above them: one list
-    of that kind, by the label (:meth:`_Owners._list`, shared with the owners' walk), so a
+    of that kind, by the label (:meth:`OwnerReader._list`, shared with the owners' walk), so a
     Job of the JobSet none of whose pods kept the label is still asked for by its selector."""
     parents: dict[tuple[str, str], set[str]] = {}
     for chain in chains:
@@ -653,7 +653,7 @@ def reaching(
     objects a namespace's warnings concern: 400 pending pods of other JobSets were 400 GETs,
     then one per Job and one per JobSet above them).
 
-    The objects and their owners are read as :class:`_Owners` reads owners, a level of the
+    The objects and their owners are read as :class:`OwnerReader` reads owners, a level of the
     chains at a time, so that a kind with more than :data:`GETS_BEFORE_LIST` unread objects
     on one level is one metadata-only list of the namespace's objects of that kind, read
     before the first of them is needed; fewer are a GET each, as before. Each object's chain
@@ -762,7 +762,7 @@ class _Chains:
 def pods_by_owner(cluster: Cluster, namespace: str | None, *, chunk_size: int = 500) -> PodIndex:
     """Every pod of ``namespace`` (None: all) indexed by its controller chain, so many
     workloads share one pod list (``index.pods_of(workload)``). Owners are read as
-    :class:`_Owners` reads them (the Jobs of 10k JobSets: one metadata-only list, not 20k
+    :class:`OwnerReader` reads them (the Jobs of 10k JobSets: one metadata-only list, not 20k
     GETs); a list that outlives its continue token is read again once.
 
     The pods are read as :func:`find_pods` reads a workload's, from the API server's watch
@@ -772,7 +772,7 @@ def pods_by_owner(cluster: Cluster, namespace: str | None, *, chunk_size: int = 
     pods_res = cluster.resource_for("v1", "Pod")
     if pods_res is None:
         return PodIndex()
-    owners = _Owners(cluster, namespace)
+    owners = OwnerReader(cluster, namespace)
     for attempt in (1, 2):
         index = PodIndex()
         try:
