@@ -33,4 +33,17 @@ def fresh_python(
     )
 
 
-__all__ = ["ROOT", "fresh_python"]
+def compiled_probe(patterns: tuple[str, ...]) -> str:
+    """Probe source defining ``compiled()``: for each of ``patterns`` (as text), whether it
+    has been compiled in this interpreter (in ``re``'s cache, or alive as a pattern object)."""
+    return (
+        "import gc, re\n"
+        f"patterns = {patterns!r}\n"
+        "def compiled():\n"
+        "    cached = {key[1] for key in re._cache}\n"
+        "    kept = [o.pattern for o in gc.get_objects() if isinstance(o, re.Pattern)]\n"
+        "    return [p in cached or p in kept for p in patterns]\n"
+    )
+
+
+__all__ = ["ROOT", "compiled_probe", "fresh_python"]

@@ -5,7 +5,7 @@ live ``get`` of gangs checks their names)."""
 
 from __future__ import annotations
 
-from tests.fresh import fresh_python
+from tests.fresh import compiled_probe, fresh_python
 
 #: the patterns as text, in the order the program below reports them
 PATTERNS = (
@@ -16,16 +16,10 @@ PATTERNS = (
 
 
 def test_importing_the_engine_and_catalog_compiles_none_of_their_patterns() -> None:
-    code = (
-        "import gc, re\n"
+    code = compiled_probe(PATTERNS) + (
         "import workload_map.engine, workload_map.catalog, workload_map.cli.get_views\n"
         "from workload_map.engine import gang_views, events\n"
         "from workload_map.catalog.registry import version_priority\n"
-        f"patterns = {PATTERNS!r}\n"
-        "def compiled():\n"
-        "    cached = {key[1] for key in re._cache}\n"
-        "    kept = [o.pattern for o in gc.get_objects() if isinstance(o, re.Pattern)]\n"
-        "    return [p in cached or p in kept for p in patterns]\n"
         "print(compiled())\n"
         "print(gang_views.is_dns1123_subdomain('pg-a.b'), "
         "gang_views.is_dns1123_subdomain('pg_a'), gang_views.is_dns1123_subdomain('a' * 254))\n"

@@ -5,11 +5,11 @@ the same errors, on generated text."""
 from __future__ import annotations
 
 import base64
-from collections.abc import Callable
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.kube.answers import outcome
 from workload_map.kube.kubeconfig import _b64decode
 
 TEXT = st.text(
@@ -17,18 +17,10 @@ TEXT = st.text(
 )
 
 
-def _outcome(call: Callable[..., object], *args: object) -> tuple[str, object]:
-    """What ``call(*args)`` answers: its value, or its error's type and message."""
-    try:
-        return "value", call(*args)
-    except Exception as exc:  # the error itself is part of the answer
-        return type(exc).__name__, str(exc)
-
-
 @settings(max_examples=2000)
 @given(TEXT)
 def test_b64decode_is_base64s(text: str) -> None:
-    assert _outcome(_b64decode, text) == _outcome(base64.b64decode, text)
+    assert outcome(_b64decode, text) == outcome(base64.b64decode, text)
 
 
 def test_a_certificate_decodes() -> None:

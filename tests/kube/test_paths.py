@@ -4,13 +4,13 @@ errors, on generated paths (the callers' messages and cache locations name these
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from unittest import mock
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.kube.answers import outcome
 from workload_map.kube import paths
 
 #: path text made of the pieces pathlib's rules are about: slashes, dots, ~, names
@@ -32,14 +32,6 @@ def test_parent_is_str_of_path_parent(text: str) -> None:
     assert paths.parent(text) == str(PurePosixPath(text).parent)
 
 
-def _outcome(call: Callable[..., object], *args: object) -> tuple[str, object]:
-    """What ``call(*args)`` answers: its value, or its error's type and message."""
-    try:
-        return "value", call(*args)
-    except Exception as exc:  # the error itself is part of the answer
-        return type(exc).__name__, str(exc)
-
-
 @settings(max_examples=300)
 @given(TEXTS, st.sampled_from([None, "", "/home/u/", "//h", "~", "rel/dir"]))
 def test_expand_is_str_of_expanduser(text: str, home: str | None) -> None:
@@ -48,16 +40,16 @@ def test_expand_is_str_of_expanduser(text: str, home: str | None) -> None:
             os.environ.pop("HOME", None)
         else:
             os.environ["HOME"] = home
-        assert _outcome(paths.expand, text) == _outcome(lambda t: str(Path(t).expanduser()), text)
-        assert _outcome(paths.home) == _outcome(lambda: str(Path.home()))
+        assert outcome(paths.expand, text) == outcome(lambda t: str(Path(t).expanduser()), text)
+        assert outcome(paths.home) == outcome(lambda: str(Path.home()))
 
 
 def test_a_path_like_is_read_as_its_text(tmp_path: Path) -> None:
     assert paths.join(tmp_path, "x") == str(tmp_path / "x")
     assert paths.expand(tmp_path) == str(tmp_path)
     for bad in (b"/x", 3, None):
-        ours = _outcome(paths.join, bad)
-        assert ours == _outcome(lambda b: str(PurePosixPath(b)), bad)
+        ours = outcome(paths.join, bad)
+        assert ours == outcome(lambda b: str(PurePosixPath(b)), bad)
         assert ours[0] == "TypeError"
 
 
@@ -74,6 +66,6 @@ def test_file_tests_answer_as_pathlib(tmp_path: Path) -> None:
             (paths.is_file, Path.is_file),
             (paths.is_dir, Path.is_dir),
         ):
-            assert _outcome(ours, text) == _outcome(theirs, Path(text)), (ours.__name__, name[:20])
+            assert outcome(ours, text) == outcome(theirs, Path(text)), (ours.__name__, name[:20])
     # a name too long is not "missing": pathlib raises, and so do these
-    assert _outcome(paths.is_file, "x" * 5000)[0] == "OSError"
+    assert outcome(paths.is_file, "x" * 5000)[0] == "OSError"

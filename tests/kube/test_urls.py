@@ -3,12 +3,12 @@ URL a command connects to and the request targets it sends are built from these)
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from urllib.parse import quote, urlencode, urlsplit
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.kube.answers import outcome
 from workload_map.kube import urls
 
 #: URL text made of what urlsplit's rules are about: scheme and netloc delimiters, userinfo,
@@ -49,29 +49,21 @@ PIECES = st.sampled_from(
 URLS = st.lists(PIECES, max_size=10).map("".join)
 
 
-def _outcome(call: Callable[..., object], *args: object) -> tuple[str, object]:
-    """What ``call(*args)`` answers: its value, or its error's type and message."""
-    try:
-        return "value", call(*args)
-    except Exception as exc:  # the error itself is part of the answer
-        return type(exc).__name__, str(exc)
-
-
 def _theirs(url: str) -> object:
     parts = urlsplit(url)
-    port = _outcome(getattr, parts, "port")
+    port = outcome(getattr, parts, "port")
     return (parts.scheme, parts.netloc, parts.path), parts.hostname, port
 
 
 def _ours(url: str) -> object:
     scheme, netloc, path = urls.split_url(url)
-    return (scheme, netloc, path), urls.hostname_of(netloc), _outcome(urls.port_of, netloc)
+    return (scheme, netloc, path), urls.hostname_of(netloc), outcome(urls.port_of, netloc)
 
 
 @settings(max_examples=2000)
 @given(URLS)
 def test_split_url_is_urlsplit(url: str) -> None:
-    assert _outcome(_ours, url) == _outcome(_theirs, url)
+    assert outcome(_ours, url) == outcome(_theirs, url)
 
 
 def test_split_url_of_the_usual_servers() -> None:
@@ -86,7 +78,7 @@ def test_split_url_of_the_usual_servers() -> None:
         "https://host:x",
         "https://[::1",
     ):
-        assert _outcome(_ours, url) == _outcome(_theirs, url), url
+        assert outcome(_ours, url) == outcome(_theirs, url), url
 
 
 TEXT = st.text(
@@ -111,5 +103,5 @@ def test_encode_query_is_urlencode(pairs: list[tuple[str, str]]) -> None:
 
 def test_what_is_not_pairs_of_strings_is_urllibs_to_encode() -> None:
     for query in ([("limit", 500)], [("a", "b", "c")], ["ab"], [(b"k", "v")]):
-        assert _outcome(urls.encode_query, query) == _outcome(urlencode, query)
-    assert _outcome(urls.quote, "\ud800")[0] == "UnicodeEncodeError"
+        assert outcome(urls.encode_query, query) == outcome(urlencode, query)
+    assert outcome(urls.quote, "\ud800")[0] == "UnicodeEncodeError"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from tests.fresh import fresh_python
+from tests.fresh import compiled_probe, fresh_python
 from tests.model.conftest import base_doc
 
 #: the model's patterns, as text: reference names and variables, YAML's surrogate escapes
@@ -18,13 +18,9 @@ PATTERNS = (
 
 
 def test_a_definition_without_references_compiles_no_model_pattern() -> None:
-    code = (
-        "import re\n"
+    code = compiled_probe(PATTERNS) + (
         "from workload_map.model.load import load_karta, parse_documents\n"
         "from workload_map.model.references import check, reference_names, variables_used\n"
-        f"patterns = {PATTERNS!r}\n"
-        "def compiled():\n"
-        "    return [p in {key[1] for key in re._cache} for p in patterns]\n"
         f"karta = load_karta({json.dumps(base_doc())!r})\n"
         "print(reference_names(karta), check(karta), compiled())\n"
         "print(variables_used('$a + $b + $a', ['a']), compiled())\n"
